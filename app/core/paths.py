@@ -1,0 +1,73 @@
+"""Where things live: resources (source tree or frozen bundle), logs, config, cache.
+
+Logs go under the per-user log directory from platformdirs; ``TORCH_SETUP_HOME``
+relocates logs, config and cache together (tests and portable installs use it).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+APP_NAME = "torch-setup-assistant"
+
+
+def is_frozen() -> bool:
+    return bool(getattr(sys, "frozen", False))
+
+
+def app_root() -> Path:
+    """The folder holding ``app/`` and ``resources/`` (or PyInstaller's unpack dir)."""
+    if is_frozen():
+        return Path(getattr(sys, "_MEIPASS", Path(sys.executable).parent))
+    return Path(__file__).resolve().parents[2]
+
+
+def resources_dir() -> Path:
+    return app_root() / "resources"
+
+
+def probes_dir() -> Path:
+    return app_root() / "app" / "probes"
+
+
+def _home_override(sub: str) -> Path | None:
+    home = os.environ.get("TORCH_SETUP_HOME")
+    return Path(home) / sub if home else None
+
+
+def log_dir() -> Path:
+    d = _home_override("logs")
+    if d is None:
+        from platformdirs import user_log_dir
+
+        d = Path(user_log_dir(APP_NAME, appauthor=False))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def config_dir() -> Path:
+    d = _home_override("config")
+    if d is None:
+        from platformdirs import user_config_dir
+
+        d = Path(user_config_dir(APP_NAME, appauthor=False))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def cache_dir() -> Path:
+    d = _home_override("cache")
+    if d is None:
+        from platformdirs import user_cache_dir
+
+        d = Path(user_cache_dir(APP_NAME, appauthor=False))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def new_log_path(name: str) -> Path:
+    """A fresh, unique log file path such as ``install-20261130-101502-1234.log``."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return log_dir() / f"{name}-{stamp}-{os.getpid()}-{time.monotonic_ns() % 100000}.log"

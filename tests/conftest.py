@@ -1,0 +1,70 @@
+"""Shared test setup.
+
+* Qt runs offscreen (no display needed); tests that need Xvfb start it themselves.
+* ``TORCH_SETUP_HOME`` points logs/config/cache at a per-session temp dir so tests never
+  write into the real user directories.
+* ``local_wheels`` is the folder holding the torch CPU wheel that this machine (and CI)
+  installs from: pip's configured find-links, or ``TORCH_SETUP_TEST_WHEELS``.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_home(tmp_path_factory):
+    home = tmp_path_factory.mktemp("torch-setup-home")
+    old = os.environ.get("TORCH_SETUP_HOME")
+    os.environ["TORCH_SETUP_HOME"] = str(home)
+    yield home
+    if old is None:
+        os.environ.pop("TORCH_SETUP_HOME", None)
+    else:
+        os.environ["TORCH_SETUP_HOME"] = old
+
+
+def _pip_find_links() -> list[Path]:
+    env_dir = os.environ.get("TORCH_SETUP_TEST_WHEELS")
+    if env_dir:
+        return [Path(p) for p in env_dir.split(os.pathsep) if p]
+    try:
+        out = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True,
+                             text=True, timeout=30).stdout
+    except Exception:
+        return []
+    found = []
+    for line in out.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip().endswith("find-links"):
+            for part in value.strip().strip("'\"").split():
+                p = Path(part.replace("file://", ""))
+                if p.is_dir() and p not in found:
+                    found.append(p)
+    return found
+
+
+@pytest.fixture(scope="session")
+def local_wheels() -> Path:
+    """The folder holding a torch CPU wheel; tests that need a real torch skip without it."""
+    for d in _pip_find_links():
+        if any(d.glob("torch-*.whl")):
+            return d
+    pytest.skip("no local torch wheel folder (set TORCH_SETUP_TEST_WHEELS)")
+
+
+@pytest.fixture
+def fixture_text():
+    def read(*parts: str) -> str:
+        return (FIXTURES.joinpath(*parts)).read_text(encoding="utf-8")
+
+    return read
