@@ -1,0 +1,478 @@
+"""Answer files: everything the wizard asks, written down once, for unattended installs.
+
+An answer file is TOML (see ``resources/answers.example.toml``, which documents every key).
+:func:`load_answers` reads and validates the WHOLE file before anything happens: an unknown
+section or key, a value of the wrong type, a value outside its choices, a malformed URL,
+version or requirement, or a path that must exist and does not, raises
+:class:`~app.core.errors.BadInput` (exit code 2) naming the key, its line and the value.
+
+Relative paths are taken relative to the answer file's folder (an admin ships the file and a
+bundle side by side); ``~`` and ``$VARS`` are expanded.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable
+
+from app.core.errors import BadInput
+
+try:  # Python 3.11+
+    import tomllib as _toml
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as _toml  # type: ignore[no-redef]
+
+ANSWERS_VERSION = 1
+BACKENDS = ("auto", "cpu", "cuda", "rocm", "mps", "xpu")
+ENV_KINDS = ("venv", "conda")
+INSTALLERS = ("uv", "pip")
+REPORT_FORMATS = ("json", "md", "html")
+BENCH_DEVICES = ("auto", "cpu", "cuda", "mps", "xpu")
+BENCH_DTYPES = ("fp32", "tf32", "fp16", "bf16")
+# A wheel variant as the PyTorch index names it: cpu, cu118, cu126, cu130, rocm6.4, xpu.
+_VARIANT_RE = re.compile(r"^(cpu|xpu|cu\d{3}|rocm\d+\.\d+(\.\d+)?)$")
+_PY_MINOR_RE = re.compile(r"^3\.\d{1,2}$")
+HELP_HINT = "see resources/answers.example.toml for every key and its allowed values"
+
+
+@dataclass(frozen=True)
+class Answers:
+    """A validated answer file. Paths are absolute; empty strings became ``None``."""
+
+    source: Path | None = None
+    # [environment]
+    env_kind: str = "venv"
+    env_path: Path | None = None
+    python: str | None = None  # "3.11" or the path of an interpreter
+    installer: str = "uv"
+    existing: bool = False
+    # [torch]
+    backend: str = "auto"  # auto | cpu | cuda | rocm | mps | xpu
+    variant: str | None = None  # cpu | cu126 | rocm6.4 | xpu ...
+    torch: str | None = None  # a version pin: "2.13.0"
+    packages: tuple[str, ...] = ()  # extra packages (torchvision, numpy, ...)
+    # [sources]
+    index_url: str | None = None  # the torch packages' index (overrides the recommendation)
+    mirror: str | None = None  # default index for everything else (a PyPI mirror)
+    extra_index_urls: tuple[str, ...] = ()
+    find_links: tuple[Path, ...] = ()
+    bundle: Path | None = None
+    bundle_auto: bool = False  # bundle = "auto": the bundle folder next to the app, if any
+    proxy: str | None = None
+    ca_bundle: Path | None = None
+    # [verify]
+    verify: bool = True
+    # [bench]
+    bench: bool = True
+    bench_budget_s: float = 60.0
+    bench_device: str = "auto"
+    bench_sizes: tuple[int, ...] = ()
+    bench_dtypes: tuple[str, ...] = ()
+    # [report]
+    report_dir: Path | None = None
+    report_formats: tuple[str, ...] = ("json",)
+    report_name: str | None = None  # file stem; default: the host name
+
+    def to_dict(self) -> dict:
+        from app.core.serial import to_jsonable
+
+        return {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)}
+
+
+# --------------------------------------------------------------------- the schema
+class _Ctx:
+    def __init__(self, text: str, base: Path, source: Path | None) -> None:
+        self.lines = text.splitlines()
+        self.base = base
+        self.source = source
+
+    def where(self, section: str | None, key: str | None) -> str:
+        line = _line_of(self.lines, section, key)
+        name = f"{section}.{key}" if section and key else (section or key or "")
+        loc = f" (line {line})" if line else ""
+        src = f"{self.source.name}: " if self.source else ""
+        return f"{src}'{name}'{loc}"
+
+    def bad(self, section: str | None, key: str | None, problem: str, hint: str = "") -> BadInput:
+        return BadInput(f"Answer file {self.where(section, key)}: {problem}", hint=hint or HELP_HINT)
+
+
+def _line_of(lines: list[str], section: str | None, key: str | None) -> int | None:
+    """1-based line of ``key`` inside ``[section]`` (or of the section header)."""
+    current = None
+    header_line = None
+    for i, raw in enumerate(lines, 1):
+        s = raw.strip()
+        m = re.match(r"^\[\s*([^\]]+?)\s*\]", s)
+        if m and not s.startswith("[["):
+            current = m.group(1).strip().strip('"\'')
+            if current == section and header_line is None:
+                header_line = i
+                if key is None:
+                    return i
+            continue
+        if key is None:
+            continue
+        if current == section:
+            km = re.match(r'^["\']?([A-Za-z0-9_\-]+)["\']?\s*=', s)
+            if km and km.group(1) == key:
+                return i
+        # dotted form at top level: section.key = ...
+        if current is None and section:
+            km = re.match(r'^["\']?' + re.escape(section) + r'["\']?\s*\.\s*["\']?([A-Za-z0-9_\-]+)["\']?\s*=', s)
+            if km and km.group(1) == key:
+                return i
+    return header_line
+
+
+def _str(ctx, sec, key, v) -> str:
+    if not isinstance(v, str):
+        raise ctx.bad(sec, key, f"expected a string, got {_show(v)}")
+    return v.strip()
+
+
+def _bool(ctx, sec, key, v) -> bool:
+    if not isinstance(v, bool):
+        raise ctx.bad(sec, key, f"expected true or false, got {_show(v)}")
+    return v
+
+
+def _choice(choices: tuple[str, ...]) -> Callable:
+    def conv(ctx, sec, key, v):
+        s = _str(ctx, sec, key, v).lower()
+        if s not in choices:
+            raise ctx.bad(sec, key, f"{_show(v)} is not one of {', '.join(choices)}")
+        return s
+    return conv
+
+
+def _str_list(ctx, sec, key, v) -> list[str]:
+    if isinstance(v, str):
+        v = [v] if v.strip() else []
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise ctx.bad(sec, key, f"expected a list of strings, got {_show(v)}")
+    return [x.strip() for x in v if x.strip()]
+
+
+def _show(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 80 else r[:77] + "..."
+
+
+def _expand(s: str, base: Path) -> Path:
+    p = Path(os.path.expandvars(os.path.expanduser(s)))
+    return p if p.is_absolute() else (base / p)
+
+
+def _path(must: str | None = None) -> Callable:
+    """A path; ``must`` = "dir" / "file" / "exists" checks it now (before anything happens)."""
+    def conv(ctx, sec, key, v):
+        s = _str(ctx, sec, key, v)
+        if not s:
+            return None
+        if "\x00" in s:
+            raise ctx.bad(sec, key, "the path holds a NUL character")
+        p = _expand(s, ctx.base)
+        if must == "dir" and not p.is_dir():
+            raise ctx.bad(sec, key, f"the folder {str(p)!r} does not exist",
+                          hint="fix the path (relative paths are taken from the answer file's folder)")
+        if must == "file" and not p.is_file():
+            raise ctx.bad(sec, key, f"the file {str(p)!r} does not exist",
+                          hint="fix the path (relative paths are taken from the answer file's folder)")
+        return p
+    return conv
+
+
+def _url(schemes=("http", "https", "file")) -> Callable:
+    def conv(ctx, sec, key, v):
+        s = _str(ctx, sec, key, v)
+        if not s:
+            return None
+        _check_url(ctx, sec, key, s, schemes)
+        return s
+    return conv
+
+
+def _check_url(ctx, sec, key, s, schemes) -> None:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(s)
+    except ValueError as exc:
+        raise ctx.bad(sec, key, f"{_show(s)} is not a URL ({exc})") from None
+    if parts.scheme not in schemes or (parts.scheme != "file" and not parts.netloc) or " " in s:
+        raise ctx.bad(sec, key, f"{_show(s)} is not a URL of the form {schemes[0]}://host/...",
+                      hint=f"use a full URL starting with {' or '.join(x + '://' for x in schemes)}")
+
+
+def _url_list(ctx, sec, key, v) -> list[str]:
+    items = _str_list(ctx, sec, key, v)
+    for s in items:
+        _check_url(ctx, sec, key, s, ("http", "https", "file"))
+    return items
+
+
+def _python(ctx, sec, key, v) -> str | None:
+    s = _str(ctx, sec, key, v)
+    if not s:
+        return None
+    if _PY_MINOR_RE.match(s):
+        minor = int(s.split(".")[1])
+        if minor < 8:
+            raise ctx.bad(sec, key, f"Python {s} is too old for any current PyTorch")
+        return s
+    if re.match(r"^\d", s):
+        raise ctx.bad(sec, key, f"{_show(s)} is neither a version like \"3.11\" nor the path of a Python",
+                      hint='write the version as MAJOR.MINOR, e.g. python = "3.11"')
+    p = _expand(s, ctx.base)
+    if not p.exists():
+        raise ctx.bad(sec, key, f"the interpreter {str(p)!r} does not exist")
+    return str(p)
+
+
+def _torch_version(ctx, sec, key, v) -> str | None:
+    from packaging.version import InvalidVersion, Version
+
+    s = _str(ctx, sec, key, v)
+    if not s:
+        return None
+    s = s.removeprefix("==")
+    try:
+        Version(s)
+    except InvalidVersion:
+        raise ctx.bad(sec, key, f"{_show(v)} is not a version such as \"2.13.0\"") from None
+    return s
+
+
+def _requirements(ctx, sec, key, v) -> list[str]:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    items = _str_list(ctx, sec, key, v)
+    for s in items:
+        try:
+            Requirement(s)
+        except InvalidRequirement as exc:
+            raise ctx.bad(sec, key, f"{_show(s)} is not a package requirement ({exc})") from None
+    return items
+
+
+def _backend(ctx, sec, key, v) -> str:
+    s = _str(ctx, sec, key, v).lower() or "auto"
+    if s in BACKENDS or _VARIANT_RE.match(s):
+        return s
+    raise ctx.bad(sec, key, f"{_show(v)} is not one of {', '.join(BACKENDS)} "
+                            f"nor a wheel variant such as cu126 or rocm6.4")
+
+
+def _variant(ctx, sec, key, v) -> str | None:
+    s = _str(ctx, sec, key, v).lower()
+    if not s:
+        return None
+    if not _VARIANT_RE.match(s):
+        raise ctx.bad(sec, key, f"{_show(v)} is not a wheel variant such as cpu, cu126, rocm6.4 or xpu")
+    return s
+
+
+def _number(lo: float, hi: float) -> Callable:
+    def conv(ctx, sec, key, v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ctx.bad(sec, key, f"expected a number, got {_show(v)}")
+        if not lo <= v <= hi:
+            raise ctx.bad(sec, key, f"{v} is outside {lo:g}..{hi:g}")
+        return float(v)
+    return conv
+
+
+def _sizes(ctx, sec, key, v) -> list[int]:
+    if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        raise ctx.bad(sec, key, f"expected a list of whole numbers, got {_show(v)}")
+    for x in v:
+        if not 16 <= x <= 65536:
+            raise ctx.bad(sec, key, f"matrix size {x} is outside 16..65536")
+    return list(v)
+
+
+def _subset(choices: tuple[str, ...]) -> Callable:
+    def conv(ctx, sec, key, v):
+        items = [x.lower() for x in _str_list(ctx, sec, key, v)]
+        for x in items:
+            if x not in choices:
+                raise ctx.bad(sec, key, f"{x!r} is not one of {', '.join(choices)}")
+        return items
+    return conv
+
+
+def _stem(ctx, sec, key, v) -> str | None:
+    s = _str(ctx, sec, key, v)
+    if s and (("/" in s) or ("\\" in s) or s in (".", "..")):
+        raise ctx.bad(sec, key, f"{_show(s)} must be a file name without folders")
+    return s or None
+
+
+# section -> key -> (Answers field, converter)
+SCHEMA: dict[str, dict[str, tuple[str, Callable]]] = {
+    "environment": {
+        "kind": ("env_kind", _choice(ENV_KINDS)),
+        "path": ("env_path", _path()),
+        "python": ("python", _python),
+        "installer": ("installer", _choice(INSTALLERS)),
+        "existing": ("existing", _bool),
+    },
+    "torch": {
+        "backend": ("backend", _backend),
+        "variant": ("variant", _variant),
+        "version": ("torch", _torch_version),
+        "packages": ("packages", _requirements),
+    },
+    "sources": {
+        "index_url": ("index_url", _url()),
+        "mirror": ("mirror", _url()),
+        "extra_index_urls": ("extra_index_urls", _url_list),
+        "find_links": ("find_links", None),  # special-cased: a list of existing folders or URLs
+        "bundle": ("bundle", None),  # special-cased: a folder or "auto"
+        "proxy": ("proxy", _url(("http", "https", "socks5", "socks5h"))),
+        "ca_bundle": ("ca_bundle", _path("file")),
+    },
+    "verify": {
+        "enabled": ("verify", _bool),
+    },
+    "bench": {
+        "enabled": ("bench", _bool),
+        "budget_s": ("bench_budget_s", _number(1, 3600)),
+        "device": ("bench_device", _choice(BENCH_DEVICES)),
+        "sizes": ("bench_sizes", _sizes),
+        "dtypes": ("bench_dtypes", _subset(BENCH_DTYPES)),
+    },
+    "report": {
+        "folder": ("report_dir", _path()),
+        "formats": ("report_formats", _subset(REPORT_FORMATS)),
+        "name": ("report_name", _stem),
+    },
+}
+TOP_LEVEL = ("version",)
+
+
+def _find_links(ctx, sec, key, v) -> list[Path]:
+    out = []
+    for s in _str_list(ctx, sec, key, v):
+        if re.match(r"^[a-z][a-z0-9+.-]*://", s):
+            _check_url(ctx, sec, key, s, ("http", "https", "file"))
+            if s.startswith("file://"):
+                s = s[len("file://"):]
+            else:
+                raise ctx.bad(sec, key, f"{_show(s)}: find_links takes local folders",
+                              hint="for a web index use index_url or extra_index_urls")
+        p = _expand(s, ctx.base)
+        if not p.is_dir():
+            raise ctx.bad(sec, key, f"the folder {str(p)!r} does not exist")
+        out.append(p)
+    return out
+
+
+def _bundle(ctx, sec, key, v):
+    s = _str(ctx, sec, key, v)
+    if s.lower() == "auto":
+        return "auto"
+    return _path("dir")(ctx, sec, key, v)
+
+
+def parse_answers(text: str, *, source: Path | None = None, base: Path | None = None) -> Answers:
+    """Validate answer-file ``text``; ``base`` is the folder relative paths start from."""
+    base = base or (source.parent if source else Path.cwd())
+    ctx = _Ctx(text, base.resolve(), source)
+    try:
+        data = _toml.loads(text)
+    except _toml.TOMLDecodeError as exc:
+        src = f"{source.name}: " if source else ""
+        raise BadInput(f"Answer file {src}is not valid TOML: {exc}",
+                       hint="fix the syntax at that line; " + HELP_HINT) from None
+
+    kw: dict[str, Any] = {"source": source}
+    for top, value in data.items():
+        if top in TOP_LEVEL:
+            if top == "version" and value != ANSWERS_VERSION:
+                raise ctx.bad(None, "version", f"version {_show(value)} is not supported (this assistant reads {ANSWERS_VERSION})")
+            continue
+        if top not in SCHEMA:
+            close = _close(top, list(SCHEMA) + list(TOP_LEVEL))
+            where = (top, None) if isinstance(value, dict) else (None, top)
+            raise ctx.bad(*where,
+                          f"unknown section or key {top!r}" + (f"; did you mean {close!r}?" if close else ""))
+        if not isinstance(value, dict):
+            raise ctx.bad(None, top, f"{top!r} must be a section ([{top}]), got {_show(value)}")
+        keys = SCHEMA[top]
+        for key, v in value.items():
+            if key not in keys:
+                close = _close(key, list(keys))
+                raise ctx.bad(top, key, f"unknown key {key!r} in [{top}]"
+                              + (f"; did you mean {close!r}?" if close else
+                                 f"; allowed: {', '.join(keys)}"))
+            fname, conv = keys[key]
+            if key == "find_links":
+                kw[fname] = tuple(_find_links(ctx, top, key, v))
+            elif key == "bundle":
+                b = _bundle(ctx, top, key, v)
+                if b == "auto":
+                    kw["bundle_auto"] = True
+                else:
+                    kw[fname] = b
+            else:
+                out = conv(ctx, top, key, v)
+                kw[fname] = tuple(out) if isinstance(out, list) else out
+
+    # Cross-key rules.
+    if kw.get("env_path") is None:
+        raise ctx.bad("environment", "path" if "environment" in data else None,
+                      "the environment path is required ([environment] path = \"...\")",
+                      hint="say where the new environment goes, e.g. path = \"~/torch-env\"")
+    if kw.get("existing") and kw.get("env_kind", "venv") == "venv":
+        p = kw["env_path"]
+        if not (p / "pyvenv.cfg").is_file():
+            raise ctx.bad("environment", "existing",
+                          f"existing = true but {str(p)!r} is not a Python virtual environment")
+    backend = kw.get("backend", "auto")
+    if _VARIANT_RE.match(backend) and backend not in BACKENDS:  # backend = "cu126" means that variant
+        if kw.get("variant") and kw["variant"] != backend:
+            raise ctx.bad("torch", "variant", f"variant {kw['variant']!r} contradicts backend {backend!r}")
+        kw["variant"] = backend
+        kw["backend"] = _backend_of_variant(backend)
+    elif kw.get("variant") and backend not in ("auto", _backend_of_variant(kw["variant"])):
+        raise ctx.bad("torch", "variant", f"variant {kw['variant']!r} is not a {backend} build")
+    if kw.get("bundle") is not None and (kw.get("index_url") or kw.get("extra_index_urls")):
+        raise ctx.bad("sources", "bundle", "an offline bundle cannot be combined with index_url or "
+                                           "extra_index_urls (a bundle installs with no network)")
+    return Answers(**kw)
+
+
+def _backend_of_variant(variant: str) -> str:
+    if variant.startswith("cu"):
+        return "cuda"
+    if variant.startswith("rocm"):
+        return "rocm"
+    return variant  # cpu, xpu
+
+
+def _close(word: str, options: list[str]) -> str | None:
+    import difflib
+
+    m = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    return m[0] if m else None
+
+
+def load_answers(path) -> Answers:
+    """Read and validate an answer file; every problem is a BadInput naming the key."""
+    p = Path(path).expanduser()
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise BadInput(f"answer file {p} does not exist", hint="give the path of a .toml answer file") from None
+    except OSError as exc:
+        raise BadInput(f"answer file {p} cannot be read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"answer file {p} is not UTF-8 text (byte {exc.start})",
+                       hint="save it as UTF-8") from None
+    return parse_answers(text, source=p.resolve())
