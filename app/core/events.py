@@ -36,6 +36,9 @@ class ProgressEvent:
     done_bytes: int
     total_bytes: int
     kind: str = "progress"
+    #: "bytes" (a download) or "packages" (done/total packages, where the installer does not
+    #: report bytes: then ``done_bytes``/``total_bytes`` count packages).
+    unit: str = "bytes"
 
     @property
     def fraction(self) -> float | None:
