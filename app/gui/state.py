@@ -24,3 +24,9 @@ class WizardState:
     index_url: str | None = None
     extra_index_urls: list[str] = field(default_factory=list)
     find_links: list[str] = field(default_factory=list)
+    # Speed test (Speed test page): None means the page's defaults; tests set tiny sweeps.
+    bench_sizes: list[int] | None = None
+    bench_dtypes: list[str] | None = None
+    bench_budget_s: float | None = None
+    bench_device: str = "auto"
+    skip_bench: bool = False
