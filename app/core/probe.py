@@ -1,0 +1,186 @@
+"""Running a probe inside a target environment: ``<env python> -I app/probes/<x>.py [args]``.
+
+The probe prints JSON lines (see DESIGN.md, "Probe protocol"). This module streams them as
+:class:`~app.core.events.StepEvent` s, and turns every way a probe can go wrong into a clear
+:class:`ProbeFailed` (a :class:`UserError`): the interpreter is missing, the process crashed
+(segfault in a native library), it printed an error event (torch missing / cannot load),
+it exited without a result, or it ran past its timeout. A cancel kills the probe's whole
+process tree (the runner does that) and raises :class:`Cancelled`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from app.core import runner
+from app.core.errors import BadInput, Cancelled, UserError
+from app.core.events import EventCallback, LogEvent, StepEvent
+from app.core.paths import new_log_path, probes_dir
+
+
+class ProbeFailed(UserError):
+    """A probe gave no usable result. ``kind``: crash | error | no-result | timeout | start."""
+
+    def __init__(self, message: str, hint: str = "", *, kind: str = "error", code: str | None = None,
+                 facts: dict | None = None, **kw) -> None:
+        super().__init__(message, hint, **kw)
+        self.kind = kind
+        self.code = code  # the probe's own error code: torch-missing, torch-import-failed, ...
+        self.facts = facts or {}  # what the probe said before it failed (interpreter facts)
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        d.update({"kind": self.kind, "code": self.code})
+        return d
+
+
+@dataclass
+class ProbeOutput:
+    result: dict
+    steps: list[dict] = field(default_factory=list)
+    log_path: Path | None = None
+    duration_s: float = 0.0
+
+
+def resolve_python(env: str | os.PathLike) -> Path:
+    """The interpreter of an environment folder (venv or conda), or an interpreter path itself.
+
+    Raises :class:`BadInput` (exit 2) when ``env`` does not exist or holds no Python.
+    """
+    p = Path(env).expanduser()
+    if not p.exists():
+        raise BadInput(f"{p} does not exist",
+                       hint="Pass the folder of a virtual environment or conda environment "
+                            "(the one holding bin/python or python.exe), or a Python interpreter.")
+    if p.is_file():
+        if os.access(p, os.X_OK) or p.suffix.lower() == ".exe":
+            return p
+        raise BadInput(f"{p} is a file but not a program that can be run",
+                       hint="Pass the environment folder or its python executable.")
+    for rel in ("bin/python", "bin/python3", "Scripts/python.exe", "python.exe"):
+        cand = p / rel
+        if cand.is_file():
+            return cand
+    raise BadInput(f"{p} is not a Python environment: it holds no bin/python or Scripts/python.exe",
+                   hint="Pass the folder `torch-setup install` created (or any venv / conda env), "
+                        "or the path of a Python interpreter.")
+
+
+def probe_path(name: str) -> Path:
+    return probes_dir() / f"{name}.py"
+
+
+def _signal_name(rc: int | None) -> str | None:
+    if rc is None or rc >= 0:
+        # Windows reports an access violation as 0xC0000005.
+        if rc is not None and rc & 0xFFFFFFFF == 0xC0000005:
+            return "an access violation"
+        return None
+    try:
+        return signal.Signals(-rc).name
+    except ValueError:
+        return f"signal {-rc}"
+
+
+def run_probe(name: str, python: str | os.PathLike, args: Sequence[str] = (), *,
+              on_event: EventCallback | None = None, cancel: runner.CancelToken | None = None,
+              timeout_s: float | None = 300.0, env: dict | None = None, what: str | None = None,
+              log_name: str | None = None) -> ProbeOutput:
+    """Run probe ``name`` with ``python``; return its result object or raise ProbeFailed/Cancelled."""
+    what = what or f"the {name} probe"
+    py = Path(python)
+    script = probe_path(name)
+    log_path = new_log_path(log_name or f"probe-{name}")
+    steps: list[dict] = []
+    results: list[dict] = []
+    errors: list[dict] = []
+
+    def on_line(stream: str, line: str) -> None:
+        if stream == "stdout" and line.startswith("{"):
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                obj = None
+            if isinstance(obj, dict):
+                kind = obj.get("event")
+                if kind == "step":
+                    steps.append(obj)
+                    if on_event is not None:
+                        on_event(StepEvent(str(obj.get("name", "")), str(obj.get("status", "")),
+                                           str(obj.get("detail", "")), _step_data(obj)))
+                    return
+                if kind == "result":
+                    results.append(obj)
+                    return
+                if kind == "error":
+                    errors.append(obj)
+                    return
+        if on_event is not None and line.strip():
+            on_event(LogEvent(line, stream if stream in ("stdout", "stderr") else "stdout"))
+
+    child_env = env if env is not None else runner.clean_env()
+    res = runner.run([str(py), "-I", str(script), *args], timeout=timeout_s, env=child_env,
+                     on_line=on_line, cancel=cancel, log_path=log_path)
+    facts = next((s.get("data") or {} for s in steps if s.get("name") == "python"), {})
+    if res.cancelled:
+        raise Cancelled(f"{what.capitalize()} was cancelled; its process was stopped.", log_path=log_path)
+    if res.start_error:
+        raise ProbeFailed(f"Could not start {py}: {res.start_error}",
+                          hint="Check that the environment still exists and its Python runs.",
+                          kind="start", log_path=log_path)
+    stderr_lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    relevant = runner.relevant_lines(stderr_lines, 10)
+    if res.timed_out:
+        raise ProbeFailed(f"{what.capitalize()} did not finish within {timeout_s:.0f} s and was stopped.",
+                          hint="The device may be hung or very slow; try again, or run with a longer timeout.",
+                          kind="timeout", lines=relevant, log_path=log_path, facts=facts)
+    sig = _signal_name(res.returncode)
+    if sig and not results:
+        last = steps[-1] if steps else None
+        during = f" while running '{last.get('name')}'" if last else ""
+        importing = bool(last and last.get("name") == "torch_import" and last.get("status") == "running")
+        hint = ("PyTorch crashed the Python process while loading. Reinstall it (a broken or mismatched "
+                "wheel, or a conflicting native library on LD_LIBRARY_PATH, are the usual causes); "
+                "`torch-setup doctor` can look for the cause." if importing else
+                "A native library crashed. `torch-setup doctor` can look for a cause; the log has the details.")
+        raise ProbeFailed(f"{what.capitalize()} crashed (killed by {sig}){during}.", hint=hint,
+                          kind="crash", code="torch-crashed" if importing else "crash",
+                          lines=relevant, log_path=log_path, facts=facts)
+    if errors and not results:
+        err = errors[-1]
+        msg = f"{err.get('type', 'Error')}: {err.get('message', '')}".strip()
+        tb = [ln for ln in str(err.get("traceback", "")).splitlines() if ln.strip()]
+        code = err.get("code")
+        if code == "torch-missing":
+            message = f"PyTorch is not installed in {py.parent.parent if py.parent.name in ('bin', 'Scripts') else py}."
+        elif code == "torch-import-failed":
+            message = f"PyTorch is installed but cannot be loaded ({msg[:200]})."
+        else:
+            message = f"{what.capitalize()} failed: {msg[:300]}"
+        raise ProbeFailed(message, hint=str(err.get("hint", "")), kind="error", code=code,
+                          lines=runner.relevant_lines(tb, 8) or relevant, log_path=log_path,
+                          facts=err.get("interpreter") or facts)
+    if not results:
+        raise ProbeFailed(f"{what.capitalize()} ended ({res.describe()}) without a result.",
+                          hint="The environment's Python may be broken; the log has its output.",
+                          kind="no-result", lines=relevant or res.tail[-8:], log_path=log_path, facts=facts)
+    return ProbeOutput(result=results[-1], steps=steps, log_path=log_path, duration_s=res.duration_s)
+
+
+def _step_data(obj: dict) -> dict | None:
+    data = dict(obj.get("data") or {})
+    if obj.get("title"):
+        data.setdefault("title", obj["title"])
+    return data or None
+
+
+def assistant_env_info() -> dict:
+    """A few facts about the assistant's own process for comparisons (no subprocess)."""
+    return {"executable": sys.executable, "path_python": runner.which("python"),
+            "path_python3": runner.which("python3")}
+

@@ -1,0 +1,711 @@
+"""Verify probe: does PyTorch work in THIS interpreter, on the CPU and on the accelerator?
+
+Run as ``<env python> -I verify.py [--expect cuda|rocm|mps|xpu] [--facts-only] [--no-dist]``.
+Stdlib + torch only. Prints one JSON object per line on stdout:
+
+* ``{"event": "step", "name", "status", "detail", "data"}`` while working
+  (status: running | passed | failed | skipped | info),
+* exactly one ``{"event": "result", ...}`` last,
+* ``{"event": "error", "type", "message", "hint"}`` when something breaks before a result.
+
+Facts about the interpreter are printed *before* torch is imported, so a torch that
+crashes the process still leaves them behind for the doctor.
+
+``verify.py --dist-worker RANK WORLD PORT BACKEND`` is the internal entry point of one rank
+of the two-process all_reduce check.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+import traceback
+import warnings
+
+ENV_VARS = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "LD_LIBRARY_PATH",
+            "DYLD_LIBRARY_PATH", "PATH", "CUDA_HOME", "CUDA_PATH", "HSA_OVERRIDE_GFX_VERSION",
+            "PYTORCH_ENABLE_MPS_FALLBACK", "ZE_AFFINITY_MASK", "ONEAPI_DEVICE_SELECTOR", "CONDA_PREFIX",
+            "VIRTUAL_ENV", "PYTHONPATH")
+# Libraries whose load location tells whether the wheel's own CUDA/ROCm stack was used.
+LIB_MARKERS = ("libcudart", "libcublas", "libcublasLt", "libcudnn", "libnccl", "libcuda.so",
+               "libnvrtc", "libnvJitLink", "libamdhip64", "libMIOpen", "librccl", "libtorch_cuda",
+               "libtorch_hip", "libc10_cuda")
+
+# Relative Frobenius error allowed against a float64 CPU reference, per dtype. fp32 allows
+# TF32 (10-bit mantissa), which cuDNN uses for convolutions by default on Ampere and newer.
+TOLERANCE = {"float32": 5e-3, "float16": 2e-2, "bfloat16": 5e-2}
+
+_T0 = time.monotonic()
+
+
+def emit(obj: dict) -> None:
+    sys.stdout.write(json.dumps(obj, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def step(name: str, status: str, detail: str = "", data: dict | None = None, title: str = "") -> dict:
+    ev = {"event": "step", "name": name, "status": status, "detail": detail, "title": title or name}
+    if data:
+        ev["data"] = data
+    emit(ev)
+    return ev
+
+
+def interpreter_facts() -> dict:
+    mac = platform.mac_ver()[0]
+    return {
+        "executable": sys.executable,
+        "prefix": sys.prefix,
+        "base_prefix": sys.base_prefix,
+        "in_venv": sys.prefix != sys.base_prefix,
+        "conda": os.path.isdir(os.path.join(sys.prefix, "conda-meta")),
+        "python_version": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "machine": platform.machine(),
+        "system": platform.system(),
+        "platform": platform.platform(),
+        "mac_ver": mac or None,
+        "pid": os.getpid(),
+        "env": {k: os.environ[k] for k in ENV_VARS if k in os.environ},
+        "sys_path": list(sys.path),
+    }
+
+
+def loaded_libraries() -> dict:
+    """Where the CUDA/ROCm libraries of interest were loaded from (Linux: /proc/self/maps)."""
+    found: dict[str, str] = {}
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                parts = line.split(None, 5)
+                if len(parts) < 6:
+                    continue
+                path = parts[5].strip()
+                base = os.path.basename(path)
+                for marker in LIB_MARKERS:
+                    if base.startswith(marker) and base not in found:
+                        found[base] = path
+    except OSError:
+        pass
+    return found
+
+
+# ---------------------------------------------------------------------------- checks
+
+class Checks:
+    def __init__(self) -> None:
+        self.items: list[dict] = []
+
+    def add(self, name: str, title: str, status: str, detail: str, data: dict | None = None) -> None:
+        item = {"name": name, "title": title, "status": status, "detail": detail}
+        if data:
+            item["data"] = data
+        self.items.append(item)
+        step(name, status, detail, data, title)
+
+    def run(self, name: str, title: str, fn, *args) -> None:
+        """Run ``fn`` -> (status, detail[, data]); an exception is a failure with its message."""
+        step(name, "running", title=title)
+        try:
+            out = fn(*args)
+        except Exception as exc:  # the check's failure, in one line
+            msg = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+            self.add(name, title, "failed", msg[:400], {"traceback": traceback.format_exc()[-2000:]})
+            return
+        status, detail = out[0], out[1]
+        data = out[2] if len(out) > 2 else None
+        self.add(name, title, status, detail, data)
+
+    def skip(self, name: str, title: str, reason: str) -> None:
+        self.add(name, title, "skipped", reason)
+
+
+def rel_err(torch, got, ref) -> float:
+    got = got.detach().to("cpu", torch.float64)
+    ref = ref.detach().to("cpu", torch.float64)
+    denom = torch.linalg.vector_norm(ref).item() or 1.0
+    return torch.linalg.vector_norm(got - ref).item() / denom
+
+
+def sync(torch, device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+    elif device == "mps":
+        torch.mps.synchronize()
+    elif device == "xpu":
+        torch.xpu.synchronize()
+
+
+def check_matmul(torch, device: str, dtypes: list) -> tuple:
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(256, 192, generator=g, dtype=torch.float64)
+    b = torch.randn(192, 128, generator=g, dtype=torch.float64)
+    ref = a @ b
+    errs = {}
+    for dt in dtypes:
+        name = str(dt).replace("torch.", "")
+        out = a.to(device, dt) @ b.to(device, dt)
+        sync(torch, device)
+        err = rel_err(torch, out, ref)
+        errs[name] = err
+        if not err <= TOLERANCE[name]:
+            return ("failed", f"{name} result differs from the CPU reference by {err:.2e} "
+                              f"(allowed {TOLERANCE[name]:.0e})", {"rel_err": errs})
+    shown = ", ".join(f"{k} {v:.1e}" for k, v in errs.items())
+    return ("passed", f"256x192 @ 192x128 matches the CPU reference ({shown})", {"rel_err": errs})
+
+
+def check_conv2d(torch, device: str, dtypes: list) -> tuple:
+    import torch.nn.functional as F
+
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 3, 32, 32, generator=g, dtype=torch.float64)
+    w = torch.randn(8, 3, 3, 3, generator=g, dtype=torch.float64)
+    ref = F.conv2d(x, w, padding=1)
+    errs = {}
+    for dt in dtypes:
+        name = str(dt).replace("torch.", "")
+        out = F.conv2d(x.to(device, dt), w.to(device, dt), padding=1)
+        sync(torch, device)
+        err = rel_err(torch, out, ref)
+        errs[name] = err
+        if not err <= TOLERANCE[name]:
+            return ("failed", f"{name} convolution differs from the CPU reference by {err:.2e} "
+                              f"(allowed {TOLERANCE[name]:.0e})", {"rel_err": errs})
+    shown = ", ".join(f"{k} {v:.1e}" for k, v in errs.items())
+    return ("passed", f"3x3 convolution on 2x3x32x32 matches the CPU reference ({shown})",
+            {"rel_err": errs})
+
+
+def check_training(torch, device: str) -> tuple:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1)).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(64, 16, generator=g)
+    y = (x[:, :1] * 2.0 - x[:, 1:2]).contiguous()
+    x, y = x.to(device), y.to(device)
+    losses = []
+    for _ in range(20):
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.item()))
+    first, last = losses[0], losses[-1]
+    if not all(map(lambda v: v == v and abs(v) != float("inf"), losses)):
+        return ("failed", "the loss became NaN or infinite", {"losses": losses})
+    if not last < first * 0.9:
+        return ("failed", f"the loss did not go down ({first:.4f} -> {last:.4f})", {"losses": losses})
+    return ("passed", f"20 SGD steps on a tiny MLP: loss {first:.4f} -> {last:.4f}",
+            {"first_loss": first, "last_loss": last})
+
+
+def check_autocast(torch, device: str, dtype) -> tuple:
+    g = torch.Generator().manual_seed(3)
+    a = torch.randn(128, 128, generator=g)
+    b = torch.randn(128, 128, generator=g)
+    ref = a.double() @ b.double()
+    with torch.autocast(device_type=device, dtype=dtype):
+        out = a.to(device) @ b.to(device)
+    sync(torch, device)
+    name = str(dtype).replace("torch.", "")
+    if out.dtype != dtype:
+        return ("failed", f"autocast did not run the matmul in {name} (got {out.dtype})")
+    err = rel_err(torch, out, ref)
+    if not err <= TOLERANCE[name]:
+        return ("failed", f"autocast {name} result differs from the reference by {err:.2e}")
+    return ("passed", f"a matmul under autocast ran in {name} (error {err:.1e})", {"rel_err": err})
+
+
+def check_round_trip(torch, device: str) -> tuple:
+    x = torch.arange(1 << 20, dtype=torch.float32)
+    t0 = time.perf_counter()
+    y = x.to(device)
+    z = (y * 2 + 1).to("cpu")
+    sync(torch, device)
+    dt = time.perf_counter() - t0
+    if not torch.equal(z, x * 2 + 1):
+        return ("failed", "data copied to the device and back came back different")
+    return ("passed", f"4 MiB copied to {device}, computed on and copied back intact ({dt * 1000:.1f} ms)")
+
+
+def check_dnn(torch, device: str, hip: bool) -> tuple:
+    lib = "MIOpen" if hip else "cuDNN"
+    backend = torch.backends.cudnn
+    if not backend.is_available():
+        return ("failed", f"{lib} is not available in this PyTorch build")
+    version = backend.version()
+    if not backend.enabled:
+        return ("failed", f"{lib} {version} is present but disabled (torch.backends.cudnn.enabled = False)")
+    import torch.nn.functional as F
+
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(4, 16, 28, 28, generator=g, dtype=torch.float64)
+    w = torch.randn(32, 16, 3, 3, generator=g, dtype=torch.float64)
+    ref = F.conv2d(x, w, padding=1)
+    xd = x.to(device, torch.float32).requires_grad_(True)
+    out = F.conv2d(xd, w.to(device, torch.float32), padding=1)
+    out.sum().backward()
+    sync(torch, device)
+    err = rel_err(torch, out, ref)
+    if not err <= TOLERANCE["float32"]:
+        return ("failed", f"{lib} convolution differs from the CPU reference by {err:.2e}")
+    shown = _dnn_version(version, hip)
+    return ("passed", f"{lib} {shown}: convolution forward and backward match the CPU reference",
+            {"version": version, "library": lib})
+
+
+def _dnn_version(v, hip: bool) -> str:
+    if not isinstance(v, int):
+        return str(v)
+    if hip:  # MIOpen: major * 1_000_000 + minor * 1_000 + patch (torch's encoding)
+        return f"{v // 1000000}.{v // 1000 % 1000}.{v % 1000}" if v >= 1000000 else str(v)
+    if v >= 10000:  # cuDNN 9+: major * 10000 + minor * 100 + patch
+        return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
+    return f"{v // 1000}.{v // 100 % 10}.{v % 100}"  # cuDNN 8: major * 1000 + minor * 100 + patch
+
+
+def memory_stats(torch, device: str) -> dict | None:
+    if device == "cuda":
+        return {"allocated": torch.cuda.memory_allocated(), "reserved": torch.cuda.memory_reserved(),
+                "max_allocated": torch.cuda.max_memory_allocated()}
+    if device == "xpu":
+        return {"allocated": torch.xpu.memory_allocated(), "reserved": torch.xpu.memory_reserved()}
+    if device == "mps":
+        return {"allocated": torch.mps.current_allocated_memory(),
+                "reserved": torch.mps.driver_allocated_memory()}
+    return None
+
+
+def check_memory(torch, device: str) -> tuple:
+    import gc
+
+    gc.collect()
+    stats = memory_stats(torch, device)
+    if stats is None:
+        return ("skipped", f"no memory statistics for {device}")
+    mib = 1 << 20
+    detail = (f"{stats['allocated'] / mib:.1f} MiB allocated by tensors, {stats['reserved'] / mib:.1f} MiB "
+              "kept reserved by PyTorch's caching allocator (normal: it reuses it)")
+    if stats["allocated"] > stats["reserved"]:
+        return ("failed", "allocated memory exceeds reserved memory: " + detail, stats)
+    return ("passed", detail, stats)
+
+
+# ------------------------------------------------------------ two-process all_reduce
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def dist_worker(rank: int, world: int, port: int, backend: str) -> int:
+    import datetime
+
+    import torch
+    import torch.distributed as dist
+
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ["MASTER_PORT"] = str(port)
+    device = "cpu"
+    if backend == "nccl":
+        torch.cuda.set_device(rank)
+        device = f"cuda:{rank}"
+    dist.init_process_group(backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=60))
+    try:
+        t = torch.full((1 << 20,), float(rank + 1), device=device)
+        t0 = time.perf_counter()
+        dist.all_reduce(t)
+        if backend == "nccl":
+            torch.cuda.synchronize()
+        dt = time.perf_counter() - t0
+        expected = world * (world + 1) / 2
+        ok = bool(torch.all(t == expected).item())
+        emit({"event": "dist", "rank": rank, "ok": ok, "value": float(t[0].item()), "expected": expected,
+              "seconds": dt})
+    finally:
+        dist.destroy_process_group()
+    return 0 if ok else 3
+
+
+def check_all_reduce(backend: str, world: int = 2, timeout_s: float = 90.0) -> tuple:
+    last_err = ""
+    for _attempt in range(2):  # a second try if the free port was taken meanwhile
+        port = free_port()
+        env = dict(os.environ)
+        env.setdefault("MASTER_ADDR", "127.0.0.1")
+        env["MASTER_PORT"] = str(port)
+        procs = [subprocess.Popen([sys.executable, "-I", os.path.abspath(__file__), "--dist-worker", str(r),
+                                   str(world), str(port), backend],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                 for r in range(world)]
+        outs = []
+        deadline = time.monotonic() + timeout_s
+        try:
+            for p in procs:
+                out, err = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+                outs.append((p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")))
+        except subprocess.TimeoutExpired:
+            for p in procs:
+                p.kill()
+                p.wait()
+            return ("failed", f"the {backend} all_reduce did not finish within {timeout_s:.0f} s")
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        results = []
+        for rc, out, _err in outs:
+            for line in out.splitlines():
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                if obj.get("event") == "dist":
+                    results.append(obj)
+        if len(results) == world and all(r["ok"] for r in results) and all(o[0] == 0 for o in outs):
+            ms = max(r["seconds"] for r in results) * 1000
+            return ("passed", f"{world} processes summed a 4 MiB tensor with {backend} over 127.0.0.1 "
+                              f"(correct result, {ms:.1f} ms)", {"port": port, "ms": ms})
+        errs = [ln for o in outs for ln in o[2].splitlines() if ln.strip()]
+        last_err = next((ln for ln in reversed(errs) if "Error" in ln), errs[-1] if errs else "")
+        if "address already in use" not in last_err.lower():
+            break
+    bad = [r for r in results if not r.get("ok")]
+    if bad:
+        return ("failed", f"{backend} all_reduce gave {bad[0]['value']} instead of {bad[0]['expected']}")
+    return ("failed", f"the {backend} all_reduce failed: {last_err.strip()[:300] or 'no output'}")
+
+
+# ------------------------------------------------------------------------- facts
+
+def torch_facts(torch) -> dict:
+    version = torch.__version__
+    local = version.split("+", 1)[1] if "+" in str(version) else None
+    f = {
+        "version": str(version),
+        "local_tag": local,
+        "file": getattr(torch, "__file__", None),
+        "cuda": getattr(torch.version, "cuda", None),
+        "hip": getattr(torch.version, "hip", None),
+        "xpu": getattr(torch.version, "xpu", None),
+        "git_version": getattr(torch.version, "git_version", None),
+        "debug": bool(getattr(torch.version, "debug", False)),
+        "num_threads": torch.get_num_threads(),
+    }
+    try:
+        f["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    except Exception:
+        f["cpu_capability"] = None
+    try:
+        flags = torch._C._cuda_getArchFlags() if hasattr(torch._C, "_cuda_getArchFlags") else None
+        f["arch_list"] = flags.split() if flags else []
+    except Exception:
+        f["arch_list"] = []
+    return f
+
+
+def backend_facts(torch) -> tuple[dict, dict]:
+    """is_built / is_available per backend, and the warnings torch printed while checking."""
+    b: dict[str, dict] = {"cpu": {"built": True, "available": True}}
+    init_warnings: dict[str, list[str]] = {}
+    hip = getattr(torch.version, "hip", None)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            cuda_avail = bool(torch.cuda.is_available())
+        except Exception as exc:
+            cuda_avail = False
+            init_warnings.setdefault("cuda", []).append(f"{type(exc).__name__}: {exc}")
+        try:
+            count = torch.cuda.device_count() if cuda_avail else 0
+        except Exception:
+            count = 0
+    for w in caught:
+        init_warnings.setdefault("cuda", []).append(str(w.message).strip())
+    built_cuda = bool(torch.backends.cuda.is_built()) and not hip
+    b["cuda"] = {"built": built_cuda, "available": cuda_avail and not hip, "device_count": 0 if hip else count}
+    b["rocm"] = {"built": bool(hip), "available": bool(hip) and cuda_avail, "device_count": count if hip else 0}
+
+    mps = getattr(torch.backends, "mps", None)
+    try:
+        b["mps"] = {"built": bool(mps and mps.is_built()), "available": bool(mps and mps.is_available())}
+    except Exception as exc:
+        b["mps"] = {"built": False, "available": False}
+        init_warnings.setdefault("mps", []).append(str(exc))
+    xpu = getattr(torch, "xpu", None)
+    try:
+        built_xpu = bool(xpu and getattr(torch._C, "_has_xpu", False))
+        avail_xpu = bool(xpu and xpu.is_available())
+        b["xpu"] = {"built": built_xpu, "available": avail_xpu,
+                    "device_count": xpu.device_count() if avail_xpu else 0}
+    except Exception as exc:
+        b["xpu"] = {"built": False, "available": False, "device_count": 0}
+        init_warnings.setdefault("xpu", []).append(str(exc))
+    try:
+        b["cudnn"] = {"built": bool(torch.backends.cudnn.is_available()),
+                      "version": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None}
+    except Exception:
+        b["cudnn"] = {"built": False, "version": None}
+    return b, init_warnings
+
+
+def arch_supported(cc: str, arch_list: list[str]) -> bool:
+    """Can a device of compute capability ``cc`` ("8.6") run kernels of ``arch_list``?
+
+    A cubin for sm_XY runs on X.Z with Z >= Y (same major); PTX compute_XY is JIT-compiled
+    for any device with capability >= X.Y.
+    """
+    try:
+        major, minor = (int(p) for p in cc.split(".")[:2])
+    except ValueError:
+        return False
+    for arch in arch_list:
+        kind, _, num = arch.partition("_")
+        if not num.isdigit():
+            continue
+        a_major, a_minor = int(num[:-1]), int(num[-1])
+        if kind == "sm" and a_major == major and a_minor <= minor:
+            return True
+        if kind == "compute" and (a_major, a_minor) <= (major, minor):
+            return True
+    return False
+
+
+def device_facts(torch, backends: dict, arch_list: list[str]) -> list[dict]:
+    devices = []
+    if backends["cuda"]["available"] or backends["rocm"]["available"]:
+        hip = backends["rocm"]["available"]
+        for i in range(torch.cuda.device_count()):
+            p = torch.cuda.get_device_properties(i)
+            d = {"index": i, "backend": "rocm" if hip else "cuda", "name": p.name,
+                 "total_memory": int(p.total_memory),
+                 "multi_processors": getattr(p, "multi_processor_count", None)}
+            if hip:
+                arch = getattr(p, "gcnArchName", "") or ""
+                d["gfx_target"] = arch.split(":")[0] or None
+                d["arch_supported"] = (d["gfx_target"] in {a.split(":")[0] for a in arch_list}
+                                       if d["gfx_target"] and arch_list else None)
+            else:
+                d["compute_capability"] = f"{p.major}.{p.minor}"
+                d["arch_supported"] = arch_supported(d["compute_capability"], arch_list) if arch_list else None
+            try:
+                free, total = torch.cuda.mem_get_info(i)
+                d["free_memory"] = int(free)
+            except Exception:
+                d["free_memory"] = None
+            devices.append(d)
+    if backends["xpu"]["available"]:
+        for i in range(torch.xpu.device_count()):
+            p = torch.xpu.get_device_properties(i)
+            devices.append({"index": i, "backend": "xpu", "name": p.name,
+                            "total_memory": int(getattr(p, "total_memory", 0)) or None})
+    if backends["mps"]["available"]:
+        devices.append({"index": 0, "backend": "mps", "name": "Apple GPU (MPS)",
+                        "total_memory": None})
+    return devices
+
+
+# ------------------------------------------------------------------------- main
+
+ACCEL_CHECKS = [
+    ("arch_list", "The GPU's architecture is compiled into this PyTorch"),
+    ("device_round_trip", "A tensor goes to the accelerator and back"),
+    ("device_matmul", "Matrix multiply on the accelerator matches the CPU"),
+    ("device_conv2d", "Convolution on the accelerator matches the CPU"),
+    ("device_training", "A training step on the accelerator (loss goes down)"),
+    ("dnn_library", "cuDNN / MIOpen convolution"),
+    ("device_autocast", "Mixed precision (autocast) on the accelerator"),
+    ("device_memory", "Accelerator memory after the checks"),
+    ("nccl_all_reduce", "Two-process all_reduce across GPUs (NCCL)"),
+]
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--dist-worker"]:
+        return dist_worker(int(argv[1]), int(argv[2]), int(argv[3]), argv[4])
+    expect = None
+    if "--expect" in argv:
+        expect = argv[argv.index("--expect") + 1]
+    facts_only = "--facts-only" in argv
+    no_dist = "--no-dist" in argv
+
+    interp = interpreter_facts()
+    step("python", "info", f"Python {interp['python_version']} at {interp['executable']}", interp,
+         "The environment's Python")
+
+    step("torch_import", "running", title="PyTorch imports")
+    t0 = time.monotonic()
+    try:
+        with warnings.catch_warnings(record=True) as import_warnings:
+            warnings.simplefilter("always")
+            import torch  # noqa: F401  (the whole point)
+    except ImportError as exc:
+        missing = getattr(exc, "name", None) == "torch"
+        emit({"event": "error", "type": type(exc).__name__, "message": str(exc),
+              "code": "torch-missing" if missing else "torch-import-failed",
+              "hint": ("PyTorch is not installed in this environment." if missing else
+                       "PyTorch is installed but cannot be loaded; reinstalling it usually fixes this."),
+              "interpreter": interp, "traceback": traceback.format_exc()[-3000:]})
+        return 3
+    except BaseException as exc:
+        emit({"event": "error", "type": type(exc).__name__, "message": str(exc) or repr(exc),
+              "code": "torch-import-failed",
+              "hint": "PyTorch is installed but cannot be loaded; reinstalling it usually fixes this.",
+              "interpreter": interp, "traceback": traceback.format_exc()[-3000:]})
+        return 3
+    import_s = time.monotonic() - t0
+    tf = torch_facts(torch)
+    import_msgs = [str(w.message).strip() for w in import_warnings]
+    checks = Checks()
+    checks.add("torch_import", "PyTorch imports", "passed",
+               f"torch {tf['version']} imported in {import_s:.1f} s from {os.path.dirname(tf['file'] or '')}",
+               {"seconds": import_s, "warnings": import_msgs} if import_msgs else {"seconds": import_s})
+
+    backends, init_warnings = backend_facts(torch)
+    devices = device_facts(torch, backends, tf["arch_list"])
+    step("backends", "info", ", ".join(f"{k}: built={v['built']} available={v.get('available')}"
+                                       for k, v in backends.items() if k != "cudnn"), backends, "Backends")
+    result = {"event": "result", "interpreter": interp, "torch": tf, "backends": backends,
+              "devices": devices, "init_warnings": init_warnings, "import_warnings": import_msgs,
+              "checks": checks.items}
+    if facts_only:
+        result["loaded_libraries"] = loaded_libraries()
+        result["duration_s"] = time.monotonic() - _T0
+        emit(result)
+        return 0
+
+    # ---- CPU
+    cpu_dtypes = [torch.float32]
+    checks.run("cpu_matmul", "Matrix multiply on the CPU", check_matmul, torch, "cpu", cpu_dtypes)
+    checks.run("cpu_conv2d", "Convolution on the CPU", check_conv2d, torch, "cpu", cpu_dtypes)
+    checks.run("cpu_training", "A training step on the CPU (loss goes down)", check_training, torch, "cpu")
+    checks.run("cpu_autocast", "Mixed precision (bfloat16 autocast) on the CPU", check_autocast, torch,
+               "cpu", torch.bfloat16)
+    if no_dist:
+        checks.skip("gloo_all_reduce", "Two-process all_reduce on the CPU (gloo)", "not asked for (--no-dist)")
+    elif not torch.distributed.is_available():
+        checks.add("gloo_all_reduce", "Two-process all_reduce on the CPU (gloo)", "failed",
+                   "this PyTorch build has no torch.distributed")
+    else:
+        checks.run("gloo_all_reduce", "Two-process all_reduce on the CPU (gloo)", check_all_reduce, "gloo")
+
+    # ---- accelerator
+    accel = None
+    for name in ("cuda", "rocm", "xpu", "mps"):
+        if backends[name]["available"]:
+            accel = name
+            break
+    result["accelerator"] = accel
+    titles = dict(ACCEL_CHECKS)
+    if accel is None:
+        reason = _no_accel_reason(tf, backends, init_warnings, interp, expect)
+        status = "failed" if expect and expect != "cpu" else "skipped"
+        checks.add("accelerator", "An accelerator (GPU) is usable", status, reason)
+        for name, title in ACCEL_CHECKS:
+            checks.skip(name, title, "no accelerator is usable: " + _short(reason))
+    else:
+        dev = {"rocm": "cuda"}.get(accel, accel)
+        names = ", ".join(d["name"] for d in devices if d["backend"] == accel)
+        checks.add("accelerator", "An accelerator (GPU) is usable", "passed", f"{accel}: {names}")
+        _accel_checks(torch, checks, titles, accel, dev, devices, tf, backends)
+
+    result["checks"] = checks.items
+    result["devices"] = devices
+    result["loaded_libraries"] = loaded_libraries()
+    result["duration_s"] = time.monotonic() - _T0
+    emit(result)
+    return 0
+
+
+def _short(reason: str) -> str:
+    return reason[0].lower() + reason[1:] if reason else reason
+
+
+def _no_accel_reason(tf: dict, b: dict, init_warnings: dict, interp: dict, expect: str | None) -> str:
+    warn = "; ".join(init_warnings.get("cuda", []))
+    if b["cuda"]["built"]:
+        base = f"This PyTorch is built for CUDA {tf['cuda']}, but no NVIDIA GPU can be used"
+        return base + (f" ({warn[:300]})" if warn else "") + ". Run `torch-setup doctor` to find out why."
+    if b["rocm"]["built"]:
+        return (f"This PyTorch is built for ROCm {tf['hip']}, but no AMD GPU can be used"
+                + (f" ({warn[:300]})" if warn else "") + ". Run `torch-setup doctor` to find out why.")
+    if b["mps"]["built"]:
+        return (f"This PyTorch supports Apple's MPS, but it is not available on this Mac "
+                f"(macOS {interp.get('mac_ver') or '?'}; MPS needs macOS 12.3 or newer on Apple silicon or an AMD GPU)")
+    if b["xpu"]["built"]:
+        return "This PyTorch is built for Intel GPUs (XPU), but none can be used"
+    tag = f" (+{tf['local_tag']})" if tf.get("local_tag") else ""
+    return f"This PyTorch{tag} is a CPU-only build, so it cannot use a GPU"
+
+
+def _accel_checks(torch, checks: Checks, titles: dict, accel: str, dev: str, devices: list, tf: dict,
+                  backends: dict) -> None:
+    hip = accel == "rocm"
+    # architecture
+    if accel in ("cuda", "rocm"):
+        bad = [d for d in devices if d.get("arch_supported") is False]
+        listed = " ".join(tf["arch_list"]) or "unknown"
+        if bad:
+            what = ", ".join(f"{d['name']} ({d.get('compute_capability') or d.get('gfx_target')})" for d in bad)
+            checks.add("arch_list", titles["arch_list"], "failed",
+                       f"{what} is not in this wheel's compiled architectures ({listed}): kernels will fail "
+                       "with 'no kernel image is available'")
+        elif not tf["arch_list"]:
+            checks.skip("arch_list", titles["arch_list"], "this build does not report its architecture list")
+        else:
+            what = ", ".join(f"{d.get('compute_capability') or d.get('gfx_target')}" for d in devices)
+            checks.add("arch_list", titles["arch_list"], "passed", f"device {what} is covered by {listed}")
+    else:
+        checks.skip("arch_list", titles["arch_list"], f"{accel} has no compiled architecture list")
+
+    checks.run("device_round_trip", titles["device_round_trip"], check_round_trip, torch, dev)
+    dtypes = [torch.float32, torch.float16]
+    if accel in ("cuda", "rocm") and torch.cuda.is_bf16_supported():
+        dtypes.append(torch.bfloat16)
+    checks.run("device_matmul", titles["device_matmul"], check_matmul, torch, dev, dtypes)
+    checks.run("device_conv2d", titles["device_conv2d"], check_conv2d, torch, dev, [torch.float32, torch.float16])
+    checks.run("device_training", titles["device_training"], check_training, torch, dev)
+    if accel in ("cuda", "rocm"):
+        checks.run("dnn_library", "MIOpen convolution" if hip else "cuDNN convolution", check_dnn, torch, dev, hip)
+    else:
+        checks.skip("dnn_library", titles["dnn_library"], f"cuDNN/MIOpen are NVIDIA/AMD libraries; {accel} does not use them")
+    amp = torch.float16
+    if accel in ("cuda", "rocm") and torch.cuda.is_bf16_supported():
+        amp = torch.bfloat16
+    checks.run("device_autocast", titles["device_autocast"], check_autocast, torch, dev, amp)
+    checks.run("device_memory", titles["device_memory"], check_memory, torch, dev)
+    n_gpu = backends["cuda"]["device_count"] if accel == "cuda" else backends["rocm"]["device_count"]
+    if accel in ("cuda", "rocm") and n_gpu >= 2 and torch.distributed.is_available() \
+            and torch.distributed.is_nccl_available():
+        checks.run("nccl_all_reduce", "Two-process all_reduce across GPUs (RCCL)" if hip else titles["nccl_all_reduce"],
+                   check_all_reduce, "nccl")
+    elif accel in ("cuda", "rocm") and n_gpu < 2:
+        checks.skip("nccl_all_reduce", titles["nccl_all_reduce"], f"needs two or more GPUs; this machine has {n_gpu}")
+    elif accel in ("cuda", "rocm"):
+        checks.skip("nccl_all_reduce", titles["nccl_all_reduce"], "this PyTorch build has no NCCL")
+    else:
+        checks.skip("nccl_all_reduce", titles["nccl_all_reduce"], f"NCCL is for NVIDIA/AMD GPUs, not {accel}")
+
+
+if __name__ == "__main__":
+    try:
+        code = main(sys.argv[1:])
+    except BaseException as exc:  # the probe protocol: an exception becomes an error event
+        if isinstance(exc, SystemExit):
+            raise
+        emit({"event": "error", "type": type(exc).__name__, "message": str(exc) or repr(exc),
+              "hint": "The verification probe itself failed; the traceback is in the log.",
+              "traceback": traceback.format_exc()[-3000:]})
+        code = 4
+    sys.stdout.flush()
+    sys.exit(code)
