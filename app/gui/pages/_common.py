@@ -1,0 +1,180 @@
+"""Small helpers the late pages share (status icons, the error panel, time formatting)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QIcon
+from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
+                               QStyle, QVBoxLayout, QWidget)
+
+from app.gui.logview import monospace_font
+
+
+def std_icon(name: str) -> QIcon:
+    """A platform style icon (crisp at any DPI): passed, failed, skipped, running, warning."""
+    sp = {
+        "passed": QStyle.StandardPixmap.SP_DialogApplyButton,
+        "ok": QStyle.StandardPixmap.SP_DialogApplyButton,
+        "failed": QStyle.StandardPixmap.SP_MessageBoxCritical,
+        "error": QStyle.StandardPixmap.SP_MessageBoxCritical,
+        "skipped": QStyle.StandardPixmap.SP_MediaSkipForward,
+        "running": QStyle.StandardPixmap.SP_BrowserReload,
+        "warning": QStyle.StandardPixmap.SP_MessageBoxWarning,
+        "info": QStyle.StandardPixmap.SP_MessageBoxInformation,
+        "folder": QStyle.StandardPixmap.SP_DirOpenIcon,
+        "file": QStyle.StandardPixmap.SP_FileIcon,
+    }.get(name, QStyle.StandardPixmap.SP_MessageBoxInformation)
+    return QApplication.style().standardIcon(sp)
+
+
+def fmt_duration(seconds: float | None) -> str:
+    if seconds is None or seconds < 0:
+        return "–"
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    m, s = divmod(s, 60)
+    if m < 60:
+        return f"{m} min {s:02d} s"
+    h, m = divmod(m, 60)
+    return f"{h} h {m:02d} min"
+
+
+def fmt_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024.0
+    return f"{n:.1f} GB"
+
+
+class ErrorPanel(QWidget):
+    """A failure, shown the way the issue asks: the message, the few relevant lines, the
+    hint, and the full log's path with "Open log" and "Copy path"."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.log_path: Path | None = None
+        self.icon = QLabel(self)
+        self.icon.setPixmap(std_icon("failed").pixmap(32, 32))
+        self.message = QLabel(self)
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        f = self.message.font()
+        f.setBold(True)
+        self.message.setFont(f)
+        self.lines = QPlainTextEdit(self)
+        self.lines.setReadOnly(True)
+        self.lines.setFont(monospace_font())
+        self.lines.setMaximumHeight(140)
+        self.hint = QLabel(self)
+        self.hint.setWordWrap(True)
+        self.path_label = QLabel(self)
+        self.path_label.setWordWrap(True)
+        self.path_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.open_log = QPushButton(self)
+        self.copy_path = QPushButton(self)
+        self.open_log.clicked.connect(self._open_log)
+        self.copy_path.clicked.connect(self._copy_path)
+
+        top = QHBoxLayout()
+        top.addWidget(self.icon, 0)
+        top.addWidget(self.message, 1)
+        btns = QHBoxLayout()
+        btns.addWidget(self.open_log)
+        btns.addWidget(self.copy_path)
+        btns.addStretch(1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(top)
+        lay.addWidget(self.lines)
+        lay.addWidget(self.hint)
+        lay.addWidget(self.path_label)
+        lay.addLayout(btns)
+        self.retranslate()
+
+    def show_error(self, err, log_path: Path | None = None) -> None:
+        self.message.setText(getattr(err, "message", str(err)))
+        lines = list(getattr(err, "lines", []) or [])
+        self.lines.setPlainText("\n".join(lines))
+        self.lines.setVisible(bool(lines))
+        hint = getattr(err, "hint", "") or ""
+        self.hint.setText(self.tr("What to do: {hint}").format(hint=hint) if hint else "")
+        self.hint.setVisible(bool(hint))
+        path = getattr(err, "log_path", None) or log_path
+        self.log_path = Path(path) if path else None
+        self._show_path()
+        self.setVisible(True)
+
+    def _show_path(self) -> None:
+        has = self.log_path is not None
+        self.path_label.setText(self.tr("Full log: {path}").format(path=self.log_path) if has else "")
+        for w in (self.path_label, self.open_log, self.copy_path):
+            w.setVisible(has)
+
+    def _open_log(self) -> None:
+        if self.log_path:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.log_path)))
+
+    def _copy_path(self) -> None:
+        if self.log_path:
+            QGuiApplication.clipboard().setText(str(self.log_path))
+
+    def retranslate(self) -> None:
+        self.open_log.setText(self.tr("Open log"))
+        self.copy_path.setText(self.tr("Copy path"))
+        self.open_log.setAccessibleName(self.tr("Open the full log in the default viewer"))
+        self.copy_path.setAccessibleName(self.tr("Copy the log file's path"))
+        self.lines.setAccessibleName(self.tr("The lines of the log that matter"))
+        if self.log_path is not None:
+            self._show_path()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+
+class TaskPageMixin:
+    """``is_busy()`` / ``cancel_and_wait()`` for a page that runs one Task at a time in
+    ``self._task`` (the wizard's closeEvent asks every page)."""
+
+    _task = None
+
+    def is_busy(self) -> bool:
+        return self._task is not None and self._task.is_running()
+
+    def cancel_and_wait(self, timeout: float = 30.0, *, timeout_ms: int | None = None) -> bool:
+        """Cancel the running work and block until the core has cleaned up (seconds, like
+        BasePage; ``timeout_ms`` also accepted). True when nothing runs any more."""
+        if timeout_ms is not None:
+            timeout = timeout_ms / 1000.0
+        task = self._task
+        if task is None or not task.is_running():
+            return True
+        task.cancel()
+        return task.wait(timeout)
+
+
+def status_key(status) -> str:
+    """A probe's status word onto passed / failed / skipped / running."""
+    s = str(status or "").lower()
+    if s in ("passed", "pass", "ok", "success", "true"):
+        return "passed"
+    if s in ("failed", "fail", "error", "false"):
+        return "failed"
+    if s in ("skipped", "skip", "n/a"):
+        return "skipped"
+    if s in ("warning", "warn"):
+        return "warning"
+    return "running"
+
+
+def field_of(obj, *names, default=None):
+    """The first present, non-None attribute (or dict key) of ``names``."""
+    for n in names:
+        v = obj.get(n) if isinstance(obj, dict) else getattr(obj, n, None)
+        if v is not None:
+            return v
+    return default

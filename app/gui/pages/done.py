@@ -1,0 +1,356 @@
+"""Page 8, Done: what was installed where, how well it works, and how to use it.
+
+Shows a summary (install, verification, speed), how to activate the environment in the
+shells of this OS, how to use it from VS Code, PyCharm and Jupyter, opens the folder, and
+saves the session report as HTML, Markdown and JSON (a copy is always kept next to the logs).
+"""
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import (QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
+                               QPushButton, QToolButton, QVBoxLayout, QWidget)
+
+from app.core.errors import UserError
+from app.gui.logview import monospace_font
+from app.gui.pages._common import ErrorPanel, field_of, std_icon
+from app.gui.pages.base import BasePage
+from app.gui.state import WizardState
+
+
+def _quote_posix(path: str) -> str:
+    return shlex.quote(path)
+
+
+def _quote_win(path: str) -> str:
+    return f'"{path}"' if (" " in path or "&" in path or "(" in path) else path
+
+
+def activation_commands(env_path: Path, kind: str = "venv", platform: str | None = None) -> list[tuple[str, str]]:
+    """(shell, command) pairs that activate the environment, for the shells of ``platform``
+    (sys.platform by default)."""
+    platform = platform or sys.platform
+    env = str(env_path)
+    if kind == "conda":
+        q = _quote_win(env) if platform.startswith("win") else _quote_posix(env)
+        return [("conda", f"conda activate {q}")]
+    if platform.startswith("win"):
+        scripts = env.rstrip("\\/") + "\\Scripts\\"
+        return [
+            ("PowerShell", f"& {_quote_win(scripts + 'Activate.ps1')}"),
+            ("cmd", _quote_win(scripts + "activate.bat")),
+        ]
+    return [
+        ("bash / zsh", f"source {_quote_posix(str(Path(env) / 'bin' / 'activate'))}"),
+        ("fish", f"source {_quote_posix(str(Path(env) / 'bin' / 'activate.fish'))}"),
+    ]
+
+
+def kernel_name(env_path: Path) -> str:
+    import re
+
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(env_path).name).strip("-.").lower()
+    return name or "torch"
+
+
+class _CommandRow(QWidget):
+    """A read-only, selectable command with a Copy button."""
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.edit = QLineEdit(text, self)
+        self.edit.setReadOnly(True)
+        self.edit.setFont(monospace_font())
+        self.edit.setCursorPosition(0)
+        self.copy = QToolButton(self)
+        self.copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.edit.text()))
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.edit, 1)
+        lay.addWidget(self.copy)
+        self.retranslate()
+
+    def set_text(self, text: str) -> None:
+        self.edit.setText(text)
+        self.edit.setCursorPosition(0)
+
+    def retranslate(self) -> None:
+        self.copy.setText(self.tr("Copy"))
+        self.copy.setAccessibleName(self.tr("Copy the command"))
+
+    def changeEvent(self, event) -> None:  # noqa: N802
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+
+class DonePage(BasePage):
+    reports_saved = Signal(list)
+
+    def __init__(self, state: WizardState, parent=None) -> None:
+        super().__init__(state, parent)
+        self._auto_saved: list[Path] = []
+        self.setFinalPage(True)
+
+        self.headline_icon = QLabel(self)
+        self.headline = QLabel(self)
+        self.headline.setWordWrap(True)
+        f = self.headline.font()
+        f.setBold(True)
+        f.setPointSizeF(f.pointSizeF() * 1.15)
+        self.headline.setFont(f)
+        self.summary = QLabel(self)
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        # Activation, one row per shell of this OS (rebuilt in initializePage).
+        self.shell_box = QGroupBox(self)
+        self.shell_form = QFormLayout(self.shell_box)
+        self.shell_rows: list[tuple[QLabel, _CommandRow]] = []
+
+        # Editors and notebooks.
+        self.ide_box = QGroupBox(self)
+        ide = QVBoxLayout(self.ide_box)
+        self.vscode_label = QLabel(self.ide_box)
+        self.vscode_label.setWordWrap(True)
+        self.vscode_cmd = _CommandRow("", self.ide_box)
+        self.pycharm_label = QLabel(self.ide_box)
+        self.pycharm_label.setWordWrap(True)
+        self.python_row = _CommandRow("", self.ide_box)
+        self.jupyter_label = QLabel(self.ide_box)
+        self.jupyter_label.setWordWrap(True)
+        self.jupyter_install = _CommandRow("", self.ide_box)
+        self.jupyter_kernel = _CommandRow("", self.ide_box)
+        for w in (self.vscode_label, self.vscode_cmd, self.pycharm_label, self.python_row,
+                  self.jupyter_label, self.jupyter_install, self.jupyter_kernel):
+            ide.addWidget(w)
+
+        # Folder and report.
+        self.open_folder = QPushButton(self)
+        self.open_folder.setIcon(std_icon("folder"))
+        self.open_folder.clicked.connect(self.open_env_folder)
+        self.save_button = QPushButton(self)
+        self.save_button.clicked.connect(self._save_as)
+        self.open_report = QPushButton(self)
+        self.open_report.clicked.connect(self._open_report)
+        self.saved_label = QLabel(self)
+        self.saved_label.setWordWrap(True)
+        self.saved_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_panel = ErrorPanel(self)
+        self.error_panel.setVisible(False)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.open_folder)
+        buttons.addWidget(self.save_button)
+        buttons.addWidget(self.open_report)
+        buttons.addStretch(1)
+
+        top = QHBoxLayout()
+        top.addWidget(self.headline_icon, 0)
+        top.addWidget(self.headline, 1)
+        self.body.addLayout(top)
+        self.body.addWidget(self.summary)
+        self.body.addWidget(self.shell_box)
+        self.body.addWidget(self.ide_box)
+        self.body.addLayout(buttons)
+        self.body.addWidget(self.saved_label)
+        self.body.addWidget(self.error_panel)
+        self.body.addStretch(1)
+        self.retranslate()
+
+    # -- wizard hooks -----------------------------------------------------------------------------
+    def initializePage(self) -> None:  # noqa: N802
+        self._fill()
+        if not self._auto_saved:
+            try:
+                from app.core.paths import log_dir
+
+                self._auto_saved = self.save_report(log_dir().parent / "reports")
+            except (UserError, OSError) as err:
+                self.error_panel.show_error(err if isinstance(err, UserError) else UserError(str(err)))
+        self._show_saved()
+
+    # -- facts --------------------------------------------------------------------------------------
+    def env_path(self) -> Path | None:
+        p = field_of(self.state.install_result, "env_path")
+        return Path(p) if p else None
+
+    def python(self) -> Path | None:
+        p = field_of(self.state.install_result, "python")
+        return Path(p) if p else None
+
+    def env_kind(self) -> str:
+        return str(field_of(self.state.install_request, "kind", default="venv") or "venv")
+
+    def installer(self) -> str:
+        return str(field_of(self.state.install_request, "installer", default="pip") or "pip")
+
+    def session_report(self):
+        from app.core.report import SessionReport
+
+        st = self.state
+        return SessionReport(system=st.report, recommendation=st.recommendation, install=st.install_result,
+                             verify=st.verify_report, bench=st.bench_report, diagnosis=st.diagnosis,
+                             source="wizard")
+
+    def save_report(self, folder, formats=("html", "md", "json")) -> list[Path]:
+        """Write the session report into ``folder``; returns the files (also kept in state)."""
+        report = self.session_report()
+        stem = f"torch-setup-{report.default_stem()}-{time.strftime('%Y%m%d-%H%M%S')}"
+        paths = report.save(Path(folder), formats=formats, stem=stem)
+        for p in paths:
+            if p not in self.state.saved_reports:
+                self.state.saved_reports.append(p)
+        self._show_saved()
+        self.reports_saved.emit(paths)
+        return paths
+
+    # -- actions ------------------------------------------------------------------------------------
+    def open_env_folder(self) -> bool:
+        env = self.env_path()
+        return bool(env) and QDesktopServices.openUrl(QUrl.fromLocalFile(str(env)))
+
+    def _save_as(self) -> None:
+        start = str(Path.home())
+        folder = QFileDialog.getExistingDirectory(self, self.tr("Save the report into…"), start)
+        if not folder:
+            return
+        try:
+            self.save_report(folder)
+            self.error_panel.setVisible(False)
+        except UserError as err:
+            self.error_panel.show_error(err)
+
+    def _open_report(self) -> None:
+        html_files = [p for p in self.state.saved_reports if p.suffix == ".html"]
+        if html_files:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(html_files[-1])))
+
+    # -- view ----------------------------------------------------------------------------------------
+    def _show_saved(self) -> None:
+        saved = self.state.saved_reports
+        self.open_report.setEnabled(any(p.suffix == ".html" for p in saved))
+        if saved:
+            folders = sorted({str(p.parent) for p in saved})
+            self.saved_label.setText(self.tr("Report saved in: {folders}").format(folders="; ".join(folders)))
+        else:
+            self.saved_label.setText("")
+
+    def _summary_lines(self) -> tuple[str, str, list[str]]:
+        st = self.state
+        res, ver, bench = st.install_result, st.verify_report, st.bench_report
+        lines = []
+        torch_v = field_of(res, "torch_version") or field_of(ver, "torch_version") or "?"
+        backend = field_of(st.recommendation, "backend", default="")
+        variant = field_of(st.recommendation, "variant", default="")
+        build = f" ({variant})" if variant else (f" ({backend})" if backend else "")
+        env = self.env_path()
+        if env:
+            lines.append(self.tr("Installed: PyTorch {version}{build} in {path}").format(
+                version=torch_v, build=build, path=env))
+        py = self.python()
+        if py:
+            lines.append(self.tr("Python: {python}").format(python=py))
+        took = field_of(res, "duration_s")
+        if isinstance(took, (int, float)):
+            lines.append(self.tr("Installation took {s:.0f} s.").format(s=took))
+        status = "ok"
+        checks = list(field_of(ver, "checks", default=[]) or [])
+        if ver is not None:
+            counts = {"passed": 0, "failed": 0, "skipped": 0}
+            for c in checks:
+                s = str(field_of(c, "status", default="")).lower()
+                if s in counts:
+                    counts[s] += 1
+            ok = bool(field_of(ver, "ok", default=counts["failed"] == 0))
+            if not ok:
+                status = "warning"
+            lines.append(self.tr("Verification: {passed} passed, {failed} failed, {skipped} skipped.").format(**counts))
+        else:
+            lines.append(self.tr("Verification: not run."))
+        if bench is not None:
+            from app.gui.charts import points_of
+
+            pts = points_of(bench)
+            if pts:
+                best = max(pts, key=lambda p: p[3])
+                lines.append(self.tr("Speed: up to {gflops:.1f} GFLOP/s ({device}, {dtype}).").format(
+                    gflops=best[3], device=best[0], dtype=best[1]))
+        else:
+            lines.append(self.tr("Speed test: skipped."))
+        if env is None:
+            status = "error"
+            head = self.tr("PyTorch was not installed.")
+        elif status == "ok":
+            head = self.tr("PyTorch {version} is ready.").format(version=torch_v)
+        else:
+            head = self.tr("PyTorch {version} is installed, but some checks failed. The report "
+                           "holds the diagnosis.").format(version=torch_v)
+        return status, head, lines
+
+    def _fill(self) -> None:
+        status, head, lines = self._summary_lines()
+        self.headline.setText(head)
+        self.headline_icon.setPixmap(std_icon({"ok": "passed", "warning": "warning"}.get(status, "failed"))
+                                     .pixmap(28, 28))
+        self.summary.setText("\n".join(lines))
+        env, py = self.env_path(), self.python()
+        # Shell activation rows.
+        while self.shell_rows:
+            label, row = self.shell_rows.pop()
+            self.shell_form.removeRow(row)
+        for shell, cmd in (activation_commands(env, self.env_kind()) if env else []):
+            label = QLabel(shell, self.shell_box)
+            row = _CommandRow(cmd, self.shell_box)
+            self.shell_form.addRow(label, row)
+            self.shell_rows.append((label, row))
+        self.shell_box.setVisible(env is not None)
+        self.ide_box.setVisible(py is not None)
+        self.open_folder.setEnabled(env is not None)
+        if py is not None:
+            pys = str(py)
+            self.vscode_cmd.set_text(f'"python.defaultInterpreterPath": "{pys.replace(chr(92), chr(92) * 2)}"')
+            self.python_row.set_text(pys)
+            q = _quote_win(pys) if sys.platform.startswith("win") else _quote_posix(pys)
+            if self.installer() == "uv":
+                self.jupyter_install.set_text(f"uv pip install --python {q} ipykernel")
+            else:
+                self.jupyter_install.set_text(f"{q} -m pip install ipykernel")
+            name = kernel_name(env) if env else "torch"
+            self.jupyter_kernel.set_text(
+                f'{q} -m ipykernel install --user --name {name} --display-name "Python ({name})"')
+        self.retranslate_texts()
+
+    def retranslate_texts(self) -> None:
+        self.vscode_label.setText(self.tr(
+            "VS Code: open the Command Palette, run “Python: Select Interpreter” and choose the "
+            "interpreter below (or “Enter interpreter path…”). To make it the default, add this "
+            "line to settings.json:"))
+        self.pycharm_label.setText(self.tr(
+            "PyCharm: Settings → Project → Python Interpreter → Add Interpreter → Add Local "
+            "Interpreter → select existing, and pick this interpreter:"))
+        self.jupyter_label.setText(self.tr(
+            "Jupyter: the environment becomes a notebook kernel once it has the ipykernel package, "
+            "which is not installed yet. Install it, then register the kernel:"))
+
+    def retranslate(self) -> None:
+        self.setTitle(self.tr("Done"))
+        self.setSubTitle(self.tr("PyTorch is installed. Here is how to use it."))
+        self.shell_box.setTitle(self.tr("Use it from a terminal (activate the environment)"))
+        self.ide_box.setTitle(self.tr("Use it from an editor or a notebook"))
+        self.open_folder.setText(self.tr("Open folder"))
+        self.open_folder.setAccessibleName(self.tr("Open the environment's folder"))
+        self.save_button.setText(self.tr("Save report as…"))
+        self.save_button.setAccessibleName(self.tr("Save the report as HTML, Markdown and JSON"))
+        self.open_report.setText(self.tr("Open report"))
+        self.retranslate_texts()
+        if self.state.install_result is not None:
+            status, head, lines = self._summary_lines()
+            self.headline.setText(head)
+            self.summary.setText("\n".join(lines))
+        self._show_saved()

@@ -1,0 +1,262 @@
+"""Page 6, Verify: run the verification probe inside the new environment.
+
+A checklist fills live from the probe's StepEvents (passed / failed / skipped, one line of
+explanation each). When something failed, the doctor's diagnosis is shown with its fixes.
+"""
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QProgressBar, QPushButton,
+                               QTextBrowser, QTreeWidget, QTreeWidgetItem)
+
+from app.core.errors import UserError
+from app.core.events import LogEvent, StepEvent
+from app.gui.pages.base import BasePage
+from app.gui.pages._common import ErrorPanel, TaskPageMixin, field_of, status_key, std_icon
+from app.gui.state import WizardState
+from app.gui.worker import Task
+
+IDLE, RUNNING, PASSED, FAILED, ERROR = "idle", "running", "passed", "failed", "error"
+
+
+class VerifyPage(TaskPageMixin, BasePage):
+    state_changed = Signal(str)
+
+    def __init__(self, state: WizardState, parent=None) -> None:
+        super().__init__(state, parent)
+        self._task: Task | None = None
+        self._diag_task: Task | None = None
+        self._status = IDLE
+        self._items: dict[str, QTreeWidgetItem] = {}
+        self._statuses: dict[str, str] = {}
+
+        self.summary = QLabel(self)
+        self.summary.setWordWrap(True)
+        f = self.summary.font()
+        f.setBold(True)
+        self.summary.setFont(f)
+        self.busy = QProgressBar(self)
+        self.busy.setRange(0, 0)
+        self.busy.setTextVisible(False)
+        self.busy.setMaximumHeight(8)
+        self.checks = QTreeWidget(self)
+        self.checks.setColumnCount(2)
+        self.checks.setRootIsDecorated(False)
+        self.checks.setUniformRowHeights(True)
+        self.checks.setAlternatingRowColors(True)
+        self.checks.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.checks.header().setStretchLastSection(True)
+        self.diagnosis_title = QLabel(self)
+        self.diagnosis_title.setFont(f)
+        self.diagnosis = QTextBrowser(self)
+        self.diagnosis.setOpenExternalLinks(True)
+        self.error_panel = ErrorPanel(self)
+        self.rerun = QPushButton(self)
+        self.rerun.clicked.connect(self.start)
+
+        row = QHBoxLayout()
+        row.addWidget(self.summary, 1)
+        row.addWidget(self.rerun, 0)
+        lay = self.body
+        lay.addLayout(row)
+        lay.addWidget(self.busy)
+        lay.addWidget(self.checks, 2)
+        lay.addWidget(self.error_panel)
+        lay.addWidget(self.diagnosis_title)
+        lay.addWidget(self.diagnosis, 1)
+        self.retranslate()
+        self._apply()
+
+    # -- wizard hooks -------------------------------------------------------------------------
+    def initializePage(self) -> None:  # noqa: N802
+        if self._status == IDLE:
+            self.start()
+
+    def isComplete(self) -> bool:  # noqa: N802
+        # A failed verification still lets the user go on: the Done page saves the report
+        # (with the diagnosis) they need to get help.
+        return self._status in (PASSED, FAILED, ERROR)
+
+    def status(self) -> str:
+        return self._status
+
+    def python(self):
+        return field_of(self.state.install_result, "python")
+
+    # -- running --------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self.is_busy():
+            return
+        python = self.python()
+        self.checks.clear()
+        self._items.clear()
+        self._statuses.clear()
+        self.diagnosis.clear()
+        self.state.verify_report = None
+        self.state.diagnosis = None
+        if python is None:
+            self._on_error(UserError(self.tr("There is no installed environment to verify."),
+                                     hint=self.tr("Run the installation first.")))
+            return
+
+        def work(on_event, cancel):
+            from app.core.verify import run_verify
+
+            return run_verify(python, on_event=on_event, cancel=cancel)
+
+        self._task = Task(work, self, name="verify")
+        self._task.event.connect(self.on_event)
+        self._task.succeeded.connect(self._on_report)
+        self._task.failed.connect(self._on_error)
+        self._task.cancelled.connect(lambda: self._on_error(UserError(self.tr("Verification was cancelled."))))
+        self._set_status(RUNNING)
+        self._task.start()
+
+    def on_event(self, ev) -> None:
+        if isinstance(ev, StepEvent):
+            self._set_check(ev.name, ev.status, ev.detail, (ev.data or {}).get("title", ""))
+        elif isinstance(ev, LogEvent) and ev.stream == "stderr":
+            pass  # the probe's stderr goes to its log; the checklist is the view
+
+    def _set_check(self, name: str, status, detail: str, title: str = "") -> None:
+        key = status_key(status)
+        item = self._items.get(name)
+        if item is None:
+            item = QTreeWidgetItem([title or name, detail or ""])
+            self._items[name] = item
+            self.checks.addTopLevelItem(item)
+        if title:
+            item.setText(0, title)
+        item.setText(1, detail or item.text(1))
+        item.setIcon(0, std_icon(key))
+        item.setToolTip(1, detail or "")
+        item.setData(0, Qt.ItemDataRole.UserRole, key)
+        item.setData(0, Qt.ItemDataRole.AccessibleTextRole, f"{item.text(0)}: {self._word(key)}")
+        self._statuses[name] = key
+        self.checks.scrollToItem(item)
+
+    def _on_report(self, report) -> None:
+        self.state.verify_report = report
+        for c in field_of(report, "checks", default=[]) or []:
+            self._set_check(str(field_of(c, "name", default="?")), field_of(c, "status"),
+                            str(field_of(c, "detail", default="") or ""), str(field_of(c, "title", default="") or ""))
+        ok = bool(field_of(report, "ok", default=not any(s == "failed" for s in self._statuses.values())))
+        log = field_of(report, "log_path")
+        if log:
+            from pathlib import Path
+
+            if Path(log) not in self.state.log_paths:
+                self.state.log_paths.append(Path(log))
+        self._set_status(PASSED if ok else FAILED)
+        if not ok:
+            self._diagnose()
+
+    def _on_error(self, err) -> None:
+        self.error_panel.show_error(err)
+        self._set_status(ERROR)
+        if self.python() is not None and getattr(err, "exit_code", 1) != 130:
+            self._diagnose()
+
+    def _diagnose(self) -> None:
+        python = self.python()
+        report, verify = self.state.report, self.state.verify_report
+
+        def work(on_event, cancel):
+            from app.core.doctor import diagnose
+
+            return diagnose(python, report=report, verify=verify)
+
+        self.diagnosis_title.setText(self.tr("Looking for the cause…"))
+        self.diagnosis_title.setVisible(True)
+        self._diag_task = Task(work, self, name="doctor")
+        self._diag_task.succeeded.connect(self._on_diagnosis)
+        self._diag_task.failed.connect(
+            lambda e: self.diagnosis.setPlainText(self.tr("The diagnosis itself failed: {msg}").format(msg=e.message)))
+        self._diag_task.start()
+
+    def _on_diagnosis(self, diag) -> None:
+        self.state.diagnosis = diag
+        findings = list(field_of(diag, "findings", default=[]) or [])
+        self.diagnosis_title.setText(self.tr("What went wrong and how to fix it"))
+        if not findings:
+            self.diagnosis.setHtml("<p>" + html.escape(self.tr(
+                "The doctor found no known cause. Save the report on the last page and share it "
+                "when asking for help.")) + "</p>")
+        else:
+            parts = []
+            for fnd in findings:
+                title = html.escape(str(field_of(fnd, "title", "code", default="")))
+                expl = html.escape(str(field_of(fnd, "explanation", default="")))
+                fix = html.escape(str(field_of(fnd, "fix", default="")))
+                parts.append(f"<p><b>{title}</b><br>{expl}"
+                             + (f"<br><i>{html.escape(self.tr('Fix:'))}</i> {fix}" if fix else "") + "</p>")
+            self.diagnosis.setHtml("".join(parts))
+        self.diagnosis.setVisible(True)
+
+    def is_busy(self) -> bool:
+        return super().is_busy() or (self._diag_task is not None and self._diag_task.is_running())
+
+    def cancel_and_wait(self, timeout: float = 30.0, *, timeout_ms: int | None = None) -> bool:
+        if timeout_ms is not None:
+            timeout = timeout_ms / 1000.0
+        ok = super().cancel_and_wait(timeout)
+        if self._diag_task is not None and self._diag_task.is_running():
+            self._diag_task.cancel()
+            ok = self._diag_task.wait(timeout) and ok
+        return ok
+
+    # -- view -------------------------------------------------------------------------------------
+    def _set_status(self, status: str) -> None:
+        self._status = status
+        self._apply()
+        self.completeChanged.emit()
+        self.state_changed.emit(status)
+
+    def _counts(self) -> dict[str, int]:
+        counts = {"passed": 0, "failed": 0, "skipped": 0}
+        for s in self._statuses.values():
+            if s in counts:
+                counts[s] += 1
+        return counts
+
+    def _apply(self) -> None:
+        st = self._status
+        self.busy.setVisible(st == RUNNING)
+        self.rerun.setVisible(st in (PASSED, FAILED, ERROR))
+        self.error_panel.setVisible(st == ERROR)
+        show_diag = st in (FAILED, ERROR) and bool(self.diagnosis_title.text())
+        self.diagnosis_title.setVisible(show_diag)
+        self.diagnosis.setVisible(show_diag and not self.diagnosis.document().isEmpty())
+        c = self._counts()
+        if st == RUNNING:
+            text = self.tr("Checking PyTorch inside the new environment…")
+        elif st == PASSED:
+            version = field_of(self.state.verify_report, "torch_version") or field_of(
+                self.state.install_result, "torch_version", default="")
+            text = self.tr("PyTorch {version} works: {passed} checks passed, {skipped} skipped.").format(
+                version=version, passed=c["passed"], skipped=c["skipped"])
+        elif st == FAILED:
+            text = self.tr("{failed} of {total} checks failed.").format(
+                failed=c["failed"], total=sum(c.values()))
+        elif st == ERROR:
+            text = self.tr("The verification could not run.")
+        else:
+            text = ""
+        self.summary.setText(text)
+
+    def _word(self, key: str) -> str:
+        return {"passed": self.tr("passed"), "failed": self.tr("failed"), "skipped": self.tr("skipped"),
+                "warning": self.tr("warning"), "running": self.tr("running")}.get(key, key)
+
+    def retranslate(self) -> None:
+        self.setTitle(self.tr("Checking that PyTorch works"))
+        self.setSubTitle(self.tr("PyTorch is imported inside the new environment and every part "
+                                 "this computer can use is tried."))
+        self.checks.setHeaderLabels([self.tr("Check"), self.tr("Result")])
+        self.checks.setAccessibleName(self.tr("Verification checklist"))
+        self.rerun.setText(self.tr("Run again"))
+        self.diagnosis.setAccessibleName(self.tr("Diagnosis and fixes"))
+        self._apply()
+
