@@ -1,0 +1,73 @@
+"""``torch-setup gui [--lang zh_CN] [--screenshot-dir DIR]``: the setup wizard.
+
+``torch-setup`` with no command calls :func:`launch` with no arguments. Qt is imported only
+here, inside :func:`launch`, so the rest of the CLI stays free of it.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--lang", metavar="LANG", default=None,
+                   help="language of the window: en or zh_CN (default: the system's)")
+    p.add_argument("--screenshot-dir", metavar="DIR", default=None,
+                   help="save a PNG of every page (English and Chinese) into DIR and exit")
+    p.add_argument("--quit-after-show", action="store_true", help=argparse.SUPPRESS)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("gui", help="open the setup wizard (the default with no command)",
+                       description="Open the setup wizard.")
+    _add_arguments(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    argv: list[str] = []
+    if args.lang:
+        argv += ["--lang", args.lang]
+    if args.screenshot_dir:
+        argv += ["--screenshot-dir", args.screenshot_dir]
+    if getattr(args, "quit_after_show", False):
+        argv.append("--quit-after-show")
+    return launch(argv)
+
+
+def launch(argv: list[str] | None = None) -> int:
+    """Create the QApplication, load the translations, show the wizard, run the event loop."""
+    parser = argparse.ArgumentParser(prog="torch-setup gui")
+    _add_arguments(parser)
+    args = parser.parse_args(list(argv or []))
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from app import __version__
+    from app.gui import i18n
+    from app.gui.style import apply_style
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Torch Setup Assistant")
+    app.setApplicationVersion(__version__)
+    app.setOrganizationName("torch-setup-assistant")
+    app.setDesktopFileName("torch-setup-assistant")
+    apply_style(app)
+
+    if args.screenshot_dir:
+        from app.gui.screenshots import save_all
+
+        paths = save_all(args.screenshot_dir, languages=[i18n.normalize(args.lang)] if args.lang else None)
+        for p in paths:
+            print(p)
+        return 0
+
+    from app.gui.wizard import SetupWizard, app_icon
+
+    app.setWindowIcon(app_icon())
+    wizard = SetupWizard(lang=args.lang)
+    wizard.show()
+    if args.quit_after_show:
+        QTimer.singleShot(0, app.quit)
+    return int(app.exec() or 0)

@@ -1,0 +1,100 @@
+"""Translations: Qt Linguist catalogues in ``resources/i18n/torch_setup_<lang>.qm``.
+
+The language follows the system locale (``QLocale.system()``) unless the user picks one
+(``torch-setup gui --lang zh_CN`` or the selector on the Welcome page). Switching installs a
+new :class:`QTranslator`; Qt then sends ``QEvent.LanguageChange`` to every widget and each
+page re-sets its texts in ``retranslate()``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
+
+from app.core.paths import resources_dir
+
+#: (code, name in its own language): what the Welcome page offers.
+LANGUAGES: tuple[tuple[str, str], ...] = (("en", "English"), ("zh_CN", "简体中文"))
+CATALOGUE = "torch_setup"
+
+
+def i18n_dir() -> Path:
+    return resources_dir() / "i18n"
+
+
+def normalize(lang: str | None) -> str:
+    """Map "zh", "zh-CN", "zh_Hans_CN", "en_US" ... onto a language we ship."""
+    if not lang:
+        return "en"
+    low = lang.replace("-", "_").lower()
+    if low.startswith("zh"):
+        return "zh_CN"
+    return "en"
+
+
+def system_language() -> str:
+    loc = QLocale.system()
+    if loc.language() == QLocale.Language.Chinese:
+        return "zh_CN"
+    for name in loc.uiLanguages():
+        if name.lower().startswith("zh"):
+            return "zh_CN"
+        if name.lower().startswith("en"):
+            return "en"
+    return normalize(loc.name())
+
+
+def catalogue_path(lang: str) -> Path:
+    return i18n_dir() / f"{CATALOGUE}_{lang}.qm"
+
+
+class Translations:
+    """Owns the installed translators; one per application."""
+
+    def __init__(self) -> None:
+        self.language = "en"
+        self._installed: list[QTranslator] = []
+
+    def set_language(self, lang: str | None) -> str:
+        """Install the catalogues for ``lang`` (English needs none). Returns the language in use."""
+        app = QCoreApplication.instance()
+        lang = normalize(lang)
+        if app is None:
+            self.language = lang
+            return lang
+        for tr in self._installed:
+            app.removeTranslator(tr)
+        self._installed = []
+        if lang != "en":
+            ours = QTranslator(app)
+            if ours.load(str(catalogue_path(lang))):
+                app.installTranslator(ours)
+                self._installed.append(ours)
+            # Qt's own strings (file dialogs, context menus); optional: a frozen build may drop them.
+            qt = QTranslator(app)
+            if qt.load(QLocale(lang), "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+                app.installTranslator(qt)
+                self._installed.append(qt)
+        if lang == "en" and self.language != "en":
+            # Removing translators already sent LanguageChange; nothing else to do.
+            pass
+        self.language = lang
+        return lang
+
+
+_translations: Translations | None = None
+
+
+def translations() -> Translations:
+    global _translations
+    if _translations is None:
+        _translations = Translations()
+    return _translations
+
+
+def set_language(lang: str | None) -> str:
+    return translations().set_language(lang)
+
+
+def current_language() -> str:
+    return translations().language

@@ -1,0 +1,415 @@
+"""Page 4: where and how the new Python environment is made, and the pre-flight checks.
+
+Every change of an input restarts a short timer; when it fires, ``plan(request, report)``
+and ``preflight(plan)`` run in a :class:`Task` and their checks are shown as a checklist.
+The page is complete only when the checks for the *current* inputs all passed; it then
+holds the :class:`~app.core.install.InstallRequest` in ``state.install_request``.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel,
+                               QLineEdit, QPushButton, QRadioButton, QVBoxLayout, QWidget, QWizard)
+
+from app.gui.pages.base import BasePage
+from app.gui.state import WizardState
+from app.gui.widgets import Banner, BusyLine, Collapsible, StatusRow, heading, human_mb, muted
+from app.gui.worker import Task
+
+DEBOUNCE_MS = 350
+DEFAULT_NAME = "torch-env"
+CONDA_TOOLS = ("micromamba", "mamba", "conda")
+
+
+def default_location() -> Path:
+    return Path.home() / "torch-envs"
+
+
+def nearest_existing(path: Path) -> Path | None:
+    p = Path(path).expanduser()
+    for candidate in (p, *p.parents):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def free_mb(path: Path) -> int | None:
+    """Free space where ``path`` would be created (its nearest existing parent), in MB."""
+    base = nearest_existing(path)
+    if base is None:
+        return None
+    try:
+        return shutil.disk_usage(base).free // (1024 * 1024)
+    except OSError:
+        return None
+
+
+def _check_fields(check) -> tuple[str, bool, str]:
+    if isinstance(check, dict):
+        return str(check.get("name", "")), bool(check.get("ok")), str(check.get("message", ""))
+    return str(getattr(check, "name", "")), bool(getattr(check, "ok", False)), str(getattr(check, "message", ""))
+
+
+class EnvironmentPage(BasePage):
+    preflight_done = Signal(bool)
+
+    def __init__(self, state: WizardState | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(state, parent)
+        self._tasks: list[Task] = []
+        self._generation = 0
+        self._result_generation = -1
+        self.checks: list[tuple[str, bool, str]] = []
+        self._passed = False
+        self._plan_error = None
+        self._initialized = False
+
+        # --- kind ---
+        self.kind_title = heading()
+        self.kind_group = QButtonGroup(self)
+        self.r_uv, self.r_pip, self.r_conda = QRadioButton(), QRadioButton(), QRadioButton()
+        kinds = QVBoxLayout()
+        kinds.setSpacing(2)
+        for i, r in enumerate((self.r_uv, self.r_pip, self.r_conda)):
+            self.kind_group.addButton(r, i)
+            kinds.addWidget(r)
+        self.r_uv.setChecked(True)
+
+        # --- where ---
+        self.existing = QCheckBox()
+        self.name = QLineEdit(DEFAULT_NAME)
+        self.location = QLineEdit(str(default_location()))
+        self.browse = QPushButton()
+        self.browse.clicked.connect(self._browse_location)
+        loc_row = QHBoxLayout()
+        loc_row.addWidget(self.location, 1)
+        loc_row.addWidget(self.browse)
+        self.python = QComboBox()
+        self.python.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.target_label = muted(QLabel())
+        self.target_label.setWordWrap(True)
+        self.target_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.form = QFormLayout()
+        self.l_name, self.l_location, self.l_python = QLabel(), QLabel(), QLabel()
+        self.l_name.setBuddy(self.name)
+        self.l_location.setBuddy(self.location)
+        self.l_python.setBuddy(self.python)
+        self.form.addRow(self.l_location, loc_row)
+        self.form.addRow(self.l_name, self.name)
+        self.form.addRow(self.l_python, self.python)
+        self.form.addRow("", self.existing)
+
+        # --- advanced ---
+        adv = QWidget()
+        af = QFormLayout(adv)
+        af.setContentsMargins(18, 0, 0, 0)
+        self.index_url = QLineEdit()
+        self.extra_index = QLineEdit()
+        self.find_links = QLineEdit()
+        self.bundle = QLineEdit()
+        self.browse_links = QPushButton()
+        self.browse_links.clicked.connect(lambda: self._browse_dir(self.find_links))
+        self.browse_bundle = QPushButton()
+        self.browse_bundle.clicked.connect(lambda: self._browse_dir(self.bundle))
+        fl_row = QHBoxLayout()
+        fl_row.addWidget(self.find_links, 1)
+        fl_row.addWidget(self.browse_links)
+        b_row = QHBoxLayout()
+        b_row.addWidget(self.bundle, 1)
+        b_row.addWidget(self.browse_bundle)
+        self.l_index, self.l_extra, self.l_links, self.l_bundle = QLabel(), QLabel(), QLabel(), QLabel()
+        for lab, w in ((self.l_index, self.index_url), (self.l_extra, self.extra_index),
+                       (self.l_links, self.find_links), (self.l_bundle, self.bundle)):
+            lab.setBuddy(w)
+        af.addRow(self.l_index, self.index_url)
+        af.addRow(self.l_extra, self.extra_index)
+        af.addRow(self.l_links, fl_row)
+        af.addRow(self.l_bundle, b_row)
+        self.advanced = Collapsible(content=adv)
+
+        # --- pre-flight ---
+        self.checks_title = heading()
+        self.busy = BusyLine()
+        self.checks_box = QVBoxLayout()
+        self.checks_box.setSpacing(2)
+        self.result_banner = Banner("ok")
+        self.result_banner.hide()
+
+        self.body.addWidget(self.kind_title)
+        self.body.addLayout(kinds)
+        self.body.addLayout(self.form)
+        self.body.addWidget(self.target_label)
+        self.body.addWidget(self.advanced)
+        self.body.addWidget(self.checks_title)
+        self.body.addWidget(self.busy)
+        self.body.addLayout(self.checks_box)
+        self.body.addWidget(self.result_banner)
+        self.body.addStretch(1)
+
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.run_preflight)
+        for w in (self.name, self.location, self.index_url, self.extra_index, self.find_links, self.bundle):
+            w.textChanged.connect(self.inputs_changed)
+        self.python.currentIndexChanged.connect(self.inputs_changed)
+        self.kind_group.idToggled.connect(lambda _id, on: on and self.inputs_changed())
+        self.existing.toggled.connect(self._existing_toggled)
+        self.retranslate()
+
+    # ---- inputs ----
+    def initializePage(self) -> None:  # noqa: N802
+        report = self.state.report
+        tools = getattr(report, "tools", None) or {}
+        conda = next((tools[t] for t in CONDA_TOOLS if t in tools and getattr(tools[t], "path", None)), None)
+        self.r_conda.setVisible(conda is not None)
+        if conda is None and self.r_conda.isChecked():
+            self.r_uv.setChecked(True)
+        self._conda_tool = conda
+        self._fill_pythons()
+        if not self._initialized:
+            self._initialized = True
+            if self.state.bundle_dir and not self.bundle.text():
+                self.bundle.setText(str(self.state.bundle_dir))
+            if self.state.index_url and not self.index_url.text():
+                self.index_url.setText(self.state.index_url)
+            if self.state.find_links and not self.find_links.text():
+                self.find_links.setText(" ".join(map(str, self.state.find_links)))
+            if self.state.extra_index_urls and not self.extra_index.text():
+                self.extra_index.setText(" ".join(self.state.extra_index_urls))
+        self.retranslate()
+        self.inputs_changed()
+
+    def _fill_pythons(self) -> None:
+        report = self.state.report
+        rec = self.state.recommendation
+        want = str(getattr(rec, "env_python", "") or "")
+        prev = self.python.currentData()
+        self.python.blockSignals(True)
+        self.python.clear()
+        seen = set()
+        interpreters = list(getattr(report, "interpreters", None) or [])
+        running = getattr(report, "python", None)
+        if running is not None and running.executable and all(i.executable != running.executable for i in interpreters):
+            interpreters.insert(0, running)
+        best = -1
+        for info in interpreters:
+            if not info.executable or info.executable in seen or info.can_venv is False:
+                continue
+            seen.add(info.executable)
+            label = f"Python {info.version or '?'}  ({info.executable})"
+            fits = bool(want) and (info.version or "").startswith(want)
+            if fits:
+                label += "  " + self.tr("(recommended)")
+            self.python.addItem(label, info.executable)
+            if fits and best < 0:
+                best = self.python.count() - 1
+        if want and best < 0:
+            # No interpreter of that version here: uv can look for (or fetch) one by version.
+            self.python.insertItem(0, self.tr("Python {version} (found or downloaded by uv)").format(version=want), want)
+            best = 0
+        idx = self.python.findData(prev) if prev else -1
+        self.python.setCurrentIndex(idx if idx >= 0 else max(best, 0))
+        self.python.blockSignals(False)
+
+    def _existing_toggled(self, on: bool) -> None:
+        self.name.setEnabled(not on)
+        self.l_name.setEnabled(not on)
+        self.retranslate()
+        self.inputs_changed()
+
+    def _browse_location(self) -> None:
+        title = self.tr("Choose the existing environment") if self.existing.isChecked() else \
+            self.tr("Choose where to create the environment")
+        start = str(nearest_existing(Path(self.location.text() or Path.home())) or Path.home())
+        path = QFileDialog.getExistingDirectory(self, title, start)
+        if path:
+            self.location.setText(path)
+
+    def _browse_dir(self, edit: QLineEdit) -> None:
+        start = str(nearest_existing(Path(edit.text() or Path.home())) or Path.home())
+        path = QFileDialog.getExistingDirectory(self, self.tr("Choose a folder"), start)
+        if path:
+            edit.setText(path)
+
+    def env_path(self) -> Path:
+        loc = Path(self.location.text().strip() or str(default_location())).expanduser()
+        if self.existing.isChecked():
+            return loc
+        return loc / (self.name.text().strip() or DEFAULT_NAME)
+
+    def kind_installer(self) -> tuple[str, str]:
+        if self.r_conda.isChecked() and getattr(self, "_conda_tool", None) is not None:
+            return "conda", "pip"
+        if self.r_pip.isChecked():
+            return "venv", "pip"
+        return "venv", "uv"
+
+    def build_request(self):
+        from app.core.install import InstallRequest
+
+        kind, installer = self.kind_installer()
+        split = lambda s: [p for p in re.split(r"[\s,;]+", s.strip()) if p]  # noqa: E731
+        find_links = tuple(split(self.find_links.text()))
+        extra = tuple(split(self.extra_index.text()))
+        bundle = self.bundle.text().strip() or None
+        return InstallRequest(env_path=self.env_path(), kind=kind, installer=installer,
+                              python=self.python.currentData() or None,
+                              recommendation=self.state.recommendation,
+                              index_url=self.index_url.text().strip() or None,
+                              extra_index_urls=extra, find_links=find_links,
+                              bundle=Path(bundle) if bundle else None,
+                              existing=self.existing.isChecked())
+
+    def inputs_changed(self, *_) -> None:
+        self._generation += 1
+        self._passed = False
+        self.state.install_request = None
+        self._update_target()
+        self._render_checks()
+        self.completeChanged.emit()
+        self._debounce.start()
+
+    def _update_target(self) -> None:
+        path = self.env_path()
+        free = free_mb(path)
+        if self.existing.isChecked():
+            text = self.tr("PyTorch will be added to the environment in {path}.").format(path=path)
+        else:
+            text = self.tr("The new environment will be created in {path}.").format(path=path)
+        if free is not None:
+            text += " " + self.tr("{free} free there.").format(free=human_mb(free))
+        self.target_label.setText(text)
+        self.free_space_mb = free
+
+    # ---- pre-flight ----
+    def run_preflight(self) -> None:
+        self._debounce.stop()
+        gen = self._generation
+        try:
+            request = self.build_request()
+        except Exception as exc:  # a bad path or value in a field: show it as a failed check
+            self._on_checked(gen, (None, [("input", False, str(exc))], exc))
+            return
+        report = self.state.report
+
+        def fn(on_event, cancel):
+            from app.core.install import plan, preflight
+
+            try:
+                p = plan(request, report)
+            except Exception as exc:  # BadInput: a check that failed, with its message
+                return request, [("plan", False, getattr(exc, "message", str(exc)))], exc
+            return request, [_check_fields(c) for c in preflight(p)], None
+
+        task = Task(fn, self, name="preflight")
+        task.succeeded.connect(lambda result, g=gen: self._on_checked(g, result))
+        task.failed.connect(lambda err, g=gen: self._on_checked(g, (None, [("preflight", False, err.message)], err)))
+        task.finished.connect(lambda t=task: self._task_finished(t))
+        self._tasks.append(task)
+        task.start()
+        self._render_checks()
+
+    def _task_finished(self, task: Task) -> None:
+        if task in self._tasks:
+            self._tasks.remove(task)
+        self._render_checks()
+        self.completeChanged.emit()
+
+    def _on_checked(self, gen: int, result) -> None:
+        if gen != self._generation:
+            return  # the inputs changed meanwhile; a newer run is coming
+        request, checks, error = result
+        self._result_generation = gen
+        self.checks = checks
+        self._plan_error = error
+        self._passed = bool(checks) and all(ok for _, ok, _ in checks) and error is None and request is not None
+        if self._passed:
+            self.state.install_request = request
+            self.state.index_url = request.index_url
+            self.state.extra_index_urls = list(request.extra_index_urls)
+            self.state.find_links = [str(p) for p in request.find_links]
+        self._render_checks()
+        self.completeChanged.emit()
+        self.preflight_done.emit(self._passed)
+
+    def is_busy(self) -> bool:
+        return any(t.is_running() for t in self._tasks)
+
+    def cancel_and_wait(self, timeout: float = 30.0) -> None:
+        self._debounce.stop()
+        for t in list(self._tasks):
+            t.cancel()
+            t.wait(timeout)
+
+    def isComplete(self) -> bool:  # noqa: N802
+        return (self._passed and self._result_generation == self._generation and not self._debounce.isActive()
+                and self.state.install_request is not None)
+
+    def validatePage(self) -> bool:  # noqa: N802
+        return self.isComplete()
+
+    # ---- rendering ----
+    def _render_checks(self) -> None:
+        while self.checks_box.count():
+            w = self.checks_box.takeAt(0).widget()
+            if w is not None:
+                w.deleteLater()
+        pending = self._debounce.isActive() or self.is_busy() or self._result_generation != self._generation
+        self.busy.setVisible(pending)
+        if pending:
+            self.result_banner.hide()
+            return
+        for name, ok, message in self.checks:
+            self.checks_box.addWidget(StatusRow("ok" if ok else "error", message or name, ""))
+        if self._passed:
+            self.result_banner.set_text(self.tr("Everything is ready. Press Install to create the environment "
+                                                "and install PyTorch."), "ok")
+        else:
+            self.result_banner.set_text(self.tr("Fix the problems above (or change the choices) to go on."), "error")
+        self.result_banner.setVisible(bool(self.checks))
+
+    def retranslate(self) -> None:
+        self.setTitle(self.tr("Environment"))
+        self.setSubTitle(self.tr("PyTorch goes into its own Python environment: a folder with its own Python "
+                                 "and packages, so nothing else on this computer changes."))
+        self.kind_title.setText(self.tr("How to make it"))
+        self.r_uv.setText(self.tr("&uv virtual environment (fastest; recommended)"))
+        self.r_pip.setText(self.tr("&Python venv with pip (the standard tools)"))
+        tool = getattr(getattr(self, "_conda_tool", None), "name", None) or "conda"
+        self.r_conda.setText(self.tr("&conda environment (with {tool})").format(tool=tool))
+        self.existing.setText(self.tr("&Add to an existing environment instead of creating a new one"))
+        self.existing.setAccessibleName(self.tr("Add to an existing environment"))
+        self.l_location.setText(self.tr("Environment &folder:") if self.existing.isChecked()
+                                else self.tr("&Location:"))
+        self.location.setAccessibleName(self.tr("Location"))
+        self.l_name.setText(self.tr("&Name:"))
+        self.name.setAccessibleName(self.tr("Environment name"))
+        self.l_python.setText(self.tr("P&ython:"))
+        self.python.setAccessibleName(self.tr("Python version for the environment"))
+        for b in (self.browse, self.browse_links, self.browse_bundle):
+            b.setText(self.tr("Browse…"))
+        self.browse.setAccessibleName(self.tr("Choose the location"))
+        self.browse_links.setAccessibleName(self.tr("Choose the local wheels folder"))
+        self.browse_bundle.setAccessibleName(self.tr("Choose the offline bundle folder"))
+        self.advanced.set_title(self.tr("Advanced: package index and local files"))
+        self.l_index.setText(self.tr("&Index URL:"))
+        self.index_url.setPlaceholderText(self.tr("default: the PyTorch index for the chosen build"))
+        self.index_url.setAccessibleName(self.tr("Index URL"))
+        self.l_extra.setText(self.tr("E&xtra index URLs:"))
+        self.extra_index.setPlaceholderText(self.tr("separated by spaces"))
+        self.extra_index.setAccessibleName(self.tr("Extra index URLs"))
+        self.l_links.setText(self.tr("Local &wheels folder:"))
+        self.find_links.setPlaceholderText(self.tr("a folder with .whl files (find-links)"))
+        self.find_links.setAccessibleName(self.tr("Local wheels folder"))
+        self.l_bundle.setText(self.tr("Offline &bundle folder:"))
+        self.bundle.setPlaceholderText(self.tr("install without the internet from a bundle"))
+        self.bundle.setAccessibleName(self.tr("Offline bundle folder"))
+        self.checks_title.setText(self.tr("Checks before installing"))
+        self.setButtonText(QWizard.WizardButton.NextButton, self.tr("&Install"))
+        self.busy.set_text(self.tr("Checking…"))
+        self._update_target()
+        self._render_checks()

@@ -1,0 +1,440 @@
+"""Page 3: the recommended PyTorch build, why, warnings, the exact command, and "Change…".
+
+The recommendation comes from ``app.core.recommend.recommend(report, choices=...)`` run in a
+:class:`Task`. "Change…" offers only the choices the engine says are valid for this machine;
+the others are greyed with the engine's reason as tooltip and as a visible line.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QStandardItemModel
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel,
+                               QLineEdit, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget)
+
+from app.gui.pages.base import BasePage
+from app.gui.state import WizardState
+from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, monospace_font, muted
+from app.gui.worker import Task
+
+EXTRA_PACKAGES = ("torchvision", "torchaudio")
+
+
+def command_text(argv) -> str:
+    """The argument list as one line the user can paste into their shell."""
+    if not argv:
+        return ""
+    if isinstance(argv, str):
+        return argv
+    if os.name == "nt":
+        return " ".join(f'"{a}"' if (" " in a or not a) else a for a in map(str, argv))
+    return shlex.join(str(a) for a in argv)
+
+
+def _get(obj, name, default=None):
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def options_for(report, rec) -> list[dict]:
+    """Every (backend, variant, torch) the engine knows for this machine, valid or not, with why.
+
+    Uses ``valid_choices(report, data)`` when the engine has it, plus the recommendation's
+    own ``alternatives``; the current choice is always included and valid.
+    """
+    seen: dict[tuple, dict] = {}
+
+    def add(backend, variant, torch_version, valid, why):
+        if not backend:
+            return
+        key = (backend, variant, torch_version)
+        if key in seen and seen[key]["valid"]:
+            return
+        seen[key] = {"backend": backend, "variant": variant, "torch_version": torch_version,
+                     "valid": bool(valid), "why": why or ""}
+
+    if rec is not None:
+        add(rec.backend, rec.variant, rec.torch_version, True, "")
+    try:
+        from app.core.recommend import valid_choices
+
+        entries = valid_choices(report, None)
+    except Exception:
+        entries = []
+    if isinstance(entries, dict):  # {"options": [...]} or {backend: [...]}
+        entries = entries.get("options") or [e for v in entries.values() if isinstance(v, list) for e in v]
+    for e in entries or []:
+        add(_get(e, "backend"), _get(e, "variant"), _get(e, "torch_version") or _get(e, "torch"),
+            _get(e, "valid", True), _get(e, "why") or _get(e, "reason"))
+    for alt in (getattr(rec, "alternatives", None) or []):
+        add(_get(alt, "backend"), _get(alt, "variant"), _get(alt, "torch_version"), _get(alt, "valid", True),
+            _get(alt, "why"))
+    return list(seen.values())
+
+
+def backend_words(backend: str | None, variant: str | None, tr) -> str:
+    """Plain words for a backend/variant: "CUDA 12.6 (NVIDIA graphics card)"."""
+    v = variant or ""
+    if backend == "cuda":
+        ver = v[2:] if v.startswith("cu") else v
+        if ver.isdigit() and len(ver) >= 3:
+            ver = f"{ver[:-1]}.{ver[-1]}"
+        return tr("CUDA {version} (NVIDIA graphics card)").format(version=ver)
+    if backend == "rocm":
+        return tr("ROCm {version} (AMD graphics card)").format(version=v.replace("rocm", ""))
+    if backend == "mps":
+        return tr("Metal (Apple graphics)")
+    if backend == "xpu":
+        return tr("XPU (Intel graphics card)")
+    if backend == "cpu":
+        return tr("the processor only (CPU)")
+    return backend or "?"
+
+
+class ChangeDialog(QDialog):
+    """Backend, variant, torch version and extra packages; only valid choices can be picked."""
+
+    def __init__(self, options: list[dict], current: dict, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.options = options
+        self.backend = QComboBox()
+        self.variant = QComboBox()
+        self.torch = QComboBox()
+        self.why_not = muted(QLabel())
+        self.why_not.setWordWrap(True)
+        self.pkg_boxes = {name: QCheckBox(name) for name in EXTRA_PACKAGES}
+        self.other = QLineEdit()
+        self.other.setPlaceholderText("numpy pandas")
+        form = QFormLayout()
+        self.l_backend, self.l_variant, self.l_torch, self.l_pkgs, self.l_other = (QLabel() for _ in range(5))
+        form.addRow(self.l_backend, self.backend)
+        form.addRow(self.l_variant, self.variant)
+        form.addRow(self.l_torch, self.torch)
+        pk = QHBoxLayout()
+        for box in self.pkg_boxes.values():
+            pk.addWidget(box)
+        pk.addStretch(1)
+        form.addRow(self.l_pkgs, pk)
+        form.addRow(self.l_other, self.other)
+        self.l_backend.setBuddy(self.backend)
+        self.l_variant.setBuddy(self.variant)
+        self.l_torch.setBuddy(self.torch)
+        self.l_other.setBuddy(self.other)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+                                        | QDialogButtonBox.StandardButton.RestoreDefaults)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self._restore)
+        self.restored = False
+        col = QVBoxLayout(self)
+        col.addLayout(form)
+        col.addWidget(self.why_not)
+        col.addWidget(self.buttons)
+        self.setMinimumWidth(560)
+
+        self._fill(self.backend, [(o["backend"], o) for o in options])
+        self.backend.currentIndexChanged.connect(self._backend_changed)
+        self.variant.currentIndexChanged.connect(self._variant_changed)
+        self.torch.currentIndexChanged.connect(self._update_why)
+        self.select(current.get("backend"), current.get("variant"), current.get("torch_version"))
+        pkgs = list(current.get("packages") or [])
+        for name, box in self.pkg_boxes.items():
+            box.setChecked(any(p.split("=")[0].split("<")[0].split(">")[0].strip() == name for p in pkgs))
+        others = [p for p in pkgs if p.split("=")[0].split("<")[0].split(">")[0].strip() not in EXTRA_PACKAGES
+                  and not p.startswith("torch=") and p.split("=")[0] != "torch"]
+        self.other.setText(" ".join(others))
+        self.retranslate()
+
+    # An item is valid when any option under it is valid; its tooltip is the first reason.
+    def _fill(self, combo: QComboBox, pairs) -> None:
+        combo.blockSignals(True)
+        combo.clear()
+        groups: dict[str, list[dict]] = {}
+        for key, opt in pairs:
+            groups.setdefault(key, []).append(opt)
+        model: QStandardItemModel = combo.model()
+        for key, opts in groups.items():
+            label = key or self.tr("(default)")
+            if combo is self.backend:
+                label = {"cpu": self.tr("Processor (CPU)"), "cuda": self.tr("NVIDIA (CUDA)"),
+                         "rocm": self.tr("AMD (ROCm)"), "mps": self.tr("Apple (Metal)"),
+                         "xpu": self.tr("Intel (XPU)")}.get(key, key)
+            combo.addItem(label, key)
+            item = model.item(combo.count() - 1)
+            valid = any(o["valid"] for o in opts)
+            if not valid:
+                why = next((o["why"] for o in opts if o["why"]), "")
+                item.setEnabled(False)
+                item.setToolTip(why)
+                item.setData(why, Qt.ItemDataRole.AccessibleDescriptionRole)
+        combo.blockSignals(False)
+
+    def _first_valid(self, combo: QComboBox) -> None:
+        model = combo.model()
+        for i in range(combo.count()):
+            if model.item(i).isEnabled():
+                combo.setCurrentIndex(i)
+                return
+
+    def select(self, backend, variant, torch_version) -> None:
+        i = self.backend.findData(backend)
+        if i >= 0 and self.backend.model().item(i).isEnabled():
+            self.backend.setCurrentIndex(i)
+        else:
+            self._first_valid(self.backend)
+        self._backend_changed(variant=variant, torch_version=torch_version)
+
+    def _backend_changed(self, *_, variant=None, torch_version=None) -> None:
+        b = self.backend.currentData()
+        self._fill(self.variant, [(o["variant"] or "", o) for o in self.options if o["backend"] == b])
+        i = self.variant.findData(variant or "")
+        if i >= 0 and self.variant.model().item(i).isEnabled():
+            self.variant.setCurrentIndex(i)
+        else:
+            self._first_valid(self.variant)
+        self._variant_changed(torch_version=torch_version)
+
+    def _variant_changed(self, *_, torch_version=None) -> None:
+        b, v = self.backend.currentData(), self.variant.currentData()
+        opts = [o for o in self.options if o["backend"] == b and (o["variant"] or "") == v]
+        self._fill(self.torch, [(o["torch_version"] or "", o) for o in opts])
+        i = self.torch.findData(torch_version or "")
+        if i >= 0 and self.torch.model().item(i).isEnabled():
+            self.torch.setCurrentIndex(i)
+        else:
+            self._first_valid(self.torch)
+        self._update_why()
+
+    def _update_why(self, *_) -> None:
+        lines = []
+        for combo in (self.backend, self.variant, self.torch):
+            model = combo.model()
+            for i in range(combo.count()):
+                item = model.item(i)
+                if not item.isEnabled() and item.toolTip():
+                    lines.append(f"{item.text()}: {item.toolTip()}")
+        if lines:
+            self.why_not.setText(self.tr("Not available on this computer:") + "\n" + "\n".join(f"• {l}" for l in lines))
+        else:
+            self.why_not.setText("")
+
+    def _restore(self) -> None:
+        self.restored = True
+        self.accept()
+
+    def selection(self) -> dict:
+        pkgs = [name for name, box in self.pkg_boxes.items() if box.isChecked()]
+        pkgs += self.other.text().split()
+        return {"backend": self.backend.currentData(), "variant": self.variant.currentData() or None,
+                "torch_version": self.torch.currentData() or None, "packages": pkgs}
+
+    def retranslate(self) -> None:
+        self.setWindowTitle(self.tr("Change the PyTorch build"))
+        self.l_backend.setText(self.tr("&Runs on:"))
+        self.l_variant.setText(self.tr("&Build (wheel index):"))
+        self.l_torch.setText(self.tr("&PyTorch version:"))
+        self.l_pkgs.setText(self.tr("Also install:"))
+        self.l_other.setText(self.tr("&Other packages:"))
+        self.backend.setAccessibleName(self.tr("Runs on"))
+        self.variant.setAccessibleName(self.tr("Build"))
+        self.torch.setAccessibleName(self.tr("PyTorch version"))
+        self.other.setAccessibleName(self.tr("Other packages, separated by spaces"))
+        self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).setText(self.tr("Use the recommendation"))
+        self._update_why()
+
+
+def _recommend(report, choices):
+    def fn(on_event, cancel):
+        from app.core.recommend import recommend
+
+        return recommend(report, choices=choices)
+    return fn
+
+
+class RecommendationPage(BasePage):
+    recommended = Signal(object)
+
+    def __init__(self, state: WizardState | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(state, parent)
+        self._task: Task | None = None
+        self._error = None
+        self._for_report = None
+        self._for_choices = None
+
+        self.busy = BusyLine()
+        self.error_banner = Banner("error")
+        self.headline = heading(scale=1.3)
+        self.headline.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.why_title = heading()
+        self.reasons_box = QVBoxLayout()
+        self.reasons_box.setSpacing(2)
+        self.warnings_box = QVBoxLayout()
+        self.cmd_title = heading()
+        self.command = QPlainTextEdit()
+        self.command.setReadOnly(True)
+        self.command.setFont(monospace_font())
+        self.command.setMaximumHeight(self.command.fontMetrics().lineSpacing() * 4 + 16)
+        self.command.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.command.setTabChangesFocus(True)
+        self.copy = CopyButton(lambda: self.command.toPlainText())
+        self.change = QPushButton()
+        self.change.clicked.connect(self.open_change_dialog)
+        self.data_version = muted(QLabel())
+        cmd_row = QHBoxLayout()
+        cmd_row.addWidget(self.copy)
+        cmd_row.addWidget(self.change)
+        cmd_row.addStretch(1)
+        cmd_row.addWidget(self.data_version)
+
+        self.body.addWidget(self.busy)
+        self.body.addWidget(self.error_banner)
+        self.body.addWidget(self.headline)
+        self.body.addWidget(self.summary)
+        self.body.addLayout(self.warnings_box)
+        self.body.addWidget(self.why_title)
+        self.body.addLayout(self.reasons_box)
+        self.body.addWidget(self.cmd_title)
+        self.body.addWidget(self.command)
+        self.body.addLayout(cmd_row)
+        self.body.addStretch(1)
+        self.retranslate()
+
+    # ---- work ----
+    def initializePage(self) -> None:  # noqa: N802
+        rec = self.state.recommendation
+        if rec is None or self._for_report is not self.state.report and self._for_report is not None \
+                or self._for_choices != self.state.choices:
+            self.refresh()
+        else:
+            self._for_report = self.state.report
+            self._render()
+
+    def refresh(self) -> None:
+        if self.state.report is None or self.is_busy():
+            return
+        self._error = None
+        self._for_report = self.state.report
+        self._for_choices = self.state.choices
+        self._task = Task(_recommend(self.state.report, self.state.choices), self, name="recommend")
+        self._task.succeeded.connect(self._on_done)
+        self._task.failed.connect(self._on_failed)
+        self._task.finished.connect(self._on_finished)
+        self._task.start()
+        self._render()
+        self.completeChanged.emit()
+
+    def _on_done(self, rec) -> None:
+        self.state.recommendation = rec
+        self.recommended.emit(rec)
+
+    def _on_failed(self, err) -> None:
+        self._error = err
+        self.state.recommendation = None
+
+    def _on_finished(self) -> None:
+        self._render()
+        self.completeChanged.emit()
+
+    def is_busy(self) -> bool:
+        return bool(self._task and self._task.is_running())
+
+    def cancel_and_wait(self, timeout: float = 30.0) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task.wait(timeout)
+
+    def isComplete(self) -> bool:  # noqa: N802
+        return self.state.recommendation is not None and not self.is_busy() and self._error is None
+
+    # ---- change ----
+    def change_dialog(self) -> ChangeDialog:
+        rec = self.state.recommendation
+        ch = self.state.choices
+        current = {"backend": getattr(rec, "backend", None), "variant": getattr(rec, "variant", None),
+                   "torch_version": getattr(rec, "torch_version", None),
+                   "packages": list(getattr(ch, "packages", None) or [])}
+        return ChangeDialog(options_for(self.state.report, rec), current, self)
+
+    def open_change_dialog(self) -> None:
+        dlg = self.change_dialog()
+        if dlg.exec() == QDialog.DialogCode.Accepted:
+            self.apply_change(None if dlg.restored else dlg.selection())
+
+    def apply_change(self, sel: dict | None) -> None:
+        """Re-recommend with the user's choices (``None``: back to the plain recommendation)."""
+        from app.core.recommend import Choices
+
+        if sel is None:
+            self.state.choices = None
+        else:
+            self.state.choices = Choices(backend=sel.get("backend"), variant=sel.get("variant"),
+                                         torch=sel.get("torch_version"),
+                                         packages=list(sel.get("packages") or []) or None)
+        self.refresh()
+
+    # ---- rendering ----
+    def _clear(self, layout) -> None:
+        while layout.count():
+            w = layout.takeAt(0).widget()
+            if w is not None:
+                w.deleteLater()
+
+    def _render(self) -> None:
+        busy = self.is_busy()
+        rec = self.state.recommendation if not busy else None
+        self.busy.setVisible(busy)
+        self.error_banner.setVisible(self._error is not None and not busy)
+        if self._error is not None:
+            text = self.tr("No PyTorch build could be recommended: {message}").format(message=self._error.message)
+            if self._error.hint:
+                text += "\n" + self._error.hint
+            self.error_banner.set_text(text, "error")
+        self._clear(self.reasons_box)
+        self._clear(self.warnings_box)
+        for w in (self.headline, self.summary, self.why_title, self.cmd_title, self.command, self.copy,
+                  self.data_version):
+            w.setVisible(rec is not None)
+        self.change.setEnabled(not busy and self.state.report is not None)
+        if rec is None:
+            return
+        self.headline.setText(self.tr("PyTorch {version} for {target}").format(
+            version=rec.torch_version, target=backend_words(rec.backend, rec.variant, self.tr)))
+        extra = [p for p in (rec.packages or []) if not str(p).startswith("torch")
+                 or str(p).startswith(("torchvision", "torchaudio"))]
+        if self.state.choices is not None:
+            self.summary.setText(self.tr("This is your own choice. \"Change…\" → \"Use the recommendation\" goes "
+                                         "back to the assistant's."))
+        else:
+            self.summary.setText(self.tr("This is the build that fits this computer best."))
+        if extra:
+            self.summary.setText(self.summary.text() + " " + self.tr("Also installed: {packages}.").format(
+                packages=", ".join(map(str, extra))))
+        if rec.python_ok is False:
+            self.warnings_box.addWidget(Banner("warning", self.tr(
+                "This PyTorch version does not support the Python you are running; the new environment will "
+                "use Python {version}.").format(version=rec.env_python or "?")))
+        for w in rec.warnings or []:
+            self.warnings_box.addWidget(Banner("warning", str(w)))
+        for r in rec.reasons or []:
+            self.reasons_box.addWidget(StatusRow("info", str(r)))
+        self.command.setPlainText(command_text(rec.command))
+        self.data_version.setText(self.tr("compatibility data {version}").format(version=rec.compat_data_version)
+                                  if rec.compat_data_version else "")
+
+    def retranslate(self) -> None:
+        self.setTitle(self.tr("Recommendation"))
+        self.setSubTitle(self.tr("The PyTorch build for this computer, why it was chosen, and the exact "
+                                 "command that will install it."))
+        self.busy.set_text(self.tr("Choosing the right build…"))
+        self.why_title.setText(self.tr("Why"))
+        self.cmd_title.setText(self.tr("The command"))
+        self.command.setAccessibleName(self.tr("The install command"))
+        self.copy.setToolTip(self.tr("Copy the command to the clipboard"))
+        self.change.setText(self.tr("C&hange…"))
+        self.change.setAccessibleName(self.tr("Change the backend, build, PyTorch version or packages"))
+        self._render()

@@ -1,0 +1,328 @@
+"""Page 2: what was found on this computer, in plain words, and what looks wrong.
+
+Detection (``app.core.detect.detect``) runs in a :class:`Task`; the page shows a busy line
+until it ends and is not complete before. The same Task also asks the recommendation engine
+for its warnings (e.g. a driver too old for current CUDA builds), so that "what looks wrong"
+uses the engine's facts instead of a second copy of them.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from app.gui.pages.base import BasePage
+from app.gui.state import WizardState
+from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, human_mb, muted, set_icon
+from app.gui.worker import Task
+
+LOW_DISK_MB = 10 * 1024  # a CUDA build with its runtime libraries needs about 5-10 GB
+LOW_MEMORY_MB = 4 * 1024
+
+
+def scan(on_event, cancel, choices=None):
+    """detect() then recommend() (for its warnings); runs on the worker thread."""
+    from app.core.detect import detect
+
+    report = detect()
+    cancel.raise_if_cancelled()
+    rec, rec_error = None, None
+    try:
+        from app.core.recommend import recommend
+
+        rec = recommend(report, choices=choices)
+    except Exception as exc:  # shown on the Recommendation page; here only its warnings matter
+        rec_error = exc
+    return report, rec, rec_error
+
+
+class SystemPage(BasePage):
+    scan_finished = Signal()
+
+    def __init__(self, state: WizardState | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(state, parent)
+        self._task: Task | None = None
+        self._error = None  # UserError from the last scan
+        self.problems: list[tuple[str, str, str]] = []  # (status, title, detail)
+
+        self.busy = BusyLine()
+        self.error_banner = Banner("error")
+        self.error_banner.hide()
+
+        self.facts_title = heading()
+        self.facts = QGridLayout()
+        self.facts.setHorizontalSpacing(12)
+        self.facts.setVerticalSpacing(6)
+        self.facts.setColumnStretch(2, 1)
+        self.facts_box = QWidget()
+        self.facts_box.setLayout(self.facts)
+
+        self.problems_title = heading()
+        self.problems_box = QVBoxLayout()
+        self.problems_box.setSpacing(4)
+
+        self.rescan = QPushButton()
+        self.rescan.clicked.connect(self.start_scan)
+        self.copy = CopyButton(self.report_json)
+        self.save = QPushButton()
+        self.save.clicked.connect(self._ask_save)
+        self.saved_label = muted(QLabel())
+        self.saved_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.rescan)
+        buttons.addWidget(self.copy)
+        buttons.addWidget(self.save)
+        buttons.addWidget(self.saved_label, 1)
+
+        self.body.addWidget(self.busy)
+        self.body.addWidget(self.error_banner)
+        self.body.addWidget(self.facts_title)
+        self.body.addWidget(self.facts_box)
+        self.body.addWidget(self.problems_title)
+        self.body.addLayout(self.problems_box)
+        self.body.addStretch(1)
+        self.body.addLayout(buttons)
+        self.retranslate()
+
+    # ---- scanning ----
+    def initializePage(self) -> None:  # noqa: N802
+        if self.state.report is None and not self.is_busy():
+            self.start_scan()
+        else:
+            self._render()
+
+    def start_scan(self) -> None:
+        if self.is_busy():
+            return
+        self._error = None
+        self.state.report = None
+        self._task = Task(lambda e, c, ch=self.state.choices: scan(e, c, ch), self, name="detect")
+        self._task.succeeded.connect(self._on_scanned)
+        self._task.failed.connect(self._on_failed)
+        self._task.finished.connect(self._on_finished)
+        self._task.start()
+        self._render()
+        self.completeChanged.emit()
+
+    def _on_scanned(self, result) -> None:
+        report, rec, _rec_error = result
+        self.state.report = report
+        if rec is not None:
+            self.state.recommendation = rec
+
+    def _on_failed(self, err) -> None:
+        self._error = err
+
+    def _on_finished(self) -> None:
+        self._render()
+        self.completeChanged.emit()
+        self.scan_finished.emit()
+
+    def is_busy(self) -> bool:
+        return bool(self._task and self._task.is_running())
+
+    def cancel_and_wait(self, timeout: float = 30.0) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task.wait(timeout)
+
+    def isComplete(self) -> bool:  # noqa: N802
+        return self.state.report is not None and not self.is_busy()
+
+    # ---- report export ----
+    def report_json(self) -> str:
+        if self.state.report is None:
+            return ""
+        return json.dumps(self.state.report.to_dict(), indent=2, ensure_ascii=False)
+
+    def save_report(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.write_text(self.report_json() + "\n", encoding="utf-8")
+        self.saved_label.setText(self.tr("Saved to {path}").format(path=path))
+        return path
+
+    def _ask_save(self) -> None:
+        start = str(Path.home() / "system-report.json")
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Save the system report"), start,
+                                              self.tr("JSON files (*.json)"))
+        if path:
+            try:
+                self.save_report(path)
+            except OSError as exc:
+                self.saved_label.setText(self.tr("Could not save: {error}").format(error=exc.strerror or exc))
+
+    # ---- what looks wrong ----
+    def find_problems(self) -> list[tuple[str, str, str]]:
+        r = self.state.report
+        if r is None:
+            return []
+        out: list[tuple[str, str, str]] = []
+        for p in r.probes:
+            if p.status == "timeout":
+                out.append(("warning", self.tr("{tool} did not answer in time").format(tool=p.name),
+                            p.detail or self.tr("The tool may be hung; its answer is missing from the report.")))
+            elif p.status == "garbage":
+                out.append(("warning", self.tr("{tool} printed something that could not be read").format(tool=p.name),
+                            p.detail))
+            elif p.status == "error":
+                out.append(("warning", self.tr("{tool} failed").format(tool=p.name), p.detail))
+        env = r.env or {}
+        for var, vendor in (("CUDA_VISIBLE_DEVICES", "NVIDIA"), ("HIP_VISIBLE_DEVICES", "AMD"),
+                            ("ROCR_VISIBLE_DEVICES", "AMD")):
+            if var in env and env[var].strip() in ("", "-1"):
+                out.append(("warning", self.tr("{var} is set to \"{value}\"").format(var=var, value=env[var]),
+                            self.tr("PyTorch will not see any {vendor} graphics card while this variable is "
+                                    "set this way.").format(vendor=vendor)))
+        if r.disk_free_mb is not None and r.disk_free_mb < LOW_DISK_MB:
+            out.append(("warning", self.tr("Only {free} of free disk space").format(free=human_mb(r.disk_free_mb)),
+                        self.tr("PyTorch for a graphics card needs about 5 to 10 GB; for the processor about "
+                                "1 GB.")))
+        if r.memory_mb is not None and r.memory_mb < LOW_MEMORY_MB:
+            out.append(("warning", self.tr("Only {mem} of memory").format(mem=human_mb(r.memory_mb)),
+                        self.tr("PyTorch will work, but large models will not fit.")))
+        rec = self.state.recommendation
+        seen = {t for _, t, _ in out}
+        for w in getattr(rec, "warnings", None) or []:
+            if w not in seen:
+                out.append(("warning", w, ""))
+        return out
+
+    # ---- rendering ----
+    def _clear(self, layout) -> None:
+        while layout.count():
+            item = layout.takeAt(0)
+            w = item.widget()
+            if w is not None:
+                w.deleteLater()
+
+    def _fact(self, row: int, icon_name: str, label: str, value: str, detail: str = "") -> None:
+        ic = QLabel()
+        set_icon(ic, icon_name, 22)
+        name = QLabel(label)
+        f = name.font()
+        f.setBold(True)
+        name.setFont(f)
+        val = QLabel(value)
+        val.setWordWrap(True)
+        val.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        val.setAccessibleName(f"{label}: {value}")
+        self.facts.addWidget(ic, row, 0, Qt.AlignmentFlag.AlignTop)
+        self.facts.addWidget(name, row, 1, Qt.AlignmentFlag.AlignTop)
+        if detail:
+            box = QVBoxLayout()
+            box.setSpacing(0)
+            box.addWidget(val)
+            d = muted(QLabel(detail))
+            d.setWordWrap(True)
+            box.addWidget(d)
+            holder = QWidget()
+            box.setContentsMargins(0, 0, 0, 0)
+            holder.setLayout(box)
+            self.facts.addWidget(holder, row, 2)
+        else:
+            self.facts.addWidget(val, row, 2)
+
+    def _os_text(self) -> str:
+        o = self.state.report.os
+        family = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}.get(o.family or "", self.tr("Unknown"))
+        text = o.version or family
+        if o.family == "linux" and o.version and "linux" not in o.version.lower():
+            text = f"{family}: {o.version}"
+        if o.wsl:
+            text += " " + self.tr("(inside WSL2 on Windows)")
+        if self.state.report.arch:
+            text += f", {self.state.report.arch}"
+        return text
+
+    def _gpu_text(self, g) -> tuple[str, str]:
+        vendor = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "apple": "Apple"}.get(g.vendor, g.vendor)
+        name = g.name if g.name.lower().startswith(vendor.lower()) else f"{vendor} {g.name}".strip()
+        bits = []
+        if g.memory_mb:
+            bits.append(self.tr("{mem} of graphics memory").format(mem=human_mb(g.memory_mb)))
+        if g.driver_version:
+            bits.append(self.tr("driver {version}").format(version=g.driver_version))
+        if g.compute_capability:
+            bits.append(self.tr("compute capability {cc}").format(cc=g.compute_capability))
+        if g.gfx_target:
+            bits.append(g.gfx_target)
+        if g.integrated:
+            bits.append(self.tr("built into the processor"))
+        return name, ", ".join(bits)
+
+    def _render(self) -> None:
+        busy = self.is_busy()
+        self.busy.setVisible(busy)
+        self.rescan.setEnabled(not busy)
+        have = self.state.report is not None
+        self.copy.setEnabled(have and not busy)
+        self.save.setEnabled(have and not busy)
+        if self._error is not None and not busy:
+            self.error_banner.set_text(self.tr("Looking at this computer failed: {message}").format(
+                message=self._error.message) + ("\n" + self._error.hint if self._error.hint else ""), "error")
+            self.error_banner.show()
+        else:
+            self.error_banner.hide()
+        self._clear(self.facts)
+        self._clear(self.problems_box)
+        self.facts_title.setVisible(have and not busy)
+        self.problems_title.setVisible(have and not busy)
+        if not have or busy:
+            return
+        r = self.state.report
+        row = 0
+        self._fact(row, "os", self.tr("System"), self._os_text())
+        row += 1
+        cpu = r.cpu
+        cores = ""
+        if cpu.cores or cpu.threads:
+            cores = self.tr("{cores} cores, {threads} threads").format(cores=cpu.cores or "?", threads=cpu.threads or "?")
+        self._fact(row, "cpu", self.tr("Processor"), cpu.model or self.tr("Unknown processor"), cores)
+        row += 1
+        self._fact(row, "memory", self.tr("Memory"), human_mb(r.memory_mb))
+        row += 1
+        disk_detail = self.tr("at {path}").format(path=r.target) if r.target else ""
+        self._fact(row, "disk", self.tr("Free disk space"), human_mb(r.disk_free_mb), disk_detail)
+        row += 1
+        py = r.python
+        others = [i for i in r.interpreters if i.executable != py.executable]
+        py_detail = self.tr("{n} more Python versions found").format(n=len(others)) if others else ""
+        self._fact(row, "python", self.tr("Python"), f"{py.version or '?'} ({py.executable or '?'})", py_detail)
+        row += 1
+        if r.gpus:
+            for g in r.gpus:
+                name, detail = self._gpu_text(g)
+                self._fact(row, "gpu", self.tr("Graphics card"), name, detail)
+                row += 1
+        else:
+            self._fact(row, "gpu", self.tr("Graphics card"), self.tr("None that PyTorch can use"),
+                       self.tr("PyTorch will run on the processor. That works everywhere, only slower for "
+                               "large models."))
+            row += 1
+        if r.nvidia_cuda_version:
+            self._fact(row, "info", self.tr("NVIDIA driver"),
+                       self.tr("supports CUDA up to {version}").format(version=r.nvidia_cuda_version),
+                       self.tr("PyTorch brings its own CUDA; only the driver must be new enough."))
+            row += 1
+        self.problems = self.find_problems()
+        if self.problems:
+            for status, title, detail in self.problems:
+                self.problems_box.addWidget(StatusRow(status, title, detail))
+        else:
+            self.problems_box.addWidget(StatusRow("ok", self.tr("Nothing looks wrong."), ""))
+
+    def retranslate(self) -> None:
+        self.setTitle(self.tr("Your system"))
+        self.setSubTitle(self.tr("This is what the assistant found on this computer. Nothing has been "
+                                 "changed."))
+        self.busy.set_text(self.tr("Looking at your computer…"))
+        self.facts_title.setText(self.tr("What was found"))
+        self.problems_title.setText(self.tr("What looks wrong"))
+        self.rescan.setText(self.tr("&Re-scan"))
+        self.rescan.setAccessibleName(self.tr("Look at this computer again"))
+        self.save.setText(self.tr("&Save report…"))
+        self.save.setAccessibleName(self.tr("Save the system report as a JSON file"))
+        self.copy.setToolTip(self.tr("Copy the system report (JSON) to the clipboard"))
+        self._render()

@@ -1,0 +1,170 @@
+"""Page 1: welcome, language, what will happen, and whether an offline bundle was found."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGridLayout, QLabel, QWidget
+
+from app.gui import i18n
+from app.gui.pages.base import BasePage
+from app.gui.state import WizardState
+from app.gui.widgets import Banner, heading, muted, set_icon
+from app.gui.worker import Task
+
+
+def _find_bundle(on_event, cancel):
+    try:
+        from app.core.bundle import find_bundle
+    except ImportError:  # the bundle module is optional in a trimmed build
+        return None
+    return find_bundle()
+
+
+class WelcomePage(BasePage):
+    language_changed = Signal(str)
+    bundle_checked = Signal(object)  # Path | None
+
+    def __init__(self, state: WizardState | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(state, parent)
+        self._bundle_task: Task | None = None
+        self._bundle_checked = False
+
+        self.intro = QLabel()
+        self.intro.setWordWrap(True)
+
+        self.language_label = QLabel()
+        self.language = QComboBox()
+        for code, name in i18n.LANGUAGES:
+            self.language.addItem(name, code)
+        self.language_label.setBuddy(self.language)
+        form = QFormLayout()
+        form.addRow(self.language_label, self.language)
+
+        self.steps_title = heading()
+        self.steps = QGridLayout()
+        self.steps.setHorizontalSpacing(14)
+        self.steps.setVerticalSpacing(8)
+        self.step_labels: list[tuple[QLabel, QLabel, QLabel]] = []
+        for i in range(5):
+            num = QLabel(f"{i + 1}.")
+            num.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+            text = QLabel()
+            text.setWordWrap(True)
+            when = muted(QLabel())
+            when.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+            self.steps.addWidget(num, i, 0)
+            self.steps.addWidget(text, i, 1)
+            self.steps.addWidget(when, i, 2)
+            self.step_labels.append((num, text, when))
+        self.steps.setColumnStretch(1, 1)
+        self.total = QLabel()
+        self.total.setWordWrap(True)
+        self.bundle_banner = Banner("info")
+        self.safety = muted(QLabel())
+        self.safety.setWordWrap(True)
+
+        self.body.addWidget(self.intro)
+        self.body.addLayout(form)
+        self.body.addSpacing(6)
+        self.body.addWidget(self.steps_title)
+        self.body.addLayout(self.steps)
+        self.body.addWidget(self.total)
+        self.body.addWidget(self.bundle_banner)
+        self.body.addWidget(self.safety)
+        self.body.addStretch(1)
+
+        self.select_language(self.state.language or "en", apply=False)
+        self.language.currentIndexChanged.connect(self._on_language_index)
+        self.retranslate()
+
+    # ---- language ----
+    def select_language(self, code: str, apply: bool = True) -> None:
+        code = i18n.normalize(code)
+        idx = self.language.findData(code)
+        if idx < 0:
+            idx = 0
+        if apply:
+            self.language.setCurrentIndex(idx)  # emits -> _on_language_index
+        else:
+            self.language.blockSignals(True)
+            self.language.setCurrentIndex(idx)
+            self.language.blockSignals(False)
+
+    def _on_language_index(self, idx: int) -> None:
+        code = self.language.itemData(idx) or "en"
+        self.state.language = i18n.set_language(code)
+        self.language_changed.emit(self.state.language)
+
+    # ---- bundle ----
+    def initializePage(self) -> None:  # noqa: N802
+        self.check_bundle()
+
+    def check_bundle(self) -> None:
+        if self._bundle_task is not None and self._bundle_task.is_running():
+            return
+        if self.state.bundle_dir is not None:
+            self._bundle_checked = True
+            self.retranslate()
+            return
+        self._bundle_task = Task(_find_bundle, self, name="find-bundle")
+        self._bundle_task.succeeded.connect(self._on_bundle)
+        self._bundle_task.failed.connect(lambda err: self._on_bundle(None))
+        self._bundle_task.start()
+
+    def _on_bundle(self, path) -> None:
+        self._bundle_checked = True
+        if path is not None:
+            self.state.bundle_dir = Path(path)
+        self.retranslate()
+        self.bundle_checked.emit(self.state.bundle_dir)
+
+    def is_busy(self) -> bool:
+        return bool(self._bundle_task and self._bundle_task.is_running())
+
+    def cancel_and_wait(self, timeout: float = 30.0) -> None:
+        if self._bundle_task is not None:
+            self._bundle_task.cancel()
+            self._bundle_task.wait(timeout)
+
+    # ---- texts ----
+    def retranslate(self) -> None:
+        self.setTitle(self.tr("Welcome to Torch Setup Assistant"))
+        self.setSubTitle(self.tr("This assistant installs PyTorch so that it uses your graphics card (or "
+                                 "your processor), checks that it works, and measures its speed."))
+        self.intro.setText(self.tr("You do not need to know what CUDA, ROCm or a driver is: the assistant "
+                                   "looks at your computer, explains its choice in plain words, and lets "
+                                   "you change it if you want to."))
+        self.language_label.setText(self.tr("&Language:"))
+        self.language.setAccessibleName(self.tr("Language"))
+        self.steps_title.setText(self.tr("What will happen"))
+        steps = [
+            (self.tr("Look at your computer: system, processor, memory, graphics card and driver."),
+             self.tr("a few seconds")),
+            (self.tr("Recommend the right PyTorch build and explain why. You can change it."),
+             self.tr("you decide")),
+            (self.tr("Create a separate Python environment, so nothing else on your computer changes."),
+             self.tr("under a minute")),
+            (self.tr("Download and install PyTorch: about 200 MB for the processor, 2 to 3 GB for an "
+                     "NVIDIA or AMD graphics card."),
+             self.tr("1 to 15 minutes")),
+            (self.tr("Check that PyTorch really works, then measure its speed."),
+             self.tr("about a minute")),
+        ]
+        for (num, text, when), (t, w) in zip(self.step_labels, steps):
+            text.setText(t)
+            when.setText(w)
+        self.total.setText(self.tr("It usually takes 5 to 15 minutes in all; most of it is the download. "
+                                   "You can cancel at any time, and a half-finished installation is "
+                                   "removed."))
+        if self.state.bundle_dir is not None:
+            self.bundle_banner.set_text(
+                self.tr("An offline bundle was found in {path}. PyTorch will be installed from it, "
+                        "without the internet.").format(path=self.state.bundle_dir), "ok")
+        elif self._bundle_checked:
+            self.bundle_banner.set_text(
+                self.tr("No offline bundle was found, so PyTorch will be downloaded: keep this computer "
+                        "connected to the internet."), "info")
+        else:
+            self.bundle_banner.set_text(self.tr("Looking for an offline bundle…"), "info")
+        self.safety.setText(self.tr("Nothing is installed until you confirm it on the Install page."))

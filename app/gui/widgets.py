@@ -1,0 +1,300 @@
+"""Small shared widgets: status rows, banners, copy buttons, a busy line, a collapsible box.
+
+Icons are SVGs in ``resources/icons`` (crisp at any device pixel ratio), with QStyle's
+standard icons as the fallback. Colours come from the palette (readable in dark mode); the
+only fixed colours are the status icons themselves and a light tint mixed into the palette's
+window colour for banners.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Callable
+
+from PySide6.QtCore import QEvent, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPainter, QPalette
+from PySide6.QtWidgets import (QApplication, QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy,
+                               QStyle, QToolButton, QVBoxLayout, QWidget)
+
+from app.core.paths import resources_dir
+
+STATUSES = ("ok", "warning", "error", "info", "pending", "skipped", "running")
+_FALLBACK = {
+    "ok": QStyle.StandardPixmap.SP_DialogApplyButton,
+    "warning": QStyle.StandardPixmap.SP_MessageBoxWarning,
+    "error": QStyle.StandardPixmap.SP_MessageBoxCritical,
+    "info": QStyle.StandardPixmap.SP_MessageBoxInformation,
+    "pending": QStyle.StandardPixmap.SP_BrowserReload,
+    "running": QStyle.StandardPixmap.SP_BrowserReload,
+    "skipped": QStyle.StandardPixmap.SP_DialogNoButton,
+    "os": QStyle.StandardPixmap.SP_ComputerIcon,
+    "disk": QStyle.StandardPixmap.SP_DriveHDIcon,
+    "folder": QStyle.StandardPixmap.SP_DirOpenIcon,
+}
+# Status words from the core (verify checks: passed|failed|skipped) onto icon names.
+_ALIASES = {"passed": "ok", "pass": "ok", "failed": "error", "fail": "error", "warn": "warning",
+            "running": "pending", True: "ok", False: "error", None: "pending"}
+# Tints for banners, mixed into the palette's window colour.
+_TINTS = {"info": QColor("#2f73c9"), "warning": QColor("#e0a100"), "error": QColor("#d13b3b"),
+          "ok": QColor("#2e9d4f")}
+
+
+def status_name(status) -> str:
+    name = _ALIASES.get(status, status)
+    return name if name in STATUSES else "info"
+
+
+@lru_cache(maxsize=None)
+def icon(name: str) -> QIcon:
+    """An icon by name: resources/icons/<name>.svg, else a QStyle standard icon."""
+    name = status_name(name) if name in _ALIASES else name
+    path = resources_dir() / "icons" / f"{name}.svg"
+    if path.is_file():
+        ic = QIcon(str(path))
+        if not ic.isNull():
+            return ic
+    sp = _FALLBACK.get(name, QStyle.StandardPixmap.SP_FileIcon)
+    return QApplication.style().standardIcon(sp)
+
+
+def set_icon(label: QLabel, name: str, size: int = 20) -> None:
+    """Put a crisp icon on a label (rendered at the label's device pixel ratio)."""
+    label.setPixmap(icon(name).pixmap(QSize(size, size), label.devicePixelRatioF()))
+    label.setFixedSize(size, size)
+
+
+def monospace_font() -> QFont:
+    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    font.setStyleHint(QFont.StyleHint.Monospace)
+    return font
+
+
+def muted(label: QLabel) -> QLabel:
+    """Secondary text: the palette's placeholder colour (a grey that follows dark mode)."""
+    label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+    return label
+
+
+def heading(text: str = "", scale: float = 1.15) -> QLabel:
+    label = QLabel(text)
+    f = label.font()
+    f.setBold(True)
+    f.setPointSizeF(f.pointSizeF() * scale if f.pointSizeF() > 0 else 11)
+    label.setFont(f)
+    label.setWordWrap(True)
+    return label
+
+
+class StatusRow(QWidget):
+    """An icon, a title and an optional one-line explanation under it."""
+
+    def __init__(self, status: str = "pending", title: str = "", detail: str = "", icon_name: str | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._status = "pending"
+        self._icon_name = icon_name
+        self.icon_label = QLabel()
+        self.title_label = QLabel()
+        self.title_label.setWordWrap(True)
+        self.title_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.detail_label = muted(QLabel())
+        self.detail_label.setWordWrap(True)
+        self.detail_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        text_col = QVBoxLayout()
+        text_col.setSpacing(1)
+        text_col.setContentsMargins(0, 0, 0, 0)
+        text_col.addWidget(self.title_label)
+        text_col.addWidget(self.detail_label)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 2, 0, 2)
+        row.setSpacing(10)
+        row.addWidget(self.icon_label, 0, Qt.AlignmentFlag.AlignTop)
+        row.addLayout(text_col, 1)
+        self.set(status, title, detail)
+
+    @property
+    def status(self) -> str:
+        return self._status
+
+    def set(self, status, title: str | None = None, detail: str | None = None) -> None:
+        self._status = status_name(status)
+        set_icon(self.icon_label, self._icon_name or self._status)
+        self.icon_label.setToolTip(self._status)
+        if title is not None:
+            self.title_label.setText(title)
+        if detail is not None:
+            self.detail_label.setText(detail)
+            self.detail_label.setVisible(bool(detail))
+        self.setAccessibleName(f"{self.title_label.text()} ({self._status})")
+        self.setAccessibleDescription(self.detail_label.text())
+
+    def text(self) -> str:
+        return self.title_label.text()
+
+
+class Banner(QFrame):
+    """A tinted box with an icon and wrapped text: info, warning, error or ok."""
+
+    def __init__(self, kind: str = "info", text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._kind = kind
+        self.icon_label = QLabel()
+        self.text_label = QLabel(text)
+        self.text_label.setWordWrap(True)
+        self.text_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.text_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(12, 8, 12, 8)
+        row.setSpacing(10)
+        row.addWidget(self.icon_label, 0, Qt.AlignmentFlag.AlignTop)
+        row.addWidget(self.text_label, 1)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self.set_kind(kind)
+
+    @property
+    def kind(self) -> str:
+        return self._kind
+
+    def set_kind(self, kind: str) -> None:
+        self._kind = kind if kind in _TINTS else "info"
+        set_icon(self.icon_label, self._kind, 18)
+        self.update()
+
+    def set_text(self, text: str, kind: str | None = None) -> None:
+        if kind:
+            self.set_kind(kind)
+        self.text_label.setText(text)
+        self.setAccessibleName(text)
+
+    def text(self) -> str:
+        return self.text_label.text()
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        base = self.palette().color(QPalette.ColorRole.Window)
+        tint = _TINTS[self._kind]
+        fill = _mix(base, tint, 0.16)
+        border = _mix(base, tint, 0.55)
+        p.setPen(border)
+        p.setBrush(fill)
+        p.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 6, 6)
+        p.end()
+
+
+def _mix(a: QColor, b: QColor, t: float) -> QColor:
+    return QColor(round(a.red() * (1 - t) + b.red() * t), round(a.green() * (1 - t) + b.green() * t),
+                  round(a.blue() * (1 - t) + b.blue() * t))
+
+
+class CopyButton(QPushButton):
+    """Copies ``source()`` to the clipboard and says "Copied" for a moment."""
+
+    copied = Signal(str)
+
+    def __init__(self, source: Callable[[], str] | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._source = source
+        self._flash = QTimer(self)
+        self._flash.setSingleShot(True)
+        self._flash.setInterval(1500)
+        self._flash.timeout.connect(self.retranslate)
+        self.clicked.connect(self.copy)
+        self.retranslate()
+
+    def set_source(self, source: Callable[[], str]) -> None:
+        self._source = source
+
+    def copy(self) -> str:
+        text = self._source() if self._source else ""
+        QGuiApplication.clipboard().setText(text)
+        self.setText(self.tr("Copied"))
+        self._flash.start()
+        self.copied.emit(text)
+        return text
+
+    def retranslate(self) -> None:
+        if not self._flash.isActive():
+            self.setText(self.tr("Copy"))
+        self.setAccessibleName(self.tr("Copy to the clipboard"))
+
+    def changeEvent(self, event) -> None:  # noqa: N802
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+
+class BusyLine(QWidget):
+    """An indeterminate progress bar with a message (shown while a Task runs)."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 0)
+        self.bar.setTextVisible(False)
+        self.bar.setMaximumWidth(220)
+        self.label = QLabel(text)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.bar)
+        row.addWidget(self.label, 1)
+
+    def set_text(self, text: str) -> None:
+        self.label.setText(text)
+        self.bar.setAccessibleName(text)
+
+
+class Collapsible(QWidget):
+    """A header button with an arrow that shows or hides its content (keyboard: Space)."""
+
+    toggled = Signal(bool)
+
+    def __init__(self, title: str = "", content: QWidget | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.button = QToolButton()
+        self.button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.button.setCheckable(True)
+        self.button.setArrowType(Qt.ArrowType.RightArrow)
+        self.button.setAutoRaise(True)
+        self.button.setText(title)
+        self.button.toggled.connect(self.set_expanded)
+        self.content = content or QWidget()
+        self.content.setVisible(False)
+        col = QVBoxLayout(self)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(4)
+        col.addWidget(self.button, 0, Qt.AlignmentFlag.AlignLeft)
+        col.addWidget(self.content)
+
+    def set_title(self, title: str) -> None:
+        self.button.setText(title)
+        self.button.setAccessibleName(title)
+
+    def is_expanded(self) -> bool:
+        return self.button.isChecked()
+
+    def set_expanded(self, on: bool) -> None:
+        if self.button.isChecked() != on:
+            self.button.setChecked(on)
+            return
+        self.button.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
+        self.content.setVisible(on)
+        self.toggled.emit(on)
+
+
+def hline() -> QFrame:
+    line = QFrame()
+    line.setFrameShape(QFrame.Shape.HLine)
+    line.setFrameShadow(QFrame.Shadow.Sunken)
+    return line
+
+
+def human_mb(mb: float | int | None) -> str:
+    """1536 -> "1.5 GB"; sizes in MB as the SystemReport has them (MiB, shown as GB like OSes do)."""
+    if mb is None:
+        return "?"
+    gb = float(mb) / 1024
+    if gb >= 100:
+        return f"{gb:.0f} GB"
+    if gb >= 1:
+        return f"{gb:.1f} GB"
+    return f"{float(mb):.0f} MB"
