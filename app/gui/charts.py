@@ -42,11 +42,17 @@ def point_of(row: Any, default_device: str | None = None) -> tuple[str, str, int
 
 def points_of(report: Any) -> list[tuple[str, str, int, float]]:
     """Every usable measurement of a BenchReport (or its dict)."""
-    rows = _get(report, "results", "measurements", "rows", default=[]) or []
+    rows = list(_get(report, "results", "measurements", "rows", default=[]) or [])
+    # The CPU baseline an accelerator run measures for its speedup (a list of its own).
+    cpu_rows = list(_get(report, "cpu_results", default=[]) or [])
     dev = _get(report, "device")
     out = []
     for r in rows:
         p = point_of(r, dev)
+        if p is not None:
+            out.append(p)
+    for r in cpu_rows:
+        p = point_of(r, "cpu")
         if p is not None:
             out.append(p)
     return out

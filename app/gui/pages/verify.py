@@ -139,7 +139,12 @@ class VerifyPage(TaskPageMixin, BasePage):
 
     def _on_report(self, report) -> None:
         self.state.verify_report = report
-        for c in field_of(report, "checks", default=[]) or []:
+        checks = list(field_of(report, "checks", default=[]) or [])
+        if checks:  # the report is the truth: live rows that are not checks (facts) go
+            self.checks.clear()
+            self._items.clear()
+            self._statuses.clear()
+        for c in checks:
             self._set_check(str(field_of(c, "name", default="?")), field_of(c, "status"),
                             str(field_of(c, "detail", default="") or ""), str(field_of(c, "title", default="") or ""))
         ok = bool(field_of(report, "ok", default=not any(s == "failed" for s in self._statuses.values())))

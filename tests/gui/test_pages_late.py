@@ -1,0 +1,251 @@
+"""The wizard's last four pages, each in a minimal QWizard over a prefilled WizardState.
+
+Real parts: a real uv venv with the torch CPU wheel from the local wheel folder, the real
+verify and bench probes, real installs (and a real cancel of one), Qt offscreen.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+psutil = pytest.importorskip("psutil")
+
+from PySide6.QtWidgets import QApplication, QWizard  # noqa: E402
+
+from app.core.errors import UserError  # noqa: E402
+from app.core.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent  # noqa: E402
+from app.gui.state import WizardState  # noqa: E402
+
+pytestmark = pytest.mark.gui
+
+_ENVS: dict[str, tuple[Path, Path]] = {}
+
+
+def _uv() -> str:
+    from uv import find_uv_bin
+
+    return find_uv_bin()
+
+
+def _clean_env() -> dict:
+    env = dict(os.environ)
+    for k in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"):
+        env.pop(k, None)
+    return env
+
+
+@pytest.fixture(scope="session")
+def torch_env(tmp_path_factory, local_wheels) -> tuple[Path, Path]:
+    """(env folder, python) of a real uv venv holding the torch CPU wheel (never the network's
+    CUDA build: --find-links points at the local wheel folder)."""
+    key = str(local_wheels)
+    if key not in _ENVS:
+        root = tmp_path_factory.mktemp("torch-env") / "env"
+        subprocess.run([_uv(), "venv", "--quiet", "--python", sys.executable, str(root)], check=True,
+                       env=_clean_env(), timeout=120, capture_output=True)
+        py = root / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+        subprocess.run([_uv(), "pip", "install", "--quiet", "--python", str(py), "--find-links",
+                        str(local_wheels), "torch==2.13.0", "numpy"], check=True, env=_clean_env(),
+                       timeout=600, capture_output=True)
+        _ENVS[key] = (root, py)
+    return _ENVS[key]
+
+
+@pytest.fixture
+def wizard_with(qtbot):
+    """A QWizard holding only the given page classes over one WizardState."""
+
+    def build(*classes, state: WizardState | None = None):
+        state = state or WizardState()
+        wiz = QWizard()
+        pages = []
+        for i, cls in enumerate(classes):
+            page = cls(state)
+            wiz.setPage(i, page)
+            pages.append(page)
+        qtbot.addWidget(wiz)
+        wiz.resize(820, 640)
+        return wiz, state, pages
+
+    return build
+
+
+class _Result:
+    """What an InstallResult carries that the late pages read (for pages after Install)."""
+
+    def __init__(self, env: Path, python: Path, torch_version: str = "2.13.0+cpu") -> None:
+        self.env_path = env
+        self.python = python
+        self.torch_version = torch_version
+        self.log_path = None
+        self.duration_s = 7.0
+        self.packages = {"torch": torch_version}
+
+    def to_dict(self) -> dict:
+        return {"env_path": str(self.env_path), "python": str(self.python), "torch_version": self.torch_version,
+                "duration_s": self.duration_s, "packages": self.packages}
+
+
+# ------------------------------------------------------------------------------- log view
+def test_logview_batches_lines_and_bounds_the_widget(qtbot):
+    from app.gui.logview import LogView
+
+    view = LogView(max_lines=500)
+    qtbot.addWidget(view)
+    for i in range(20000):
+        view.append(f"line {i}")
+    # Appending is a queue: nothing reached the document yet.
+    assert view.text.document().blockCount() <= 1
+    assert view.pending() == 20000
+    qtbot.waitUntil(lambda: view.pending() == 0, timeout=10000)
+    assert view.line_count() == 20000
+    doc = view.text.document()
+    assert doc.blockCount() <= 500
+    assert doc.lastBlock().text() == "line 19999"
+
+
+def test_logview_toggle_shows_and_hides(qtbot):
+    from app.gui.logview import LogView
+
+    view = LogView()
+    qtbot.addWidget(view)
+    view.show()
+    assert view.text.isHidden()
+    view.toggle.click()
+    assert view.text.isVisible()
+    assert view.toggle.text() == "Hide details"
+    view.toggle.click()
+    assert view.text.isHidden()
+
+
+# ---------------------------------------------------------------------------------- chart
+def test_chart_draws_one_series_per_device_and_dtype(qtbot):
+    from app.gui.charts import BenchChart, points_of
+
+    report = {"device": "cpu", "results": [
+        {"n": 256, "dtype": "fp32", "device": "cpu", "gflops": 90.0},
+        {"n": 512, "dtype": "fp32", "device": "cpu", "gflops": 120.0},
+        {"n": 256, "dtype": "bf16", "device": "cpu", "gflops": 30.0},
+        {"n": 1024, "dtype": "bf16", "device": "cpu", "gflops": 0.0},  # a failed point: not drawn
+    ], "cpu_results": []}
+    chart = BenchChart()
+    qtbot.addWidget(chart)
+    chart.set_report(report)
+    names = sorted(s.name() for s in chart.series())
+    assert names == ["cpu · bf16", "cpu · fp32"]
+    assert chart.point_count() == 3
+    assert len(points_of(report)) == 3
+    fp32 = next(s for s in chart.series() if s.name().endswith("fp32"))
+    assert [(p.x(), p.y()) for p in fp32.points()] == [(256.0, 90.0), (512.0, 120.0)]
+    assert chart.x_axis.base() == 2.0
+    assert chart.y_axis.max() >= 120.0
+
+
+# ------------------------------------------------------------------------------- verify
+@pytest.mark.slow
+def test_verify_page_fills_checklist_live_and_passes(qtbot, wizard_with, torch_env):
+    from app.gui.pages.verify import VerifyPage
+
+    env, py = torch_env
+    state = WizardState(install_result=_Result(env, py))
+    wiz, state, (page,) = wizard_with(VerifyPage, state=state)
+    live = []  # (rows in the checklist, page status) after each step event arrived
+    with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
+        wiz.show()
+    page._task.event.connect(lambda e: live.append((page.checks.topLevelItemCount(), page.status()))
+                             if isinstance(e, StepEvent) else None)
+    qtbot.waitUntil(lambda: page.status() != "running", timeout=240000)
+    # The checklist filled while the probe was still running, not only at the end.
+    assert any(rows > 0 and st == "running" for rows, st in live), live
+    assert page.status() == "passed", page.summary.text() + page.error_panel.message.text()
+    assert page.isComplete()
+    rep = state.verify_report
+    assert rep is not None and rep.ok
+    assert rep.torch_version.startswith("2.13.0")
+    # Every check is a row with its icon status and one line of explanation.
+    rows = {page.checks.topLevelItem(i).text(0): page.checks.topLevelItem(i)
+            for i in range(page.checks.topLevelItemCount())}
+    assert len(rows) == len(rep.checks) >= 3
+    for c in rep.checks:
+        item = rows[c.title or c.name]
+        assert item.data(0, 256) == c.status  # Qt.UserRole
+        assert item.text(1)
+    assert "2.13.0" in page.summary.text()
+    assert not page.diagnosis.isVisible()
+
+
+@pytest.mark.slow
+def test_verify_page_failure_shows_error_and_diagnosis(qtbot, wizard_with, tmp_path):
+    """An environment without torch: the probe fails, the page shows why and the doctor's fix."""
+    from app.gui.pages.verify import VerifyPage
+
+    env = tmp_path / "empty-env"
+    subprocess.run([_uv(), "venv", "--quiet", "--python", sys.executable, str(env)], check=True,
+                   env=_clean_env(), timeout=120, capture_output=True)
+    py = env / "bin" / "python"
+    state = WizardState(install_result=_Result(env, py))
+    wiz, state, (page,) = wizard_with(VerifyPage, state=state)
+    wiz.show()
+    qtbot.waitUntil(lambda: page.status() in ("failed", "error"), timeout=120000)
+    assert page.isComplete()  # the user may still go on and save the report
+    assert page.error_panel.isVisible() or page.status() == "failed"
+    assert page.error_panel.message.text()
+    assert page.error_panel.log_path is not None and page.error_panel.log_path.exists()
+    qtbot.waitUntil(lambda: not page.is_busy(), timeout=120000)
+    assert page.diagnosis_title.isVisible()
+    assert page.diagnosis.toPlainText().strip()
+
+
+# ------------------------------------------------------------------------------- done
+def test_activation_commands_per_os():
+    from app.gui.pages.done import activation_commands
+
+    lin = dict(activation_commands(Path("/home/a b/env"), platform="linux"))
+    assert lin["bash / zsh"] == "source '/home/a b/env/bin/activate'"
+    assert lin["fish"].endswith("activate.fish'")
+    win = dict(activation_commands(Path("C:/Users/li/env"), platform="win32"))
+    assert set(win) == {"PowerShell", "cmd"}
+    assert win["PowerShell"].startswith("& ") and win["PowerShell"].endswith("Activate.ps1")
+    assert win["cmd"].endswith("activate.bat")
+    assert activation_commands(Path("/opt/envs/t"), kind="conda") == [("conda", "conda activate /opt/envs/t")]
+
+
+def test_done_page_summary_and_saved_report(qtbot, wizard_with, tmp_path):
+    from app.gui.pages.done import DonePage
+
+    env = tmp_path / "my env"
+    (env / "bin").mkdir(parents=True)
+    py = env / "bin" / "python"
+    py.write_text("")
+    verify = {"ok": True, "torch_version": "2.13.0+cpu", "checks": [
+        {"name": "import", "status": "passed", "detail": "torch 2.13.0+cpu imported"},
+        {"name": "cuda", "status": "skipped", "detail": "no GPU"}]}
+    bench = {"device": "cpu", "results": [{"n": 256, "dtype": "fp32", "device": "cpu", "gflops": 101.5}]}
+    state = WizardState(install_result=_Result(env, py), verify_report=verify, bench_report=bench)
+    wiz, state, (page,) = wizard_with(DonePage, state=state)
+    wiz.show()
+    qtbot.waitUntil(lambda: bool(state.saved_reports))
+    text = page.summary.text()
+    assert str(env) in text and "2.13.0+cpu" in text
+    assert "1 passed, 0 failed, 1 skipped" in text
+    assert "101.5 GFLOP/s" in text
+    shells = [label.text() for label, _row in page.shell_rows]
+    assert shells == (["PowerShell", "cmd"] if sys.platform.startswith("win") else ["bash / zsh", "fish"])
+    assert page.python_row.edit.text() == str(py)
+    assert "ipykernel install --user --name my-env" in page.jupyter_kernel.edit.text()
+    # The automatic copy, then "Save report as" into a folder the user chose.
+    out = tmp_path / "reports"
+    files = page.save_report(out)
+    assert sorted(p.suffix for p in files) == [".html", ".json", ".md"]
+    for p in files:
+        assert p.exists() and "2.13.0+cpu" in p.read_text(encoding="utf-8")
+    data = json.loads(next(p for p in files if p.suffix == ".json").read_text(encoding="utf-8"))
+    assert data["summary"]["torch"] == "2.13.0+cpu"
+    assert page.open_report.isEnabled()
