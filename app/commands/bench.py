@@ -1,0 +1,72 @@
+"""``torch-setup bench --env PATH [--device D] [--sizes N ...] [--dtypes T ...] [--budget-s S] [--json]``."""
+from __future__ import annotations
+
+import sys
+
+from app.core.errors import EXIT_OK
+from app.core.serial import dumps
+
+
+def register(sub) -> None:
+    p = sub.add_parser("bench", help="measure matrix-multiply speed in an environment (GFLOP/s)",
+                       description="A matmul sweep inside the environment: the median of several timed runs per "
+                                   "size and dtype, GFLOP/s, and the share of the hardware's estimated peak.")
+    p.add_argument("--env", required=True, metavar="PATH", help="the environment folder or its python executable")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda", "mps", "xpu"),
+                   help="where to run (auto: the accelerator if one works, else the CPU)")
+    p.add_argument("--sizes", nargs="+", metavar="N", help="matrix sizes (default 256 512 ... 8192)")
+    p.add_argument("--dtypes", nargs="+", metavar="T", choices=("fp32", "tf32", "fp16", "bf16"),
+                   help="fp32 tf32 fp16 bf16 (default: all the device supports)")
+    p.add_argument("--budget-s", type=float, default=60.0, metavar="S",
+                   help="time budget in seconds; larger sizes are skipped to stay within it (60)")
+    p.add_argument("--repeats", type=int, default=5, metavar="N", help="timed runs per point; the median counts (5)")
+    p.add_argument("--json", action="store_true", help="print the BenchReport as JSON")
+    p.set_defaults(func=run)
+
+
+def render(rep) -> str:
+    lines = [f"Matmul speed on {rep.device}: {rep.device_name} (torch {rep.torch_version}, {rep.threads} threads)", ""]
+    lines.append(f"  {'dtype':<6} {'n':>6} {'median ms':>10} {'GFLOP/s':>10} {'of peak':>8}")
+    for r in sorted(rep.results + rep.cpu_results, key=lambda r: (r.device != rep.device, r.dtype, r.n)):
+        frac = f"{r.fraction_of_peak * 100:.0f} %" if r.fraction_of_peak is not None else "?"
+        dev = "" if r.device == rep.device else f" ({r.device})"
+        lines.append(f"  {r.dtype:<6} {r.n:>6} {r.median_s * 1000:>10.2f} {r.gflops:>10.1f} {frac:>8}{dev}")
+    for s in rep.skipped:
+        lines.append(f"  – {s.dtype} {'n=' + str(s.n) if s.n else '(all sizes)'}: {s.reason}")
+    for sp in rep.speedup:
+        lines.append(f"  {sp['dtype']} n={sp['n']}: {sp['speedup']:.1f}x faster than the CPU")
+    for c in rep.copy:
+        lines.append(f"  copy {c.direction.replace('_', ' ')} ({c.memory}): {c.gb_per_s:.1f} GB/s")
+    lines.append("")
+    if rep.peak is not None:
+        pk = ", ".join(f"{k} {v:,.0f}" for k, v in rep.peak.gflops.items())
+        lines.append(f"Estimated peak ({rep.peak.name}): {pk} GFLOP/s")
+        for a in rep.peak.assumptions:
+            lines.append(f"  assumption: {a}")
+        lines.append(f"  source: {rep.peak.source}")
+    else:
+        lines.append(f"The peak of {rep.device_name} is not in the table, so no share of it is shown.")
+    best = rep.best()
+    if best is not None:
+        frac = (f", {best.fraction_of_peak * 100:.0f} % of the estimated {best.dtype} peak"
+                if best.fraction_of_peak is not None else "")
+        lines.append(f"Best: {best.gflops:,.1f} GFLOP/s ({best.dtype}, n={best.n}){frac}.")
+    if rep.log_path:
+        lines.append(f"Full log: {rep.log_path}")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from app.core.bench import run_bench
+    from app.core.probe import resolve_python
+
+    python = resolve_python(args.env)
+    on_event = None
+    if not args.json and sys.stderr.isatty():
+        def on_event(ev):
+            if getattr(ev, "kind", "") == "step" and ev.status in ("passed", "skipped", "failed"):
+                print(f"  {ev.name}: {ev.detail}", file=sys.stderr)
+    rep = run_bench(python, device=args.device, sizes=args.sizes, dtypes=args.dtypes, budget_s=args.budget_s,
+                    on_event=on_event, repeats=args.repeats)
+    print(dumps(rep) if args.json else render(rep))
+    return EXIT_OK

@@ -1,0 +1,84 @@
+"""``torch-setup verify --env PATH [--expect BACKEND] [--json]``: run the checks inside an env.
+
+Exit codes: 0 every check passed or was skipped, 1 a check failed (or the probe could not
+run), 2 the env path is wrong, 130 cancelled.
+"""
+from __future__ import annotations
+
+import sys
+
+from app.core.errors import EXIT_FAILED, EXIT_OK
+from app.core.serial import dumps
+
+MARKS = {"passed": "✓", "failed": "✗", "skipped": "–"}
+
+
+def register(sub) -> None:
+    p = sub.add_parser("verify", help="check that PyTorch works in an environment (CPU and accelerator)",
+                       description="Run a real computation on the CPU and on the accelerator inside the "
+                                   "environment, and say which checks passed, failed or were skipped, and why.")
+    p.add_argument("--env", required=True, metavar="PATH",
+                   help="the environment folder (venv or conda) or its python executable")
+    p.add_argument("--expect", choices=("cuda", "rocm", "mps", "xpu", "cpu"),
+                   help="the accelerator this env was installed for: if it is not usable, that is a failure")
+    p.add_argument("--no-dist", action="store_true", help="skip the two-process all_reduce check")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="give up after S seconds (300)")
+    p.add_argument("--json", action="store_true", help="print the VerifyReport as JSON")
+    p.set_defaults(func=run)
+
+
+def _mark(status: str) -> str:
+    enc = (getattr(sys.stdout, "encoding", None) or "").lower()
+    if "utf" in enc:
+        return MARKS.get(status, "?")
+    return {"passed": "OK", "failed": "XX", "skipped": "--"}.get(status, "?")
+
+
+def render(report) -> str:
+    lines = [f"PyTorch {report.torch_version} in {report.python}"]
+    build = report.build
+    if build.get("cuda"):
+        lines.append(f"  built for CUDA {build['cuda']}" + (f" (architectures: {' '.join(build.get('arch_list') or [])})"
+                                                           if build.get("arch_list") else ""))
+    elif build.get("hip"):
+        lines.append(f"  built for ROCm/HIP {build['hip']}")
+    elif build.get("local_tag") == "cpu" or not any(report.backends.get(b, {}).get("built")
+                                                      for b in ("cuda", "rocm", "mps", "xpu")):
+        lines.append("  CPU-only build")
+    backs = [f"{name}: {'available' if v.get('available') else ('built, not available' if v.get('built') else 'not built')}"
+             for name, v in report.backends.items() if name in ("cuda", "rocm", "mps", "xpu")]
+    lines.append("  " + "; ".join(backs))
+    for d in report.devices:
+        mem = f", {d.total_memory / 2**30:.0f} GiB" if d.total_memory else ""
+        cc = f", CC {d.compute_capability}" if d.compute_capability else (f", {d.gfx_target}" if d.gfx_target else "")
+        lines.append(f"  device {d.index}: {d.name}{cc}{mem}")
+    lines.append("")
+    width = max((len(c.title or c.name) for c in report.checks), default=10)
+    for c in report.checks:
+        lines.append(f" {_mark(c.status)} {(c.title or c.name).ljust(width)}  {c.detail}")
+    lines.append("")
+    n = {s: sum(1 for c in report.checks if c.status == s) for s in ("passed", "failed", "skipped")}
+    verdict = "All checks passed" if report.ok else "Some checks FAILED"
+    lines.append(f"{verdict}: {n['passed']} passed, {n['failed']} failed, {n['skipped']} skipped.")
+    if not report.ok:
+        lines.append("Run `torch-setup doctor --env ...` for the likely cause and the fix.")
+    if report.log_path:
+        lines.append(f"Full log: {report.log_path}")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from app.core.probe import resolve_python
+    from app.core.verify import run_verify
+
+    python = resolve_python(args.env)
+    on_event = None
+    if not args.json and sys.stderr.isatty():
+        def on_event(ev):
+            if getattr(ev, "kind", "") == "step" and ev.status == "running":
+                title = (ev.data or {}).get("title", ev.name)
+                print(f"  … {title}", file=sys.stderr)
+    report = run_verify(python, on_event=on_event, timeout_s=args.timeout, expect=args.expect,
+                        distributed=not args.no_dist)
+    print(dumps(report) if args.json else render(report))
+    return EXIT_OK if report.ok else EXIT_FAILED

@@ -1,0 +1,212 @@
+"""Estimated peak matmul throughput, so a speed-test result reads as "x % of what this
+hardware can do".
+
+CPU: cores x clock x FLOP per cycle per core, where FLOP per cycle comes from the widest
+fused multiply-add the CPU's flags show (an FMA counts as 2 FLOP). Assumptions, stated in
+every :class:`Peak`:
+
+* x86 AVX-512 (``avx512f``): 2 FMA units x 16 fp32 lanes x 2 = 64 fp32 FLOP/cycle/core.
+  Typical of server parts (Xeon Gold/Platinum, Zen 4/5 issue 2x256-bit and reach the same);
+  parts with one 512-bit FMA unit reach half. AVX-512 code often runs below the nominal
+  clock, so fractions of 50-80 % are normal.
+* x86 AVX2 + FMA: 2 FMA units x 8 lanes x 2 = 32. AVX without FMA: 16. SSE2: 8.
+* bf16: ``amx_bf16`` (Intel AMX tiles): 1024 FLOP/cycle/core (Intel: AMX-TMUL does 1024
+  BF16 FLOP per cycle per core). ``avx512_bf16``: 2x the fp32 rate (VDPBF16PS). Without
+  either, bf16 has no native path and the fp32 peak is used as the bound.
+* fp16: ``amx_fp16``: 1024; ``avx512_fp16``: 2x fp32; otherwise the fp32 peak is the bound.
+* arm64: NEON 128-bit: 4 fp32 lanes x 2 x FMA pipes: Apple M-series performance cores have
+  4 pipes (32 FLOP/cycle), Neoverse V1/V2 4 (32), others 2 (16). Apple's Accelerate uses the
+  AMX/SME matrix unit, which can exceed this NEON bound: a fraction above 1 is then honest.
+
+The clock is the maximum frequency the OS reports (psutil / ``cpu MHz``), measured in the
+assistant's process or taken from a SystemReport. Cores are physical cores, limited to the
+number of threads the benchmark used.
+
+GPUs: ``resources/gpu_peaks.toml`` (vendor datasheet numbers, each with its source).
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.core.errors import BadInput
+from app.core.paths import resources_dir
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DTYPES = ("fp32", "tf32", "fp16", "bf16")
+
+
+@dataclass(frozen=True)
+class Peak:
+    device: str  # cpu | cuda | rocm | mps | xpu
+    name: str
+    gflops: dict[str, float] = field(default_factory=dict)  # dtype -> GFLOP/s; absent = unknown
+    assumptions: list[str] = field(default_factory=list)
+    source: str = ""
+
+    def fraction(self, dtype: str, gflops: float) -> float | None:
+        p = self.gflops.get(dtype)
+        return gflops / p if p else None
+
+
+def _fp32_flop_per_cycle(flags: set[str], arch: str, model: str) -> tuple[int, str]:
+    arch = (arch or "").lower()
+    if arch in ("arm64", "aarch64"):
+        m = (model or "").lower()
+        if "apple" in m or re.search(r"\bm[1-9]\b", m):
+            return 32, "Apple M-series performance core: 4 NEON FMA pipes x 4 fp32 lanes x 2"
+        if any(x in m for x in ("neoverse-v", "neoverse v", "grace", "graviton3", "graviton4")):
+            return 32, "Neoverse V-class core: 4 x 128-bit FMA pipes x 4 lanes x 2"
+        return 16, "generic arm64 core: 2 NEON FMA pipes x 4 fp32 lanes x 2"
+    if "avx512f" in flags:
+        return 64, "AVX-512: 2 FMA units x 16 fp32 lanes x 2 FLOP (typical server core)"
+    if "avx2" in flags and "fma" in flags:
+        return 32, "AVX2: 2 FMA units x 8 fp32 lanes x 2 FLOP"
+    if "avx" in flags:
+        return 16, "AVX without FMA: 8-lane add + 8-lane multiply per cycle"
+    return 8, "SSE2: 4-lane add + 4-lane multiply per cycle"
+
+
+def cpu_peak(*, cores: int, mhz: float, flags, arch: str = "x86_64", model: str = "",
+             threads_used: int | None = None) -> Peak:
+    """Peak GFLOP/s per dtype for ``cores`` cores at ``mhz`` with these CPU flags."""
+    if not cores or cores < 1 or not mhz or mhz <= 0:
+        raise BadInput("a CPU peak needs a core count and a clock frequency")
+    flags = {f.lower() for f in flags or ()}
+    n = min(cores, threads_used) if threads_used else cores
+    fpc, why = _fp32_flop_per_cycle(flags, arch, model)
+    ghz = mhz / 1000.0
+    fp32 = n * ghz * fpc
+    out = {"fp32": fp32}
+    notes = [f"{n} core(s) x {ghz:.2f} GHz x {fpc} fp32 FLOP/cycle ({why}) = {fp32:.0f} GFLOP/s fp32"]
+    if "amx_bf16" in flags:
+        out["bf16"] = n * ghz * 1024
+        notes.append("bf16 via Intel AMX tiles: 1024 FLOP/cycle/core")
+    elif "avx512_bf16" in flags:
+        out["bf16"] = fp32 * 2
+        notes.append("bf16 via AVX512_BF16 dot products: 2x the fp32 rate")
+    else:
+        out["bf16"] = fp32
+        notes.append("no native bf16: the fp32 peak is used as the bound")
+    if "amx_fp16" in flags:
+        out["fp16"] = n * ghz * 1024
+        notes.append("fp16 via Intel AMX-FP16 tiles: 1024 FLOP/cycle/core")
+    elif "avx512_fp16" in flags:
+        out["fp16"] = fp32 * 2
+        notes.append("fp16 via AVX512-FP16: 2x the fp32 rate")
+    else:
+        out["fp16"] = fp32
+        notes.append("no native fp16: the fp32 peak is used as the bound")
+    notes.append("the clock is the OS-reported maximum; wide-vector code often runs slower, "
+                 "so 50-80 % of this is a good result")
+    return Peak("cpu", model or "CPU", out, notes, "estimate from cores, clock and SIMD width (app/core/peak.py)")
+
+
+def local_cpu() -> dict:
+    """cores, mhz, flags, arch, model of THIS machine (stdlib + psutil; no subprocess)."""
+    import platform
+
+    info: dict = {"arch": platform.machine().lower(), "model": platform.processor() or "", "flags": set(),
+                  "cores": None, "mhz": None}
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    m = re.search(r"^(?:flags|Features)\s*:\s*(.*)$", text, re.M)
+    if m:
+        info["flags"] = set(m.group(1).split())
+    m = re.search(r"^model name\s*:\s*(.+)$", text, re.M)
+    if m:
+        info["model"] = m.group(1).strip()
+    m = re.search(r"^cpu MHz\s*:\s*([0-9.]+)", text, re.M)
+    if m:
+        info["mhz"] = float(m.group(1))
+    try:
+        import psutil
+
+        info["cores"] = psutil.cpu_count(logical=False) or psutil.cpu_count()
+        f = psutil.cpu_freq()
+        if f is not None:
+            best = f.max or f.current
+            if best:
+                info["mhz"] = max(float(best), float(info["mhz"] or 0))
+    except Exception:
+        info["cores"] = info["cores"] or os.cpu_count()
+    return info
+
+
+def cpu_peak_for(report=None, threads_used: int | None = None, flags_extra=()) -> Peak | None:
+    """The CPU peak of the machine a SystemReport describes (or of this one)."""
+    info = local_cpu()
+    cores, mhz, flags, arch, model = info["cores"], info["mhz"], set(info["flags"]), info["arch"], info["model"]
+    if report is not None and getattr(report, "cpu", None) is not None:
+        c = report.cpu
+        cores = c.cores or cores
+        mhz = c.max_mhz or mhz
+        flags = set(c.flags) | flags if c.flags else flags
+        arch = report.arch or arch
+        model = c.model or model
+    flags |= set(flags_extra)
+    if not cores or not mhz:
+        return None
+    return cpu_peak(cores=int(cores), mhz=float(mhz), flags=flags, arch=arch, model=model,
+                    threads_used=threads_used)
+
+
+@dataclass(frozen=True)
+class GPUPeakRow:
+    name: str
+    match: list[str]
+    tflops: dict[str, float]
+    source: str
+
+
+def load_gpu_peaks(path: str | os.PathLike | None = None) -> list[GPUPeakRow]:
+    p = Path(path) if path else resources_dir() / "gpu_peaks.toml"
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadInput(f"GPU peak table {p} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(f"GPU peak table {p} is not valid TOML: {exc}") from None
+    rows = []
+    for i, row in enumerate(data.get("gpu", [])):
+        name = row.get("name")
+        if not name or not row.get("match") or not row.get("source"):
+            raise BadInput(f"GPU peak table {p}: entry {i + 1} ({name or '?'}) needs name, match and source")
+        vals = {}
+        for k in ("fp64", *DTYPES):
+            if k in row:
+                v = row[k]
+                if not isinstance(v, (int, float)) or v <= 0:
+                    raise BadInput(f"GPU peak table {p}: {name}.{k} must be a positive number")
+                vals[k] = float(v)
+        for pat in row["match"]:
+            try:
+                re.compile(pat)
+            except re.error as exc:
+                raise BadInput(f"GPU peak table {p}: {name} has a bad match pattern {pat!r}: {exc}") from None
+        rows.append(GPUPeakRow(name, list(row["match"]), vals, row["source"]))
+    return rows
+
+
+def gpu_peak(device_name: str, device: str = "cuda", rows: list[GPUPeakRow] | None = None) -> Peak | None:
+    """The table row whose pattern matches ``device_name`` best (the longest match)."""
+    rows = load_gpu_peaks() if rows is None else rows
+    best, best_len = None, 0
+    for row in rows:
+        for pat in row.match:
+            m = re.search(pat, device_name.strip(), re.I)
+            if m and len(pat) > best_len:
+                best, best_len = row, len(pat)
+    if best is None:
+        return None
+    return Peak(device, best.name, {k: v * 1000.0 for k, v in best.tflops.items() if k in DTYPES},
+                ["vendor peak (dense; FP32 accumulation for fp16/bf16)"], best.source)

@@ -1,0 +1,415 @@
+"""Bench probe: a matmul speed test inside the target environment.
+
+``<env python> -I bench.py --device auto|cpu|cuda|mps|xpu --sizes 256,512 --dtypes fp32,bf16
+--budget-s 60 [--repeats 5] [--warmup 2] [--cpu-flags "avx512f ..."] [--no-copy] [--no-cpu-baseline]``
+
+Stdlib + torch only; prints JSON lines (see verify.py): a ``step`` per measurement, then
+one ``result``. Sizes are swept smallest first and interleaved across dtypes, so the time
+budget cuts the largest sizes rather than whole dtypes. Each point: warm-up runs, then the
+median of N timed runs, with device synchronisation (CUDA events on NVIDIA/AMD).
+GFLOP/s = 2 n^3 / t.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+
+DTYPES = ("fp32", "tf32", "fp16", "bf16")
+DEFAULT_SIZES = (256, 512, 1024, 2048, 4096, 8192)
+CPU_FP16_MAX = 256  # measured here: fp16 matmul on a CPU without native fp16 takes ~69 s at n=2048
+CPU_BF16_SLOW_MAX = 1024  # without avx512_bf16 / AMX, bf16 is several times slower than fp32
+
+_T0 = time.monotonic()
+
+
+def emit(obj: dict) -> None:
+    sys.stdout.write(json.dumps(obj, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def step(name: str, status: str, detail: str = "", data: dict | None = None) -> None:
+    ev = {"event": "step", "name": name, "status": status, "detail": detail}
+    if data:
+        ev["data"] = data
+    emit(ev)
+
+
+def parse_args(argv: list[str]) -> dict:
+    opts = {"device": "auto", "sizes": list(DEFAULT_SIZES), "dtypes": None, "budget_s": 60.0,
+            "repeats": 5, "warmup": 2, "cpu_flags": None, "copy": True, "cpu_baseline": True}
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        val = argv[i + 1] if i + 1 < len(argv) else ""
+        if a == "--device":
+            opts["device"] = val
+        elif a == "--sizes":
+            opts["sizes"] = [int(x) for x in val.replace(",", " ").split()]
+        elif a == "--dtypes":
+            opts["dtypes"] = [x.strip().lower() for x in val.replace(",", " ").split()]
+        elif a == "--budget-s":
+            opts["budget_s"] = float(val)
+        elif a == "--repeats":
+            opts["repeats"] = max(1, int(val))
+        elif a == "--warmup":
+            opts["warmup"] = max(0, int(val))
+        elif a == "--cpu-flags":
+            opts["cpu_flags"] = set(val.split())
+        elif a == "--no-copy":
+            opts["copy"] = False
+            i += 1
+            continue
+        elif a == "--no-cpu-baseline":
+            opts["cpu_baseline"] = False
+            i += 1
+            continue
+        else:
+            raise SystemExit(f"unknown argument {a}")
+        i += 2
+    return opts
+
+
+def cpu_flags() -> set:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith(("flags", "Features")):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def pick_device(torch, want: str) -> str:
+    if want != "auto":
+        return want
+    if torch.cuda.is_available():
+        return "cuda"
+    if getattr(torch, "xpu", None) is not None and torch.xpu.is_available():
+        return "xpu"
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def device_name(torch, device: str) -> str:
+    if device == "cuda":
+        return torch.cuda.get_device_name(0)
+    if device == "xpu":
+        return torch.xpu.get_device_name(0)
+    if device == "mps":
+        try:  # "Apple M2 Pro": the GPU is part of the chip
+            out = subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True,
+                                 text=True, timeout=5).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            out = ""
+        return out or "Apple GPU (MPS)"
+    import platform
+
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return model or platform.processor() or platform.machine()
+
+
+def sync(torch, device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+    elif device == "mps":
+        torch.mps.synchronize()
+    elif device == "xpu":
+        torch.xpu.synchronize()
+
+
+def free_memory(torch, device: str) -> int | None:
+    if device == "cuda":
+        return int(torch.cuda.mem_get_info()[0])
+    if device == "xpu":
+        try:
+            return int(torch.xpu.mem_get_info()[0])
+        except Exception:
+            return None
+    if device in ("cpu", "mps"):  # MPS shares system memory
+        try:
+            return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            return None
+    return None
+
+
+def dtype_support(torch, device: str, flags: set) -> dict:
+    """dtype -> (supported, reason, max size or None)."""
+    out = {"fp32": (True, "", None)}
+    hip = bool(getattr(torch.version, "hip", None))
+    if device == "cuda":
+        major, _minor = torch.cuda.get_device_capability(0)
+        if hip:
+            out["tf32"] = (False, "TF32 matmul is an NVIDIA tensor-core mode; this is an AMD GPU", None)
+        elif major >= 8:
+            out["tf32"] = (True, "", None)
+        else:
+            out["tf32"] = (False, f"TF32 needs an NVIDIA GPU of compute capability 8.0+ (this one is {major}.x)", None)
+        out["fp16"] = (True, "", None)
+        out["bf16"] = ((True, "", None) if torch.cuda.is_bf16_supported()
+                       else (False, "this GPU has no native bfloat16", None))
+    elif device == "cpu":
+        out["tf32"] = (False, "TF32 is an NVIDIA GPU tensor-core format; CPUs do not have it", None)
+        if flags & {"avx512_fp16", "amx_fp16", "asimdhp", "fphp"}:
+            out["fp16"] = (True, "", None)
+        else:
+            out["fp16"] = (True, f"no native fp16 matmul on this CPU: it is emulated and extremely slow "
+                                 f"(~69 s for one 2048 matmul measured on a Xeon), so only n <= {CPU_FP16_MAX}",
+                           CPU_FP16_MAX)
+        if flags & {"avx512_bf16", "amx_bf16", "bf16"}:
+            out["bf16"] = (True, "", None)
+        else:
+            out["bf16"] = (True, f"no avx512_bf16 / AMX on this CPU: bf16 is slower than fp32 here, "
+                                 f"so only n <= {CPU_BF16_SLOW_MAX}", CPU_BF16_SLOW_MAX)
+    else:  # mps, xpu
+        out["tf32"] = (False, f"TF32 is an NVIDIA tensor-core format, not available on {device}", None)
+        out["fp16"] = (True, "", None)
+        out["bf16"] = (True, "", None)
+    return out
+
+
+def torch_dtype(torch, name: str):
+    return {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[name]
+
+
+def time_matmul(torch, device: str, n: int, dtype_name: str, warmup: int, repeats: int,
+                max_seconds: float) -> dict:
+    dt = torch_dtype(torch, dtype_name)
+    tf32_before = None
+    if device == "cuda" and not getattr(torch.version, "hip", None):
+        tf32_before = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = dtype_name == "tf32"
+    try:
+        g = torch.Generator(device="cpu").manual_seed(n)
+        a = torch.randn(n, n, generator=g).to(device=device, dtype=dt)
+        b = torch.randn(n, n, generator=g).to(device=device, dtype=dt)
+        c = torch.empty(n, n, device=device, dtype=dt)
+        sync(torch, device)
+        # warm-up (first calls pick kernels, allocate workspaces, spin up threads)
+        t_first = None
+        for _ in range(max(1, warmup)):
+            t0 = time.perf_counter()
+            torch.mm(a, b, out=c)
+            sync(torch, device)
+            t_first = time.perf_counter() - t0
+        # fewer timed runs when one run is long, so a point never blows the budget
+        runs = repeats
+        if t_first and t_first * repeats > max_seconds:
+            runs = max(1, int(max_seconds / t_first))
+        times = []
+        use_events = device == "cuda"
+        for _ in range(runs):
+            if use_events:
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                start.record()
+                torch.mm(a, b, out=c)
+                end.record()
+                end.synchronize()
+                times.append(start.elapsed_time(end) / 1000.0)
+            else:
+                t0 = time.perf_counter()
+                torch.mm(a, b, out=c)
+                sync(torch, device)
+                times.append(time.perf_counter() - t0)
+        med = statistics.median(times)
+        del a, b, c
+        return {"n": n, "dtype": dtype_name, "device": device, "median_s": med, "runs": len(times),
+                "min_s": min(times), "max_s": max(times), "times_s": times,
+                "gflops": 2.0 * n ** 3 / med / 1e9}
+    finally:
+        if tf32_before is not None:
+            torch.backends.cuda.matmul.allow_tf32 = tf32_before
+
+
+def copy_bandwidth(torch, device: str, nbytes: int = 256 << 20) -> list[dict]:
+    """Host -> device and device -> host copy bandwidth (pinned host memory when CUDA)."""
+    out = []
+    free = free_memory(torch, device)
+    if free is not None:
+        nbytes = int(min(nbytes, free // 4))
+    n = max(1 << 20, nbytes // 4)
+    variants = [("pageable", False)]
+    if device == "cuda":
+        variants.append(("pinned", True))
+    for label, pinned in variants:
+        host = torch.empty(n, dtype=torch.float32)
+        if pinned:
+            host = host.pin_memory()
+        host.fill_(1.0)
+        dev = torch.empty(n, dtype=torch.float32, device=device)
+        for direction in ("host_to_device", "device_to_host"):
+            times = []
+            for i in range(4):
+                sync(torch, device)
+                t0 = time.perf_counter()
+                if direction == "host_to_device":
+                    dev.copy_(host, non_blocking=pinned)
+                else:
+                    host.copy_(dev, non_blocking=pinned)
+                sync(torch, device)
+                if i:  # the first copy is a warm-up
+                    times.append(time.perf_counter() - t0)
+            med = statistics.median(times)
+            rec = {"direction": direction, "memory": label, "bytes": n * 4, "median_s": med,
+                   "gb_per_s": n * 4 / med / 1e9}
+            out.append(rec)
+            step(f"copy {direction} {label}", "passed",
+                 f"{direction.replace('_', ' ')} ({label} memory): {rec['gb_per_s']:.1f} GB/s", rec)
+        del host, dev
+    return out
+
+
+def sweep(torch, device: str, sizes: list[int], dtypes: list[str], support: dict, budget_s: float,
+          warmup: int, repeats: int, deadline: float, label: str = "") -> tuple[list, list]:
+    results, skipped = [], []
+    last: dict[str, dict] = {}  # dtype -> last measurement, to predict the next size's time
+    elem = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+    free = free_memory(torch, device)
+    for n in sorted(set(sizes)):
+        for d in dtypes:
+            ok, reason, max_n = support.get(d, (False, f"unknown dtype {d}", None))
+            name = f"{label}matmul {d} n={n}"
+            if not ok:
+                if n == min(sizes):
+                    skipped.append({"dtype": d, "n": None, "device": device, "reason": reason})
+                    step(f"{label}matmul {d}", "skipped", reason)
+                continue
+            if max_n is not None and n > max_n:
+                skipped.append({"dtype": d, "n": n, "device": device, "reason": reason})
+                step(name, "skipped", reason)
+                continue
+            need = 3 * n * n * elem[d]
+            if free is not None and need > free * 0.8:
+                why = f"needs {need / 2**30:.1f} GiB, more than the free memory allows"
+                skipped.append({"dtype": d, "n": n, "device": device, "reason": why})
+                step(name, "skipped", why)
+                continue
+            remaining = deadline - time.monotonic()
+            prev = last.get(d)
+            predicted = None
+            if prev is not None:
+                per_run = prev["median_s"] * (n / prev["n"]) ** 3
+                predicted = per_run * (max(1, warmup) + 1)  # at least one warm-up and one timed run
+            if remaining <= 0 or (predicted is not None and predicted > remaining):
+                why = (f"skipped to stay within the {budget_s:.0f} s time budget"
+                       + (f" (about {predicted:.1f} s needed, {max(0.0, remaining):.1f} s left)" if predicted else ""))
+                skipped.append({"dtype": d, "n": n, "device": device, "reason": why})
+                step(name, "skipped", why)
+                continue
+            step(name, "running")
+            try:
+                rec = time_matmul(torch, device, n, d, warmup, repeats, max_seconds=max(0.5, remaining * 0.5))
+            except Exception as exc:
+                msg = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+                skipped.append({"dtype": d, "n": n, "device": device, "reason": f"failed: {msg[:300]}"})
+                step(name, "failed", msg[:300])
+                if "out of memory" in str(exc).lower() and device == "cuda":
+                    torch.cuda.empty_cache()
+                continue
+            last[d] = rec
+            results.append(rec)
+            step(name, "passed", f"{rec['gflops']:.1f} GFLOP/s (median of {rec['runs']}: "
+                                 f"{rec['median_s'] * 1000:.2f} ms)", rec)
+    return results, skipped
+
+
+def main(argv: list[str]) -> int:
+    opts = parse_args(argv)
+    import torch
+
+    device = pick_device(torch, opts["device"])
+    if device == "cuda" and not torch.cuda.is_available():
+        emit({"event": "error", "type": "DeviceUnavailable", "message": "CUDA is not available in this PyTorch",
+              "hint": "Run `torch-setup verify` / `torch-setup doctor` to see why; or bench --device cpu."})
+        return 3
+    if device == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        emit({"event": "error", "type": "DeviceUnavailable", "message": "MPS is not available in this PyTorch",
+              "hint": "MPS needs Apple silicon and macOS 12.3+; run `torch-setup doctor`."})
+        return 3
+    if device == "xpu" and not (getattr(torch, "xpu", None) and torch.xpu.is_available()):
+        emit({"event": "error", "type": "DeviceUnavailable", "message": "XPU is not available in this PyTorch",
+              "hint": "Run `torch-setup doctor` to see why; or bench --device cpu."})
+        return 3
+    flags = opts["cpu_flags"] if opts["cpu_flags"] is not None else cpu_flags()
+    support = dtype_support(torch, device, flags)
+    dtypes = opts["dtypes"] or (["fp32", "tf32", "fp16", "bf16"] if device != "cpu" else ["fp32", "bf16", "fp16"])
+    for d in dtypes:
+        if d not in DTYPES:
+            emit({"event": "error", "type": "BadInput", "message": f"unknown dtype {d!r}",
+                  "hint": f"choose from {', '.join(DTYPES)}"})
+            return 2
+    name = device_name(torch, device)
+    info = {"device": device, "device_name": name, "torch": torch.__version__,
+            "threads": torch.get_num_threads(), "cuda": torch.version.cuda,
+            "hip": getattr(torch.version, "hip", None)}
+    if device == "cuda":
+        major, minor = torch.cuda.get_device_capability(0)
+        info["compute_capability"] = f"{major}.{minor}"
+        info["device_count"] = torch.cuda.device_count()
+        info["total_memory"] = torch.cuda.get_device_properties(0).total_memory
+    step("device", "info", f"{device}: {name}", info)
+
+    budget = opts["budget_s"]
+    start = time.monotonic()
+    deadline = start + budget
+    copies: list[dict] = []
+    cpu_results: list[dict] = []
+    cpu_skipped: list[dict] = []
+    if device != "cpu" and opts["copy"]:
+        try:
+            copies = copy_bandwidth(torch, device)
+        except Exception as exc:
+            step("copy", "failed", f"{type(exc).__name__}: {exc}"[:300])
+    # the accelerator sweep gets most of the budget; a short CPU fp32 baseline gives the speedup
+    accel_deadline = deadline - (min(15.0, budget * 0.2) if device != "cpu" and opts["cpu_baseline"] else 0.0)
+    results, skipped = sweep(torch, device, opts["sizes"], dtypes, support, budget, opts["warmup"],
+                             opts["repeats"], accel_deadline)
+    speedup = []
+    if device != "cpu" and opts["cpu_baseline"]:
+        fp32_sizes = sorted({r["n"] for r in results if r["dtype"] in ("fp32", "tf32")})
+        base_sizes = [n for n in fp32_sizes if n <= 2048][-2:] or sorted(opts["sizes"])[:1]
+        cpu_support = dtype_support(torch, "cpu", flags)
+        cpu_results, cpu_skipped = sweep(torch, "cpu", base_sizes, ["fp32"], cpu_support, budget,
+                                         1, 3, deadline, label="cpu ")
+        for c in cpu_results:
+            for r in results:
+                if r["n"] == c["n"] and r["dtype"] in ("fp32", "tf32", "fp16", "bf16"):
+                    speedup.append({"n": c["n"], "dtype": r["dtype"], "cpu_gflops": c["gflops"],
+                                    "device_gflops": r["gflops"], "speedup": r["gflops"] / c["gflops"]})
+    emit({"event": "result", **info, "results": results, "skipped": skipped, "cpu_results": cpu_results,
+          "cpu_skipped": cpu_skipped, "speedup": speedup, "copy": copies, "budget_s": budget,
+          "elapsed_s": time.monotonic() - start, "duration_s": time.monotonic() - _T0,
+          "budget_exhausted": any("time budget" in s["reason"] for s in skipped + cpu_skipped),
+          "cpu_flags_used": sorted(f for f in flags if f.startswith(("avx", "amx", "fma", "neon", "asimd", "sve")))})
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        code = main(sys.argv[1:])
+    except BaseException as exc:
+        if isinstance(exc, SystemExit) and not isinstance(exc.code, str):
+            raise
+        emit({"event": "error", "type": type(exc).__name__, "message": str(exc) or repr(exc),
+              "hint": "The speed test itself failed; the traceback is in the log.",
+              "traceback": traceback.format_exc()[-3000:]})
+        code = 4
+    sys.stdout.flush()
+    sys.exit(code)
