@@ -48,10 +48,13 @@ def free_mb(path: Path) -> int | None:
         return None
 
 
-def _check_fields(check) -> tuple[str, bool, str]:
-    if isinstance(check, dict):
-        return str(check.get("name", "")), bool(check.get("ok")), str(check.get("message", ""))
-    return str(getattr(check, "name", "")), bool(getattr(check, "ok", False)), str(getattr(check, "message", ""))
+def _check_fields(check) -> tuple[str, str, str, str]:
+    """(name, status ok|warning|error, message, hint) from a core Check (or its dict)."""
+    get = check.get if isinstance(check, dict) else (lambda k, d=None: getattr(check, k, d))
+    ok = bool(get("ok", False))
+    severity = str(get("severity", "error") or "error")
+    status = "ok" if ok else ("warning" if severity == "warning" else "error")
+    return str(get("name", "") or ""), status, str(get("message", "") or ""), str(get("hint", "") or "")
 
 
 class EnvironmentPage(BasePage):
@@ -62,7 +65,7 @@ class EnvironmentPage(BasePage):
         self._tasks: list[Task] = []
         self._generation = 0
         self._result_generation = -1
-        self.checks: list[tuple[str, bool, str]] = []
+        self.checks: list[tuple[str, str, str, str]] = []
         self._passed = False
         self._plan_error = None
         self._initialized = False
@@ -137,6 +140,10 @@ class EnvironmentPage(BasePage):
         self.checks_box.setSpacing(2)
         self.result_banner = Banner("ok")
         self.result_banner.hide()
+        self.plan_label = muted(QLabel())
+        self.plan_label.setWordWrap(True)
+        self.plan_label.hide()
+        self._plan_info: dict | None = None
 
         self.body.addWidget(self.kind_title)
         self.body.addLayout(kinds)
@@ -146,6 +153,7 @@ class EnvironmentPage(BasePage):
         self.body.addWidget(self.checks_title)
         self.body.addWidget(self.busy)
         self.body.addLayout(self.checks_box)
+        self.body.addWidget(self.plan_label)
         self.body.addWidget(self.result_banner)
         self.body.addStretch(1)
 
@@ -292,7 +300,7 @@ class EnvironmentPage(BasePage):
         try:
             request = self.build_request()
         except Exception as exc:  # a bad path or value in a field: show it as a failed check
-            self._on_checked(gen, (None, [("input", False, str(exc))], exc))
+            self._on_checked(gen, (None, [("input", "error", str(exc), "")], exc))
             return
         report = self.state.report
 
@@ -302,12 +310,15 @@ class EnvironmentPage(BasePage):
             try:
                 p = plan(request, report)
             except Exception as exc:  # BadInput: a check that failed, with its message
-                return request, [("plan", False, getattr(exc, "message", str(exc)))], exc
-            return request, [_check_fields(c) for c in preflight(p)], None
+                return request, [("plan", "error", getattr(exc, "message", str(exc)), getattr(exc, "hint", ""))], None
+            checks = [_check_fields(c) for c in preflight(p)]
+            info = {"estimate_mb": getattr(p, "estimate_mb", None),
+                    "notes": list(getattr(p, "notes", []) or []) + list(getattr(p, "python_notes", []) or [])}
+            return request, checks, None, info
 
         task = Task(fn, self, name="preflight")
         task.succeeded.connect(lambda result, g=gen: self._on_checked(g, result))
-        task.failed.connect(lambda err, g=gen: self._on_checked(g, (None, [("preflight", False, err.message)], err)))
+        task.failed.connect(lambda err, g=gen: self._on_checked(g, (None, [("preflight", "error", err.message, err.hint)], err)))
         task.finished.connect(lambda t=task: self._task_finished(t))
         self._tasks.append(task)
         task.start()
@@ -322,11 +333,13 @@ class EnvironmentPage(BasePage):
     def _on_checked(self, gen: int, result) -> None:
         if gen != self._generation:
             return  # the inputs changed meanwhile; a newer run is coming
-        request, checks, error = result
+        request, checks, error = result[:3]
+        self._plan_info = result[3] if len(result) > 3 else None
         self._result_generation = gen
         self.checks = checks
         self._plan_error = error
-        self._passed = bool(checks) and all(ok for _, ok, _ in checks) and error is None and request is not None
+        self._passed = (bool(checks) and all(status != "error" for _, status, _, _ in checks)
+                        and error is None and request is not None)
         if self._passed:
             self.state.install_request = request
             self.state.index_url = request.index_url
@@ -362,15 +375,23 @@ class EnvironmentPage(BasePage):
         self.busy.setVisible(pending)
         if pending:
             self.result_banner.hide()
+            self.plan_label.hide()
             return
-        for name, ok, message in self.checks:
-            self.checks_box.addWidget(StatusRow("ok" if ok else "error", message or name, ""))
+        for name, status, message, hint in self.checks:
+            self.checks_box.addWidget(StatusRow(status, message or name, hint if status != "ok" else ""))
         if self._passed:
             self.result_banner.set_text(self.tr("Everything is ready. Press Install to create the environment "
                                                 "and install PyTorch."), "ok")
         else:
             self.result_banner.set_text(self.tr("Fix the problems above (or change the choices) to go on."), "error")
         self.result_banner.setVisible(bool(self.checks))
+        info = self._plan_info or {}
+        lines = []
+        if info.get("estimate_mb"):
+            lines.append(self.tr("About {size} will be installed.").format(size=human_mb(info["estimate_mb"])))
+        lines += [str(n) for n in info.get("notes") or []]
+        self.plan_label.setText("\n".join(lines))
+        self.plan_label.setVisible(bool(lines) and self._passed)
 
     def retranslate(self) -> None:
         self.setTitle(self.tr("Environment"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import shlex
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel,
                                QLineEdit, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget)
@@ -75,22 +75,22 @@ def options_for(report, rec) -> list[dict]:
     return list(seen.values())
 
 
-def backend_words(backend: str | None, variant: str | None, tr) -> str:
+def backend_words(backend: str | None, variant: str | None) -> str:
     """Plain words for a backend/variant: "CUDA 12.6 (NVIDIA graphics card)"."""
     v = variant or ""
     if backend == "cuda":
         ver = v[2:] if v.startswith("cu") else v
         if ver.isdigit() and len(ver) >= 3:
             ver = f"{ver[:-1]}.{ver[-1]}"
-        return tr("CUDA {version} (NVIDIA graphics card)").format(version=ver)
+        return QCoreApplication.translate("RecommendationPage", "CUDA {version} (NVIDIA graphics card)").format(version=ver)
     if backend == "rocm":
-        return tr("ROCm {version} (AMD graphics card)").format(version=v.replace("rocm", ""))
+        return QCoreApplication.translate("RecommendationPage", "ROCm {version} (AMD graphics card)").format(version=v.replace("rocm", ""))
     if backend == "mps":
-        return tr("Metal (Apple graphics)")
+        return QCoreApplication.translate("RecommendationPage", "Metal (Apple graphics)")
     if backend == "xpu":
-        return tr("XPU (Intel graphics card)")
+        return QCoreApplication.translate("RecommendationPage", "XPU (Intel graphics card)")
     if backend == "cpu":
-        return tr("the processor only (CPU)")
+        return QCoreApplication.translate("RecommendationPage", "the processor only (CPU)")
     return backend or "?"
 
 
@@ -403,7 +403,7 @@ class RecommendationPage(BasePage):
         if rec is None:
             return
         self.headline.setText(self.tr("PyTorch {version} for {target}").format(
-            version=rec.torch_version, target=backend_words(rec.backend, rec.variant, self.tr)))
+            version=rec.torch_version, target=backend_words(rec.backend, rec.variant)))
         extra = [p for p in (rec.packages or []) if not str(p).startswith("torch")
                  or str(p).startswith(("torchvision", "torchaudio"))]
         if self.state.choices is not None:

@@ -1,0 +1,1491 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>BenchChart</name>
+    <message>
+        <location filename="../../app/gui/charts.py" line="+148"/>
+        <source>Matrix multiply speed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Matrix size (n × n)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>GFLOP/s (higher is faster)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Chart of GFLOP/s against matrix size</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>ChangeDialog</name>
+    <message>
+        <location filename="../../app/gui/pages/recommendation.py" line="+160"/>
+        <source>(default)</source>
+        <translation>（默认）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Processor (CPU)</source>
+        <translation>处理器（CPU）</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>NVIDIA (CUDA)</source>
+        <translation>NVIDIA（CUDA）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>AMD (ROCm)</source>
+        <translation>AMD（ROCm）</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Apple (Metal)</source>
+        <translation>Apple（Metal）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Intel (XPU)</source>
+        <translation>Intel（XPU）</translation>
+    </message>
+    <message>
+        <location line="+56"/>
+        <source>Not available on this computer:</source>
+        <translation>这台电脑上不可用：</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>Change the PyTorch build</source>
+        <translation>更改 PyTorch 版本</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Runs on:</source>
+        <translation>运行在(&amp;R)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Build (wheel index):</source>
+        <translation>构建版本（wheel 索引）(&amp;B)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;PyTorch version:</source>
+        <translation>PyTorch 版本(&amp;P)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Also install:</source>
+        <translation>同时安装：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Other packages:</source>
+        <translation>其他软件包(&amp;O)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Runs on</source>
+        <translation>运行在</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Build</source>
+        <translation>构建版本</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>PyTorch version</source>
+        <translation>PyTorch 版本</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Other packages, separated by spaces</source>
+        <translation>其他软件包，用空格分隔</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Use the recommendation</source>
+        <translation>使用推荐设置</translation>
+    </message>
+</context>
+<context>
+    <name>CopyButton</name>
+    <message>
+        <location filename="../../app/gui/widgets.py" line="+210"/>
+        <source>Copied</source>
+        <translation>已复制</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy to the clipboard</source>
+        <translation>复制到剪贴板</translation>
+    </message>
+</context>
+<context>
+    <name>DonePage</name>
+    <message>
+        <location filename="../../app/gui/pages/done.py" line="+220"/>
+        <source>Save the report into…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+20"/>
+        <source>Report saved in: {folders}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>Installed: PyTorch {version}{build} in {path}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Python: {python}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Installation took {s:.0f} s.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Verification: {passed} passed, {failed} failed, {skipped} skipped.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Verification: not run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Speed: up to {gflops:.1f} GFLOP/s ({device}, {dtype}).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Speed test: skipped.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>PyTorch was not installed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>PyTorch {version} is ready.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>PyTorch {version} is installed, but some checks failed. The report holds the diagnosis.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+39"/>
+        <source>VS Code: open the Command Palette, run “Python: Select Interpreter” and choose the interpreter below (or “Enter interpreter path…”). To make it the default, add this line to settings.json:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>PyCharm: Settings → Project → Python Interpreter → Add Interpreter → Add Local Interpreter → select existing, and pick this interpreter:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Jupyter: the environment becomes a notebook kernel once it has the ipykernel package, which is not installed yet. Install it, then register the kernel:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Done</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>PyTorch is installed. Here is how to use it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Use it from a terminal (activate the environment)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Use it from an editor or a notebook</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open the environment&apos;s folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Save report as…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Save the report as HTML, Markdown and JSON</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open report</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>EnvironmentPage</name>
+    <message>
+        <location filename="../../app/gui/pages/environment.py" line="+214"/>
+        <source>(recommended)</source>
+        <translation>（推荐）</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Python {version} (found or downloaded by uv)</source>
+        <translation>Python {version}（由 uv 查找或下载）</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Choose the existing environment</source>
+        <translation>选择已有的环境</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Choose where to create the environment</source>
+        <translation>选择创建环境的位置</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Choose a folder</source>
+        <translation>选择文件夹</translation>
+    </message>
+    <message>
+        <location line="+46"/>
+        <source>PyTorch will be added to the environment in {path}.</source>
+        <translation>PyTorch 将安装到 {path} 中的已有环境。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The new environment will be created in {path}.</source>
+        <translation>新环境将创建在 {path}。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>{free} free there.</source>
+        <translation>该位置剩余 {free}。</translation>
+    </message>
+    <message>
+        <location line="+91"/>
+        <source>Everything is ready. Press Install to create the environment and install PyTorch.</source>
+        <translation>一切就绪。点击“安装”即可创建环境并安装 PyTorch。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Fix the problems above (or change the choices) to go on.</source>
+        <translation>请先解决上面的问题（或更改选项），然后继续。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>About {size} will be installed.</source>
+        <translation>大约需要安装 {size}。</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Environment</source>
+        <translation>环境</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>PyTorch goes into its own Python environment: a folder with its own Python and packages, so nothing else on this computer changes.</source>
+        <translation>PyTorch 会装进一个独立的 Python 环境：一个拥有自己的 Python 和软件包的文件夹，电脑上的其他东西都不会改变。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>How to make it</source>
+        <translation>创建方式</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;uv virtual environment (fastest; recommended)</source>
+        <translation>uv 虚拟环境（最快，推荐）(&amp;U)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Python venv with pip (the standard tools)</source>
+        <translation>Python venv + pip（标准工具）(&amp;P)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;conda environment (with {tool})</source>
+        <translation>conda 环境（使用 {tool}）(&amp;C)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Add to an existing environment instead of creating a new one</source>
+        <translation>安装到已有的环境，而不是新建一个(&amp;A)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Add to an existing environment</source>
+        <translation>安装到已有的环境</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Environment &amp;folder:</source>
+        <translation>环境文件夹(&amp;F)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Location:</source>
+        <translation>位置(&amp;L)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Location</source>
+        <translation>位置</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Name:</source>
+        <translation>名称(&amp;N)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Environment name</source>
+        <translation>环境名称</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>P&amp;ython:</source>
+        <translation>Python(&amp;Y)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Python version for the environment</source>
+        <translation>环境使用的 Python 版本</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Choose the location</source>
+        <translation>选择位置</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Choose the local wheels folder</source>
+        <translation>选择本地 wheel 文件夹</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Choose the offline bundle folder</source>
+        <translation>选择离线安装包文件夹</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Advanced: package index and local files</source>
+        <translation>高级：软件包索引与本地文件</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Index URL:</source>
+        <translation>索引地址(&amp;I)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>default: the PyTorch index for the chosen build</source>
+        <translation>默认：所选版本对应的 PyTorch 索引</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Index URL</source>
+        <translation>索引地址</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>E&amp;xtra index URLs:</source>
+        <translation>额外索引地址(&amp;X)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>separated by spaces</source>
+        <translation>用空格分隔</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Extra index URLs</source>
+        <translation>额外索引地址</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Local &amp;wheels folder:</source>
+        <translation>本地 wheel 文件夹(&amp;W)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>a folder with .whl files (find-links)</source>
+        <translation>存放 .whl 文件的文件夹（find-links）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Local wheels folder</source>
+        <translation>本地 wheel 文件夹</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Offline &amp;bundle folder:</source>
+        <translation>离线安装包文件夹(&amp;B)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>install without the internet from a bundle</source>
+        <translation>不联网，从离线安装包安装</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Offline bundle folder</source>
+        <translation>离线安装包文件夹</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Checks before installing</source>
+        <translation>安装前检查</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Install</source>
+        <translation>安装(&amp;I)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Checking…</source>
+        <translation>正在检查…</translation>
+    </message>
+</context>
+<context>
+    <name>ErrorPanel</name>
+    <message>
+        <location filename="../../app/gui/pages/_common.py" line="+103"/>
+        <source>What to do: {hint}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Full log: {path}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Open log</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy path</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open the full log in the default viewer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy the log file&apos;s path</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The lines of the log that matter</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>InstallPage</name>
+    <message>
+        <location filename="../../app/gui/pages/install.py" line="+146"/>
+        <source>No environment was chosen.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Go back to the Environment page and choose where to install.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+62"/>
+        <source>{package} (package {done} of {total})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>{package}: {done} of {total}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>{package}: {done}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+111"/>
+        <source>Cancelling… removing the half-made environment</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Cancelled, but this folder could not be removed: {path}. You may delete it yourself.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Cancelled: the environment was restored to its earlier state. You can go back and change the environment, try again, or close the assistant.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Cancelled: nothing was left behind. You can go back and change the environment, try again, or close the assistant.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Installed PyTorch {version} into {path} in {took}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>The installation failed. Nothing half-made was kept; the details are below.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+22"/>
+        <source>Planning the installation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Recording what the environment holds now</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Checking space, permissions and the network</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Creating the environment</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Working out which packages are needed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Downloading packages</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Downloading and installing packages</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Checking the installed packages</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Removing the half-made environment</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Cleaning up</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Ready to install.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Done</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Cancelled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Cancelling…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Starting…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Elapsed: {elapsed}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>About {left} left</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Estimating time left…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+47"/>
+        <source>Installing PyTorch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The environment is created and PyTorch is downloaded and installed into it. This usually takes from under a minute to a few minutes.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Next</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Cancel installation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Cancel the installation and remove what was made</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Try again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Installation progress</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>LogView</name>
+    <message>
+        <location filename="../../app/gui/logview.py" line="+126"/>
+        <source>Hide details</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Show details</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Show or hide the installer&apos;s output</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Installer output</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>RecommendationPage</name>
+    <message>
+        <location filename="../../app/gui/pages/recommendation.py" line="-160"/>
+        <source>CUDA {version} (NVIDIA graphics card)</source>
+        <translation>CUDA {version}（NVIDIA 显卡）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>ROCm {version} (AMD graphics card)</source>
+        <translation>ROCm {version}（AMD 显卡）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Metal (Apple graphics)</source>
+        <translation>Metal（Apple 图形处理器）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>XPU (Intel graphics card)</source>
+        <translation>XPU（Intel 显卡）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>the processor only (CPU)</source>
+        <translation>仅处理器（CPU）</translation>
+    </message>
+    <message>
+        <location line="+300"/>
+        <source>No PyTorch build could be recommended: {message}</source>
+        <translation>无法推荐 PyTorch 版本：{message}</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>PyTorch {version} for {target}</source>
+        <translation>PyTorch {version}，适用于{target}</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>This is your own choice. &quot;Change…&quot; → &quot;Use the recommendation&quot; goes back to the assistant&apos;s.</source>
+        <translation>这是你自己的选择。点击“更改…”→“使用推荐设置”可恢复助手的推荐。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>This is the build that fits this computer best.</source>
+        <translation>这是最适合这台电脑的版本。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Also installed: {packages}.</source>
+        <translation>同时安装：{packages}。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>This PyTorch version does not support the Python you are running; the new environment will use Python {version}.</source>
+        <translation>这个 PyTorch 版本不支持你当前的 Python；新环境将使用 Python {version}。</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>compatibility data {version}</source>
+        <translation>兼容性数据 {version}</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Recommendation</source>
+        <translation>推荐方案</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The PyTorch build for this computer, why it was chosen, and the exact command that will install it.</source>
+        <translation>适合这台电脑的 PyTorch 版本、选择它的原因，以及安装它的完整命令。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Choosing the right build…</source>
+        <translation>正在选择合适的版本…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Why</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The command</source>
+        <translation>安装命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The install command</source>
+        <translation>安装命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy the command to the clipboard</source>
+        <translation>把命令复制到剪贴板</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>C&amp;hange…</source>
+        <translation>更改(&amp;H)…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Change the backend, build, PyTorch version or packages</source>
+        <translation>更改后端、构建版本、PyTorch 版本或软件包</translation>
+    </message>
+</context>
+<context>
+    <name>SetupWizard</name>
+    <message>
+        <location filename="../../app/gui/wizard.py" line="+107"/>
+        <source>Stop the installation?</source>
+        <translation>要停止安装吗？</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>PyTorch is being installed. If you close the window now, the installation is cancelled and the half-made environment is removed.
+
+Stop and close?</source>
+        <translation>正在安装 PyTorch。如果现在关闭窗口，安装会被取消，装了一半的环境也会被删除。
+
+停止并关闭吗？</translation>
+    </message>
+    <message>
+        <location line="+32"/>
+        <location line="+6"/>
+        <source>Torch Setup Assistant</source>
+        <translation>Torch 安装助手</translation>
+    </message>
+    <message>
+        <location line="-5"/>
+        <source>&lt; &amp;Back</source>
+        <translation>&lt; 上一步(&amp;B)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <location line="+1"/>
+        <source>&amp;Next &gt;</source>
+        <translation>下一步(&amp;N) &gt;</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Finish</source>
+        <translation>完成(&amp;F)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+</context>
+<context>
+    <name>SpeedTestPage</name>
+    <message>
+        <location filename="../../app/gui/pages/speedtest.py" line="+122"/>
+        <source>There is no installed environment to measure.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>Starting PyTorch in the new environment…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>{device} {dtype}, {size}×{size}: {gflops:.1f} GFLOP/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+31"/>
+        <source>Stopped.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+28"/>
+        <source>No measurement finished.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Fastest: {gflops:.1f} GFLOP/s ({device}, {dtype}, {size}×{size}).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Accelerator speedup over the CPU: {x:.1f}×.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>The accelerator</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>{device} is {x:.1f}× faster than the CPU in {dtype} (at {n}×{n}).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>{device} is {x:.1f}× faster than the CPU in {dtype}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>That is {pct:.0f}% of the theoretical peak of {device} in {dtype}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>The theoretical peak of this device is not known, so no share of it is shown.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Run again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Run the speed test</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Measuring… (at most {s:.0f} s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>The speed test failed. PyTorch itself was verified; you can go on.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>The speed test is skipped.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>The speed test was stopped.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Speed test</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Multiplies matrices of growing size to show how fast PyTorch runs here. It takes under a minute and can be skipped.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Skip the speed test</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Stop</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Speed test progress</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>SystemPage</name>
+    <message>
+        <location filename="../../app/gui/pages/system.py" line="+143"/>
+        <source>Saved to {path}</source>
+        <translation>已保存到 {path}</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Save the system report</source>
+        <translation>保存系统报告</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>JSON files (*.json)</source>
+        <translation>JSON 文件 (*.json)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Could not save: {error}</source>
+        <translation>无法保存：{error}</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>{tool} did not answer in time</source>
+        <translation>{tool} 没有及时响应</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The tool may be hung; its answer is missing from the report.</source>
+        <translation>这个工具可能卡住了；报告中缺少它的结果。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>{tool} printed something that could not be read</source>
+        <translation>{tool} 输出了无法识别的内容</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>{tool} failed</source>
+        <translation>{tool} 运行失败</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>{var} is set to &quot;{value}&quot;</source>
+        <translation>{var} 被设置为“{value}”</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>PyTorch will not see any {vendor} graphics card while this variable is set this way.</source>
+        <translation>只要这个变量这样设置，PyTorch 就看不到任何 {vendor} 显卡。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Only {free} of free disk space</source>
+        <translation>磁盘剩余空间只有 {free}</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>PyTorch for a graphics card needs about 5 to 10 GB; for the processor about 1 GB.</source>
+        <translation>显卡版 PyTorch 大约需要 5 到 10 GB；处理器版大约需要 1 GB。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Only {mem} of memory</source>
+        <translation>内存只有 {mem}</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>PyTorch will work, but large models will not fit.</source>
+        <translation>PyTorch 可以运行，但放不下大模型。</translation>
+    </message>
+    <message>
+        <location line="+45"/>
+        <source>Unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>(inside WSL2 on Windows)</source>
+        <translation>（运行在 Windows 的 WSL2 中）</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>{mem} of graphics memory</source>
+        <translation>{mem} 显存</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>driver {version}</source>
+        <translation>驱动 {version}</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>compute capability {cc}</source>
+        <translation>计算能力 {cc}</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>built into the processor</source>
+        <translation>集成在处理器中</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Looking at this computer failed: {message}</source>
+        <translation>检测这台电脑时出错：{message}</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>System</source>
+        <translation>系统</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>{cores} cores, {threads} threads</source>
+        <translation>{cores} 核，{threads} 线程</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Processor</source>
+        <translation>处理器</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Unknown processor</source>
+        <translation>未知处理器</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Memory</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>at {path}</source>
+        <translation>位于 {path}</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Free disk space</source>
+        <translation>磁盘剩余空间</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>{n} more Python versions found</source>
+        <translation>还找到 {n} 个其他 Python 版本</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Python</source>
+        <translation>Python</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <location line="+3"/>
+        <source>Graphics card</source>
+        <translation>显卡</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>None that PyTorch can use</source>
+        <translation>没有 PyTorch 能用的显卡</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>PyTorch will run on the processor. That works everywhere, only slower for large models.</source>
+        <translation>PyTorch 将在处理器上运行。这在任何电脑上都能用，只是跑大模型会慢一些。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>NVIDIA driver</source>
+        <translation>NVIDIA 驱动</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>supports CUDA up to {version}</source>
+        <translation>最高支持 CUDA {version}</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>PyTorch brings its own CUDA; only the driver must be new enough.</source>
+        <translation>PyTorch 自带 CUDA，只需要驱动足够新。</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Nothing looks wrong.</source>
+        <translation>没有发现问题。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Your system</source>
+        <translation>你的系统</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>This is what the assistant found on this computer. Nothing has been changed.</source>
+        <translation>这是助手在这台电脑上找到的信息。目前没有做任何改动。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Looking at your computer…</source>
+        <translation>正在检测你的电脑…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>What was found</source>
+        <translation>检测结果</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>What looks wrong</source>
+        <translation>可能的问题</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Re-scan</source>
+        <translation>重新检测(&amp;R)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Look at this computer again</source>
+        <translation>重新检测这台电脑</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Save report…</source>
+        <translation>保存报告(&amp;S)…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Save the system report as a JSON file</source>
+        <translation>把系统报告保存为 JSON 文件</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy the system report (JSON) to the clipboard</source>
+        <translation>把系统报告（JSON）复制到剪贴板</translation>
+    </message>
+</context>
+<context>
+    <name>VerifyPage</name>
+    <message>
+        <location filename="../../app/gui/pages/verify.py" line="+100"/>
+        <source>There is no installed environment to verify.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Run the installation first.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Verification was cancelled.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+63"/>
+        <source>Looking for the cause…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>The diagnosis itself failed: {msg}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>What went wrong and how to fix it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>The doctor found no known cause. Save the report on the last page and share it when asking for help.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+49"/>
+        <source>Checking PyTorch inside the new environment…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>PyTorch {version} works: {passed} checks passed, {skipped} skipped.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>{failed} of {total} checks failed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>The verification could not run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>passed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>skipped</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>warning</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>running</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Checking that PyTorch works</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>PyTorch is imported inside the new environment and every part this computer can use is tried.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Check</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Result</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Verification checklist</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Run again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Diagnosis and fixes</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>WelcomePage</name>
+    <message>
+        <location filename="../../app/gui/pages/welcome.py" line="+132"/>
+        <source>Welcome to Torch Setup Assistant</source>
+        <translation>欢迎使用 Torch 安装助手</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>This assistant installs PyTorch so that it uses your graphics card (or your processor), checks that it works, and measures its speed.</source>
+        <translation>本助手会安装能用上你显卡（或处理器）的 PyTorch，检查它能否正常工作，并测量它的速度。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>You do not need to know what CUDA, ROCm or a driver is: the assistant looks at your computer, explains its choice in plain words, and lets you change it if you want to.</source>
+        <translation>你不需要了解 CUDA、ROCm 或驱动是什么：助手会检测你的电脑，用通俗的话解释它的选择，你也可以随时修改。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>&amp;Language:</source>
+        <translation>语言(&amp;L)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>What will happen</source>
+        <translation>接下来会做什么</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Look at your computer: system, processor, memory, graphics card and driver.</source>
+        <translation>检测你的电脑：系统、处理器、内存、显卡和驱动。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>a few seconds</source>
+        <translation>几秒钟</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Recommend the right PyTorch build and explain why. You can change it.</source>
+        <translation>推荐合适的 PyTorch 版本并说明原因，你可以修改。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>you decide</source>
+        <translation>由你决定</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Create a separate Python environment, so nothing else on your computer changes.</source>
+        <translation>创建一个独立的 Python 环境，电脑上的其他东西都不会改变。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>under a minute</source>
+        <translation>不到一分钟</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Download and install PyTorch: about 200 MB for the processor, 2 to 3 GB for an NVIDIA or AMD graphics card.</source>
+        <translation>下载并安装 PyTorch：处理器版约 200 MB，NVIDIA 或 AMD 显卡版约 2 到 3 GB。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>1 to 15 minutes</source>
+        <translation>1 到 15 分钟</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Check that PyTorch really works, then measure its speed.</source>
+        <translation>检查 PyTorch 是否真的能用，再测量它的速度。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>about a minute</source>
+        <translation>大约一分钟</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>It usually takes 5 to 15 minutes in all; most of it is the download. You can cancel at any time, and a half-finished installation is removed.</source>
+        <translation>整个过程通常需要 5 到 15 分钟，大部分时间花在下载上。你可以随时取消，装了一半的内容会被删除。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>An offline bundle was found in {path}. PyTorch will be installed from it, without the internet.</source>
+        <translation>在 {path} 找到了离线安装包。PyTorch 将从这里安装，不需要联网。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>No offline bundle was found, so PyTorch will be downloaded: keep this computer connected to the internet.</source>
+        <translation>没有找到离线安装包，PyTorch 需要下载：请保持电脑联网。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Looking for an offline bundle…</source>
+        <translation>正在查找离线安装包…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Nothing is installed until you confirm it on the Install page.</source>
+        <translation>在“安装”页面确认之前，不会安装任何东西。</translation>
+    </message>
+</context>
+<context>
+    <name>_CommandRow</name>
+    <message>
+        <location filename="../../app/gui/pages/done.py" line="-267"/>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy the command</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+</TS>
