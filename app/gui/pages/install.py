@@ -12,11 +12,11 @@ import dataclasses
 import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QProgressBar, QPushButton, QWizard)
 
 from app.core.errors import UserError
-from app.core.events import ErrorEvent, LogEvent, PhaseEvent, ProgressEvent, WarningEvent
+from app.core.events import ErrorEvent, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
 from app.gui.logview import LogView
 from app.gui.pages.base import BasePage
 from app.gui.pages._common import ErrorPanel, fmt_bytes, fmt_duration, std_icon
@@ -53,6 +53,8 @@ class InstallPage(BasePage):
         self._result = None
         self._env_path: Path | None = None
         self._left_behind: Path | None = None
+        self._existing = False
+        self._guarded = None  # the wizard's Back button, once filtered
         self._warnings: list[str] = []
 
         self.phase_label = QLabel(self)
@@ -107,9 +109,26 @@ class InstallPage(BasePage):
 
     # -- the wizard's hooks ------------------------------------------------------------------
     def initializePage(self) -> None:  # noqa: N802
+        self._guard_back_button()
         if self._status in (IDLE, CANCELLED, FAILED):
             self.start()
         QTimer.singleShot(0, self._sync_wizard_buttons)
+
+    def _guard_back_button(self) -> None:
+        """QWizard re-enables Back whenever it updates its buttons; a filter on the button
+        turns it off again while this page is shown and going back is not allowed."""
+        wiz = self.wizard()
+        back = wiz.button(QWizard.WizardButton.BackButton) if wiz is not None else None
+        if back is not None and back is not self._guarded:
+            back.installEventFilter(self)
+            self._guarded = back
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802
+        if obj is self._guarded and event.type() == QEvent.Type.EnabledChange:
+            wiz = self.wizard()
+            if obj.isEnabled() and wiz is not None and wiz.currentPage() is self and not self.can_go_back():
+                obj.setEnabled(False)
+        return super().eventFilter(obj, event)
 
     def isComplete(self) -> bool:  # noqa: N802
         return self._status == SUCCEEDED
@@ -192,6 +211,8 @@ class InstallPage(BasePage):
             self.log.append("warning: " + ev.text)
         elif isinstance(ev, ErrorEvent):
             self.log.append("error: " + ev.message)
+        elif isinstance(ev, StepEvent):  # pre-flight checks
+            self.log.append(f"{ev.name}: {ev.status}" + (f": {ev.detail}" if ev.detail else ""))
 
     def _on_progress(self, ev: ProgressEvent) -> None:
         now = time.monotonic()
@@ -262,6 +283,7 @@ class InstallPage(BasePage):
     def _on_cancelled(self) -> None:
         env = self._env_path
         existing = bool(getattr(self.state.install_request, "existing", False))
+        self._existing = existing
         self._left_behind = env if (env is not None and not existing and env.exists()) else None
         self._set_status(CANCELLED)
 
@@ -333,6 +355,9 @@ class InstallPage(BasePage):
             if self._left_behind is not None:
                 return self.tr("Cancelled, but this folder could not be removed: {path}. "
                                "You may delete it yourself.").format(path=self._left_behind)
+            if self._existing:
+                return self.tr("Cancelled: the environment was restored to its earlier state. You can "
+                               "go back and change the environment, try again, or close the assistant.")
             return self.tr("Cancelled: nothing was left behind. You can go back and change the "
                            "environment, try again, or close the assistant.")
         if st == SUCCEEDED:
@@ -348,6 +373,7 @@ class InstallPage(BasePage):
 
     _PHASES = {
         "plan": "Planning the installation",
+        "snapshot": "Recording what the environment holds now",
         "preflight": "Checking space, permissions and the network",
         "create-env": "Creating the environment",
         "create_env": "Creating the environment",
@@ -365,6 +391,7 @@ class InstallPage(BasePage):
         # Listed for translation (lupdate reads the literal strings through these tr calls).
         table = {
             "Planning the installation": self.tr("Planning the installation"),
+            "Recording what the environment holds now": self.tr("Recording what the environment holds now"),
             "Checking space, permissions and the network": self.tr("Checking space, permissions and the network"),
             "Creating the environment": self.tr("Creating the environment"),
             "Working out which packages are needed": self.tr("Working out which packages are needed"),

@@ -1,0 +1,197 @@
+"""The Install page over the real core: a real install, a real cancel (rolled back, no child
+left), and a real failure (error, hint, log path offered)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+psutil = pytest.importorskip("psutil")
+
+from PySide6.QtCore import QObject, QUrl, Slot  # noqa: E402
+from PySide6.QtGui import QDesktopServices, QGuiApplication  # noqa: E402
+from PySide6.QtWidgets import QWizard  # noqa: E402
+
+from app.core.events import LogEvent, PhaseEvent  # noqa: E402
+from app.gui.state import WizardState  # noqa: E402
+
+pytestmark = [pytest.mark.gui, pytest.mark.slow]
+
+
+class _NextPage:
+    """A stand-in for the page after Install, so the wizard has somewhere to go."""
+
+
+@pytest.fixture
+def install_wizard(qtbot):
+    from PySide6.QtWidgets import QWizardPage
+
+    from app.gui.pages.install import InstallPage
+
+    def build(state: WizardState):
+        wiz = QWizard()
+        before = QWizardPage()
+        before.setTitle("Environment")
+        page = InstallPage(state)
+        after = QWizardPage()
+        after.setTitle("Verify")
+        wiz.setPage(3, before)
+        wiz.setPage(4, page)
+        wiz.setPage(5, after)
+        wiz.setStartId(3)
+        qtbot.addWidget(wiz)
+        wiz.resize(820, 640)
+        wiz.show()
+        qtbot.waitExposed(wiz)
+        return wiz, page
+
+    return build
+
+
+def _children() -> list:
+    out = []
+    for c in psutil.Process().children(recursive=True):
+        try:
+            if c.status() != psutil.STATUS_ZOMBIE:
+                out.append(c)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+class _UrlCatcher(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[QUrl] = []
+
+    @Slot(QUrl)
+    def open(self, url: QUrl) -> None:
+        self.urls.append(url)
+
+
+def test_real_install_drives_progress_and_completes(qtbot, install_wizard, tmp_path, local_wheels):
+    from app.core.install import InstallRequest
+
+    env = tmp_path / "venv"
+    state = WizardState(install_request=InstallRequest(env_path=env, kind="venv", installer="uv",
+                                                       packages=["torch==2.13.0"]),
+                        find_links=[str(local_wheels)])  # the wizard-wide local-wheels setting
+    wiz, page = install_wizard(state)
+    phases, logs = [], []
+    with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
+        wiz.next()
+    assert wiz.currentPage() is page and page.is_busy()
+    page._task.event.connect(lambda e: phases.append(e.name) if isinstance(e, PhaseEvent) else
+                             logs.append(e) if isinstance(e, LogEvent) else None)
+    # While it runs: no way back, no way on, a Cancel button.
+    assert not page.isComplete()
+    assert not wiz.button(QWizard.WizardButton.BackButton).isEnabled()
+    assert page.cancel_button.isVisible()
+    with qtbot.waitSignal(page.state_changed, timeout=300000, check_params_cb=lambda s: s != "running") as done:
+        pass
+    assert done.args == ["succeeded"], page.error_panel.message.text() + "\n" + page.log.plain_text()[-2000:]
+    res = state.install_result
+    assert res.torch_version.startswith("2.13.0")
+    assert Path(res.python).exists() and Path(res.env_path) == env
+    # The request the page ran carried the wizard's find-links.
+    assert str(local_wheels) in [str(x) for x in state.install_request.find_links]
+    assert "install" in phases
+    assert page.isComplete() and wiz.button(QWizard.WizardButton.CommitButton).isEnabled()
+    assert not wiz.button(QWizard.WizardButton.BackButton).isEnabled()
+    assert page.progress.value() == page.progress.maximum()
+    assert "2.13.0" in page.status_label.text() and str(env) in page.status_label.text()
+    assert page.log.line_count() > 0 and "torch" in page.log.plain_text()
+    assert page.time_label.text().startswith("Elapsed")
+    assert not page.cancel_button.isVisible()
+
+
+def test_cancel_during_install_removes_env_and_leaves_no_child(qtbot, install_wizard, tmp_path, local_wheels):
+    """pip (slow enough to catch mid-install): cancel while the installer runs."""
+    from app.core.install import InstallRequest
+
+    env = tmp_path / "venv-cancel"
+    state = WizardState(install_request=InstallRequest(env_path=env, kind="venv", installer="pip",
+                                                       packages=["torch==2.13.0"],
+                                                       find_links=[str(local_wheels)]))
+    wiz, page = install_wizard(state)
+    installing = []
+    with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
+        wiz.next()
+    page._task.event.connect(lambda e: installing.append(e) if isinstance(e, PhaseEvent)
+                             and e.name == "install" and e.state == "start" else None)
+    qtbot.waitUntil(lambda: bool(installing), timeout=120000)
+    qtbot.waitUntil(lambda: bool(_children()), timeout=30000)  # the installer process is running
+    assert env.exists()
+    with qtbot.waitSignal(page.state_changed, timeout=5000, check_params_cb=lambda s: s == "cancelling"):
+        page.cancel_button.click()
+    assert "Cancelling" in page.status_label.text()
+    assert not page.cancel_button.isEnabled()
+    with qtbot.waitSignal(page.state_changed, timeout=60000, check_params_cb=lambda s: s == "cancelled"):
+        pass
+    assert not env.exists(), (page.status_label.text() + "\n" + page.log.plain_text()[-3000:]
+                              + str(list(env.rglob("*"))[:20]))
+    assert _children() == []
+    assert "nothing was left behind" in page.status_label.text()
+    assert not page.isComplete() and not page.is_busy()
+    # Now, and only now, the user may go back to the Environment page.
+    back = wiz.button(QWizard.WizardButton.BackButton)
+    assert back.isEnabled()
+    back.click()
+    assert wiz.currentId() == 3
+
+
+def test_cancel_and_wait_for_window_close(qtbot, install_wizard, tmp_path, local_wheels):
+    """What the wizard's closeEvent does: cancel, block until rolled back."""
+    from app.core.install import InstallRequest
+
+    env = tmp_path / "venv-close"
+    state = WizardState(install_request=InstallRequest(env_path=env, kind="venv", installer="pip",
+                                                       packages=["torch==2.13.0"],
+                                                       find_links=[str(local_wheels)]))
+    wiz, page = install_wizard(state)
+    with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
+        wiz.next()
+    qtbot.waitUntil(lambda: env.exists() and bool(_children()), timeout=60000)
+    assert page.is_busy()
+    assert page.cancel_and_wait(60.0) is True
+    assert not env.exists()
+    assert _children() == []
+    qtbot.waitUntil(lambda: page.status() == "cancelled", timeout=5000)
+
+
+def test_failed_install_shows_error_and_offers_the_log(qtbot, install_wizard, tmp_path, local_wheels):
+    from app.core.install import InstallRequest
+
+    env = tmp_path / "venv-fail"
+    state = WizardState(install_request=InstallRequest(
+        env_path=env, kind="venv", installer="uv", find_links=[str(local_wheels)],
+        packages=["torch==2.13.0", "torch-setup-no-such-package-4f7a==1.0"]))
+    wiz, page = install_wizard(state)
+    with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
+        wiz.next()
+    with qtbot.waitSignal(page.state_changed, timeout=300000, check_params_cb=lambda s: s != "running") as done:
+        pass
+    assert done.args == ["failed"]
+    assert page.error_panel.isVisible()
+    msg = page.error_panel.message.text()
+    assert "failed" in msg.lower() and "Nothing was left behind" in msg
+    assert "torch-setup-no-such-package-4f7a" in page.error_panel.lines.toPlainText() + msg
+    log = page.error_panel.log_path
+    assert log is not None and log.exists() and log.stat().st_size > 0
+    assert str(log) in page.error_panel.path_label.text()
+    assert page.error_panel.open_log.isVisible() and page.error_panel.copy_path.isVisible()
+    page.error_panel.copy_path.click()
+    assert QGuiApplication.clipboard().text() == str(log)
+    catcher = _UrlCatcher()
+    QDesktopServices.setUrlHandler("file", catcher, "open")
+    try:
+        page.error_panel.open_log.click()
+    finally:
+        QDesktopServices.unsetUrlHandler("file")
+    assert [u.toLocalFile() for u in catcher.urls] == [str(log)]
+    assert not env.exists()
+    assert not page.isComplete()
+    assert wiz.button(QWizard.WizardButton.BackButton).isEnabled()
+    assert page.retry_button.isVisible()
+    assert log in state.log_paths
