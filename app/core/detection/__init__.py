@@ -1,0 +1,173 @@
+"""Detection sources, one module per source, and the helpers they share.
+
+Two kinds of code live here:
+
+* **Parsers**: pure functions of text (a tool's output, a /proc or /sys file). They never
+  raise on any input; the :func:`parser` decorator registers them in :data:`PARSERS` (the
+  property-based tests feed every registered parser random and truncated text) and turns
+  an unexpected exception into the parser's "nothing found" value, so a parsing bug can
+  never break detection. Tests call ``fn.__wrapped__`` to prove the bare parser holds too.
+* **Probes**: functions that run a tool (always through :func:`app.core.runner.run`) or
+  read a file, and return what they found plus a :class:`~app.core.system.ProbeRecord`
+  saying what was tried and what happened. They never raise either.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import time
+from typing import Any, Callable
+
+from app.core.system import ProbeRecord
+
+# name -> the registered (wrapped) parser; the tests walk this.
+PARSERS: dict[str, Callable[..., Any]] = {}
+
+DEFAULT_TIMEOUT_S = 3.0
+MAX_TIMEOUT_S = 3.0  # the issue's ceiling for any single probe
+
+
+def parser(default_factory: Callable[[], Any]):
+    """Register a text parser; on an unexpected exception return ``default_factory()``."""
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception:  # never let a parser bug break detection
+                return default_factory()
+
+        PARSERS[f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}"] = wrapper
+        return wrapper
+
+    return deco
+
+
+def clamp_timeout(timeout_s: float | None) -> float:
+    try:
+        t = float(timeout_s if timeout_s is not None else DEFAULT_TIMEOUT_S)
+    except (TypeError, ValueError):
+        t = DEFAULT_TIMEOUT_S
+    return max(0.1, min(MAX_TIMEOUT_S, t))
+
+
+# ---------------------------------------------------------------- small text helpers
+
+_BUS_RE = re.compile(r"(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])")
+
+
+def norm_bus(value: Any) -> str | None:
+    """A PCI address in one form, ``"0000:03:00.0"``, from nvidia-smi's ``00000000:03:00.0``,
+    sysfs's ``0000:03:00.0``, lspci's ``03:00.0`` or rocminfo's BDFID integer."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            return None
+        bus, dev, fn = (value >> 8) & 0xFF, (value >> 3) & 0x1F, value & 0x7
+        return f"0000:{bus:02x}:{dev:02x}.{fn}"
+    m = _BUS_RE.search(str(value))
+    if not m:
+        return None
+    domain = int(m.group(1), 16) if m.group(1) else 0
+    if domain > 0xFFFF:
+        domain &= 0xFFFF
+    return f"{domain:04x}:{m.group(2).lower()}:{m.group(3).lower()}.{m.group(4)}"
+
+
+def to_int(value: Any) -> int | None:
+    """``"8192"``, ``"8192 MiB"``, ``"0x744c"``, ``"29772(0x744c)"`` -> int; else None."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    s = str(value).strip()
+    m = re.match(r"^(0[xX][0-9a-fA-F]+)", s)
+    if m:
+        return int(m.group(1), 16)
+    m = re.match(r"^(\d+)", s)
+    if m:
+        try:
+            return int(m.group(1))
+        except ValueError:  # pragma: no cover - digits always parse
+            return None
+    return None
+
+
+def hex_id(value: Any) -> str | None:
+    """``"0x744c"`` / ``"744C"`` / ``29772`` -> ``"744c"`` (4 hex digits) or None."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return f"{value:04x}" if 0 <= value <= 0xFFFF else None
+    s = str(value).strip().lower()
+    if s.startswith("0x"):
+        s = s[2:]
+    if re.fullmatch(r"[0-9a-f]{1,4}", s):
+        return s.rjust(4, "0")
+    return None
+
+
+def first_version(text: str, pattern: str = r"(\d+\.\d+(?:\.\d+)*)") -> str | None:
+    m = re.search(pattern, text or "")
+    return m.group(1) if m else None
+
+
+def read_text(path: str, limit: int = 1 << 20) -> str | None:
+    """A small file's text, or None when it is missing or unreadable (never raises)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(limit).decode("utf-8", errors="replace")
+    except (OSError, ValueError):
+        return None
+
+
+# ---------------------------------------------------------------- running tools
+
+
+def tool_env() -> dict[str, str]:
+    """The cleaned environment with a fixed locale, so tool output parses the same everywhere."""
+    from app.core.runner import clean_env
+
+    return clean_env({"LC_ALL": "C", "LANG": "C"})
+
+
+def run_tool(name: str, argv: list[str], timeout_s: float, *, env: dict | None = None):
+    """Run a tool once; return ``(RunResult, ProbeRecord | None)``.
+
+    The record is filled in only when the tool could not give output at all (not found,
+    permission denied, timed out, killed); otherwise the caller looks at the output and
+    writes the record itself.
+    """
+    from app.core.runner import run
+
+    started = time.monotonic()
+    res = run(argv, timeout=clamp_timeout(timeout_s), env=env if env is not None else tool_env())
+    ms = int((time.monotonic() - started) * 1000)
+    if res.start_error:
+        low = res.start_error.lower()
+        status = "not-found" if "not found" in low else "error"
+        return res, ProbeRecord(name, status, res.start_error, ms, list(argv))
+    if res.timed_out:
+        return res, ProbeRecord(name, "timeout",
+                                f"{os.path.basename(argv[0])} did not answer within "
+                                f"{clamp_timeout(timeout_s):.0f} s and was stopped", ms, list(argv))
+    if res.returncode is not None and res.returncode < 0:
+        return res, ProbeRecord(name, "error", f"{os.path.basename(argv[0])} was {res.describe()}",
+                                ms, list(argv))
+    return res, None
+
+
+def record(name: str, status: str, detail: str, started: float, command=None) -> ProbeRecord:
+    return ProbeRecord(name, status, detail, int((time.monotonic() - started) * 1000),
+                       list(command) if command else None)
+
+
+def snippet(text: str, limit: int = 160) -> str:
+    """The start of some output, on one line, for a probe record."""
+    s = " ".join((text or "").split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"

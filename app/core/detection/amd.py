@@ -1,0 +1,457 @@
+"""AMD GPUs: name and gfx target from rocminfo, amd-smi, rocm-smi, rocm_agent_enumerator, and
+the kernel's KFD topology in sysfs (which needs no ROCm at all)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+
+from app.core.detection import (hex_id, norm_bus, parser, read_text, record, run_tool, snippet,
+                                to_int)
+from app.core.system import GPU, ProbeRecord
+
+# AMD GPU targets that are APUs (integrated graphics sharing system memory).
+# Source: LLVM "User Guide for AMDGPU Backend", table "AMDGPU Processors" (processors marked
+# APU), llvm.org/docs/AMDGPUUsage.html. gfx940-942 (MI300A) are APUs too but are the main
+# accelerator of their machine, so they are not marked integrated here.
+AMD_APU_TARGETS_SOURCE = "llvm.org/docs/AMDGPUUsage.html (AMDGPU Processors, APU column)"
+AMD_APU_TARGETS = frozenset({
+    "gfx801", "gfx810", "gfx902", "gfx909", "gfx90c", "gfx1013", "gfx1033", "gfx1035", "gfx1036",
+    "gfx1037", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153",
+})
+_APU_NAME_RE = re.compile(r"Radeon\s*(\(TM\))?\s*(\d{3}M\s+)?Graphics$|Radeon Vega \d+ Graphics|"
+                          r"Radeon \d{3}M\b|\bRadeon 8\d0S\b|Ryzen|Raphael|Rembrandt|Phoenix|Strix|"
+                          r"Renoir|Cezanne|Picasso|Raven|Barcelo|Lucienne|Mendocino|Van Gogh|Hawk Point",
+                          re.IGNORECASE)
+
+
+def amd_is_integrated(gfx: str | None = None, name: str | None = None) -> bool:
+    if gfx and gfx.lower().split(":")[0] in AMD_APU_TARGETS:
+        return True
+    return bool(name and _APU_NAME_RE.search(name.strip()))
+
+
+def gfx_from_target_version(value) -> str | None:
+    """KFD's ``gfx_target_version`` (110000, 90010, 90402) -> ``"gfx1100"``, ``"gfx90a"``, ``"gfx942"``."""
+    v = to_int(value)
+    if v is None or v <= 0:
+        return None
+    major, minor, step = v // 10000, (v // 100) % 100, v % 100
+    if minor > 15 or step > 15 or major > 99:
+        return None
+    return f"gfx{major}{minor:x}{step:x}"
+
+
+_GFX_RE = re.compile(r"\bgfx[0-9]{1,2}[0-9a-f]{2,3}\b", re.IGNORECASE)
+
+
+# ------------------------------------------------------------------------- parsers
+
+@parser(list)
+def parse_rocminfo(text: str) -> list[dict]:
+    """GPU agents of ``rocminfo``: ``{"gfx", "name", "memory_mb", "bus", "device_id", "node"}``."""
+    agents: list[dict] = []
+    cur: dict | None = None
+    in_pool = False
+    for raw in (text or "").splitlines():
+        line = raw.rstrip()
+        s = line.strip()
+        if re.fullmatch(r"Agent \d+", s):
+            cur = {"_pools": []}
+            agents.append(cur)
+            in_pool = False
+            continue
+        if cur is None or ":" not in s:
+            continue
+        key, _, value = s.partition(":")
+        key, value = key.strip(), value.strip()
+        indent = len(line) - len(line.lstrip())
+        if indent <= 2:
+            in_pool = False
+            if key in ("Name", "Marketing Name", "Device Type", "Node", "BDFID", "Chip ID", "Vendor Name"):
+                cur.setdefault(key, value)
+            if key == "Pool Info":
+                in_pool = True
+        elif in_pool:
+            if key == "Segment":
+                cur["_pools"].append({"segment": value})
+            elif key == "Size" and cur["_pools"]:
+                cur["_pools"][-1].setdefault("size", value)
+    out = []
+    for a in agents:
+        if a.get("Device Type", "").upper() != "GPU":
+            continue
+        gfx = a.get("Name", "")
+        m = _GFX_RE.search(gfx)
+        mem = None
+        for p in a["_pools"]:
+            if p.get("segment", "").startswith("GLOBAL") and "size" in p:
+                kb = to_int(p["size"])
+                if kb:
+                    mem = kb // 1024
+                    break
+        bdf = to_int(a.get("BDFID"))
+        chip = a.get("Chip ID", "")
+        chip_hex = re.search(r"\(0x([0-9a-fA-F]+)\)", chip)
+        out.append({
+            "gfx": m.group(0).lower() if m else None,
+            "name": a.get("Marketing Name") or None,
+            "memory_mb": mem,
+            "bus": norm_bus(bdf) if bdf else None,
+            "device_id": hex_id(chip_hex.group(1)) if chip_hex else None,
+            "node": to_int(a.get("Node")),
+        })
+    return out
+
+
+@parser(lambda: None)
+def parse_rock_version(text: str) -> str | None:
+    m = re.search(r"ROCk module version\s+(\S+)\s+is loaded", text or "")
+    return m.group(1) if m else None
+
+
+def _indented_blocks(text: str, head_re: str) -> list[tuple[str, dict]]:
+    """``GPU: 0`` style blocks with ``KEY: value`` lines (any depth) flattened into a dict."""
+    blocks: list[tuple[str, dict]] = []
+    cur: dict | None = None
+    for raw in (text or "").splitlines():
+        if not raw.strip():
+            continue
+        if not raw[0].isspace():
+            m = re.match(head_re, raw.strip())
+            if m:
+                cur = {}
+                blocks.append((m.group(1), cur))
+            else:
+                cur = None
+            continue
+        if cur is None:
+            continue
+        key, sep, value = raw.strip().partition(":")
+        if sep and value.strip():
+            cur.setdefault(key.strip().upper(), value.strip())
+    return blocks
+
+
+@parser(list)
+def parse_amd_smi_static(text: str) -> list[dict]:
+    """``amd-smi static`` (text): ``{"index", "name", "device_id", "bus", "gfx"}`` per GPU."""
+    out = []
+    for idx, kv in _indented_blocks(text, r"^GPU:\s*(\d+)$"):
+        gfx = kv.get("TARGET_GRAPHICS_VERSION") or kv.get("GFX_VERSION")
+        m = _GFX_RE.search(gfx or "")
+        name = kv.get("MARKET_NAME")
+        if name and name.upper() in ("N/A", "NA"):
+            name = None
+        out.append({"index": int(idx), "name": name, "device_id": hex_id(kv.get("DEVICE_ID")),
+                    "bus": norm_bus(kv.get("BDF")), "gfx": m.group(0).lower() if m else None,
+                    "vendor_id": hex_id(kv.get("VENDOR_ID"))})
+    return out
+
+
+@parser(list)
+def parse_amd_smi_list(text: str) -> list[dict]:
+    """``amd-smi list``: ``{"index", "bus"}`` per GPU (NIC entries are skipped; UUIDs dropped)."""
+    return [{"index": int(idx), "bus": norm_bus(kv.get("BDF"))}
+            for idx, kv in _indented_blocks(text, r"^GPU:\s*(\d+)$")]
+
+
+@parser(dict)
+def parse_amd_smi_version(text: str) -> dict:
+    """``amd-smi version``: ``{"tool", "library", "rocm"}``."""
+    out = {}
+    for key, pat in (("tool", r"AMDSMI Tool:\s*([0-9][\w.+-]*)"),
+                     ("library", r"AMDSMI Library version:\s*([0-9][\w.+-]*)"),
+                     ("rocm", r"ROCm version:\s*([0-9][\w.+-]*)")):
+        m = re.search(pat, text or "")
+        if m:
+            out[key] = m.group(1)
+    return out
+
+
+@parser(list)
+def parse_rocm_smi_productname(text: str) -> list[dict]:
+    """``rocm-smi --showproductname`` in its text, ``--csv`` or ``--json`` form:
+    ``{"index", "series", "model", "gfx"}`` per card."""
+    t = (text or "").strip()
+    cards: dict[int, dict] = {}
+    if t.startswith("{"):
+        try:
+            data = json.loads(t)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            for key, val in data.items():
+                m = re.fullmatch(r"card(\d+)", str(key))
+                if m and isinstance(val, dict):
+                    norm = {str(k).lower(): str(v) for k, v in val.items()}
+                    g = _GFX_RE.search(norm.get("gfx version", ""))
+                    cards[int(m.group(1))] = {"series": norm.get("card series"),
+                                              "model": norm.get("card model"),
+                                              "gfx": g.group(0).lower() if g else None}
+    elif t.lower().startswith("device,"):
+        lines = t.splitlines()
+        header = [h.strip().lower() for h in lines[0].split(",")]
+        for ln in lines[1:]:
+            parts = ln.split(",")
+            if len(parts) != len(header):
+                continue
+            row = dict(zip(header, (p.strip() for p in parts)))
+            m = re.fullmatch(r"card(\d+)", row.get("device", ""))
+            if m:
+                g = _GFX_RE.search(row.get("gfx version", ""))
+                cards[int(m.group(1))] = {"series": row.get("card series"), "model": row.get("card model"),
+                                          "gfx": g.group(0).lower() if g else None}
+    else:
+        for ln in t.splitlines():
+            m = re.match(r"GPU\[(\d+)\]\s*:\s*([^:]+):\s*(.*)$", ln.strip())
+            if not m:
+                continue
+            card = cards.setdefault(int(m.group(1)), {"series": None, "model": None, "gfx": None})
+            key, value = m.group(2).strip().lower(), m.group(3).strip()
+            if key == "card series":
+                card["series"] = value
+            elif key == "card model":
+                card["model"] = value
+            elif key == "gfx version":
+                g = _GFX_RE.search(value)
+                card["gfx"] = g.group(0).lower() if g else None
+    out = []
+    for idx in sorted(cards):
+        c = cards[idx]
+        series = c.get("series")
+        name = series
+        if series:
+            inner = re.search(r"\[([^\]]*(?:Instinct|Radeon)[^\]]*)\]", series)
+            if inner:
+                name = inner.group(1)
+            elif re.fullmatch(r"0x[0-9a-fA-F]+", series):
+                name = None  # old rocm-smi prints only an id here
+        out.append({"index": idx, "name": name, "model": c.get("model"), "gfx": c.get("gfx")})
+    return out
+
+
+@parser(list)
+def parse_rocm_agent_enumerator(text: str) -> list[str]:
+    """GPU targets from ``rocm_agent_enumerator`` (the CPU placeholder ``gfx000`` is dropped)."""
+    out = []
+    for ln in (text or "").splitlines():
+        s = ln.strip().lower()
+        if re.fullmatch(r"gfx[0-9]{1,2}[0-9a-f]{2,3}", s) and s != "gfx000":
+            out.append(s)
+    return out
+
+
+@parser(dict)
+def parse_kfd_properties(text: str) -> dict:
+    """``/sys/class/kfd/kfd/topology/nodes/N/properties``: ``key value`` lines -> ints."""
+    out = {}
+    for ln in (text or "").splitlines():
+        parts = ln.split()
+        if len(parts) == 2 and re.fullmatch(r"[a-z_0-9]+", parts[0]) and re.fullmatch(r"-?\d+", parts[1]):
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+# ------------------------------------------------------------------------- probes
+
+@dataclass
+class AmdFindings:
+    gpus: list[tuple[GPU, str | None]] = field(default_factory=list)
+    records: list[ProbeRecord] = field(default_factory=list)
+    rocm_version: str | None = None
+    kfd: dict[str, str] = field(default_factory=dict)  # bus -> gfx from sysfs
+    tool_versions: dict[str, str] = field(default_factory=dict)
+
+
+def read_kfd_topology(root: str = "/") -> dict[str | None, dict]:
+    """bus -> {"gfx", "device_id"} for GPU nodes of the kernel's KFD topology (no ROCm needed)."""
+    base = os.path.join(root, "sys/class/kfd/kfd/topology/nodes")
+    try:
+        nodes = sorted(os.listdir(base))
+    except OSError:
+        return {}
+    out: dict[str | None, dict] = {}
+    for n in nodes:
+        props = parse_kfd_properties(read_text(os.path.join(base, n, "properties")) or "")
+        if not props.get("simd_count"):
+            continue  # a CPU node
+        loc = props.get("location_id")
+        domain = props.get("domain", 0)
+        bus = None
+        if loc is not None:
+            b = norm_bus(loc)
+            bus = f"{domain:04x}{b[4:]}" if b else None
+        dev = props.get("device_id")
+        out[bus if bus else f"node{n}"] = {"gfx": gfx_from_target_version(props.get("gfx_target_version")),
+                                           "device_id": f"{dev:04x}" if dev else None}
+    return out
+
+
+def rocm_version_from_files(root: str = "/") -> str | None:
+    rocm = os.environ.get("ROCM_PATH") or os.path.join(root, "opt/rocm")
+    for rel in (".info/version", ".info/version-dev"):
+        t = read_text(os.path.join(rocm, rel), 256)
+        if t and re.match(r"\d+\.\d+", t.strip()):
+            return t.strip().split("-")[0]
+    return None
+
+
+def detect_amd(timeout_s: float, *, family: str | None) -> AmdFindings:
+    """rocminfo, amd-smi, rocm-smi, rocm_agent_enumerator (those installed, concurrently) and KFD."""
+    from app.core.runner import which
+
+    f = AmdFindings()
+    try:
+        if family == "linux":
+            started = time.monotonic()
+            kfd = read_kfd_topology()
+            if kfd:
+                f.kfd = {k: v["gfx"] for k, v in kfd.items() if v.get("gfx")}
+                f.records.append(record("kfd-sysfs", "ok", ", ".join(f"{v['gfx'] or '?'} at {k}"
+                                                                      for k, v in kfd.items()), started))
+            else:
+                f.records.append(record("kfd-sysfs", "not-found", "no AMD compute device in "
+                                        "/sys/class/kfd (no amdgpu GPU, or the driver is not loaded)",
+                                        started))
+            f.rocm_version = rocm_version_from_files()
+        tools = {name: which(name) for name in ("rocminfo", "amd-smi", "rocm-smi", "rocm_agent_enumerator")}
+        if family == "linux" and not any(tools.values()):
+            extra = []
+            rocm_bin = os.path.join(os.environ.get("ROCM_PATH") or "/opt/rocm", "bin")
+            for name in tools:
+                p = os.path.join(rocm_bin, name)
+                if os.access(p, os.X_OK):
+                    tools[name] = p
+                    extra.append(name)
+        present = {k: v for k, v in tools.items() if v}
+        if not present:
+            f.records.append(ProbeRecord("rocm-tools", "not-found", "no ROCm tools installed "
+                                         "(rocminfo, amd-smi, rocm-smi, rocm_agent_enumerator)", 0))
+            _from_kfd_only(f)
+            return f
+        results: dict[str, tuple] = {}
+        argvs = {"rocminfo": [present.get("rocminfo") or "", ],
+                 "amd-smi": [present.get("amd-smi") or "", "static"],
+                 "amd-smi-version": [present.get("amd-smi") or "", "version"],
+                 "rocm-smi": [present.get("rocm-smi") or "", "--showproductname"],
+                 "rocm_agent_enumerator": [present.get("rocm_agent_enumerator") or ""]}
+        threads = []
+        for key, argv in argvs.items():
+            if not argv[0]:
+                continue
+
+            def go(key=key, argv=argv):
+                results[key] = (time.monotonic(), run_tool(key, argv, timeout_s))
+
+            th = threading.Thread(target=go, daemon=True)
+            th.start()
+            threads.append(th)
+        for th in threads:
+            th.join(timeout_s + 5)
+        _merge_amd(f, results)
+    except Exception as exc:  # pragma: no cover - belt and braces
+        f.records.append(ProbeRecord("amd", "error", f"{type(exc).__name__}: {snippet(str(exc))}"))
+    return f
+
+
+def _from_kfd_only(f: AmdFindings) -> None:
+    """Nothing else to go on: GPUs are added later from PCI with the gfx target from KFD."""
+
+
+def _merge_amd(f: AmdFindings, results: dict) -> None:
+    by_bus: dict[str, dict] = {}
+    order: list[str] = []
+
+    def slot(bus, idx):
+        key = bus or f"#{idx}"
+        if key not in by_bus:
+            by_bus[key] = {"bus": bus}
+            order.append(key)
+        return by_bus[key]
+
+    def done(key, parse, what):
+        if key not in results:
+            return None
+        t0, (res, rec) = results[key]
+        if rec is not None:
+            f.records.append(rec)
+            return None
+        items = parse(res.stdout)
+        if not items and key != "amd-smi-version":
+            out = (res.stdout + res.stderr).strip()
+            status = "empty" if not out else ("error" if res.returncode else "garbage")
+            f.records.append(ProbeRecord(key, status, f"{what}: nothing usable ({res.describe()}): "
+                                         f"{snippet(out)}", int((time.monotonic() - t0) * 1000), res.argv))
+            return None
+        return items, t0, res
+
+    r = done("rocminfo", parse_rocminfo, "rocminfo")
+    if r:
+        items, t0, res = r
+        rock = parse_rock_version(res.stdout)
+        if rock:
+            f.tool_versions["rocminfo"] = f"ROCk {rock}"
+        for i, a in enumerate(items):
+            s = slot(a["bus"], i)
+            for k in ("gfx", "name", "memory_mb", "device_id"):
+                if a.get(k) and not s.get(k):
+                    s[k] = a[k]
+            s.setdefault("source", "rocminfo")
+        f.records.append(ProbeRecord("rocminfo", "ok", ", ".join(f"{a['name'] or '?'} ({a['gfx'] or '?'})"
+                                                                 for a in items),
+                                     int((time.monotonic() - t0) * 1000), res.argv))
+    r = done("amd-smi", parse_amd_smi_static, "amd-smi static")
+    if r:
+        items, t0, res = r
+        for a in items:
+            s = slot(a["bus"], a["index"])
+            for k in ("gfx", "name", "device_id"):
+                if a.get(k) and not s.get(k):
+                    s[k] = a[k]
+            s.setdefault("source", "amd-smi")
+        f.records.append(ProbeRecord("amd-smi", "ok", ", ".join(f"{a['name'] or '?'} at {a['bus']}"
+                                                                for a in items),
+                                     int((time.monotonic() - t0) * 1000), res.argv))
+    r = done("amd-smi-version", parse_amd_smi_version, "amd-smi version")
+    if r:
+        v = r[0]
+        if v.get("tool"):
+            f.tool_versions["amd-smi"] = v["tool"]
+        if v.get("rocm"):
+            f.rocm_version = f.rocm_version or v["rocm"]
+    r = done("rocm-smi", parse_rocm_smi_productname, "rocm-smi --showproductname")
+    if r:
+        items, t0, res = r
+        if not by_bus:  # only when rocminfo/amd-smi gave nothing: it has no bus addresses
+            for a in items:
+                s = slot(None, a["index"])
+                s.update({k: a[k] for k in ("name", "gfx") if a.get(k)})
+                s.setdefault("source", "rocm-smi")
+        f.records.append(ProbeRecord("rocm-smi", "ok", ", ".join(str(a["name"]) for a in items),
+                                     int((time.monotonic() - t0) * 1000), res.argv))
+    r = done("rocm_agent_enumerator", parse_rocm_agent_enumerator, "rocm_agent_enumerator")
+    if r:
+        items, t0, res = r
+        if not by_bus:
+            for i, gfx in enumerate(items):
+                slot(None, i).update({"gfx": gfx, "source": "rocm_agent_enumerator"})
+        else:  # fill targets the others lacked, in order
+            missing = [by_bus[k] for k in order if not by_bus[k].get("gfx")]
+            for s, gfx in zip(missing, items):
+                s["gfx"] = gfx
+        f.records.append(ProbeRecord("rocm_agent_enumerator", "ok", ", ".join(items),
+                                     int((time.monotonic() - t0) * 1000), res.argv))
+    for n, key in enumerate(order):
+        s = by_bus[key]
+        gfx = s.get("gfx") or (f.kfd.get(s["bus"]) if s.get("bus") else None)
+        name = s.get("name") or (f"AMD GPU {gfx}" if gfx else "AMD GPU")
+        if not name.upper().startswith("AMD") and not name.lower().startswith("radeon"):
+            name = f"AMD {name}"
+        f.gpus.append((GPU(vendor="amd", name=name, gfx_target=gfx, memory_mb=s.get("memory_mb"),
+                           integrated=amd_is_integrated(gfx, name), index=n,
+                           pci_id=f"1002:{s['device_id']}" if s.get("device_id") else None,
+                           source=s.get("source")), s.get("bus")))

@@ -1,0 +1,82 @@
+"""A small on-disk cache for facts about executables (an interpreter's version, a tool's
+version), keyed by the file's path, size and modification time, so that a second
+``detect`` starts no process for a program that has not changed."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+_LOCK = threading.Lock()
+_VERSION = 1
+
+
+class StampCache:
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self._data: dict = {}
+        self._dirty = False
+        if path:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    data = json.load(fh)
+                if isinstance(data, dict) and data.get("version") == _VERSION and \
+                        isinstance(data.get("entries"), dict):
+                    self._data = data["entries"]
+            except (OSError, ValueError):
+                self._data = {}
+
+    @staticmethod
+    def stamp(exe: str) -> list | None:
+        try:
+            st = os.stat(exe)
+        except OSError:
+            return None
+        return [st.st_mtime_ns, st.st_size, st.st_ino]
+
+    def get(self, kind: str, exe: str):
+        st = self.stamp(exe)
+        if st is None:
+            return None
+        with _LOCK:
+            e = self._data.get(f"{kind}:{exe}")
+        if isinstance(e, dict) and e.get("stamp") == st:
+            return e.get("value")
+        return None
+
+    def put(self, kind: str, exe: str, value) -> None:
+        st = self.stamp(exe)
+        if st is None:
+            return
+        with _LOCK:
+            self._data[f"{kind}:{exe}"] = {"stamp": st, "value": value}
+            self._dirty = True
+
+    def save(self) -> None:
+        if not self.path or not self._dirty:
+            return
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            with _LOCK:
+                payload = json.dumps({"version": _VERSION, "entries": self._data})
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(payload)
+            os.replace(tmp, self.path)
+            self._dirty = False
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def default_cache() -> StampCache:
+    if os.environ.get("TORCH_SETUP_NO_CACHE", "").strip() not in ("", "0"):
+        return StampCache(None)
+    try:
+        from app.core.paths import cache_dir
+
+        return StampCache(os.path.join(str(cache_dir()), "detect-cache.json"))
+    except Exception:
+        return StampCache(None)

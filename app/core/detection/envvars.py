@@ -1,0 +1,83 @@
+"""The environment variables that change what PyTorch sees or how it is installed.
+
+Values that can hold credentials (proxy and index URLs) are masked: ``user:secret@`` becomes
+``***@`` and token-looking query parameters are dropped, because reports get shared.
+"""
+from __future__ import annotations
+
+import re
+from typing import Mapping
+
+NAMES = (
+    # which devices torch can see
+    "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+    "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
+    "HSA_OVERRIDE_GFX_VERSION", "ZE_AFFINITY_MASK", "ONEAPI_DEVICE_SELECTOR",
+    # libraries a wheel may pick up instead of its own
+    "LD_LIBRARY_PATH", "LD_PRELOAD", "DYLD_LIBRARY_PATH", "DYLD_FALLBACK_LIBRARY_PATH",
+    "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDNN_HOME", "ROCM_PATH", "ROCM_HOME", "HIP_PATH",
+    # behaviour
+    "CUDA_LAUNCH_BLOCKING", "CUDA_MODULE_LOADING", "TORCH_CUDA_ARCH_LIST", "TORCH_HOME",
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+    # which Python / env is active
+    "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "PYTHONPATH", "PYTHONHOME",
+    # how packages would be fetched
+    "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_CONFIG_FILE",
+    "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_INDEX", "UV_DEFAULT_INDEX", "UV_TORCH_BACKEND",
+    "UV_PYTHON_INSTALL_DIR", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
+    "no_proxy", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "PIP_CERT",
+)
+PREFIXES = ("PYTORCH_", "HSA_", "CUDA_", "NCCL_", "TORCHINDUCTOR_")
+# Anything with these words may carry a secret: never copied, whatever the prefix.
+_SECRET_WORDS = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|CREDENTIAL|AUTH", re.IGNORECASE)
+_URLISH = ("INDEX", "PROXY", "URL", "FIND_LINKS")
+
+
+def mask(name: str, value: str) -> str:
+    """Hide credentials in URL-like values."""
+    if not any(w in name.upper() for w in _URLISH):
+        return value
+    v = re.sub(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@", r"\g<scheme>***@", value)
+    v = re.sub(r"([?&](?:token|key|access_token|auth)=)[^&\s]+", r"\1***", v, flags=re.IGNORECASE)
+    return v
+
+
+def collect(environ: Mapping[str, str]) -> dict[str, str]:
+    """The relevant variables that are set (an empty value is kept: it matters)."""
+    out: dict[str, str] = {}
+    for key in sorted(environ):
+        if _SECRET_WORDS.search(key):
+            continue
+        if key in NAMES or key.startswith(PREFIXES):
+            out[key] = mask(key, str(environ[key]))
+    # A frozen (PyInstaller) assistant keeps the user's own value in NAME_ORIG.
+    for var in ("LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH"):
+        orig = environ.get(var + "_ORIG")
+        if orig is not None:
+            out[var] = orig
+    return out
+
+
+def visible_devices_note(env: Mapping[str, str]) -> list[str]:
+    """Plain-words warnings about device-hiding variables."""
+    notes = []
+    for var, who in (("CUDA_VISIBLE_DEVICES", "PyTorch (CUDA and ROCm builds)"),
+                     ("HIP_VISIBLE_DEVICES", "PyTorch ROCm builds"),
+                     ("ROCR_VISIBLE_DEVICES", "the ROCm runtime")):
+        if var in env:
+            value = env[var].strip()
+            if value == "":
+                notes.append(f"{var} is set but empty: {who} will see no GPU. Unset it "
+                             f"(unset {var}) unless that is what you want.")
+            elif value in ("-1", "none", "NoDevFiles") or value.startswith("-"):
+                notes.append(f"{var}={value} hides every GPU from {who}.")
+    if env.get("NVIDIA_VISIBLE_DEVICES", "").strip() in ("void", "none"):
+        notes.append("NVIDIA_VISIBLE_DEVICES=" + env["NVIDIA_VISIBLE_DEVICES"].strip()
+                     + ": this container was started without GPU access.")
+    if env.get("CUDA_LAUNCH_BLOCKING", "").strip() == "1":
+        notes.append("CUDA_LAUNCH_BLOCKING=1 makes every GPU call wait: fine for debugging, "
+                     "very slow otherwise.")
+    if env.get("PYTHONPATH"):
+        notes.append("PYTHONPATH is set: a new environment may import packages from "
+                     f"{env['PYTHONPATH']} instead of its own.")
+    return notes

@@ -1,0 +1,515 @@
+"""NVIDIA: NVML (nvidia-ml-py) first, then ``nvidia-smi``, then the kernel module's version file.
+
+Order and why:
+
+1. **NVML** through ``pynvml`` (the nvidia-ml-py package): no process to start, exact values
+   (driver version, the newest CUDA version the driver supports, per-GPU name, compute
+   capability, memory). ``NVMLError_LibraryNotFound`` means there is no NVIDIA driver.
+   ``TORCH_SETUP_NO_NVML=1`` turns this source off (tests use it to exercise nvidia-smi on
+   machines where NVML would answer).
+2. **nvidia-smi** ``--query-gpu=... --format=csv,noheader,nounits`` plus the plain table's
+   header for the CUDA version; drivers older than the ``compute_cap`` field get a second
+   query without it and a compute capability looked up from the GPU's name (the source is
+   recorded). On WSL2 ``/usr/lib/wsl/lib/nvidia-smi`` is tried too.
+3. ``/proc/driver/nvidia/version`` or ``/sys/module/nvidia/version``: the driver alone.
+
+UUIDs and serial numbers are never read into the report.
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+
+from app.core.detection import (clamp_timeout, norm_bus, parser, read_text, record, run_tool,
+                                snippet, to_int)
+from app.core.system import GPU, ProbeRecord
+
+QUERY_FIELDS = ("index", "name", "driver_version", "compute_cap", "memory.total", "pci.bus_id",
+                "pci.device_id")
+QUERY_FIELDS_OLD = tuple(f for f in QUERY_FIELDS if f != "compute_cap")
+
+WSL_SMI = "/usr/lib/wsl/lib/nvidia-smi"
+WINDOWS_SMI = (r"C:\Windows\System32\nvidia-smi.exe",
+               r"C:\Program Files\NVIDIA Corporation\NVSMI\nvidia-smi.exe")
+
+_NA = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "unknown",
+       "[insufficient permissions]", "[gpu is lost]", "[requested functionality has been deprecated]"}
+
+
+def _clean(value: str | None) -> str | None:
+    if value is None:
+        return None
+    v = value.strip()
+    return None if v.lower() in _NA else v
+
+
+# ------------------------------------------------------------------------- parsers
+
+@parser(list)
+def parse_query_csv(text: str, fields: tuple[str, ...] | list[str] = QUERY_FIELDS) -> list[dict]:
+    """Rows of ``nvidia-smi --query-gpu=<fields> --format=csv[,noheader][,nounits]``.
+
+    A header line (``--format=csv`` without ``noheader``) overrides ``fields``; unit suffixes
+    (``" [MiB]"``, ``" MiB"``) are dropped. Each row is a dict keyed by field name with
+    ``None`` for N/A values. Lines that do not look like a GPU row are skipped, so garbage
+    yields ``[]``.
+    """
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    cols = [str(f).strip() for f in fields]
+    rows: list[dict] = []
+    for ln in lines:
+        parts = [p.strip() for p in ln.split(",")]
+        lowered = [re.sub(r"\s*\[.*?\]$", "", p).strip().lower() for p in parts]
+        if ("name" in lowered or "compute_cap" in lowered or "driver_version" in lowered) \
+                and not any(re.search(r"\d+\.\d+", p) for p in parts if p.lower() not in ("compute_cap",)):
+            cols = lowered  # a header line
+            continue
+        if len(parts) < min(2, len(cols)) or len(parts) > len(cols):
+            continue
+        row = {c: _clean(parts[i]) if i < len(parts) else None for i, c in enumerate(cols)}
+        name = row.get("name")
+        if "name" in cols and (not name or len(name) > 96 or ":" in name and "failed" in name.lower()):
+            continue
+        driver = row.get("driver_version")
+        if driver is not None and not re.fullmatch(r"\d+(\.\d+){1,3}", driver):
+            continue
+        cc = row.get("compute_cap")
+        if cc is not None and not re.fullmatch(r"\d{1,2}\.\d{1,2}", cc):
+            continue
+        if row.get("index") is not None and not re.fullmatch(r"\d{1,4}", row["index"]):
+            continue
+        mem = row.get("memory.total")
+        if mem is not None:
+            mem = to_int(mem.split()[0]) if mem.split() else None
+        row["memory.total"] = mem
+        if "name" not in cols and cc is None and driver is None:
+            continue
+        row["index"] = int(row["index"]) if row.get("index") is not None else None
+        rows.append(row)
+    return rows
+
+
+@parser(dict)
+def parse_smi_header(text: str) -> dict:
+    """``{"smi_version", "driver_version", "cuda_version"}`` from plain ``nvidia-smi``'s banner.
+
+    Handles the classic ``Driver Version: X  CUDA Version: Y`` and the R610+ form
+    ``KMD Version: X  CUDA UMD Version: Y``. Missing values are left out.
+    """
+    out: dict = {}
+    for ln in (text or "").splitlines()[:12]:
+        m = re.search(r"NVIDIA-SMI\s+(\d+(?:\.\d+)+)", ln)
+        if m:
+            out["smi_version"] = m.group(1)
+        m = re.search(r"(?:Driver|KMD) Version:\s*(\d+(?:\.\d+)+)", ln)
+        if m:
+            out["driver_version"] = m.group(1)
+        m = re.search(r"CUDA (?:UMD )?Version:\s*(\d+\.\d+)", ln)
+        if m:
+            out["cuda_version"] = m.group(1)
+    return out
+
+
+_ROW_RE = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(On|Off|WDDM|TCC|MCDM)\s+\|\s+"
+                     r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])")
+_MEM_RE = re.compile(r"(\d+)MiB\s*/\s*(\d+)MiB")
+
+
+@parser(list)
+def parse_smi_table(text: str) -> list[dict]:
+    """GPU rows of plain ``nvidia-smi``: ``{"index", "name", "bus", "memory_mb", "truncated"}``.
+
+    Names longer than the column end in ``...`` there (``truncated`` True). The MIG and
+    process sections are ignored.
+    """
+    rows: list[dict] = []
+    lines = (text or "").splitlines()
+    for i, ln in enumerate(lines):
+        m = _ROW_RE.match(ln.strip())
+        if not m:
+            continue
+        name = m.group(2).strip()
+        mem = None
+        if i + 1 < len(lines):
+            mm = _MEM_RE.search(lines[i + 1])
+            if mm:
+                mem = int(mm.group(2))
+        rows.append({"index": int(m.group(1)), "name": name, "bus": norm_bus(m.group(4)),
+                     "memory_mb": mem, "truncated": name.endswith("...")})
+    return rows
+
+
+# What nvidia-smi / NVML print when something is wrong, and what it means in plain words.
+_SMI_ERRORS = (
+    ("driver/library version mismatch", "error",
+     "the NVIDIA driver and its library do not match (usually after a driver update without "
+     "a reboot): reboot the computer"),
+    ("couldn't communicate with the nvidia driver", "error",
+     "nvidia-smi cannot talk to the NVIDIA driver: the driver is not loaded (not installed, "
+     "not rebuilt after a kernel update, or blocked by Secure Boot)"),
+    ("driver not loaded", "error",
+     "the NVIDIA driver is not loaded"),
+    ("no devices were found", "empty",
+     "the NVIDIA driver is loaded but found no usable GPU (check that the card is seated, "
+     "powered, and, for new cards, that Above-4G decoding / Resizable BAR is enabled)"),
+    ("insufficient permissions", "error",
+     "no permission to talk to the NVIDIA driver (is the user in the 'video' group?)"),
+    ("unable to determine the device handle", "error",
+     "a GPU is present but the driver cannot reach it (the GPU may have fallen off the bus: "
+     "see dmesg, then reboot)"),
+    ("gpu is lost", "error", "a GPU has fallen off the bus: reboot, and check power and cooling"),
+    ("is not a valid field to query", "error", "this driver's nvidia-smi does not know a "
+     "queried field"),
+    ("nvml: not found", "not-found", "the NVIDIA management library is missing"),
+    ("failed to initialize nvml", "error", "nvidia-smi could not start the NVIDIA management "
+     "library"),
+)
+
+
+@parser(lambda: None)
+def classify_smi_error(text: str) -> tuple[str, str] | None:
+    """``(status, plain words)`` for a known nvidia-smi/NVML failure text, else None."""
+    low = (text or "").lower()
+    for needle, status, words in _SMI_ERRORS:
+        if needle in low:
+            m = re.search(r"NVML library version:\s*(\d+(?:\.\d+)+)", text or "")
+            if m and "mismatch" in needle:
+                words += f" (the library is {m.group(1)})"
+            return status, words
+    return None
+
+
+@parser(lambda: None)
+def parse_proc_driver_version(text: str) -> str | None:
+    """The driver version from ``/proc/driver/nvidia/version`` or ``/sys/module/nvidia/version``."""
+    t = text or ""
+    m = re.search(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)", t)
+    if m:
+        return m.group(1)
+    stripped = t.strip()
+    if re.fullmatch(r"\d+\.\d+(\.\d+)?", stripped):
+        return stripped
+    return None
+
+
+def cuda_version_from_int(value) -> str | None:
+    """NVML's ``nvmlSystemGetCudaDriverVersion`` integer (12040) -> ``"12.4"``."""
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        return None
+    if v <= 0:
+        return None
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+# Compute capability by GPU name, for drivers too old to report ``compute_cap``.
+# Source: NVIDIA, "CUDA GPUs - Compute Capability", https://developer.nvidia.com/cuda-gpus
+# (retrieved 2026-11; per-product table), and the chip-family summary in
+# research/compat-facts.md section 2 (Kepler 3.x ... Blackwell 12.0). First match wins.
+CC_BY_NAME_SOURCE = "developer.nvidia.com/cuda-gpus (name table; the driver did not report it)"
+CC_BY_NAME: tuple[tuple[str, str], ...] = (
+    (r"\bGB10\b", "12.1"),
+    (r"RTX 50\d0|RTX PRO \d+ Blackwell|Blackwell", "12.0"),
+    (r"\bB(200|100)\b|\bGB200\b", "10.0"),
+    (r"\bG?H(100|200|800)\b", "9.0"),
+    (r"RTX 40\d0|\bL4\b|\bL40S?\b|\bL20\b|RTX \d{4} Ada|Ada Generation", "8.9"),
+    (r"\bA100\b|\bA30\b|\bA800\b", "8.0"),
+    (r"RTX 30\d0|RTX A\d{4}|\bA10G?\b|\bA16\b|\bA2\b|\bA40\b|\bA[2-6]000\b", "8.6"),
+    (r"RTX 20\d0|GTX 16\d0|TITAN RTX|Quadro RTX|\bT4\b|\bT[1-6]00\b|\bT1000\b", "7.5"),
+    (r"\bV100\b|TITAN V\b|Quadro GV100", "7.0"),
+    (r"\bP100\b|Quadro GP100", "6.0"),
+    (r"GTX 10[5-8]0|TITAN Xp|TITAN X \(Pascal\)|\bP(4|40|6|400|600|1000|2000|4000|5000|6000)\b|MX[1-3]50|GT 1030", "6.1"),
+    (r"GTX 9[5-8]0|GTX TITAN X\b|\bM(4|40|60|6000|5000|4000)\b", "5.2"),
+    (r"GTX 750|GTX 745|MX1[13]0|\bM(10|1200|2000)\b|GeForce 9[234]0M", "5.0"),
+    (r"\bK80\b", "3.7"),
+    (r"\bK(20|40)[a-zA-Z]?\b|GTX 780|GTX TITAN\b|GTX 7[0-9]0 Ti", "3.5"),
+)
+
+
+def cc_from_name(name: str | None) -> str | None:
+    if not name:
+        return None
+    for pattern, cc in CC_BY_NAME:
+        if re.search(pattern, name, flags=re.IGNORECASE):
+            return cc
+    return None
+
+
+# ------------------------------------------------------------------------- probes
+
+@dataclass
+class NvidiaFindings:
+    gpus: list[tuple[GPU, str | None]] = field(default_factory=list)  # (gpu, bus address)
+    driver_version: str | None = None
+    cuda_version: str | None = None
+    smi_path: str | None = None
+    smi_version: str | None = None
+    records: list[ProbeRecord] = field(default_factory=list)
+
+
+def nvml_disabled(environ=None) -> bool:
+    env = os.environ if environ is None else environ
+    return env.get("TORCH_SETUP_NO_NVML", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def probe_nvml(findings: NvidiaFindings) -> bool:
+    """Fill ``findings`` from NVML; True when NVML answered with at least the driver."""
+    started = time.monotonic()
+    if nvml_disabled():
+        findings.records.append(record("nvml", "skipped", "turned off by TORCH_SETUP_NO_NVML",
+                                       started))
+        return False
+    try:
+        import pynvml  # nvidia-ml-py
+    except Exception as exc:  # ImportError, or a broken install
+        findings.records.append(record("nvml", "not-found",
+                                       f"nvidia-ml-py is not installed ({type(exc).__name__})",
+                                       started))
+        return False
+    try:
+        pynvml.nvmlInit()
+    except Exception as exc:
+        cls = type(exc).__name__
+        if "LibraryNotFound" in cls:
+            status, words = "not-found", "no NVIDIA driver (the NVML library libnvidia-ml was not found)"
+        elif "DriverNotLoaded" in cls:
+            status, words = "error", "the NVIDIA driver is installed but not loaded"
+        elif "LibRmVersionMismatch" in cls:
+            status, words = "error", ("the NVIDIA driver and its library do not match (usually "
+                                      "after a driver update without a reboot): reboot the computer")
+        elif "NoPermission" in cls:
+            status, words = "error", "no permission to talk to the NVIDIA driver"
+        else:
+            status, words = "error", f"NVML could not start: {cls}: {snippet(str(exc))}"
+        findings.records.append(record("nvml", status, words, started))
+        return False
+    try:
+        def s(v):
+            return v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+
+        driver = None
+        try:
+            driver = s(pynvml.nvmlSystemGetDriverVersion())
+        except Exception:
+            pass
+        cuda = None
+        for fn_name in ("nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"):
+            fn = getattr(pynvml, fn_name, None)
+            if fn is None:
+                continue
+            try:
+                cuda = cuda_version_from_int(fn())
+                break
+            except Exception:
+                continue
+        count = int(pynvml.nvmlDeviceGetCount())
+        problems = []
+        for i in range(count):
+            try:
+                h = pynvml.nvmlDeviceGetHandleByIndex(i)
+            except Exception as exc:
+                problems.append(f"GPU {i}: {type(exc).__name__}")
+                continue
+            name = "NVIDIA GPU"
+            try:
+                name = s(pynvml.nvmlDeviceGetName(h))
+            except Exception:
+                pass
+            cc = None
+            try:
+                major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(h)
+                cc = f"{int(major)}.{int(minor)}"
+            except Exception:
+                cc = cc_from_name(name)
+            mem = None
+            try:
+                mem = int(pynvml.nvmlDeviceGetMemoryInfo(h).total) // (1024 * 1024)
+            except Exception:
+                pass
+            bus = pci = None
+            try:
+                info = pynvml.nvmlDeviceGetPciInfo(h)
+                bus = norm_bus(s(getattr(info, "busId", "") or getattr(info, "busIdLegacy", "")))
+                dev = int(getattr(info, "pciDeviceId", 0))
+                if dev:
+                    pci = f"{dev & 0xFFFF:04x}:{(dev >> 16) & 0xFFFF:04x}"
+            except Exception:
+                pass
+            findings.gpus.append((GPU(vendor="nvidia", name=name, driver_version=driver,
+                                      compute_capability=cc, memory_mb=mem, integrated=_nv_integrated(name),
+                                      index=i, pci_id=pci, source="nvml"), bus))
+        findings.driver_version = driver
+        findings.cuda_version = cuda
+        detail = f"driver {driver or '?'}, CUDA {cuda or '?'}, {count} GPU(s)"
+        if problems:
+            detail += "; could not read " + ", ".join(problems)
+        findings.records.append(record("nvml", "ok" if count else "empty", detail, started))
+        return True
+    except Exception as exc:
+        findings.records.append(record("nvml", "error", f"{type(exc).__name__}: {snippet(str(exc))}",
+                                       started))
+        return False
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except Exception:
+            pass
+
+
+def _nv_integrated(name: str) -> bool:
+    # Tegra / Jetson and GB10-style unified-memory parts share memory with the CPU.
+    return bool(re.search(r"Orin|Xavier|Tegra|Jetson|Thor", name or "", re.IGNORECASE))
+
+
+def smi_candidates(*, wsl: bool, family: str | None, which=None) -> list[str]:
+    from app.core.runner import which as _which
+
+    which = which or _which
+    found = []
+    p = which("nvidia-smi")
+    if p:
+        found.append(p)
+    if wsl and os.path.exists(WSL_SMI):
+        found.append(WSL_SMI)
+    if family == "windows":
+        found.extend(c for c in WINDOWS_SMI if os.path.exists(c))
+    seen, out = set(), []
+    for c in found:
+        key = os.path.realpath(c)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def probe_smi(findings: NvidiaFindings, smi: str, timeout_s: float) -> bool:
+    """Ask one nvidia-smi; True when it listed GPUs."""
+    t = clamp_timeout(timeout_s)
+    started = time.monotonic()
+    results: dict[str, object] = {}
+
+    def plain():
+        results["plain"] = run_tool("nvidia-smi", [smi], t)
+
+    th = threading.Thread(target=plain, daemon=True)
+    th.start()
+    argv = [smi, "--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]
+    res, rec = run_tool("nvidia-smi", argv, t)
+    fields: tuple[str, ...] = QUERY_FIELDS
+    if rec is None and "is not a valid field" in (res.stdout + res.stderr):
+        # Drivers before compute_cap existed (R510 era): ask again without it.
+        argv = [smi, "--query-gpu=" + ",".join(QUERY_FIELDS_OLD), "--format=csv,noheader,nounits"]
+        res, rec = run_tool("nvidia-smi", argv, t)
+        fields = QUERY_FIELDS_OLD
+    th.join(t + 5)
+    plain_res, plain_rec = results.get("plain", (None, None))  # type: ignore[misc]
+    findings.smi_path = smi
+    header = parse_smi_header(plain_res.stdout) if plain_res is not None and plain_rec is None else {}
+    if header.get("smi_version"):
+        findings.smi_version = header["smi_version"]
+    if header.get("cuda_version"):
+        findings.cuda_version = header["cuda_version"]
+    if rec is not None:  # not found / timed out / killed
+        if rec.status == "timeout":
+            rec = ProbeRecord(rec.name, "timeout", f"nvidia-smi ({smi}) timed out: it did not "
+                              f"answer within {t:.0f} s and was stopped (the driver may be hung)",
+                              rec.duration_ms, rec.command)
+        findings.records.append(rec)
+        return False
+    out = res.stdout + ("\n" + res.stderr if res.stderr else "")
+    known = classify_smi_error(out)
+    rows = parse_query_csv(res.stdout, fields) if res.returncode == 0 else []
+    if not rows:
+        if known:
+            status, words = known
+            findings.records.append(record("nvidia-smi", status, f"{words} [nvidia-smi said: "
+                                           f"{snippet(out, 120)}]", started, argv))
+        elif not out.strip():
+            findings.records.append(record("nvidia-smi", "empty", f"nvidia-smi printed nothing "
+                                           f"({res.describe()})", started, argv))
+        else:
+            findings.records.append(record("nvidia-smi", "garbage", "nvidia-smi printed output "
+                                           f"that is not a GPU list ({res.describe()}): "
+                                           f"{snippet(out)}", started, argv))
+        return False
+    driver = next((r.get("driver_version") for r in rows if r.get("driver_version")), None) \
+        or header.get("driver_version")
+    table = {r["index"]: r for r in parse_smi_table(plain_res.stdout)} if plain_res is not None else {}
+    guessed = []
+    for n, r in enumerate(rows):
+        name = r.get("name") or "NVIDIA GPU"
+        cc = r.get("compute_cap")
+        if cc is None:
+            cc = cc_from_name(name)
+            if cc:
+                guessed.append(f"{name} -> {cc}")
+        idx = r.get("index") if r.get("index") is not None else n
+        bus = norm_bus(r.get("pci.bus_id")) or (table.get(idx) or {}).get("bus")
+        mem = r.get("memory.total") or (table.get(idx) or {}).get("memory_mb")
+        pci = None
+        dev = to_int(r.get("pci.device_id"))
+        if dev:
+            pci = f"{dev & 0xFFFF:04x}:{(dev >> 16) & 0xFFFF:04x}"
+        findings.gpus.append((GPU(vendor="nvidia", name=name, driver_version=r.get("driver_version") or driver,
+                                  compute_capability=cc, memory_mb=mem, integrated=_nv_integrated(name),
+                                  index=idx, pci_id=pci, source="nvidia-smi"), bus))
+    findings.driver_version = findings.driver_version or driver
+    detail = f"{len(rows)} GPU(s), driver {driver or '?'}"
+    if findings.cuda_version:
+        detail += f", CUDA {findings.cuda_version}"
+    if guessed:
+        detail += "; compute capability from the name table (" + "; ".join(guessed) + \
+                  f"), source: {CC_BY_NAME_SOURCE}"
+    elif any(g.compute_capability is None for g, _ in findings.gpus):
+        detail += "; compute capability unknown for some GPUs"
+    findings.records.append(record("nvidia-smi", "ok", detail, started, argv))
+    return True
+
+
+def probe_driver_files(findings: NvidiaFindings, root: str = "/") -> bool:
+    started = time.monotonic()
+    for rel in ("proc/driver/nvidia/version", "sys/module/nvidia/version"):
+        path = os.path.join(root, rel)
+        text = read_text(path)
+        if text is None:
+            continue
+        version = parse_proc_driver_version(text)
+        if version:
+            findings.driver_version = findings.driver_version or version
+            findings.records.append(record("nvidia-driver-file", "ok",
+                                           f"NVIDIA kernel module {version} is loaded ({path})", started))
+            return True
+        findings.records.append(record("nvidia-driver-file", "garbage",
+                                       f"{path} does not hold a driver version: {snippet(text)}", started))
+        return False
+    findings.records.append(record("nvidia-driver-file", "not-found",
+                                   "no NVIDIA kernel module is loaded (/proc/driver/nvidia/version "
+                                   "and /sys/module/nvidia/version are absent)", started))
+    return False
+
+
+def detect_nvidia(timeout_s: float, *, wsl: bool = False, family: str | None = None) -> NvidiaFindings:
+    """Run the NVIDIA sources in order; never raises."""
+    f = NvidiaFindings()
+    try:
+        if probe_nvml(f) and f.gpus:
+            return f
+        smis = smi_candidates(wsl=wsl, family=family)
+        if not smis:
+            f.records.append(ProbeRecord("nvidia-smi", "not-found", "nvidia-smi is not installed "
+                                         "(not on PATH" + (", not in /usr/lib/wsl/lib" if wsl else "")
+                                         + ")", 0))
+        for smi in smis:
+            if probe_smi(f, smi, timeout_s):
+                break
+            if f.records and f.records[-1].status == "timeout":
+                break  # a hung driver: another nvidia-smi would hang too
+        if family == "linux" and not f.gpus:
+            probe_driver_files(f)
+    except Exception as exc:  # pragma: no cover - belt and braces
+        f.records.append(ProbeRecord("nvidia", "error", f"{type(exc).__name__}: {snippet(str(exc))}"))
+    return f

@@ -1,0 +1,159 @@
+"""Display devices on the PCI bus: sysfs (``/sys/bus/pci/devices``) and ``lspci -nn``.
+
+This is the vendor-neutral view: it sees a GPU even when its driver is missing or broken,
+which is what lets the report say "an NVIDIA GPU is present but its driver does not answer".
+Only the GPU vendors the product handles are reported; emulated adapters (QEMU, VirtIO,
+VMware, Hyper-V, ASPEED BMCs, Matrox server chips) are not GPUs for PyTorch.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass
+
+from app.core.detection import norm_bus, parser, read_text, record, run_tool, snippet
+
+# PCI vendor ids. Source: PCI-SIG vendor list as carried by pci.ids (pciids.sourceforge.net).
+VENDOR_IDS = {"10de": "nvidia", "1002": "amd", "1022": "amd", "8086": "intel", "106b": "apple"}
+# Class 0x03xx = display controller (00 VGA, 02 3D, 80 other). Source: PCI Code and ID
+# Assignment Specification, base class 03h.
+DISPLAY_CLASS_PREFIX = "03"
+
+
+@dataclass(frozen=True)
+class PCIDevice:
+    bus: str | None  # "0000:03:00.0"
+    vendor_id: str | None  # "10de"
+    device_id: str | None  # "2204"
+    class_code: str | None  # "0300"
+    description: str = ""  # lspci's text ("NVIDIA Corporation GA102 [GeForce RTX 3090]")
+
+    @property
+    def vendor(self) -> str | None:
+        return VENDOR_IDS.get(self.vendor_id or "")
+
+    @property
+    def pci_id(self) -> str | None:
+        if self.vendor_id and self.device_id:
+            return f"{self.vendor_id}:{self.device_id}"
+        return None
+
+    @property
+    def name(self) -> str:
+        """A product name from lspci's text: the last bracketed marketing name if any."""
+        d = self.description
+        d = re.sub(r"\s*\(rev [0-9a-fA-F]+\)\s*$", "", d)
+        d = re.sub(r"\s*\[[0-9a-fA-F]{4}:[0-9a-fA-F]{4}\]\s*$", "", d)
+        brackets = re.findall(r"\[([^\]]+)\]", d)
+        vendor_words = {"AMD/ATI"}
+        product = [b for b in brackets if b not in vendor_words]
+        if product:
+            return product[-1]
+        return d.strip()
+
+
+_LSPCI_RE = re.compile(
+    r"^(?P<bus>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+"
+    r"(?P<cls>[^:\[]+?)(?:\s+\[(?P<clsid>[0-9a-fA-F]{4})\])?:\s+(?P<desc>.*)$")
+
+
+@parser(list)
+def parse_lspci(text: str) -> list[PCIDevice]:
+    """Display devices from ``lspci``, ``lspci -nn``, ``lspci -nnk`` or ``lspci -d ::03xx``.
+
+    With ``-nn`` the class and vendor:device ids are read from the brackets; without it the
+    class comes from its name (VGA compatible controller / 3D controller / Display
+    controller) and the vendor from the company name.
+    """
+    out: list[PCIDevice] = []
+    for ln in (text or "").splitlines():
+        if not ln or ln[0].isspace():
+            continue  # -k detail lines, -v blocks
+        m = _LSPCI_RE.match(ln.strip())
+        if not m:
+            continue
+        cls_name = m.group("cls").strip().lower()
+        clsid = (m.group("clsid") or "").lower()
+        if clsid:
+            if not clsid.startswith(DISPLAY_CLASS_PREFIX):
+                continue
+        elif not any(w in cls_name for w in ("vga compatible controller", "3d controller",
+                                              "display controller")):
+            continue
+        desc = m.group("desc").strip()
+        ids = re.findall(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]", desc)
+        vendor_id = device_id = None
+        if ids:
+            vendor_id, device_id = ids[-1][0].lower(), ids[-1][1].lower()
+        else:
+            low = desc.lower()
+            if low.startswith("nvidia"):
+                vendor_id = "10de"
+            elif low.startswith("advanced micro devices") or low.startswith("amd") or "[amd/ati]" in low:
+                vendor_id = "1002"
+            elif low.startswith("intel"):
+                vendor_id = "8086"
+        if not clsid:
+            clsid = {"vga compatible controller": "0300", "3d controller": "0302"}.get(cls_name, "0380")
+        out.append(PCIDevice(norm_bus(m.group("bus")), vendor_id, device_id, clsid, desc))
+    return out
+
+
+def scan_sysfs(root: str = "/") -> list[PCIDevice]:
+    """Display-class PCI devices from sysfs (Linux); [] elsewhere. Never raises."""
+    base = os.path.join(root, "sys/bus/pci/devices")
+    try:
+        entries = sorted(os.listdir(base))
+    except OSError:
+        return []
+    out = []
+    for e in entries:
+        d = os.path.join(base, e)
+        cls = (read_text(os.path.join(d, "class"), 64) or "").strip().lower()
+        if not cls.startswith("0x" + DISPLAY_CLASS_PREFIX):
+            continue
+        vendor = (read_text(os.path.join(d, "vendor"), 64) or "").strip().lower().replace("0x", "")
+        device = (read_text(os.path.join(d, "device"), 64) or "").strip().lower().replace("0x", "")
+        out.append(PCIDevice(norm_bus(e), vendor or None, device or None, cls[2:6], ""))
+    return out
+
+
+def detect_pci(timeout_s: float, *, family: str | None):
+    """``(devices, records)``: sysfs first; lspci only to put names on what sysfs found."""
+    started = time.monotonic()
+    records = []
+    if family != "linux":
+        return [], records
+    devices = scan_sysfs()
+    wanted = [d for d in devices if d.vendor]
+    if not devices:
+        records.append(record("pci-sysfs", "empty", "no display devices on the PCI bus", started))
+        return [], records
+    records.append(record("pci-sysfs", "ok", ", ".join(f"{d.pci_id or '?'} at {d.bus}" for d in devices),
+                          started))
+    if not wanted:
+        return [], records
+    from app.core.runner import which
+
+    lspci = which("lspci")
+    if not lspci:
+        records.append(record("lspci", "not-found", "lspci is not installed (pciutils); GPU names "
+                              "come from the other sources", started))
+        return wanted, records
+    t0 = time.monotonic()
+    res, rec = run_tool("lspci", [lspci, "-nn"], timeout_s)
+    if rec is not None:
+        records.append(rec)
+        return wanted, records
+    named = {d.bus: d for d in parse_lspci(res.stdout)}
+    if not named:
+        records.append(record("lspci", "garbage" if res.stdout.strip() else "empty",
+                              f"lspci listed no display devices ({res.describe()}): {snippet(res.stdout)}",
+                              t0, [lspci, "-nn"]))
+        return wanted, records
+    merged = [PCIDevice(d.bus, d.vendor_id, d.device_id, d.class_code,
+                        named[d.bus].description if d.bus in named else "") for d in wanted]
+    records.append(record("lspci", "ok", "; ".join(named[d.bus].name for d in wanted if d.bus in named),
+                          t0, [lspci, "-nn"]))
+    return merged, records

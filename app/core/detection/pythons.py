@@ -1,0 +1,294 @@
+"""Python interpreters: the running one, those on PATH, pyenv, conda, uv-managed, the Windows
+``py`` launcher's list, and macOS framework installs; each with its version and whether it can
+create a virtual environment (``venv`` and ``ensurepip`` both present: Debian/Ubuntu ship them
+in a separate package, python3-venv).
+
+Versions are read by running each interpreter once with a tiny script, concurrently, and
+remembered (keyed by the file's size and mtime) so a second detection starts no process.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import platform
+import re
+import sys
+import threading
+import time
+
+from app.core.detection import parser, record, run_tool, snippet
+from app.core.system import PythonInfo, ProbeRecord
+
+# Works on Python 2.7 and 3.x, with -E -s -S (no site, so it starts in ~10 ms).
+PROBE_SCRIPT = (
+    "import sys\n"
+    "def has(n):\n"
+    "    try:\n"
+    "        import importlib.util as u\n"
+    "        return u.find_spec(n) is not None\n"
+    "    except Exception:\n"
+    "        try:\n"
+    "            import imp; imp.find_module(n); return True\n"
+    "        except Exception:\n"
+    "            return False\n"
+    "v = sys.version_info\n"
+    "impl = getattr(getattr(sys, 'implementation', None), 'name', 'cpython')\n"
+    "import struct\n"
+    "sys.stdout.write('TSA-PY %d.%d.%d %s %d %d %s\\n' % (v[0], v[1], v[2], impl, "
+    "int(has('venv') and has('ensurepip')), struct.calcsize('P') * 8, sys.platform))\n"
+)
+
+_NAME_RE = re.compile(r"^python(?:3(?:\.\d+)?|2(?:\.\d+)?)?(?:\.exe)?$", re.IGNORECASE)
+MAX_PROBED = 24  # interpreters asked for their version (the rest are listed from their path)
+
+
+@parser(lambda: None)
+def parse_probe_output(text: str) -> dict | None:
+    """``TSA-PY 3.11.7 cpython 1 64 linux`` -> ``{"version", "implementation", "can_venv", "bits"}``."""
+    m = re.search(r"TSA-PY (\d+\.\d+\.\d+) (\w+) ([01]) (\d+)", text or "")
+    if not m:
+        return None
+    impl = {"cpython": "CPython", "pypy": "PyPy", "graalpy": "GraalPy"}.get(m.group(2), m.group(2))
+    return {"version": m.group(1), "implementation": impl, "can_venv": m.group(3) == "1",
+            "bits": int(m.group(4))}
+
+
+@parser(list)
+def parse_py_launcher(text: str) -> list[tuple[str, str]]:
+    """``py -0p`` -> ``[(version, path)]``. Handles `` -V:3.12 *        C:\\...\\python.exe``
+    (py >= 3.11) and `` -3.9-64        C:\\...`` (older)."""
+    out = []
+    for ln in (text or "").splitlines():
+        m = re.match(r"^\s*-(?:V:)?([0-9][\w.\-]*?)(?:-(?:32|64|arm64))?\s+(?:\*\s+)?(\S.*?)\s*$", ln)
+        if not m:
+            continue
+        path = m.group(2).strip()
+        if path.lower().endswith(".exe") or "/" in path or "\\" in path:
+            out.append((m.group(1), path))
+    return out
+
+
+@parser(lambda: None)
+def version_from_path(path: str) -> str | None:
+    """A version that the folder name states: pyenv ``versions/3.12.1``, uv
+    ``cpython-3.12.1-linux-x86_64-gnu``, framework ``Versions/3.12``."""
+    for part in reversed(re.split(r"[\\/]", path or "")):
+        m = re.fullmatch(r"(?:cpython-|pypy-)?(\d+\.\d+(?:\.\d+)?)(?:[-+].*)?", part)
+        if m:
+            return m.group(1)
+    return None
+
+
+def _executables_in(folder: str) -> list[str]:
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    out = []
+    for n in sorted(names):
+        if _NAME_RE.match(n):
+            p = os.path.join(folder, n)
+            if os.path.isfile(p) and os.access(p, os.X_OK):
+                out.append(p)
+    return out
+
+
+def _is_shim(path: str) -> bool:
+    parent = os.path.basename(os.path.dirname(path)).lower()
+    if parent == "shims":  # pyenv / asdf wrappers: listed through their real versions instead
+        return True
+    if "windowsapps" in path.lower():  # the Microsoft Store alias that opens the store
+        return True
+    return False
+
+
+def _is_venv_python(path: str) -> bool:
+    return os.path.exists(os.path.join(os.path.dirname(os.path.dirname(path)), "pyvenv.cfg")) or \
+        os.path.exists(os.path.join(os.path.dirname(path), "pyvenv.cfg"))
+
+
+def candidates(environ=None, *, family: str | None = None, py_launcher: list[tuple[str, str]] | None = None
+               ) -> list[tuple[str, str]]:
+    """``[(path, source)]`` in a stable order, without the running interpreter."""
+    env = os.environ if environ is None else environ
+    home = os.path.expanduser("~")
+    found: list[tuple[str, str]] = []
+    for folder in (env.get("PATH") or "").split(os.pathsep):
+        if folder:
+            found += [(p, "path") for p in _executables_in(folder) if not _is_shim(p)]
+    pyenv_root = env.get("PYENV_ROOT") or os.path.join(home, ".pyenv")
+    for v in sorted(glob.glob(os.path.join(pyenv_root, "versions", "*"))):
+        found += [(p, "pyenv") for p in _preferred(_executables_in(os.path.join(v, "bin")))]
+    for v in sorted(glob.glob(os.path.join(pyenv_root, "pyenv-win", "versions", "*"))):
+        found += [(p, "pyenv") for p in _preferred(_executables_in(v))]
+    for prefix in _conda_prefixes(env, home):
+        exes = _executables_in(os.path.join(prefix, "bin")) or _executables_in(prefix)
+        found += [(p, "conda") for p in _preferred(exes)]
+    for v in sorted(glob.glob(os.path.join(_uv_python_dir(env, home, family), "*"))):
+        exes = _executables_in(os.path.join(v, "bin")) or _executables_in(v)
+        found += [(p, "uv") for p in _preferred(exes)]
+    if family == "macos":
+        for v in sorted(glob.glob("/Library/Frameworks/Python.framework/Versions/*/bin")):
+            found += [(p, "path") for p in _preferred(_executables_in(v))]
+    if family == "windows":
+        local = env.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
+        for v in sorted(glob.glob(os.path.join(local, "Programs", "Python", "Python*"))):
+            found += [(p, "path") for p in _preferred(_executables_in(v))]
+        for _version, p in py_launcher or []:
+            found.append((p, "py-launcher"))
+    return found
+
+
+def _preferred(exes: list[str]) -> list[str]:
+    """One executable per installation folder: the most specific name (python3.12 > python3 > python)."""
+    if not exes:
+        return []
+    return [max(exes, key=lambda p: (len(os.path.basename(p)), p))]
+
+
+def _conda_prefixes(env, home: str) -> list[str]:
+    prefixes: list[str] = []
+    for key in ("CONDA_PREFIX",):
+        if env.get(key):
+            prefixes.append(env[key])
+    exe = env.get("CONDA_EXE") or env.get("MAMBA_EXE")
+    bases = [os.path.dirname(os.path.dirname(exe))] if exe else []
+    bases += [os.path.join(home, d) for d in ("miniconda3", "anaconda3", "miniforge3", "mambaforge",
+                                              "micromamba", ".micromamba")]
+    bases += ["/opt/conda", "/opt/miniconda3", "/opt/anaconda3", "/opt/miniforge3"]
+    if env.get("MAMBA_ROOT_PREFIX"):
+        bases.append(env["MAMBA_ROOT_PREFIX"])
+    for b in bases:
+        if os.path.isdir(os.path.join(b, "conda-meta")):
+            prefixes.append(b)
+        prefixes += sorted(glob.glob(os.path.join(b, "envs", "*")))
+    try:
+        with open(os.path.join(home, ".conda", "environments.txt"), encoding="utf-8") as fh:
+            prefixes += [ln.strip() for ln in fh if ln.strip()]
+    except OSError:
+        pass
+    seen, out = set(), []
+    for p in prefixes:
+        if p not in seen and os.path.isdir(p):
+            seen.add(p)
+            out.append(p)
+    return out
+
+
+def _uv_python_dir(env, home: str, family: str | None) -> str:
+    if env.get("UV_PYTHON_INSTALL_DIR"):
+        return env["UV_PYTHON_INSTALL_DIR"]
+    if family == "windows":
+        base = env.get("APPDATA") or os.path.join(home, "AppData", "Roaming")
+        return os.path.join(base, "uv", "python")
+    base = env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
+    return os.path.join(base, "uv", "python")
+
+
+def running_interpreter() -> PythonInfo:
+    import importlib.util
+
+    try:
+        can = importlib.util.find_spec("venv") is not None and importlib.util.find_spec("ensurepip") is not None
+    except Exception:
+        can = None
+    impl = platform.python_implementation()
+    v = sys.version_info
+    return PythonInfo(version=f"{v[0]}.{v[1]}.{v[2]}", executable=sys.executable, implementation=impl,
+                      can_venv=can, source="running", arch=platform.machine() or None)
+
+
+def _key(path: str) -> str:
+    """Identity of an interpreter: a venv's python is its own; others dedupe by real path."""
+    if _is_venv_python(path):
+        return os.path.normcase(os.path.abspath(path))
+    return os.path.normcase(os.path.realpath(path))
+
+
+def detect_pythons(timeout_s: float, cache, *, family: str | None, arch: str | None,
+                   environ=None) -> tuple[PythonInfo, list[PythonInfo], list[ProbeRecord]]:
+    """``(running, interpreters incl. running, records)``; never raises."""
+    started = time.monotonic()
+    records: list[ProbeRecord] = []
+    running = running_interpreter()
+    found: list[PythonInfo] = [running]
+    try:
+        launcher: list[tuple[str, str]] = []
+        if family == "windows":
+            from app.core.runner import which
+
+            py = which("py")
+            if py:
+                res, rec = run_tool("py-launcher", [py, "-0p"], timeout_s)
+                if rec is not None:
+                    records.append(rec)
+                else:
+                    launcher = parse_py_launcher(res.stdout + "\n" + res.stderr)
+                    records.append(record("py-launcher", "ok" if launcher else "empty",
+                                          f"{len(launcher)} interpreter(s)", started, res.argv))
+        seen = {_key(sys.executable)}
+        cands: list[tuple[str, str]] = []
+        for path, source in candidates(environ, family=family, py_launcher=launcher):
+            k = _key(path)
+            if k in seen:
+                continue
+            seen.add(k)
+            cands.append((path, source))
+        infos: list[PythonInfo | None] = [None] * len(cands)
+        to_probe = []
+        for i, (path, source) in enumerate(cands):
+            cached = cache.get("python", path) if cache is not None else None
+            if isinstance(cached, dict) and cached.get("version"):
+                infos[i] = _info(path, source, cached, arch)
+            elif len(to_probe) < MAX_PROBED:
+                to_probe.append(i)
+            else:
+                infos[i] = PythonInfo(version=version_from_path(path), executable=path, source=source,
+                                      can_venv=None)
+        failures: list[str] = []
+
+        def probe(i: int) -> None:
+            path, source = cands[i]
+            res, rec = run_tool("python", [path, "-E", "-s", "-S", "-c", PROBE_SCRIPT], timeout_s)
+            parsed = parse_probe_output(res.stdout) if rec is None else None
+            if parsed is None:
+                why = rec.detail if rec is not None else f"{res.describe()}: {snippet(res.stdout + res.stderr, 80)}"
+                failures.append(f"{path}: {why}")
+                infos[i] = PythonInfo(version=version_from_path(path), executable=path, source=source,
+                                      can_venv=False if rec is None else None)
+                return
+            if cache is not None:
+                cache.put("python", path, parsed)
+            infos[i] = _info(path, source, parsed, arch)
+
+        threads = [threading.Thread(target=probe, args=(i,), daemon=True) for i in to_probe]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + timeout_s + 4
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        for i, info in enumerate(infos):
+            if info is None:  # its thread did not finish in time
+                path, source = cands[i]
+                infos[i] = PythonInfo(version=version_from_path(path), executable=path, source=source)
+        found += [i for i in infos if i is not None]
+        detail = (f"{len(found)} interpreter(s): "
+                  + ", ".join(f"{p.version or '?'} ({p.source})" for p in found))
+        if to_probe:
+            detail += f"; asked {len(to_probe)} for their version"
+        if failures:
+            detail += "; could not run " + "; ".join(failures[:5])
+        records.append(record("pythons", "ok", detail, started))
+    except Exception as exc:  # pragma: no cover
+        records.append(record("pythons", "error", f"{type(exc).__name__}: {snippet(str(exc))}", started))
+    return running, found, records
+
+
+def _info(path: str, source: str, parsed: dict, arch: str | None) -> PythonInfo:
+    bits = parsed.get("bits")
+    a = arch
+    if bits == 32 and arch in ("x86_64", "amd64"):
+        a = "x86"
+    return PythonInfo(version=parsed.get("version"), executable=path,
+                      implementation=parsed.get("implementation") or "CPython",
+                      can_venv=parsed.get("can_venv"), source=source, arch=a)

@@ -1,0 +1,141 @@
+"""Windows display adapters (Win32_VideoController) through PowerShell CIM, else wmic."""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+
+from app.core.detection import parser, record, run_tool, snippet
+from app.core.detection.intel import intel_is_integrated, windows_pnp_ids
+from app.core.system import GPU, ProbeRecord
+
+SEP = "|"
+# One line per adapter: Name|PNPDeviceID|DriverVersion|AdapterRAM
+PS_COMMAND = ("Get-CimInstance -ClassName Win32_VideoController | ForEach-Object { "
+              "$_.Name + '|' + $_.PNPDeviceID + '|' + $_.DriverVersion + '|' + $_.AdapterRAM }")
+
+_HEADERS = {"name", "caption", "description", "videoprocessor"}
+_VIRTUAL = re.compile(r"virtual|remote|basic display|basic render|parsec|citrix|vmware|"
+                      r"hyper-v|virtualbox|qxl|spacedesk|idd|gameviewer|meta virtual|"
+                      r"mirage|displaylink|microsoft remote", re.IGNORECASE)
+
+
+@parser(list)
+def parse_video_controllers(text: str) -> list[dict]:
+    """Adapters from ``wmic path Win32_VideoController get Name|Caption``, PowerShell
+    ``(Get-WmiObject win32_VideoController).Name``, or :data:`PS_COMMAND`'s ``a|b|c|d`` lines.
+
+    Each is ``{"name", "vendor", "vendor_id", "device_id", "driver_version", "memory_mb",
+    "virtual"}`` (unknown values None).
+    """
+    out = []
+    for raw in (text or "").replace("\r", "\n").splitlines():
+        s = raw.strip()
+        if not s or s.lower() in _HEADERS:
+            continue
+        parts = [p.strip() for p in s.split(SEP)] if SEP in s else [s]
+        name = parts[0]
+        if not name or len(name) > 128 or not re.search(r"[A-Za-z]", name):
+            continue
+        pnp = parts[1] if len(parts) > 1 else ""
+        driver = parts[2] if len(parts) > 2 and parts[2] else None
+        ram = parts[3] if len(parts) > 3 else ""
+        ids = windows_pnp_ids(pnp) if pnp else None
+        vendor_id, device_id = ids if ids else (None, None)
+        vendor = _vendor(name, vendor_id)
+        mem = None
+        if re.fullmatch(r"\d+", ram or ""):
+            mem = int(ram) // (1024 * 1024) or None  # AdapterRAM is a uint32: caps at 4 GiB
+        out.append({"name": name, "vendor": vendor, "vendor_id": vendor_id, "device_id": device_id,
+                    "driver_version": driver, "memory_mb": mem,
+                    "virtual": bool(_VIRTUAL.search(name)) and vendor is None})
+    return out
+
+
+def _vendor(name: str, vendor_id: str | None) -> str | None:
+    by_id = {"10de": "nvidia", "1002": "amd", "8086": "intel"}
+    if vendor_id in by_id:
+        return by_id[vendor_id]
+    low = name.lower()
+    if "nvidia" in low or "geforce" in low or "quadro" in low or "tesla" in low:
+        return "nvidia"
+    if low.startswith("amd") or "radeon" in low or low.startswith("ati "):
+        return "amd"
+    if low.startswith("intel") or "arc(tm)" in low or "iris" in low or "uhd graphics" in low:
+        return "intel"
+    return None
+
+
+def nvidia_driver_from_windows(version: str | None) -> str | None:
+    """Windows reports NVIDIA driver 546.33 as ``31.0.15.4633``: the last five digits."""
+    if not version:
+        return None
+    digits = re.sub(r"\D", "", version.split(".", 2)[-1]) if version.count(".") >= 3 else ""
+    if len(digits) < 5:
+        return None
+    tail = digits[-5:]
+    return f"{int(tail[:3])}.{tail[3:]}"
+
+
+@dataclass
+class WindowsFindings:
+    gpus: list[tuple[GPU, str | None]] = field(default_factory=list)
+    records: list[ProbeRecord] = field(default_factory=list)
+
+
+def detect_windows(timeout_s: float) -> WindowsFindings:
+    from app.core.runner import which
+
+    f = WindowsFindings()
+    try:
+        t0 = time.monotonic()
+        ps = which("powershell") or which("pwsh")
+        items = None
+        if ps:
+            res, rec = run_tool("powershell", [ps, "-NoProfile", "-NonInteractive", "-Command", PS_COMMAND],
+                                timeout_s)
+            if rec is not None:
+                f.records.append(rec)
+            else:
+                items = parse_video_controllers(res.stdout)
+                f.records.append(record("win32-videocontroller", "ok" if items else
+                                        ("empty" if not res.stdout.strip() else "garbage"),
+                                        ", ".join(i["name"] for i in items) or snippet(res.stdout + res.stderr),
+                                        t0, res.argv))
+        if not items:
+            wmic = which("wmic")
+            if wmic:
+                t1 = time.monotonic()
+                res, rec = run_tool("wmic", [wmic, "path", "Win32_VideoController", "get", "Name"], timeout_s)
+                if rec is not None:
+                    f.records.append(rec)
+                else:
+                    items = parse_video_controllers(res.stdout)
+                    f.records.append(record("wmic", "ok" if items else "garbage",
+                                            ", ".join(i["name"] for i in items) or snippet(res.stdout), t1,
+                                            res.argv))
+            elif not ps:
+                f.records.append(ProbeRecord("win32-videocontroller", "not-found",
+                                             "neither PowerShell nor wmic is available", 0))
+        for n, it in enumerate(items or []):
+            vendor = it["vendor"]
+            if vendor is None:
+                continue  # virtual / remote-desktop / unknown adapters are not GPUs for PyTorch
+            name = it["name"]
+            integrated = False
+            if vendor == "intel":
+                integrated = intel_is_integrated(it["device_id"], name)
+            elif vendor == "amd":
+                from app.core.detection.amd import amd_is_integrated
+
+                integrated = amd_is_integrated(None, name)
+            driver = it["driver_version"]
+            if vendor == "nvidia":
+                driver = nvidia_driver_from_windows(driver) or driver
+            f.gpus.append((GPU(vendor=vendor, name=name, driver_version=driver, memory_mb=it["memory_mb"],
+                               integrated=integrated, index=n,
+                               pci_id=f"{it['vendor_id']}:{it['device_id']}" if it["device_id"] else None,
+                               source="win32-videocontroller"), None))
+    except Exception as exc:  # pragma: no cover
+        f.records.append(ProbeRecord("windows-gpus", "error", f"{type(exc).__name__}: {snippet(str(exc))}"))
+    return f
