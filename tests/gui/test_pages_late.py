@@ -249,3 +249,68 @@ def test_done_page_summary_and_saved_report(qtbot, wizard_with, tmp_path):
     data = json.loads(next(p for p in files if p.suffix == ".json").read_text(encoding="utf-8"))
     assert data["summary"]["torch"] == "2.13.0+cpu"
     assert page.open_report.isEnabled()
+
+
+# ---------------------------------------------------------------------------- speed test
+@pytest.mark.slow
+def test_speedtest_page_draws_real_measurements(qtbot, wizard_with, torch_env):
+    from app.gui.pages.speedtest import SpeedTestPage
+
+    env, py = torch_env
+    state = WizardState(install_result=_Result(env, py), bench_sizes=[64, 128, 256], bench_dtypes=["fp32"],
+                        bench_budget_s=15)
+    wiz, state, (page,) = wizard_with(SpeedTestPage, state=state)
+    assert page.bench_options() == {"device": "auto", "sizes": [64, 128, 256], "dtypes": ["fp32"], "budget_s": 15.0}
+    live = []
+    with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
+        wiz.show()
+    assert not page.isComplete() and page.stop.isVisible()
+    page._task.event.connect(lambda e: live.append(page.chart.point_count()))
+    with qtbot.waitSignal(page.state_changed, timeout=180000, check_params_cb=lambda s: s != "running") as done:
+        pass
+    assert done.args == ["done"], page.error_panel.message.text()
+    assert any(n > 0 for n in live), "points are drawn while the test runs"
+    series = page.chart.series()
+    assert [s.name() for s in series] == ["cpu · fp32"]
+    xs = [p.x() for p in series[0].points()]
+    assert xs == sorted(xs) and set(xs) <= {64.0, 128.0, 256.0} and len(xs) >= 2
+    assert all(p.y() > 0 for p in series[0].points())
+    rep = state.bench_report
+    best = max(r.gflops for r in rep.results)
+    assert f"{best:.1f} GFLOP/s" in page.summary.text()
+    assert page.details.text()  # % of peak, or why it is not known
+    assert page.isComplete() and page.run_again.isVisible()
+    # Run again: a second real run replaces the first.
+    with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
+        page.run_again.click()
+    assert state.bench_report is None
+    with qtbot.waitSignal(page.state_changed, timeout=180000, check_params_cb=lambda s: s != "running") as done:
+        pass
+    assert done.args == ["done"] and state.bench_report is not None
+
+
+def test_speedtest_can_be_skipped_without_running(qtbot, wizard_with, tmp_path):
+    from app.gui.pages.speedtest import SpeedTestPage
+
+    state = WizardState(install_result=_Result(tmp_path, tmp_path / "bin" / "python"), skip_bench=True)
+    wiz, state, (page,) = wizard_with(SpeedTestPage, state=state)
+    wiz.show()
+    assert page.status() == "idle" and page._task is None
+    assert page.isComplete()
+    assert "skipped" in page.summary.text()
+    # Unticking starts it (and the missing interpreter fails plainly, never a crash).
+    page.skip.setChecked(False)
+    qtbot.waitUntil(lambda: page.status() == "failed")
+    assert page.isComplete()
+
+
+def test_speedtest_default_is_a_short_cpu_sweep(qapp):
+    from app.gui.pages.speedtest import SpeedTestPage
+
+    app = QApplication.instance()
+    assert app is not None
+    page = SpeedTestPage(WizardState())
+    opts = page.bench_options()
+    assert opts["sizes"] == [256, 512, 1024, 2048] and opts["dtypes"] == ["fp32", "bf16"]
+    assert opts["budget_s"] <= 30
+    page.deleteLater()
