@@ -1,0 +1,193 @@
+"""The wizard itself: construction, page order, start-up order, closing during work, language."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from PySide6.QtWidgets import QWizard  # noqa: E402
+
+from app.gui import i18n  # noqa: E402
+from app.gui.pages import PageId  # noqa: E402
+from app.gui.state import WizardState  # noqa: E402
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def english():
+    i18n.set_language("en")
+    yield
+    i18n.set_language("en")
+
+
+@pytest.fixture
+def wizard(qtbot, english):
+    from app.gui.wizard import SetupWizard
+
+    def make(**kw):
+        kw.setdefault("auto_detect", False)
+        w = SetupWizard(**kw)
+        qtbot.addWidget(w)
+        return w
+
+    return make
+
+
+def test_builds_with_no_arguments(qtbot, english):
+    from app.gui.pages.done import DonePage
+    from app.gui.pages.environment import EnvironmentPage
+    from app.gui.pages.install import InstallPage
+    from app.gui.pages.recommendation import RecommendationPage
+    from app.gui.pages.speedtest import SpeedTestPage
+    from app.gui.pages.system import SystemPage
+    from app.gui.pages.verify import VerifyPage
+    from app.gui.pages.welcome import WelcomePage
+    from app.gui.wizard import SetupWizard
+
+    w = SetupWizard()
+    qtbot.addWidget(w)
+    assert w.pageIds() == [int(p) for p in PageId]
+    expected = [WelcomePage, SystemPage, RecommendationPage, EnvironmentPage, InstallPage, VerifyPage,
+                SpeedTestPage, DonePage]
+    for pid, cls in zip(PageId, expected):
+        page = w.page(int(pid))
+        assert type(page) is cls, pid
+        assert page.state is w.state, "every page shares the wizard's state"
+        assert page.title(), f"{cls.__name__} has no title"
+    assert w.page(int(PageId.INSTALL)).isCommitPage()
+    assert w.minimumWidth() >= 900 and w.minimumHeight() >= 640
+    assert w.windowTitle() == "Torch Setup Assistant"
+    assert not w.windowIcon().isNull()
+    assert w.startId() == int(PageId.WELCOME)
+
+
+def test_window_shows_before_detection_then_detects(qtbot, english):
+    pytest.importorskip("app.core.detect")
+    from app.gui.wizard import SetupWizard
+
+    w = SetupWizard()
+    qtbot.addWidget(w)
+    assert w.state.report is None, "nothing is detected while the wizard is built"
+    with qtbot.waitSignal(w.system_page.scan_finished, timeout=20000):
+        w.show()
+        qtbot.waitExposed(w)
+        # The window is up; detection runs on a worker thread, the page is not complete yet.
+        assert w.state.report is None
+    assert w.state.report is not None
+    assert w.state.report.schema_version == 1
+    w.next()
+    assert w.currentId() == int(PageId.SYSTEM)
+    assert w.currentPage().isComplete()
+
+
+def test_next_disabled_on_system_page_until_detection_finished(qtbot, wizard):
+    pytest.importorskip("app.core.detect")
+    w = wizard()
+    w.show()
+    w.next()
+    assert w.currentId() == int(PageId.SYSTEM)
+    page = w.currentPage()
+    assert page.is_busy() and not page.isComplete()
+    assert not w.button(QWizard.WizardButton.NextButton).isEnabled()
+    qtbot.waitUntil(page.isComplete, timeout=20000)
+    assert w.button(QWizard.WizardButton.NextButton).isEnabled()
+
+
+class _FakeBusyInstall:
+    """Stands in for a running install (the real one is exercised in the install page tests)."""
+
+    def __init__(self):
+        self.busy = True
+        self.cancelled = 0
+
+    def is_busy(self):
+        return self.busy
+
+    def cancel_and_wait(self, timeout=30.0, **kw):
+        self.cancelled += 1
+        self.busy = False
+        return True
+
+
+def test_close_during_install_asks_then_cancels(qtbot, wizard, monkeypatch):
+    w = wizard()
+    w.show()
+    qtbot.waitExposed(w)
+    page = w.page(int(PageId.INSTALL))
+    fake = _FakeBusyInstall()
+    monkeypatch.setattr(page, "is_busy", fake.is_busy)
+    monkeypatch.setattr(page, "cancel_and_wait", fake.cancel_and_wait)
+    asked = []
+
+    monkeypatch.setattr(w, "confirm_cancel_install", lambda: asked.append(1) or False)
+    w.close()
+    assert asked == [1]
+    assert w.isVisible(), "answering No keeps the window and the install"
+    assert fake.cancelled == 0 and fake.busy
+
+    monkeypatch.setattr(w, "confirm_cancel_install", lambda: asked.append(2) or True)
+    w.close()
+    assert asked == [1, 2]
+    assert fake.cancelled == 1, "Yes cancels the install and waits for the rollback"
+    assert not w.isVisible()
+
+
+def test_close_while_detecting_cancels_without_asking(qtbot, wizard, monkeypatch):
+    pytest.importorskip("app.core.detect")
+    w = wizard()
+    w.show()
+    w.start_detection()
+    assert w.system_page.is_busy()
+    monkeypatch.setattr(w, "confirm_cancel_install", lambda: pytest.fail("only an install asks"))
+    w.close()
+    assert not w.isVisible()
+    assert not w.system_page.is_busy()
+
+
+def test_no_way_back_past_the_commit_page(qtbot, wizard):
+    """QWizard's commit page semantics: after Install, Back never leads before it."""
+    w = wizard()
+    assert w.page(int(PageId.INSTALL)).isCommitPage()
+    for pid in (PageId.WELCOME, PageId.SYSTEM, PageId.RECOMMENDATION, PageId.ENVIRONMENT):
+        assert not w.page(int(pid)).isCommitPage()
+
+
+def test_language_switch_is_live(qtbot, wizard):
+    if not i18n.catalogue_path("zh_CN").is_file():
+        pytest.fail("resources/i18n/torch_setup_zh_CN.qm is missing: run scripts/update_translations.py")
+    w = wizard(lang="en")
+    w.show()
+    english = {pid: w.page(int(pid)).title() for pid in PageId}
+    assert w.windowTitle() == "Torch Setup Assistant"
+    w.welcome.select_language("zh_CN")
+    assert w.state.language == "zh_CN"
+    # Qt posts QEvent.LanguageChange to every widget; each page's retranslate() runs then.
+    qtbot.waitUntil(lambda: w.windowTitle() == "Torch 安装助手", timeout=3000)
+    for pid in PageId:
+        title = w.page(int(pid)).title()
+        assert title and title != english[pid], f"{pid.name} page title was not retranslated"
+    assert "下一步" in w.buttonText(QWizard.WizardButton.NextButton)
+    w.welcome.select_language("en")
+    qtbot.waitUntil(lambda: w.windowTitle() == "Torch Setup Assistant", timeout=3000)
+    assert {pid: w.page(int(pid)).title() for pid in PageId} == english
+
+
+def test_language_choice(english):
+    assert i18n.normalize("zh-CN") == "zh_CN"
+    assert i18n.normalize("zh_Hans_CN") == "zh_CN"
+    assert i18n.normalize("en_US") == "en"
+    assert i18n.normalize("de_DE") == "en"
+    assert i18n.system_language() in ("en", "zh_CN")
+    assert i18n.set_language("zh_CN") == "zh_CN"
+    assert i18n.current_language() == "zh_CN"
+
+
+def test_state_passed_in_is_used(qtbot, english):
+    from app.gui.wizard import SetupWizard
+
+    state = WizardState(language="en")
+    w = SetupWizard(state=state, auto_detect=False)
+    qtbot.addWidget(w)
+    assert w.state is state
+    assert all(w.page(pid).state is state for pid in w.pageIds())

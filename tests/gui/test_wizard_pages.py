@@ -1,0 +1,362 @@
+"""The first four pages: Welcome, Your system, Recommendation, Environment.
+
+Real parts: the real detection on this machine, the real recommendation engine and compat
+data, the real install planner and pre-flight, Qt offscreen. Reports of other machines
+(an NVIDIA box with a hung tool, ...) are SystemReports built from dicts: the GPU edge.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from PySide6.QtGui import QGuiApplication  # noqa: E402
+from PySide6.QtWidgets import QLabel, QWizard  # noqa: E402
+
+from app.core.system import SystemReport  # noqa: E402
+from app.gui import i18n  # noqa: E402
+from app.gui.state import WizardState  # noqa: E402
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture(autouse=True)
+def english():
+    i18n.set_language("en")
+    yield
+    i18n.set_language("en")
+
+
+@pytest.fixture
+def host(qtbot):
+    """A QWizard holding the given pages over one state (as the real wizard does)."""
+
+    def build(*classes, state: WizardState | None = None):
+        state = state or WizardState()
+        wiz = QWizard()
+        pages = [cls(state) for cls in classes]
+        for i, page in enumerate(pages):
+            wiz.setPage(i, page)
+        qtbot.addWidget(wiz)
+        wiz.resize(900, 640)
+        return wiz, state, pages
+
+    return build
+
+
+@pytest.fixture(scope="module")
+def real_report():
+    detect = pytest.importorskip("app.core.detect").detect
+    return detect()
+
+
+def _texts(widget) -> str:
+    return "\n".join(l.text() for l in widget.findChildren(QLabel) if l.text())
+
+
+def _report(**over) -> SystemReport:
+    base = {
+        "schema_version": 1, "os": {"family": "linux", "version": "Ubuntu 22.04.4 LTS"}, "arch": "x86_64",
+        "python": {"version": "3.11.7", "executable": "/usr/bin/python3"},
+        "cpu": {"model": "AMD Ryzen 9 5950X", "cores": 16, "threads": 32},
+        "memory_mb": 65536, "disk_free_mb": 400000, "gpus": [], "env": {}, "probes": [],
+    }
+    base.update(over)
+    return SystemReport.from_dict(base)
+
+
+# ---------------------------------------------------------------- Welcome
+def test_welcome_reports_no_bundle_then_a_found_one(qtbot, host, tmp_path):
+    from app.gui.pages.welcome import WelcomePage
+
+    wiz, state, (page,) = host(WelcomePage)
+    with qtbot.waitSignal(page.bundle_checked, timeout=10000):
+        wiz.show()  # initializePage looks for a bundle next to the app, off the GUI thread
+    assert state.bundle_dir is None
+    assert "No offline bundle" in page.bundle_banner.text()
+
+    state2 = WizardState(bundle_dir=tmp_path / "bundle")
+    page2 = WelcomePage(state2)
+    qtbot.addWidget(page2)
+    page2.initializePage()
+    assert str(tmp_path / "bundle") in page2.bundle_banner.text()
+    assert page2.bundle_banner.kind == "ok"
+
+
+def test_welcome_language_selector_switches_the_app(qtbot, host):
+    from app.gui.pages.welcome import WelcomePage
+
+    wiz, state, (page,) = host(WelcomePage)
+    assert page.language.accessibleName() == "Language"
+    assert [page.language.itemData(i) for i in range(page.language.count())] == ["en", "zh_CN"]
+    with qtbot.waitSignal(page.language_changed) as blocker:
+        page.language.setCurrentIndex(1)
+    assert blocker.args == ["zh_CN"] and state.language == "zh_CN"
+    qtbot.waitUntil(lambda: page.title() == "欢迎使用 Torch 安装助手", timeout=3000)
+    page.language.setCurrentIndex(0)
+    qtbot.waitUntil(lambda: page.title() == "Welcome to Torch Setup Assistant", timeout=3000)
+
+
+# ---------------------------------------------------------------- Your system
+def test_system_page_detects_off_the_gui_thread(qtbot, host, tmp_path):
+    pytest.importorskip("app.core.detect")
+    from app.gui.pages.system import SystemPage
+
+    wiz, state, (page,) = host(SystemPage)
+    assert not page.isComplete()
+    with qtbot.waitSignal(page.scan_finished, timeout=20000):
+        wiz.show()
+        assert page.is_busy() and page.busy.isVisible(), "a busy line while detecting"
+        assert not page.isComplete()
+    assert page.isComplete() and state.report is not None
+    text = _texts(page)
+    r = state.report
+    assert r.cpu.model and r.cpu.model in text
+    assert r.python.version in text
+    if not r.gpus:
+        assert "None that PyTorch can use" in text
+
+    # Copy report: the clipboard holds the SystemReport as JSON.
+    page.copy.click()
+    data = json.loads(QGuiApplication.clipboard().text())
+    assert data["schema_version"] == 1 and data["cpu"]["model"] == r.cpu.model
+    assert page.copy.text() == "Copied"
+
+    # Save report…: the file dialog's path is written with the same JSON.
+    out = page.save_report(tmp_path / "report.json")
+    assert json.loads(out.read_text(encoding="utf-8")) == data
+    assert str(out) in page.saved_label.text()
+
+    # Re-scan runs again and ends complete.
+    with qtbot.waitSignal(page.scan_finished, timeout=20000):
+        page.rescan.click()
+        assert not page.isComplete()
+    assert page.isComplete()
+
+
+def test_system_page_says_what_looks_wrong(qtbot, host):
+    from app.gui.pages.system import SystemPage
+
+    report = _report(
+        gpus=[{"vendor": "nvidia", "name": "NVIDIA GeForce GTX 1080 Ti", "driver_version": "470.256.02",
+               "compute_capability": "6.1", "memory_mb": 11264}],
+        nvidia_cuda_version="11.4",
+        env={"CUDA_VISIBLE_DEVICES": ""},
+        disk_free_mb=3000,
+        probes=[{"name": "rocminfo", "status": "timeout", "detail": "no answer after 3.0 s"},
+                {"name": "nvidia-smi", "status": "garbage", "detail": "could not parse the CSV"}],
+    )
+    state = WizardState(report=report)
+    wiz, state, (page,) = host(SystemPage, state=state)
+    page.initializePage()
+    assert page.isComplete()
+    titles = [t for _, t, _ in page.problems]
+    assert "rocminfo did not answer in time" in titles
+    assert "nvidia-smi printed something that could not be read" in titles
+    assert 'CUDA_VISIBLE_DEVICES is set to ""' in titles
+    assert any(t.startswith("Only 2.9 GB of free disk space") for t in titles)
+    text = _texts(page)
+    assert "NVIDIA GeForce GTX 1080 Ti" in text and "driver 470.256.02" in text
+    assert "compute capability 6.1" in text and "supports CUDA up to 11.4" in text
+
+
+def test_system_page_shows_the_engines_warning_for_an_old_driver(qtbot, host):
+    """"driver 470 is too old for current PyTorch CUDA builds": the engine's facts, shown here."""
+    pytest.importorskip("app.core.recommend")
+    from app.gui.pages.system import SystemPage, scan  # noqa: F401
+    from app.core.recommend import recommend
+
+    report = _report(gpus=[{"vendor": "nvidia", "name": "NVIDIA GeForce GTX 1080 Ti", "driver_version": "470.256.02",
+                            "compute_capability": "6.1", "memory_mb": 11264}], nvidia_cuda_version="11.4")
+    rec = recommend(report)
+    state = WizardState(report=report, recommendation=rec)
+    wiz, state, (page,) = host(SystemPage, state=state)
+    page.initializePage()
+    shown = [t for _, t, _ in page.problems]
+    for w in rec.warnings:
+        assert w in shown
+    assert rec.warnings, "the engine says something about a 470 driver"
+
+
+# ---------------------------------------------------------------- Recommendation
+def test_recommendation_page_shows_choice_reasons_and_command(qtbot, host, real_report):
+    pytest.importorskip("app.core.recommend")
+    from app.gui.pages.recommendation import RecommendationPage, command_text
+
+    state = WizardState(report=real_report)
+    wiz, state, (page,) = host(RecommendationPage, state=state)
+    with qtbot.waitSignal(page.recommended, timeout=20000):
+        page.initializePage()
+        assert page.is_busy() and not page.isComplete()
+    qtbot.waitUntil(page.isComplete, timeout=5000)
+    rec = state.recommendation
+    assert rec.torch_version in page.headline.text()
+    assert page.command.toPlainText() == command_text(rec.command)
+    if not isinstance(rec.command, str):
+        assert shlex.split(page.command.toPlainText()) == [str(a) for a in rec.command]
+    reasons = _texts(page)
+    for r in rec.reasons:
+        assert r in reasons
+    page.copy.click()
+    assert QGuiApplication.clipboard().text() == page.command.toPlainText()
+
+
+def test_change_dialog_offers_only_valid_choices(qtbot, host):
+    pytest.importorskip("app.core.recommend")
+    from app.core.recommend import recommend
+    from app.gui.pages.recommendation import RecommendationPage, options_for
+
+    report = _report(gpus=[{"vendor": "nvidia", "name": "NVIDIA GeForce GTX 1080 Ti", "driver_version": "550.54.14",
+                            "compute_capability": "6.1", "memory_mb": 11264}], nvidia_cuda_version="12.4")
+    rec = recommend(report)
+    state = WizardState(report=report, recommendation=rec)
+    wiz, state, (page,) = host(RecommendationPage, state=state)
+    page._for_report = report
+    page._render()
+    opts = options_for(report, rec)
+    assert any(o["valid"] for o in opts) and any(not o["valid"] for o in opts), \
+        "a Pascal card with a 550 driver has valid and invalid builds"
+    dlg = page.change_dialog()
+    qtbot.addWidget(dlg)
+    combos = (dlg.backend, dlg.variant, dlg.torch)
+    greyed = []
+    for combo in combos:
+        model = combo.model()
+        for i in range(combo.count()):
+            item = model.item(i)
+            if not item.isEnabled():
+                greyed.append(item)
+                assert item.toolTip(), f"greyed {item.text()} says why"
+    # Every invalid option the engine reports is unreachable: selecting it falls back.
+    for o in opts:
+        if o["valid"]:
+            continue
+        dlg.select(o["backend"], o["variant"], o["torch_version"])
+        sel = dlg.selection()
+        chosen = next((x for x in opts if (x["backend"], x["variant"], x["torch_version"])
+                       == (sel["backend"], sel["variant"], sel["torch_version"])), None)
+        assert chosen is not None and chosen["valid"], f"{o} could be picked"
+    if greyed:
+        assert "Not available on this computer" in dlg.why_not.text()
+
+
+def test_change_applies_choices_and_restores(qtbot, host, real_report):
+    pytest.importorskip("app.core.recommend")
+    from app.gui.pages.recommendation import RecommendationPage
+
+    state = WizardState(report=real_report)
+    wiz, state, (page,) = host(RecommendationPage, state=state)
+    with qtbot.waitSignal(page.recommended, timeout=20000):
+        page.initializePage()
+    qtbot.waitUntil(page.isComplete)
+    rec = state.recommendation
+    with qtbot.waitSignal(page.recommended, timeout=20000):
+        page.apply_change({"backend": rec.backend, "variant": rec.variant, "torch_version": rec.torch_version,
+                           "packages": ["torchvision"]})
+    qtbot.waitUntil(page.isComplete)
+    assert state.choices is not None and state.choices.packages == ["torchvision"]
+    assert any(str(p).startswith("torchvision") for p in state.recommendation.packages)
+    assert "own choice" in page.summary.text()
+    with qtbot.waitSignal(page.recommended, timeout=20000):
+        page.apply_change(None)
+    qtbot.waitUntil(page.isComplete)
+    assert state.choices is None
+    assert "fits this computer best" in page.summary.text()
+
+
+# ---------------------------------------------------------------- Environment
+@pytest.fixture
+def env_state(real_report):
+    rec_mod = pytest.importorskip("app.core.recommend")
+    pytest.importorskip("app.core.install")
+    return WizardState(report=real_report, recommendation=rec_mod.recommend(real_report))
+
+
+def test_environment_preflight_passes_and_fills_the_request(qtbot, host, env_state, tmp_path, local_wheels):
+    from app.gui.pages.environment import EnvironmentPage
+
+    wiz, state, (page,) = host(EnvironmentPage, state=env_state)
+    page.initializePage()
+    assert not page.isComplete(), "not complete before the pre-flight ran"
+    with qtbot.waitSignal(page.preflight_done, timeout=30000):
+        page.location.setText(str(tmp_path / "envs"))
+        page.name.setText("my torch")
+        page.advanced.set_expanded(True)
+        page.index_url.setText("https://pypi.org/simple")
+        page.find_links.setText(str(local_wheels))
+    qtbot.waitUntil(lambda: not page.is_busy() and not page._debounce.isActive(), timeout=30000)
+    failed = [(n, m) for n, s, m, h in page.checks if s == "error"]
+    assert page.isComplete(), failed
+    req = state.install_request
+    assert Path(req.env_path) == tmp_path / "envs" / "my torch"
+    assert req.installer == "uv" and req.kind == "venv" and not req.existing
+    assert [str(p) for p in req.find_links] == [str(local_wheels)]
+    assert req.index_url == "https://pypi.org/simple"
+    assert state.find_links == [str(local_wheels)]
+    assert "free there" in page.target_label.text()
+    assert str(tmp_path / "envs" / "my torch") in page.target_label.text()
+
+
+def test_environment_blocks_a_non_empty_folder_and_recovers(qtbot, host, env_state, tmp_path, local_wheels):
+    from app.gui.pages.environment import EnvironmentPage
+
+    busy = tmp_path / "envs" / "taken"
+    busy.mkdir(parents=True)
+    (busy / "thesis.tex").write_text("do not delete", encoding="utf-8")
+    wiz, state, (page,) = host(EnvironmentPage, state=env_state)
+    page.initializePage()
+    page.index_url.setText("https://pypi.org/simple")
+    page.find_links.setText(str(local_wheels))
+    with qtbot.waitSignal(page.preflight_done, timeout=30000) as blocker:
+        page.location.setText(str(tmp_path / "envs"))
+        page.name.setText("taken")
+    qtbot.waitUntil(lambda: not page.is_busy() and not page._debounce.isActive(), timeout=30000)
+    assert not page.isComplete()
+    assert state.install_request is None
+    assert any(s == "error" for _, s, _, _ in page.checks)
+    assert (busy / "thesis.tex").read_text(encoding="utf-8") == "do not delete"
+    with qtbot.waitSignal(page.preflight_done, timeout=30000):
+        page.name.setText("fresh")
+    qtbot.waitUntil(lambda: page.isComplete() or (not page.is_busy() and not page._debounce.isActive()),
+                    timeout=30000)
+    assert page.isComplete(), page.checks
+    assert blocker.args == [False]
+
+
+def test_environment_free_space_follows_the_path(qtbot, host, env_state, tmp_path):
+    from app.gui.pages.environment import EnvironmentPage, free_mb, nearest_existing
+
+    deep = tmp_path / "a" / "b" / "c"
+    assert nearest_existing(deep) == tmp_path
+    assert free_mb(deep) is not None and free_mb(deep) > 0
+    wiz, state, (page,) = host(EnvironmentPage, state=env_state)
+    page.initializePage()
+    page.location.setText(str(deep))
+    assert page.free_space_mb == free_mb(deep)
+    assert str(deep / "torch-env") in page.target_label.text()
+    page.existing.setChecked(True)
+    assert not page.name.isEnabled()
+    assert "added to the environment" in page.target_label.text()
+
+
+def test_environment_offers_conda_only_when_found(qtbot, host, env_state):
+    from app.core.system import ToolInfo
+    from app.gui.pages.environment import EnvironmentPage
+
+    wiz, state, (page,) = host(EnvironmentPage, state=env_state)
+    page.initializePage()
+    if not any(t in (env_state.report.tools or {}) for t in ("conda", "mamba", "micromamba")):
+        assert page._conda_tool is None and page.r_conda.isHidden()
+    tools = dict(env_state.report.tools or {})
+    tools["micromamba"] = ToolInfo(name="micromamba", path="/opt/bin/micromamba", version="2.0.5")
+    import dataclasses
+
+    state.report = dataclasses.replace(env_state.report, tools=tools)
+    page.initializePage()
+    assert page._conda_tool is not None and "micromamba" in page.r_conda.text()
+    page.r_conda.setChecked(True)
+    assert page.kind_installer() == ("conda", "pip")
