@@ -515,6 +515,30 @@ def device_facts(torch, backends: dict, arch_list: list[str]) -> list[dict]:
     return devices
 
 
+def where_torch() -> int:
+    """Where `import torch` would load from when this Python starts normally (run WITHOUT -I,
+    so PYTHONPATH, the user site and .pth files apply). Does not import torch."""
+    import importlib.util
+
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
+    spec = importlib.util.find_spec("torch")
+    origin = spec.origin if spec is not None else None
+    via = None
+    if origin:
+        for p in sys.path:
+            if p and os.path.abspath(origin).startswith(os.path.abspath(p) + os.sep):
+                pp = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                import site
+
+                user = getattr(site, "USER_SITE", None)
+                via = ("PYTHONPATH" if p in pp else "the user site-packages (pip install --user)"
+                       if user and os.path.abspath(p) == os.path.abspath(user) else f"sys.path entry {p}")
+                break
+    emit({"event": "where", "torch_origin": origin, "via": via, "prefix": sys.prefix,
+          "executable": sys.executable, "sys_path": sys.path})
+    return 0
+
+
 # ------------------------------------------------------------------------- main
 
 ACCEL_CHECKS = [
@@ -533,6 +557,8 @@ ACCEL_CHECKS = [
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--dist-worker"]:
         return dist_worker(int(argv[1]), int(argv[2]), int(argv[3]), argv[4])
+    if argv[:1] == ["--where"]:
+        return where_torch()
     expect = None
     if "--expect" in argv:
         expect = argv[argv.index("--expect") + 1]

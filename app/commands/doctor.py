@@ -1,0 +1,58 @@
+"""``torch-setup doctor --env PATH [--from-report FILE] [--json]``: why is the GPU not used?
+
+Exit codes: 0 no problem found, 1 at least one problem (an "error" finding), 2 bad input.
+"""
+from __future__ import annotations
+
+from app.core.errors import EXIT_FAILED, EXIT_OK
+from app.core.serial import dumps
+
+ICON = {"error": "✗", "warning": "!", "info": "i"}
+
+
+def register(sub) -> None:
+    p = sub.add_parser("doctor", help="find out why PyTorch does not use the GPU in an environment",
+                       description="Look at the environment's PyTorch build, the machine's GPUs and drivers and "
+                                   "the environment variables, and name the cause and the fix in words.")
+    p.add_argument("--env", required=True, metavar="PATH", help="the environment folder or its python executable")
+    p.add_argument("--from-report", metavar="FILE",
+                   help="a SystemReport JSON (torch-setup detect --json) describing the machine, when it is "
+                        "not this one")
+    p.add_argument("--json", action="store_true", help="print the Diagnosis as JSON")
+    p.set_defaults(func=run)
+
+
+def render(diag) -> str:
+    lines = [f"Environment: {diag.env_path}"]
+    f = diag.facts
+    if f.get("torch_version"):
+        b = f.get("build") or {}
+        kind = (f"CUDA {b['cuda']}" if b.get("cuda") else f"ROCm {b['hip']}" if b.get("hip")
+                else "CPU-only" if b.get("local_tag") == "cpu" else "no CUDA/ROCm")
+        lines.append(f"PyTorch {f['torch_version']} ({kind})")
+    if f.get("gpus"):
+        lines.append("GPUs: " + ", ".join(g.get("name", "?") for g in f["gpus"]))
+    if diag.accelerator_ok:
+        lines.append("PyTorch can use an accelerator in this environment.")
+    lines.append("")
+    if not diag.findings:
+        lines.append("No problem found.")
+    for i, x in enumerate(diag.findings, 1):
+        lines.append(f"{ICON.get(x.severity, '?')} {i}. {x.title}")
+        lines.append(f"     Why: {x.explanation}")
+        lines.append(f"     Fix: {x.fix}")
+        for e in x.evidence:
+            if e:
+                lines.append(f"     - {e}")
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
+def run(args) -> int:
+    from app.core.doctor import diagnose
+    from app.core.system import load_report
+
+    report = load_report(args.from_report) if args.from_report else None
+    diag = diagnose(args.env, report=report)
+    print(dumps(diag) if args.json else render(diag))
+    return EXIT_OK if diag.ok else EXIT_FAILED
