@@ -251,19 +251,39 @@ class SessionReport:
                     rows.append((label, str(ver[k])))
             checks = _get(ver, "checks", default=[]) or []
             table = [["Check", "Result", "Detail"]] + [
-                [str(_get(c, "name", default="")), str(_get(c, "status", default="")),
+                [str(_get(c, "title", default="") or _get(c, "name", default="")),
+                 str(_get(c, "status", default="")),
                  str(_get(c, "detail", default=""))] for c in checks] if checks else None
             out.append(("Verification", rows, table, []))
 
         bench = d["bench"]
         if bench:
             rows = []
-            for k, label in (("device", "Device"), ("peak_gflops", "Estimated peak (GFLOP/s)"),
-                             ("peak_source", "Peak estimate from"),
-                             ("h2d_gbps", "Host→device copy (GB/s)")):
-                if _get(bench, k) is not None:
-                    rows.append((label, _fmt_num(bench[k])))
-            results = _bench_rows(bench)
+            if _get(bench, "device"):
+                rows.append(("Device", " ".join(str(x) for x in (bench["device"], _get(bench, "device_name")) if x)))
+            if _get(bench, "threads") is not None:
+                rows.append(("CPU threads", str(bench["threads"])))
+            for key, label in (("peak", "Estimated peak"), ("cpu_peak", "Estimated CPU peak")):
+                peak = _get(bench, key)
+                if isinstance(peak, dict) and _get(peak, "gflops"):
+                    g = peak["gflops"]
+                    text = ", ".join(f"{k} {_fmt_num(v)} GFLOP/s" for k, v in g.items()) if isinstance(g, dict) \
+                        else f"{_fmt_num(g)} GFLOP/s"
+                    if _get(peak, "source"):
+                        text += f" (source: {peak['source']})"
+                    rows.append((label, text))
+            for c in _get(bench, "copy", default=[]) or []:
+                if isinstance(c, dict) and _get(c, "gb_per_s") is not None:
+                    rows.append((f"Copy {_get(c, 'direction', default='')} ({_get(c, 'memory', default='')})",
+                                 f"{_fmt_num(float(c['gb_per_s']), 2)} GB/s"))
+            for sp in _get(bench, "speedup", default=[]) or []:
+                if isinstance(sp, dict) and _get(sp, "speedup") is not None:
+                    rows.append((f"Speed-up over the CPU ({_get(sp, 'dtype', default='')}, "
+                                 f"n={_get(sp, 'n', default='')})", f"{float(sp['speedup']):.1f}×"))
+            if _get(bench, "elapsed_s") is not None:
+                rows.append(("Time taken", f"{float(bench['elapsed_s']):.1f} s"
+                             + (" (time budget reached)" if _get(bench, "budget_exhausted") else "")))
+            results = _bench_rows(bench) + _bench_rows({"results": _get(bench, "cpu_results", default=[])})
             table = None
             if results:
                 table = [["Device", "dtype", "Size", "GFLOP/s", "Time (ms)", "of peak"]]
@@ -274,6 +294,11 @@ class SessionReport:
                                   _fmt_num(r.get("ms"), 2),
                                   f"{frac * 100:.0f} %" if isinstance(frac, (int, float)) else ""])
             notes = [str(x) for x in (_get(bench, "notes", "warnings", default=[]) or [])]
+            for sk in _get(bench, "skipped", default=[]) or []:
+                if isinstance(sk, dict):
+                    what = " ".join(str(x) for x in (_get(sk, "device"), _get(sk, "dtype"),
+                                                     f"n={sk['n']}" if _get(sk, "n") else None) if x)
+                    notes.append(f"Skipped {what}: {_get(sk, 'reason', default='')}")
             out.append(("Speed test (matrix multiply)", rows, table, notes))
 
         diag = d["diagnosis"]
