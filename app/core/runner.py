@@ -413,6 +413,15 @@ def run(
 
     wake = threading.Event()
     unregister = cancel.on_cancel(wake.set) if cancel is not None else (lambda: None)
+
+    def _waiter() -> None:  # wakes the loop below the moment the child exits (no poll lag)
+        try:
+            proc.wait()
+        except Exception:
+            pass
+        wake.set()
+
+    threading.Thread(target=_waiter, daemon=True).start()
     timed_out = cancelled = False
     try:
         deadline = started + timeout if timeout is not None else None

@@ -1,0 +1,506 @@
+"""Environment backends behind one interface, and finding a Python to build them with.
+
+* :class:`UvVenv` (the default): ``uv venv`` creates the env, ``uv pip`` fills it. The uv
+  binary is the one shipped in the ``uv`` wheel (:func:`uv.find_uv_bin`), so nothing extra
+  needs installing. uv can use any interpreter we found, and when none fits it can fetch a
+  uv-managed Python, where the network allows.
+* :class:`PipVenv`: ``python -m venv`` + the env's own ``pip``. Needs a Python whose
+  ``venv``/``ensurepip`` work (Debian/Ubuntu ship them separately as ``python3-venv``).
+* :class:`CondaEnv`: conda / mamba / micromamba create the env with the chosen Python (and
+  pip) from conda-forge; the packages then go in with pip (or uv) inside it, because PyTorch
+  has published no conda packages since 2.5.
+
+Each backend only *builds argument lists*; :mod:`app.core.install` runs them through the
+one runner, so a plan can be shown to the user before anything happens.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from app.core import runner
+from app.core.errors import BadInput
+
+KINDS = ("venv", "conda")
+INSTALLERS = ("uv", "pip")
+WINDOWS = os.name == "nt"
+
+
+# --------------------------------------------------------------------------- env layout
+
+def env_python(env_path: str | os.PathLike) -> Path:
+    """The interpreter of the env at ``env_path`` (venv or conda layout, this OS)."""
+    env = Path(env_path)
+    if WINDOWS:
+        for cand in (env / "Scripts" / "python.exe", env / "python.exe"):
+            if cand.exists():
+                return cand
+        return env / ("python.exe" if is_conda_env(env) else "Scripts/python.exe")
+    for name in ("python", "python3"):
+        cand = env / "bin" / name
+        if cand.exists() or cand.is_symlink():
+            return cand
+    return env / "bin" / "python"
+
+
+def is_venv(path: str | os.PathLike) -> bool:
+    return (Path(path) / "pyvenv.cfg").is_file()
+
+
+def is_conda_env(path: str | os.PathLike) -> bool:
+    return (Path(path) / "conda-meta").is_dir()
+
+
+def is_env(path: str | os.PathLike) -> bool:
+    """True for a venv (``pyvenv.cfg``) or a conda env (``conda-meta/``)."""
+    return is_venv(path) or is_conda_env(path)
+
+
+def env_kind(path: str | os.PathLike) -> str | None:
+    if is_conda_env(path):
+        return "conda"
+    if is_venv(path):
+        return "venv"
+    return None
+
+
+def site_packages(env_path: str | os.PathLike) -> list[Path]:
+    env = Path(env_path)
+    if WINDOWS:
+        cands = [env / "Lib" / "site-packages"]
+    else:
+        cands = sorted((env / "lib").glob("python3*/site-packages"))
+    return [c for c in cands if c.is_dir()]
+
+
+def installed_distributions(env_path: str | os.PathLike) -> dict[str, str]:
+    """``{normalized name: version}`` read from the env's ``*.dist-info`` folders.
+
+    Reading folder names costs nothing (no subprocess), so it runs after every install.
+    """
+    out: dict[str, str] = {}
+    for sp in site_packages(env_path):
+        for d in sp.glob("*.dist-info"):
+            stem = d.name[: -len(".dist-info")]
+            name, sep, version = stem.partition("-")
+            if sep:
+                out[re.sub(r"[-_.]+", "-", name).lower()] = version
+    return out
+
+
+# --------------------------------------------------------------------------- Pythons
+
+@dataclass(frozen=True)
+class PythonInfo:
+    """An interpreter we ran and asked about itself."""
+
+    path: str
+    version: str  # "3.11.7"
+    implementation: str = "cpython"
+    has_venv: bool = True  # ``venv`` and ``ensurepip`` import (python -m venv can work)
+    is_venv: bool = False  # it is itself inside a venv
+
+    @property
+    def major_minor(self) -> str:
+        return ".".join(self.version.split(".")[:2])
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "version": self.version,
+                "implementation": self.implementation, "has_venv": self.has_venv,
+                "is_venv": self.is_venv}
+
+
+_PROBE = (
+    "import sys, json, importlib.util as u\n"
+    "print(json.dumps({'version': '%d.%d.%d' % sys.version_info[:3],"
+    " 'implementation': sys.implementation.name,"
+    " 'executable': sys.executable,"
+    " 'has_venv': bool(u.find_spec('venv') and u.find_spec('ensurepip')),"
+    " 'is_venv': sys.prefix != sys.base_prefix}))"
+)
+
+
+def _probe_cache_path() -> Path:
+    from app.core.paths import cache_dir
+
+    return cache_dir() / "python-probes.json"
+
+
+def _stat_key(path: Path) -> str | None:
+    try:
+        st = path.resolve().stat()
+        st_link = path.stat()
+    except OSError:
+        return None
+    return f"{path}|{path.resolve()}|{st.st_mtime_ns}|{st.st_size}|{st_link.st_ino}"
+
+
+def probe_python(path: str | os.PathLike, *, timeout: float = 20.0,
+                 use_cache: bool = True) -> tuple[PythonInfo | None, str]:
+    """Run ``path`` and ask it about itself: ``(info, "")`` or ``(None, why it failed)``.
+
+    Answers are cached by (path, target, mtime, size) so that the pre-flight stays cheap.
+    """
+    p = Path(path)
+    key = _stat_key(p) if use_cache else None
+    cache: dict = {}
+    if key is not None:
+        try:
+            cache = json.loads(_probe_cache_path().read_text(encoding="utf-8"))
+            hit = cache.get(key)
+            if hit:
+                return PythonInfo(**hit), ""
+        except (OSError, ValueError, TypeError):
+            cache = {}
+    res = runner.run([str(p), "-I", "-c", _PROBE], timeout=timeout)
+    if not res.ok:
+        why = res.start_error or f"{p} did not run ({res.describe()})"
+        lines = runner.relevant_lines(res.tail, 3)
+        if lines and not res.start_error:
+            why += ": " + " / ".join(lines)
+        return None, why
+    try:
+        data = json.loads(res.stdout.strip().splitlines()[-1])
+        info = PythonInfo(path=str(p), version=data["version"],
+                          implementation=data.get("implementation", "cpython"),
+                          has_venv=bool(data.get("has_venv")), is_venv=bool(data.get("is_venv")))
+    except (ValueError, KeyError, IndexError):
+        return None, f"{p} did not answer like a Python interpreter"
+    if key is not None:
+        try:
+            cache[key] = info.to_dict()
+            cp = _probe_cache_path()
+            tmp = cp.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(cache), encoding="utf-8")
+            os.replace(tmp, cp)
+        except OSError:
+            pass
+    return info, ""
+
+
+_VERSION_RE = re.compile(r"^\d+\.\d+$")
+
+
+def _report_pythons(report) -> list[str]:
+    """Interpreter paths a SystemReport's ``tools`` lists (shape-tolerant)."""
+    out: list[str] = []
+    tools = getattr(report, "tools", None) or {}
+    items = tools.values() if isinstance(tools, dict) else tools
+    for t in items:
+        name = str(getattr(t, "name", "") or (t.get("name", "") if isinstance(t, dict) else ""))
+        path = getattr(t, "path", None) or (t.get("path") if isinstance(t, dict) else None)
+        if path and name.lower().startswith("python"):
+            out.append(str(path))
+    return out
+
+
+def python_candidates(version: str | None, report=None) -> list[str]:
+    """Places a Python ``version`` ("3.11") may live, most likely first (not yet probed)."""
+    cands: list[str] = []
+    if not getattr(sys, "frozen", False):
+        base = getattr(sys, "_base_executable", None) or sys.executable
+        if version is None or f"{sys.version_info[0]}.{sys.version_info[1]}" == version:
+            cands.append(base)
+    cands += _report_pythons(report)
+    names = [f"python{version}"] if version else []
+    names += ["python3", "python"] if version is None or version.startswith("3") else []
+    for n in names:
+        found = runner.which(n)
+        if found:
+            cands.append(found)
+    home = Path.home()
+    if version:
+        roots = [home / ".pyenv" / "versions", Path("/usr/local/bin"), Path("/usr/bin"),
+                 Path("/opt/homebrew/bin"), home / ".local" / "share" / "uv" / "python"]
+        for d in sorted((home / ".pyenv" / "versions").glob(f"{version}.*"), reverse=True):
+            cands.append(str(d / "bin" / f"python{version}"))
+        for r in roots[1:4]:
+            cands.append(str(r / f"python{version}"))
+        if WINDOWS:
+            local = Path(os.environ.get("LOCALAPPDATA", home))
+            cands.append(str(local / "Programs" / "Python" / f"Python{version.replace('.', '')}"
+                             / "python.exe"))
+    seen: set[str] = set()
+    out = []
+    for c in cands:
+        if c and c not in seen and Path(c).exists():
+            seen.add(c)
+            out.append(c)
+    return out
+
+
+def find_python(spec: str | None, report=None) -> tuple[PythonInfo | None, list[str]]:
+    """Resolve ``spec`` ("3.11", a path, or None for a sensible default).
+
+    Returns ``(info or None, notes)``: notes say what was tried, for the error message.
+    """
+    notes: list[str] = []
+    if spec and not _VERSION_RE.match(spec):
+        p = Path(spec).expanduser()
+        if not p.exists():
+            raise BadInput(f"The Python interpreter {spec} does not exist.",
+                           hint='Pass a version such as "3.11" or the full path of a python '
+                                "executable.")
+        info, why = probe_python(p)
+        if info is None:
+            notes.append(why)
+        return info, notes
+    for cand in python_candidates(spec, report):
+        info, why = probe_python(cand)
+        if info is None:
+            notes.append(why)
+            continue
+        if spec and info.major_minor != spec:
+            notes.append(f"{cand} is Python {info.version}, not {spec}")
+            continue
+        if info.implementation != "cpython":
+            notes.append(f"{cand} is {info.implementation}, not CPython")
+            continue
+        return info, notes
+    return None, notes
+
+
+# --------------------------------------------------------------------------- backends
+
+def uv_bin() -> str | None:
+    """The uv binary from the ``uv`` wheel, else one on PATH."""
+    try:
+        from uv import find_uv_bin
+
+        path = find_uv_bin()
+        if path and Path(path).exists():
+            return str(path)
+    except Exception:  # FileNotFoundError when the wheel's binary is missing
+        pass
+    return runner.which("uv")
+
+
+def conda_bin() -> str | None:
+    """micromamba, mamba or conda, whichever is found first (CONDA_EXE wins)."""
+    exe = os.environ.get("CONDA_EXE") or os.environ.get("MAMBA_EXE")
+    if exe and Path(exe).exists():
+        return exe
+    for name in ("micromamba", "mamba", "conda"):
+        found = runner.which(name)
+        if found:
+            return found
+    return None
+
+
+@dataclass
+class IndexOptions:
+    """Where packages come from.
+
+    ``torch_index``: the index of the torch build (the recommendation's, or --index-url).
+    ``default_index``: replaces the user's default index (PyPI) for everything else (mirror).
+    """
+
+    torch_index: str | None = None
+    default_index: str | None = None
+    extra_index_urls: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
+    ca_bundle: str | None = None
+    offline: bool = False  # a bundle: no index at all, find-links only
+    require_hashes: bool = False
+
+
+@dataclass
+class EnvBackend:
+    """How to create an env and how to put packages into it."""
+
+    kind: str = "venv"
+    installer: str = "uv"
+    tool: str | None = None  # the uv / conda binary
+    uv: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    name = "base"
+
+    def describe(self) -> str:
+        return self.name
+
+    def unavailable(self) -> str | None:
+        """Why this backend cannot work here, or None."""
+        if self.installer == "uv" and not self.uv:
+            return "uv was not found (the uv package is missing from the assistant)"
+        return None
+
+    # -- create
+    def create_argv(self, env_path: Path, python: PythonInfo | None,
+                    python_request: str | None) -> list[list[str]]:
+        raise NotImplementedError
+
+    # -- install
+    def install_argv(self, env_path: Path, packages: Sequence[str], idx: IndexOptions, *,
+                     requirements: Path | None = None, pip_version: tuple[int, ...] = ()
+                     ) -> list[str]:
+        py = str(env_python(env_path))
+        if self.installer == "uv":
+            argv = [self.uv or "uv", "pip", "install", "--python", py]
+            if idx.offline:
+                argv += ["--offline", "--no-index", "--no-config"]
+            else:
+                if idx.default_index:
+                    argv += ["--index-url", idx.default_index]
+                # uv gives --extra-index-url priority over --index-url and, with the
+                # first-index strategy, takes every package from the FIRST index that has it:
+                # torch, torchvision, torchaudio all come from the torch index, never mixed.
+                if idx.torch_index:
+                    argv += ["--extra-index-url", idx.torch_index]
+                for u in idx.extra_index_urls:
+                    argv += ["--extra-index-url", u]
+                argv += ["--index-strategy", "first-index"]
+                if idx.ca_bundle:
+                    argv += ["--native-tls"] if idx.ca_bundle == "system" else []
+            for fl in idx.find_links:
+                argv += ["--find-links", str(fl)]
+            if idx.require_hashes:
+                argv += ["--require-hashes"]
+        else:
+            argv = [py, "-m", "pip", "install", "--disable-pip-version-check",
+                    "--no-input"]
+            if pip_version >= (24, 1):
+                argv += ["--progress-bar", "raw"]
+            if idx.offline:
+                # --isolated: no pip.conf / PIP_* variables can add an index or a constraint
+                argv += ["--isolated", "--no-index"]
+            else:
+                if idx.default_index:
+                    argv += ["--index-url", idx.default_index]
+                if idx.torch_index:
+                    argv += ["--extra-index-url", idx.torch_index]
+                for u in idx.extra_index_urls:
+                    argv += ["--extra-index-url", u]
+                if idx.ca_bundle and idx.ca_bundle != "system":
+                    argv += ["--cert", idx.ca_bundle]
+            for fl in idx.find_links:
+                argv += ["--find-links", str(fl)]
+            if idx.require_hashes:
+                argv += ["--require-hashes"]
+        if requirements is not None:
+            argv += ["-r", str(requirements)]
+        argv += list(packages)
+        return argv
+
+    def child_env(self, idx: IndexOptions, proxy: str | None = None) -> dict[str, str]:
+        extra: dict[str, str] = {}
+        if self.installer == "uv":
+            if idx.ca_bundle and idx.ca_bundle != "system":
+                extra["SSL_CERT_FILE"] = idx.ca_bundle
+            if idx.offline:
+                extra["UV_OFFLINE"] = "1"
+            extra["UV_NO_PROGRESS"] = "1"
+        else:
+            extra["PIP_NO_INPUT"] = "1"
+        if proxy:
+            for var in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
+                extra[var] = proxy
+        return runner.clean_env(extra)
+
+    def freeze_argv(self, env_path: Path) -> list[str]:
+        py = str(env_python(env_path))
+        if self.installer == "uv":
+            return [self.uv or "uv", "pip", "freeze", "--python", py]
+        return [py, "-m", "pip", "freeze", "--all", "--disable-pip-version-check"]
+
+    def restore_argv(self, env_path: Path, snapshot: Path, idx: IndexOptions) -> list[list[str]]:
+        """Commands that bring the env back to exactly ``snapshot`` (a freeze file)."""
+        py = str(env_python(env_path))
+        if self.installer == "uv":
+            argv = [self.uv or "uv", "pip", "sync", "--python", py, "--allow-empty-requirements"]
+            for fl in idx.find_links:
+                argv += ["--find-links", str(fl)]
+            return [argv + [str(snapshot)]]
+        # pip has no "sync": uninstalling what is new is done by install.py (it knows the
+        # difference); here: reinstall the snapshot's exact pins.
+        argv = [py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+                "--no-deps"]
+        for fl in idx.find_links:
+            argv += ["--find-links", str(fl)]
+        return [argv + ["-r", str(snapshot)]]
+
+    def uninstall_argv(self, env_path: Path, names: Sequence[str]) -> list[str]:
+        py = str(env_python(env_path))
+        if self.installer == "uv":
+            return [self.uv or "uv", "pip", "uninstall", "--python", py, *names]
+        return [py, "-m", "pip", "uninstall", "-y", "--disable-pip-version-check", *names]
+
+
+@dataclass
+class UvVenv(EnvBackend):
+    """``uv venv`` + ``uv pip install`` (the default: fast, cached, parallel)."""
+
+    name = "uv venv"
+
+    def create_argv(self, env_path, python, python_request):
+        target = python.path if python is not None else (python_request or "3")
+        # --no-project / --no-config: a pyproject or uv.toml in the current folder must not
+        # change which Python or which settings the new env gets.
+        return [[self.uv or "uv", "venv", str(env_path), "--python", target, "--no-project",
+                 "--no-config", "--quiet"]]
+
+
+@dataclass
+class PipVenv(EnvBackend):
+    """``python -m venv`` + the env's pip (works wherever Python's venv does)."""
+
+    name = "venv + pip"
+
+    def unavailable(self):
+        return None
+
+    def create_argv(self, env_path, python, python_request):
+        if python is None:
+            raise BadInput("No Python interpreter to create the environment with.")
+        return [[python.path, "-m", "venv", str(env_path)]]
+
+
+@dataclass
+class CondaEnv(EnvBackend):
+    """conda / mamba / micromamba env with the chosen Python; packages via pip (or uv)."""
+
+    name = "conda env"
+
+    def unavailable(self):
+        if not self.tool:
+            return ("no conda, mamba or micromamba was found (install Miniforge, or choose a "
+                    "venv)")
+        return super().unavailable()
+
+    def create_argv(self, env_path, python, python_request):
+        version = python.major_minor if python is not None else (python_request or "3")
+        return [[self.tool or "conda", "create", "--yes", "--prefix", str(env_path),
+                 "--channel", "conda-forge", "--override-channels", f"python={version}", "pip"]]
+
+
+def backend_for(kind: str = "venv", installer: str = "uv") -> EnvBackend:
+    """The backend for ``kind`` (venv|conda) and ``installer`` (uv|pip)."""
+    if kind not in KINDS:
+        raise BadInput(f"Unknown environment kind {kind!r}.", hint="Use venv or conda.")
+    if installer not in INSTALLERS:
+        raise BadInput(f"Unknown installer {installer!r}.", hint="Use uv or pip.")
+    uv = uv_bin()
+    if kind == "conda":
+        return CondaEnv(kind=kind, installer=installer, tool=conda_bin(), uv=uv)
+    if installer == "uv":
+        return UvVenv(kind=kind, installer=installer, tool=uv, uv=uv)
+    return PipVenv(kind=kind, installer=installer, uv=uv)
+
+
+def pip_version_in(env_path: str | os.PathLike) -> tuple[int, ...]:
+    """The pip version installed in an env, from its dist-info folder name (no subprocess)."""
+    v = installed_distributions(env_path).get("pip")
+    if not v:
+        return ()
+    parts = []
+    for p in v.split("."):
+        m = re.match(r"\d+", p)
+        if not m:
+            break
+        parts.append(int(m.group()))
+    return tuple(parts)
