@@ -93,6 +93,32 @@ class _Result:
                 "duration_s": self.duration_s, "packages": self.packages}
 
 
+# ------------------------------------------------------------------------ the Qt binding
+_EMIT_LOOP = """
+import sys
+from PySide6.QtCore import QCoreApplication, QObject, Signal
+app = QCoreApplication([])
+class O(QObject):
+    s = Signal(object)
+o = O()
+o.s.connect(lambda e: None)
+before = sys.getrefcount(True)
+for i in range(5000):
+    o.s.emit(i)
+print(sys.getrefcount(True) - before)
+"""
+
+
+def test_signal_emit_keeps_refcounts():
+    """Every core event reaches the GUI through Signal.emit(); PySide6 6.12.0 dropped a
+    reference to True per emit and aborted the process after ~600 events (a real install
+    log). Run in a child so a bad binding fails this test instead of killing the session."""
+    res = subprocess.run([sys.executable, "-c", _EMIT_LOOP], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert res.returncode == 0, res.stderr[-800:]
+    assert abs(int(res.stdout.strip().splitlines()[-1])) < 50
+
+
 # ------------------------------------------------------------------------------- log view
 def test_logview_batches_lines_and_bounds_the_widget(qtbot):
     from app.gui.logview import LogView
