@@ -68,3 +68,22 @@ def fixture_text():
         return (FIXTURES.joinpath(*parts)).read_text(encoding="utf-8")
 
     return read
+
+
+@pytest.fixture(scope="session")
+def torch_env(tmp_path_factory, local_wheels) -> tuple[Path, Path]:
+    """(env folder, python) of a real uv venv holding the torch 2.13.0 CPU wheel (+ numpy),
+    created once per test session through the project's runner. uv always gets --find-links
+    to the local wheel folder (never the network's 3 GB CUDA build)."""
+    from uv import find_uv_bin
+
+    from app.core.runner import run
+
+    root = tmp_path_factory.mktemp("torch-env") / "env"
+    uv = find_uv_bin()
+    run([uv, "venv", "--quiet", "--python", sys.executable, str(root)], timeout=120).raise_for_status(
+        "uv venv failed")
+    py = root / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    run([uv, "pip", "install", "--quiet", "--python", str(py), "--find-links", str(local_wheels),
+         "torch==2.13.0", "numpy"], timeout=600).raise_for_status("installing the torch CPU wheel failed")
+    return root, py

@@ -1,0 +1,172 @@
+"""The matmul speed test in a real torch CPU env, and the peak estimates."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.core.bench import BenchReport, run_bench
+from app.core.errors import BadInput
+from app.core.peak import cpu_peak, gpu_peak, load_gpu_peaks
+from app.core.system import CPUInfo, SystemReport
+
+
+@pytest.fixture(scope="module")
+def small_bench(torch_env):
+    _env, py = torch_env
+    events = []
+    rep = run_bench(py, device="cpu", sizes=[128, 256], dtypes=["fp32", "fp16", "tf32"], budget_s=20,
+                    repeats=3, warmup=1, on_event=events.append)
+    return rep, events
+
+
+def test_cpu_sweep_measures_and_reports_peak_fraction(small_bench):
+    rep, _ = small_bench
+    assert rep.device == "cpu" and rep.threads >= 1
+    fp32 = sorted((r for r in rep.results if r.dtype == "fp32"), key=lambda r: r.n)
+    assert [r.n for r in fp32] == [128, 256]
+    for r in fp32:
+        assert r.runs == 3 and r.median_s > 0
+        assert r.gflops == pytest.approx(2 * r.n ** 3 / r.median_s / 1e9)
+        assert r.peak_gflops == pytest.approx(rep.peak.gflops["fp32"])
+        assert r.fraction_of_peak == pytest.approx(r.gflops / r.peak_gflops)
+    assert rep.peak is not None and rep.peak.assumptions and "GHz" in rep.peak.assumptions[0]
+
+
+def test_tf32_on_cpu_is_skipped_with_a_reason(small_bench):
+    rep, _ = small_bench
+    tf32 = [s for s in rep.skipped if s.dtype == "tf32"]
+    assert tf32 and "NVIDIA" in tf32[0].reason and tf32[0].n is None
+    assert not any(r.dtype == "tf32" for r in rep.results)
+
+
+def test_progress_events(small_bench):
+    _, events = small_bench
+    names = [(e.name, e.status) for e in events if getattr(e, "kind", "") == "step"]
+    assert ("matmul fp32 n=128", "running") in names and ("matmul fp32 n=256", "passed") in names
+
+
+def test_budget_cuts_the_largest_sizes(torch_env):
+    _env, py = torch_env
+    rep = run_bench(py, device="cpu", sizes=[64, 8192], dtypes=["fp32"], budget_s=1, repeats=2, warmup=1)
+    assert [r.n for r in rep.results] == [64]
+    cut = [s for s in rep.skipped if s.n == 8192]
+    assert cut and "time budget" in cut[0].reason and rep.budget_exhausted
+
+
+def test_cpu_fp16_is_limited_on_cpus_without_native_fp16(torch_env):
+    """Pass the flags of a CPU without avx512_fp16/AMX: fp16 stays at tiny sizes, and says why."""
+    _env, py = torch_env
+    report = SystemReport(arch="x86_64", cpu=CPUInfo(cores=2, max_mhz=2500, flags=["avx2", "fma", "avx512f"]))
+    rep = run_bench(py, device="cpu", sizes=[128, 512], dtypes=["fp16"], budget_s=20, repeats=1, warmup=1,
+                    report=report)
+    assert [r.n for r in rep.results] == [128]
+    assert any(s.n == 512 and "emulated" in s.reason for s in rep.skipped)
+    assert rep.peak.gflops["fp32"] == pytest.approx(2 * 2.5 * 64)
+
+
+def test_report_json_round_trip(small_bench):
+    rep, _ = small_bench
+    d = json.loads(json.dumps(rep.to_dict()))
+    again = BenchReport.from_dict(d)
+    assert again.results == rep.results and again.peak == rep.peak
+
+
+@pytest.mark.parametrize("kw, words", [
+    ({"device": "tpu"}, "device"), ({"dtypes": ["fp8"]}, "dtype"), ({"sizes": ["big"]}, "whole number"),
+    ({"sizes": [0]}, "out of range"), ({"budget_s": 0}, "more than 0"),
+])
+def test_bad_arguments_are_bad_input(kw, words, tmp_path):
+    with pytest.raises(BadInput) as ei:
+        run_bench(tmp_path / "python", **kw)
+    assert words in ei.value.message
+
+
+def test_cpu_device_request_for_missing_cuda_is_a_clear_error(torch_env):
+    from app.core.probe import ProbeFailed
+
+    _env, py = torch_env
+    with pytest.raises(ProbeFailed) as ei:
+        run_bench(py, device="cuda", sizes=[64], budget_s=5)
+    assert "CUDA is not available" in ei.value.message and "doctor" in ei.value.hint
+
+
+def test_cli_bench_json(torch_env, capsys):
+    from app.cli import main
+
+    env, _ = torch_env
+    assert main(["bench", "--env", str(env), "--device", "cpu", "--sizes", "128", "--dtypes", "fp32",
+                 "--budget-s", "10", "--repeats", "2", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["device"] == "cpu" and data["results"][0]["n"] == 128 and data["results"][0]["gflops"] > 0
+    assert data["peak"]["gflops"]["fp32"] > 0
+    assert main(["bench", "--env", str(env), "--device", "cpu", "--sizes", "128", "--dtypes", "fp32",
+                 "--budget-s", "10", "--repeats", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "GFLOP/s" in out and "Estimated peak" in out and "of the estimated fp32 peak" in out
+
+
+# ---------------------------------------------------------------- peaks
+
+@pytest.mark.parametrize("flags, arch, model, fpc", [
+    (["avx512f", "avx2", "fma"], "x86_64", "Xeon", 64),
+    (["avx2", "fma"], "x86_64", "Ryzen", 32),
+    (["avx"], "x86_64", "Sandy Bridge", 16),
+    ([], "x86_64", "old", 8),
+    (["neon"], "arm64", "Apple M2", 32),
+    (["asimd"], "aarch64", "Cortex-A72", 16),
+])
+def test_cpu_peak_from_flags(flags, arch, model, fpc):
+    p = cpu_peak(cores=4, mhz=3000, flags=flags, arch=arch, model=model)
+    assert p.gflops["fp32"] == pytest.approx(4 * 3.0 * fpc)
+    assert p.assumptions
+
+
+def test_cpu_peak_bf16_fp16_and_threads():
+    amx = cpu_peak(cores=8, mhz=2000, flags=["avx512f", "amx_bf16", "avx512_fp16"], threads_used=2)
+    assert amx.gflops["fp32"] == pytest.approx(2 * 2.0 * 64)  # limited to the threads used
+    assert amx.gflops["bf16"] == pytest.approx(2 * 2.0 * 1024)
+    assert amx.gflops["fp16"] == pytest.approx(2 * amx.gflops["fp32"])
+    plain = cpu_peak(cores=8, mhz=2000, flags=["avx2", "fma"])
+    assert plain.gflops["bf16"] == plain.gflops["fp32"] == plain.gflops["fp16"]
+    with pytest.raises(BadInput):
+        cpu_peak(cores=0, mhz=2000, flags=[])
+
+
+@pytest.mark.parametrize("name, row, fp32", [
+    ("NVIDIA H200", "NVIDIA H200 SXM", 67.0), ("NVIDIA H200 NVL", "NVIDIA H200 NVL", 60.0),
+    ("NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM", 67.0), ("NVIDIA H100 PCIe", "NVIDIA H100 PCIe", 51.0),
+    ("NVIDIA A100-SXM4-80GB", "NVIDIA A100", 19.5), ("Tesla V100-SXM2-16GB", "NVIDIA V100 SXM2", 15.7),
+    ("NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090", 82.6),
+    ("NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 3090", 35.6),
+    ("NVIDIA GeForce GTX 1080 Ti", "NVIDIA GeForce GTX 1080 Ti", 11.3),
+    ("AMD Instinct MI300X", "AMD Instinct MI300X", 163.4), ("Apple M1 Max", "Apple M1 Max", 10.4),
+])
+def test_gpu_peak_table_matches_torch_device_names(name, row, fp32):
+    p = gpu_peak(name)
+    assert p is not None and p.name == row and p.gflops["fp32"] == pytest.approx(fp32 * 1000)
+    assert p.source
+
+
+def test_gpu_peak_unknown_and_no_false_matches():
+    assert gpu_peak("NVIDIA GeForce RTX 3090 Ti") is None  # not the 3090's numbers
+    assert gpu_peak("Quadro RTX 6000") is None
+
+
+def test_gpu_peak_table_rows_have_sources_and_dense_values():
+    rows = load_gpu_peaks()
+    assert len(rows) >= 20
+    for r in rows:
+        assert r.source and r.match and "fp32" in r.tflops
+        if "fp16" in r.tflops and "tf32" in r.tflops:
+            assert r.tflops["fp16"] >= r.tflops["tf32"]
+
+
+def test_gpu_peak_table_errors(tmp_path):
+    bad = tmp_path / "p.toml"
+    bad.write_text('[[gpu]]\nname = "X"\nmatch = ["X"]\nfp32 = 1.0\n', encoding="utf-8")
+    with pytest.raises(BadInput, match="needs name, match and source"):
+        load_gpu_peaks(bad)
+    bad.write_text('[[gpu]]\nname = "X"\nmatch = ["X"]\nfp32 = -1\nsource = "s"\n', encoding="utf-8")
+    with pytest.raises(BadInput, match="positive"):
+        load_gpu_peaks(bad)

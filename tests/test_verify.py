@@ -1,0 +1,115 @@
+"""Verification in a real venv holding the torch 2.13.0 CPU wheel: every CPU check passes
+(the two-process gloo all_reduce included) and each accelerator check is skipped with a
+reason a beginner can read."""
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from app.core.events import StepEvent
+from app.core.verify import VerifyReport, run_verify
+
+CPU_CHECKS = ("torch_import", "cpu_matmul", "cpu_conv2d", "cpu_training", "cpu_autocast", "gloo_all_reduce")
+ACCEL_CHECKS = ("accelerator", "arch_list", "device_round_trip", "device_matmul", "device_conv2d",
+                "device_training", "dnn_library", "device_autocast", "device_memory", "nccl_all_reduce")
+
+
+@pytest.fixture(scope="module")
+def verified(torch_env):
+    _env, py = torch_env
+    events = []
+    report = run_verify(py, on_event=events.append)
+    return report, events
+
+
+def test_every_cpu_check_passes(verified):
+    report, _ = verified
+    by_name = {c.name: c for c in report.checks}
+    for name in CPU_CHECKS:
+        assert by_name[name].status == "passed", (name, by_name[name].detail)
+        assert by_name[name].detail and by_name[name].title
+    assert "gloo" in by_name["gloo_all_reduce"].detail and "correct result" in by_name["gloo_all_reduce"].detail
+    loss = by_name["cpu_training"].data
+    assert loss["last_loss"] < loss["first_loss"]
+    assert report.ok and not report.failed
+
+
+def test_each_accelerator_check_is_skipped_with_its_reason(verified):
+    report, _ = verified
+    by_name = {c.name: c for c in report.checks}
+    for name in ACCEL_CHECKS:
+        assert by_name[name].status == "skipped", name
+        assert "CPU-only build" in by_name[name].detail
+    assert report.accelerator is None
+
+
+def test_build_facts(verified):
+    report, _ = verified
+    assert report.torch_version.startswith("2.13.0")
+    assert report.build["local_tag"] == "cpu" and report.build["cuda"] is None and report.build["hip"] is None
+    for b in ("cuda", "rocm", "mps", "xpu"):
+        assert report.backends[b] == {**report.backends[b], "built": False, "available": False}
+    assert report.backends["cpu"]["available"] is True
+    assert report.devices == []
+    assert report.interpreter["in_venv"] is True
+
+
+def test_step_events_stream_while_it_runs(verified):
+    _, events = verified
+    steps = [e for e in events if isinstance(e, StepEvent)]
+    running = [e.name for e in steps if e.status == "running"]
+    assert "cpu_matmul" in running and "gloo_all_reduce" in running
+    done = [e.name for e in steps if e.status in ("passed", "skipped")]
+    assert done.index("cpu_matmul") < done.index("gloo_all_reduce") < done.index("device_matmul")
+
+
+def test_report_round_trips_through_json(verified):
+    report, _ = verified
+    d = json.loads(json.dumps(report.to_dict()))
+    again = VerifyReport.from_dict(d)
+    assert again.checks == report.checks and again.ok == report.ok and d["ok"] is True
+
+
+def test_expect_cuda_turns_no_accelerator_into_a_failure(torch_env):
+    _env, py = torch_env
+    report = run_verify(py, expect="cuda", distributed=False)
+    acc = report.check("accelerator")
+    assert acc.status == "failed" and "CPU-only" in acc.detail
+    assert not report.ok
+    assert report.check("gloo_all_reduce").status == "skipped"
+
+
+def test_cli_verify_json_and_checklist(torch_env, capsys):
+    from app.cli import main
+
+    env, _py = torch_env
+    assert main(["verify", "--env", str(env), "--json", "--no-dist"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] is True and data["torch_version"].startswith("2.13.0")
+    assert {c["name"] for c in data["checks"]} >= set(CPU_CHECKS) | set(ACCEL_CHECKS)
+    assert main(["verify", "--env", str(env), "--no-dist", "--expect", "cuda"]) == 1
+    out = capsys.readouterr().out
+    assert "Matrix multiply on the CPU" in out and "Some checks FAILED" in out and "doctor" in out
+
+
+def _probe_module():
+    from app.core.paths import probes_dir
+
+    spec = importlib.util.spec_from_file_location("verify_probe", probes_dir() / "verify.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("cc, arch, ok", [
+    ("8.6", ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_90"], True),  # sm_80 cubin runs on 8.6
+    ("8.9", ["sm_80", "sm_90"], True),
+    ("6.1", ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"], False),  # Pascal on cu128
+    ("12.0", ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"], False),  # Blackwell on cu124
+    ("12.0", ["sm_80", "sm_90", "compute_90"], True),  # PTX JIT
+    ("9.0", ["sm_86"], False),
+])
+def test_arch_supported(cc, arch, ok):
+    assert _probe_module().arch_supported(cc, arch) is ok
