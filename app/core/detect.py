@@ -539,7 +539,7 @@ def explain(report: SystemReport) -> Explanation:
 
 def _nv_problem(p: ProbeRecord) -> str:
     if p.status == "timeout":
-        return f"nvidia-smi timed out: {p.detail}"
+        return p.detail if p.detail.startswith("nvidia-smi timed out") else f"nvidia-smi timed out: {p.detail}"
     if p.status == "garbage":
         return f"nvidia-smi printed something unexpected: {p.detail}"
     return f"{p.name}: {p.detail}"

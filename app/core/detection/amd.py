@@ -48,6 +48,21 @@ def gfx_from_target_version(value) -> str | None:
 _GFX_RE = re.compile(r"\bgfx[0-9]{1,2}[0-9a-f]{2,3}\b", re.IGNORECASE)
 
 
+def normalize_gfx(value: str | None) -> str | None:
+    """rocm-smi prints the KFD target with decimal parts: gfx90a as ``gfx9010``
+    (9, 0, 10) and gfx90c as ``gfx9012``; turn those into LLVM's names."""
+    if not value:
+        return None
+    v = value.lower()
+    d = v[3:] if v.startswith("gfx") else ""
+    if d.isdigit():
+        if d[0] == "9" and len(d) == 4 and int(d[2:]) >= 10:
+            return f"gfx9{int(d[1]):x}{int(d[2:]):x}"
+        if d[0] == "1" and len(d) == 5 and int(d[3:]) >= 10:
+            return f"gfx{d[:2]}{int(d[2]):x}{int(d[3:]):x}"
+    return v
+
+
 # ------------------------------------------------------------------------- parsers
 
 @parser(list)
@@ -191,7 +206,7 @@ def parse_rocm_smi_productname(text: str) -> list[dict]:
                     g = _GFX_RE.search(norm.get("gfx version", ""))
                     cards[int(m.group(1))] = {"series": norm.get("card series"),
                                               "model": norm.get("card model"),
-                                              "gfx": g.group(0).lower() if g else None}
+                                              "gfx": normalize_gfx(g.group(0)) if g else None}
     elif t.lower().startswith("device,"):
         lines = t.splitlines()
         header = [h.strip().lower() for h in lines[0].split(",")]
@@ -204,7 +219,7 @@ def parse_rocm_smi_productname(text: str) -> list[dict]:
             if m:
                 g = _GFX_RE.search(row.get("gfx version", ""))
                 cards[int(m.group(1))] = {"series": row.get("card series"), "model": row.get("card model"),
-                                          "gfx": g.group(0).lower() if g else None}
+                                          "gfx": normalize_gfx(g.group(0)) if g else None}
     else:
         for ln in t.splitlines():
             m = re.match(r"GPU\[(\d+)\]\s*:\s*([^:]+):\s*(.*)$", ln.strip())
@@ -218,7 +233,7 @@ def parse_rocm_smi_productname(text: str) -> list[dict]:
                 card["model"] = value
             elif key == "gfx version":
                 g = _GFX_RE.search(value)
-                card["gfx"] = g.group(0).lower() if g else None
+                card["gfx"] = normalize_gfx(g.group(0)) if g else None
     out = []
     for idx in sorted(cards):
         c = cards[idx]

@@ -415,8 +415,8 @@ def probe_smi(findings: NvidiaFindings, smi: str, timeout_s: float) -> bool:
         findings.cuda_version = header["cuda_version"]
     if rec is not None:  # not found / timed out / killed
         if rec.status == "timeout":
-            rec = ProbeRecord(rec.name, "timeout", f"nvidia-smi ({smi}) timed out: it did not "
-                              f"answer within {t:.0f} s and was stopped (the driver may be hung)",
+            rec = ProbeRecord(rec.name, "timeout", f"nvidia-smi timed out: {smi} did not answer "
+                              f"within {t:.0f} s and was stopped (the NVIDIA driver may be hung)",
                               rec.duration_ms, rec.command)
         findings.records.append(rec)
         return False

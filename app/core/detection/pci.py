@@ -50,6 +50,10 @@ class PCIDevice:
         product = [b for b in brackets if b not in vendor_words]
         if product:
             return product[-1]
+        for long, short in (("Intel Corporation ", "Intel "), ("NVIDIA Corporation ", "NVIDIA "),
+                            ("Advanced Micro Devices, Inc. ", "AMD "), ("Apple Inc. ", "Apple ")):
+            if d.startswith(long):
+                d = short + d[len(long):]
         return d.strip()
 
 

@@ -62,7 +62,7 @@ def parse_py_launcher(text: str) -> list[tuple[str, str]]:
         m = re.match(r"^\s*-(?:V:)?([0-9][\w.\-]*?)(?:-(?:32|64|arm64))?\s+(?:\*\s+)?(\S.*?)\s*$", ln)
         if not m:
             continue
-        path = m.group(2).strip()
+        path = re.sub(r"\s+\*$", "", m.group(2).strip())  # older launchers mark the default last
         if path.lower().endswith(".exe") or "/" in path or "\\" in path:
             out.append((m.group(1), path))
     return out
