@@ -178,3 +178,71 @@ def field_of(obj, *names, default=None):
         if v is not None:
             return v
     return default
+
+
+class LogBatch:
+    """Several LogEvents (and the newest progress per package) delivered as one event."""
+
+    __slots__ = ("events",)
+    kind = "batch"
+
+    def __init__(self, events) -> None:
+        self.events = tuple(events)
+
+
+class EventBatcher:
+    """Wraps a Task's ``on_event`` on the worker side: log lines and progress updates are
+    gathered for ``interval_s`` and sent as one :class:`LogBatch`, so an installer printing
+    thousands of lines costs the GUI thread a few signals, not thousands. Any other event
+    (a phase, a step, a warning) first sends what is gathered, so the order is kept.
+    Thread-safe: the runner reports stdout and stderr from two reader threads."""
+
+    def __init__(self, emit, interval_s: float = 0.05, max_events: int = 2000) -> None:
+        import threading
+
+        self._emit = emit
+        self._interval = interval_s
+        self._max = max_events
+        self._lock = threading.RLock()
+        self._buf: list = []
+        self._progress: dict = {}
+        self._timer = None
+
+    def __call__(self, ev) -> None:
+        from app.core.events import LogEvent, ProgressEvent
+
+        with self._lock:
+            if isinstance(ev, LogEvent):
+                self._buf.append(ev)
+            elif isinstance(ev, ProgressEvent):
+                self._progress[ev.package] = ev  # only the newest per package matters
+            else:
+                self._flush_locked()
+                self._emit(ev)
+                return
+            if len(self._buf) >= self._max:
+                self._flush_locked()
+            elif self._timer is None:
+                import threading
+
+                self._timer = threading.Timer(self._interval, self.flush)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._buf and not self._progress:
+            return
+        events = self._buf + list(self._progress.values())
+        self._buf = []
+        self._progress = {}
+        self._emit(LogBatch(events))
+
+    def close(self) -> None:
+        self.flush()

@@ -19,7 +19,7 @@ from app.core.errors import UserError
 from app.core.events import ErrorEvent, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
 from app.gui.logview import LogView
 from app.gui.pages.base import BasePage
-from app.gui.pages._common import ErrorPanel, fmt_bytes, fmt_duration, std_icon
+from app.gui.pages._common import ErrorPanel, EventBatcher, LogBatch, fmt_bytes, fmt_duration, std_icon
 from app.gui.state import WizardState
 from app.gui.worker import Task
 
@@ -172,8 +172,12 @@ class InstallPage(BasePage):
         def work(on_event, cancel):
             from app.core.install import install, plan  # imported here: keeps start-up fast
 
-            the_plan = plan(request, report=report) if report is not None else plan(request)
-            return install(the_plan, on_event=on_event, cancel=cancel)
+            batcher = EventBatcher(on_event)  # thousands of log lines: a few signals
+            try:
+                the_plan = plan(request, report=report) if report is not None else plan(request)
+                return install(the_plan, on_event=batcher, cancel=cancel)
+            finally:
+                batcher.close()
 
         task = Task(work, self, name="install")
         task.event.connect(self.on_event)
@@ -194,7 +198,10 @@ class InstallPage(BasePage):
 
     # -- events from the core (on the GUI thread) ---------------------------------------------
     def on_event(self, ev) -> None:
-        if isinstance(ev, LogEvent):
+        if isinstance(ev, LogBatch):
+            for e in ev.events:
+                self.on_event(e)
+        elif isinstance(ev, LogEvent):
             self.log.append(ev.text)
         elif isinstance(ev, ProgressEvent):
             self._on_progress(ev)
