@@ -108,7 +108,11 @@ def this_platform() -> str:
     """The most specific platform tag of this machine (e.g. ``manylinux_2_36_x86_64``)."""
     from packaging.tags import platform_tags
 
-    return next(iter(platform_tags()))
+    tags = list(platform_tags())
+    for t in tags:  # packaging lists the generic linux_x86_64 first; wheels carry manylinux
+        if t.startswith(("manylinux", "musllinux", "macosx", "win")):
+            return t
+    return tags[0]
 
 
 def expand_platform(tag: str) -> list[str]:

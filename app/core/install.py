@@ -476,7 +476,8 @@ def plan(request: InstallRequest, report=None) -> InstallPlan:
         torch_index=torch_index,
         default_index=request.default_index_url,
         extra_index_urls=tuple(request.extra_index_urls),
-        find_links=(str(Path(request.bundle).absolute()),) if manifest else find_links,
+        find_links=((str(Path(request.bundle).absolute() / manifest.wheels_dir),) if manifest
+                    else find_links),
         ca_bundle=request.ca_bundle,
         offline=manifest is not None,
         require_hashes=manifest is not None,

@@ -1,0 +1,91 @@
+"""``torch-setup bundle``: download every wheel for a target machine into a folder.
+
+    torch-setup bundle --out DIR --python 3.11 --platform manylinux_2_28_x86_64 \\
+        [--backend cpu|cuda|…] [--variant cu126] [--torch 2.13.0] [--packages …] \\
+        [--index-url URL] [--find-links DIR] [--from-report REPORT.json]
+
+Carry DIR to the offline machine and run ``torch-setup install --from-bundle DIR``.
+``--check DIR`` checks an existing bundle against this machine (tags and every hash).
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+from app.core.errors import BadInput
+
+
+def register(sub) -> None:
+    from app.commands.install import add_source_arguments
+
+    p = sub.add_parser(
+        "bundle", help="build an offline wheel bundle for a target machine",
+        description="Download every wheel a target machine needs into a folder with a "
+                    "manifest (tags, versions, SHA-256 of each file) and a hashed "
+                    "requirements file; install it there with --from-bundle.")
+    p.add_argument("--out", metavar="DIR", help="the new bundle folder")
+    p.add_argument("--python", metavar="X.Y", help="the target's Python version (default: this "
+                                                   "one's)")
+    p.add_argument("--platform", metavar="TAG",
+                   help="the target's platform tag, e.g. manylinux_2_28_x86_64, win_amd64, "
+                        "macosx_11_0_arm64 (default: this machine's)")
+    p.add_argument("--from-report", metavar="FILE",
+                   help="a SystemReport saved on the target (torch-setup detect --json) to "
+                        "recommend for")
+    add_source_arguments(p)
+    p.add_argument("--check", metavar="DIR", help="only check an existing bundle and exit")
+    p.add_argument("--json", action="store_true", help="print the manifest as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from app.core import bundle as core
+    from app.commands.install import Renderer
+
+    if args.check:
+        m = core.check_bundle(args.check)
+        if args.json:
+            print(json.dumps(m.to_dict(), indent=2, ensure_ascii=False))
+        else:
+            print(f"{args.check}: {len(m.files)} wheels for Python {m.python_version} "
+                  f"({m.platforms[0]}), all hashes match, fits this machine.")
+        return 0
+    if not args.out:
+        raise BadInput("No output folder was given.", hint="Pass --out DIR.")
+    python = args.python or f"{sys.version_info[0]}.{sys.version_info[1]}"
+    rec = None
+    packages = args.packages
+    index_url = args.index_url
+    if not packages:
+        from app.commands.install import _detect, _recommend
+
+        if args.from_report:
+            from app.core.system import load_report
+
+            report = load_report(args.from_report)
+        else:
+            report = _detect()
+        args.python = python
+        rec = _recommend(args, report)
+        packages = list(getattr(rec, "packages", None) or [])
+        index_url = index_url or getattr(rec, "index_url", None)
+        if not packages:
+            raise BadInput("The recommendation names no packages.",
+                           hint="Pass --packages explicitly.")
+    renderer = Renderer(sys.stderr, quiet=args.json)
+    try:
+        m = core.build_bundle(args.out, packages=packages, python_version=python,
+                              platform=args.platform, index_url=index_url,
+                              extra_index_urls=args.extra_index_url or (),
+                              find_links=args.find_links or (), recommendation=rec,
+                              on_event=renderer)
+    finally:
+        renderer.close()
+    if args.json:
+        print(json.dumps(m.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(f"Bundle written to {args.out}: {len(m.files)} wheels, "
+              f"{m.total_bytes / 1e6:.0f} MB, for Python {m.python_version} on "
+              f"{m.platforms[0]}.")
+        print(f"On the target: torch-setup install --env PATH --from-bundle {args.out}")
+    return 0
