@@ -532,11 +532,19 @@ def from_collect_env(text: str):
     os_line = field_("OS") or ""
     available = (field_("Is CUDA available") or "").lower() == "true"
     driver = field_("Nvidia driver version")
-    gpu_block = re.search(r"^GPU models and configuration:(.*?)(?=^\S[^:\n]*:)", text, re.M | re.S)
     names = []
-    if gpu_block:
-        names = [re.sub(r"^GPU \d+:\s*", "", ln.strip()) for ln in gpu_block.group(1).splitlines() if ln.strip()]
-        names = [n for n in names if n not in ("No CUDA", "Could not collect")]
+    lines = text.splitlines()
+    for i, ln in enumerate(lines):
+        if ln.startswith("GPU models and configuration:"):
+            rest = ln.split(":", 1)[1].strip()
+            block = [rest] if rest else []
+            for nxt in lines[i + 1:]:
+                if not re.match(r"GPU \d+:", nxt.strip()):
+                    break
+                block.append(nxt.strip())
+            names = [re.sub(r"^GPU \d+:\s*", "", b) for b in block]
+            names = [n for n in names if n and n not in ("No CUDA", "Could not collect", "N/A")]
+            break
     vendor = "amd" if rocm_v else ("nvidia" if names and not re.search(r"AMD|Radeon|Instinct", names[0]) else "amd")
     family = "macos" if os_line.startswith("macOS") else ("windows" if "Windows" in os_line else "linux")
     arch = "arm64" if "arm64" in os_line else ("x86_64" if "x86_64" in os_line else None)

@@ -1,0 +1,283 @@
+"""doctor: faults planted on this machine (real env, real probe) and, for causes that need a
+GPU, recorded facts (collect_env outputs, probe results) fed to the analysis."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+from app.core.doctor import Diagnosis, analyze, diagnose, from_collect_env, scan_library_path
+from app.core.system import GPU, OSInfo, SystemReport
+from app.core.verify import Device, VerifyReport
+
+NVIDIA_REPORT = SystemReport(os=OSInfo(family="linux"), arch="x86_64", gpus=[
+    GPU(vendor="nvidia", name="NVIDIA GeForce RTX 3090", driver_version="550.54.14", compute_capability="8.6")])
+
+
+def _clean(extra: dict | None = None, drop=("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "PYTHONPATH")) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(extra or {})
+    return env
+
+
+@pytest.fixture(scope="module")
+def cpu_facts(torch_env):
+    """The facts-only verify probe result of the real torch env (shared by the planted tests)."""
+    from app.core.verify import run_verify
+
+    return run_verify(torch_env[1], facts_only=True)
+
+
+def _finding(diag: Diagnosis, code: str):
+    found = [f for f in diag.findings if f.code == code]
+    assert found, f"{code} not in {diag.codes()}"
+    return found[0]
+
+
+# ---------------------------------------------------------------- planted here
+
+def test_clean_cpu_env_on_a_cpu_machine_has_no_errors(torch_env, cpu_facts):
+    env, py = torch_env
+    diag = diagnose(env, report=SystemReport(os=OSInfo(family="linux"), arch="x86_64"), verify=cpu_facts,
+                    env=_clean(), check_path=False)
+    assert diag.ok and diag.findings == [] and diag.accelerator_ok is False
+
+
+def test_cpu_wheel_with_a_report_saying_nvidia_gpu(torch_env):
+    env, py = torch_env
+    diag = diagnose(env, report=NVIDIA_REPORT, env=_clean(), check_path=False)  # runs the real probe
+    f = _finding(diag, "cpu-wheel-with-gpu")
+    assert f.severity == "error" and "CPU-only PyTorch (+cpu)" in f.title and "NVIDIA GPU" in f.title
+    assert "RTX 3090" in f.explanation and "torch-setup install" in f.fix
+    assert not diag.ok
+
+
+def test_empty_cuda_visible_devices(torch_env, cpu_facts):
+    env, py = torch_env
+    diag = diagnose(env, report=NVIDIA_REPORT, verify=cpu_facts, env=_clean({"CUDA_VISIBLE_DEVICES": ""}),
+                    check_path=False)
+    f = _finding(diag, "cuda-visible-devices")
+    assert f.severity == "error" and "empty string" in f.title and "hides every GPU" in f.title
+    assert "unset CUDA_VISIBLE_DEVICES" in f.fix
+
+
+def test_shadowing_ld_library_path(torch_env, cpu_facts, tmp_path):
+    env, py = torch_env
+    libdir = tmp_path / "cuda-11.8" / "lib64"
+    libdir.mkdir(parents=True)
+    (libdir / "libcudart.so.12").write_bytes(b"\x7fELF fake")
+    diag = diagnose(env, report=NVIDIA_REPORT, verify=cpu_facts,
+                    env=_clean({"LD_LIBRARY_PATH": f"/nonexistent:{libdir}"}), check_path=False)
+    f = _finding(diag, "ld-library-path-shadowing")
+    assert "LD_LIBRARY_PATH" in f.title and any(str(libdir) in e and "libcudart.so.12" in e for e in f.evidence)
+    # with the CPU wheel it is a warning (harmless now); with a CUDA wheel it is an error
+    assert f.severity == "warning"
+    cuda_facts = VerifyReport.from_dict({**cpu_facts.to_dict(), "build": {**cpu_facts.build, "cuda": "12.6",
+                                                                          "local_tag": "cu126"}})
+    found = analyze(verify=cuda_facts, report=NVIDIA_REPORT, lib_dirs=scan_library_path(str(libdir)))
+    assert [x.severity for x in found if x.code == "ld-library-path-shadowing"] == ["error"]
+
+
+def test_env_own_library_folders_are_not_shadowing(tmp_path):
+    own = tmp_path / "env" / "lib" / "nvidia" / "cuda_runtime" / "lib"
+    own.mkdir(parents=True)
+    (own / "libcudart.so.12").write_bytes(b"")
+    assert scan_library_path(str(own), exclude_under=[str(tmp_path / "env")]) == {}
+    assert str(own) in scan_library_path(str(own))
+
+
+def test_wrong_interpreter_path_is_not_an_env(tmp_path, capsys):
+    from app.cli import main
+
+    (tmp_path / "project").mkdir()
+    diag = diagnose(tmp_path / "project", env=_clean(), check_path=False)
+    assert diag.codes() == ["not-an-env"] and "not a Python environment" in diag.findings[0].title
+    assert main(["doctor", "--env", str(tmp_path / "project")]) == 1
+    assert "not a Python environment" in capsys.readouterr().out
+    assert main(["doctor", "--env", str(tmp_path / "missing")]) == 2
+
+
+def test_wrong_interpreter_torch_from_outside_the_env(torch_env, tmp_path):
+    """An env without torch, but PYTHONPATH points at another env's site-packages: a plain
+    `python` imports that torch. The doctor names both facts."""
+    env, py = torch_env
+    other_site = next(Path(env).glob("lib/python3*/site-packages"))
+    bare = tmp_path / "bare"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(bare)
+    diag = diagnose(bare, report=NVIDIA_REPORT, env=_clean({"PYTHONPATH": str(other_site)}), check_path=False)
+    assert _finding(diag, "torch-missing").severity == "error"
+    f = _finding(diag, "torch-outside-env")
+    assert str(other_site) in f.explanation and "PYTHONPATH" in f.explanation and "Unset PYTHONPATH" in f.fix
+
+
+def test_wrong_interpreter_python_on_path_differs(torch_env, cpu_facts, tmp_path):
+    env, py = torch_env
+    other = tmp_path / "other-bin"
+    other.mkdir()
+    (other / "python").symlink_to(sys.executable)
+    diag = diagnose(env, verify=cpu_facts, env=_clean({"PATH": f"{other}{os.pathsep}{os.environ['PATH']}"}))
+    f = _finding(diag, "path-python-differs")
+    assert str(other / "python") in f.explanation and "activate" in f.fix
+    # and with the env's own bin first on PATH, nothing to say
+    diag = diagnose(env, verify=cpu_facts, env=_clean({"PATH": f"{py.parent}{os.pathsep}{os.environ['PATH']}"}))
+    assert "path-python-differs" not in diag.codes()
+
+
+def test_cli_doctor_from_report_json(torch_env, tmp_path, capsys, monkeypatch):
+    from app.cli import main
+
+    env, _ = torch_env
+    rep = tmp_path / "report.json"
+    rep.write_text(json.dumps(NVIDIA_REPORT.to_dict()), encoding="utf-8")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "7")
+    assert main(["doctor", "--env", str(env), "--from-report", str(rep), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    codes = [f["code"] for f in data["findings"]]
+    assert "cpu-wheel-with-gpu" in codes and "cuda-visible-devices" in codes and data["ok"] is False
+    cvd = next(f for f in data["findings"] if f["code"] == "cuda-visible-devices")
+    assert "names no GPU that exists" in cvd["title"] and "1 GPU" in cvd["title"]
+    bad = tmp_path / "bad.json"
+    bad.write_text("{", encoding="utf-8")
+    assert main(["doctor", "--env", str(env), "--from-report", str(bad)]) == 2
+
+
+# ---------------------------------------------------------------- recorded facts (need a GPU)
+
+FIX = Path(__file__).parent / "fixtures" / "collect-env"
+
+
+def _collect(name: str):
+    return from_collect_env((FIX / name).read_text(encoding="utf-8"))
+
+
+def test_collect_env_reader():
+    v, r = _collect("cuda-3x-rtx3090-torch1.12.1-cu116-ubuntu22.04.txt")
+    assert v.torch_version == "1.12.1+cu116" and v.build["cuda"] == "11.6"
+    assert [g.name for g in r.gpus] == ["NVIDIA GeForce RTX 3090"] * 3
+    assert r.gpus[0].driver_version == "515.65.01" and v.backends["cuda"]["available"] is True
+    v, r = _collect("rocm6.1-wsl2-rx6800xt-torch2.1.2-cut.txt")
+    assert v.build["hip"] and r.gpus[0].vendor == "amd" and r.gpus[0].name == "AMD Radeon RX 6800 XT"
+    v, r = _collect("macos13-arm64-mps-torch1.14-nightly.txt")
+    assert r.os.family == "macos" and r.os.version == "13.0" and r.arch == "arm64" and r.gpus == []
+
+
+def test_working_cuda_machine_has_no_findings():
+    v, r = _collect("cuda-3x-rtx3090-torch1.12.1-cu116-ubuntu22.04.txt")
+    assert analyze(verify=v, report=r) == []
+
+
+def test_driver_too_old_for_the_wheel():
+    v, r = _collect("cuda-3x-rtx3090-torch1.12.1-cu116-ubuntu22.04.txt")
+    # the same machine with a CUDA 12.6 wheel: driver 515 is below the 12.x floor 525.60.13
+    v12 = VerifyReport.from_dict({**v.to_dict(), "torch_version": "2.5.1+cu126",
+                                  "build": {**v.build, "cuda": "12.6", "local_tag": "cu126"},
+                                  "backends": {**v.backends, "cuda": {"built": True, "available": False}}})
+    found = analyze(verify=v12, report=r)
+    f = next(x for x in found if x.code == "driver-too-old")
+    assert "515.65.01" in f.title and "12.6" in f.title and "525.60.13" in f.fix
+    # Windows uses the Windows floor
+    rw = SystemReport(os=OSInfo(family="windows"), gpus=[GPU(vendor="nvidia", name="RTX", driver_version="527.41")])
+    assert "528.33" in next(x for x in analyze(verify=v12, report=rw) if x.code == "driver-too-old").fix
+    # the quadro 455.32 driver with its cu101 wheel is fine
+    vq, rq = _collect("cuda-quadro-rtx6000-torch1.7.0-cu101-ubuntu20.04.txt")
+    assert [x.code for x in analyze(verify=vq, report=rq)] == []
+
+
+def test_driver_too_old_from_torchs_own_warning():
+    v, r = _collect("cuda-3x-rtx3090-torch1.12.1-cu116-ubuntu22.04.txt")
+    msg = ("CUDA initialization: The NVIDIA driver on your system is too old (found version 11040). "
+           "Please update your GPU driver")
+    v2 = VerifyReport.from_dict({**v.to_dict(), "build": {**v.build, "cuda": "12.1"},
+                                 "backends": {**v.backends, "cuda": {"built": True, "available": False}},
+                                 "init_warnings": {"cuda": [msg]}})
+    r2 = SystemReport(gpus=[GPU(vendor="nvidia", name="NVIDIA GeForce RTX 3090")])
+    f = next(x for x in analyze(verify=v2, report=r2) if x.code == "driver-too-old")
+    assert "CUDA 11.4" in f.explanation
+
+
+def test_compute_capability_missing_from_arch_list():
+    v, _ = _collect("cuda-quadro-rtx6000-torch1.7.0-cu101-ubuntu20.04.txt")
+    pascal = SystemReport(gpus=[GPU(vendor="nvidia", name="NVIDIA GeForce GTX 1080 Ti", driver_version="570.86.10",
+                                    compute_capability="6.1")])
+    cu128 = VerifyReport.from_dict({**v.to_dict(), "torch_version": "2.7.0+cu128",
+                                    "build": {"cuda": "12.8", "local_tag": "cu128",
+                                              "arch_list": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120",
+                                                            "compute_120"]}})
+    f = next(x for x in analyze(verify=cu128, report=pascal) if x.code == "arch-missing")
+    assert "6.1" in f.title and "GTX 1080 Ti" in f.title and "no kernel image" in f.explanation
+    assert "sm_61" in f.fix
+    ampere = SystemReport(gpus=[GPU(vendor="nvidia", name="RTX 3090", driver_version="570.86.10",
+                                    compute_capability="8.6")])
+    assert "arch-missing" not in [x.code for x in analyze(verify=cu128, report=ampere)]
+    # from the probe's own device list too
+    dev = VerifyReport.from_dict({**cu128.to_dict(), "devices": [
+        {"index": 0, "backend": "cuda", "name": "Tesla P100", "compute_capability": "6.0"}]})
+    assert any(x.code == "arch-missing" and "P100" in x.title for x in analyze(verify=dev, report=None))
+
+
+def test_rocm_gfx_target_unsupported():
+    v, r = _collect("rocm6.1-wsl2-rx6800xt-torch2.1.2-cut.txt")
+    v2 = VerifyReport.from_dict({**v.to_dict(), "build": {**v.build, "arch_list": ["gfx900", "gfx906", "gfx908",
+                                                                                   "gfx90a", "gfx1100"]}})
+    r2 = SystemReport(gpus=[GPU(vendor="amd", name="AMD Radeon RX 6700 XT", gfx_target="gfx1031")])
+    f = next(x for x in analyze(verify=v2, report=r2) if x.code == "rocm-gfx-unsupported")
+    assert "gfx1031" in f.title and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in f.fix and "not supported" in f.fix
+    r3 = SystemReport(gpus=[GPU(vendor="amd", name="AMD Radeon RX 7900 XTX", gfx_target="gfx1100")])
+    assert "rocm-gfx-unsupported" not in [x.code for x in analyze(verify=v2, report=r3)]
+
+
+def test_wrong_vendor_wheel():
+    v, _ = _collect("rocm6.1-wsl2-rx6800xt-torch2.1.2-cut.txt")
+    assert any(x.code == "wrong-vendor-wheel" and "NVIDIA" in x.title
+               for x in analyze(verify=v, report=NVIDIA_REPORT))
+
+
+def test_mps_built_but_unavailable_on_old_macos():
+    v, r = _collect("macos13-arm64-mps-torch1.14-nightly.txt")
+    old = VerifyReport.from_dict({**v.to_dict(), "backends": {**v.backends, "mps": {"built": True, "available": False}},
+                                  "interpreter": {**v.interpreter, "mac_ver": "12.1"}})
+    f = next(x for x in analyze(verify=old, report=r) if x.code == "mps-unavailable")
+    assert "12.1" in f.title and "12.3" in f.title and "Update macOS" in f.fix
+    new = VerifyReport.from_dict({**old.to_dict(), "interpreter": {**old.interpreter, "mac_ver": "13.0"}})
+    f = next(x for x in analyze(verify=new, report=r) if x.code == "mps-unavailable")
+    assert "older than" not in f.title and "virtual machine" in f.explanation
+
+
+def test_rosetta_python_on_apple_silicon():
+    v, r = _collect("macos13-arm64-mps-torch1.14-nightly.txt")
+    x86 = VerifyReport.from_dict({**v.to_dict(), "interpreter": {**v.interpreter, "machine": "x86_64"}})
+    assert any(x.code == "rosetta-python" for x in analyze(verify=x86, report=r))
+
+
+@pytest.mark.parametrize("value, count, severity, words", [
+    ("", 2, "error", "empty string"), ("-1", 2, "error", "hides every GPU"),
+    ("2", 2, "error", "names no GPU"), ("0,abc,1", 2, "warning", "'abc' is not a valid device"),
+    ("GPU-8a1b2c3d-0000-1111-2222-333344445555", 1, None, None), ("0,1", 2, None, None),
+])
+def test_cuda_visible_devices_values(value, count, severity, words):
+    r = SystemReport(gpus=[GPU(vendor="nvidia", name=f"GPU{i}") for i in range(count)])
+    found = [x for x in analyze(report=r, env={"CUDA_VISIBLE_DEVICES": value}) if x.code == "cuda-visible-devices"]
+    if severity is None:
+        assert found == []
+    else:
+        assert found[0].severity == severity and words in found[0].title
+
+
+def test_cuda_init_failure_fallback_quotes_torch():
+    v, r = _collect("cuda-3x-rtx3090-torch1.12.1-cu116-ubuntu22.04.txt")
+    v2 = VerifyReport.from_dict({**v.to_dict(), "backends": {**v.backends, "cuda": {"built": True, "available": False}},
+                                 "init_warnings": {"cuda": ["CUDA unknown error - this may be due to an incorrectly "
+                                                            "set up environment"]}})
+    f = next(x for x in analyze(verify=v2, report=r) if x.code == "cuda-init-failed")
+    assert "CUDA unknown error" in f.explanation and "nvidia-smi" in f.fix
+
+
+def test_devices_from_probe_feed_arch_check():
+    d = Device(index=0, backend="cuda", name="NVIDIA H200", compute_capability="9.0")
+    v = VerifyReport(python="p", torch_version="2.4.0+cu118", build={"cuda": "11.8", "arch_list": ["sm_50", "sm_80"]},
+                     backends={"cuda": {"built": True, "available": True}}, devices=[d], checks=[], accelerator="cuda")
+    assert [x.code for x in analyze(verify=v)] == ["arch-missing"]
