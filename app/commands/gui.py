@@ -35,13 +35,45 @@ def run(args) -> int:
     return launch(argv)
 
 
+def _quit_after_first_paint(window, app) -> None:
+    """For benchmarks/startup.py and smoke tests: report the first paint, then quit."""
+    from PySide6.QtCore import QEvent, QObject, QTimer
+
+    class FirstPaint(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802
+            if obj is window and event.type() == QEvent.Type.Paint and not getattr(self, "seen", False):
+                self.seen = True
+                _print_startup()
+                QTimer.singleShot(0, window.close)  # cancels and waits for work already started
+            return False
+
+    window._first_paint_filter = FirstPaint(window)
+    window.installEventFilter(window._first_paint_filter)
+
+
+def _print_startup() -> None:
+    """One JSON line for benchmarks/startup.py: when the first window was shown, and RSS."""
+    import json
+    import time
+
+    print(json.dumps({"shown_at": time.time(), "rss_mb": _rss_mb()}), flush=True)
+
+
+def _rss_mb() -> float | None:
+    try:
+        import psutil
+
+        return psutil.Process().memory_info().rss / 2**20
+    except Exception:  # psutil missing: the number is optional
+        return None
+
+
 def launch(argv: list[str] | None = None) -> int:
     """Create the QApplication, load the translations, show the wizard, run the event loop."""
     parser = argparse.ArgumentParser(prog="torch-setup gui")
     _add_arguments(parser)
     args = parser.parse_args(list(argv or []))
 
-    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from app import __version__
@@ -66,8 +98,8 @@ def launch(argv: list[str] | None = None) -> int:
     from app.gui.wizard import SetupWizard, app_icon
 
     app.setWindowIcon(app_icon())
-    wizard = SetupWizard(lang=args.lang)
-    wizard.show()
+    wizard = SetupWizard(lang=args.lang, lazy=True)
     if args.quit_after_show:
-        QTimer.singleShot(0, app.quit)
+        _quit_after_first_paint(wizard, app)
+    wizard.show()
     return int(app.exec() or 0)

@@ -7,7 +7,6 @@ there, Fusion with the dark palette is used instead.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
@@ -16,6 +15,8 @@ def is_dark() -> bool:
     hints = QGuiApplication.styleHints()
     scheme = getattr(hints, "colorScheme", None)
     if scheme is not None:
+        from PySide6.QtCore import Qt
+
         return scheme() == Qt.ColorScheme.Dark
     pal = QGuiApplication.palette()
     return pal.window().color().lightness() < pal.windowText().color().lightness()
@@ -24,7 +25,7 @@ def is_dark() -> bool:
 def apply_style(app: QApplication) -> str:
     """Keep the native style unless it cannot show dark mode; returns the style's name."""
     name = app.style().name().lower()
-    if name == "windowsvista" and is_dark():
+    if name == "windowsvista" and is_dark():  # is_dark() only where it matters: it costs start-up time
         app.setStyle("Fusion")
         name = "fusion"
     return name

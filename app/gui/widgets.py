@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Callable
 
-from PySide6.QtCore import QEvent, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QRectF, QSize, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPainter, QPalette
 from PySide6.QtWidgets import (QApplication, QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy,
                                QStyle, QToolButton, QVBoxLayout, QWidget)
@@ -36,6 +36,14 @@ _ALIASES = {"passed": "ok", "pass": "ok", "failed": "error", "fail": "error", "w
 # Tints for banners, mixed into the palette's window colour.
 _TINTS = {"info": QColor("#2f73c9"), "warning": QColor("#e0a100"), "error": QColor("#d13b3b"),
           "ok": QColor("#2e9d4f")}
+
+
+def _qt():
+    """PySide6's ``Qt`` namespace, imported on first use: building it costs ~14 ms, which the
+    Welcome page (shown before anything else) does without, to keep start-up lean."""
+    from PySide6.QtCore import Qt
+
+    return Qt
 
 
 def status_name(status) -> str:
@@ -90,6 +98,7 @@ class StatusRow(QWidget):
     def __init__(self, status: str = "pending", title: str = "", detail: str = "", icon_name: str | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        Qt = _qt()  # noqa: N806
         self._status = "pending"
         self._icon_name = icon_name
         self.icon_label = QLabel()
@@ -138,15 +147,19 @@ class Banner(QFrame):
         super().__init__(parent)
         self._kind = kind
         self.icon_label = QLabel()
-        self.text_label = QLabel(text)
+        self.text_label = QLabel()
         self.text_label.setWordWrap(True)
-        self.text_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.text_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._selectable = False
+        icon_col = QVBoxLayout()  # the icon at the top, without Qt.AlignmentFlag (see _qt)
+        icon_col.setContentsMargins(0, 0, 0, 0)
+        icon_col.addWidget(self.icon_label)
+        icon_col.addStretch(1)
         row = QHBoxLayout(self)
         row.setContentsMargins(12, 8, 12, 8)
         row.setSpacing(10)
-        row.addWidget(self.icon_label, 0, Qt.AlignmentFlag.AlignTop)
+        row.addLayout(icon_col)
         row.addWidget(self.text_label, 1)
+        self.set_text(text)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         self.set_kind(kind)
 
@@ -162,6 +175,13 @@ class Banner(QFrame):
     def set_text(self, text: str, kind: str | None = None) -> None:
         if kind:
             self.set_kind(kind)
+        if not self._selectable and (self._kind in ("error", "warning") or "<" in text):
+            # Messages worth copying (and anything that could look like markup) as plain,
+            # selectable text.
+            Qt = _qt()  # noqa: N806
+            self.text_label.setTextFormat(Qt.TextFormat.PlainText)
+            self.text_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self._selectable = True
         self.text_label.setText(text)
         self.setAccessibleName(text)
 
@@ -250,6 +270,7 @@ class Collapsible(QWidget):
 
     def __init__(self, title: str = "", content: QWidget | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        Qt = _qt()  # noqa: N806
         self.button = QToolButton()
         self.button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.button.setCheckable(True)
@@ -276,7 +297,8 @@ class Collapsible(QWidget):
         if self.button.isChecked() != on:
             self.button.setChecked(on)
             return
-        self.button.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
+        arrow = _qt().ArrowType
+        self.button.setArrowType(arrow.DownArrow if on else arrow.RightArrow)
         self.content.setVisible(on)
         self.toggled.emit(on)
 

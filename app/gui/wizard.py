@@ -10,33 +10,37 @@ the work and waits for the core to roll back before the window goes.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QSize, Qt, QTimer
+import importlib
+
+from PySide6.QtCore import QEvent, QSize, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QMessageBox, QWidget, QWizard
 
 from app.core.paths import resources_dir
 from app.gui import i18n
 from app.gui.pages import PageId
-from app.gui.pages.done import DonePage
-from app.gui.pages.environment import EnvironmentPage
-from app.gui.pages.install import InstallPage
-from app.gui.pages.recommendation import RecommendationPage
-from app.gui.pages.speedtest import SpeedTestPage
-from app.gui.pages.system import SystemPage
-from app.gui.pages.verify import VerifyPage
 from app.gui.pages.welcome import WelcomePage
 from app.gui.state import WizardState
 
+# Pages after the first are imported and built right after the window is first painted
+# (see ``lazy``), so that the window shows at once; (module, class) per page id.
 PAGE_CLASSES = {
-    PageId.WELCOME: WelcomePage,
-    PageId.SYSTEM: SystemPage,
-    PageId.RECOMMENDATION: RecommendationPage,
-    PageId.ENVIRONMENT: EnvironmentPage,
-    PageId.INSTALL: InstallPage,
-    PageId.VERIFY: VerifyPage,
-    PageId.SPEEDTEST: SpeedTestPage,
-    PageId.DONE: DonePage,
+    PageId.WELCOME: ("app.gui.pages.welcome", "WelcomePage"),
+    PageId.SYSTEM: ("app.gui.pages.system", "SystemPage"),
+    PageId.RECOMMENDATION: ("app.gui.pages.recommendation", "RecommendationPage"),
+    PageId.ENVIRONMENT: ("app.gui.pages.environment", "EnvironmentPage"),
+    PageId.INSTALL: ("app.gui.pages.install", "InstallPage"),
+    PageId.VERIFY: ("app.gui.pages.verify", "VerifyPage"),
+    PageId.SPEEDTEST: ("app.gui.pages.speedtest", "SpeedTestPage"),
+    PageId.DONE: ("app.gui.pages.done", "DonePage"),
 }
+
+
+def page_class(pid: PageId):
+    module, name = PAGE_CLASSES[pid]
+    return getattr(importlib.import_module(module), name)
+
+
 MIN_SIZE = QSize(900, 640)
 
 
@@ -46,14 +50,19 @@ def app_icon() -> QIcon:
 
 
 class SetupWizard(QWizard):
+    """The wizard. ``lazy=True`` (what ``torch-setup gui`` uses) builds only the Welcome page
+    before the window shows and the seven others right after its first paint; if the user
+    presses Next before that, they are built on the spot. Tests build everything at once."""
+
     def __init__(self, state: WizardState | None = None, lang: str | None = None,
-                 parent: QWidget | None = None, *, auto_detect: bool = True) -> None:
+                 parent: QWidget | None = None, *, auto_detect: bool = True, lazy: bool = False) -> None:
         super().__init__(parent)
         self.state = state if state is not None else WizardState()
         if lang is not None or state is None:
             self.state.language = i18n.set_language(lang or i18n.system_language())
         self.auto_detect = auto_detect
-        self._shown_once = False
+        self.lazy = lazy
+        self._painted = False
         self._closing = False
         self.setObjectName("SetupWizard")
         self.setWindowIcon(app_icon())
@@ -64,13 +73,29 @@ class SetupWizard(QWizard):
         self.setOption(QWizard.WizardOption.HaveHelpButton, False)
         logo = app_icon().pixmap(QSize(48, 48), self.devicePixelRatioF())
         self.setPixmap(QWizard.WizardPixmap.LogoPixmap, logo)
-        for pid, cls in PAGE_CLASSES.items():
-            page = cls(self.state, self)
-            self.setPage(int(pid), page)
+        welcome = WelcomePage(self.state, self)
+        welcome.defer_work = lazy
+        self.setPage(int(PageId.WELCOME), welcome)
         self.setStartId(int(PageId.WELCOME))
-        self.page(int(PageId.INSTALL)).setCommitPage(True)
-        self.welcome.language_changed.connect(self._language_changed)
+        welcome.language_changed.connect(self._language_changed)
+        if not lazy:
+            self.build_pages()
         self.retranslate()
+
+    def pages_built(self) -> bool:
+        return all(self.page(int(pid)) is not None for pid in PageId)
+
+    def build_pages(self) -> None:
+        """Create the pages after Welcome (idempotent)."""
+        for pid in PageId:
+            if self.page(int(pid)) is None:
+                self.setPage(int(pid), page_class(pid)(self.state, self))
+        self.page(int(PageId.INSTALL)).setCommitPage(True)
+
+    def validateCurrentPage(self) -> bool:  # noqa: N802
+        if not self.pages_built():
+            self.build_pages()
+        return super().validateCurrentPage()
 
     # ---- pages by name ----
     @property
@@ -78,21 +103,28 @@ class SetupWizard(QWizard):
         return self.page(int(PageId.WELCOME))
 
     @property
-    def system_page(self) -> SystemPage:
+    def system_page(self):
         return self.page(int(PageId.SYSTEM))
 
     def page_for(self, pid: PageId):
         return self.page(int(pid))
 
-    # ---- start-up: the window first, then detection ----
-    def showEvent(self, event) -> None:  # noqa: N802
-        super().showEvent(event)
-        if not self._shown_once:
-            self._shown_once = True
-            if self.auto_detect:
-                QTimer.singleShot(0, self.start_detection)
+    # ---- start-up: the window first, then the other pages, then detection ----
+    def event(self, event) -> bool:
+        if event.type() == QEvent.Type.Paint and not self._painted:
+            self._painted = True
+            QTimer.singleShot(0, self._after_first_paint)
+        return super().event(event)
+
+    def _after_first_paint(self) -> None:
+        self.build_pages()
+        self.welcome.check_bundle()
+        if self.auto_detect:
+            self.start_detection()
 
     def start_detection(self) -> None:
+        if not self.pages_built():
+            self.build_pages()
         if self.state.report is None and not self.system_page.is_busy():
             self.system_page.start_scan()
 
@@ -100,6 +132,10 @@ class SetupWizard(QWizard):
     def busy_pages(self) -> list:
         return [self.page(pid) for pid in self.pageIds()
                 if hasattr(self.page(pid), "is_busy") and self.page(pid).is_busy()]
+
+    def install_busy(self) -> bool:
+        page = self.page(int(PageId.INSTALL))
+        return page is not None and page.is_busy()
 
     def confirm_cancel_install(self) -> bool:
         """Ask before stopping an install (tests replace this method)."""
@@ -116,8 +152,7 @@ class SetupWizard(QWizard):
         if self._closing:
             return
         busy = self.busy_pages()
-        install = self.page(int(PageId.INSTALL))
-        if install in busy and not self.confirm_cancel_install():
+        if self.install_busy() and not self.confirm_cancel_install():
             return
         self._closing = True
         try:

@@ -191,3 +191,45 @@ def test_state_passed_in_is_used(qtbot, english):
     qtbot.addWidget(w)
     assert w.state is state
     assert all(w.page(pid).state is state for pid in w.pageIds())
+
+
+def test_lazy_wizard_shows_welcome_first_then_builds_the_rest(qtbot, english):
+    from app.gui.wizard import SetupWizard
+
+    w = SetupWizard(lazy=True, auto_detect=False)
+    qtbot.addWidget(w)
+    assert w.pageIds() == [int(PageId.WELCOME)], "only the first page before the window shows"
+    assert w.button(QWizard.WizardButton.NextButton).text() == "&Next >"
+    w.show()
+    qtbot.waitUntil(w.pages_built, timeout=5000)  # right after the first paint
+    assert w.pageIds() == [int(p) for p in PageId]
+
+
+def test_lazy_wizard_next_before_the_rest_is_built(qtbot, english):
+    from app.gui.wizard import SetupWizard
+
+    w = SetupWizard(lazy=True, auto_detect=False)
+    qtbot.addWidget(w)
+    w.show()  # the first paint is still queued: only Welcome exists
+    w.next()  # Next before the rest was built: they are built on the spot
+    assert w.pages_built()
+    assert w.currentId() == int(PageId.SYSTEM)
+
+
+def test_torch_setup_gui_command(qtbot, capsys, english):
+    """`torch-setup gui --quit-after-show` builds the app and reports its first paint."""
+    import json
+
+    from app.commands.gui import launch
+
+    assert launch(["--quit-after-show", "--lang", "en"]) == 0
+    line = [l for l in capsys.readouterr().out.splitlines() if l.startswith("{")][-1]
+    data = json.loads(line)
+    assert data["shown_at"] > 0 and (data["rss_mb"] is None or data["rss_mb"] > 10)
+
+
+def test_cli_registers_gui(english):
+    from app.cli import build_parser
+
+    args = build_parser().parse_args(["gui", "--lang", "zh_CN"])
+    assert args.command == "gui" and args.lang == "zh_CN" and callable(args.func)

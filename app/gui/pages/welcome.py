@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGridLayout, QLabel, QWidget
 
 from app.gui import i18n
+from app.gui.pages import PageId
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
 from app.gui.widgets import Banner, heading, muted, set_icon
-from app.gui.worker import Task
 
 
 def _find_bundle(on_event, cancel):
@@ -22,12 +22,16 @@ def _find_bundle(on_event, cancel):
 
 
 class WelcomePage(BasePage):
+    """Shown before anything else is built: it imports and touches as little as it can
+    (no worker, no ``Qt`` namespace) so that the window appears at once."""
+
     language_changed = Signal(str)
     bundle_checked = Signal(object)  # Path | None
 
     def __init__(self, state: WizardState | None = None, parent: QWidget | None = None) -> None:
         super().__init__(state, parent)
-        self._bundle_task: Task | None = None
+        self._bundle_task = None  # app.gui.worker.Task (imported when needed: start-up stays lean)
+        self.defer_work = False  # the wizard starts the bundle look-up after its first paint
         self._bundle_checked = False
 
         self.intro = QLabel()
@@ -48,11 +52,9 @@ class WelcomePage(BasePage):
         self.step_labels: list[tuple[QLabel, QLabel, QLabel]] = []
         for i in range(5):
             num = QLabel(f"{i + 1}.")
-            num.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
             text = QLabel()
             text.setWordWrap(True)
             when = muted(QLabel())
-            when.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
             self.steps.addWidget(num, i, 0)
             self.steps.addWidget(text, i, 1)
             self.steps.addWidget(when, i, 2)
@@ -98,9 +100,15 @@ class WelcomePage(BasePage):
 
     # ---- bundle ----
     def initializePage(self) -> None:  # noqa: N802
-        self.check_bundle()
+        if not self.defer_work:
+            self.check_bundle()
+
+    def nextId(self) -> int:  # noqa: N802 - the wizard may add the later pages after the first paint
+        return int(PageId.SYSTEM)
 
     def check_bundle(self) -> None:
+        from app.gui.worker import Task
+
         if self._bundle_task is not None and self._bundle_task.is_running():
             return
         if self.state.bundle_dir is not None:
