@@ -1,0 +1,146 @@
+"""Detection sources end to end in-process: NVML (the real library, and a stand-in module at
+the GPU edge), fake ROCm tools on PATH, and the whole ``detect()`` on this machine."""
+from __future__ import annotations
+
+import os
+import sys
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from app.core.detect import detect
+from app.core.detection import nvidia
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+posix_only = pytest.mark.skipif(os.name == "nt", reason="fake tools are POSIX shell scripts")
+
+
+def _tool(bindir: Path, name: str, body: str) -> None:
+    bindir.mkdir(exist_ok=True)
+    p = bindir / name
+    p.write_text("#!/bin/sh\n" + body, encoding="utf-8")
+    p.chmod(0o755)
+
+
+@pytest.mark.skipif(Path("/proc/driver/nvidia").exists(), reason="this machine has an NVIDIA driver")
+def test_real_nvml_without_driver_is_not_found(monkeypatch):
+    monkeypatch.delenv("TORCH_SETUP_NO_NVML", raising=False)
+    f = nvidia.NvidiaFindings()
+    assert nvidia.probe_nvml(f) is False
+    rec = f.records[-1]
+    assert rec.name == "nvml" and rec.status == "not-found"
+    assert "no NVIDIA driver" in rec.detail
+
+
+class _NVMLError(Exception):
+    pass
+
+
+def _fake_pynvml(devices, *, init_error=None):
+    """A stand-in for the pynvml module (the GPU edge), answering like NVML does."""
+    m = types.ModuleType("pynvml")
+
+    def init():
+        if init_error is not None:
+            raise init_error
+
+    m.nvmlInit = init
+    m.nvmlShutdown = lambda: None
+    m.nvmlSystemGetDriverVersion = lambda: "550.90.07"
+    m.nvmlSystemGetCudaDriverVersion_v2 = lambda: 12040
+    m.nvmlDeviceGetCount = lambda: len(devices)
+    m.nvmlDeviceGetHandleByIndex = lambda i: devices[i]
+    m.nvmlDeviceGetName = lambda h: h["name"].encode()  # older bindings return bytes
+    m.nvmlDeviceGetCudaComputeCapability = lambda h: h["cc"]
+    m.nvmlDeviceGetMemoryInfo = lambda h: types.SimpleNamespace(total=h["mem"] * 1024 * 1024)
+    m.nvmlDeviceGetPciInfo = lambda h: types.SimpleNamespace(busId=h["bus"], pciDeviceId=h["dev"])
+    m.nvmlDeviceGetUUID = lambda h: "GPU-must-never-be-read"
+    return m
+
+
+def test_nvml_source_two_gpus(monkeypatch):
+    monkeypatch.delenv("TORCH_SETUP_NO_NVML", raising=False)
+    devs = [{"name": "NVIDIA H100 80GB HBM3", "cc": (9, 0), "mem": 81559, "bus": b"00000000:53:00.0", "dev": 0x233010DE},
+            {"name": "NVIDIA H100 80GB HBM3", "cc": (9, 0), "mem": 81559, "bus": b"00000000:64:00.0", "dev": 0x233010DE}]
+    monkeypatch.setitem(sys.modules, "pynvml", _fake_pynvml(devs))
+    f = nvidia.detect_nvidia(3.0, family="linux")
+    assert f.driver_version == "550.90.07" and f.cuda_version == "12.4"
+    assert [(g.name, g.compute_capability, g.memory_mb, g.pci_id, bus) for g, bus in f.gpus] == [
+        ("NVIDIA H100 80GB HBM3", "9.0", 81559, "10de:2330", "0000:53:00.0"),
+        ("NVIDIA H100 80GB HBM3", "9.0", 81559, "10de:2330", "0000:64:00.0")]
+    assert [r.name for r in f.records] == ["nvml"]  # nvidia-smi was not needed
+
+
+def test_nvml_mismatch_then_falls_back(monkeypatch, tmp_path):
+    monkeypatch.delenv("TORCH_SETUP_NO_NVML", raising=False)
+    err = type("NVMLError_LibRmVersionMismatch", (_NVMLError,), {})()
+    monkeypatch.setitem(sys.modules, "pynvml", _fake_pynvml([], init_error=err))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    f = nvidia.detect_nvidia(3.0, family="linux")
+    assert f.records[0].status == "error" and "do not match" in f.records[0].detail
+    assert [r.name for r in f.records] == ["nvml", "nvidia-smi", "nvidia-driver-file"]
+    assert f.gpus == []
+
+
+@posix_only
+def test_fake_rocminfo_and_enumerator(monkeypatch, tmp_path):
+    from app.core.detection.amd import detect_amd
+
+    bindir = tmp_path / "bin"
+    fx = FIXTURES / "rocminfo" / "radeon-rx7900xtx-gfx1100-rocm6.2.2-ubuntu24.04.txt"
+    _tool(bindir, "rocminfo", f"cat '{fx}'\n")
+    _tool(bindir, "rocm_agent_enumerator", "echo gfx000; echo gfx1100\n")
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    f = detect_amd(3.0, family="linux")
+    assert [(g.name, g.gfx_target, g.memory_mb, g.integrated, bus) for g, bus in f.gpus] == [
+        ("Radeon RX 7900 XTX", "gfx1100", 24560, False, "0000:03:00.0")]
+    assert {r.name: r.status for r in f.records}["rocminfo"] == "ok"
+    assert f.tool_versions.get("rocminfo") == "ROCk 6.8.5"
+
+
+@posix_only
+def test_hanging_rocminfo_times_out(monkeypatch, tmp_path):
+    from app.core.detection.amd import detect_amd
+
+    bindir = tmp_path / "bin"
+    _tool(bindir, "rocminfo", "exec sleep 60\n")
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    t0 = time.monotonic()
+    f = detect_amd(1.0, family="linux")
+    assert time.monotonic() - t0 < 4.5
+    assert {r.name: r.status for r in f.records}["rocminfo"] == "timeout"
+    assert f.gpus == []
+
+
+@posix_only
+def test_broken_tool_is_an_error_not_a_crash(monkeypatch, tmp_path):
+    """A tool that cannot be executed (bad interpreter line) becomes an error record."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    p = bindir / "nvidia-smi"
+    p.write_text("#!/nonexistent/interpreter\n", encoding="utf-8")
+    p.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("TORCH_SETUP_NO_NVML", "1")
+    f = nvidia.detect_nvidia(3.0, family="linux")
+    smi = [r for r in f.records if r.name == "nvidia-smi"]
+    assert smi and smi[0].status in ("error", "not-found")
+    assert f.gpus == []
+
+
+def test_detect_in_process(tmp_path):
+    r = detect(tmp_path / "new-env", timeout_s=99)  # clamped to 3 s
+    assert r.schema_version == 1
+    assert r.target == str(tmp_path)
+    assert r.os.family in ("linux", "macos", "windows")
+    assert r.python.source == "running" and r.python.version
+    assert r.cpu.threads and r.memory_mb and r.disk_free_mb is not None
+    names = {p.name for p in r.probes}
+    assert {"os", "cpu", "memory", "disk", "pythons"} <= names
+    assert all(p.status in ("ok", "not-found", "timeout", "error", "garbage", "empty", "skipped") for p in r.probes)
+    # interpreters: the running one first, no duplicates
+    assert r.interpreters[0].source == "running"
+    exes = [p.executable for p in r.interpreters]
+    assert len(exes) == len(set(exes))
