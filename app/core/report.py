@@ -102,13 +102,15 @@ class SessionReport:
                 counts[st] += 1
         best = _best_bench(to_jsonable(self.bench))
         err = to_jsonable(self.error)
+        torch = _get(inst, "torch_version") or _get(ver, "torch_version") or _get(rec, "torch_version")
+        variant = _get(rec, "variant") or _variant_of(torch)
         return {
             "hostname": self.hostname,
             "status": self.outcome,
             "exit_code": self.exit_code,
-            "backend": _get(rec, "backend"),
-            "variant": _get(rec, "variant"),
-            "torch": _get(inst, "torch_version") or _get(ver, "torch_version") or _get(rec, "torch_version"),
+            "backend": _get(rec, "backend") or _backend_of(variant),
+            "variant": variant,
+            "torch": torch,
             "env": _get(inst, "env_path"),
             "verify_passed": counts["passed"] if checks else None,
             "verify_failed": counts["failed"] if checks else None,
@@ -413,6 +415,24 @@ def safe_stem(name: str) -> str:
     """A file-name-safe stem (host names may hold characters Windows refuses)."""
     s = re.sub(r"[^\w.-]+", "_", str(name), flags=re.UNICODE).strip("._")
     return s[:120] or "report"
+
+
+def _variant_of(torch_version: Any) -> str | None:
+    """The wheel variant from an installed version's local label: "2.13.0+cu126" -> "cu126"."""
+    if not torch_version or "+" not in str(torch_version):
+        return None
+    label = str(torch_version).split("+", 1)[1]
+    return label if re.match(r"^(cpu|xpu|cu\d+|rocm[\d.]+)$", label) else None
+
+
+def _backend_of(variant: str | None) -> str | None:
+    if not variant:
+        return None
+    if variant.startswith("cu"):
+        return "cuda"
+    if variant.startswith("rocm"):
+        return "rocm"
+    return variant
 
 
 def _error_dict(exc: BaseException) -> dict:
