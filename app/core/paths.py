@@ -25,7 +25,12 @@ def app_root() -> Path:
 
 
 def resources_dir() -> Path:
-    return app_root() / "resources"
+    here = app_root() / "resources"
+    if here.is_dir() or is_frozen():
+        return here
+    # Installed from a wheel: resources/ travels as data files under the prefix.
+    installed = Path(sys.prefix) / "share" / APP_NAME / "resources"
+    return installed if installed.is_dir() else here
 
 
 def probes_dir() -> Path:
