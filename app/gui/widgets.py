@@ -214,6 +214,7 @@ class CopyButton(QPushButton):
     def __init__(self, source: Callable[[], str] | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._source = source
+        self._label: str | None = None
         self._flash = QTimer(self)
         self._flash.setSingleShot(True)
         self._flash.setInterval(1500)
@@ -232,9 +233,14 @@ class CopyButton(QPushButton):
         self.copied.emit(text)
         return text
 
+    def set_label(self, text: str) -> None:
+        """The button's text when it is not saying "Copied" (default "Copy")."""
+        self._label = text
+        self.retranslate()
+
     def retranslate(self) -> None:
         if not self._flash.isActive():
-            self.setText(self.tr("Copy"))
+            self.setText(self._label or self.tr("Copy"))
         self.setAccessibleName(self.tr("Copy to the clipboard"))
 
     def changeEvent(self, event) -> None:  # noqa: N802

@@ -434,6 +434,7 @@ class RecommendationPage(BasePage):
         self.why_title.setText(self.tr("Why"))
         self.cmd_title.setText(self.tr("The command"))
         self.command.setAccessibleName(self.tr("The install command"))
+        self.copy.set_label(self.tr("C&opy command"))
         self.copy.setToolTip(self.tr("Copy the command to the clipboard"))
         self.change.setText(self.tr("C&hange…"))
         self.change.setAccessibleName(self.tr("Change the backend, build, PyTorch version or packages"))

@@ -222,7 +222,7 @@ class SystemPage(BasePage):
             holder.setLayout(box)
             self.facts.addWidget(holder, row, 2)
         else:
-            self.facts.addWidget(val, row, 2)
+            self.facts.addWidget(val, row, 2, Qt.AlignmentFlag.AlignTop)
 
     def _os_text(self) -> str:
         o = self.state.report.os
@@ -324,5 +324,6 @@ class SystemPage(BasePage):
         self.rescan.setAccessibleName(self.tr("Look at this computer again"))
         self.save.setText(self.tr("&Save report…"))
         self.save.setAccessibleName(self.tr("Save the system report as a JSON file"))
+        self.copy.set_label(self.tr("&Copy report"))
         self.copy.setToolTip(self.tr("Copy the system report (JSON) to the clipboard"))
         self._render()

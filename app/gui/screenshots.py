@@ -1,0 +1,132 @@
+"""Drive the real wizard through a real run and save a PNG of every page, in each language.
+
+``torch-setup gui --screenshot-dir DIR`` (and ``scripts/screenshots.py``, which runs it
+under Xvfb) use this. Nothing is faked: detection and the recommendation are this
+machine's, the environment is a new uv venv in a temporary folder, PyTorch is really
+installed (from a local wheels folder when one is given, as the Environment page's
+"Local wheels folder" setting), verified and measured with a short speed test. Each page is
+captured once its work is done, first in English, then switched live to Chinese (which is
+also a check that every page retranslates its results).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QEventLoop, QSize, QTimer
+from PySide6.QtWidgets import QApplication
+
+from app.gui import i18n
+from app.gui.pages import PageId
+
+SIZE = QSize(960, 700)
+LANGS = ("en", "zh_CN")
+FILE_NAMES = {
+    PageId.WELCOME: "1-welcome", PageId.SYSTEM: "2-system", PageId.RECOMMENDATION: "3-recommendation",
+    PageId.ENVIRONMENT: "4-environment", PageId.INSTALL: "5-install", PageId.VERIFY: "6-verify",
+    PageId.SPEEDTEST: "7-speedtest", PageId.DONE: "8-done",
+}
+
+
+def wait(ms: int) -> None:
+    """Let the event loop run for ``ms`` (a script, not the app: the app never blocks)."""
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def wait_until(pred, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not pred():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+        wait(50)
+
+
+def local_wheels() -> str | None:
+    """A folder holding a torch wheel: $TORCH_SETUP_WHEELS, else pip's configured find-links."""
+    for var in ("TORCH_SETUP_WHEELS", "TORCH_SETUP_TEST_WHEELS", "PIP_FIND_LINKS"):
+        for part in (os.environ.get(var) or "").replace(os.pathsep, " ").split():
+            p = Path(part.replace("file://", ""))
+            if p.is_dir() and any(p.glob("torch-*.whl")):
+                return str(p)
+    for cfg in (Path("/etc/pip.conf"), Path.home() / ".config/pip/pip.conf", Path.home() / ".pip/pip.conf"):
+        try:
+            text = cfg.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "find-links":
+                for part in value.split():
+                    p = Path(part.replace("file://", ""))
+                    if p.is_dir() and any(p.glob("torch-*.whl")):
+                        return str(p)
+    return None
+
+
+def save_all(out_dir: str | os.PathLike, languages=None, *, wheels: str | None = None,
+             index_url: str | None = None, stop_after: PageId | None = None) -> list[Path]:
+    from app.gui.state import WizardState
+    from app.gui.wizard import SetupWizard
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    languages = list(languages or LANGS)
+    wheels = wheels or local_wheels()
+    saved: list[Path] = []
+    work = Path(tempfile.mkdtemp(prefix="torch-setup-shots-"))
+    os.environ.setdefault("TORCH_SETUP_HOME", str(work / "home"))  # logs and reports stay in there
+    state = WizardState(bench_sizes=[256, 512, 1024], bench_dtypes=["float32"], bench_budget_s=20)
+    wiz = SetupWizard(state=state, lang=languages[0])
+    wiz.resize(SIZE)
+    wiz.show()
+    wait(200)
+
+    def grab(pid: PageId) -> None:
+        for lang in languages:
+            if i18n.current_language() != lang:
+                wiz.welcome.select_language(lang)
+                wait(150)  # LanguageChange events are posted; let every page retranslate
+            path = out / f"{FILE_NAMES[pid]}-{lang}.png"
+            wiz.grab().save(str(path))
+            saved.append(path)
+        if i18n.current_language() != languages[0]:
+            wiz.welcome.select_language(languages[0])
+            wait(150)
+
+    timeouts = {PageId.SYSTEM: 30, PageId.RECOMMENDATION: 30, PageId.ENVIRONMENT: 60, PageId.INSTALL: 900,
+                PageId.VERIFY: 300, PageId.SPEEDTEST: 300, PageId.DONE: 30}
+    try:
+        for pid in PageId:
+            wait_until(lambda: wiz.currentId() == int(pid), 10, f"the {pid.name} page")
+            page = wiz.currentPage()
+            if pid == PageId.ENVIRONMENT:
+                page.location.setText(str(work / "envs"))
+                page.name.setText("torch-env")
+                if wheels:
+                    page.advanced.set_expanded(True)
+                    page.find_links.setText(wheels)
+                    # The PyTorch index cannot always be reached (offline labs, this CI):
+                    # with local wheels, the rest comes from the default package index.
+                    page.index_url.setText(index_url or "https://pypi.org/simple")
+            if pid != PageId.WELCOME:
+                wait_until(lambda: page.isComplete() and not page.is_busy(), timeouts.get(pid, 60),
+                           f"the {pid.name} page to finish")
+            wait(100)
+            grab(pid)
+            if pid == PageId.ENVIRONMENT:
+                page.advanced.set_expanded(False)  # the install page's screenshot shows the default look
+            if stop_after is not None and pid == stop_after or pid == PageId.DONE:
+                break
+            wiz.next()
+    finally:
+        for p in wiz.busy_pages():
+            p.cancel_and_wait(60)
+        wiz.hide()
+        wiz.deleteLater()
+        shutil.rmtree(work, ignore_errors=True)
+    return saved
