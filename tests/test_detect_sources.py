@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.detect import detect
+from app.core.detect import detect, explain
 from app.core.detection import nvidia
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -144,3 +144,25 @@ def test_detect_in_process(tmp_path):
     assert r.interpreters[0].source == "running"
     exes = [p.executable for p in r.interpreters]
     assert len(exes) == len(set(exes))
+
+
+def test_hung_nvml_call_cannot_stall_detection(monkeypatch, tmp_path):
+    """NVML runs in-process: a driver call that never returns is abandoned at the deadline."""
+    import threading
+
+    monkeypatch.delenv("TORCH_SETUP_NO_NVML", raising=False)
+    release = threading.Event()
+    fake = _fake_pynvml([])
+    fake.nvmlInit = lambda: release.wait(30)
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    try:
+        t0 = time.monotonic()
+        r = detect(tmp_path, timeout_s=3.0)
+        wall = time.monotonic() - t0
+    finally:
+        release.set()
+    assert wall < 5.0, wall
+    late = [p for p in r.probes if p.name == "nvidia"]
+    assert late and late[0].status == "timeout" and "did not finish" in late[0].detail
+    assert r.cpu.threads and r.interpreters  # everything else still arrived
+    assert any("nvidia" in p for p in explain(r).problems)

@@ -131,7 +131,7 @@ def detect(target=None, *, timeout_s: float = 3.0) -> SystemReport:
     def nvidia():
         from app.core.detection.nvidia import detect_nvidia
 
-        return detect_nvidia(t, wsl=bool(wsl), family=family)
+        return detect_nvidia(t, wsl=bool(wsl), family=family, deadline=started + t + 0.5)
 
     def amd():
         from app.core.detection.amd import detect_amd
@@ -194,7 +194,7 @@ def detect(target=None, *, timeout_s: float = 3.0) -> SystemReport:
     folder = _target_dir(target)
     disk_mb, disk_rec = _disk_free_mb(folder)
     apple_sysctl = None
-    late = jobs.wait(started + t + _GRACE_S + 2.0)
+    late = jobs.wait(started + t + _GRACE_S)
     if "apple" in jobs.results:
         apple_sysctl = jobs.results["apple"].sysctl
     from app.core.detection.cpu import detect_cpu
@@ -207,8 +207,11 @@ def detect(target=None, *, timeout_s: float = 3.0) -> SystemReport:
     probes += [cpu_rec, mem_rec, disk_rec]
 
     for name in late:
+        why = {"nvidia": " (the NVIDIA driver did not answer: it may be stuck; a reboot usually fixes it)",
+               "amd": " (a ROCm tool or the amdgpu driver did not answer)",
+               "pythons": " (some Python interpreters did not answer)"}.get(name, "")
         probes.append(ProbeRecord(name, "timeout", f"the {name} detection did not finish within "
-                                  f"{t + _GRACE_S:.1f} s and was abandoned", None))
+                                  f"{t + _GRACE_S:.1f} s and was abandoned{why}", None))
     for name, exc in jobs.errors.items():  # pragma: no cover
         probes.append(ProbeRecord(name, "error", f"{type(exc).__name__}: {exc}"))
 

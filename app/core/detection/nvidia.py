@@ -492,12 +492,16 @@ def probe_driver_files(findings: NvidiaFindings, root: str = "/") -> bool:
     return False
 
 
-def detect_nvidia(timeout_s: float, *, wsl: bool = False, family: str | None = None) -> NvidiaFindings:
-    """Run the NVIDIA sources in order; never raises."""
+def detect_nvidia(timeout_s: float, *, wsl: bool = False, family: str | None = None,
+                  deadline: float | None = None) -> NvidiaFindings:
+    """Run the NVIDIA sources in order; never raises. ``deadline`` (time.monotonic) caps the
+    nvidia-smi time limit so that a slow NVML plus a hung nvidia-smi still end in time."""
     f = NvidiaFindings()
     try:
         if probe_nvml(f) and f.gpus:
             return f
+        if deadline is not None:
+            timeout_s = max(0.5, min(clamp_timeout(timeout_s), deadline - time.monotonic()))
         smis = smi_candidates(wsl=wsl, family=family)
         if not smis:
             f.records.append(ProbeRecord("nvidia-smi", "not-found", "nvidia-smi is not installed "

@@ -102,7 +102,8 @@ def detect_windows(timeout_s: float) -> WindowsFindings:
                                         ("empty" if not res.stdout.strip() else "garbage"),
                                         ", ".join(i["name"] for i in items) or snippet(res.stdout + res.stderr),
                                         t0, res.argv))
-        if not items:
+        ps_hung = bool(f.records) and f.records[-1].status == "timeout"
+        if not items and not ps_hung:  # a hung WMI service would hang wmic too
             wmic = which("wmic")
             if wmic:
                 t1 = time.monotonic()
