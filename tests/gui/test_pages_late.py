@@ -25,9 +25,6 @@ from app.gui.state import WizardState  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
-_ENVS: dict[str, tuple[Path, Path]] = {}
-
-
 def _uv() -> str:
     from uv import find_uv_bin
 
@@ -39,23 +36,6 @@ def _clean_env() -> dict:
     for k in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"):
         env.pop(k, None)
     return env
-
-
-@pytest.fixture(scope="session")
-def torch_env(tmp_path_factory, local_wheels) -> tuple[Path, Path]:
-    """(env folder, python) of a real uv venv holding the torch CPU wheel (never the network's
-    CUDA build: --find-links points at the local wheel folder)."""
-    key = str(local_wheels)
-    if key not in _ENVS:
-        root = tmp_path_factory.mktemp("torch-env") / "env"
-        subprocess.run([_uv(), "venv", "--quiet", "--python", sys.executable, str(root)], check=True,
-                       env=_clean_env(), timeout=120, capture_output=True)
-        py = root / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-        subprocess.run([_uv(), "pip", "install", "--quiet", "--python", str(py), "--find-links",
-                        str(local_wheels), "torch==2.13.0", "numpy"], check=True, env=_clean_env(),
-                       timeout=600, capture_output=True)
-        _ENVS[key] = (root, py)
-    return _ENVS[key]
 
 
 @pytest.fixture

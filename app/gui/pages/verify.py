@@ -171,7 +171,7 @@ class VerifyPage(TaskPageMixin, BasePage):
         def work(on_event, cancel):
             from app.core.doctor import diagnose
 
-            return diagnose(python, report=report, verify=verify)
+            return diagnose(python, report=report, verify=verify, on_event=on_event, cancel=cancel)
 
         self.diagnosis_title.setText(self.tr("Looking for the cause…"))
         self.diagnosis_title.setVisible(True)
