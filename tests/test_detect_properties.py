@@ -96,3 +96,25 @@ def test_parsers_take_every_real_fixture(name):
     for text in REAL_TEXTS:
         _call(name, text)
     _call(name, "")
+
+
+def _helpers():
+    from app.core.detection import first_version, hex_id, norm_bus, to_int
+    from app.core.detection.amd import amd_is_integrated, gfx_from_target_version, normalize_gfx
+    from app.core.detection.apple import apple_chip
+    from app.core.detection.intel import intel_family, intel_is_integrated
+    from app.core.detection.nvidia import cc_from_name
+    from app.core.detection.pci import parse_lspci
+    from app.core.detection.windows import nvidia_driver_from_windows
+
+    return [norm_bus, to_int, hex_id, first_version, cc_from_name, normalize_gfx, gfx_from_target_version,
+            nvidia_driver_from_windows, intel_family, intel_is_integrated, apple_chip,
+            lambda t: amd_is_integrated(t, t),
+            lambda t: [(d.name, d.vendor, d.pci_id) for d in parse_lspci.__wrapped__(t)]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.one_of(fuzz_text, truncated_real()))
+def test_helpers_never_raise(text):
+    for fn in _helpers():
+        fn(text)
