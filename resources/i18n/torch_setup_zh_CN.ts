@@ -6,22 +6,22 @@
     <message>
         <location filename="../../app/gui/charts.py" line="+148"/>
         <source>Matrix multiply speed</source>
-        <translation type="unfinished"></translation>
+        <translation>矩阵乘法速度</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Matrix size (n × n)</source>
-        <translation type="unfinished"></translation>
+        <translation>矩阵大小（n × n）</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>GFLOP/s (higher is faster)</source>
-        <translation type="unfinished"></translation>
+        <translation>GFLOP/s（越高越快）</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Chart of GFLOP/s against matrix size</source>
-        <translation type="unfinished"></translation>
+        <translation>不同矩阵大小下的 GFLOP/s 图表</translation>
     </message>
 </context>
 <context>
@@ -120,12 +120,12 @@
 <context>
     <name>CopyButton</name>
     <message>
-        <location filename="../../app/gui/widgets.py" line="+210"/>
+        <location filename="../../app/gui/widgets.py" line="+231"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+12"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
@@ -140,122 +140,122 @@
     <message>
         <location filename="../../app/gui/pages/done.py" line="+220"/>
         <source>Save the report into…</source>
-        <translation type="unfinished"></translation>
+        <translation>把报告保存到…</translation>
     </message>
     <message>
         <location line="+20"/>
         <source>Report saved in: {folders}</source>
-        <translation type="unfinished"></translation>
+        <translation>报告已保存在：{folders}</translation>
     </message>
     <message>
         <location line="+14"/>
         <source>Installed: PyTorch {version}{build} in {path}</source>
-        <translation type="unfinished"></translation>
+        <translation>已安装：PyTorch {version}{build}，位于 {path}</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>Python: {python}</source>
-        <translation type="unfinished"></translation>
+        <translation>Python：{python}</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>Installation took {s:.0f} s.</source>
-        <translation type="unfinished"></translation>
+        <translation>安装用时 {s:.0f} 秒。</translation>
     </message>
     <message>
         <location line="+12"/>
         <source>Verification: {passed} passed, {failed} failed, {skipped} skipped.</source>
-        <translation type="unfinished"></translation>
+        <translation>验证：{passed} 项通过，{failed} 项失败，{skipped} 项跳过。</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>Verification: not run.</source>
-        <translation type="unfinished"></translation>
+        <translation>验证：未运行。</translation>
     </message>
     <message>
         <location line="+7"/>
         <source>Speed: up to {gflops:.1f} GFLOP/s ({device}, {dtype}).</source>
-        <translation type="unfinished"></translation>
+        <translation>速度：最高 {gflops:.1f} GFLOP/s（{device}，{dtype}）。</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>Speed test: skipped.</source>
-        <translation type="unfinished"></translation>
+        <translation>速度测试：已跳过。</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>PyTorch was not installed.</source>
-        <translation type="unfinished"></translation>
+        <translation>PyTorch 没有安装。</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>PyTorch {version} is ready.</source>
-        <translation type="unfinished"></translation>
+        <translation>PyTorch {version} 已经可以使用了。</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>PyTorch {version} is installed, but some checks failed. The report holds the diagnosis.</source>
-        <translation type="unfinished"></translation>
+        <translation>PyTorch {version} 已安装，但有些检查没有通过。报告里有诊断结果。</translation>
     </message>
     <message>
         <location line="+39"/>
         <source>VS Code: open the Command Palette, run “Python: Select Interpreter” and choose the interpreter below (or “Enter interpreter path…”). To make it the default, add this line to settings.json:</source>
-        <translation type="unfinished"></translation>
+        <translation>VS Code：打开命令面板，运行“Python: Select Interpreter”，选择下面的解释器（或选“Enter interpreter path…”）。要把它设为默认，在 settings.json 中加入这一行：</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>PyCharm: Settings → Project → Python Interpreter → Add Interpreter → Add Local Interpreter → select existing, and pick this interpreter:</source>
-        <translation type="unfinished"></translation>
+        <translation>PyCharm：设置 → 项目 → Python 解释器 → 添加解释器 → 添加本地解释器 → 选择现有的，然后选中这个解释器：</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>Jupyter: the environment becomes a notebook kernel once it has the ipykernel package, which is not installed yet. Install it, then register the kernel:</source>
-        <translation type="unfinished"></translation>
+        <translation>Jupyter：环境装上 ipykernel 包后才能作为笔记本内核使用，目前还没有安装。先安装它，再注册内核：</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>Done</source>
-        <translation type="unfinished"></translation>
+        <translation>完成</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>PyTorch is installed. Here is how to use it.</source>
-        <translation type="unfinished"></translation>
+        <translation>PyTorch 已经装好了。下面是使用方法。</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Use it from a terminal (activate the environment)</source>
-        <translation type="unfinished"></translation>
+        <translation>在终端中使用（激活环境）</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Use it from an editor or a notebook</source>
-        <translation type="unfinished"></translation>
+        <translation>在编辑器或笔记本中使用</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Open folder</source>
-        <translation type="unfinished"></translation>
+        <translation>打开文件夹</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Open the environment&apos;s folder</source>
-        <translation type="unfinished"></translation>
+        <translation>打开环境所在的文件夹</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Save report as…</source>
-        <translation type="unfinished"></translation>
+        <translation>报告另存为…</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Save the report as HTML, Markdown and JSON</source>
-        <translation type="unfinished"></translation>
+        <translation>把报告保存为 HTML、Markdown 和 JSON</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Open report</source>
-        <translation type="unfinished"></translation>
+        <translation>打开报告</translation>
     </message>
 </context>
 <context>
@@ -496,248 +496,253 @@
     <message>
         <location filename="../../app/gui/pages/_common.py" line="+103"/>
         <source>What to do: {hint}</source>
-        <translation type="unfinished"></translation>
+        <translation>解决办法：{hint}</translation>
     </message>
     <message>
         <location line="+9"/>
         <source>Full log: {path}</source>
-        <translation type="unfinished"></translation>
+        <translation>完整日志：{path}</translation>
     </message>
     <message>
         <location line="+13"/>
         <source>Open log</source>
-        <translation type="unfinished"></translation>
+        <translation>打开日志</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Copy path</source>
-        <translation type="unfinished"></translation>
+        <translation>复制路径</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Open the full log in the default viewer</source>
-        <translation type="unfinished"></translation>
+        <translation>用默认程序打开完整日志</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Copy the log file&apos;s path</source>
-        <translation type="unfinished"></translation>
+        <translation>复制日志文件的路径</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>The lines of the log that matter</source>
-        <translation type="unfinished"></translation>
+        <translation>日志中的关键几行</translation>
     </message>
 </context>
 <context>
     <name>InstallPage</name>
     <message>
-        <location filename="../../app/gui/pages/install.py" line="+146"/>
+        <location filename="../../app/gui/pages/install.py" line="+164"/>
         <source>No environment was chosen.</source>
-        <translation type="unfinished"></translation>
+        <translation>还没有选择环境。</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Go back to the Environment page and choose where to install.</source>
-        <translation type="unfinished"></translation>
+        <translation>请回到“环境”页面，选择安装位置。</translation>
     </message>
     <message>
-        <location line="+62"/>
+        <location line="+69"/>
         <source>{package} (package {done} of {total})</source>
-        <translation type="unfinished"></translation>
+        <translation>{package}（第 {done} 个，共 {total} 个包）</translation>
     </message>
     <message>
         <location line="+12"/>
         <source>{package}: {done} of {total}</source>
-        <translation type="unfinished"></translation>
+        <translation>{package}：{done} / {total}</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>{package}: {done}</source>
-        <translation type="unfinished"></translation>
+        <translation>{package}：{done}</translation>
     </message>
     <message>
         <location line="+111"/>
         <source>Cancelling… removing the half-made environment</source>
-        <translation type="unfinished"></translation>
+        <translation>正在取消…删除装了一半的环境</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>Cancelled, but this folder could not be removed: {path}. You may delete it yourself.</source>
-        <translation type="unfinished"></translation>
+        <translation>已取消，但无法删除这个文件夹：{path}。你可以自己手动删除。</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>Cancelled: the environment was restored to its earlier state. You can go back and change the environment, try again, or close the assistant.</source>
-        <translation type="unfinished"></translation>
+        <translation>已取消：环境已恢复到之前的状态。你可以返回修改环境、重试，或关闭助手。</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>Cancelled: nothing was left behind. You can go back and change the environment, try again, or close the assistant.</source>
-        <translation type="unfinished"></translation>
+        <translation>已取消：没有留下任何东西。你可以返回修改环境、重试，或关闭助手。</translation>
     </message>
     <message>
         <location line="+7"/>
         <source>Installed PyTorch {version} into {path} in {took}.</source>
-        <translation type="unfinished"></translation>
+        <translation>已把 PyTorch {version} 安装到 {path}，用时 {took}。</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>The installation failed. Nothing half-made was kept; the details are below.</source>
-        <translation type="unfinished"></translation>
+        <translation>安装失败。装了一半的内容没有保留；详情见下方。</translation>
     </message>
     <message>
         <location line="+22"/>
         <source>Planning the installation</source>
-        <translation type="unfinished"></translation>
+        <translation>正在规划安装</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Recording what the environment holds now</source>
-        <translation type="unfinished"></translation>
+        <translation>正在记录环境当前的内容</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Checking space, permissions and the network</source>
-        <translation type="unfinished"></translation>
+        <translation>正在检查空间、权限和网络</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Creating the environment</source>
-        <translation type="unfinished"></translation>
+        <translation>正在创建环境</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Working out which packages are needed</source>
-        <translation type="unfinished"></translation>
+        <translation>正在确定需要哪些包</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Downloading packages</source>
-        <translation type="unfinished"></translation>
+        <translation>正在下载软件包</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Downloading and installing packages</source>
-        <translation type="unfinished"></translation>
+        <translation>正在下载并安装软件包</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Checking the installed packages</source>
-        <translation type="unfinished"></translation>
+        <translation>正在检查已安装的软件包</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Removing the half-made environment</source>
-        <translation type="unfinished"></translation>
+        <translation>正在删除装了一半的环境</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Cleaning up</source>
-        <translation type="unfinished"></translation>
+        <translation>正在清理</translation>
     </message>
     <message>
         <location line="+8"/>
         <source>Ready to install.</source>
-        <translation type="unfinished"></translation>
+        <translation>准备安装。</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>Done</source>
-        <translation type="unfinished"></translation>
+        <translation>完成</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>Failed</source>
-        <translation type="unfinished"></translation>
+        <translation>失败</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>Cancelled</source>
-        <translation type="unfinished"></translation>
+        <translation>已取消</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>Cancelling…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在取消…</translation>
     </message>
     <message>
         <location line="+6"/>
         <source>Starting…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在启动…</translation>
     </message>
     <message>
         <location line="+9"/>
         <source>Elapsed: {elapsed}</source>
-        <translation type="unfinished"></translation>
+        <translation>已用时间：{elapsed}</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>About {left} left</source>
-        <translation type="unfinished"></translation>
+        <translation>大约还剩 {left}</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>Estimating time left…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在估算剩余时间…</translation>
     </message>
     <message>
         <location line="+47"/>
         <source>Installing PyTorch</source>
-        <translation type="unfinished"></translation>
+        <translation>正在安装 PyTorch</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>The environment is created and PyTorch is downloaded and installed into it. This usually takes from under a minute to a few minutes.</source>
-        <translation type="unfinished"></translation>
+        <translation>正在创建环境，并把 PyTorch 下载安装进去。通常需要不到一分钟到几分钟。</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>Next</source>
-        <translation type="unfinished"></translation>
+        <translation>下一步</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Cancel installation</source>
-        <translation type="unfinished"></translation>
+        <translation>取消安装</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Cancel the installation and remove what was made</source>
-        <translation type="unfinished"></translation>
+        <translation>取消安装并删除已创建的内容</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Try again</source>
-        <translation type="unfinished"></translation>
+        <translation>重试</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Installation progress</source>
-        <translation type="unfinished"></translation>
+        <translation>安装进度</translation>
     </message>
 </context>
 <context>
     <name>LogView</name>
     <message>
-        <location filename="../../app/gui/logview.py" line="+126"/>
+        <location filename="../../app/gui/logview.py" line="+81"/>
+        <source>… {n} lines not shown here (the full log has them)</source>
+        <translation>… 这里没有显示 {n} 行（完整日志中都有）</translation>
+    </message>
+    <message>
+        <location line="+52"/>
         <source>Hide details</source>
-        <translation type="unfinished"></translation>
+        <translation>隐藏详情</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>Show details</source>
-        <translation type="unfinished"></translation>
+        <translation>显示详情</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Show or hide the installer&apos;s output</source>
-        <translation type="unfinished"></translation>
+        <translation>显示或隐藏安装程序的输出</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Installer output</source>
-        <translation type="unfinished"></translation>
+        <translation>安装程序输出</translation>
     </message>
 </context>
 <context>
@@ -834,6 +839,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>C&amp;opy command</source>
+        <translation>复制命令(&amp;O)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Copy the command to the clipboard</source>
         <translation>把命令复制到剪贴板</translation>
     </message>
@@ -851,7 +861,7 @@
 <context>
     <name>SetupWizard</name>
     <message>
-        <location filename="../../app/gui/wizard.py" line="+107"/>
+        <location filename="../../app/gui/wizard.py" line="+143"/>
         <source>Stop the installation?</source>
         <translation>要停止安装吗？</translation>
     </message>
@@ -865,7 +875,7 @@ Stop and close?</source>
 停止并关闭吗？</translation>
     </message>
     <message>
-        <location line="+32"/>
+        <location line="+31"/>
         <location line="+6"/>
         <source>Torch Setup Assistant</source>
         <translation>Torch 安装助手</translation>
@@ -897,117 +907,117 @@ Stop and close?</source>
     <message>
         <location filename="../../app/gui/pages/speedtest.py" line="+122"/>
         <source>There is no installed environment to measure.</source>
-        <translation type="unfinished"></translation>
+        <translation>没有可以测速的已安装环境。</translation>
     </message>
     <message>
         <location line="+17"/>
         <source>Starting PyTorch in the new environment…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在新环境中启动 PyTorch…</translation>
     </message>
     <message>
         <location line="+19"/>
         <source>{device} {dtype}, {size}×{size}: {gflops:.1f} GFLOP/s</source>
-        <translation type="unfinished"></translation>
+        <translation>{device} {dtype}，{size}×{size}：{gflops:.1f} GFLOP/s</translation>
     </message>
     <message>
         <location line="+31"/>
         <source>Stopped.</source>
-        <translation type="unfinished"></translation>
+        <translation>已停止。</translation>
     </message>
     <message>
         <location line="+28"/>
         <source>No measurement finished.</source>
-        <translation type="unfinished"></translation>
+        <translation>没有完成任何测量。</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>Fastest: {gflops:.1f} GFLOP/s ({device}, {dtype}, {size}×{size}).</source>
-        <translation type="unfinished"></translation>
+        <translation>最快：{gflops:.1f} GFLOP/s（{device}，{dtype}，{size}×{size}）。</translation>
     </message>
     <message>
         <location line="+5"/>
         <source>Accelerator speedup over the CPU: {x:.1f}×.</source>
-        <translation type="unfinished"></translation>
+        <translation>加速器比 CPU 快 {x:.1f} 倍。</translation>
     </message>
     <message>
         <location line="+8"/>
         <source>The accelerator</source>
-        <translation type="unfinished"></translation>
+        <translation>加速器</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>{device} is {x:.1f}× faster than the CPU in {dtype} (at {n}×{n}).</source>
-        <translation type="unfinished"></translation>
+        <translation>在 {dtype} 下，{device} 比 CPU 快 {x:.1f} 倍（{n}×{n}）。</translation>
     </message>
     <message>
         <location line="+12"/>
         <source>{device} is {x:.1f}× faster than the CPU in {dtype}.</source>
-        <translation type="unfinished"></translation>
+        <translation>在 {dtype} 下，{device} 比 CPU 快 {x:.1f} 倍。</translation>
     </message>
     <message>
         <location line="+16"/>
         <source>That is {pct:.0f}% of the theoretical peak of {device} in {dtype}.</source>
-        <translation type="unfinished"></translation>
+        <translation>这是 {device} 在 {dtype} 下理论峰值的 {pct:.0f}%。</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>The theoretical peak of this device is not known, so no share of it is shown.</source>
-        <translation type="unfinished"></translation>
+        <translation>不知道这个设备的理论峰值，所以不显示占比。</translation>
     </message>
     <message>
         <location line="+8"/>
         <source>Run again</source>
-        <translation type="unfinished"></translation>
+        <translation>再运行一次</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>Run the speed test</source>
-        <translation type="unfinished"></translation>
+        <translation>运行速度测试</translation>
     </message>
     <message>
         <location line="+6"/>
         <source>Measuring… (at most {s:.0f} s)</source>
-        <translation type="unfinished"></translation>
+        <translation>正在测量…（最多 {s:.0f} 秒）</translation>
     </message>
     <message>
         <location line="+7"/>
         <source>The speed test failed. PyTorch itself was verified; you can go on.</source>
-        <translation type="unfinished"></translation>
+        <translation>速度测试失败了。PyTorch 本身已经通过验证，你可以继续。</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>The speed test is skipped.</source>
-        <translation type="unfinished"></translation>
+        <translation>已跳过速度测试。</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>The speed test was stopped.</source>
-        <translation type="unfinished"></translation>
+        <translation>速度测试已停止。</translation>
     </message>
     <message>
         <location line="+7"/>
         <source>Speed test</source>
-        <translation type="unfinished"></translation>
+        <translation>速度测试</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Multiplies matrices of growing size to show how fast PyTorch runs here. It takes under a minute and can be skipped.</source>
-        <translation type="unfinished"></translation>
+        <translation>用越来越大的矩阵做乘法，看看 PyTorch 在这台电脑上跑得多快。不到一分钟，也可以跳过。</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>Skip the speed test</source>
-        <translation type="unfinished"></translation>
+        <translation>跳过速度测试</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Stop</source>
-        <translation type="unfinished"></translation>
+        <translation>停止</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Speed test progress</source>
-        <translation type="unfinished"></translation>
+        <translation>速度测试进度</translation>
     </message>
 </context>
 <context>
@@ -1245,6 +1255,11 @@ Stop and close?</source>
     </message>
     <message>
         <location line="+1"/>
+        <source>&amp;Copy report</source>
+        <translation>复制报告(&amp;C)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Copy the system report (JSON) to the clipboard</source>
         <translation>把系统报告（JSON）复制到剪贴板</translation>
     </message>
@@ -1254,123 +1269,128 @@ Stop and close?</source>
     <message>
         <location filename="../../app/gui/pages/verify.py" line="+100"/>
         <source>There is no installed environment to verify.</source>
-        <translation type="unfinished"></translation>
+        <translation>没有可以验证的已安装环境。</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Run the installation first.</source>
-        <translation type="unfinished"></translation>
+        <translation>请先完成安装。</translation>
     </message>
     <message>
         <location line="+12"/>
         <source>Verification was cancelled.</source>
-        <translation type="unfinished"></translation>
+        <translation>验证已取消。</translation>
     </message>
     <message>
         <location line="+63"/>
         <source>Looking for the cause…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在查找原因…</translation>
     </message>
     <message>
         <location line="+5"/>
         <source>The diagnosis itself failed: {msg}</source>
-        <translation type="unfinished"></translation>
+        <translation>诊断本身出错了：{msg}</translation>
     </message>
     <message>
         <location line="+6"/>
         <source>What went wrong and how to fix it</source>
-        <translation type="unfinished"></translation>
+        <translation>出了什么问题，怎么解决</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>The doctor found no known cause. Save the report on the last page and share it when asking for help.</source>
-        <translation type="unfinished"></translation>
+        <translation>诊断没有找到已知原因。请在最后一页保存报告，求助时把它发给别人。</translation>
     </message>
     <message>
-        <location line="+49"/>
+        <location line="+4"/>
+        <source>Fix:</source>
+        <translation>解决办法：</translation>
+    </message>
+    <message>
+        <location line="+46"/>
         <source>Checking PyTorch inside the new environment…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在新环境中检查 PyTorch…</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>PyTorch {version} works: {passed} checks passed, {skipped} skipped.</source>
-        <translation type="unfinished"></translation>
+        <translation>PyTorch {version} 运行正常：{passed} 项检查通过，{skipped} 项跳过。</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>{failed} of {total} checks failed.</source>
-        <translation type="unfinished"></translation>
+        <translation>{total} 项检查中有 {failed} 项失败。</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>The verification could not run.</source>
-        <translation type="unfinished"></translation>
+        <translation>验证无法运行。</translation>
     </message>
     <message>
         <location line="+6"/>
         <source>passed</source>
-        <translation type="unfinished"></translation>
+        <translation>通过</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>failed</source>
-        <translation type="unfinished"></translation>
+        <translation>失败</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>skipped</source>
-        <translation type="unfinished"></translation>
+        <translation>跳过</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>warning</source>
-        <translation type="unfinished"></translation>
+        <translation>警告</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>running</source>
-        <translation type="unfinished"></translation>
+        <translation>进行中</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>Checking that PyTorch works</source>
-        <translation type="unfinished"></translation>
+        <translation>检查 PyTorch 能否正常工作</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>PyTorch is imported inside the new environment and every part this computer can use is tried.</source>
-        <translation type="unfinished"></translation>
+        <translation>在新环境中导入 PyTorch，并逐一试用这台电脑能用的每个部分。</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>Check</source>
-        <translation type="unfinished"></translation>
+        <translation>检查项</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>Result</source>
-        <translation type="unfinished"></translation>
+        <translation>结果</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Verification checklist</source>
-        <translation type="unfinished"></translation>
+        <translation>验证清单</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Run again</source>
-        <translation type="unfinished"></translation>
+        <translation>再运行一次</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Diagnosis and fixes</source>
-        <translation type="unfinished"></translation>
+        <translation>诊断与解决办法</translation>
     </message>
 </context>
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../../app/gui/pages/welcome.py" line="+132"/>
+        <location filename="../../app/gui/pages/welcome.py" line="+140"/>
         <source>Welcome to Torch Setup Assistant</source>
         <translation>欢迎使用 Torch 安装助手</translation>
     </message>
@@ -1485,7 +1505,7 @@ Stop and close?</source>
     <message>
         <location line="+1"/>
         <source>Copy the command</source>
-        <translation type="unfinished"></translation>
+        <translation>复制命令</translation>
     </message>
 </context>
 </TS>

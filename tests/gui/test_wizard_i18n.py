@@ -83,7 +83,8 @@ def test_placeholders_and_accelerators_survive():
         text = (tr.text or "") if tr is not None else ""
         if not text or tr.get("type") in ("vanished", "obsolete"):
             continue
-        if sorted(re.findall(r"\{(\w*)\}", src)) != sorted(re.findall(r"\{(\w*)\}", text)):
+        fields = re.compile(r"\{(\w*(?::[^{}]*)?)\}")  # {name} and {name:.1f}
+        if sorted(fields.findall(src)) != sorted(fields.findall(text)):
             bad.append(f"{ctx}: {src!r} -> {text!r}: placeholders differ")
         if "&" in src.replace("&&", "") and "&" not in text.replace("&&", ""):
             bad.append(f"{ctx}: {src!r} -> {text!r}: keyboard accelerator lost")

@@ -360,3 +360,50 @@ def test_environment_offers_conda_only_when_found(qtbot, host, env_state):
     assert page._conda_tool is not None and "micromamba" in page.r_conda.text()
     page.r_conda.setChecked(True)
     assert page.kind_installer() == ("conda", "pip")
+
+
+# ---------------------------------------------------------------- accessibility
+def test_every_interactive_widget_has_a_name(qtbot, host):
+    """Screen readers get a name for every control of the first four pages, in both languages."""
+    from PySide6.QtWidgets import QAbstractButton, QComboBox, QLineEdit, QPlainTextEdit
+
+    from app.gui.pages.environment import EnvironmentPage
+    from app.gui.pages.recommendation import RecommendationPage
+    from app.gui.pages.system import SystemPage
+    from app.gui.pages.welcome import WelcomePage
+
+    state = WizardState(report=_report())
+    wiz, state, pages = host(WelcomePage, SystemPage, RecommendationPage, EnvironmentPage, state=state)
+    for lang in ("en", "zh_CN"):
+        i18n.set_language(lang)
+        for page in pages:
+            page.retranslate()
+            for w in page.findChildren(QAbstractButton):
+                if w.objectName().startswith("qt_"):
+                    continue
+                assert w.accessibleName() or w.text().replace("&", ""), f"{type(page).__name__}: unnamed button"
+            for w in page.findChildren(QLineEdit) + page.findChildren(QComboBox) + page.findChildren(QPlainTextEdit):
+                if isinstance(w.parent(), QComboBox) or w.objectName().startswith("qt_"):
+                    continue
+                assert w.accessibleName(), f"{type(page).__name__}: {type(w).__name__} has no accessible name"
+    i18n.set_language("en")
+
+
+def test_banner_is_readable_in_dark_mode(qtbot):
+    """Banners mix a tint into the palette's window colour: text keeps its contrast on dark."""
+    from PySide6.QtGui import QColor, QPalette
+
+    from app.gui.widgets import Banner
+
+    for window, text in (("#2b2b2b", "#e8e8e8"), ("#f0f0f0", "#1a1a1a")):
+        b = Banner("warning", "Driver too old")
+        qtbot.addWidget(b)
+        pal = b.palette()
+        pal.setColor(QPalette.ColorRole.Window, QColor(window))
+        pal.setColor(QPalette.ColorRole.WindowText, QColor(text))
+        b.setPalette(pal)
+        b.resize(300, 40)
+        img = b.grab().toImage()
+        fill = img.pixelColor(img.width() - 8, img.height() // 2)
+        fg = QColor(text)
+        assert abs(fill.lightness() - fg.lightness()) > 120, (window, fill.name())

@@ -191,12 +191,13 @@ class VerifyPage(TaskPageMixin, BasePage):
                 "when asking for help.")) + "</p>")
         else:
             parts = []
+            fix_label = html.escape(self.tr("Fix:"))  # outside the f-string: lupdate cannot see into one
             for fnd in findings:
                 title = html.escape(str(field_of(fnd, "title", "code", default="")))
                 expl = html.escape(str(field_of(fnd, "explanation", default="")))
                 fix = html.escape(str(field_of(fnd, "fix", default="")))
                 parts.append(f"<p><b>{title}</b><br>{expl}"
-                             + (f"<br><i>{html.escape(self.tr('Fix:'))}</i> {fix}" if fix else "") + "</p>")
+                             + (f"<br><i>{fix_label}</i> {fix}" if fix else "") + "</p>")
             self.diagnosis.setHtml("".join(parts))
         self.diagnosis.setVisible(True)
 
