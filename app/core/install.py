@@ -139,6 +139,12 @@ class InstallPlan:
                                               requirements=self.requirements_file))
         return cmds
 
+    def _commands_or_empty(self) -> list[list[str]]:
+        try:
+            return self.commands()
+        except BadInput:  # no interpreter yet: the pre-flight says so
+            return []
+
     def to_dict(self) -> dict:
         return {
             "env_path": str(self.env_path),
@@ -158,7 +164,7 @@ class InstallPlan:
             "estimate_why": self.estimate_why,
             "variant": self.variant,
             "bundle": str(self.request.bundle) if self.request.bundle else None,
-            "commands": self.commands(),
+            "commands": self._commands_or_empty(),
             "notes": list(self.notes),
         }
 
@@ -664,7 +670,7 @@ def raise_for_checks(checks: Sequence[Check], log_path: Path | None = None) -> N
 # --------------------------------------------------------------------------- install
 
 _HINTS = [
-    (("no space left", "errno 28", "disk quota"),
+    (("no space left", "space left on device", "errno 28", "os error 28", "disk quota"),
      "The disk is full. Free some space or choose a location on another disk."),
     (("read-only file system", "permission denied", "os error 13", "errno 13"),
      "The assistant could not write there. Choose a folder you own."),
@@ -677,7 +683,8 @@ _HINTS = [
      "Check the versions, the Python version, or the index URL."),
     (("failed to fetch", "connection refused", "could not connect", "name or service not known",
       "temporary failure in name resolution", "dns error", "network is unreachable",
-      "newconnectionerror", "connecterror", "timed out", "certificate", "ssl"),
+      "newconnectionerror", "connecterror", "timed out", "certificate verify",
+      "ssl error", "sslerror", "invalid peer certificate", "proxy"),
      "The network or the index failed. Check the connection, a proxy (HTTPS_PROXY), a CA "
      "bundle (--ca-bundle), or use an offline bundle."),
     (("ensurepip", "python3-venv", "no module named venv"),
@@ -754,16 +761,18 @@ def _remove(path: Path, problems: list[str]) -> None:
             problems.append(f"{path}: {exc.strerror or exc}")
 
 
-def rollback(p: InstallPlan, *, snapshot: Path | None = None,
-             on_event: Callable | None = None, cancel=None, log_path: Path | None = None) -> list[str]:
+def rollback(p: InstallPlan, *, snapshot: Path | None = None, guard: "_Rollback | None" = None,
+             on_event: Callable | None = None, log_path: Path | None = None) -> list[str]:
     """Undo an install: remove a new env completely, or restore an existing one.
 
+    ``guard``: what install() recorded before it created anything (which folders existed);
+    without it, a folder that exists now is treated as pre-existing and only emptied.
     Returns the problems met (empty when everything was undone).
     """
     emit = on_event or (lambda e: None)
     if p.new_env:
         emit(PhaseEvent("rollback", "start", str(p.env_path)))
-        problems = _Rollback(p.env_path).run()
+        problems = (guard or _Rollback(p.env_path)).run()
         emit(PhaseEvent("rollback", "end" if not problems else "failed"))
         return problems
     if snapshot is not None:
@@ -881,7 +890,7 @@ def install(p: InstallPlan, *, on_event: Callable | None = None, cancel: runner.
     def fail(message: str, res: runner.RunResult, default_hint: str) -> UserError:
         lines = runner.relevant_lines(res.tail, 12)
         return UserError(f"{message} ({res.describe()})",
-                         hint=_hint_for(lines + [res.start_error or ""], default_hint),
+                         hint=_hint_for(list(res.tail) + [res.start_error or ""], default_hint),
                          lines=lines, log_path=log_path)
 
     try:
@@ -947,7 +956,8 @@ def install(p: InstallPlan, *, on_event: Callable | None = None, cancel: runner.
     except BaseException as exc:
         cancelled = isinstance(exc, (Cancelled, KeyboardInterrupt)) or cancel.cancelled
         emit(PhaseEvent(phase, "failed", "cancelled" if cancelled else str(exc)[:200]))
-        problems = rollback(p, snapshot=snapshot, on_event=emit, log_path=log_path) \
+        problems = rollback(p, snapshot=snapshot, guard=guard, on_event=emit,
+                            log_path=log_path) \
             if (guard is not None or snapshot is not None) else []
         info("rolled back" + (f" with problems: {problems}" if problems else ""))
         if problems:

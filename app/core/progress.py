@@ -33,6 +33,8 @@ _UV_PLUS = re.compile(r"^ \+ ([A-Za-z0-9_.\-]+)==(\S+)")
 
 _PIP_DOWNLOADING = re.compile(r"^\s*Downloading (\S+?)(?: \(([\d.]+)\s*([kKMG]i?B)\))?\s*$")
 _PIP_PROGRESS = re.compile(r"^\s*Progress (\d+) of (\d+)\s*$")
+# pip's rich bar, which it also draws when not on a terminal: "━━━━ 244.6/244.6 kB 85.5 MB/s"
+_PIP_RICH = re.compile(r"^\s*\S*[━╸╺─-]+\S*\s+([\d.]+)/([\d.]+)\s*(kB|MB|GB)\b")
 _PIP_INSTALLING = re.compile(r"^\s*Installing collected packages: (.+)$")
 _PIP_SUCCESS = re.compile(r"^\s*Successfully installed (.+)$")
 _PIP_NEXT = re.compile(r"^\s*(Collecting|Processing|Requirement already|Installing collected|"
@@ -108,6 +110,13 @@ class ProgressParser:
             name = self._current[0]
             self._current = (name, total)
             self.emit(ProgressEvent(name, done, total))
+            return
+        m = _PIP_RICH.match(line)
+        if m and self._current is not None:
+            total = _size(m.group(2), m.group(3))
+            done = min(total, _size(m.group(1), m.group(3)))
+            self._current = (self._current[0], total)
+            self.emit(ProgressEvent(self._current[0], done, total))
             return
         if _PIP_NEXT.match(line):
             self._finish_current()

@@ -1,0 +1,201 @@
+"""Fast tests: backends' commands, Python discovery, progress parsing, plan and pre-flight
+decisions (no installs here; those are in test_install*.py)."""
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.core import envs
+from app.core import install as core
+from app.core.errors import BadInput
+from app.core.events import ProgressEvent
+from app.core.progress import ProgressParser
+
+FIX = Path(__file__).parent / "fixtures"
+
+
+def _events(installer: str, text: str) -> list[ProgressEvent]:
+    out: list = []
+    p = ProgressParser(installer, out.append)
+    for line in text.splitlines():
+        p.feed(line)
+    p.close()
+    return out
+
+
+# --------------------------------------------------------------------------- progress
+
+def test_uv_progress_counts_packages_and_reports_download_bytes():
+    ev = _events("uv", (FIX / "uv" / "install-cold-numpy-six-0.13.9.txt").read_text())
+    numpy = [e for e in ev if e.package == "numpy" and e.unit == "bytes"]
+    assert [(e.done_bytes, e.total_bytes) for e in numpy] == [(0, int(16.1 * 1024**2)),
+                                                               (int(16.1 * 1024**2),
+                                                                int(16.1 * 1024**2))]
+    pk = [e for e in ev if e.unit == "packages"]
+    assert pk[0].total_bytes == 2 and pk[-1].done_bytes == 2 and pk[-1].package == "six"
+
+
+def test_uv_progress_warm_install_has_no_bytes_only_packages():
+    ev = _events("uv", (FIX / "uv" / "install-warm-torch-0.13.9.txt").read_text())
+    assert all(e.unit == "packages" for e in ev)
+    assert ev[-1].done_bytes == ev[-1].total_bytes == 10
+    assert "torch" in [e.package for e in ev]
+
+
+def test_pip_progress_from_download_lines_and_rich_bar():
+    ev = _events("pip", (FIX / "pip" / "download-bundle-23.2.1.txt").read_text())
+    fl = [e for e in ev if e.package == "filelock"]
+    assert fl[0].done_bytes == 0 and fl[0].total_bytes == 244_000
+    assert fl[-1].done_bytes == fl[-1].total_bytes == 244_600  # the bar's exact figure
+    ms = [e for e in ev if e.package == "markupsafe"]
+    assert ms[-1].done_bytes == ms[-1].total_bytes == 22_000  # finished when pip moved on
+
+
+def test_pip_progress_raw_mode_and_package_count():
+    lines = ["Collecting torch", "  Downloading torch-2.13.0-cp311-cp311-win_amd64.whl (191.8 MB)",
+             "Progress 1000 of 191800000", "Progress 191800000 of 191800000",
+             "Installing collected packages: mpmath, torch",
+             "Successfully installed mpmath-1.3.0 torch-2.13.0"]
+    ev = _events("pip", "\n".join(lines))
+    t = [e for e in ev if e.package == "torch"]
+    assert (t[1].done_bytes, t[1].total_bytes) == (1000, 191800000)
+    assert [e for e in ev if e.unit == "packages"][-1].done_bytes == 2
+    ev2 = _events("pip", (FIX / "pip" / "install-bundle-offline-23.2.1.txt").read_text())
+    assert [e for e in ev2 if e.unit == "packages"][-1].done_bytes == 11
+
+
+# --------------------------------------------------------------------------- env layout
+
+def test_env_python_and_is_env(tmp_path):
+    v = tmp_path / "v"
+    (v / "bin").mkdir(parents=True)
+    assert not envs.is_env(v)
+    (v / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    assert envs.is_env(v) and envs.env_kind(v) == "venv"
+    assert envs.env_python(v) == v / "bin" / "python"
+    c = tmp_path / "c"
+    (c / "conda-meta").mkdir(parents=True)
+    assert envs.env_kind(c) == "conda"
+
+
+def test_installed_distributions_reads_dist_info(tmp_path):
+    sp = tmp_path / "lib" / "python3.11" / "site-packages"
+    (sp / "torch-2.13.0+cpu.dist-info").mkdir(parents=True)
+    (sp / "typing_extensions-4.16.0.dist-info").mkdir()
+    assert envs.installed_distributions(tmp_path) == {"torch": "2.13.0+cpu",
+                                                     "typing-extensions": "4.16.0"}
+    assert core._mixed_variants({"torch": "2.13.0+cpu", "torchvision": "0.28.0+cu126"})
+    assert not core._mixed_variants({"torch": "2.13.0+cpu", "torchvision": "0.28.0+cpu"})
+
+
+# --------------------------------------------------------------------------- pythons
+
+def test_find_python_by_version_and_path():
+    mm = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    info, _ = envs.find_python(mm)
+    assert info is not None and info.major_minor == mm and info.has_venv
+    again, _ = envs.find_python(info.path)
+    assert again == info
+    with pytest.raises(BadInput):
+        envs.find_python("/no/such/python")
+    none, notes = envs.find_python("2.1")
+    assert none is None
+
+
+def _fake_python(tmp_path, body: str) -> Path:
+    p = tmp_path / "fake bin" / "python3"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text("#!/bin/sh\n" + body)
+    p.chmod(p.stat().st_mode | stat.S_IEXEC)
+    return p
+
+
+def test_a_python_that_does_not_run_fails_preflight(tmp_path):
+    fake = _fake_python(tmp_path, "echo 'Segmentation fault' >&2; exit 139\n")
+    p = core.plan(core.InstallRequest(tmp_path / "env", installer="pip", python=str(fake),
+                                      packages=["torch"], find_links=[str(tmp_path)]))
+    checks = {c.name: c for c in core.preflight(p)}
+    assert not checks["python"].ok and "No usable Python" in checks["python"].message
+    assert not (tmp_path / "env").exists()
+
+
+# --------------------------------------------------------------------------- plans
+
+def test_uv_plan_puts_the_torch_index_first_and_never_mixes(tmp_path):
+    rec = {"backend": "cuda", "variant": "cu126", "index_url": "https://download.pytorch.org/whl/cu126",
+           "packages": ["torch==2.13.0+cu126", "torchvision==0.28.0+cu126"], "env_python": None}
+    p = core.plan(core.InstallRequest(tmp_path / "e", recommendation=rec,
+                                      extra_index_urls=["https://example.org/simple"]))
+    argv = p.commands()[-1]
+    i = argv.index("--extra-index-url")
+    assert argv[i + 1] == rec["index_url"]  # ranked before the user's extra index
+    assert argv[argv.index("--index-strategy") + 1] == "first-index"
+    assert argv[-2:] == rec["packages"]
+    assert p.estimate_mb >= core.INSTALLED_MB["cuda"]
+    pp = core.plan(core.InstallRequest(tmp_path / "e", installer="pip", recommendation=rec,
+                                       default_index_url="https://mirror.example/simple",
+                                       ca_bundle="/etc/ssl/ca.pem"))
+    argv = pp.commands()[-1]
+    assert argv[argv.index("--index-url") + 1] == "https://mirror.example/simple"
+    assert argv[argv.index("--extra-index-url") + 1] == rec["index_url"]
+    assert argv[argv.index("--cert") + 1] == "/etc/ssl/ca.pem"
+    assert pp.commands()[0][1:3] == ["-m", "venv"]
+
+
+def test_conda_plan_creates_with_python_then_pip(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONDA_EXE", sys.executable)  # any existing file stands for conda here
+    p = core.plan(core.InstallRequest(tmp_path / "c", kind="conda", installer="pip",
+                                      packages=["torch==2.13.0"]))
+    create, inst = p.commands()
+    assert create[1:3] == ["create", "--yes"] and any(a.startswith("python=3.") for a in create)
+    assert "conda-forge" in create
+    assert inst[1:4] == ["-m", "pip", "install"]
+    assert inst[0] == str(tmp_path / "c" / "bin" / "python")
+
+
+def test_plan_refuses_an_existing_env_unless_asked_and_non_env_when_asked(tmp_path):
+    env = tmp_path / "env"
+    env.mkdir()
+    (env / "pyvenv.cfg").write_text("home = /usr\n")
+    with pytest.raises(BadInput, match="already is a Python environment"):
+        core.plan(core.InstallRequest(env, packages=["torch"]))
+    with pytest.raises(BadInput, match="not a Python environment"):
+        core.plan(core.InstallRequest(tmp_path / "plain", packages=["torch"], existing=True))
+    with pytest.raises(BadInput, match="not a valid package requirement"):
+        core.plan(core.InstallRequest(tmp_path / "x", packages=["torch=!2"]))
+    with pytest.raises(BadInput, match="Nothing to install"):
+        core.plan(core.InstallRequest(tmp_path / "x"))
+
+
+def test_check_url():
+    assert core.check_url("http://127.0.0.1:9/simple") is not None
+    assert "does not exist" in core.check_url("/no/such/wheels")
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    try:
+        assert core.check_url(f"http://127.0.0.1:{srv.getsockname()[1]}/simple") is None
+    finally:
+        srv.close()
+
+
+def test_preflight_target_rules(tmp_path):
+    full = tmp_path / "stuff"
+    full.mkdir()
+    (full / "thesis.tex").write_text("mine")
+    p = core.plan(core.InstallRequest(full, packages=["six"]))
+    c = {c.name: c for c in core.preflight(p)}
+    assert not c["target"].ok and "with files in it" in c["target"].message
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    c = {c.name: c for c in core.preflight(core.plan(core.InstallRequest(empty, packages=["six"])))}
+    assert c["target"].ok
+    f = tmp_path / "afile"
+    f.write_text("x")
+    c = {c.name: c for c in core.preflight(core.plan(core.InstallRequest(f, packages=["six"])))}
+    assert not c["target"].ok and "not a folder" in c["target"].message

@@ -1,0 +1,187 @@
+"""Real installs of the torch wheel: uv and pip into paths with spaces, non-ASCII and shell
+metacharacters; cancel (SIGINT to the CLI, and the token in-process); add to an existing
+env with a freeze snapshot that is restored when the install fails."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import psutil
+import pytest
+
+from app.core import envs
+from app.core import install as core
+from app.core.errors import Cancelled, UserError
+from app.core.events import LogEvent, PhaseEvent
+from app.core.runner import CancelToken
+
+REPO = Path(__file__).resolve().parents[1]
+WEIRD = "my envs ü 路径"
+
+
+def cli(*args, timeout=900, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "app.cli", *map(str, args)], cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL, **kw)
+
+
+def imports_torch(env: Path) -> str:
+    out = subprocess.run([str(envs.env_python(env)), "-c", "import torch; print(torch.__version__)"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def leftover_processes(needle: str) -> list[str]:
+    found = []
+    for p in psutil.process_iter(["pid", "cmdline"]):
+        try:
+            if p.info["cmdline"] and any(needle in part for part in p.info["cmdline"]):
+                found.append(f"{p.info['pid']}: {' '.join(p.info['cmdline'])[:200]}")
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+    return found
+
+
+@pytest.mark.slow
+def test_uv_install_into_a_path_with_spaces_unicode_and_metacharacters(tmp_path, local_wheels):
+    env = tmp_path / WEIRD / "env (1) $HOME;`x` 'q'"
+    r = cli("install", "--env", env, "--packages", "torch==2.13.0", "--find-links", local_wheels,
+            "--yes", "--no-verify", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads(r.stdout)
+    assert data["install"]["env_path"] == str(env)
+    assert data["install"]["torch_version"] == "2.13.0+cpu"
+    assert data["plan"]["installer"] == "uv"
+    assert imports_torch(env) == "2.13.0+cpu"
+    assert Path(data["install"]["log_path"]).is_file()
+
+
+@pytest.mark.slow
+def test_pip_install_into_a_path_with_spaces_and_unicode(tmp_path, local_wheels):
+    env = tmp_path / WEIRD / "pip env (2) &|<>"
+    r = cli("install", "--env", env, "--installer", "pip", "--packages", "torch==2.13.0",
+            "--find-links", local_wheels, "--yes", "--no-verify")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Installed torch 2.13.0+cpu" in r.stdout
+    assert "Successfully installed" in r.stderr  # plain progress lines when not on a TTY
+    assert imports_torch(env) == "2.13.0+cpu"
+    assert (env / "bin" / "pip").exists()
+
+
+@pytest.mark.slow
+def test_sigint_to_the_cli_cancels_rolls_back_and_exits_130(tmp_path, local_wheels):
+    parent = tmp_path / WEIRD
+    env = parent / "cancelled env"
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "install", "--env", str(env),
+                             "--installer", "pip", "--packages", "torch==2.13.0",
+                             "--find-links", str(local_wheels), "--yes", "--no-verify"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+    seen = []
+
+    def read():
+        for line in proc.stderr:
+            seen.append(line)
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    deadline = time.monotonic() + 240
+    while not any("==> Installing" in s for s in seen) and time.monotonic() < deadline:
+        assert proc.poll() is None, "".join(seen)
+        time.sleep(0.1)
+    time.sleep(1.5)  # pip is now working inside the new env
+    assert env.exists() and leftover_processes(str(env)), "the install should be running"
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    t.join(5)
+    err = "".join(seen)
+    assert proc.returncode == 130, err
+    assert "Cancelled" in err and "removed" in err
+    assert not env.exists() and not parent.exists()  # we created both; both are gone
+    assert leftover_processes(str(env)) == []
+
+
+@pytest.mark.slow
+def test_cancel_token_in_process_removes_everything(tmp_path, local_wheels, monkeypatch):
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "cold uv cache"))  # a slow, cold install
+    env = tmp_path / WEIRD / "token env"
+    p = core.plan(core.InstallRequest(env, packages=["torch==2.13.0"],
+                                      find_links=[str(local_wheels)]))
+    cancel = CancelToken()
+    events = []
+    in_install = threading.Event()
+
+    def on_event(e):
+        events.append(e)
+        if isinstance(e, PhaseEvent) and e.name == "install" and e.state == "start":
+            in_install.set()
+
+    def canceller():
+        in_install.wait(120)
+        time.sleep(0.5)
+        assert leftover_processes(str(env)), "uv should be running"
+        cancel.cancel()
+
+    t = threading.Thread(target=canceller)
+    t.start()
+    with pytest.raises(Cancelled) as err:
+        core.install(p, on_event=on_event, cancel=cancel)
+    t.join()
+    assert err.value.exit_code == 130
+    assert not env.exists() and not env.parent.exists()
+    assert leftover_processes(str(env)) == []
+    assert any(isinstance(e, PhaseEvent) and e.name == "rollback" and e.state == "end"
+               for e in events)
+
+
+def _breaking_wheel(folder: Path) -> Path:
+    """A wheel that depends on six==1.17.0 and whose own install fails (a file outside the
+    target): pip installs six first, then fails; a real half-changed environment."""
+    folder.mkdir(parents=True, exist_ok=True)
+    whl = folder / "zzbreaker-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as z:
+        z.writestr("zzbreaker/__init__.py", "")
+        z.writestr("../../../zz-escape.txt", "outside")
+        z.writestr("zzbreaker-1.0.dist-info/METADATA",
+                   "Metadata-Version: 2.1\nName: zzbreaker\nVersion: 1.0\n"
+                   "Requires-Dist: six==1.17.0\n")
+        z.writestr("zzbreaker-1.0.dist-info/WHEEL",
+                   "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr("zzbreaker-1.0.dist-info/RECORD", "")
+    return whl
+
+
+@pytest.mark.slow
+def test_existing_env_is_restored_from_its_snapshot_when_the_install_fails(tmp_path):
+    env = tmp_path / "existing env ü"
+    uv = envs.uv_bin()
+    subprocess.run([uv, "venv", str(env), "--seed", "--python", sys.executable, "-q"], check=True)
+    subprocess.run([str(envs.env_python(env)), "-m", "pip", "install", "-q", "six==1.16.0"],
+                   check=True)
+    before = envs.installed_distributions(env)
+    assert before["six"] == "1.16.0"
+    wheels = tmp_path / "wheels"
+    _breaking_wheel(wheels)
+    p = core.plan(core.InstallRequest(env, installer="pip", existing=True,
+                                      packages=["zzbreaker==1.0"], find_links=[str(wheels)]))
+    assert not p.new_env
+    events = []
+    with pytest.raises(UserError) as err:
+        core.install(p, on_event=events.append)
+    assert "restored to its earlier state" in err.value.message, err.value.render()
+    after = envs.installed_distributions(env)
+    assert after == before  # six back at 1.16.0, zzbreaker gone
+    assert any(isinstance(e, PhaseEvent) and e.name == "restore" and e.state == "end"
+               for e in events)
+    # the six upgrade really happened before the failure (the snapshot did real work)
+    assert any(isinstance(e, LogEvent) and "six" in e.text and "1.16.0" in e.text
+               for e in events)
+    assert env.exists() and envs.env_python(env).exists()

@@ -1,0 +1,162 @@
+"""Failures that must end with a clear message and nothing left behind: a full disk (before
+and during the install), a read-only target, a non-empty non-env folder, an unreachable index,
+a Python that cannot run or cannot create a venv."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def cli(*args, timeout=600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "app.cli", *map(str, args)], cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def snapshot_tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """A 20 MB tmpfs (root only); unmounted afterwards."""
+    mnt = tmp_path / "small disk"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(mnt)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_full_disk_is_refused_before_anything_is_written(tmpfs, local_wheels):
+    env = tmpfs / "env ü"
+    r = cli("install", "--env", env, "--packages", "torch==2.13.0", "--find-links", local_wheels,
+            "--yes", "--no-verify")
+    assert r.returncode == 2, r.stderr
+    assert "Not enough disk space" in r.stderr and "Nothing was changed" in r.stderr
+    assert "What to do:" in r.stderr
+    assert list(tmpfs.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_disk_filling_up_during_the_install_rolls_back(tmpfs):
+    # numpy is estimated small (10 MB) but takes ~60 MB installed: the pre-flight passes and
+    # uv runs out of space while copying files in (the uv cache is on another file system).
+    env = tmpfs / "sub dir" / "env"
+    r = cli("install", "--env", env, "--packages", "numpy", "--yes", "--no-verify", "--json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    err = json.loads(r.stdout)
+    assert "No space left" in " ".join(err["lines"]) or "disk is full" in err["hint"]
+    assert "disk is full" in err["hint"]
+    assert "Nothing was left behind" in err["message"]
+    assert list(tmpfs.iterdir()) == []  # the env and the "sub dir" we created are gone
+    assert Path(err["log_path"]).is_file()
+
+
+def test_read_only_target_is_refused(tmpfs):
+    target = tmpfs / "env"
+    subprocess.run(["mount", "-o", "remount,ro", str(tmpfs)], check=True)
+    r = cli("install", "--env", target, "--packages", "six", "--yes", "--no-verify")
+    assert r.returncode == 2, r.stderr
+    assert "read-only file system" in r.stderr
+    assert "Choose a folder you can write to" in r.stderr
+    assert not target.exists()
+
+
+def test_immutable_target_folder_is_refused(tmp_path):
+    parent = tmp_path / "locked"
+    parent.mkdir()
+    if subprocess.run(["chattr", "+i", str(parent)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i not supported here")
+    try:
+        r = cli("install", "--env", parent / "env", "--packages", "six", "--yes", "--no-verify")
+        assert r.returncode == 2, r.stderr
+        assert "not writable" in r.stderr
+        assert list(parent.iterdir()) == []
+    finally:
+        subprocess.run(["chattr", "-i", str(parent)])
+
+
+def test_non_empty_non_env_folder_is_refused_and_untouched(tmp_path):
+    folder = tmp_path / "my thesis"
+    folder.mkdir()
+    (folder / "chapter1.tex").write_text("precious")
+    (folder / "data").mkdir()
+    before = snapshot_tree(folder)
+    r = cli("install", "--env", folder, "--packages", "six", "--yes", "--no-verify")
+    assert r.returncode == 2, r.stderr
+    assert "with files in it, and not a Python environment" in r.stderr
+    assert snapshot_tree(folder) == before
+    assert (folder / "chapter1.tex").read_text() == "precious"
+
+
+def test_unreachable_index_is_refused(tmp_path):
+    env = tmp_path / "env"
+    r = cli("install", "--env", env, "--packages", "torch==2.13.0", "--index-url",
+            "http://127.0.0.1:9/simple", "--yes", "--no-verify", "--json")
+    assert r.returncode == 2, r.stderr
+    err = json.loads(r.stdout)
+    assert "torch index http://127.0.0.1:9/simple cannot be reached" in err["message"]
+    assert "mirror" in err["hint"] and "offline bundle" in err["hint"]
+    assert not env.exists()
+
+
+def _fake_python(tmp_path: Path, body: str) -> Path:
+    p = tmp_path / "fake python" / "python3.11"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text("#!/bin/bash\n" + body)
+    p.chmod(p.stat().st_mode | stat.S_IEXEC)
+    return p
+
+
+def test_python_that_does_not_run_is_refused(tmp_path):
+    fake = _fake_python(tmp_path, "echo 'python3.11: error while loading shared libraries' >&2\n"
+                                  "exit 127\n")
+    env = tmp_path / "env"
+    r = cli("install", "--env", env, "--installer", "pip", "--python", fake, "--packages", "six",
+            "--yes", "--no-verify")
+    assert r.returncode == 2, r.stderr
+    assert "No usable Python" in r.stderr and "shared libraries" in r.stderr
+    assert not env.exists()
+
+
+def test_python_that_cannot_create_a_venv_fails_and_leaves_nothing(tmp_path):
+    # Like Debian without python3-venv: the interpreter works, `-m venv` makes a half
+    # environment and fails.
+    real = sys.executable
+    fake = _fake_python(tmp_path, f"""
+if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then
+  mkdir -p "$3/bin" && : > "$3/pyvenv.cfg"
+  echo "The virtual environment was not created successfully because ensurepip is not" >&2
+  echo "available.  On Debian/Ubuntu systems, you need to install the python3-venv" >&2
+  echo "package using the following command." >&2
+  exit 1
+fi
+exec "{real}" "$@"
+""")
+    env = tmp_path / "new dir" / "env"
+    r = cli("install", "--env", env, "--installer", "pip", "--python", fake, "--packages", "six",
+            "--yes", "--no-verify")
+    assert r.returncode == 1, r.stderr
+    assert "Could not create the environment" in r.stderr
+    assert "ensurepip is not" in r.stderr  # the relevant lines are shown
+    assert "python3-venv" in r.stderr and "--installer uv" in r.stderr  # the hint
+    assert not env.exists() and not env.parent.exists()
+
+
+def test_no_confirmation_without_a_terminal_exits_2(tmp_path):
+    env = tmp_path / "env"
+    r = cli("install", "--env", env, "--packages", "six", "--no-verify")
+    assert r.returncode == 2
+    assert "--yes" in r.stderr
+    assert not env.exists()
