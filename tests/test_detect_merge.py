@@ -85,3 +85,13 @@ def test_explain_nvidia_meaning_and_cuda_version():
 def test_target_dir_walks_up(tmp_path):
     assert _target_dir(tmp_path / "a" / "b" / "c") == tmp_path
     assert _target_dir(tmp_path) == tmp_path
+
+
+def test_explain_integrated_only_and_windows_amd():
+    igpu = GPU(vendor="intel", name="Intel UHD Graphics", integrated=True, pci_id="8086:9a70", source="pci")
+    ex = explain(SystemReport(os=OSInfo(family="linux"), gpus=[igpu]))
+    assert ex.meaning == ["Only integrated graphics were found (Intel UHD Graphics): the CPU build of PyTorch "
+                          "is the right one here."]
+    rx = GPU(vendor="amd", name="AMD Radeon RX 6800 XT", source="win32-videocontroller")
+    ex = explain(SystemReport(os=OSInfo(family="windows"), gpus=[rx]))
+    assert "only on Linux" in ex.meaning[0]

@@ -493,18 +493,29 @@ def explain(report: SystemReport) -> Explanation:
     amd = [g for g in report.gpus if g.vendor == "amd" and not g.integrated]
     intel_d = [g for g in report.gpus if g.vendor == "intel" and not g.integrated]
     apple = [g for g in report.gpus if g.vendor == "apple"]
-    if nvidia and any(g.source in ("nvml", "nvidia-smi") for g in nvidia):
+    working_nv = [g for g in nvidia if g.source != "pci"]
+    if working_nv:
         cuda = report.nvidia_cuda_version
         ex.meaning.append("PyTorch can use your NVIDIA GPU through a CUDA build"
                           + (f"; the driver supports CUDA up to {cuda} (the PyTorch wheel brings its own "
                              f"CUDA runtime, so no CUDA toolkit is needed)" if cuda else "") + ".")
+    elif nvidia:
+        ex.meaning.append("An NVIDIA GPU is in this computer, but until its driver works PyTorch can only "
+                          "use the CPU.")
     elif amd and report.os.family == "linux":
         ex.meaning.append("PyTorch can use your AMD GPU through a ROCm build (Linux only)"
                           + (f"; its target is {amd[0].gfx_target}" if amd[0].gfx_target else "") + ".")
+    elif amd:
+        ex.meaning.append("The official PyTorch builds support AMD GPUs only on Linux (ROCm); here the CPU "
+                          "build is the safe choice.")
     elif intel_d:
         ex.meaning.append("PyTorch can use your Intel discrete GPU through an XPU build.")
     elif apple and report.arch in ("arm64", "aarch64"):
         ex.meaning.append("PyTorch can use your Apple GPU through MPS (part of the normal macOS build).")
+    elif report.gpus:
+        names = ", ".join(g.name for g in report.gpus)
+        ex.meaning.append(f"Only integrated graphics were found ({names}): the CPU build of PyTorch is the "
+                          "right one here.")
     else:
         ex.meaning.append("No GPU PyTorch can use was found: the CPU build of PyTorch is the right one here.")
 

@@ -192,6 +192,8 @@ def running_interpreter() -> PythonInfo:
         can = importlib.util.find_spec("venv") is not None and importlib.util.find_spec("ensurepip") is not None
     except Exception:
         can = None
+    if getattr(sys, "frozen", False):
+        can = False  # a PyInstaller bundle's executable is not a Python that can make a venv
     impl = platform.python_implementation()
     v = sys.version_info
     return PythonInfo(version=f"{v[0]}.{v[1]}.{v[2]}", executable=sys.executable, implementation=impl,
