@@ -1,20 +1,24 @@
-"""The whole wizard, driven offscreen on this machine, with nothing faked.
+"""The whole wizard, driven offscreen on this machine the way a person would, nothing faked.
 
-detection → recommendation (CPU here) → a new uv venv in a temp dir → a real install of the
-torch CPU wheel, pointed at the local wheel folder through the Environment page's own
-"Local wheels folder" setting → verification all green → a (tiny) speed test whose chart
-holds data → Done with a saved report.
+detection → recommendation (CPU here) → a new uv venv in a temp dir → a REAL install of the
+torch 2.13.0 CPU wheel, pointed at the local wheel folder through the Environment page's own
+"Local wheels folder" (find-links) and index settings → verification all green → a (tiny)
+speed test whose chart holds data → Done with a saved report holding the torch version.
+
+While the install runs, a 10 ms QTimer records the GUI thread's longest block (the issue's
+50 ms limit is measured by benchmarks/gui_responsiveness.py; here only a gross freeze fails).
 """
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QWizard  # noqa: E402
 
 from app.gui import i18n  # noqa: E402
@@ -25,11 +29,34 @@ pytestmark = [pytest.mark.gui, pytest.mark.slow]
 
 
 def _next(qtbot, w, expect: PageId) -> None:
+    """Click the button a person would click (Next, or the commit page's own button)."""
     button = w.button(QWizard.WizardButton.CommitButton if w.currentPage().isCommitPage()
                       else QWizard.WizardButton.NextButton)
-    assert button.isEnabled(), f"Next is disabled on {PageId(w.currentId()).name}"
+    assert button.isVisible() and button.isEnabled(), f"Next is not clickable on {PageId(w.currentId()).name}"
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-    assert w.currentId() == int(expect)
+    assert w.currentId() == int(expect), f"expected {expect.name}, on {PageId(w.currentId()).name}"
+
+
+class _GapMeter:
+    def __init__(self) -> None:
+        self.timer = QTimer()
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.timer.setInterval(10)
+        self.timer.timeout.connect(self._tick)
+        self.gaps: list[float] = []
+        self._last = time.perf_counter()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.gaps.append((now - self._last) * 1000.0)
+        self._last = now
+
+    def start(self) -> None:
+        self._last = time.perf_counter()
+        self.timer.start()
+
+    def max_block_ms(self) -> float:
+        return max((g - 10.0 for g in self.gaps), default=0.0)
 
 
 def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_wheels):
@@ -38,71 +65,105 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
     from app.gui.wizard import SetupWizard
 
     i18n.set_language("en")
-    state = WizardState(bench_sizes=[64, 128], bench_dtypes=["float32"], bench_budget_s=20)
+    # A tiny sweep: the full default is a 20 s CPU sweep; the page's defaults are tested apart.
+    state = WizardState(bench_sizes=[64, 128, 256], bench_dtypes=["fp32"], bench_budget_s=20)
     w = SetupWizard(state=state, lang="en")
     qtbot.addWidget(w)
     w.show()
     qtbot.waitExposed(w)
 
-    # 1. Welcome → 2. Your system: detection started after the first paint.
+    # 1. Welcome → 2. Your system: detection starts after the first paint.
     _next(qtbot, w, PageId.SYSTEM)
-    qtbot.waitUntil(w.currentPage().isComplete, timeout=30000)
+    qtbot.waitUntil(w.currentPage().isComplete, timeout=60000)
     assert state.report is not None and state.report.schema_version == 1
 
     # 3. Recommendation: CPU on this machine.
     _next(qtbot, w, PageId.RECOMMENDATION)
-    qtbot.waitUntil(w.currentPage().isComplete, timeout=30000)
+    qtbot.waitUntil(w.currentPage().isComplete, timeout=60000)
     rec = state.recommendation
-    assert rec.backend == "cpu", rec
-    assert rec.torch_version in w.currentPage().headline.text()
+    assert rec is not None and rec.backend == "cpu", rec
 
-    # 4. Environment: a new uv venv in a temp dir, torch from the local wheels folder.
+    # 4. Environment: a new uv venv in a temp dir; torch from the local wheel folder set in
+    #    the page's own "Local wheels folder" field, everything else from PyPI (the PyTorch
+    #    index is unreachable from this machine).
     _next(qtbot, w, PageId.ENVIRONMENT)
     env_page = w.currentPage()
+    qtbot.mouseClick(env_page.r_uv, Qt.MouseButton.LeftButton)
     assert env_page.r_uv.isChecked()
-    env_page.location.setText(str(tmp_path / "envs"))
-    env_page.name.setText("torch env")  # a space in the path, on purpose
+    env_page.location.clear()
+    qtbot.keyClicks(env_page.location, str(tmp_path / "envs"))
+    env_page.name.clear()
+    qtbot.keyClicks(env_page.name, "torch env")  # a space in the path, on purpose
     env_page.advanced.set_expanded(True)
-    env_page.find_links.setText(str(local_wheels))
-    # The PyTorch index is unreachable here: everything else comes from PyPI.
-    env_page.index_url.setText("https://pypi.org/simple")
-    qtbot.waitUntil(env_page.isComplete, timeout=60000)
+    qtbot.keyClicks(env_page.find_links, str(local_wheels))
+    qtbot.keyClicks(env_page.index_url, "https://pypi.org/simple")
+    qtbot.waitUntil(env_page.isComplete, timeout=120000)
     env_path = tmp_path / "envs" / "torch env"
     assert Path(state.install_request.env_path) == env_path
-    assert env_page.buttonText(QWizard.WizardButton.NextButton) == "&Install"
+    assert [str(p) for p in state.install_request.find_links] == [str(local_wheels)]
+    assert state.install_request.installer == "uv"
 
-    # 5. Install (the commit page): real bytes, real uv.
+    # 5. Install (the commit page): a real uv install of the real wheel, off the GUI thread.
+    meter = _GapMeter()
+    meter.start()
     _next(qtbot, w, PageId.INSTALL)
     install = w.currentPage()
-    assert install.isCommitPage()
+    assert install.isCommitPage() and install.is_busy()
+    assert not w.button(QWizard.WizardButton.BackButton).isEnabled()
     qtbot.waitUntil(lambda: install.status() in ("succeeded", "failed", "cancelled"), timeout=600000)
-    assert install.status() == "succeeded", install.status()
-    assert state.install_result is not None and state.install_result.torch_version.startswith(rec.torch_version)
-    assert (env_path / "pyvenv.cfg").is_file()
+    meter.timer.stop()
+    assert install.status() == "succeeded", install.error_panel.message.text() + "\n" + \
+        install.error_panel.lines.toPlainText()
+    res = state.install_result
+    assert res.torch_version.startswith("2.13.0") and res.torch_version.startswith(rec.torch_version)
+    assert Path(res.env_path) == env_path and (env_path / "pyvenv.cfg").is_file()
+    assert install.progress.value() == install.progress.maximum()
+    assert install.log.line_count() > 0
+    blocked = meter.max_block_ms()
+    print(f"\nGUI thread: longest block during the install {blocked:.1f} ms over {len(meter.gaps)} ticks")
+    assert blocked < 500, f"the GUI thread froze for {blocked:.0f} ms during the install"
 
-    # 6. Verify: all green. Back is gone after the commit page.
+    # 6. Verify: all green; no way back past the commit page.
     _next(qtbot, w, PageId.VERIFY)
-    assert not w.button(QWizard.WizardButton.BackButton).isVisible() or \
-        not w.button(QWizard.WizardButton.BackButton).isEnabled()
+    back = w.button(QWizard.WizardButton.BackButton)
+    assert not (back.isVisible() and back.isEnabled())
     verify = w.currentPage()
-    qtbot.waitUntil(verify.isComplete, timeout=300000)
+    qtbot.waitUntil(lambda: verify.status() not in ("idle", "running"), timeout=300000)
     vr = state.verify_report
-    assert vr is not None and vr.ok, vr
+    assert verify.status() == "passed" and vr is not None and vr.ok, vr
     assert all(c.status in ("passed", "skipped") for c in vr.checks)
+    assert any(c.status == "passed" for c in vr.checks)
+    assert verify.checks.topLevelItemCount() == len(vr.checks)
+    assert vr.torch_version == res.torch_version
 
-    # 7. Speed test: the chart holds data.
+    # 7. Speed test: a real measurement; the chart's series hold points.
     _next(qtbot, w, PageId.SPEEDTEST)
     speed = w.currentPage()
-    qtbot.waitUntil(speed.isComplete, timeout=300000)
-    assert state.bench_report is not None
-    assert speed.chart is not None and speed.chart.point_count() > 0
+    qtbot.waitUntil(lambda: speed.status() not in ("idle", "running"), timeout=300000)
+    assert speed.status() == "done", speed.error_panel.message.text()
+    assert state.bench_report is not None and state.bench_report.results
+    series = speed.chart.chart.series()
+    assert series and all(s.count() > 0 for s in series)
+    assert sum(s.count() for s in series) == len(state.bench_report.results)
+    assert "GFLOP/s" in speed.summary.text()
 
-    # 8. Done: a report was saved.
+    # 8. Done: the summary, the activation commands, and a saved report with the torch version.
     _next(qtbot, w, PageId.DONE)
     done = w.currentPage()
-    qtbot.waitUntil(lambda: bool(state.saved_reports), timeout=30000)
-    js = [p for p in state.saved_reports if Path(p).suffix == ".json"]
-    assert js, state.saved_reports
-    data = json.loads(Path(js[0]).read_text(encoding="utf-8"))
-    assert data["system"]["schema_version"] == 1
     assert done.isFinalPage()
+    qtbot.waitUntil(lambda: bool(state.saved_reports), timeout=30000)
+    assert str(env_path) in done.summary.text() and res.torch_version in done.summary.text()
+    assert any(str(env_path) in row.edit.text() for _label, row in done.shell_rows)
+    out = tmp_path / "my-reports"
+    files = done.save_report(out)
+    assert {p.suffix for p in files} == {".html", ".md", ".json"}
+    for p in files + list(state.saved_reports):
+        assert Path(p).is_file()
+        assert res.torch_version in Path(p).read_text(encoding="utf-8"), p
+    data = json.loads(next(p for p in files if p.suffix == ".json").read_text(encoding="utf-8"))
+    assert data["system"]["schema_version"] == 1
+    assert data["summary"]["torch"] == res.torch_version
+    assert data["summary"]["status"] == "ok"
+    assert data["bench"]["results"]
+    qtbot.mouseClick(w.button(QWizard.WizardButton.FinishButton), Qt.MouseButton.LeftButton)
+    assert not w.isVisible()

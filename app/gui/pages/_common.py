@@ -5,27 +5,33 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QIcon
-from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
-                               QStyle, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
+                               QVBoxLayout, QWidget)
 
 from app.gui.logview import monospace_font
 
 
+_ICON_NAMES = {"passed": "ok", "ok": "ok", "failed": "error", "error": "error", "skipped": "skipped",
+               "running": "pending", "warning": "warning", "info": "info", "folder": "folder"}
+
+
 def std_icon(name: str) -> QIcon:
-    """A platform style icon (crisp at any DPI): passed, failed, skipped, running, warning."""
-    sp = {
-        "passed": QStyle.StandardPixmap.SP_DialogApplyButton,
-        "ok": QStyle.StandardPixmap.SP_DialogApplyButton,
-        "failed": QStyle.StandardPixmap.SP_MessageBoxCritical,
-        "error": QStyle.StandardPixmap.SP_MessageBoxCritical,
-        "skipped": QStyle.StandardPixmap.SP_MediaSkipForward,
-        "running": QStyle.StandardPixmap.SP_BrowserReload,
-        "warning": QStyle.StandardPixmap.SP_MessageBoxWarning,
-        "info": QStyle.StandardPixmap.SP_MessageBoxInformation,
-        "folder": QStyle.StandardPixmap.SP_DirOpenIcon,
-        "file": QStyle.StandardPixmap.SP_FileIcon,
-    }.get(name, QStyle.StandardPixmap.SP_MessageBoxInformation)
-    return QApplication.style().standardIcon(sp)
+    """The wizard's status icons (SVG in resources/icons, crisp at any DPI; QStyle's standard
+    icons where there is none): passed, failed, skipped, running, warning, info, folder."""
+    from app.gui.widgets import icon
+
+    return icon(_ICON_NAMES.get(name, name))
+
+
+def put_icon(label: QLabel, name: str | None, size: int = 20) -> None:
+    """Show a status icon on a label at the screen's pixel ratio (or nothing for None)."""
+    if name is None:
+        label.clear()
+        return
+    from PySide6.QtCore import QSize
+
+    label.setPixmap(std_icon(name).pixmap(QSize(size, size), label.devicePixelRatioF()))
+    label.setFixedSize(size, size)
 
 
 def fmt_duration(seconds: float | None) -> str:
@@ -57,7 +63,7 @@ class ErrorPanel(QWidget):
         super().__init__(parent)
         self.log_path: Path | None = None
         self.icon = QLabel(self)
-        self.icon.setPixmap(std_icon("failed").pixmap(32, 32))
+        put_icon(self.icon, "failed", 32)
         self.message = QLabel(self)
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
 
 from app.core.errors import UserError
 from app.gui.logview import monospace_font
-from app.gui.pages._common import ErrorPanel, field_of, std_icon
+from app.gui.pages._common import ErrorPanel, field_of, put_icon, std_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
 
@@ -296,8 +296,7 @@ class DonePage(BasePage):
     def _fill(self) -> None:
         status, head, lines = self._summary_lines()
         self.headline.setText(head)
-        self.headline_icon.setPixmap(std_icon({"ok": "passed", "warning": "warning"}.get(status, "failed"))
-                                     .pixmap(28, 28))
+        put_icon(self.headline_icon, {"ok": "passed", "warning": "warning"}.get(status, "failed"), 28)
         self.summary.setText("\n".join(lines))
         env, py = self.env_path(), self.python()
         # Shell activation rows.

@@ -19,7 +19,7 @@ from app.core.errors import UserError
 from app.core.events import ErrorEvent, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
 from app.gui.logview import LogView
 from app.gui.pages.base import BasePage
-from app.gui.pages._common import ErrorPanel, EventBatcher, LogBatch, fmt_bytes, fmt_duration, std_icon
+from app.gui.pages._common import ErrorPanel, EventBatcher, LogBatch, fmt_bytes, fmt_duration, put_icon
 from app.gui.state import WizardState
 from app.gui.worker import Task
 
@@ -347,7 +347,7 @@ class InstallPage(BasePage):
         self.error_panel.setVisible(st == FAILED)
         icon = {SUCCEEDED: "passed", FAILED: "failed", CANCELLED: "info", CANCELLING: "running",
                 RUNNING: "running"}.get(st)
-        self.status_icon.setPixmap(std_icon(icon).pixmap(20, 20) if icon else std_icon("info").pixmap(0, 0))
+        put_icon(self.status_icon, icon, 20)
         self.status_icon.setVisible(icon is not None and st != RUNNING)
         self.status_label.setText(self._status_text())
         self.status_label.setVisible(bool(self.status_label.text()))
