@@ -95,3 +95,23 @@ def test_explain_integrated_only_and_windows_amd():
     rx = GPU(vendor="amd", name="AMD Radeon RX 6800 XT", source="win32-videocontroller")
     ex = explain(SystemReport(os=OSInfo(family="windows"), gpus=[rx]))
     assert "only on Linux" in ex.meaning[0]
+
+
+def test_windows_adapter_list_merges_with_nvidia_smi(fixture_text):
+    """Windows lists the Intel iGPU first; its NVIDIA entry is the same card nvidia-smi reports."""
+    from app.core.detection import windows
+
+    text = ("Intel(R) UHD Graphics 630|PCI\\VEN_8086&DEV_3E9B&SUBSYS_0|31.0.101.2111|1073741824\n"
+            "NVIDIA GeForce GTX 1660 Ti|PCI\\VEN_10DE&DEV_2191&SUBSYS_0|31.0.15.4633|4293918720\n")
+    found = []
+    for n, a in enumerate(windows.parse_video_controllers(text)):
+        found.append((GPU(vendor=a["vendor"], name=a["name"], memory_mb=a["memory_mb"], index=n,
+                          integrated=a["vendor"] == "intel",
+                          pci_id=f"{a['vendor_id']}:{a['device_id']}", source="win32-videocontroller"), None))
+    smi = [(GPU(vendor="nvidia", name=r["name"], driver_version="546.33", compute_capability="7.5",
+                memory_mb=r["memory_mb"], index=r["index"], source="nvidia-smi"), r["bus"])
+           for r in nvidia.parse_smi_table(fixture_text("nvidia-smi", "windows-gtx1660ti-546.33-wddm.txt"))]
+    gpus = merge_gpus(found + smi)
+    assert [(g.vendor, g.name, g.source, g.memory_mb, g.pci_id, g.integrated) for g in gpus] == [
+        ("nvidia", "NVIDIA GeForce GTX 1660 Ti", "nvidia-smi", 6144, "10de:2191", False),
+        ("intel", "Intel(R) UHD Graphics 630", "win32-videocontroller", 1024, "8086:3e9b", True)]

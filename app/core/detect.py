@@ -332,17 +332,22 @@ def merge_gpus(found: list[tuple[GPU, str | None]], pci_devices=(), *, kfd: dict
 
     kfd = kfd or {}
     merged: list[tuple[GPU, str | None]] = []
+    ordinals: dict[tuple, int] = {}
     for gpu, bus in sorted(found, key=lambda gb: _SOURCE_RANK.get(gb[0].source or "", 4)):
-        match = None
-        for i, (g, b) in enumerate(merged):
-            if g.vendor != gpu.vendor:
-                continue
-            if bus and b and bus == b:
-                match = i
-                break
-            if (not bus or not b) and g.source != gpu.source and g.index == gpu.index:
-                match = i
-                break
+        # the n-th GPU of this vendor in this source (bus-less sources are matched by it)
+        ordinal = ordinals.get((gpu.source, gpu.vendor), 0)
+        ordinals[(gpu.source, gpu.vendor)] = ordinal + 1
+        match = next((i for i, (g, b) in enumerate(merged)
+                      if g.vendor == gpu.vendor and bus and b and bus == b), None)
+        if match is None and not bus:
+            others = [i for i, (g, b) in enumerate(merged) if g.vendor == gpu.vendor and g.source != gpu.source]
+            if ordinal < len(others):
+                match = others[ordinal]
+        elif match is None:
+            others = [i for i, (g, b) in enumerate(merged)
+                      if g.vendor == gpu.vendor and not b and g.source != gpu.source]
+            if ordinal < len(others):
+                match = others[ordinal]
         if match is None:
             merged.append((gpu, bus))
         else:
