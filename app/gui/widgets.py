@@ -13,23 +13,17 @@ from typing import Callable
 from PySide6.QtCore import QEvent, QRectF, QSize, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPainter, QPalette
 from PySide6.QtWidgets import (QApplication, QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy,
-                               QStyle, QToolButton, QVBoxLayout, QWidget)
+                               QToolButton, QVBoxLayout, QWidget)
 
 from app.core.paths import resources_dir
 
 STATUSES = ("ok", "warning", "error", "info", "pending", "skipped", "running")
-_FALLBACK = {
-    "ok": QStyle.StandardPixmap.SP_DialogApplyButton,
-    "warning": QStyle.StandardPixmap.SP_MessageBoxWarning,
-    "error": QStyle.StandardPixmap.SP_MessageBoxCritical,
-    "info": QStyle.StandardPixmap.SP_MessageBoxInformation,
-    "pending": QStyle.StandardPixmap.SP_BrowserReload,
-    "running": QStyle.StandardPixmap.SP_BrowserReload,
-    "skipped": QStyle.StandardPixmap.SP_DialogNoButton,
-    "os": QStyle.StandardPixmap.SP_ComputerIcon,
-    "disk": QStyle.StandardPixmap.SP_DriveHDIcon,
-    "folder": QStyle.StandardPixmap.SP_DirOpenIcon,
-}
+# QStyle standard icons when an icon file is missing (QStyle is looked up only then: its
+# Python type costs ~5 ms to create, and the first window must not pay for it).
+_FALLBACK = {"ok": "SP_DialogApplyButton", "warning": "SP_MessageBoxWarning", "error": "SP_MessageBoxCritical",
+             "info": "SP_MessageBoxInformation", "pending": "SP_BrowserReload", "running": "SP_BrowserReload",
+             "skipped": "SP_DialogNoButton", "os": "SP_ComputerIcon", "disk": "SP_DriveHDIcon",
+             "folder": "SP_DirOpenIcon"}
 # Status words from the core (verify checks: passed|failed|skipped) onto icon names.
 _ALIASES = {"passed": "ok", "pass": "ok", "failed": "error", "fail": "error", "warn": "warning",
             "running": "pending", True: "ok", False: "error", None: "pending"}
@@ -53,14 +47,26 @@ def status_name(status) -> str:
 
 @lru_cache(maxsize=None)
 def icon(name: str) -> QIcon:
-    """An icon by name: resources/icons/<name>.svg, else a QStyle standard icon."""
+    """An icon by name, crisp at any device pixel ratio.
+
+    resources/icons/png/<name>-<size>.png (rendered from the SVGs by scripts/render_icons.py,
+    read without loading Qt's SVG plugin), else resources/icons/<name>.svg, else a QStyle
+    standard icon.
+    """
     name = status_name(name) if name in _ALIASES else name
-    path = resources_dir() / "icons" / f"{name}.svg"
+    folder = resources_dir() / "icons"
+    pngs = sorted((folder / "png").glob(f"{name}-*.png"))
+    if pngs:
+        ic = QIcon()
+        for png in pngs:
+            ic.addFile(str(png))
+        return ic
+    path = folder / f"{name}.svg"
     if path.is_file():
-        ic = QIcon(str(path))
-        if not ic.isNull():
-            return ic
-    sp = _FALLBACK.get(name, QStyle.StandardPixmap.SP_FileIcon)
+        return QIcon(str(path))
+    from PySide6.QtWidgets import QStyle
+
+    sp = getattr(QStyle.StandardPixmap, _FALLBACK.get(name, "SP_FileIcon"))
     return QApplication.style().standardIcon(sp)
 
 

@@ -14,9 +14,8 @@ import importlib
 
 from PySide6.QtCore import QEvent, QSize, QTimer
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QMessageBox, QWidget, QWizard
+from PySide6.QtWidgets import QWidget, QWizard
 
-from app.core.paths import resources_dir
 from app.gui import i18n
 from app.gui.pages import PageId
 from app.gui.pages.welcome import WelcomePage
@@ -45,8 +44,9 @@ MIN_SIZE = QSize(900, 640)
 
 
 def app_icon() -> QIcon:
-    path = resources_dir() / "icons" / "app.svg"
-    return QIcon(str(path)) if path.is_file() else QIcon()
+    from app.gui.widgets import icon
+
+    return icon("app")
 
 
 class SetupWizard(QWizard):
@@ -139,6 +139,8 @@ class SetupWizard(QWizard):
 
     def confirm_cancel_install(self) -> bool:
         """Ask before stopping an install (tests replace this method)."""
+        from PySide6.QtWidgets import QMessageBox
+
         answer = QMessageBox.question(
             self, self.tr("Stop the installation?"),
             self.tr("PyTorch is being installed. If you close the window now, the installation is "

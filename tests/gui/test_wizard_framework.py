@@ -233,3 +233,15 @@ def test_cli_registers_gui(english):
 
     args = build_parser().parse_args(["gui", "--lang", "zh_CN"])
     assert args.command == "gui" and args.lang == "zh_CN" and callable(args.func)
+
+
+def test_torch_setup_without_a_command_opens_the_wizard(monkeypatch):
+    import app.commands.gui as gui
+    from app.cli import main
+
+    calls = []
+    monkeypatch.setattr(gui, "launch", lambda argv: calls.append(list(argv)) or 0)
+    assert main([]) == 0
+    assert calls == [[]]
+    assert main(["gui", "--lang", "zh_CN"]) == 0
+    assert calls[-1] == ["--lang", "zh_CN"]
