@@ -425,6 +425,9 @@ def test_env_vars_masking_and_notes():
                    "LD_LIBRARY_PATH": "/usr/local/cuda/lib64"}
     notes = envvars.visible_devices_note(got)
     assert any("CUDA_VISIBLE_DEVICES is set but empty" in n and "see no GPU" in n for n in notes)
+    assert any("HSA_OVERRIDE_GFX_VERSION=10.3.0" in n and "as gfx1030" in n for n in notes)
+    assert envvars.visible_devices_note({"CUDA_VISIBLE_DEVICES": "0,1"}) == []
+    assert "hides every GPU" in envvars.visible_devices_note({"HIP_VISIBLE_DEVICES": "-1"})[0]
 
 
 def test_norm_bus_forms():

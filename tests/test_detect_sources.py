@@ -166,3 +166,22 @@ def test_hung_nvml_call_cannot_stall_detection(monkeypatch, tmp_path):
     assert late and late[0].status == "timeout" and "did not finish" in late[0].detail
     assert r.cpu.threads and r.interpreters  # everything else still arrived
     assert any("nvidia" in p for p in explain(r).problems)
+
+
+@posix_only
+def test_wsl2_nvidia_smi_outside_path(monkeypatch, tmp_path):
+    """On WSL2 nvidia-smi lives in /usr/lib/wsl/lib, often not on PATH: it is tried anyway."""
+    wsl_dir = tmp_path / "wsl-lib"
+    fx = FIXTURES / "nvidia-smi" / "wsl2-rtx3070-530.47-driver-531.68.txt"
+    _tool(wsl_dir, "nvidia-smi",
+          'case "$*" in *--query-gpu*) echo "0, NVIDIA GeForce RTX 3070, 531.68, 8.6, 8192, 00000000:2B:00.0, 0x248410DE";;\n'
+          f"*) /bin/cat '{fx}';; esac\n")
+    monkeypatch.setattr(nvidia, "WSL_SMI", str(wsl_dir / "nvidia-smi"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setenv("TORCH_SETUP_NO_NVML", "1")
+    f = nvidia.detect_nvidia(3.0, wsl=True, family="linux")
+    assert [(g.name, g.driver_version, g.compute_capability, bus) for g, bus in f.gpus] == [
+        ("NVIDIA GeForce RTX 3070", "531.68", "8.6", "0000:2b:00.0")]
+    assert f.cuda_version == "12.1" and f.smi_version == "530.47"
+    f2 = nvidia.detect_nvidia(3.0, wsl=False, family="linux")
+    assert f2.gpus == []  # not on WSL: that path is not tried

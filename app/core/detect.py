@@ -238,8 +238,10 @@ def detect(target=None, *, timeout_s: float = 3.0) -> SystemReport:
         found += am.gpus
         from app.core.runner import which
 
+        rocm_bin = os.path.join(os.environ.get("ROCM_PATH") or "/opt/rocm", "bin")
         for name in ("amd-smi", "rocm-smi", "rocminfo", "rocm_agent_enumerator"):
-            p = which(name)
+            p = which(name) or (os.path.join(rocm_bin, name) if family == "linux" and
+                                os.access(os.path.join(rocm_bin, name), os.X_OK) else None)
             if p:
                 tools_info[name] = ToolInfo(name, p, am.tool_versions.get(name) or
                                             (f"ROCm {am.rocm_version}" if am.rocm_version else None))

@@ -74,6 +74,16 @@ def visible_devices_note(env: Mapping[str, str]) -> list[str]:
     if env.get("NVIDIA_VISIBLE_DEVICES", "").strip() in ("void", "none"):
         notes.append("NVIDIA_VISIBLE_DEVICES=" + env["NVIDIA_VISIBLE_DEVICES"].strip()
                      + ": this container was started without GPU access.")
+    override = env.get("HSA_OVERRIDE_GFX_VERSION", "").strip()
+    if override:
+        m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", override)
+        if m and int(m.group(2)) < 16 and int(m.group(3)) < 16:
+            target = f"gfx{int(m.group(1))}{int(m.group(2)):x}{int(m.group(3)):x}"
+            notes.append(f"HSA_OVERRIDE_GFX_VERSION={override} is set: ROCm will treat your AMD GPU as "
+                         f"{target} (a workaround for cards ROCm does not officially support; it can crash "
+                         "if the cards differ too much).")
+        else:
+            notes.append(f"HSA_OVERRIDE_GFX_VERSION={override} is not of the form 10.3.0: ROCm may refuse to start.")
     if env.get("CUDA_LAUNCH_BLOCKING", "").strip() == "1":
         notes.append("CUDA_LAUNCH_BLOCKING=1 makes every GPU call wait: fine for debugging, "
                      "very slow otherwise.")
