@@ -255,6 +255,26 @@ def test_done_page_summary_and_saved_report(qtbot, wizard_with, tmp_path):
     data = json.loads(next(p for p in files if p.suffix == ".json").read_text(encoding="utf-8"))
     assert data["summary"]["torch"] == "2.13.0+cpu"
     assert page.open_report.isEnabled()
+    # "Open folder" and "Open report" hand the paths to the desktop (caught here).
+    from PySide6.QtCore import QObject, QUrl, Slot
+    from PySide6.QtGui import QDesktopServices
+
+    class Catcher(QObject):
+        urls: list = []
+
+        @Slot(QUrl)
+        def open(self, url):
+            self.urls.append(url.toLocalFile())
+
+    catcher = Catcher()
+    QDesktopServices.setUrlHandler("file", catcher, "open")
+    try:
+        page.open_folder.click()
+        page.open_report.click()
+    finally:
+        QDesktopServices.unsetUrlHandler("file")
+    assert catcher.urls[0] == str(env)
+    assert catcher.urls[1].endswith(".html") and Path(catcher.urls[1]).is_file()
 
 
 # ---------------------------------------------------------------------------- speed test
