@@ -1,0 +1,114 @@
+"""``torch-setup recommend [--from-report FILE] [--json] [--backend B] [--variant V] [--torch VER]
+[--python X.Y] [--packages P ...] [--compat DIR]``.
+
+Kept light on purpose: importing this module costs nothing; ``run`` imports the engine (stdlib +
+tomllib) and, only without ``--from-report``, the detector.
+"""
+from __future__ import annotations
+
+import sys
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "recommend",
+        help="say which PyTorch build fits this machine (or a saved report) and why",
+        description="Recommend the PyTorch build (CPU / CUDA cuXXX / ROCm / MPS / XPU), torch version and "
+                    "Python for this machine, with the exact install command and the reasons. Checks both "
+                    "the NVIDIA driver floor and the GPU's compute capability against each build.",
+    )
+    p.add_argument("--from-report", metavar="FILE",
+                   help="use a saved SystemReport (detect --json/--out) instead of detecting this machine; "
+                        "a minimal one with only os, arch, python and gpus is accepted")
+    p.add_argument("--json", action="store_true", help="print the Recommendation as JSON")
+    p.add_argument("--backend", choices=("cuda", "rocm", "xpu", "mps", "cpu"), help="force a backend")
+    p.add_argument("--variant", metavar="V", help="force a build: cu126, cu130, rocm6.4, xpu, cpu, mps, ...")
+    p.add_argument("--torch", metavar="VER", help="pin a torch release, e.g. 2.14 or 2.14.1 (refused with "
+                                                   "the reason when it cannot work here)")
+    p.add_argument("--python", metavar="X.Y", help="the Python version for the new environment")
+    p.add_argument("--packages", metavar="P", nargs="+",
+                   help="packages to install with torch: torchvision / torchaudio are pinned to match; "
+                        "others come from your default index in a second step")
+    p.add_argument("--compat", metavar="DIR", help=argparse_suppress())
+    p.set_defaults(func=run)
+
+
+def argparse_suppress():
+    import argparse
+
+    return argparse.SUPPRESS
+
+
+def run(args) -> int:
+    from app.core.recommend import Choices, recommend
+
+    data = None
+    if getattr(args, "compat", None):
+        from app.core.compat import load_compat
+
+        data = load_compat(args.compat)
+    if args.from_report:
+        from app.core.system import load_report
+
+        report = load_report(args.from_report)
+    else:
+        from app.core.detect import detect
+
+        report = detect()
+    choices = Choices(backend=args.backend, variant=args.variant, torch=args.torch, python=args.python,
+                      packages=args.packages)
+    rec = recommend(report, data, choices)
+    if args.json:
+        import json
+
+        sys.stdout.write(json.dumps(rec.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        return 0
+    sys.stdout.write(render(rec) + "\n")
+    return 0
+
+
+def _quote(argv) -> str:
+    import os
+
+    if os.name == "nt":
+        return " ".join(f'"{a}"' if (" " in a or not a) else a for a in argv)
+    import shlex
+
+    return shlex.join(argv)
+
+
+def render(rec) -> str:
+    """The human-readable answer: choice, command, reasons, warnings, alternatives."""
+    out = [f"Recommended: {rec.summary}"]
+    if rec.served_gpus:
+        out.append("Serves: " + ", ".join(f"GPU {g['index']} {g['name']}" for g in rec.served_gpus))
+    if rec.env_python:
+        out.append(f"Python for the new environment: {rec.env_python}")
+    out.append("")
+    out.append("Install (pip):  " + _quote(rec.command))
+    if "uv" in rec.commands:
+        out.append("Install (uv):   " + _quote(rec.commands["uv"]))
+    if "pip_extra" in rec.commands:
+        out.append("Then (pip):     " + _quote(rec.commands["pip_extra"]))
+    if rec.env_vars:
+        out.append("Set before running PyTorch: " + " ".join(f"{k}={v}" for k, v in rec.env_vars.items()))
+    out.append("")
+    out.append("Why:")
+    out.extend(f"  - {r}" for r in rec.reasons)
+    if rec.warnings:
+        out.append("")
+        out.append("Warnings:")
+        out.extend(f"  ! {w}" for w in rec.warnings)
+    if rec.driver_upgrade:
+        out.append("")
+        out.append(f"Driver update: {rec.driver_upgrade['driver']} or newer unlocks {rec.driver_upgrade['unlocks']}.")
+    if rec.alternatives:
+        out.append("")
+        out.append("Other choices:")
+        for a in rec.alternatives:
+            tag = "ok " if a.valid else "no "
+            what = f"{a.backend}/{a.variant or '-'}" + (f" torch {a.torch_version}" if a.torch_version else "")
+            out.append(f"  {tag} {what}: {a.why}")
+    out.append("")
+    out.append(f"Compatibility data {rec.compat_data_version} ({rec.compat_data_date}).")
+    return "\n".join(out)
