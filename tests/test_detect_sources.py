@@ -185,3 +185,51 @@ def test_wsl2_nvidia_smi_outside_path(monkeypatch, tmp_path):
     assert f.cuda_version == "12.1" and f.smi_version == "530.47"
     f2 = nvidia.detect_nvidia(3.0, wsl=False, family="linux")
     assert f2.gpus == []  # not on WSL: that path is not tried
+
+
+@posix_only
+def test_python_discovery_sources_and_cache(monkeypatch, tmp_path):
+    """pyenv, uv-managed, conda env and PATH interpreters are found, asked once, then cached."""
+    from app.core.detection.cache import StampCache
+    from app.core.detection.pythons import detect_pythons
+
+    home = tmp_path / "home"
+    calls = tmp_path / "calls.log"
+
+    def fake_python(folder: Path, name: str, version: str, venv_ok: int = 1) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        p = folder / name
+        p.write_text(f"#!/bin/sh\necho x >> '{calls}'\necho 'TSA-PY {version} cpython {venv_ok} 64 linux'\n",
+                     encoding="utf-8")
+        p.chmod(0o755)
+        return p
+
+    pyenv = fake_python(home / ".pyenv" / "versions" / "3.12.9" / "bin", "python3.12", "3.12.9")
+    fake_python(home / ".pyenv" / "shims", "python3", "0.0.0")  # a shim: never listed
+    uvpy = fake_python(home / ".local" / "share" / "uv" / "python" / "cpython-3.13.5-linux-x86_64-gnu" / "bin",
+                       "python3.13", "3.13.5")
+    conda = home / "miniforge3"
+    (conda / "conda-meta").mkdir(parents=True)
+    conda_py = fake_python(conda / "envs" / "ml" / "bin", "python3.10", "3.10.14")
+    onpath = fake_python(tmp_path / "bin", "python3.9", "3.9.20", venv_ok=0)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("PYENV_ROOT", raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.delenv("UV_PYTHON_INSTALL_DIR", raising=False)
+    monkeypatch.delenv("CONDA_PREFIX", raising=False)
+    monkeypatch.delenv("CONDA_EXE", raising=False)
+    environ = {"PATH": f"{tmp_path / 'bin'}{os.pathsep}{home / '.pyenv' / 'shims'}"}
+    cache = StampCache(str(tmp_path / "cache.json"))
+    running, found, recs = detect_pythons(3.0, cache, family="linux", arch="x86_64", environ=environ)
+    ours = str(tmp_path)  # a CI machine may also have /opt/conda etc.
+    got = {(p.executable, p.version, p.source, p.can_venv) for p in found[1:] if p.executable.startswith(ours)}
+    assert got == {(str(onpath), "3.9.20", "path", False), (str(pyenv), "3.12.9", "pyenv", True),
+                   (str(conda_py), "3.10.14", "conda", True), (str(uvpy), "3.13.5", "uv", True)}
+    assert found[0] is running and running.source == "running"
+    assert len(calls.read_text().splitlines()) == 4
+    cache.save()
+    cache2 = StampCache(str(tmp_path / "cache.json"))
+    _, again, _ = detect_pythons(3.0, cache2, family="linux", arch="x86_64", environ=environ)
+    assert {(p.executable, p.version) for p in again[1:] if p.executable.startswith(ours)} == \
+        {(e, v) for e, v, _, _ in got}
+    assert len(calls.read_text().splitlines()) == 4  # nothing was started the second time

@@ -117,14 +117,14 @@ def candidates(environ=None, *, family: str | None = None, py_launcher: list[tup
         if folder:
             found += [(p, "path") for p in _executables_in(folder) if not _is_shim(p)]
     pyenv_root = env.get("PYENV_ROOT") or os.path.join(home, ".pyenv")
-    for v in sorted(glob.glob(os.path.join(pyenv_root, "versions", "*"))):
+    for v in sorted(glob.glob(os.path.join(pyenv_root, "versions", "*")), key=_version_key):
         found += [(p, "pyenv") for p in _preferred(_executables_in(os.path.join(v, "bin")))]
-    for v in sorted(glob.glob(os.path.join(pyenv_root, "pyenv-win", "versions", "*"))):
+    for v in sorted(glob.glob(os.path.join(pyenv_root, "pyenv-win", "versions", "*")), key=_version_key):
         found += [(p, "pyenv") for p in _preferred(_executables_in(v))]
     for prefix in _conda_prefixes(env, home):
         exes = _executables_in(os.path.join(prefix, "bin")) or _executables_in(prefix)
         found += [(p, "conda") for p in _preferred(exes)]
-    for v in sorted(glob.glob(os.path.join(_uv_python_dir(env, home, family), "*"))):
+    for v in sorted(glob.glob(os.path.join(_uv_python_dir(env, home, family), "*")), key=_version_key):
         exes = _executables_in(os.path.join(v, "bin")) or _executables_in(v)
         found += [(p, "uv") for p in _preferred(exes)]
     if family == "macos":
@@ -137,6 +137,13 @@ def candidates(environ=None, *, family: str | None = None, py_launcher: list[tup
         for _version, p in py_launcher or []:
             found.append((p, "py-launcher"))
     return found
+
+
+def _version_key(path: str):
+    """Sort folders by the version in their name (3.6 before 3.10), then by name."""
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", os.path.basename(path))
+    nums = tuple(int(x or 0) for x in m.groups()) if m else (9999,)
+    return nums, path
 
 
 def _preferred(exes: list[str]) -> list[str]:
