@@ -248,9 +248,10 @@ class SessionReport:
         ver = d["verify"]
         if ver:
             rows = []
-            for k, label in (("torch_version", "PyTorch"), ("ok", "All checks passed")):
-                if _get(ver, k) is not None:
-                    rows.append((label, str(ver[k])))
+            if _get(ver, "torch_version") is not None:
+                rows.append(("PyTorch", str(ver["torch_version"])))
+            if _get(ver, "ok") is not None:
+                rows.append(("All checks passed", "yes" if ver["ok"] else "no"))
             checks = _get(ver, "checks", default=[]) or []
             table = [["Check", "Result", "Detail"]] + [
                 [str(_get(c, "title", default="") or _get(c, "name", default="")),
@@ -267,6 +268,8 @@ class SessionReport:
                 rows.append(("CPU threads", str(bench["threads"])))
             for key, label in (("peak", "Estimated peak"), ("cpu_peak", "Estimated CPU peak")):
                 peak = _get(bench, key)
+                if key == "cpu_peak" and peak == _get(bench, "peak"):
+                    continue  # the device is the CPU: one line is enough
                 if isinstance(peak, dict) and _get(peak, "gflops"):
                     g = peak["gflops"]
                     text = ", ".join(f"{k} {_fmt_num(v)} GFLOP/s" for k, v in g.items()) if isinstance(g, dict) \
