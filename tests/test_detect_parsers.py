@@ -427,6 +427,9 @@ def test_env_vars_masking_and_notes():
     assert any("CUDA_VISIBLE_DEVICES is set but empty" in n and "see no GPU" in n for n in notes)
     assert any("HSA_OVERRIDE_GFX_VERSION=10.3.0" in n and "as gfx1030" in n for n in notes)
     assert envvars.visible_devices_note({"CUDA_VISIBLE_DEVICES": "0,1"}) == []
+    hidden = envvars.collect({"CUDA_VISIBLE_DEVICES": "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6,"
+                                                      "MIG-1f4bd2a1-3c5e-5b2e-9c1d-5a6b7c8d9e0f"})
+    assert hidden == {"CUDA_VISIBLE_DEVICES": "GPU-<uuid>,MIG-<uuid>"}
     assert "hides every GPU" in envvars.visible_devices_note({"HIP_VISIBLE_DEVICES": "-1"})[0]
 
 

@@ -42,6 +42,15 @@ def mask(name: str, value: str) -> str:
     return v
 
 
+_UUID_RE = re.compile(r"\b(GPU|MIG)-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?:/\d+/\d+)?|"
+                      r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b")
+
+
+def hide_uuids(value: str) -> str:
+    """Device UUIDs (``CUDA_VISIBLE_DEVICES=GPU-8932f937-...``) never go into a report."""
+    return _UUID_RE.sub(lambda m: f"{m.group(1)}-<uuid>" if m.group(1) else "<uuid>", value)
+
+
 def collect(environ: Mapping[str, str]) -> dict[str, str]:
     """The relevant variables that are set (an empty value is kept: it matters)."""
     out: dict[str, str] = {}
@@ -49,7 +58,7 @@ def collect(environ: Mapping[str, str]) -> dict[str, str]:
         if _SECRET_WORDS.search(key):
             continue
         if key in NAMES or key.startswith(PREFIXES):
-            out[key] = mask(key, str(environ[key]))
+            out[key] = hide_uuids(mask(key, str(environ[key])))
     # A frozen (PyInstaller) assistant keeps the user's own value in NAME_ORIG.
     for var in ("LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH"):
         orig = environ.get(var + "_ORIG")
