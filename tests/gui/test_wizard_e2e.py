@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("PySide6")
 
 from PySide6.QtCore import Qt, QTimer  # noqa: E402
-from PySide6.QtWidgets import QWizard  # noqa: E402
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QWizard  # noqa: E402
 
 from app.gui import i18n  # noqa: E402
 from app.gui.pages import PageId  # noqa: E402
@@ -82,6 +82,29 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
     qtbot.waitUntil(w.currentPage().isComplete, timeout=60000)
     rec = state.recommendation
     assert rec is not None and rec.backend == "cpu", rec
+    # The local wheel folder holds torch 2.13.0: pick it through "Change…" as a user would
+    # (the modal dialog is driven from a timer while it runs its own loop).
+    rec_page = w.currentPage()
+    picked = []
+
+    def pick_version() -> None:
+        dlg = QApplication.activeModalWidget()
+        if dlg is None:
+            QTimer.singleShot(20, pick_version)
+            return
+        i = dlg.torch.findData("2.13.0")
+        assert i >= 0 and dlg.torch.model().item(i).isEnabled(), "torch 2.13.0 is offered for the CPU"
+        dlg.torch.setCurrentIndex(i)
+        picked.append(dlg.selection())
+        qtbot.mouseClick(dlg.buttons.button(QDialogButtonBox.StandardButton.Ok), Qt.MouseButton.LeftButton)
+
+    QTimer.singleShot(0, pick_version)
+    with qtbot.waitSignal(rec_page.recommended, timeout=60000):
+        qtbot.mouseClick(rec_page.change, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(rec_page.isComplete, timeout=60000)
+    assert picked and picked[0]["backend"] == "cpu"
+    rec = state.recommendation
+    assert rec.backend == "cpu" and rec.torch_version == "2.13.0", rec
 
     # 4. Environment: a new uv venv in a temp dir; torch from the local wheel folder set in
     #    the page's own "Local wheels folder" field, everything else from PyPI (the PyTorch
@@ -115,7 +138,7 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
     assert install.status() == "succeeded", install.error_panel.message.text() + "\n" + \
         install.error_panel.lines.toPlainText()
     res = state.install_result
-    assert res.torch_version.startswith("2.13.0") and res.torch_version.startswith(rec.torch_version)
+    assert res.torch_version.startswith(rec.torch_version) and res.torch_version.endswith("+cpu"), res.torch_version
     assert Path(res.env_path) == env_path and (env_path / "pyvenv.cfg").is_file()
     assert install.progress.value() == install.progress.maximum()
     assert install.log.line_count() > 0
