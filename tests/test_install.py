@@ -185,3 +185,33 @@ def test_existing_env_is_restored_from_its_snapshot_when_the_install_fails(tmp_p
     assert any(isinstance(e, LogEvent) and "six" in e.text and "1.16.0" in e.text
                for e in events)
     assert env.exists() and envs.env_python(env).exists()
+
+
+@pytest.mark.slow
+def test_cli_ends_with_the_verification_summary(tmp_path, local_wheels):
+    env = tmp_path / "verified env"
+    r = cli("install", "--env", env, "--packages", "torch==2.13.0", "numpy",
+            "--find-links", local_wheels, "--yes")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Verification passed" in r.stdout
+    assert "[passed]" in r.stdout and "skipped" in r.stdout  # no GPU here: skipped, said so
+
+
+def test_recommended_install_uses_the_recommendations_torch_index(tmp_path):
+    """No --packages: detect + recommend; the torch index is the recommendation's unless
+    --index-url overrides it (here an unreachable one, so nothing is installed)."""
+    env = tmp_path / "env"
+    r = cli("install", "--env", env, "--backend", "cpu", "--index-url",
+            "http://127.0.0.1:9/whl/cpu", "--yes", "--json")
+    assert r.returncode == 2, r.stdout + r.stderr
+    err = json.loads(r.stdout)
+    assert "torch index http://127.0.0.1:9/whl/cpu cannot be reached" in err["message"]
+    assert not env.exists()
+    from app.core.detect import detect
+    from app.core.recommend import Choices, recommend
+
+    rec = recommend(detect(), None, Choices(backend="cpu"))
+    p = core.plan(core.InstallRequest(env, recommendation=rec))
+    argv = p.commands()[-1]
+    assert argv[argv.index("--extra-index-url") + 1] == rec.index_url
+    assert argv[-len(rec.packages):] == list(rec.packages)

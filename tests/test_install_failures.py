@@ -160,3 +160,37 @@ def test_no_confirmation_without_a_terminal_exits_2(tmp_path):
     assert r.returncode == 2
     assert "--yes" in r.stderr
     assert not env.exists()
+
+
+@pytest.mark.netns
+def test_missing_python_and_no_network_for_a_uv_download_is_explained(tmp_path):
+    from app.core.envs import find_python
+
+    if find_python("3.14")[0] is not None:
+        pytest.skip("this machine has a Python 3.14")
+    if subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode != 0:
+        pytest.skip("unshare -n is not available")
+    env = tmp_path / "env"
+    script = f"""
+import sys
+from app.core import install as core
+from app.core.errors import UserError
+p = core.plan(core.InstallRequest({str(env)!r}, python="3.14", packages=["six"]))
+checks = core.preflight(p)
+py = [c for c in checks if c.name == "python"][0]
+print("CHECK", py.ok, py.severity, py.message)
+try:
+    core.install(p, checks=[c for c in checks if c.name != "reach:package index"])
+except UserError as e:
+    print("ERROR", e.message)
+    print("HINT", e.hint)
+"""
+    r = subprocess.run(["unshare", "-n", sys.executable, "-c", script], cwd=REPO,
+                       capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "UV_PYTHON_INSTALL_DIR": str(tmp_path / "uv pythons")})
+    assert "CHECK True warning No Python 3.14 was found" in r.stdout, r.stdout + r.stderr
+    assert "uv will try to download" in r.stdout
+    assert "ERROR No Python 3.14 was found on this machine, and uv could not download one" \
+        in r.stdout, r.stdout + r.stderr
+    assert "needs internet access" in r.stdout and "--python" in r.stdout
+    assert not env.exists()

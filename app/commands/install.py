@@ -329,7 +329,12 @@ def _print_summary(result, verify) -> None:
     print(f"Python: {result.python}")
     if verify is not None:
         status = "passed" if verify.ok else "FAILED"
-        print(f"Verification {status}:")
+        passed = sum(1 for c in verify.checks if c.status == "passed")
+        print(f"Verification {status} ({passed} of {len(verify.checks)} checks passed):")
+        skipped = [c for c in verify.checks if c.status == "skipped"]
         for c in verify.checks:
-            print(f"  [{c.status:7}] {c.title or c.name}: {c.detail}")
+            if c.status != "skipped":
+                print(f"  [{c.status:6}] {c.title or c.name}: {c.detail}")
+        if skipped:
+            print(f"  [skip  ] {len(skipped)} check(s) skipped: {skipped[0].detail}")
     print(f"Log: {result.log_path}")

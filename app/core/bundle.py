@@ -91,7 +91,16 @@ class Manifest:
         return sum(f.size for f in self.files)
 
 
+_HASHES: dict[tuple, str] = {}
+
+
 def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
+    """SHA-256 of a file; remembered per (path, size, mtime, inode) within this process,
+    so the wizard's repeated pre-flights do not re-read a 200 MB wheel."""
+    st = os.stat(path)
+    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    if key in _HASHES:
+        return _HASHES[key]
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         while True:
@@ -99,7 +108,8 @@ def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
             if not b:
                 break
             h.update(b)
-    return h.hexdigest()
+    _HASHES[key] = h.hexdigest()
+    return _HASHES[key]
 
 
 # --------------------------------------------------------------------------- tags

@@ -909,6 +909,15 @@ def install(p: InstallPlan, *, on_event: Callable | None = None, cancel: runner.
                 if res.cancelled:
                     raise Cancelled(log_path=log_path)
                 if not res.ok:
+                    if p.python is None and backend.installer == "uv" and p.kind == "venv":
+                        want = p.python_request or "3"
+                        err = fail(f"No Python {want} was found on this machine, and uv could "
+                                   f"not download one", res, "")
+                        err.hint = (f"Downloading a Python needs internet access. Install Python "
+                                    f"{want} (python.org, your package manager or pyenv), or "
+                                    "choose a Python you have with --python (a version such as "
+                                    f"{sys.version_info[0]}.{sys.version_info[1]} or a path).")
+                        raise err
                     who = p.python.path if p.python else (p.python_request or "python")
                     raise fail(f"Could not create the environment at {p.env_path} with {who}",
                                res, "Check the Python interpreter, or try --installer uv.")
