@@ -169,5 +169,7 @@ def record(name: str, status: str, detail: str, started: float, command=None) ->
 
 def snippet(text: str, limit: int = 160) -> str:
     """The start of some output, on one line, for a probe record."""
-    s = " ".join((text or "").split())
+    from app.core.detection.envvars import hide_uuids
+
+    s = hide_uuids(" ".join((text or "").split()))
     return s if len(s) <= limit else s[: limit - 1] + "…"
