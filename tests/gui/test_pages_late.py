@@ -340,3 +340,49 @@ def test_speedtest_default_is_a_short_cpu_sweep(qapp):
     assert opts["sizes"] == [256, 512, 1024, 2048] and opts["dtypes"] == ["fp32", "bf16"]
     assert opts["budget_s"] <= 30
     page.deleteLater()
+
+
+# ---------------------------------------------------------------------- event batching
+def test_event_batcher_keeps_order_and_loses_nothing():
+    import threading
+
+    from app.gui.pages._common import EventBatcher, LogBatch
+
+    out = []
+    sink = EventBatcher(out.append, interval_s=0.02, max_events=500)
+
+    def spew(tag):
+        for i in range(5000):
+            sink(LogEvent(f"{tag} {i}", "stdout"))
+
+    threads = [threading.Thread(target=spew, args=(t,)) for t in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    sink(PhaseEvent("install", "end"))  # a non-log event sends what is gathered first
+    sink(ProgressEvent("torch", 1, 10))
+    sink(ProgressEvent("torch", 9, 10))  # only the newest per package is kept
+    sink.close()
+    lines = [e.text for b in out if isinstance(b, LogBatch) for e in b.events if isinstance(e, LogEvent)]
+    assert len(lines) == 10000
+    for tag in ("a", "b"):  # each thread's lines stay in order
+        mine = [int(x.split()[1]) for x in lines if x.startswith(tag)]
+        assert mine == list(range(5000))
+    phase_at = next(i for i, e in enumerate(out) if isinstance(e, PhaseEvent))
+    assert all(isinstance(e, LogBatch) for e in out[:phase_at])
+    assert sum(len(b.events) for b in out[:phase_at]) == 10000
+    assert len(out) < 100  # batched: far fewer signals than lines
+    last = out[-1]
+    assert isinstance(last, LogBatch) and [e.done_bytes for e in last.events] == [9]
+
+
+def test_event_batcher_sends_a_lone_line_by_timer():
+    import threading
+
+    from app.gui.pages._common import EventBatcher
+
+    got = threading.Event()
+    sink = EventBatcher(lambda b: got.set(), interval_s=0.02)
+    sink(LogEvent("only line"))
+    assert got.wait(5), "a quiet installer's last line still arrives"

@@ -195,3 +195,39 @@ def test_failed_install_shows_error_and_offers_the_log(qtbot, install_wizard, tm
     assert wiz.button(QWizard.WizardButton.BackButton).isEnabled()
     assert page.retry_button.isVisible()
     assert log in state.log_paths
+
+
+def test_progress_from_bytes_never_runs_backwards_and_estimates_time_left(qtbot):
+    """The presenter's arithmetic on the core's events (the real installs above drive it too)."""
+    import time
+
+    from app.core.events import ProgressEvent
+    from app.gui.pages._common import LogBatch
+    from app.gui.pages.install import InstallPage
+
+    page = InstallPage(WizardState())
+    qtbot.addWidget(page)
+    page._status = "running"
+    page._started_at = time.monotonic() - 20
+    page.progress.setRange(0, 0)
+    page.on_event(ProgressEvent("torch", 50_000_000, 200_000_000))
+    assert page.progress.maximum() == 1000 and page.progress.value() == 250
+    assert page.package_label.text() == "torch: 47.7 MB of 190.7 MB"
+    # A second package makes the known total larger: the bar holds instead of jumping back.
+    page.on_event(ProgressEvent("sympy", 0, 6_000_000))
+    assert page.progress.value() == 250
+    page.on_event(LogBatch([ProgressEvent("torch", 150_000_000, 200_000_000),
+                            ProgressEvent("sympy", 6_000_000, 6_000_000)]))
+    assert page.progress.value() == int(156 / 206 * 1000)
+    # 156 MB in 10 s: 50 MB left is about 3 s.
+    page._first_bytes_at = time.monotonic() - 10
+    left = page._eta()
+    assert left is not None and 2.5 < left < 4.0
+    page._update_times()
+    assert "left" in page.time_label.text() and page.time_label.text().startswith("Elapsed: 20 s")
+    # An installer that counts packages instead of bytes.
+    page2 = InstallPage(WizardState())
+    qtbot.addWidget(page2)
+    page2.on_event(ProgressEvent("numpy", 3, 12, unit="packages"))
+    assert page2.progress.value() == 250
+    assert page2.package_label.text() == "numpy (package 3 of 12)"
