@@ -110,7 +110,7 @@ def test_system_page_detects_off_the_gui_thread(qtbot, host, tmp_path):
     assert not page.isComplete()
     with qtbot.waitSignal(page.scan_finished, timeout=20000):
         wiz.show()
-        assert page.is_busy() and page.busy.isVisible(), "a busy line while detecting"
+        assert not page.busy.isHidden(), "a busy line while detecting"
         assert not page.isComplete()
     assert page.isComplete() and state.report is not None
     text = _texts(page)
@@ -191,13 +191,16 @@ def test_recommendation_page_shows_choice_reasons_and_command(qtbot, host, real_
     wiz, state, (page,) = host(RecommendationPage, state=state)
     with qtbot.waitSignal(page.recommended, timeout=20000):
         page.initializePage()
-        assert page.is_busy() and not page.isComplete()
+        assert not page.busy.isHidden() and not page.isComplete()  # until the result arrives
     qtbot.waitUntil(page.isComplete, timeout=5000)
     rec = state.recommendation
     assert rec.torch_version in page.headline.text()
+    page.installer.setCurrentIndex(page.installer.findData("pip"))
     assert page.command.toPlainText() == command_text(rec.command)
-    if not isinstance(rec.command, str):
-        assert shlex.split(page.command.toPlainText()) == [str(a) for a in rec.command]
+    assert shlex.split(page.command.toPlainText()) == [str(a) for a in rec.command]
+    if rec.commands.get("uv"):
+        page.installer.setCurrentIndex(page.installer.findData("uv"))
+        assert shlex.split(page.command.toPlainText()) == [str(a) for a in rec.commands["uv"]]
     reasons = _texts(page)
     for r in rec.reasons:
         assert r in reasons
@@ -255,16 +258,25 @@ def test_change_applies_choices_and_restores(qtbot, host, real_report):
     qtbot.waitUntil(page.isComplete)
     rec = state.recommendation
     with qtbot.waitSignal(page.recommended, timeout=20000):
-        page.apply_change({"backend": rec.backend, "variant": rec.variant, "torch_version": rec.torch_version,
+        page.apply_change({"backend": rec.backend, "variant": rec.variant, "torch_version": None,
                            "packages": ["torchvision"]})
     qtbot.waitUntil(page.isComplete)
-    assert state.choices is not None and state.choices.packages == ["torchvision"]
+    assert state.choices is not None and list(state.choices.packages) == ["torchvision"]
     assert any(str(p).startswith("torchvision") for p in state.recommendation.packages)
     assert "own choice" in page.summary.text()
+
+    # A choice the engine refuses (a torch release it does not know): its reason is shown,
+    # and the page is not complete.
+    page.apply_change({"backend": rec.backend, "variant": rec.variant, "torch_version": "1.0", "packages": []})
+    qtbot.waitUntil(lambda: not page.is_busy() and page._error is not None, timeout=20000)
+    assert not page.isComplete() and state.recommendation is None
+    assert not page.error_banner.isHidden()
+    assert "1.0" in page.error_banner.text() and page._error.message in page.error_banner.text()
+
     with qtbot.waitSignal(page.recommended, timeout=20000):
         page.apply_change(None)
     qtbot.waitUntil(page.isComplete)
-    assert state.choices is None
+    assert state.choices is None and page._error is None
     assert "fits this computer best" in page.summary.text()
 
 

@@ -64,14 +64,21 @@ def options_for(report, rec) -> list[dict]:
         entries = valid_choices(report, None)
     except Exception:
         entries = []
-    if isinstance(entries, dict):  # {"options": [...]} or {backend: [...]}
-        entries = entries.get("options") or [e for v in entries.values() if isinstance(v, list) for e in v]
+    backends = []
+    if isinstance(entries, dict):  # {"options": [...], "backends": [...], ...}
+        backends = [b for b in entries.get("backends") or [] if not _get(b, "valid", True)]
+        entries = entries.get("options") or []
     for e in entries or []:
         add(_get(e, "backend"), _get(e, "variant"), _get(e, "torch_version") or _get(e, "torch"),
             _get(e, "valid", True), _get(e, "why") or _get(e, "reason"))
     for alt in (getattr(rec, "alternatives", None) or []):
         add(_get(alt, "backend"), _get(alt, "variant"), _get(alt, "torch_version"), _get(alt, "valid", True),
             _get(alt, "why"))
+    known = {o["backend"] for o in seen.values()}
+    for b in backends:  # backends with no build at all here ("No ROCm wheels for macOS"): greyed
+        name = _get(b, "backend") or _get(b, "name")
+        if name and name not in known:
+            add(name, None, None, False, _get(b, "why"))
     return list(seen.values())
 
 
@@ -281,11 +288,16 @@ class RecommendationPage(BasePage):
         self.command.setMaximumHeight(self.command.fontMetrics().lineSpacing() * 4 + 16)
         self.command.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.command.setTabChangesFocus(True)
+        self.installer = QComboBox()
+        self.installer.addItem("uv", "uv")
+        self.installer.addItem("pip", "pip")
+        self.installer.currentIndexChanged.connect(lambda _i: self._render())
         self.copy = CopyButton(lambda: self.command.toPlainText())
         self.change = QPushButton()
         self.change.clicked.connect(self.open_change_dialog)
         self.data_version = muted(QLabel())
         cmd_row = QHBoxLayout()
+        cmd_row.addWidget(self.installer)
         cmd_row.addWidget(self.copy)
         cmd_row.addWidget(self.change)
         cmd_row.addStretch(1)
@@ -330,6 +342,8 @@ class RecommendationPage(BasePage):
 
     def _on_done(self, rec) -> None:
         self.state.recommendation = rec
+        self._render()
+        self.completeChanged.emit()
         self.recommended.emit(rec)
 
     def _on_failed(self, err) -> None:
@@ -397,7 +411,7 @@ class RecommendationPage(BasePage):
         self._clear(self.reasons_box)
         self._clear(self.warnings_box)
         for w in (self.headline, self.summary, self.why_title, self.cmd_title, self.command, self.copy,
-                  self.data_version):
+                  self.data_version, self.installer):
             w.setVisible(rec is not None)
         self.change.setEnabled(not busy and self.state.report is not None)
         if rec is None:
@@ -422,9 +436,22 @@ class RecommendationPage(BasePage):
             self.warnings_box.addWidget(Banner("warning", str(w)))
         for r in rec.reasons or []:
             self.reasons_box.addWidget(StatusRow("info", str(r)))
-        self.command.setPlainText(command_text(rec.command))
+        self.command.setPlainText(command_text(self.current_command()))
+        upgrade = getattr(rec, "driver_upgrade", None)
+        if upgrade:
+            self.warnings_box.addWidget(Banner("info", self.tr(
+                "Updating the NVIDIA driver to {driver} or newer would unlock {unlocks}.").format(
+                driver=_get(upgrade, "driver", "?"), unlocks=_get(upgrade, "unlocks", "?"))))
         self.data_version.setText(self.tr("compatibility data {version}").format(version=rec.compat_data_version)
                                   if rec.compat_data_version else "")
+
+    def current_command(self):
+        """The install command for the installer picked next to it (pip or uv)."""
+        rec = self.state.recommendation
+        if rec is None:
+            return []
+        commands = getattr(rec, "commands", None) or {}
+        return commands.get(self.installer.currentData()) or rec.command
 
     def retranslate(self) -> None:
         self.setTitle(self.tr("Recommendation"))
@@ -434,6 +461,8 @@ class RecommendationPage(BasePage):
         self.why_title.setText(self.tr("Why"))
         self.cmd_title.setText(self.tr("The command"))
         self.command.setAccessibleName(self.tr("The install command"))
+        self.installer.setAccessibleName(self.tr("Show the command for this installer"))
+        self.installer.setToolTip(self.tr("The same install, with uv or with pip"))
         self.copy.set_label(self.tr("C&opy command"))
         self.copy.setToolTip(self.tr("Copy the command to the clipboard"))
         self.change.setText(self.tr("C&hange…"))
