@@ -307,7 +307,7 @@ def _machine(report: SystemReport, data: CompatData) -> _Machine:
             name_l = (g.name or "").lower()
             looks_jetson = any(w in name_l for w in ("jetson", "orin", "xavier", "tegra"))
             l4t = v.driver is not None and v.driver[0] < 100 and platform == "linux-aarch64"
-            if (cc and f"{cc[0]}.{cc[1]}" in data.tegra) or looks_jetson or l4t:
+            if (cc and f"{cc[0]}.{cc[1]}" in data.tegra) or (cc is None and looks_jetson) or l4t:
                 v.tegra = True
                 jetson.append(v)
             else:
@@ -738,6 +738,10 @@ def recommend(report: SystemReport, data: CompatData | None = None, choices: Cho
 
     # Which backends does the hardware call for, in order of preference?
     order = ["cuda", "rocm", "xpu", "mps", "cpu"]
+    if choices.torch and not req_backend:
+        # a pin keeps the backend this machine gets without it; it never silently falls to CPU
+        unpinned = recommend(report, data, Choices(python=choices.python, packages=choices.packages))
+        req_backend = unpinned.backend
     chosen: _Eval | None = None
     tried: list[tuple[str, list[_Eval]]] = []
     backends = [req_backend] if req_backend else order
