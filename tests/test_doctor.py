@@ -281,3 +281,14 @@ def test_devices_from_probe_feed_arch_check():
     v = VerifyReport(python="p", torch_version="2.4.0+cu118", build={"cuda": "11.8", "arch_list": ["sm_50", "sm_80"]},
                      backends={"cuda": {"built": True, "available": True}}, devices=[d], checks=[], accelerator="cuda")
     assert [x.code for x in analyze(verify=v)] == ["arch-missing"]
+
+
+def test_cudnn_version_mismatch_message_points_at_ld_library_path():
+    """torch.backends.cudnn.version() raises this when a system cuDNN shadows the wheel's."""
+    v, r = _collect("cuda-3x-rtx3090-torch1.12.1-cu116-ubuntu22.04.txt")
+    msg = ("RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 1, 0) but found runtime "
+           "version (8, 2, 1). PyTorch already comes bundled with cuDNN. Looks like your LD_LIBRARY_PATH contains "
+           "incompatible version of cudnn.")
+    v2 = VerifyReport.from_dict({**v.to_dict(), "init_warnings": {"cudnn": [msg]}})
+    f = next(x for x in analyze(verify=v2, report=r) if x.code == "ld-library-path-shadowing")
+    assert f.severity == "error" and any("cuDNN version incompatibility" in e for e in f.evidence)

@@ -337,6 +337,9 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
                            [f"{var}={env[var]!r}"]))
 
     # --- LD_LIBRARY_PATH shadowing the wheel's libraries
+    cudnn_warn = " ".join(verify.init_warnings.get("cudnn") or []) if verify is not None else ""
+    if not lib_dirs and "LD_LIBRARY_PATH" in cudnn_warn:
+        lib_dirs = {"(reported by PyTorch)": [cudnn_warn[:300]]}
     if lib_dirs:
         loaded = verify.loaded_libraries if verify is not None else {}
         used = [f"{k} loaded from {v}" for k, v in loaded.items()

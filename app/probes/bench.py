@@ -162,8 +162,12 @@ def dtype_support(torch, device: str, flags: set) -> dict:
         else:
             out["tf32"] = (False, f"TF32 needs an NVIDIA GPU of compute capability 8.0+ (this one is {major}.x)", None)
         out["fp16"] = (True, "", None)
-        out["bf16"] = ((True, "", None) if torch.cuda.is_bf16_supported()
-                       else (False, "this GPU has no native bfloat16", None))
+        try:
+            bf16 = torch.cuda.is_bf16_supported(including_emulation=False)
+        except TypeError:  # older torch
+            bf16 = torch.cuda.is_bf16_supported()
+        out["bf16"] = ((True, "", None) if bf16
+                       else (False, "this GPU has no native bfloat16 (it needs compute capability 8.0+)", None))
     elif device == "cpu":
         out["tf32"] = (False, "TF32 is an NVIDIA GPU tensor-core format; CPUs do not have it", None)
         if flags & {"avx512_fp16", "amx_fp16", "asimdhp", "fphp"}:
