@@ -228,3 +228,17 @@ def test_fake_old_driver_without_compute_cap_field(tmp_path):
         [("NVIDIA TITAN V", "470.82.01", "7.0")]
     rec = probes(data, "nvidia-smi")[-1]
     assert rec["status"] == "ok" and "name table" in rec["detail"] and "cuda-gpus" in rec["detail"]
+
+
+def test_fake_nvidia_smi_with_one_lost_gpu(tmp_path):
+    """One GPU answers, the other has fallen off the bus: the good one is listed, the problem said."""
+    body = ("0, NVIDIA GeForce RTX 3090, 550.54.14, 8.6, 24576, 00000000:05:00.0, 0x220410DE\n"
+            "Unable to determine the device handle for GPU0000:0A:00.0: Unknown Error\n")
+    bindir = fake_smi(tmp_path, body, "", query_rc=15)
+    proc, _ = run_cli("--json", path_prefix=bindir)
+    data = json.loads(proc.stdout)
+    assert [(g["name"], g["compute_capability"]) for g in data["gpus"]] == [("NVIDIA GeForce RTX 3090", "8.6")]
+    rec = probes(data, "nvidia-smi")[-1]
+    assert rec["status"] == "ok" and "fallen off the bus" in rec["detail"]
+    proc, _ = run_cli(path_prefix=bindir)
+    assert "! nvidia-smi: a GPU is present but the driver cannot reach it" in proc.stdout

@@ -535,6 +535,8 @@ def explain(report: SystemReport) -> Explanation:
             continue  # normal on machines without NVIDIA
         if p.name in ("nvidia-smi", "nvml") and p.status in ("timeout", "error", "garbage", "empty"):
             ex.problems.append(_nv_problem(p))
+        elif p.name == "nvidia-smi" and p.status == "ok" and "nvidia-smi also said: " in p.detail:
+            ex.problems.append("nvidia-smi: " + p.detail.split("nvidia-smi also said: ", 1)[1])
         elif p.name in ("rocminfo", "amd-smi", "rocm-smi", "rocm_agent_enumerator") and \
                 p.status in ("timeout", "error", "garbage"):
             ex.problems.append(f"{p.name}: {p.detail}")

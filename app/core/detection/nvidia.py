@@ -422,7 +422,7 @@ def probe_smi(findings: NvidiaFindings, smi: str, timeout_s: float) -> bool:
         return False
     out = res.stdout + ("\n" + res.stderr if res.stderr else "")
     known = classify_smi_error(out)
-    rows = parse_query_csv(res.stdout, fields) if res.returncode == 0 else []
+    rows = parse_query_csv(res.stdout, fields)  # even on a non-zero exit: one lost GPU fails the call
     if not rows:
         if known:
             status, words = known
@@ -466,6 +466,10 @@ def probe_smi(findings: NvidiaFindings, smi: str, timeout_s: float) -> bool:
                   f"), source: {CC_BY_NAME_SOURCE}"
     elif any(g.compute_capability is None for g, _ in findings.gpus):
         detail += "; compute capability unknown for some GPUs"
+    if known:
+        detail += f"; nvidia-smi also said: {known[1]}"
+    elif res.returncode:
+        detail += f"; nvidia-smi ended with {res.describe()}: {snippet(res.stderr or res.stdout, 120)}"
     findings.records.append(record("nvidia-smi", "ok", detail, started, argv))
     return True
 
