@@ -68,6 +68,12 @@ def local_wheels() -> str | None:
     return None
 
 
+def wheel_version(folder: str) -> str | None:
+    """"2.13.0" from the newest torch-2.13.0+cpu-...whl in ``folder``."""
+    wheels = sorted(Path(folder).glob("torch-*.whl"))
+    return wheels[-1].name.split("-")[1].split("+")[0] if wheels else None
+
+
 def save_all(out_dir: str | os.PathLike, languages=None, *, wheels: str | None = None,
              index_url: str | None = None, stop_after: PageId | None = None) -> list[Path]:
     from app.gui.state import WizardState
@@ -113,6 +119,15 @@ def save_all(out_dir: str | os.PathLike, languages=None, *, wheels: str | None =
                     # The PyTorch index cannot always be reached (offline labs, this CI):
                     # with local wheels, the rest comes from the default package index.
                     page.index_url.setText(index_url or "https://pypi.org/simple")
+            if pid == PageId.RECOMMENDATION and wheels:
+                wait_until(lambda: page.isComplete() and not page.is_busy(), 30, "the recommendation")
+                have = wheel_version(wheels)
+                rec = wiz.state.recommendation
+                if have and rec.torch_version != have:
+                    # Install what the local wheels folder holds (an offline lab's situation).
+                    page.apply_change({"backend": rec.backend, "variant": rec.variant, "torch_version": have,
+                                       "packages": []})
+                    wait(100)
             if pid != PageId.WELCOME:
                 wait_until(lambda: page.isComplete() and not page.is_busy(), timeouts.get(pid, 60),
                            f"the {pid.name} page to finish")
