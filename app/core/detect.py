@@ -192,11 +192,18 @@ def detect(target=None, *, timeout_s: float = 3.0) -> SystemReport:
     env = envvars.collect(os.environ)
     memory_mb, mem_rec = _memory_mb()
     folder = _target_dir(target)
-    disk_mb, disk_rec = _disk_free_mb(folder)
+    jobs.start("disk", lambda: _disk_free_mb(folder))  # a stale network mount can hang statvfs
     apple_sysctl = None
     late = jobs.wait(started + t + _GRACE_S)
-    if "apple" in jobs.results:
-        apple_sysctl = jobs.results["apple"].sysctl
+    results = {k: v for k, v in dict(jobs.results).items() if k not in late}
+    if "disk" in results:
+        disk_mb, disk_rec = results["disk"]
+    else:
+        disk_mb, disk_rec = None, ProbeRecord("disk", "timeout", f"measuring free space at {folder} did not "
+                                              "finish in time (a network drive that does not answer?)")
+        late = [n for n in late if n != "disk"]
+    if "apple" in results:
+        apple_sysctl = results["apple"].sysctl
     from app.core.detection.cpu import detect_cpu
 
     cpu, cpu_rec = detect_cpu(family, apple_sysctl)
@@ -219,7 +226,7 @@ def detect(target=None, *, timeout_s: float = 3.0) -> SystemReport:
     found: list[tuple[GPU, str | None]] = []
     nvidia_cuda = None
     tools_info: dict[str, ToolInfo] = {}
-    nv = jobs.results.get("nvidia")
+    nv = results.get("nvidia")
     if nv is not None:
         probes += nv.records
         found += nv.gpus
@@ -232,7 +239,7 @@ def detect(target=None, *, timeout_s: float = 3.0) -> SystemReport:
             p = which("nvidia-smi")
             if p:
                 tools_info["nvidia-smi"] = ToolInfo("nvidia-smi", p, nv.driver_version)
-    am = jobs.results.get("amd")
+    am = results.get("amd")
     if am is not None:
         probes += am.records
         found += am.gpus
@@ -246,13 +253,13 @@ def detect(target=None, *, timeout_s: float = 3.0) -> SystemReport:
                 tools_info[name] = ToolInfo(name, p, am.tool_versions.get(name) or
                                             (f"ROCm {am.rocm_version}" if am.rocm_version else None))
     for key in ("apple", "windows"):
-        r = jobs.results.get(key)
+        r = results.get(key)
         if r is not None:
             probes += r.records
             found += r.gpus
     pci_devices = []
-    if "pci" in jobs.results:
-        pci_devices, pci_recs = jobs.results["pci"]
+    if "pci" in results:
+        pci_devices, pci_recs = results["pci"]
         probes += pci_recs
     kfd = am.kfd if am is not None else {}
     nv_driver = nv.driver_version if nv is not None else None
@@ -261,16 +268,16 @@ def detect(target=None, *, timeout_s: float = 3.0) -> SystemReport:
     # ---- Pythons and tools
     running = None
     interpreters = []
-    if "pythons" in jobs.results:
-        running, interpreters, precs = jobs.results["pythons"]
+    if "pythons" in results:
+        running, interpreters, precs = results["pythons"]
         probes += precs
     if running is None:
         from app.core.detection.pythons import running_interpreter
 
         running = running_interpreter()
         interpreters = [running]
-    if "tools" in jobs.results:
-        found_tools, versions = jobs.results["tools"]
+    if "tools" in results:
+        found_tools, versions = results["tools"]
         for name, path in found_tools.items():
             if name in versions:
                 info, rec = versions[name]

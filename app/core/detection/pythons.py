@@ -273,7 +273,7 @@ def detect_pythons(timeout_s: float, cache, *, family: str | None, arch: str | N
         threads = [threading.Thread(target=probe, args=(i,), daemon=True) for i in to_probe]
         for t in threads:
             t.start()
-        deadline = time.monotonic() + timeout_s + 4
+        deadline = time.monotonic() + timeout_s + 1.0
         for t in threads:
             t.join(max(0.0, deadline - time.monotonic()))
         for i, info in enumerate(infos):
