@@ -170,3 +170,44 @@ def test_gpu_peak_table_errors(tmp_path):
     bad.write_text('[[gpu]]\nname = "X"\nmatch = ["X"]\nfp32 = -1\nsource = "s"\n', encoding="utf-8")
     with pytest.raises(BadInput, match="positive"):
         load_gpu_peaks(bad)
+
+
+def test_cancel_stops_the_sweep_and_leaves_no_process(torch_env):
+    import threading
+    import time
+
+    import psutil
+
+    from app.core.errors import Cancelled
+    from app.core.runner import CancelToken
+
+    _env, py = torch_env
+    cancel = CancelToken()
+    seen = threading.Event()
+    caught = []
+
+    def on_event(ev):
+        if getattr(ev, "kind", "") == "step" and ev.status == "passed":
+            seen.set()
+
+    def work():
+        try:
+            run_bench(py, device="cpu", sizes=[64, 128, 256, 512, 1024, 2048, 4096], dtypes=["fp32"],
+                      budget_s=300, repeats=20, on_event=on_event, cancel=cancel)
+        except BaseException as exc:  # noqa: BLE001
+            caught.append(exc)
+
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    th = threading.Thread(target=work)
+    th.start()
+    assert seen.wait(120), "no measurement arrived"
+    probes = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    assert probes, "the probe process should be running"
+    cancel.cancel()
+    th.join(30)
+    assert not th.is_alive() and caught and isinstance(caught[0], Cancelled)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+                                              for p in probes):
+        time.sleep(0.05)
+    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in probes)

@@ -21,19 +21,30 @@ from app.core import runner
 from app.core.errors import BadInput
 from app.core.serial import to_jsonable
 
+# Fallback only: the floors normally come from the shared compat data
+# (resources/compat/drivers.toml via app.core.compat), which carries the same values.
 # Minimum NVIDIA driver per CUDA major version (minor-version compatibility: any 12.x runtime
 # runs on a driver >= the 12.x floor). Source: NVIDIA CUDA Toolkit release notes, table
 # "CUDA Toolkit and Minimum Required Driver Version for CUDA Minor Version Compatibility"
 # (docs.nvidia.com/cuda/cuda-toolkit-release-notes); CUDA 13.x: driver 580 or newer.
 DRIVER_FLOORS = {
     # cuda major: (linux, windows)
-    13: ("580.65.06", "580.88"),
+    13: ("580", "580"),
     12: ("525.60.13", "528.33"),
     11: ("450.80.02", "452.39"),
-    10: ("410.48", "411.31"),
 }
 DRIVER_FLOORS_SOURCE = ("NVIDIA CUDA Toolkit release notes, 'Minimum Required Driver Version for CUDA "
                         "Minor Version Compatibility' table")
+
+
+def _compat():
+    try:
+        from app.core.compat import load_compat
+
+        return load_compat()
+    except Exception:  # the doctor must work even when the compat data cannot be read
+        return None
+
 
 CUDA_LIBS = ("libcudart.so", "libcublas.so", "libcublasLt.so", "libcudnn", "libnccl.so", "libcusparse.so",
              "libcufft.so", "libcurand.so", "libnvrtc.so", "libnvJitLink.so", "libcusolver.so")
@@ -82,14 +93,20 @@ def _ver_tuple(v: str | None) -> tuple[int, ...] | None:
     return tuple(int(p) for p in parts) if parts else None
 
 
-def driver_floor(cuda: str, os_family: str | None) -> str | None:
+def driver_floor(cuda: str, os_family: str | None, compat=None) -> tuple[str, str] | None:
+    """(minimum driver, source) for a CUDA ``X.Y`` wheel on ``os_family``."""
     t = _ver_tuple(cuda)
     if not t:
         return None
+    windows = os_family == "windows"
+    if compat is not None:
+        row = compat.driver_floors.get(t[0])
+        if row is not None:
+            return (row.windows if windows else row.linux), row.source
     row = DRIVER_FLOORS.get(t[0])
     if row is None:
         return None
-    return row[1] if os_family == "windows" else row[0]
+    return (row[1] if windows else row[0]), DRIVER_FLOORS_SOURCE
 
 
 def scan_library_path(value: str | None, exclude_under: list[str] = ()) -> dict[str, list[str]]:
@@ -253,8 +270,10 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
     init_warn = " ".join((verify.init_warnings.get("cuda") or []) if verify is not None else [])
 
     # --- driver too old for the wheel's CUDA
+    compat = _compat() if (cuda_v or hip_v) else None
     if cuda_v:
-        floor = driver_floor(cuda_v, os_family)
+        fl = driver_floor(cuda_v, os_family, compat)
+        floor, floor_src = fl if fl else (None, "")
         drivers = sorted({g.driver_version for g in nvidia if g.driver_version})
         m = re.search(r"too old \(found version (\d+)\)", init_warn)
         if floor and drivers and any(_ver_tuple(d) < _ver_tuple(floor) for d in drivers):
@@ -265,7 +284,7 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
                                "The wheel brings its own CUDA runtime; only the driver must be new enough.",
                                f"Update the NVIDIA driver to {floor} or newer, or install a PyTorch built for an "
                                f"older CUDA that this driver supports (`torch-setup recommend` picks one).",
-                               [f"driver {d}", f"torch {tv} (CUDA {cuda_v})", f"floor source: {DRIVER_FLOORS_SOURCE}"]))
+                               [f"driver {d}", f"torch {tv} (CUDA {cuda_v})", f"floor source: {floor_src}"]))
         elif m:
             found = int(m.group(1))
             out.append(Finding("driver-too-old", "error",
@@ -305,7 +324,7 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
         listed = {a.split(":")[0] for a in arch_list}
         for name, gfx in dict.fromkeys(targets):
             if listed and gfx not in listed:
-                override = _hsa_override(gfx)
+                override = _hsa_override(gfx, compat)
                 out.append(Finding("rocm-gfx-unsupported", "error",
                                    f"{name} ({gfx}) is not a target of this ROCm PyTorch build",
                                    f"The wheel has kernels for {' '.join(sorted(listed))} only.",
@@ -415,18 +434,18 @@ def _arch_ok(cc: str, arch_list: list[str]) -> bool:
     return False
 
 
-def _hsa_override(gfx: str) -> str | None:
-    """HSA_OVERRIDE_GFX_VERSION commonly used for a consumer card: its family's supported target."""
+def _hsa_override(gfx: str, compat=None) -> str | None:
+    """The HSA_OVERRIDE_GFX_VERSION value used for a card of this gfx family (compat data)."""
+    if compat is not None:
+        for row in compat.hsa_overrides:
+            if gfx in row.gfx:
+                return row.value
+        return None
     m = re.fullmatch(r"gfx(\d+)([0-9a-f])([0-9a-f])", gfx or "")
-    if not m:
-        return None
-    major = m.group(1)
-    if major == "10" and m.group(2) == "3":
+    if m and m.group(1) == "10" and m.group(2) == "3":
         return "10.3.0"  # RDNA2 -> gfx1030
-    if major == "11":
+    if m and m.group(1) == "11" and m.group(2) == "0":
         return "11.0.0"  # RDNA3 -> gfx1100
-    if major == "9":
-        return None
     return None
 
 
