@@ -233,3 +233,39 @@ def test_python_discovery_sources_and_cache(monkeypatch, tmp_path):
     assert {(p.executable, p.version) for p in again[1:] if p.executable.startswith(ours)} == \
         {(e, v) for e, v, _, _ in got}
     assert len(calls.read_text().splitlines()) == 4  # nothing was started the second time
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_sysfs_pci_and_kfd_readers(tmp_path):
+    """The sysfs readers on a recorded-shape tree: an RX 7900 XTX, a Raphael iGPU, a NIC."""
+    from app.core.detection.amd import read_kfd_topology
+    from app.core.detection.pci import scan_sysfs
+
+    pcidir = tmp_path / "sys" / "bus" / "pci" / "devices"
+    for bus, cls, vendor, device in (("0000:03:00.0", "0x030000", "0x1002", "0x744c"),
+                                     ("0000:12:00.0", "0x038000", "0x1002", "0x164e"),
+                                     ("0000:05:00.0", "0x020000", "0x8086", "0x1533")):
+        _write(pcidir / bus / "class", cls + "\n")
+        _write(pcidir / bus / "vendor", vendor + "\n")
+        _write(pcidir / bus / "device", device + "\n")
+    devs = scan_sysfs(str(tmp_path))
+    assert [(d.bus, d.pci_id, d.class_code, d.vendor) for d in devs] == [
+        ("0000:03:00.0", "1002:744c", "0300", "amd"), ("0000:12:00.0", "1002:164e", "0380", "amd")]
+    nodes = tmp_path / "sys" / "class" / "kfd" / "kfd" / "topology" / "nodes"
+    _write(nodes / "0" / "properties", "cpu_cores_count 16\nsimd_count 0\ngfx_target_version 0\n")
+    _write(nodes / "1" / "properties", "cpu_cores_count 0\nsimd_count 192\ngfx_target_version 110000\n"
+                                       "location_id 768\ndomain 0\ndevice_id 29772\n")
+    _write(nodes / "2" / "properties", "cpu_cores_count 0\nsimd_count 4\ngfx_target_version 110003\n"
+                                       "location_id 4608\ndomain 0\ndevice_id 5710\n")
+    kfd = read_kfd_topology(str(tmp_path))
+    assert kfd == {"0000:03:00.0": {"gfx": "gfx1100", "device_id": "744c"},
+                   "0000:12:00.0": {"gfx": "gfx1103", "device_id": "164e"}}
+    from app.core.detect import merge_gpus
+
+    gpus = merge_gpus([], devs, kfd={k: v["gfx"] for k, v in kfd.items()})
+    assert [(g.gfx_target, g.integrated) for g in gpus] == [("gfx1100", False), ("gfx1103", True)]
+    assert scan_sysfs(str(tmp_path / "nowhere")) == [] and read_kfd_topology(str(tmp_path / "nowhere")) == {}
