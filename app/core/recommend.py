@@ -740,8 +740,11 @@ def recommend(report: SystemReport, data: CompatData | None = None, choices: Cho
     order = ["cuda", "rocm", "xpu", "mps", "cpu"]
     if choices.torch and not req_backend:
         # a pin keeps the backend this machine gets without it; it never silently falls to CPU
-        unpinned = recommend(report, data, Choices(python=choices.python, packages=choices.packages))
-        req_backend = unpinned.backend
+        try:
+            unpinned = recommend(report, data, Choices(python=choices.python, packages=choices.packages))
+            req_backend = unpinned.backend
+        except BadInput:
+            pass  # nothing works unpinned either; the pinned search below explains why
     chosen: _Eval | None = None
     tried: list[tuple[str, list[_Eval]]] = []
     backends = [req_backend] if req_backend else order
@@ -792,8 +795,11 @@ def _refusal(eng: _Engine, backend: str | None, variant: str | None, tried) -> B
         newest = max(evals, key=lambda e: (e.release.key, -len(e.problems)))
         why = "; ".join(newest.problems[:2])
     hint = "Run without that override to get the recommended build, or see the valid choices (GUI: Change…)."
+    plain = Choices(python=eng.choices.python, packages=eng.choices.packages)
     try:
-        fallback = recommend(eng.report, eng.data, Choices(python=eng.choices.python, packages=eng.choices.packages))
+        if plain == eng.choices:
+            raise BadInput("no fallback")
+        fallback = recommend(eng.report, eng.data, plain)
         hint = (f"The build that works here is torch {fallback.torch_version} ({fallback.variant}). " + hint)
     except BadInput:
         pass
@@ -862,10 +868,16 @@ def _build(eng: _Engine, e: _Eval, tried, req_backend, req_variant) -> Recommend
         drv_blocked = [x for x in better if x.kinds == {"driver"}]
         if cc_blocked:
             variants = [x.variant for x in cc_blocked]
-            first = served[0] if served else None
-            who = first.describe() if (first and len(served) == 1) else dev
-            reasons.append(f"Your {who} is not supported by the {_cuda_labels(variants, v.cuda)} builds; the "
-                           f"{v.label()} build of torch {rel.torch} supports it"
+            left_out: list[_Gpu] = []
+            for x in cc_blocked:
+                for g, _ in x.unserved:
+                    if g in served and g not in left_out:
+                        left_out.append(g)
+            who = _join([g.describe() for g in left_out]) or dev
+            whom = "it" if len(served) == 1 else ("them" if len(left_out) == len(served) else "all your GPUs")
+            verb = "is" if len(left_out) <= 1 else "are"
+            reasons.append(f"Your {who} {verb} not supported by the {_cuda_labels(variants, v.cuda)} builds; the "
+                           f"{v.label()} build of torch {rel.torch} supports {whom}"
                            + (f", and your driver {_short_driver(m.driver_text)} runs it." if m.driver_text
                               else "."))
         else:
@@ -944,7 +956,10 @@ def _build(eng: _Engine, e: _Eval, tried, req_backend, req_variant) -> Recommend
     pypi = rel.pypi_default.get(m.platform or "")
     if pypi and pypi != v.name and v.backend in ("cuda", "rocm", "xpu"):
         pv = next((x for x in rel.variants_for(m.platform) if x.name == pypi), None)
-        if pv is not None:
+        if pv is not None and pv.backend != v.backend:
+            reasons.append(f"A plain 'pip install torch' would give you the {pv.label()} build (the PyPI default "
+                           f"here), which cannot use your GPU; the {v.label()} build comes from its own index.")
+        elif pv is not None:
             pe = eng.evaluate(rel, pv)
             if not pe.ok or pe.unserved:
                 why = pe.problems[0] if pe.problems else pe.unserved[0][1]
