@@ -386,3 +386,38 @@ def test_event_batcher_sends_a_lone_line_by_timer():
     sink = EventBatcher(lambda b: got.set(), interval_s=0.02)
     sink(LogEvent("only line"))
     assert got.wait(5), "a quiet installer's last line still arrives"
+
+
+# --------------------------------------------------------------------- accessibility
+def test_every_control_of_the_late_pages_has_a_name(qtbot, wizard_with, tmp_path):
+    """Screen readers get a name for every control of pages 5-8, in both languages."""
+    from PySide6.QtWidgets import QAbstractButton, QComboBox, QLineEdit, QPlainTextEdit, QTextEdit
+
+    from app.gui import i18n
+    from app.gui.pages.done import DonePage
+    from app.gui.pages.install import InstallPage
+    from app.gui.pages.speedtest import SpeedTestPage
+    from app.gui.pages.verify import VerifyPage
+
+    env = tmp_path / "env"
+    (env / "bin").mkdir(parents=True)
+    state = WizardState(install_result=_Result(env, env / "bin" / "python"), skip_bench=True)
+    wiz, state, pages = wizard_with(InstallPage, VerifyPage, SpeedTestPage, DonePage, state=state)
+    pages[2]._ensure_chart()
+    pages[3]._fill()
+    try:
+        for lang in ("en", "zh_CN"):
+            i18n.set_language(lang)
+            for page in pages:
+                page.retranslate()
+                for w in page.findChildren(QAbstractButton):
+                    if w.objectName().startswith("qt_"):
+                        continue
+                    assert w.accessibleName() or w.text().replace("&", ""), f"{type(page).__name__}: unnamed button"
+                for w in (page.findChildren(QLineEdit) + page.findChildren(QComboBox)
+                          + page.findChildren(QPlainTextEdit) + page.findChildren(QTextEdit)):
+                    if isinstance(w.parent(), QComboBox) or w.objectName().startswith("qt_"):
+                        continue
+                    assert w.accessibleName(), f"{type(page).__name__}: {type(w).__name__} has no accessible name"
+    finally:
+        i18n.set_language("en")

@@ -306,6 +306,7 @@ class DonePage(BasePage):
         for shell, cmd in (activation_commands(env, self.env_kind()) if env else []):
             label = QLabel(shell, self.shell_box)
             row = _CommandRow(cmd, self.shell_box)
+            label.setBuddy(row.edit)
             self.shell_form.addRow(label, row)
             self.shell_rows.append((label, row))
         self.shell_box.setVisible(env is not None)
@@ -326,6 +327,13 @@ class DonePage(BasePage):
         self.retranslate_texts()
 
     def retranslate_texts(self) -> None:
+        for label, row in self.shell_rows:
+            row.edit.setAccessibleName(self.tr("Command that activates the environment in {shell}").format(
+                shell=label.text()))
+        self.vscode_cmd.edit.setAccessibleName(self.tr("VS Code setting for this interpreter"))
+        self.python_row.edit.setAccessibleName(self.tr("Path of the environment's Python interpreter"))
+        self.jupyter_install.edit.setAccessibleName(self.tr("Command that installs ipykernel"))
+        self.jupyter_kernel.edit.setAccessibleName(self.tr("Command that registers the Jupyter kernel"))
         self.vscode_label.setText(self.tr(
             "VS Code: open the Command Palette, run “Python: Select Interpreter” and choose the "
             "interpreter below (or “Enter interpreter path…”). To make it the default, add this "
