@@ -421,3 +421,52 @@ def test_every_control_of_the_late_pages_has_a_name(qtbot, wizard_with, tmp_path
                     assert w.accessibleName(), f"{type(page).__name__}: {type(w).__name__} has no accessible name"
     finally:
         i18n.set_language("en")
+
+
+# ------------------------------------------------------------- accelerator summaries
+def test_speed_summary_on_an_accelerator_gives_speedup_and_share_of_peak(qtbot):
+    """A BenchReport as the bench probe reports it on a GPU machine (no GPU here: the report is
+    written out by hand in the probe's shape): the CPU baseline is its own series, the
+    speedup comes from the probe's same-size pairs, the share of peak from the results."""
+    from app.gui.pages.speedtest import SpeedTestPage
+
+    rep = {"device": "cuda", "device_name": "NVIDIA H200",
+           "results": [{"device": "cuda", "dtype": "fp32", "n": 1024, "gflops": 30000.0, "fraction_of_peak": 0.45},
+                       {"device": "cuda", "dtype": "fp32", "n": 2048, "gflops": 45000.0, "fraction_of_peak": 0.67},
+                       {"device": "cuda", "dtype": "bf16", "n": 2048, "gflops": 400000.0, "fraction_of_peak": 0.81}],
+           "cpu_results": [{"device": "cpu", "dtype": "fp32", "n": 1024, "gflops": 150.0},
+                           {"device": "cpu", "dtype": "fp32", "n": 2048, "gflops": 180.0}],
+           "speedup": [{"n": 1024, "dtype": "fp32", "cpu_gflops": 150.0, "device_gflops": 30000.0, "speedup": 200.0},
+                       {"n": 2048, "dtype": "fp32", "cpu_gflops": 180.0, "device_gflops": 45000.0, "speedup": 250.0}]}
+    state = WizardState(bench_report=rep)
+    page = SpeedTestPage(state)
+    qtbot.addWidget(page)
+    head, details = page.summary_text()
+    assert head == "Fastest: 400000.0 GFLOP/s (cuda, bf16, 2048×2048)."
+    assert "cuda is 250.0× faster than the CPU in fp32 (at 2048×2048)." in details
+    assert "81% of the theoretical peak of cuda in bf16" in details
+    page._ensure_chart()
+    page.chart.set_report(rep)
+    assert sorted(s.name() for s in page.chart.series()) == ["cpu · fp32", "cuda · bf16", "cuda · fp32"]
+    assert page.chart.point_count() == 5
+
+
+def test_qtcharts_loads_only_when_the_speed_test_is_shown():
+    code = (
+        "import sys\n"
+        "from PySide6.QtWidgets import QApplication\n"
+        "app = QApplication([])\n"
+        "from app.gui.wizard import SetupWizard\n"
+        "from app.gui.pages import PageId\n"
+        "w = SetupWizard(auto_detect=False)\n"
+        "w.show(); app.processEvents()\n"
+        "print('before', 'PySide6.QtCharts' in sys.modules)\n"
+        "page = w.page(int(PageId.SPEEDTEST))\n"
+        "page.skip.setChecked(True)\n"
+        "page.initializePage()\n"
+        "print('after', 'PySide6.QtCharts' in sys.modules)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert res.returncode == 0, res.stderr[-1500:]
+    assert "before False" in res.stdout and "after True" in res.stdout, res.stdout
