@@ -480,7 +480,7 @@ def explain(report: SystemReport) -> Explanation:
         if versions:
             line += f" ({', '.join(versions)})"
         usable = [p for p in report.interpreters if p.can_venv]
-        line += f"; {len(usable)} can create a virtual environment"
+        line += f"; {len(usable)} of all {len(report.interpreters)} can create a virtual environment"
     ex.found.append(line)
     tl = [f"{n} {t.version or ''}".strip() for n, t in sorted(report.tools.items())]
     ex.found.append("Tools: " + (", ".join(tl) if tl else "none of uv, conda, mamba, micromamba, nvidia-smi, ROCm"))
@@ -510,7 +510,7 @@ def explain(report: SystemReport) -> Explanation:
     working_nv = [g for g in nvidia if g.source != "pci"]
     if working_nv:
         cuda = report.nvidia_cuda_version
-        ex.meaning.append("PyTorch can use your NVIDIA GPU through a CUDA build"
+        ex.meaning.append(f"PyTorch can use your NVIDIA GPU{'s' if len(working_nv) > 1 else ''} through a CUDA build"
                           + (f"; the driver supports CUDA up to {cuda} (the PyTorch wheel brings its own "
                              f"CUDA runtime, so no CUDA toolkit is needed)" if cuda else "") + ".")
     elif nvidia:
