@@ -242,3 +242,13 @@ def test_fake_nvidia_smi_with_one_lost_gpu(tmp_path):
     assert rec["status"] == "ok" and "fallen off the bus" in rec["detail"]
     proc, _ = run_cli(path_prefix=bindir)
     assert "! nvidia-smi: a GPU is present but the driver cannot reach it" in proc.stdout
+
+
+def test_importing_detection_is_cheap():
+    """Other commands import app.core.detect for its types; psutil and pynvml load only in detect()."""
+    code = ("import sys, json, app.core.detect, app.commands.detect\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('psutil', 'pynvml', 'torch', 'PySide6'))))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == []
