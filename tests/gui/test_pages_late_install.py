@@ -231,3 +231,34 @@ def test_progress_from_bytes_never_runs_backwards_and_estimates_time_left(qtbot)
     page2.on_event(ProgressEvent("numpy", 3, 12, unit="packages"))
     assert page2.progress.value() == 250
     assert page2.package_label.text() == "numpy (package 3 of 12)"
+
+
+def test_closing_the_wizard_during_a_real_install_asks_then_rolls_back(qtbot, tmp_path, local_wheels, monkeypatch):
+    """The whole SetupWizard, opened at the Install page over a prefilled state: closing the
+    window mid-install asks, cancels, waits for the rollback, and leaves nothing behind."""
+    from app.core.install import InstallRequest
+    from app.gui import i18n
+    from app.gui.pages import PageId
+    from app.gui.wizard import SetupWizard
+
+    env = tmp_path / "venv-wizard-close"
+    state = WizardState(install_request=InstallRequest(env_path=env, kind="venv", installer="pip",
+                                                       packages=["torch==2.13.0"],
+                                                       find_links=[str(local_wheels)]))
+    w = SetupWizard(state=state, lang="en", auto_detect=False)
+    qtbot.addWidget(w)
+    w.setStartId(int(PageId.INSTALL))
+    w.show()
+    qtbot.waitExposed(w)
+    page = w.currentPage()
+    assert w.currentId() == int(PageId.INSTALL) and page.is_busy()
+    qtbot.waitUntil(lambda: env.exists() and bool(_children()), timeout=60000)
+    asked = []
+    monkeypatch.setattr(w, "confirm_cancel_install", lambda: asked.append(1) or True)
+    w.close()
+    assert asked == [1]
+    assert not w.isVisible()
+    assert not page.is_busy()
+    assert not env.exists()
+    assert _children() == []
+    i18n.set_language("en")

@@ -138,7 +138,8 @@ class InstallPage(BasePage):
         return self._status
 
     def is_busy(self) -> bool:
-        return self._status in (RUNNING, CANCELLING)
+        """True while the core's install (or its rollback) runs in the worker."""
+        return self._task is not None and self._task.is_running()
 
     def can_go_back(self) -> bool:
         return self._status in (IDLE, CANCELLED, FAILED)
