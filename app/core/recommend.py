@@ -534,12 +534,6 @@ class _Engine:
             else:
                 e.fail("hardware", "this machine has no NVIDIA GPU")
             return
-        floor = data.driver_floors[v.cuda_major]
-        ftext = floor.windows if m.driver_os == "windows" else floor.linux
-        e.floor, e.floor_text = _ver(ftext), ftext
-        if m.driver is not None and e.floor and m.driver < e.floor:
-            e.fail("driver", f"the {v.label()} build needs NVIDIA driver {ftext} or newer"
-                             f"{' (the Windows driver, as this is WSL2)' if m.wsl else ''}, and yours is {m.driver_text}")
         for g in gpus:
             if g.cc is None:
                 e.served.append(g)
@@ -554,6 +548,12 @@ class _Engine:
                    f"the {v.label()} build of torch {e.release.torch} has no kernels for any of your GPUs "
                    f"({', '.join(g.describe() for g, _ in e.unserved)}): it is compiled for compute capability "
                    f"{_arch_span(v)}")
+        floor = data.driver_floors[v.cuda_major]
+        ftext = floor.windows if m.driver_os == "windows" else floor.linux
+        e.floor, e.floor_text = _ver(ftext), ftext
+        if m.driver is not None and e.floor and m.driver < e.floor:
+            e.fail("driver", f"the {v.label()} build needs NVIDIA driver {ftext} or newer"
+                             f"{' (the Windows driver, as this is WSL2)' if m.wsl else ''}, and yours is {m.driver_text}")
         tk = data.toolkits.get(v.cuda or "")
         tk_drv = _ver(tk.windows if m.driver_os == "windows" else tk.linux) if tk else None
         if m.driver and tk_drv and e.floor and e.floor <= m.driver < tk_drv:
@@ -1139,14 +1139,14 @@ def _alternatives(eng: _Engine, e: _Eval, evals: list[_Eval]) -> list[Alternativ
                 newer_bad = [x for x in xs if x.release.key > best.release.key]
                 if newer_bad:
                     x = newer_bad[0]
-                    out.append(Alternative(backend, name, x.release.latest, False, _cap(x.problems[0]) + "."))
+                    out.append(Alternative(backend, name, x.release.latest, False, _why(x)))
                 continue
             why = _why_not_chosen(eng, e, best)
             out.append(Alternative(backend, name, best.release.latest, True, why))
             newer_bad = [x for x in xs if x.release.key > best.release.key]
             if newer_bad and backend == e.variant.backend:
                 x = newer_bad[0]
-                out.append(Alternative(backend, name, x.release.latest, False, _cap(x.problems[0]) + "."))
+                out.append(Alternative(backend, name, x.release.latest, False, _why(x)))
         else:
             x = xs[0]
             if x.kinds <= {"hardware", "platform", "explicit"} and backend != e.variant.backend:
@@ -1154,7 +1154,7 @@ def _alternatives(eng: _Engine, e: _Eval, evals: list[_Eval]) -> list[Alternativ
                     continue
                 out.append(Alternative(backend, "", None, False, _cap(x.problems[0]) + "."))
                 continue
-            out.append(Alternative(backend, name, x.release.latest, False, _cap(x.problems[0]) + "."))
+            out.append(Alternative(backend, name, x.release.latest, False, _why(x)))
     # backends without any build on this platform
     have = {b for b, _ in by_name}
     for b in BACKENDS:
@@ -1167,6 +1167,10 @@ def _alternatives(eng: _Engine, e: _Eval, evals: list[_Eval]) -> list[Alternativ
     order = {b: i for i, b in enumerate(BACKENDS)}
     out.sort(key=lambda a: (not a.valid, order.get(a.backend, 9), a.variant))
     return out
+
+
+def _why(x: _Eval) -> str:
+    return _cap("; ".join(x.problems[:2])) + "."
 
 
 def _cap(s: str) -> str:
@@ -1214,7 +1218,7 @@ def valid_choices(report: SystemReport, data: CompatData | None = None, choices:
     plat = eng.platform_for_wheels()
     evals = [eng.evaluate(r, v, explicit=True) for r in data.releases for v in r.variants_for(plat)]
     options = [{"backend": x.variant.backend, "variant": x.variant.name, "torch_version": x.release.latest,
-                "valid": x.ok, "why": "" if x.ok else _cap(x.problems[0]) + "."} for x in evals]
+                "valid": x.ok, "why": "" if x.ok else _why(x)} for x in evals]
 
     def summarize(kind: str, key, label) -> list[dict]:
         groups: dict[str, list[_Eval]] = {}
@@ -1228,7 +1232,7 @@ def valid_choices(report: SystemReport, data: CompatData | None = None, choices:
                 why = f"newest working: torch {best.release.latest} ({best.variant.name})"
             else:
                 newest = max(xs, key=lambda x: x.release.key)
-                why = _cap(newest.problems[0]) + "."
+                why = _why(newest)
             out.append(Option(kind, name, bool(ok), why, **label(xs[0])).to_dict())
         return out
 
