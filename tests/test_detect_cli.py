@@ -261,3 +261,16 @@ def test_importing_detection_is_cheap():
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == []
+
+
+def test_fake_nvidia_smi_query_broken_but_table_fine(tmp_path):
+    plain = (FIXTURES / "nvidia-smi" / "multi-p100-gtx1070-580.82.07-cuda13.txt").read_text(encoding="utf-8")
+    bindir = fake_smi(tmp_path, "?? unexpected ??\n", plain)
+    proc, _ = run_cli("--json", path_prefix=bindir)
+    data = json.loads(proc.stdout)
+    nv = [g for g in data["gpus"] if g["source"] == "nvidia-smi"]
+    assert [(g["name"], g["driver_version"], g["compute_capability"], g["memory_mb"]) for g in nv] == [
+        ("Tesla P100-PCIE-16GB", "580.82.07", "6.0", 16384), ("NVIDIA GeForce GTX 1070", "580.82.07", "6.1", 8192)]
+    assert data["nvidia_cuda_version"] == "13.0"
+    assert probes(data, "nvidia-smi-query")[0]["status"] == "garbage"
+    assert probes(data, "nvidia-smi")[-1]["status"] == "ok"

@@ -423,6 +423,15 @@ def probe_smi(findings: NvidiaFindings, smi: str, timeout_s: float) -> bool:
     out = res.stdout + ("\n" + res.stderr if res.stderr else "")
     known = classify_smi_error(out)
     rows = parse_query_csv(res.stdout, fields)  # even on a non-zero exit: one lost GPU fails the call
+    table_rows = parse_smi_table(plain_res.stdout) if plain_res is not None and plain_rec is None else []
+    if not rows and table_rows and not known:
+        # The query form failed but the plain table is fine: names (maybe cut short), bus, memory.
+        fields = ("index", "name", "memory.total", "pci.bus_id")
+        rows = [{"index": r["index"], "name": r["name"], "memory.total": r["memory_mb"], "pci.bus_id": r["bus"]}
+                for r in table_rows]
+        findings.records.append(record("nvidia-smi-query", "garbage" if out.strip() else "empty",
+                                       f"--query-gpu gave no GPU list ({res.describe()}): {snippet(out, 120)}; "
+                                       "using the plain nvidia-smi table instead", started, argv))
     if not rows:
         if known:
             status, words = known
@@ -438,7 +447,7 @@ def probe_smi(findings: NvidiaFindings, smi: str, timeout_s: float) -> bool:
         return False
     driver = next((r.get("driver_version") for r in rows if r.get("driver_version")), None) \
         or header.get("driver_version")
-    table = {r["index"]: r for r in parse_smi_table(plain_res.stdout)} if plain_res is not None else {}
+    table = {r["index"]: r for r in table_rows}
     guessed = []
     for n, r in enumerate(rows):
         name = r.get("name") or "NVIDIA GPU"
