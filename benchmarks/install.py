@@ -12,8 +12,10 @@ its dependencies from the default index) into a FRESH env:
   (slow: run ``--pip-rounds`` times, default 1).
 
 The uv cache is warmed first (one discarded run of each uv side), rounds alternate which
-side goes first, and the ratios use the medians of the same run. The script exits 1 when
-the assistant's overhead over raw uv is 10 % or more.
+side goes first, and every round compares its two runs (the headline is the median of
+those paired ratios, robust on a shared, noisy machine); the ratios of the medians, of the
+minima, and of the children's CPU time are printed too. The script exits 1 when the
+assistant's overhead over raw uv is 10 % or more.
 
     .venv/bin/python benchmarks/install.py [--rounds 7] [--pip-rounds 1] [--wheels /opt/wheels]
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -34,11 +37,18 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 
+CPU = {"s": 0.0}  # CPU seconds (user + system) of the children, summed per side by the caller
+
+
 def _timed(argv, env) -> float:
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    return time.perf_counter() - t
+    wall = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU["s"] += (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return wall
 
 
 def main(argv=None) -> int:
@@ -93,12 +103,15 @@ def main(argv=None) -> int:
         raw_uv()
         ours()
         times: dict[str, list[float]] = {"assistant (uv)": [], "raw uv": [], "raw pip": []}
+        cpu: dict[str, list[float]] = {"assistant (uv)": [], "raw uv": []}
         for r in range(args.rounds):
             order = [("assistant (uv)", ours), ("raw uv", raw_uv)]
             if r % 2:
                 order.reverse()
             for name, fn in order:
+                CPU["s"] = 0.0
                 times[name].append(fn())
+                cpu[name].append(CPU["s"])
             print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.3f} s"
                                                   for k, v in times.items() if v), flush=True)
             for d in list(work.glob("env *")):
@@ -111,16 +124,20 @@ def main(argv=None) -> int:
 
     med = {k: statistics.median(v) for k, v in times.items() if v}
     paired = [a / b for a, b in zip(times["assistant (uv)"], times["raw uv"])]
-    overhead = med["assistant (uv)"] / med["raw uv"] - 1
+    a, u = "assistant (uv)", "raw uv"
+    overhead = statistics.median(paired) - 1
     print()
-    print(f"{'side':16} {'median s':>9} {'min s':>7} {'max s':>7}  runs")
+    print(f"{'side':16} {'median s':>9} {'min s':>7} {'max s':>7} {'CPU med s':>10}  runs")
     for k, v in times.items():
         if v:
-            print(f"{k:16} {med[k]:9.3f} {min(v):7.3f} {max(v):7.3f}  {len(v)}")
+            c = f"{statistics.median(cpu[k]):10.3f}" if k in cpu else " " * 10
+            print(f"{k:16} {med[k]:9.3f} {min(v):7.3f} {max(v):7.3f} {c}  {len(v)}")
     print()
-    print(f"assistant / raw uv : {med['assistant (uv)'] / med['raw uv']:.3f}  "
-          f"(overhead {overhead * 100:+.1f} %; paired-round median "
-          f"{(statistics.median(paired) - 1) * 100:+.1f} %)")
+    print(f"assistant / raw uv, paired rounds (median): {1 + overhead:.3f}  "
+          f"(overhead {overhead * 100:+.1f} %)")
+    print(f"assistant / raw uv, medians: {med[a] / med[u]:.3f}; minima: "
+          f"{min(times[a]) / min(times[u]):.3f}; CPU time: "
+          f"{statistics.median(cpu[a]) / statistics.median(cpu[u]):.3f}")
     if "raw pip" in med:
         print(f"raw pip / raw uv   : {med['raw pip'] / med['raw uv']:.2f}")
         print(f"assistant / raw pip: {med['assistant (uv)'] / med['raw pip']:.3f}")
@@ -128,7 +145,7 @@ def main(argv=None) -> int:
     print(f"overhead under 10 %: {'yes' if verdict else 'NO'}")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"times_s": times, "median_s": med,
-                                                   "overhead": overhead,
+                                                   "overhead": overhead, "cpu_s": cpu,
                                                    "paired_ratios": paired}, indent=2))
     return 0 if verdict else 1
 

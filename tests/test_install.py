@@ -215,3 +215,25 @@ def test_recommended_install_uses_the_recommendations_torch_index(tmp_path):
     argv = p.commands()[-1]
     assert argv[argv.index("--extra-index-url") + 1] == rec.index_url
     assert argv[-len(rec.packages):] == list(rec.packages)
+
+
+@pytest.mark.slow
+def test_adding_to_an_existing_env_with_uv_keeps_it_and_restores_on_failure(tmp_path):
+    env = tmp_path / "uv existing ü"
+    uv = envs.uv_bin()
+    subprocess.run([uv, "venv", str(env), "--python", sys.executable, "-q"], check=True)
+    subprocess.run([uv, "pip", "install", "-q", "--python", str(envs.env_python(env)),
+                    "six==1.16.0"], check=True)
+    events = []
+    ok = core.install(core.plan(core.InstallRequest(env, existing=True,
+                                                    packages=["packaging==24.2"])),
+                      on_event=events.append)
+    assert ok.created is False and ok.packages["six"] == "1.16.0"
+    assert ok.packages["packaging"] == "24.2"
+    assert any(isinstance(e, PhaseEvent) and e.name == "snapshot" for e in events)
+    before = envs.installed_distributions(env)
+    with pytest.raises(UserError) as err:
+        core.install(core.plan(core.InstallRequest(
+            env, existing=True, packages=["six==1.17.0", "zz-no-such-package-xq==1.0"])))
+    assert "restored to its earlier state" in err.value.message
+    assert envs.installed_distributions(env) == before
