@@ -470,3 +470,31 @@ def test_qtcharts_loads_only_when_the_speed_test_is_shown():
                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert res.returncode == 0, res.stderr[-1500:]
     assert "before False" in res.stdout and "after True" in res.stdout, res.stdout
+
+
+@pytest.mark.slow
+def test_verify_expects_the_accelerator_the_install_was_for(qtbot, wizard_with, torch_env):
+    """Installed for CUDA but the env holds a CPU build: the accelerator checks fail (not
+    skipped), and the doctor explains why."""
+    from app.gui.pages.verify import VerifyPage
+
+    class Rec:
+        backend = "cuda"
+        variant = "cu126"
+
+    env, py = torch_env
+    state = WizardState(install_result=_Result(env, py), recommendation=Rec())
+    wiz, state, (page,) = wizard_with(VerifyPage, state=state)
+    assert page.expected_accelerator() == "cuda"
+    wiz.show()
+    qtbot.waitUntil(lambda: page.status() not in ("idle", "running"), timeout=240000)
+    assert page.status() == "failed"
+    assert not state.verify_report.ok
+    failed = [page.checks.topLevelItem(i) for i in range(page.checks.topLevelItemCount())
+              if page.checks.topLevelItem(i).data(0, 256) == "failed"]
+    assert failed and all(item.text(1) for item in failed)
+    assert "checks failed" in page.summary.text()
+    qtbot.waitUntil(lambda: state.diagnosis is not None, timeout=120000)
+    assert page.diagnosis.isVisible()
+    text = page.diagnosis.toPlainText()
+    assert text.strip() and "Fix:" in text

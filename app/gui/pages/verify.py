@@ -82,6 +82,11 @@ class VerifyPage(TaskPageMixin, BasePage):
     def status(self) -> str:
         return self._status
 
+    def expected_accelerator(self) -> str | None:
+        """The backend the install was for (cuda, rocm, mps, xpu), or None for a CPU build."""
+        backend = str(field_of(self.state.recommendation, "backend", default="") or "").lower()
+        return backend if backend in ("cuda", "rocm", "mps", "xpu") else None
+
     def python(self):
         return field_of(self.state.install_result, "python")
 
@@ -101,10 +106,13 @@ class VerifyPage(TaskPageMixin, BasePage):
                                      hint=self.tr("Run the installation first.")))
             return
 
+        expect = self.expected_accelerator()
+
         def work(on_event, cancel):
             from app.core.verify import run_verify
 
-            return run_verify(python, on_event=on_event, cancel=cancel)
+            # Installed for an accelerator: "no accelerator" is then a failure, not a skip.
+            return run_verify(python, on_event=on_event, cancel=cancel, expect=expect)
 
         self._task = Task(work, self, name="verify")
         self._task.event.connect(self.on_event)
