@@ -86,7 +86,7 @@ def save_all(out_dir: str | os.PathLike, languages=None, *, wheels: str | None =
     saved: list[Path] = []
     work = Path(tempfile.mkdtemp(prefix="torch-setup-shots-"))
     os.environ.setdefault("TORCH_SETUP_HOME", str(work / "home"))  # logs and reports stay in there
-    state = WizardState(bench_sizes=[256, 512, 1024], bench_dtypes=["float32"], bench_budget_s=20)
+    state = WizardState(bench_sizes=[256, 512, 1024], bench_dtypes=["fp32"], bench_budget_s=20)
     wiz = SetupWizard(state=state, lang=languages[0])
     wiz.resize(SIZE)
     wiz.show()

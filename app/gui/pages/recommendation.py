@@ -285,7 +285,7 @@ class RecommendationPage(BasePage):
         self.command = QPlainTextEdit()
         self.command.setReadOnly(True)
         self.command.setFont(monospace_font())
-        self.command.setMaximumHeight(self.command.fontMetrics().lineSpacing() * 4 + 16)
+        self.command.setFixedHeight(self.command.fontMetrics().lineSpacing() * 3 + 14)
         self.command.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.command.setTabChangesFocus(True)
         self.installer = QComboBox()
