@@ -292,3 +292,10 @@ def test_cudnn_version_mismatch_message_points_at_ld_library_path():
     v2 = VerifyReport.from_dict({**v.to_dict(), "init_warnings": {"cudnn": [msg]}})
     f = next(x for x in analyze(verify=v2, report=r) if x.code == "ld-library-path-shadowing")
     assert f.severity == "error" and any("cuDNN version incompatibility" in e for e in f.evidence)
+
+
+def test_visible_devices_with_hidden_uuids_from_a_report_are_valid():
+    r = SystemReport(gpus=[GPU(vendor="nvidia", name="A100")])
+    assert [x for x in analyze(report=r, env={"CUDA_VISIBLE_DEVICES": "GPU-<uuid>"})] == []
+    found = analyze(report=r, env={"CUDA_VISIBLE_DEVICES": "GPU-8a1b2c3d-0000-1111-2222-333344445555,zz"})
+    assert found and "8a1b2c3d" not in " ".join([found[0].title, *found[0].evidence])

@@ -136,22 +136,30 @@ def _visible_devices(var: str, value: str, gpu_count: int | None) -> tuple[str, 
         return "error", f"{var} is set to an empty string, which hides every GPU from PyTorch"
     tokens = [t.strip() for t in v.split(",")]
     if tokens[0] in ("-1", "none", "NoDevFiles"):
-        return "error", f"{var}={value!r} hides every GPU from PyTorch"
+        return "error", f"{var}={_hide_uuids(value)!r} hides every GPU from PyTorch"
     visible = 0
     for t in tokens:
         if re.fullmatch(r"\d+", t):
             if gpu_count is not None and int(t) >= gpu_count:
                 break
-        elif not re.fullmatch(r"(GPU|MIG)-[0-9a-fA-F-]+.*", t):
+        elif not re.fullmatch(r"(GPU|MIG)-(<uuid>|[0-9a-fA-F-]+).*", t):  # reports hide UUIDs as GPU-<uuid>
             break
         visible += 1
     if visible == 0:
         n = f" (this machine has {gpu_count} GPU{'s' if gpu_count != 1 else ''}, numbered from 0)" if gpu_count is not None else ""
-        return "error", f"{var}={value!r} names no GPU that exists{n}, so PyTorch sees none"
+        return "error", f"{var}={_hide_uuids(value)!r} names no GPU that exists{n}, so PyTorch sees none"
     if visible < len(tokens):
-        return "warning", (f"{var}={value!r}: only the first {visible} entr{'y' if visible == 1 else 'ies'} "
+        return "warning", (f"{var}={_hide_uuids(value)!r}: only the first {visible} entr{'y' if visible == 1 else 'ies'} "
                            f"are used; '{tokens[visible]}' is not a valid device and hides the rest")
     return None
+
+
+def _hide_uuids(text: str) -> str:
+    try:
+        from app.core.detection.envvars import hide_uuids
+    except ImportError:  # pragma: no cover
+        return text
+    return hide_uuids(text)
 
 
 def _inside(path: str | None, prefix: str | None) -> bool:
@@ -353,7 +361,7 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
                            "by a job scheduler, a shell profile or a notebook cell.",
                            f"Unset it (`unset {var}` / `set {var}=` on Windows / remove it from your profile) or "
                            f"list valid device numbers (0..{(count or 1) - 1}).",
-                           [f"{var}={env[var]!r}"]))
+                           [_hide_uuids(f"{var}={env[var]!r}")]))
 
     # --- LD_LIBRARY_PATH shadowing the wheel's libraries
     cudnn_warn = " ".join(verify.init_warnings.get("cudnn") or []) if verify is not None else ""

@@ -91,7 +91,11 @@ class VerifyReport:
         """From ``to_dict()`` output or from the probe's raw result object."""
         torch = d.get("torch") or {}
         build = d.get("build") or torch
-        interp = d.get("interpreter") or {}
+        interp = dict(d.get("interpreter") or {})
+        if isinstance(interp.get("env"), dict):  # device UUIDs never go into a report
+            from app.core.detection.envvars import hide_uuids
+
+            interp["env"] = {k: hide_uuids(str(v)) for k, v in interp["env"].items()}
         return cls(
             python=str(d.get("python") or interp.get("executable") or ""),
             torch_version=d.get("torch_version") or torch.get("version"),
