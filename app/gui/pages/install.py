@@ -492,7 +492,6 @@ class InstallPage(BasePage):
         self.setTitle(self.tr("Installing PyTorch"))
         self.setSubTitle(self.tr("The environment is created and PyTorch is downloaded and installed "
                                  "into it. This usually takes from under a minute to a few minutes."))
-        self.setButtonText(QWizard.WizardButton.CommitButton, self.tr("Next"))
         self.cancel_button.setText(self.tr("Cancel installation"))
         self.cancel_button.setAccessibleName(self.tr("Cancel the installation and remove what was made"))
         self.retry_button.setText(self.tr("Try again"))
