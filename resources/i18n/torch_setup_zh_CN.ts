@@ -27,7 +27,7 @@
 <context>
     <name>ChangeDialog</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="+160"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="+167"/>
         <source>(default)</source>
         <translation>（默认）</translation>
     </message>
@@ -120,7 +120,7 @@
 <context>
     <name>CopyButton</name>
     <message>
-        <location filename="../../app/gui/widgets.py" line="+231"/>
+        <location filename="../../app/gui/widgets.py" line="+237"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
@@ -199,6 +199,31 @@
     </message>
     <message>
         <location line="+39"/>
+        <source>Command that activates the environment in {shell}</source>
+        <translation>在 {shell} 中激活环境的命令</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>VS Code setting for this interpreter</source>
+        <translation>指定这个解释器的 VS Code 设置</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Path of the environment&apos;s Python interpreter</source>
+        <translation>环境中 Python 解释器的路径</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Command that installs ipykernel</source>
+        <translation>安装 ipykernel 的命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Command that registers the Jupyter kernel</source>
+        <translation>注册 Jupyter 内核的命令</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>VS Code: open the Command Palette, run “Python: Select Interpreter” and choose the interpreter below (or “Enter interpreter path…”). To make it the default, add this line to settings.json:</source>
         <translation>VS Code：打开命令面板，运行“Python: Select Interpreter”，选择下面的解释器（或选“Enter interpreter path…”）。要把它设为默认，在 settings.json 中加入这一行：</translation>
     </message>
@@ -494,7 +519,7 @@
 <context>
     <name>ErrorPanel</name>
     <message>
-        <location filename="../../app/gui/pages/_common.py" line="+103"/>
+        <location filename="../../app/gui/pages/_common.py" line="+109"/>
         <source>What to do: {hint}</source>
         <translation>解决办法：{hint}</translation>
     </message>
@@ -532,7 +557,7 @@
 <context>
     <name>InstallPage</name>
     <message>
-        <location filename="../../app/gui/pages/install.py" line="+164"/>
+        <location filename="../../app/gui/pages/install.py" line="+165"/>
         <source>No environment was chosen.</source>
         <translation>还没有选择环境。</translation>
     </message>
@@ -693,11 +718,6 @@
     </message>
     <message>
         <location line="+2"/>
-        <source>Next</source>
-        <translation>下一步</translation>
-    </message>
-    <message>
-        <location line="+1"/>
         <source>Cancel installation</source>
         <translation>取消安装</translation>
     </message>
@@ -770,17 +790,17 @@
     <message>
         <location line="+2"/>
         <source>the processor only (CPU)</source>
-        <translation>仅处理器（CPU）</translation>
+        <translation>处理器（仅 CPU）</translation>
     </message>
     <message>
-        <location line="+300"/>
+        <location line="+307"/>
         <source>No PyTorch build could be recommended: {message}</source>
         <translation>无法推荐 PyTorch 版本：{message}</translation>
     </message>
     <message>
         <location line="+12"/>
         <source>PyTorch {version} for {target}</source>
-        <translation>PyTorch {version}，适用于{target}</translation>
+        <translation>PyTorch {version} — {target}</translation>
     </message>
     <message>
         <location line="+5"/>
@@ -803,12 +823,17 @@
         <translation>这个 PyTorch 版本不支持你当前的 Python；新环境将使用 Python {version}。</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+10"/>
+        <source>Updating the NVIDIA driver to {driver} or newer would unlock {unlocks}.</source>
+        <translation>把 NVIDIA 驱动更新到 {driver} 或更新版本，就能使用 {unlocks}。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>compatibility data {version}</source>
         <translation>兼容性数据 {version}</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+12"/>
         <source>Recommendation</source>
         <translation>推荐方案</translation>
     </message>
@@ -839,6 +864,16 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Show the command for this installer</source>
+        <translation>显示这个安装工具的命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The same install, with uv or with pip</source>
+        <translation>同样的安装，用 uv 或 pip 执行</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>C&amp;opy command</source>
         <translation>复制命令(&amp;O)</translation>
     </message>
@@ -861,7 +896,7 @@
 <context>
     <name>SetupWizard</name>
     <message>
-        <location filename="../../app/gui/wizard.py" line="+143"/>
+        <location filename="../../app/gui/wizard.py" line="+145"/>
         <source>Stop the installation?</source>
         <translation>要停止安装吗？</translation>
     </message>
@@ -1267,7 +1302,7 @@ Stop and close?</source>
 <context>
     <name>VerifyPage</name>
     <message>
-        <location filename="../../app/gui/pages/verify.py" line="+100"/>
+        <location filename="../../app/gui/pages/verify.py" line="+105"/>
         <source>There is no installed environment to verify.</source>
         <translation>没有可以验证的已安装环境。</translation>
     </message>
@@ -1277,7 +1312,7 @@ Stop and close?</source>
         <translation>请先完成安装。</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+15"/>
         <source>Verification was cancelled.</source>
         <translation>验证已取消。</translation>
     </message>
@@ -1498,7 +1533,7 @@ Stop and close?</source>
 <context>
     <name>_CommandRow</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="-267"/>
+        <location filename="../../app/gui/pages/done.py" line="-274"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
