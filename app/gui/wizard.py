@@ -150,18 +150,44 @@ class SetupWizard(QWizard):
 
     def reject(self) -> None:
         """Cancel button, Esc and the window's close button (QDialog.closeEvent) all come here;
-        returning without hiding keeps the window open."""
+        returning without hiding keeps the window open.
+
+        During an install: ask; on "Yes" the install is cancelled and the window closes once
+        the core has rolled back (the window stays responsive meanwhile, showing the install
+        page's "Cancelling…"). Other work (detection, pre-flight) is short: it is cancelled
+        and waited for.
+        """
         if self._closing:
             return
-        busy = self.busy_pages()
-        if self.install_busy() and not self.confirm_cancel_install():
-            return
+        install = self.page(int(PageId.INSTALL))
+        if self.install_busy():
+            if not self.confirm_cancel_install():
+                return
+            if hasattr(install, "cancel") and hasattr(install, "state_changed"):
+                self._closing = True
+                self.setEnabled(False)  # no second click while the rollback runs
+
+                def on_state(status: str) -> None:
+                    if not install.is_busy():
+                        install.state_changed.disconnect(on_state)
+                        self._finish_reject()
+
+                install.state_changed.connect(on_state)
+                install.cancel()
+                if not install.is_busy():  # it stopped at once
+                    install.state_changed.disconnect(on_state)
+                    self._finish_reject()
+                return
         self._closing = True
+        self._finish_reject()
+
+    def _finish_reject(self) -> None:
         try:
-            for page in busy:
+            for page in self.busy_pages():
                 page.cancel_and_wait(60.0)
         finally:
             self._closing = False
+            self.setEnabled(True)
         super().reject()
 
     # ---- language ----
