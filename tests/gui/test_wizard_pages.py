@@ -419,3 +419,22 @@ def test_banner_is_readable_in_dark_mode(qtbot):
         fill = img.pixelColor(img.width() - 8, img.height() // 2)
         fg = QColor(text)
         assert abs(fill.lightness() - fg.lightness()) > 120, (window, fill.name())
+
+
+def test_environment_keyboard_order_follows_the_layout(qtbot, host, env_state):
+    from app.gui.pages.environment import EnvironmentPage
+
+    wiz, state, (page,) = host(EnvironmentPage, state=env_state)
+    page.initializePage()
+    wiz.show()
+    page.advanced.set_expanded(True)
+    wanted = [page.r_uv, page.location, page.browse, page.name, page.python, page.existing, page.advanced.button,
+              page.index_url, page.extra_index, page.find_links, page.browse_links, page.bundle, page.browse_bundle]
+    order, w = [], page.r_uv
+    for _ in range(200):
+        if w in wanted and w not in order:
+            order.append(w)
+        w = w.nextInFocusChain()
+        if w is page.r_uv:
+            break
+    assert order == wanted, [x.accessibleName() or x.text() for x in order]
