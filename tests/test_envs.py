@@ -199,3 +199,32 @@ def test_preflight_target_rules(tmp_path):
     f.write_text("x")
     c = {c.name: c for c in core.preflight(core.plan(core.InstallRequest(f, packages=["six"])))}
     assert not c["target"].ok and "not a folder" in c["target"].message
+
+
+def test_proxies_and_ca_bundle_reach_the_children_and_the_reachability_check(tmp_path, monkeypatch):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    proxy = f"http://127.0.0.1:{srv.getsockname()[1]}"
+    try:
+        # the index host does not even resolve: only the proxy is contacted
+        assert core.check_url("https://index.invalid/simple", proxy=proxy) is None
+        monkeypatch.setenv("HTTPS_PROXY", proxy)
+        assert core.check_url("https://index.invalid/simple") is None
+    finally:
+        srv.close()
+    assert "cannot connect" in core.check_url("https://index.invalid/simple", proxy=proxy)
+    monkeypatch.delenv("HTTPS_PROXY")
+    p = core.plan(core.InstallRequest(tmp_path / "e", packages=["six"], proxy=proxy,
+                                      ca_bundle="/etc/ssl/corp-ca.pem"))
+    env = p.backend.child_env(p.index, p.request.proxy)
+    assert env["HTTPS_PROXY"] == proxy and env["SSL_CERT_FILE"] == "/etc/ssl/corp-ca.pem"
+    assert "PYTHONPATH" not in env
+
+
+def test_existing_env_without_pip_needs_uv(tmp_path):
+    env = tmp_path / "nopip"
+    (env / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    (env / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    with pytest.raises(BadInput, match="has no pip"):
+        core.plan(core.InstallRequest(env, installer="pip", existing=True, packages=["six"]))

@@ -415,6 +415,9 @@ def plan(request: InstallRequest, report=None) -> InstallPlan:
         actual = envs.env_kind(env_path)
         if actual != request.kind:
             backend = envs.backend_for(actual, request.installer)
+        if request.installer == "pip" and not envs.pip_version_in(env_path):
+            raise BadInput(f"{env_path} has no pip, so pip cannot add packages to it.",
+                           hint="Use --installer uv (it needs no pip inside the environment).")
     elif exists_as_env:
         raise BadInput(f"{env_path} already is a Python environment.",
                        hint="Choose a new folder, or add to this environment on purpose "
@@ -874,9 +877,11 @@ def install(p: InstallPlan, *, on_event: Callable | None = None, cancel: runner.
     if any(c.blocking for c in checks):
         emit(PhaseEvent("preflight", "failed"))
         raise_for_checks(checks, log_path)
+    warnings: list[str] = []
     for c in checks:
         if c.severity == "warning" and (not c.ok or p.python is None):
             emit(WarningEvent(c.message))
+            warnings.append(c.message)
     emit(PhaseEvent("preflight", "end"))
     cancel.raise_if_cancelled()
 
@@ -884,7 +889,6 @@ def install(p: InstallPlan, *, on_event: Callable | None = None, cancel: runner.
     child_env = backend.child_env(p.index, p.request.proxy)
     guard = _Rollback(p.env_path) if p.new_env else None
     snapshot: Path | None = None
-    warnings: list[str] = []
     phase = "snapshot"
 
     def fail(message: str, res: runner.RunResult, default_hint: str) -> UserError:
