@@ -26,7 +26,7 @@ def test_cpu_sweep_measures_and_reports_peak_fraction(small_bench):
     fp32 = sorted((r for r in rep.results if r.dtype == "fp32"), key=lambda r: r.n)
     assert [r.n for r in fp32] == [128, 256]
     for r in fp32:
-        assert r.runs == 3 and r.median_s > 0
+        assert 3 <= r.runs <= 50 and r.median_s > 0  # short points take more runs
         assert r.gflops == pytest.approx(2 * r.n ** 3 / r.median_s / 1e9)
         assert r.peak_gflops == pytest.approx(rep.peak.gflops["fp32"])
         assert r.fraction_of_peak == pytest.approx(r.gflops / r.peak_gflops)

@@ -54,8 +54,11 @@ def render(report) -> str:
         lines.append(f"  device {d.index}: {d.name}{cc}{mem}")
     lines.append("")
     width = max((len(c.title or c.name) for c in report.checks), default=10)
+    prefix = "no accelerator is usable: "
     for c in report.checks:
-        lines.append(f" {_mark(c.status)} {(c.title or c.name).ljust(width)}  {c.detail}")
+        detail = "skipped: no accelerator (see above)" if c.status == "skipped" and c.detail.startswith(prefix) \
+            else c.detail
+        lines.append(f" {_mark(c.status)} {(c.title or c.name).ljust(width)}  {detail}")
     lines.append("")
     n = {s: sum(1 for c in report.checks if c.status == s) for s in ("passed", "failed", "skipped")}
     verdict = "All checks passed" if report.ok else "Some checks FAILED"

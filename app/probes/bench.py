@@ -24,6 +24,9 @@ DEFAULT_SIZES = (256, 512, 1024, 2048, 4096, 8192)
 CPU_FP16_MAX = 256  # measured here: fp16 matmul on a CPU without native fp16 takes ~69 s at n=2048
 CPU_BF16_SLOW_MAX = 1024  # without avx512_bf16 / AMX, bf16 is several times slower than fp32
 
+MIN_POINT_S = 0.25  # timed runs of one point last at least this long when they are short...
+MAX_RUNS = 50  # ...but never more runs than this
+
 _T0 = time.monotonic()
 
 
@@ -217,6 +220,10 @@ def time_matmul(torch, device: str, n: int, dtype_name: str, warmup: int, repeat
         runs = repeats
         if t_first and t_first * repeats > max_seconds:
             runs = max(1, int(max_seconds / t_first))
+        elif t_first and t_first * repeats < MIN_POINT_S:
+            # short runs: take more of them (up to MAX_RUNS) so that the median is not at the
+            # mercy of one scheduler hiccup on a busy machine
+            runs = min(MAX_RUNS, max(repeats, int(MIN_POINT_S / max(t_first, 1e-6))))
         times = []
         use_events = device == "cuda"
         for _ in range(runs):
