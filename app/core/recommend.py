@@ -422,6 +422,7 @@ class _Eval:
     notes: list[str] = field(default_factory=list)
     floor: tuple[int, ...] | None = None
     floor_text: str | None = None
+    by_kind: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -429,6 +430,7 @@ class _Eval:
 
     def fail(self, kind: str, why: str) -> None:
         self.kinds.add(kind)
+        self.by_kind.setdefault(kind, why)
         if why not in self.problems:
             self.problems.append(why)
 
@@ -487,7 +489,7 @@ class _Engine:
         # glibc
         gmin = _ver(v.glibc_min or rel.glibc_min)
         if m.family == "linux" and m.glibc and gmin and m.glibc < gmin:
-            e.fail("glibc", f"torch {rel.torch} ({v.label()}) needs glibc {_vtext(gmin)} or newer "
+            e.fail("glibc", f"torch {rel.torch}{' (' + v.label() + ')' if v.glibc_min else ''} needs glibc {_vtext(gmin)} or newer "
                             f"(manylinux_{gmin[0]}_{gmin[1]} wheels) and this system has glibc {_vtext(m.glibc)}")
         # macOS
         if m.family == "macos":
@@ -554,11 +556,6 @@ class _Engine:
         if m.driver is not None and e.floor and m.driver < e.floor:
             e.fail("driver", f"the {v.label()} build needs NVIDIA driver {ftext} or newer"
                              f"{' (the Windows driver, as this is WSL2)' if m.wsl else ''}, and yours is {m.driver_text}")
-        tk = data.toolkits.get(v.cuda or "")
-        tk_drv = _ver(tk.windows if m.driver_os == "windows" else tk.linux) if tk else None
-        if m.driver and tk_drv and e.floor and e.floor <= m.driver < tk_drv:
-            e.notes.append(f"Your driver {m.driver_text} is older than the CUDA {v.cuda} toolkit's own driver "
-                           f"({_vtext(tk_drv)}); it runs this build through CUDA minor-version compatibility.")
 
     def _check_rocm(self, e: _Eval, explicit: bool) -> None:
         m, v = self.m, e.variant
@@ -586,9 +583,9 @@ class _Engine:
             elif ov.as_gfx not in v.gfx:
                 e.unserved.append((g, f"the {v.label()} build lacks {ov.as_gfx}, which the override would use"))
             elif not ov.reliable and not explicit:
-                e.unserved.append((g, f"your {g.describe()} ({ov.family}) is not supported by the {v.label()} "
-                                      f"build; HSA_OVERRIDE_GFX_VERSION={ov.value} works only partly on this "
-                                      "family, so it is offered only when you choose ROCm yourself"))
+                e.unserved.append((g, f"your {g.describe()} is an {ov.family} card, which the {v.label()} build "
+                                      f"does not list; HSA_OVERRIDE_GFX_VERSION={ov.value} works only partly on "
+                                      "this family, so ROCm is offered only when you ask for it (--backend rocm)"))
             else:
                 e.served.append(g)
                 overrides[g.gfx] = ov.value
@@ -884,9 +881,6 @@ def _build(eng: _Engine, e: _Eval, tried, req_backend, req_variant) -> Recommend
             reasons.append(f"Your {dev} is supported by the {v.label()} build of torch {rel.torch}"
                            + (f", and your driver {_short_driver(m.driver_text)} runs it." if m.driver_text
                               else "."))
-        if drv_blocked and not cc_blocked:
-            reasons.append(f"The {_cuda_labels([x.variant for x in drv_blocked])} builds need a newer NVIDIA driver "
-                           f"than yours ({m.driver_text}).")
         if m.wsl:
             reasons.append("This is WSL2: the GPU driver is the Windows one, so the Windows driver thresholds apply; "
                            "do not install an NVIDIA driver inside WSL.")
@@ -904,8 +898,7 @@ def _build(eng: _Engine, e: _Eval, tried, req_backend, req_variant) -> Recommend
         others = [g for g in m.intel + m.amd if g.gpu.integrated]
         if others:
             reasons.append(f"The integrated {_join([g.name for g in others])} is not used; PyTorch runs on the "
-                           "NVIDIA GPU" + (" (on a laptop, keep it plugged in and let the NVIDIA GPU wake up "
-                                            "when PyTorch starts)." if True else "."))
+                           "NVIDIA GPU.")
         dgpu_other = [g for g in m.amd + m.intel if not g.gpu.integrated]
         if dgpu_other:
             warnings.append(f"{_join([g.name for g in dgpu_other])} also present: one PyTorch build serves one "
@@ -981,7 +974,7 @@ def _build(eng: _Engine, e: _Eval, tried, req_backend, req_variant) -> Recommend
     if v.backend == "cuda":
         for g in m.amd + m.intel:
             if not g.gpu.integrated:
-                unserved.append((g, "a CUDA build does not use non-NVIDIA GPUs"))
+                unserved.append((g, f"your {g.name} (a CUDA build does not use non-NVIDIA GPUs)"))
     if unserved and v.backend != "cpu":
         reasons.append("Not served: " + "; ".join(why for _, why in unserved) + ".")
 
@@ -989,7 +982,9 @@ def _build(eng: _Engine, e: _Eval, tried, req_backend, req_variant) -> Recommend
     upgrade = _driver_upgrade(eng, e, all_evals) if v.backend == "cuda" else None
     if upgrade:
         reasons.append(f"Updating the NVIDIA driver to {upgrade['driver']} or newer would unlock "
-                       f"{upgrade['unlocks']}.")
+                       f"{upgrade['unlocks']}"
+                       + (f" ({upgrade['toolkit_driver']}, the CUDA toolkit's own driver, is the safest choice)."
+                          if upgrade.get("toolkit_driver") and upgrade["toolkit_driver"] != upgrade["driver"] else "."))
 
     if m.unknowns:
         warnings.append("Unknown (not in the report): " + ", ".join(dict.fromkeys(m.unknowns)) + ".")
@@ -1019,8 +1014,8 @@ def _cpu_reasons(eng: _Engine, e: _Eval, tried, reasons: list[str], warnings: li
     for b, evals in tried:
         if b == "cpu" or not evals:
             continue
-        newest = max(evals, key=lambda x: x.release.key)
-        why = newest.problems[0] if newest.problems else "no build serves it"
+        easiest = min(evals, key=lambda x: (len(x.problems), tuple(-k for k in x.release.key)))
+        why = easiest.problems[0] if easiest.problems else "no build serves it"
         reasons.append(f"No {BACKEND_WORDS[b]} build can run here: {why}. The CPU build works everywhere.")
     if m.jetson:
         g = m.jetson[0]
@@ -1044,8 +1039,6 @@ def _cpu_reasons(eng: _Engine, e: _Eval, tried, reasons: list[str], warnings: li
     for g in m.amd:
         if g.gpu.integrated and m.family == "linux":
             reasons.append(f"Your integrated {g.describe()} is not served by the ROCm builds.")
-    if m.platform == "macos-arm64":
-        reasons.append("MPS is not available on this macOS version, so this is the CPU build.")
 
 
 def _blockers_of_newer(eng: _Engine, e: _Eval, evals: list[_Eval]) -> str:
@@ -1072,15 +1065,33 @@ def _blockers_of_newer(eng: _Engine, e: _Eval, evals: list[_Eval]) -> str:
         gpus = _join(sorted({g.describe() for x in cc_bad for g, _ in x.unserved}))
         parts.append(f"its {_cuda_labels([x.variant for x in cc_bad])} builds are compiled for compute "
                      f"capability {spans} only, which leaves out your {gpus}")
+    drv_bad = [x for x in top if "driver" in x.kinds and x not in cc_bad]
+    if drv_bad:
+        floors = _join(sorted({x.floor_text or "?" for x in drv_bad}))
+        parts.append(f"its {_cuda_labels([x.variant for x in drv_bad])} builds need NVIDIA driver {floors} or "
+                     f"newer (yours is {eng.m.driver_text})")
+    done = {"cc", "driver"}
+    for kind in ("glibc", "macos", "python", "companion"):
+        if all(kind in x.kinds for x in newer):
+            oldest = min((x for x in newer), key=lambda x: x.release.key)
+            text = oldest.by_kind[kind]
+            lead = f"torch {oldest.release.torch}"
+            if oldest.release.key != newest_key:
+                if text.startswith(lead):
+                    text = f"torch {oldest.release.torch} and newer" + text[len(lead):].replace(" needs ", " need ", 1)
+                elif text.endswith(lead):
+                    text += " or newer"
+            parts.insert(0, text)
+            done.add(kind)
     for x in top:
-        if x in cc_bad:
-            continue
-        for p in (x.problems or [w for _, w in x.unserved]):
-            if p not in parts:
-                parts.append(p)
+        for kind, text in x.by_kind.items():
+            if kind in done:
+                continue
+            done.add(kind)
+            parts.append(text)
     if not parts:
         return ""
-    return f"Not torch {rel.latest}: " + "; ".join(parts[:3]) + "."
+    return f"Not torch {rel.latest}: " + "; ".join(parts[:4]) + "."
 
 
 def _driver_upgrade(eng: _Engine, e: _Eval, evals: list[_Eval]) -> dict | None:
@@ -1095,9 +1106,11 @@ def _driver_upgrade(eng: _Engine, e: _Eval, evals: list[_Eval]) -> dict | None:
     floor = min((x.floor for x in same if x.floor), default=best.floor)
     pick = max([x for x in same if x.floor == floor], key=lambda x: x.rank())
     text = pick.floor_text or _vtext(floor)
+    tk = eng.data.toolkits.get(pick.variant.cuda or "")
+    tk_text = (tk.windows if eng.m.driver_os == "windows" else tk.linux) if tk else ""
     return {"driver": text, "unlocks": f"torch {pick.release.latest} ({pick.variant.label()}, {pick.variant.name})",
             "torch_version": pick.release.latest, "variant": pick.variant.name,
-            "current": eng.m.driver_text}
+            "current": eng.m.driver_text, "toolkit_driver": tk_text or None}
 
 
 def _commands(eng: _Engine, rel: Release, v: Variant, torch_version: str) -> tuple[list[str], dict[str, list[str]]]:
