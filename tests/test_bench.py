@@ -206,6 +206,10 @@ def test_cancel_stops_the_sweep_and_leaves_no_process(torch_env):
     cancel.cancel()
     th.join(30)
     assert not th.is_alive() and caught and isinstance(caught[0], Cancelled)
+    # the probe stops between runs on SIGTERM and hands back what it measured
+    partial = getattr(caught[0], "partial_report", None)
+    assert partial is not None and partial.cancelled and partial.results
+    assert partial.results[0].n == 64 and partial.results[0].gflops > 0
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
                                               for p in probes):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from app.core.errors import BadInput
 from app.core.events import EventCallback
 from app.core.peak import DTYPES, Peak, cpu_peak_for, gpu_peak
-from app.core.probe import run_probe
+from app.core.probe import ProbeCancelled, run_probe
 from app.core.runner import CancelToken
 from app.core.serial import to_jsonable
 
@@ -68,6 +68,7 @@ class BenchReport:
     budget_exhausted: bool = False
     compute_capability: str | None = None
     log_path: str | None = None
+    cancelled: bool = False  # a partial result: the run was cancelled part-way
 
     def best(self, dtype: str | None = None) -> BenchResult | None:
         rs = [r for r in self.results if dtype is None or r.dtype == dtype]
@@ -94,7 +95,8 @@ class BenchReport:
             copy=[CopyResult(**c) for c in d.get("copy") or []], peak=peak(d.get("peak")),
             cpu_peak=peak(d.get("cpu_peak")), budget_s=d.get("budget_s", 60.0),
             elapsed_s=d.get("elapsed_s", 0.0), budget_exhausted=bool(d.get("budget_exhausted")),
-            compute_capability=d.get("compute_capability"), log_path=d.get("log_path"))
+            compute_capability=d.get("compute_capability"), log_path=d.get("log_path"),
+            cancelled=bool(d.get("cancelled")))
 
 
 def _parse_sizes(sizes) -> list[int]:
@@ -163,9 +165,18 @@ def run_bench(python: str | os.PathLike, *, device: str = "auto", sizes=None, dt
         args += ["--cpu-flags", " ".join(report.cpu.flags)]
     # A timed run can overrun the budget by one measurement; allow for torch import and CUDA init.
     timeout = timeout_s if timeout_s is not None else budget * 2 + 180
-    out = run_probe("bench", python, args, on_event=on_event, cancel=cancel, timeout_s=timeout,
-                    what="the speed test")
-    r = out.result
+    try:
+        out = run_probe("bench", python, args, on_event=on_event, cancel=cancel, timeout_s=timeout,
+                        what="the speed test")
+    except ProbeCancelled as exc:
+        # the probe stops between runs on SIGTERM and prints what it measured: keep it on the error
+        if exc.partial is not None:
+            exc.partial_report = _report(exc.partial, python, device, report, cpu_pk, budget, exc.log_path)
+        raise
+    return _report(out.result, python, device, report, cpu_pk, budget, out.log_path)
+
+
+def _report(r: dict, python, device: str, report, cpu_pk, budget: float, log_path) -> BenchReport:
     dev = r.get("device", device)
     threads = r.get("threads")
     if cpu_pk is not None and threads:
@@ -182,4 +193,4 @@ def run_bench(python: str | os.PathLike, *, device: str = "auto", sizes=None, dt
               for c in r.get("copy", [])],
         peak=pk, cpu_peak=cpu_pk, budget_s=budget, elapsed_s=float(r.get("elapsed_s", 0.0)),
         budget_exhausted=bool(r.get("budget_exhausted")), compute_capability=r.get("compute_capability"),
-        log_path=str(out.log_path) if out.log_path else None)
+        log_path=str(log_path) if log_path else None, cancelled=bool(r.get("cancelled")))

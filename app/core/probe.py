@@ -23,6 +23,14 @@ from app.core.events import EventCallback, LogEvent, StepEvent
 from app.core.paths import new_log_path, probes_dir
 
 
+class ProbeCancelled(Cancelled):
+    """Cancelled; ``partial`` is the result the probe managed to print while stopping (or None)."""
+
+    def __init__(self, message: str = "Cancelled.", hint: str = "", *, partial: dict | None = None, **kw) -> None:
+        super().__init__(message, hint, **kw)
+        self.partial = partial
+
+
 class ProbeFailed(UserError):
     """A probe gave no usable result. ``kind``: crash | error | no-result | timeout | start."""
 
@@ -128,7 +136,8 @@ def run_probe(name: str, python: str | os.PathLike, args: Sequence[str] = (), *,
                      on_line=on_line, cancel=cancel, log_path=log_path)
     facts = next((s.get("data") or {} for s in steps if s.get("name") == "python"), {})
     if res.cancelled:
-        raise Cancelled(f"{what.capitalize()} was cancelled; its process was stopped.", log_path=log_path)
+        raise ProbeCancelled(f"{what.capitalize()} was cancelled; its process was stopped.", log_path=log_path,
+                             partial=results[-1] if results else None)
     if res.start_error:
         raise ProbeFailed(f"Could not start {py}: {res.start_error}",
                           hint="Check that the environment still exists and its Python runs.",

@@ -28,6 +28,11 @@ MIN_POINT_S = 0.25  # timed runs of one point last at least this long when they 
 MAX_RUNS = 50  # ...but never more runs than this
 
 _T0 = time.monotonic()
+_STOP = {"requested": False}  # set by SIGTERM (the assistant's cancel): finish with a partial result
+
+
+def _on_term(_signum, _frame) -> None:
+    _STOP["requested"] = True
 
 
 def emit(obj: dict) -> None:
@@ -227,6 +232,8 @@ def time_matmul(torch, device: str, n: int, dtype_name: str, warmup: int, repeat
         times = []
         use_events = device == "cuda"
         for _ in range(runs):
+            if _STOP["requested"] and times:
+                break
             if use_events:
                 start = torch.cuda.Event(enable_timing=True)
                 end = torch.cuda.Event(enable_timing=True)
@@ -296,6 +303,8 @@ def sweep(torch, device: str, sizes: list[int], dtypes: list[str], support: dict
     free = free_memory(torch, device)
     for n in sorted(set(sizes)):
         for d in dtypes:
+            if _STOP["requested"]:
+                return results, skipped
             ok, reason, max_n = support.get(d, (False, f"unknown dtype {d}", None))
             name = f"{label}matmul {d} n={n}"
             if not ok:
@@ -344,6 +353,12 @@ def sweep(torch, device: str, sizes: list[int], dtypes: list[str], support: dict
 
 def main(argv: list[str]) -> int:
     opts = parse_args(argv)
+    try:
+        import signal
+
+        signal.signal(signal.SIGTERM, _on_term)
+    except (ImportError, ValueError, OSError, AttributeError):  # pragma: no cover - not the main thread
+        pass
     import torch
 
     device = pick_device(torch, opts["device"])
@@ -394,7 +409,7 @@ def main(argv: list[str]) -> int:
     results, skipped = sweep(torch, device, opts["sizes"], dtypes, support, budget, opts["warmup"],
                              opts["repeats"], accel_deadline)
     speedup = []
-    if device != "cpu" and opts["cpu_baseline"]:
+    if device != "cpu" and opts["cpu_baseline"] and not _STOP["requested"]:
         fp32_sizes = sorted({r["n"] for r in results if r["dtype"] in ("fp32", "tf32")})
         base_sizes = [n for n in fp32_sizes if n <= 2048][-2:] or sorted(opts["sizes"])[:1]
         cpu_support = dtype_support(torch, "cpu", flags)
@@ -408,6 +423,7 @@ def main(argv: list[str]) -> int:
     emit({"event": "result", **info, "results": results, "skipped": skipped, "cpu_results": cpu_results,
           "cpu_skipped": cpu_skipped, "speedup": speedup, "copy": copies, "budget_s": budget,
           "elapsed_s": time.monotonic() - start, "duration_s": time.monotonic() - _T0,
+          "cancelled": _STOP["requested"],
           "budget_exhausted": any("time budget" in s["reason"] for s in skipped + cpu_skipped),
           "cpu_flags_used": sorted(f for f in flags if f.startswith(("avx", "amx", "fma", "neon", "asimd", "sve")))})
     return 0
