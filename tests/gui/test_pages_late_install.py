@@ -262,3 +262,24 @@ def test_closing_the_wizard_during_a_real_install_asks_then_rolls_back(qtbot, tm
     assert not env.exists()
     assert _children() == []
     i18n.set_language("en")
+
+
+def test_unreachable_index_is_refused_before_anything_is_written(qtbot, install_wizard, tmp_path, local_wheels):
+    from app.core.install import InstallRequest
+
+    env = tmp_path / "venv-unreachable"
+    state = WizardState(install_request=InstallRequest(
+        env_path=env, kind="venv", installer="uv", packages=["torch==2.13.0"],
+        index_url="http://127.0.0.1:9/simple", find_links=[str(local_wheels)]))
+    wiz, page = install_wizard(state)
+    with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
+        wiz.next()
+    with qtbot.waitSignal(page.state_changed, timeout=120000, check_params_cb=lambda s: s != "running") as done:
+        pass
+    assert done.args == ["failed"]
+    text = page.error_panel.message.text() + page.error_panel.lines.toPlainText() + page.error_panel.hint.text()
+    assert "127.0.0.1:9" in text
+    assert page.error_panel.hint.isVisible() and page.error_panel.hint.text().startswith("What to do:")
+    assert page.error_panel.log_path is not None and page.error_panel.log_path.exists()
+    assert not env.exists()
+    assert wiz.button(QWizard.WizardButton.BackButton).isEnabled()
