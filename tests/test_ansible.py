@@ -1,0 +1,116 @@
+"""The fleet playbook against localhost (``-c local``) with the real ansible-core.
+
+ansible-core comes from PyPI into its own venv (``$TORCH_SETUP_ANSIBLE_VENV`` to reuse one;
+ansible-core 2.20+ needs Python >= 3.12, so 3.11 gets ``ansible-core<2.20``). The interpreter
+is given explicitly: discovery may pick a python3.X shim that does not work (pyenv).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PLAYBOOK_DIR = REPO / "installer" / "ansible"
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def ansible_venv(tmp_path_factory) -> Path:
+    given = os.environ.get("TORCH_SETUP_ANSIBLE_VENV")
+    venv = Path(given) if given else tmp_path_factory.mktemp("ansible") / "venv"
+    if not (venv / "bin" / "ansible-playbook").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+        spec = "ansible-core<2.20" if sys.version_info < (3, 12) else "ansible-core"
+        res = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                              "--disable-pip-version-check", spec], capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, res.stderr[-2000:]
+    return venv
+
+
+@pytest.fixture(scope="module")
+def project_wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    return next(out.glob("torch_setup_assistant-*.whl"))
+
+
+@pytest.fixture(scope="module")
+def cpu_bundle(tmp_path_factory, local_wheels) -> Path:
+    out = tmp_path_factory.mktemp("bundle") / "torch-bundle"
+    res = subprocess.run([sys.executable, "-m", "app", "bundle", "--out", str(out), "--packages",
+                          "torch==2.13.0", "--find-links", str(local_wheels)],
+                         cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    return tmp_path_factory.mktemp("fleet")
+
+
+def playbook(venv: Path, fleet: Path, *extra: str, timeout: int = 1500) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env.update(ANSIBLE_CONFIG=str(PLAYBOOK_DIR / "ansible.cfg"), ANSIBLE_HOME=str(fleet / "ansible-home"),
+               ANSIBLE_LOCAL_TEMP=str(fleet / "ansible-tmp"), ANSIBLE_NOCOLOR="1")
+    argv = [str(venv / "bin" / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+            "-e", f"ansible_python_interpreter={venv / 'bin' / 'python'}",
+            "-e", f"torch_setup_home={fleet / 'host-home'}",
+            "-e", f"torch_setup_reports_dir={fleet / 'reports'}",
+            *extra, str(PLAYBOOK_DIR / "playbook.yml")]
+    return subprocess.run(argv, cwd=PLAYBOOK_DIR, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_playbook_installs_from_a_bundle_and_brings_the_report_back(ansible_venv, project_wheel, cpu_bundle, fleet):
+    vars_ = {
+        "torch_setup_source": "wheel",
+        "torch_setup_wheel": str(project_wheel),
+        "torch_setup_python": sys.executable,
+        "torch_setup_bundle": str(cpu_bundle),
+        "torch_setup_env_path": str(fleet / "envs" / "torch env"),
+        "torch_setup_bench_sizes": [256, 512],
+        "torch_setup_bench_dtypes": ["fp32"],
+        "torch_setup_bench_budget_s": 20,
+        "torch_setup_report_formats": ["json", "html"],
+    }
+    res = playbook(ansible_venv, fleet, "-e", json.dumps(vars_))
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-5000:]
+    # The answer file the role rendered is one the assistant accepts, and it says what we asked.
+    answers = tomllib.loads((fleet / "host-home" / "answers.toml").read_text(encoding="utf-8"))
+    assert answers["sources"]["bundle"] == str(fleet / "host-home" / "torch-bundle")
+    assert answers["report"]["name"] == "localhost"
+    # The report came back to the control machine, named after the inventory host.
+    report = json.loads((fleet / "reports" / "localhost.json").read_text(encoding="utf-8"))
+    assert report["status"] == "ok" and report["source"] == "unattended"
+    assert report["install"]["torch_version"].startswith("2.13.0")
+    assert report["verify"]["ok"] is True and report["bench"]["results"]
+    # ... and the summary table has its row.
+    summary = (fleet / "reports" / "summary.md").read_text(encoding="utf-8")
+    assert "| localhost | ok | cpu/cpu | 2.13.0+cpu |" in summary
+    assert "1 of 1 hosts ok" in out
+    env_py = fleet / "envs" / "torch env" / "bin" / "python"
+    assert env_py.exists()
+
+
+def test_playbook_reports_a_host_whose_answer_file_is_malformed(ansible_venv, project_wheel, fleet, tmp_path):
+    bad = tmp_path / "answers.toml"
+    bad.write_text('version = 1\n[environment]\npath = "/tmp/never"\n[torch]\nbackend = "quantum"\n')
+    res = playbook(ansible_venv, fleet, "-e", json.dumps({
+        "torch_setup_source": "wheel", "torch_setup_wheel": str(project_wheel),
+        "torch_setup_python": sys.executable, "torch_setup_answers_file": str(bad)}))
+    out = res.stdout + res.stderr
+    assert res.returncode != 0, out[-3000:]  # the host failed ...
+    report = json.loads((fleet / "reports" / "localhost.json").read_text(encoding="utf-8"))
+    assert report["status"] == "bad-input" and report["exit_code"] == 2  # ... said why ...
+    assert "'torch.backend'" in report["error"]["message"]
+    assert "0 of 1 hosts ok" in out  # ... and the summary still ran
+    assert not Path("/tmp/never").exists()
