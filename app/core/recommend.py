@@ -1201,10 +1201,11 @@ def _why_not_chosen(eng: _Engine, chosen: _Eval, alt: _Eval) -> str:
         base = f"Works, but {v.label()} is older than {cv.label()}"
     else:
         base = "Works"
-    if alt.unserved and len(alt.served) < len(chosen.served):
-        base += "; it would leave " + _join([g.name for g, _ in alt.unserved]) + " unused"
-    elif alt.served and len(alt.served) > len(chosen.served):
-        base += "; it serves more of your GPUs but " + ("is older" if alt.release.key < chosen.release.key else "")
+    if alt.unserved and v.backend == cv.backend:
+        base += "; it would leave your " + _join([g.name for g, _ in alt.unserved]) + " unused"
+    extra = [g for g in alt.served if g not in chosen.served]
+    if extra and v.backend == cv.backend:
+        base += "; it would serve your " + _join([g.name for g in extra]) + ", which the chosen build does not"
     if v.backend == "cpu" and cv.backend != "cpu":
         base = "Works everywhere, but runs on the processor only (much slower than your GPU)"
     if alt.env_vars:
