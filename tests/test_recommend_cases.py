@@ -1,0 +1,136 @@
+"""Edge cases of the engine's inputs: CUDA_VISIBLE_DEVICES forms, override validation, unknown
+and malformed report fields, patch pins, hybrid machines."""
+from __future__ import annotations
+
+import pytest
+
+from app.core.compat import load_compat
+from app.core.errors import BadInput
+from app.core.recommend import Choices, recommend
+from app.core.system import SystemReport
+
+DATA = load_compat()
+
+
+def _rep(gpus=(), env=None, **kw):
+    d = {"os": {"family": "linux", "glibc": "2.39"}, "arch": "x86_64", "python": {"version": "3.12.3"},
+         "gpus": list(gpus), "env": env or {}}
+    d.update(kw)
+    return SystemReport.from_dict(d)
+
+
+def _nv(name, cc, idx, drv="590.48.01"):
+    return {"vendor": "nvidia", "name": name, "compute_capability": cc, "driver_version": drv, "index": idx}
+
+
+TWO = [_nv("NVIDIA GeForce GTX 1080", "6.1", 0), _nv("NVIDIA GeForce RTX 4090", "8.9", 1)]
+
+
+def test_cvd_valid_then_bogus_id_keeps_the_valid_prefix_and_warns():
+    rec = recommend(_rep(TWO, {"CUDA_VISIBLE_DEVICES": "0,7,1"}), DATA)
+    assert [g["index"] for g in rec.served_gpus] == [0]
+    assert rec.variant == "cu126"  # only the GTX 1080 is visible
+    assert any("'7'" in w and "ignores that entry" in w for w in rec.warnings)
+
+
+@pytest.mark.parametrize("value", ["-1", "9", "abc"])
+def test_cvd_hiding_everything_warns_and_plans_for_the_hardware(value):
+    rec = recommend(_rep(TWO, {"CUDA_VISIBLE_DEVICES": value}), DATA)
+    assert len(rec.served_gpus) == 2 and rec.variant == "cu126"
+    assert any("names no GPU" in w for w in rec.warnings)
+
+
+def test_cvd_uuids_cannot_be_checked():
+    rec = recommend(_rep(TWO, {"CUDA_VISIBLE_DEVICES": "GPU-8b5e2c1a-0000"}), DATA)
+    assert any("UUID" in w for w in rec.warnings) and len(rec.served_gpus) == 2
+
+
+def test_python_override_forms_and_packages_as_text():
+    rec = recommend(_rep(), DATA, Choices(python="python3.13", packages="torch torchvision"))
+    assert rec.env_python == "3.13" and rec.torch_version == "2.14.1"
+    assert rec.packages == ["torch==2.14.1", "torchvision==0.29.1"]
+
+
+@pytest.mark.parametrize("choices,fragment", [
+    (Choices(backend="tpu"), "is not one of"),
+    (Choices(backend="rocm", variant="cu126"), "is a cuda build"),
+    (Choices(variant="rocm-therock"), "no such build exists"),
+    (Choices(packages=["torch>=2"]), "pin torch with --torch"),
+    (Choices(packages=["torchvision==0.20"]), "pinned to match torch automatically"),
+    (Choices(packages=["not a package!"]), "is not a package name"),
+    (Choices(torch="2.14.9"), "newer than the newest 2.14 release"),
+    (Choices(torch="3.0"), "not in the compatibility data"),
+    (Choices(python="3"), "is not a Python version"),
+])
+def test_bad_overrides_are_refused_with_the_reason(choices, fragment):
+    with pytest.raises(BadInput) as info:
+        recommend(_rep(), DATA, choices)
+    assert fragment in info.value.message
+
+
+def test_patch_pin_pins_companions_by_minor():
+    rec = recommend(_rep([_nv("NVIDIA GeForce RTX 4090", "8.9", 0)]), DATA,
+                    Choices(torch="2.14.0", packages=["torchvision"]))
+    assert rec.torch_version == "2.14.0" and "torchvision==0.29.*" in rec.packages
+
+
+def test_unknown_and_malformed_fields_are_said():
+    rep = SystemReport.from_dict({"os": {"family": "linux"}, "gpus": [
+        {"vendor": "nvidia", "name": "NVIDIA Mystery Accelerator", "compute_capability": "sm_86"}]})
+    rec = recommend(rep, DATA)
+    assert {"arch", "os.glibc", "python.version", "gpus[].driver_version"} <= set(rec.unknowns)
+    assert rec.python_ok is None and rec.env_python is None
+    assert any("'sm_86'" in w for w in rec.warnings)
+    assert any("compute capability of your Mystery Accelerator is unknown" in w for w in rec.warnings)
+    assert any("assuming x86_64" in w for w in rec.warnings)
+
+
+def test_unsupported_arch_and_missing_os():
+    with pytest.raises(BadInput, match="architecture"):
+        recommend(SystemReport.from_dict({"os": "linux", "arch": "riscv64", "gpus": []}), DATA)
+    with pytest.raises(BadInput, match="operating system"):
+        recommend(SystemReport.from_dict({"arch": "x86_64", "gpus": []}), DATA)
+
+
+def test_report_as_dict_is_accepted():
+    rec = recommend({"os": "linux", "arch": "x86_64", "python": "3.12", "gpus": []}, DATA)
+    assert rec.backend == "cpu"
+
+
+def test_amd_on_windows_with_backend_rocm_uses_amds_index():
+    rep = SystemReport.from_dict({"os": {"family": "windows"}, "arch": "x86_64", "python": "3.12",
+                                  "gpus": [{"vendor": "amd", "name": "AMD Radeon RX 6800 XT"}]})
+    rec = recommend(rep, DATA, Choices(backend="rocm"))
+    assert rec.variant == "rocm-therock" and rec.index_url.startswith("https://repo.amd.com/")
+    assert any("not built or validated by the PyTorch team" in w for w in rec.warnings)
+    assert rec.env_vars == {}
+
+
+def test_amd_igpu_beside_nvidia_and_amd_igpu_alone():
+    hybrid = _rep([{"vendor": "amd", "name": "AMD Radeon Graphics", "gfx_target": "gfx1036", "integrated": True},
+                   _nv("NVIDIA GeForce RTX 4070 Laptop GPU", "8.9", 0)])
+    rec = recommend(hybrid, DATA)
+    assert rec.backend == "cuda" and any("integrated" in r for r in rec.reasons)
+    alone = _rep([{"vendor": "amd", "name": "AMD Radeon Graphics", "gfx_target": "gfx1036", "integrated": True}])
+    rec = recommend(alone, DATA)
+    assert rec.backend == "cpu" and any("integrated" in r for r in rec.reasons)
+
+
+def test_driver_upgrade_hint_names_the_smallest_driver_for_the_newest_torch():
+    rec = recommend(_rep([_nv("NVIDIA GeForce RTX 3060", "8.6", 0, drv="470.82.01")]), DATA)
+    assert (rec.variant, rec.torch_version) == ("cu118", "2.7.1")
+    up = rec.driver_upgrade
+    assert up["driver"] == "580" and up["torch_version"] == DATA.newest.latest and up["current"] == "470.82.01"
+    assert any("Updating the NVIDIA driver to 580" in r for r in rec.reasons)
+
+
+def test_no_upgrade_hint_when_the_gpu_is_the_limit():
+    rec = recommend(_rep([_nv("NVIDIA GeForce GTX 1080 Ti", "6.1", 0, drv="580.82.07")]), DATA)
+    assert rec.driver_upgrade is None
+
+
+def test_env_python_prefers_an_interpreter_on_the_machine():
+    rep = _rep(python={"version": "3.9.2"}, interpreters=[{"version": "3.14.0", "executable": "/opt/py314"},
+                                                          {"version": "3.11.9", "executable": "/usr/bin/python3.11"}])
+    rec = recommend(rep, DATA)
+    assert rec.env_python == "3.11" and any("/usr/bin/python3.11" in r for r in rec.reasons)
