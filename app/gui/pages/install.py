@@ -44,6 +44,7 @@ class InstallPage(BasePage):
         self._first_bytes_at: float | None = None
         self._bytes: dict[str, tuple[int, int]] = {}
         self._shown_fraction = 0.0
+        self._mode = "busy"  # what the bar measures: download | packages | busy
         self._pkg_progress: tuple[int, int] | None = None
         self._first_pkg_at: float | None = None
         self._phase_key = ""
@@ -227,28 +228,50 @@ class InstallPage(BasePage):
         if getattr(ev, "unit", "bytes") == "packages":
             # The installer counts packages, not bytes (done/total packages).
             self._pkg_progress = (ev.done_bytes, ev.total_bytes)
-            if self._first_pkg_at is None:
+            if self._first_pkg_at is None and ev.done_bytes > 0:
                 self._first_pkg_at = now
-            self._package = ev.package
-            if ev.total_bytes > 0 and not self._byte_totals()[1]:
-                self._show_fraction(ev.done_bytes / ev.total_bytes)
-            self.package_label.setText(self.tr("{package} (package {done} of {total})").format(
-                package=ev.package, done=ev.done_bytes, total=ev.total_bytes) if ev.total_bytes > 0
-                else ev.package)
-            return
-        if self._first_bytes_at is None and ev.done_bytes > 0:
-            self._first_bytes_at = now
-        self._bytes[ev.package] = (ev.done_bytes, ev.total_bytes)
-        self._package = ev.package
-        done, total = self._byte_totals()
-        if total > 0:
-            self._show_fraction(done / total)
-        if ev.total_bytes > 0:
-            self.package_label.setText(self.tr("{package}: {done} of {total}").format(
-                package=ev.package, done=fmt_bytes(ev.done_bytes), total=fmt_bytes(ev.total_bytes)))
+            if ev.package and ev.total_bytes > 0 and ev.done_bytes > 0:
+                self._package = ev.package
+                self.package_label.setText(self.tr("{package} (package {done} of {total})").format(
+                    package=ev.package, done=ev.done_bytes, total=ev.total_bytes))
         else:
-            self.package_label.setText(self.tr("{package}: {done}").format(
-                package=ev.package, done=fmt_bytes(ev.done_bytes)))
+            if self._first_bytes_at is None and ev.done_bytes > 0:
+                self._first_bytes_at = now
+            self._bytes[ev.package] = (ev.done_bytes, ev.total_bytes)
+            self._package = ev.package
+            if ev.total_bytes > 0:
+                self.package_label.setText(self.tr("{package}: {done} of {total}").format(
+                    package=ev.package, done=fmt_bytes(ev.done_bytes), total=fmt_bytes(ev.total_bytes)))
+            else:
+                self.package_label.setText(self.tr("{package}: {done}").format(
+                    package=ev.package, done=fmt_bytes(ev.done_bytes)))
+        self._refresh_bar()
+
+    def _downloading(self) -> bool:
+        return any(t > 0 and d < t for d, t in self._bytes.values())
+
+    def _refresh_bar(self) -> None:
+        """Bytes while a download is in flight; packages done when the installer counts them;
+        otherwise (unpacking and linking, where no installer reports progress) a busy bar,
+        never a full bar that still waits."""
+        pk = self._pkg_progress
+        if self._downloading():
+            done, total = self._byte_totals()
+            self._set_mode("download")
+            self._show_fraction(done / total)
+        elif pk is not None and pk[0] > 0 and pk[1] > 0:
+            self._set_mode("packages")
+            self._show_fraction(pk[0] / pk[1])
+        else:
+            self._set_mode("busy")
+            self.progress.setRange(0, 0)
+            if self._bytes:
+                self.package_label.setText(self.tr("Unpacking and installing the packages…"))
+
+    def _set_mode(self, mode: str) -> None:
+        if mode != self._mode:
+            self._mode = mode
+            self._shown_fraction = 0.0  # each measure runs forwards on its own
 
     def _show_fraction(self, frac: float) -> None:
         frac = max(self._shown_fraction, min(1.0, frac))  # never runs backwards
@@ -313,6 +336,7 @@ class InstallPage(BasePage):
         self._started_at = self._ended_at = self._first_bytes_at = None
         self._bytes.clear()
         self._shown_fraction = 0.0
+        self._mode = "busy"
         self._pkg_progress = None
         self._first_pkg_at = None
         self._phase_key = self._phase_detail = self._package = ""
@@ -441,17 +465,19 @@ class InstallPage(BasePage):
             left = self._eta()
             if left is not None:
                 text += "  ·  " + self.tr("About {left} left").format(left=fmt_duration(left))
-            else:
+            elif self._mode != "busy":
                 text += "  ·  " + self.tr("Estimating time left…")
         self.time_label.setText(text)
 
     def _eta(self) -> float | None:
-        """Seconds left, from the byte rate so far (or the package rate when the installer
-        reports no bytes); None while there is too little to go on."""
-        done, total = self._byte_totals()
-        start = self._first_bytes_at
-        if total <= 0 and self._pkg_progress is not None:
+        """Seconds left while downloading, from the byte rate so far (or the package rate
+        when the installer counts packages); None when there is nothing to go on."""
+        if self._mode == "download":
+            (done, total), start = self._byte_totals(), self._first_bytes_at
+        elif self._mode == "packages" and self._pkg_progress is not None:
             (done, total), start = self._pkg_progress, self._first_pkg_at
+        else:
+            return None
         if start is None or total <= 0 or done <= 0:
             return None
         spent = time.monotonic() - start
