@@ -225,6 +225,16 @@ def test_progress_from_bytes_never_runs_backwards_and_estimates_time_left(qtbot)
     assert left is not None and 2.5 < left < 4.0
     page._update_times()
     assert "left" in page.time_label.text() and page.time_label.text().startswith("Elapsed: 20 s")
+    # Every download done, the installer still unpacking: a busy bar, no made-up time left.
+    page.on_event(ProgressEvent("torch", 200_000_000, 200_000_000))
+    assert page.progress.maximum() == 0
+    assert page._eta() is None
+    page._update_times()
+    assert "left" not in page.time_label.text()
+    assert page.package_label.text() == "Unpacking and installing the packages…"
+    # uv's "+ name" lines: packages done, the bar counts them.
+    page.on_event(ProgressEvent("torch", 9, 10, unit="packages"))
+    assert page.progress.maximum() == 1000 and page.progress.value() == 900
     # An installer that counts packages instead of bytes.
     page2 = InstallPage(WizardState())
     qtbot.addWidget(page2)
