@@ -149,7 +149,11 @@ def test_gpu_peak_table_matches_torch_device_names(name, row, fp32):
 
 
 def test_gpu_peak_unknown_and_no_false_matches():
-    assert gpu_peak("NVIDIA GeForce RTX 3090 Ti") is None  # not the 3090's numbers
+    assert gpu_peak("NVIDIA GeForce RTX 3090 Ti").name == "NVIDIA GeForce RTX 3090 Ti"  # not the 3090's row
+    assert gpu_peak("NVIDIA GeForce RTX 4070 SUPER") is None  # not the 4070's numbers
+    assert gpu_peak("NVIDIA L40S").name == "NVIDIA L40S" and gpu_peak("NVIDIA L4").name == "NVIDIA L4"
+    assert gpu_peak("NVIDIA A100 80GB PCIe").name == "NVIDIA A100"
+    assert gpu_peak("NVIDIA A10").name == "NVIDIA A10"
     assert gpu_peak("Quadro RTX 6000") is None
 
 
@@ -215,3 +219,12 @@ def test_cancel_stops_the_sweep_and_leaves_no_process(torch_env):
                                               for p in probes):
         time.sleep(0.05)
     assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in probes)
+
+
+def test_every_gpu_peak_row_is_found_by_its_own_name():
+    """Generated from the table itself: each row's name resolves to that row (no pattern of
+    another row shadows it)."""
+    rows = load_gpu_peaks()
+    for row in rows:
+        p = gpu_peak(row.name, rows=rows)
+        assert p is not None and p.name == row.name, (row.name, p and p.name)
