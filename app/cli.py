@@ -26,7 +26,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser; with ``only`` (a command name) just that sub-command is registered, so a
+    command such as ``recommend --from-report`` does not pay for importing the others."""
     parser = _Parser(
         prog="torch-setup",
         description="Install PyTorch for this machine's accelerator, verify it and measure it. "
@@ -38,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "print what failed")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
+        if only is not None and name != only:
+            continue
         try:
             module = importlib.import_module(f"app.commands.{name}")
         except ModuleNotFoundError as exc:
@@ -49,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     try:
         if args.self_test:
