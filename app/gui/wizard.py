@@ -117,6 +117,8 @@ class SetupWizard(QWizard):
         return super().event(event)
 
     def _after_first_paint(self) -> None:
+        if not self.isVisible():  # closed before this turn of the event loop: start nothing
+            return
         self.build_pages()
         self.welcome.check_bundle()
         if self.auto_detect:

@@ -62,28 +62,37 @@ class Task(QObject):
             return not self._thread.is_alive()
         return True
 
+    def _emit(self, signal, *args) -> None:
+        try:
+            signal.emit(*args)
+        except RuntimeError:  # the Task's owner (a page) was deleted while the work ran: nobody listens
+            pass
+
+    def _on_event(self, event) -> None:
+        self._emit(self.event, event)
+
     def _run(self) -> None:
         # Signals emitted from this thread are queued to the receivers' (GUI) thread.
         try:
-            result = self._fn(self.event.emit, self.token)
+            result = self._fn(self._on_event, self.token)
         except Cancelled:
             self._running = False
-            self.cancelled.emit()
+            self._emit(self.cancelled)
         except UserError as err:
             self._running = False
-            self.failed.emit(err)
+            self._emit(self.failed, err)
         except Exception as exc:  # a bug in the core: show it, never crash the GUI
             self._running = False
-            self.failed.emit(UserError(f"Unexpected error: {exc}",
-                                       hint="This is a bug in Torch Setup Assistant; please report it "
-                                            "with the saved report.",
-                                       lines=traceback.format_exc().splitlines()[-8:]))
+            self._emit(self.failed, UserError(f"Unexpected error: {exc}",
+                                              hint="This is a bug in Torch Setup Assistant; please report it "
+                                                   "with the saved report.",
+                                              lines=traceback.format_exc().splitlines()[-8:]))
         else:
             self._running = False
             if self.token.cancelled:
-                self.cancelled.emit()
+                self._emit(self.cancelled)
             else:
-                self.succeeded.emit(result)
+                self._emit(self.succeeded, result)
         finally:
             self._running = False
-            self.finished.emit()
+            self._emit(self.finished)

@@ -350,13 +350,14 @@ class EnvironmentPage(BasePage):
         self.preflight_done.emit(self._passed)
 
     def is_busy(self) -> bool:
-        return any(t.is_running() for t in self._tasks)
+        return bool(self._tasks)  # a task leaves the list when its "finished" reaches the GUI thread
 
     def cancel_and_wait(self, timeout: float = 30.0) -> None:
         self._debounce.stop()
         for t in list(self._tasks):
             t.cancel()
             t.wait(timeout)
+        self._tasks.clear()
 
     def isComplete(self) -> bool:  # noqa: N802
         return (self._passed and self._result_generation == self._generation and not self._debounce.isActive()

@@ -267,6 +267,7 @@ class RecommendationPage(BasePage):
     def __init__(self, state: WizardState | None = None, parent: QWidget | None = None) -> None:
         super().__init__(state, parent)
         self._task: Task | None = None
+        self._pending = False  # from start() until the result is on the GUI thread (no race with the worker)
         self._error = None
         self._for_report = None
         self._for_choices = None
@@ -336,31 +337,36 @@ class RecommendationPage(BasePage):
         self._task.succeeded.connect(self._on_done)
         self._task.failed.connect(self._on_failed)
         self._task.finished.connect(self._on_finished)
+        self._pending = True
         self._task.start()
         self._render()
         self.completeChanged.emit()
 
     def _on_done(self, rec) -> None:
+        self._pending = False
         self.state.recommendation = rec
         self._render()
         self.completeChanged.emit()
         self.recommended.emit(rec)
 
     def _on_failed(self, err) -> None:
+        self._pending = False
         self._error = err
         self.state.recommendation = None
 
     def _on_finished(self) -> None:
+        self._pending = False
         self._render()
         self.completeChanged.emit()
 
     def is_busy(self) -> bool:
-        return bool(self._task and self._task.is_running())
+        return self._pending
 
     def cancel_and_wait(self, timeout: float = 30.0) -> None:
         if self._task is not None:
             self._task.cancel()
             self._task.wait(timeout)
+        self._pending = False
 
     def isComplete(self) -> bool:  # noqa: N802
         return self.state.recommendation is not None and not self.is_busy() and self._error is None

@@ -44,6 +44,7 @@ class SystemPage(BasePage):
     def __init__(self, state: WizardState | None = None, parent: QWidget | None = None) -> None:
         super().__init__(state, parent)
         self._task: Task | None = None
+        self._pending = False  # from start_scan() until the result is on the GUI thread
         self._error = None  # UserError from the last scan
         self.problems: list[tuple[str, str, str]] = []  # (status, title, detail)
 
@@ -102,6 +103,7 @@ class SystemPage(BasePage):
         self._task.succeeded.connect(self._on_scanned)
         self._task.failed.connect(self._on_failed)
         self._task.finished.connect(self._on_finished)
+        self._pending = True
         self._task.start()
         self._render()
         self.completeChanged.emit()
@@ -116,17 +118,19 @@ class SystemPage(BasePage):
         self._error = err
 
     def _on_finished(self) -> None:
+        self._pending = False
         self._render()
         self.completeChanged.emit()
         self.scan_finished.emit()
 
     def is_busy(self) -> bool:
-        return bool(self._task and self._task.is_running())
+        return self._pending
 
     def cancel_and_wait(self, timeout: float = 30.0) -> None:
         if self._task is not None:
             self._task.cancel()
             self._task.wait(timeout)
+        self._pending = False
 
     def isComplete(self) -> bool:  # noqa: N802
         return self.state.report is not None and not self.is_busy()

@@ -115,10 +115,14 @@ class WelcomePage(BasePage):
             self._bundle_checked = True
             self.retranslate()
             return
-        self._bundle_task = Task(_find_bundle, self, name="find-bundle")
+        # No Qt parent: the Task lives as long as its thread needs it, even if the page goes first.
+        self._bundle_task = Task(_find_bundle, None, name="find-bundle")
         self._bundle_task.succeeded.connect(self._on_bundle)
-        self._bundle_task.failed.connect(lambda err: self._on_bundle(None))
+        self._bundle_task.failed.connect(self._on_bundle_failed)
         self._bundle_task.start()
+
+    def _on_bundle_failed(self, err) -> None:
+        self._on_bundle(None)
 
     def _on_bundle(self, path) -> None:
         self._bundle_checked = True
