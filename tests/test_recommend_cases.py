@@ -134,3 +134,10 @@ def test_env_python_prefers_an_interpreter_on_the_machine():
                                                           {"version": "3.11.9", "executable": "/usr/bin/python3.11"}])
     rec = recommend(rep, DATA)
     assert rec.env_python == "3.11" and any("/usr/bin/python3.11" in r for r in rec.reasons)
+
+
+def test_empty_hip_visible_devices_warns():
+    rep = _rep([{"vendor": "amd", "name": "AMD Instinct MI300X", "gfx_target": "gfx942"}],
+               {"HIP_VISIBLE_DEVICES": ""})
+    rec = recommend(rep, DATA)
+    assert rec.backend == "rocm" and any("HIP_VISIBLE_DEVICES" in w for w in rec.warnings)

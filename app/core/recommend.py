@@ -346,6 +346,12 @@ def _machine(report: SystemReport, data: CompatData) -> _Machine:
     if cvd is not None and nvidia:
         nvidia = _apply_cvd(cvd, nvidia, warnings, notes)
 
+    if amd and report.env:
+        for var in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"):
+            val = report.env.get(var)
+            if val is not None and (val.strip() == "" or val.strip() == "-1"):
+                warnings.append(f"{var} is set to {val!r}, so PyTorch will see no AMD GPU. Unset it (or list the "
+                                'GPUs to use, e.g. "0") before running PyTorch.')
     m = _Machine(platform=platform, family=family, arch=arch, wsl=bool(report.os.wsl), glibc=glibc, macos=macos,
                  python=python, interpreters=interps, nvidia=nvidia, amd=amd, intel=intel, apple=apple,
                  jetson=jetson, driver=driver, driver_text=driver_text, warnings=warnings, unknowns=unknowns,
@@ -845,8 +851,7 @@ def _build(eng: _Engine, e: _Eval, tried, req_backend, req_variant) -> Recommend
     # --- what was found
     gpus_all = m.nvidia + m.amd + m.intel + m.apple + m.jetson
     if not gpus_all and v.backend not in ("mps",):
-        reasons.append("No graphics card that PyTorch can use was found"
-                       + (" (the report lists no GPU)" if not eng.report.gpus else "") + ", so this is the CPU build.")
+        reasons.append("No graphics card was found, so this is the CPU build.")
 
     # --- why this backend / variant
     python_ok, env_python, py_lines = _pick_python(eng, rel)
