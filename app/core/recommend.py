@@ -39,7 +39,8 @@ BACKEND_WORDS = {
     "mps": "MPS (Apple Silicon GPU)",
     "cpu": "CPU only",
 }
-_REQ_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?([<>=!~]=?[A-Za-z0-9.*+!_-]+)?$")
+_REQ_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._ -]+\])?\s*([<>=!~]=?\s*[A-Za-z0-9.*+!_-]+"
+                       r"(\s*,\s*[<>=!~]=?\s*[A-Za-z0-9.*+!_-]+)*)?$")
 
 
 # ----------------------------------------------------------------------------- public types
