@@ -15,7 +15,7 @@ else:  # pragma: no cover
 
 from app.core.compat import load_compat
 from app.core.errors import BadInput
-from app.core.recommend import Choices, recommend
+from app.core.recommend import Choices, recommend, valid_choices
 from app.core.system import SystemReport
 
 HERE = Path(__file__).resolve().parent
@@ -107,3 +107,8 @@ def test_scenario(path: Path):
     assert rec.command.count("--index-url") <= 1 and "--extra-index-url" not in rec.command
     assert rec.compat_data_version == data.version
     assert any(data.version in r for r in rec.reasons)
+    # the GUI's Change… dialog offers the chosen build as valid
+    options = valid_choices(report, data, choices)["options"]
+    if not choices.torch or rec.torch_version == rec.choices.get("torch"):
+        assert {"backend": rec.backend, "variant": rec.variant, "torch_version": rec.torch_version, "valid": True,
+                "why": ""} in options
