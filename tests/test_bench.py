@@ -20,6 +20,7 @@ def small_bench(torch_env):
     return rep, events
 
 
+@pytest.mark.slow
 def test_cpu_sweep_measures_and_reports_peak_fraction(small_bench):
     rep, _ = small_bench
     assert rep.device == "cpu" and rep.threads >= 1
@@ -33,6 +34,7 @@ def test_cpu_sweep_measures_and_reports_peak_fraction(small_bench):
     assert rep.peak is not None and rep.peak.assumptions and "GHz" in rep.peak.assumptions[0]
 
 
+@pytest.mark.slow
 def test_tf32_on_cpu_is_skipped_with_a_reason(small_bench):
     rep, _ = small_bench
     tf32 = [s for s in rep.skipped if s.dtype == "tf32"]
@@ -40,12 +42,14 @@ def test_tf32_on_cpu_is_skipped_with_a_reason(small_bench):
     assert not any(r.dtype == "tf32" for r in rep.results)
 
 
+@pytest.mark.slow
 def test_progress_events(small_bench):
     _, events = small_bench
     names = [(e.name, e.status) for e in events if getattr(e, "kind", "") == "step"]
     assert ("matmul fp32 n=128", "running") in names and ("matmul fp32 n=256", "passed") in names
 
 
+@pytest.mark.slow
 def test_budget_cuts_the_largest_sizes(torch_env):
     _env, py = torch_env
     rep = run_bench(py, device="cpu", sizes=[64, 8192], dtypes=["fp32"], budget_s=1, repeats=2, warmup=1)
@@ -54,6 +58,7 @@ def test_budget_cuts_the_largest_sizes(torch_env):
     assert cut and "time budget" in cut[0].reason and rep.budget_exhausted
 
 
+@pytest.mark.slow
 def test_cpu_fp16_is_limited_on_cpus_without_native_fp16(torch_env):
     """Pass the flags of a CPU without avx512_fp16/AMX: fp16 stays at tiny sizes, and says why."""
     _env, py = torch_env
@@ -65,6 +70,7 @@ def test_cpu_fp16_is_limited_on_cpus_without_native_fp16(torch_env):
     assert rep.peak.gflops["fp32"] == pytest.approx(2 * 2.5 * 64)
 
 
+@pytest.mark.slow
 def test_report_json_round_trip(small_bench):
     rep, _ = small_bench
     d = json.loads(json.dumps(rep.to_dict()))
@@ -82,6 +88,7 @@ def test_bad_arguments_are_bad_input(kw, words, tmp_path):
     assert words in ei.value.message
 
 
+@pytest.mark.slow
 def test_cpu_device_request_for_missing_cuda_is_a_clear_error(torch_env):
     from app.core.probe import ProbeFailed
 
@@ -91,6 +98,7 @@ def test_cpu_device_request_for_missing_cuda_is_a_clear_error(torch_env):
     assert "CUDA is not available" in ei.value.message and "doctor" in ei.value.hint
 
 
+@pytest.mark.slow
 def test_cli_bench_json(torch_env, capsys):
     from app.cli import main
 
@@ -176,6 +184,7 @@ def test_gpu_peak_table_errors(tmp_path):
         load_gpu_peaks(bad)
 
 
+@pytest.mark.slow
 def test_cancel_stops_the_sweep_and_leaves_no_process(torch_env):
     import threading
     import time

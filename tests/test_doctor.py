@@ -40,6 +40,7 @@ def _finding(diag: Diagnosis, code: str):
 
 # ---------------------------------------------------------------- planted here
 
+@pytest.mark.slow
 def test_clean_cpu_env_on_a_cpu_machine_has_no_errors(torch_env, cpu_facts):
     env, py = torch_env
     diag = diagnose(env, report=SystemReport(os=OSInfo(family="linux"), arch="x86_64"), verify=cpu_facts,
@@ -47,6 +48,7 @@ def test_clean_cpu_env_on_a_cpu_machine_has_no_errors(torch_env, cpu_facts):
     assert diag.ok and diag.findings == [] and diag.accelerator_ok is False
 
 
+@pytest.mark.slow
 def test_cpu_wheel_with_a_report_saying_nvidia_gpu(torch_env):
     env, py = torch_env
     diag = diagnose(env, report=NVIDIA_REPORT, env=_clean(), check_path=False)  # runs the real probe
@@ -56,6 +58,7 @@ def test_cpu_wheel_with_a_report_saying_nvidia_gpu(torch_env):
     assert not diag.ok
 
 
+@pytest.mark.slow
 def test_empty_cuda_visible_devices(torch_env, cpu_facts):
     env, py = torch_env
     diag = diagnose(env, report=NVIDIA_REPORT, verify=cpu_facts, env=_clean({"CUDA_VISIBLE_DEVICES": ""}),
@@ -65,6 +68,7 @@ def test_empty_cuda_visible_devices(torch_env, cpu_facts):
     assert "unset CUDA_VISIBLE_DEVICES" in f.fix
 
 
+@pytest.mark.slow
 def test_shadowing_ld_library_path(torch_env, cpu_facts, tmp_path):
     env, py = torch_env
     libdir = tmp_path / "cuda-11.8" / "lib64"
@@ -101,6 +105,7 @@ def test_wrong_interpreter_path_is_not_an_env(tmp_path, capsys):
     assert main(["doctor", "--env", str(tmp_path / "missing")]) == 2
 
 
+@pytest.mark.slow
 def test_wrong_interpreter_torch_from_outside_the_env(torch_env, tmp_path):
     """An env without torch, but PYTHONPATH points at another env's site-packages: a plain
     `python` imports that torch. The doctor names both facts."""
@@ -114,6 +119,7 @@ def test_wrong_interpreter_torch_from_outside_the_env(torch_env, tmp_path):
     assert str(other_site) in f.explanation and "PYTHONPATH" in f.explanation and "Unset PYTHONPATH" in f.fix
 
 
+@pytest.mark.slow
 def test_wrong_interpreter_python_on_path_differs(torch_env, cpu_facts, tmp_path):
     env, py = torch_env
     other = tmp_path / "other-bin"
@@ -127,6 +133,7 @@ def test_wrong_interpreter_python_on_path_differs(torch_env, cpu_facts, tmp_path
     assert "path-python-differs" not in diag.codes()
 
 
+@pytest.mark.slow
 def test_cli_doctor_from_report_json(torch_env, tmp_path, capsys, monkeypatch):
     from app.cli import main
 

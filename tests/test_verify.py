@@ -24,6 +24,7 @@ def verified(torch_env):
     return report, events
 
 
+@pytest.mark.slow
 def test_every_cpu_check_passes(verified):
     report, _ = verified
     by_name = {c.name: c for c in report.checks}
@@ -36,6 +37,7 @@ def test_every_cpu_check_passes(verified):
     assert report.ok and not report.failed
 
 
+@pytest.mark.slow
 def test_each_accelerator_check_is_skipped_with_its_reason(verified):
     report, _ = verified
     by_name = {c.name: c for c in report.checks}
@@ -45,6 +47,7 @@ def test_each_accelerator_check_is_skipped_with_its_reason(verified):
     assert report.accelerator is None
 
 
+@pytest.mark.slow
 def test_build_facts(verified):
     report, _ = verified
     assert report.torch_version.startswith("2.13.0")
@@ -56,6 +59,7 @@ def test_build_facts(verified):
     assert report.interpreter["in_venv"] is True
 
 
+@pytest.mark.slow
 def test_step_events_stream_while_it_runs(verified):
     _, events = verified
     steps = [e for e in events if isinstance(e, StepEvent)]
@@ -65,6 +69,7 @@ def test_step_events_stream_while_it_runs(verified):
     assert done.index("cpu_matmul") < done.index("gloo_all_reduce") < done.index("device_matmul")
 
 
+@pytest.mark.slow
 def test_report_round_trips_through_json(verified):
     report, _ = verified
     d = json.loads(json.dumps(report.to_dict()))
@@ -72,6 +77,7 @@ def test_report_round_trips_through_json(verified):
     assert again.checks == report.checks and again.ok == report.ok and d["ok"] is True
 
 
+@pytest.mark.slow
 def test_expect_cuda_turns_no_accelerator_into_a_failure(torch_env):
     _env, py = torch_env
     report = run_verify(py, expect="cuda", distributed=False)
@@ -81,6 +87,7 @@ def test_expect_cuda_turns_no_accelerator_into_a_failure(torch_env):
     assert report.check("gloo_all_reduce").status == "skipped"
 
 
+@pytest.mark.slow
 def test_cli_verify_json_and_checklist(torch_env, capsys):
     from app.cli import main
 
