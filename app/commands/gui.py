@@ -56,16 +56,20 @@ def _print_startup() -> None:
     import json
     import time
 
-    print(json.dumps({"shown_at": time.time(), "rss_mb": _rss_mb()}), flush=True)
+    rss, cpu = _usage()
+    print(json.dumps({"shown_at": time.time(), "rss_mb": rss, "cpu_s": cpu}), flush=True)
 
 
-def _rss_mb() -> float | None:
+def _usage() -> tuple[float | None, float | None]:
+    """(RSS in MB, CPU seconds) of this process; None where psutil is missing."""
     try:
         import psutil
 
-        return psutil.Process().memory_info().rss / 2**20
-    except Exception:  # psutil missing: the number is optional
-        return None
+        proc = psutil.Process()
+        times = proc.cpu_times()
+        return proc.memory_info().rss / 2**20, times.user + times.system
+    except Exception:  # the numbers are optional
+        return None, None
 
 
 def launch(argv: list[str] | None = None) -> int:

@@ -7,6 +7,7 @@ window colour for banners.
 """
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from typing import Callable
 
@@ -55,11 +56,11 @@ def icon(name: str) -> QIcon:
     """
     name = status_name(name) if name in _ALIASES else name
     folder = resources_dir() / "icons"
-    pngs = sorted((folder / "png").glob(f"{name}-*.png"))
-    if pngs:
+    sizes = _png_sizes().get(name)
+    if sizes:
         ic = QIcon()
-        for png in pngs:
-            ic.addFile(str(png))
+        for n in sizes:  # the size is in the file name: nothing is read before it is drawn
+            ic.addFile(str(folder / "png" / f"{name}-{n}.png"), QSize(n, n))
         return ic
     path = folder / f"{name}.svg"
     if path.is_file():
@@ -68,6 +69,22 @@ def icon(name: str) -> QIcon:
 
     sp = getattr(QStyle.StandardPixmap, _FALLBACK.get(name, "SP_FileIcon"))
     return QApplication.style().standardIcon(sp)
+
+
+@lru_cache(maxsize=1)
+def _png_sizes() -> dict[str, list[int]]:
+    """{"ok": [16, 20, ...], ...} from the names in resources/icons/png (one directory read)."""
+    out: dict[str, list[int]] = {}
+    try:
+        names = os.listdir(resources_dir() / "icons" / "png")
+    except OSError:
+        return out
+    for fn in names:
+        stem, _, ext = fn.rpartition(".")
+        name, _, size = stem.rpartition("-")
+        if ext == "png" and size.isdigit():
+            out.setdefault(name, []).append(int(size))
+    return {k: sorted(v) for k, v in out.items()}
 
 
 def set_icon(label: QLabel, name: str, size: int = 20) -> None:

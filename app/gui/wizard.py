@@ -68,9 +68,9 @@ class SetupWizard(QWizard):
         self.setWindowIcon(app_icon())
         self.setMinimumSize(MIN_SIZE)
         self.resize(MIN_SIZE)
-        self.setOption(QWizard.WizardOption.NoBackButtonOnStartPage, True)
-        self.setOption(QWizard.WizardOption.NoCancelButtonOnLastPage, True)
-        self.setOption(QWizard.WizardOption.HaveHelpButton, False)
+        opt = QWizard.WizardOption
+        self.setOptions((self.options() | opt.NoBackButtonOnStartPage | opt.NoCancelButtonOnLastPage)
+                        & ~opt.HaveHelpButton)  # one call: each setOption() re-lays the wizard out
         logo = app_icon().pixmap(QSize(48, 48), self.devicePixelRatioF())
         self.setPixmap(QWizard.WizardPixmap.LogoPixmap, logo)
         welcome = WelcomePage(self.state, self)
