@@ -306,3 +306,21 @@ def test_visible_devices_with_hidden_uuids_from_a_report_are_valid():
     assert [x for x in analyze(report=r, env={"CUDA_VISIBLE_DEVICES": "GPU-<uuid>"})] == []
     found = analyze(report=r, env={"CUDA_VISIBLE_DEVICES": "GPU-8a1b2c3d-0000-1111-2222-333344445555,zz"})
     assert found and "8a1b2c3d" not in " ".join([found[0].title, *found[0].evidence])
+
+
+@pytest.mark.parametrize("init, code, words", [
+    ("import ctypes\nctypes.string_at(0)\n", "torch-crashes", "crashes the Python process"),
+    ("raise ImportError('libtorch_cuda.so: cannot open shared object file')\n", "torch-import-failed",
+     "cannot be loaded"),
+])
+def test_doctor_on_a_torch_that_crashes_or_cannot_load(tmp_path, init, code, words):
+    root = tmp_path / "env"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(root)
+    site = next(root.glob("lib/python3*/site-packages"))
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text(init, encoding="utf-8")
+    diag = diagnose(root, report=NVIDIA_REPORT, env=_clean(), check_path=False)
+    f = _finding(diag, code)
+    assert words in f.title and f.severity == "error" and f.fix
+    # the torch inside the env is the one found: no "outside the env" finding
+    assert "torch-outside-env" not in diag.codes()
