@@ -120,7 +120,7 @@
 <context>
     <name>CopyButton</name>
     <message>
-        <location filename="../../app/gui/widgets.py" line="+237"/>
+        <location filename="../../app/gui/widgets.py" line="+254"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
@@ -326,7 +326,7 @@
         <translation>该位置剩余 {free}。</translation>
     </message>
     <message>
-        <location line="+91"/>
+        <location line="+92"/>
         <source>Everything is ready. Press Install to create the environment and install PyTorch.</source>
         <translation>一切就绪。点击“安装”即可创建环境并安装 PyTorch。</translation>
     </message>
@@ -557,7 +557,7 @@
 <context>
     <name>InstallPage</name>
     <message>
-        <location filename="../../app/gui/pages/install.py" line="+165"/>
+        <location filename="../../app/gui/pages/install.py" line="+166"/>
         <source>No environment was chosen.</source>
         <translation>还没有选择环境。</translation>
     </message>
@@ -567,12 +567,12 @@
         <translation>请回到“环境”页面，选择安装位置。</translation>
     </message>
     <message>
-        <location line="+69"/>
+        <location line="+68"/>
         <source>{package} (package {done} of {total})</source>
         <translation>{package}（第 {done} 个，共 {total} 个包）</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+8"/>
         <source>{package}: {done} of {total}</source>
         <translation>{package}：{done} / {total}</translation>
     </message>
@@ -582,7 +582,12 @@
         <translation>{package}：{done}</translation>
     </message>
     <message>
-        <location line="+111"/>
+        <location line="+23"/>
+        <source>Unpacking and installing the packages…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+116"/>
         <source>Cancelling… removing the half-made environment</source>
         <translation>正在取消…删除装了一半的环境</translation>
     </message>
@@ -707,7 +712,7 @@
         <translation>正在估算剩余时间…</translation>
     </message>
     <message>
-        <location line="+47"/>
+        <location line="+49"/>
         <source>Installing PyTorch</source>
         <translation>正在安装 PyTorch</translation>
     </message>
@@ -793,7 +798,7 @@
         <translation>处理器（仅 CPU）</translation>
     </message>
     <message>
-        <location line="+307"/>
+        <location line="+313"/>
         <source>No PyTorch build could be recommended: {message}</source>
         <translation>无法推荐 PyTorch 版本：{message}</translation>
     </message>
@@ -896,7 +901,7 @@
 <context>
     <name>SetupWizard</name>
     <message>
-        <location filename="../../app/gui/wizard.py" line="+145"/>
+        <location filename="../../app/gui/wizard.py" line="+147"/>
         <source>Stop the installation?</source>
         <translation>要停止安装吗？</translation>
     </message>
@@ -910,7 +915,7 @@ Stop and close?</source>
 停止并关闭吗？</translation>
     </message>
     <message>
-        <location line="+31"/>
+        <location line="+57"/>
         <location line="+6"/>
         <source>Torch Setup Assistant</source>
         <translation>Torch 安装助手</translation>
@@ -1058,7 +1063,7 @@ Stop and close?</source>
 <context>
     <name>SystemPage</name>
     <message>
-        <location filename="../../app/gui/pages/system.py" line="+143"/>
+        <location filename="../../app/gui/pages/system.py" line="+147"/>
         <source>Saved to {path}</source>
         <translation>已保存到 {path}</translation>
     </message>
@@ -1128,7 +1133,17 @@ Stop and close?</source>
         <translation>PyTorch 可以运行，但放不下大模型。</translation>
     </message>
     <message>
-        <location line="+45"/>
+        <location line="+6"/>
+        <source>NVIDIA driver {current} is too old for current PyTorch CUDA builds</source>
+        <translation>NVIDIA 驱动 {current} 太旧，用不了当前的 PyTorch CUDA 版本</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Updating it to {driver} or newer would unlock {unlocks}. The assistant can still install a build that works with the driver you have.</source>
+        <translation>把它更新到 {driver} 或更新版本，就能使用 {unlocks}。不更新也没关系，助手仍然可以安装一个适合你现有驱动的版本。</translation>
+    </message>
+    <message>
+        <location line="+46"/>
         <source>Unknown</source>
         <translation>未知</translation>
     </message>
@@ -1425,7 +1440,7 @@ Stop and close?</source>
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../../app/gui/pages/welcome.py" line="+140"/>
+        <location filename="../../app/gui/pages/welcome.py" line="+144"/>
         <source>Welcome to Torch Setup Assistant</source>
         <translation>欢迎使用 Torch 安装助手</translation>
     </message>

@@ -167,19 +167,29 @@ def test_system_page_says_what_looks_wrong(qtbot, host):
 def test_system_page_shows_the_engines_warning_for_an_old_driver(qtbot, host):
     """"driver 470 is too old for current PyTorch CUDA builds": the engine's facts, shown here."""
     pytest.importorskip("app.core.recommend")
-    from app.gui.pages.system import SystemPage, scan  # noqa: F401
     from app.core.recommend import recommend
+    from app.gui.pages.system import SystemPage
 
-    report = _report(gpus=[{"vendor": "nvidia", "name": "NVIDIA GeForce GTX 1080 Ti", "driver_version": "470.256.02",
-                            "compute_capability": "6.1", "memory_mb": 11264}], nvidia_cuda_version="11.4")
-    rec = recommend(report)
-    state = WizardState(report=report, recommendation=rec)
+    old = _report(gpus=[{"vendor": "nvidia", "name": "NVIDIA GeForce RTX 3090", "driver_version": "470.256.02",
+                         "compute_capability": "8.6", "memory_mb": 24576}], nvidia_cuda_version="11.4")
+    rec = recommend(old)
+    assert rec.driver_upgrade, "the engine knows a newer driver would unlock newer builds"
+    state = WizardState(report=old, recommendation=rec)
     wiz, state, (page,) = host(SystemPage, state=state)
     page.initializePage()
-    shown = [t for _, t, _ in page.problems]
+    titles = [t for _, t, _ in page.problems]
+    assert "NVIDIA driver 470.256.02 is too old for current PyTorch CUDA builds" in titles
+    detail = next(d for _, t, d in page.problems if t.startswith("NVIDIA driver 470"))
+    assert str(rec.driver_upgrade["driver"]) in detail
     for w in rec.warnings:
-        assert w in shown
-    assert rec.warnings, "the engine says something about a 470 driver"
+        assert w in titles
+
+    # A current driver: no such line.
+    new = _report(gpus=[{"vendor": "nvidia", "name": "NVIDIA GeForce RTX 3090", "driver_version": "580.95.05",
+                         "compute_capability": "8.6", "memory_mb": 24576}], nvidia_cuda_version="13.0")
+    state.report, state.recommendation = new, recommend(new)
+    page.initializePage()
+    assert not any("too old" in t for _, t, _ in page.problems)
 
 
 # ---------------------------------------------------------------- Recommendation

@@ -187,6 +187,15 @@ class SystemPage(BasePage):
             out.append(("warning", self.tr("Only {mem} of memory").format(mem=human_mb(r.memory_mb)),
                         self.tr("PyTorch will work, but large models will not fit.")))
         rec = self.state.recommendation
+        upgrade = getattr(rec, "driver_upgrade", None)
+        if upgrade:  # the engine's facts: the driver floor of the newer CUDA builds
+            get = upgrade.get if isinstance(upgrade, dict) else (lambda k, d=None: getattr(upgrade, k, d))
+            out.append(("warning",
+                        self.tr("NVIDIA driver {current} is too old for current PyTorch CUDA builds").format(
+                            current=get("current") or "?"),
+                        self.tr("Updating it to {driver} or newer would unlock {unlocks}. The assistant can "
+                                "still install a build that works with the driver you have.").format(
+                            driver=get("driver") or "?", unlocks=get("unlocks") or "?")))
         seen = {t for _, t, _ in out}
         for w in getattr(rec, "warnings", None) or []:
             if w not in seen:
