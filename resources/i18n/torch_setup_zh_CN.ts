@@ -584,7 +584,7 @@
     <message>
         <location line="+23"/>
         <source>Unpacking and installing the packages…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在解压并安装软件包…</translation>
     </message>
     <message>
         <location line="+116"/>
