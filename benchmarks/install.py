@@ -58,6 +58,9 @@ def main(argv=None) -> int:
     ap.add_argument("--wheels", default=os.environ.get("TORCH_SETUP_TEST_WHEELS", "/opt/wheels"))
     ap.add_argument("--requirement", default="torch==2.13.0")
     ap.add_argument("--json-out", help="also write the numbers to this JSON file")
+    ap.add_argument("--cold", action="store_true",
+                    help="give every uv run an empty cache (a first install: downloads and "
+                         "unpacking included) instead of the warm cache")
     args = ap.parse_args(argv)
 
     from app.core.envs import env_python, find_python, uv_bin
@@ -78,6 +81,8 @@ def main(argv=None) -> int:
     def fresh() -> Path:
         nonlocal n
         n += 1
+        if args.cold:
+            env["UV_CACHE_DIR"] = str(work / f"cache {n}")
         return work / f"env {n}"
 
     def ours() -> float:
@@ -114,7 +119,7 @@ def main(argv=None) -> int:
                 cpu[name].append(CPU["s"])
             print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.3f} s"
                                                   for k, v in times.items() if v), flush=True)
-            for d in list(work.glob("env *")):
+            for d in list(work.glob("env *")) + list(work.glob("cache *")):
                 shutil.rmtree(d, ignore_errors=True)
         for _ in range(args.pip_rounds):
             times["raw pip"].append(raw_pip())
@@ -141,6 +146,7 @@ def main(argv=None) -> int:
     if "raw pip" in med:
         print(f"raw pip / raw uv   : {med['raw pip'] / med['raw uv']:.2f}")
         print(f"assistant / raw pip: {med['assistant (uv)'] / med['raw pip']:.3f}")
+    print(f"uv cache: {'empty for every run (--cold)' if args.cold else 'warm'}")
     verdict = overhead < 0.10
     print(f"overhead under 10 %: {'yes' if verdict else 'NO'}")
     if args.json_out:

@@ -25,20 +25,30 @@ from app.core.events import Event, ProgressEvent
 _UNITS = {"b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "kib": 1024, "mib": 1024**2,
           "gib": 1024**3, "kbytes": 1000, "mbytes": 1000**2}
 
-_UV_RESOLVED = re.compile(r"^Resolved (\d+) packages?")
-_UV_DOWNLOADING = re.compile(r"^\s*Downloading (\S+) \(([\d.]+)\s*([KMG]i?B)\)")
-_UV_DOWNLOADED = re.compile(r"^\s*Downloaded (\S+)\s*$")
-_UV_INSTALLED_N = re.compile(r"^Installed (\d+) packages?")
-_UV_PLUS = re.compile(r"^ \+ ([A-Za-z0-9_.\-]+)==(\S+)")
+_PATTERNS = {
+    "UV_RESOLVED": r"^Resolved (\d+) packages?",
+    "UV_DOWNLOADING": r"^\s*Downloading (\S+) \(([\d.]+)\s*([KMG]i?B)\)",
+    "UV_DOWNLOADED": r"^\s*Downloaded (\S+)\s*$",
+    "UV_INSTALLED_N": r"^Installed (\d+) packages?",
+    "UV_PLUS": r"^ \+ ([A-Za-z0-9_.\-]+)==(\S+)",
+    "PIP_DOWNLOADING": r"^\s*Downloading (\S+?)(?: \(([\d.]+)\s*([kKMG]i?B)\))?\s*$",
+    "PIP_PROGRESS": r"^\s*Progress (\d+) of (\d+)\s*$",
+    # pip's rich bar, which it also draws when not on a terminal: "━━━━ 244.6/244.6 kB 85.5 MB/s"
+    "PIP_RICH": r"^\s*\S*[━╸╺─-]+\S*\s+([\d.]+)/([\d.]+)\s*(kB|MB|GB)\b",
+    "PIP_INSTALLING": r"^\s*Installing collected packages: (.+)$",
+    "PIP_SUCCESS": r"^\s*Successfully installed (.+)$",
+    "PIP_NEXT": r"^\s*(Collecting|Processing|Requirement already|Installing collected|"
+                r"Downloading|Building|Using cached|Obtaining)\b",
+}
+_COMPILED: dict[str, re.Pattern] = {}
 
-_PIP_DOWNLOADING = re.compile(r"^\s*Downloading (\S+?)(?: \(([\d.]+)\s*([kKMG]i?B)\))?\s*$")
-_PIP_PROGRESS = re.compile(r"^\s*Progress (\d+) of (\d+)\s*$")
-# pip's rich bar, which it also draws when not on a terminal: "━━━━ 244.6/244.6 kB 85.5 MB/s"
-_PIP_RICH = re.compile(r"^\s*\S*[━╸╺─-]+\S*\s+([\d.]+)/([\d.]+)\s*(kB|MB|GB)\b")
-_PIP_INSTALLING = re.compile(r"^\s*Installing collected packages: (.+)$")
-_PIP_SUCCESS = re.compile(r"^\s*Successfully installed (.+)$")
-_PIP_NEXT = re.compile(r"^\s*(Collecting|Processing|Requirement already|Installing collected|"
-                       r"Downloading|Building|Using cached|Obtaining)\b")
+
+def _rx(name: str) -> re.Pattern:
+    """Patterns are compiled on first use (compiling all at import costs start-up time)."""
+    pat = _COMPILED.get(name)
+    if pat is None:
+        pat = _COMPILED[name] = re.compile(_PATTERNS[name])
+    return pat
 
 
 def _size(num: str, unit: str) -> int:
@@ -70,27 +80,27 @@ class ProgressParser:
 
     # ------------------------------------------------------------------ uv
     def _feed_uv(self, line: str) -> None:
-        m = _UV_RESOLVED.match(line)
+        m = _rx("UV_RESOLVED").match(line)
         if m:
             self.total_packages = int(m.group(1))
             self.emit(ProgressEvent("", 0, self.total_packages, unit="packages"))
             return
-        m = _UV_DOWNLOADING.match(line)
+        m = _rx("UV_DOWNLOADING").match(line)
         if m:
             size = _size(m.group(2), m.group(3))
             self._sizes[m.group(1)] = size
             self.emit(ProgressEvent(m.group(1), 0, size))
             return
-        m = _UV_DOWNLOADED.match(line)
+        m = _rx("UV_DOWNLOADED").match(line)
         if m:
             size = self._sizes.get(m.group(1), 0)
             self.emit(ProgressEvent(m.group(1), size, size))
             return
-        m = _UV_INSTALLED_N.match(line)
+        m = _rx("UV_INSTALLED_N").match(line)
         if m:
             self.total_packages = max(self.total_packages, int(m.group(1)))
             return
-        m = _UV_PLUS.match(line)
+        m = _rx("UV_PLUS").match(line)
         if m:
             self.done_packages += 1
             total = max(self.total_packages, self.done_packages)
@@ -104,36 +114,36 @@ class ProgressParser:
             self._current = None
 
     def _feed_pip(self, line: str) -> None:
-        m = _PIP_PROGRESS.match(line)
+        m = _rx("PIP_PROGRESS").match(line)
         if m and self._current is not None:
             done, total = int(m.group(1)), int(m.group(2))
             name = self._current[0]
             self._current = (name, total)
             self.emit(ProgressEvent(name, done, total))
             return
-        m = _PIP_RICH.match(line)
+        m = _rx("PIP_RICH").match(line)
         if m and self._current is not None:
             total = _size(m.group(2), m.group(3))
             done = min(total, _size(m.group(1), m.group(3)))
             self._current = (self._current[0], total)
             self.emit(ProgressEvent(self._current[0], done, total))
             return
-        if _PIP_NEXT.match(line):
+        if _rx("PIP_NEXT").match(line):
             self._finish_current()
-        m = _PIP_DOWNLOADING.match(line)
+        m = _rx("PIP_DOWNLOADING").match(line)
         if m:
             name = _name_from_file(m.group(1))
             size = _size(m.group(2), m.group(3)) if m.group(2) else 0
             self._current = (name, size)
             self.emit(ProgressEvent(name, 0, size))
             return
-        m = _PIP_INSTALLING.match(line)
+        m = _rx("PIP_INSTALLING").match(line)
         if m:
             names = [n.strip() for n in m.group(1).split(",") if n.strip()]
             self.total_packages = len(names)
             self.emit(ProgressEvent("", 0, self.total_packages, unit="packages"))
             return
-        m = _PIP_SUCCESS.match(line)
+        m = _rx("PIP_SUCCESS").match(line)
         if m:
             n = len(m.group(1).split())
             self.done_packages = n
