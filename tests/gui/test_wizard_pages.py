@@ -448,3 +448,17 @@ def test_environment_keyboard_order_follows_the_layout(qtbot, host, env_state):
         if w is page.r_uv:
             break
     assert order == wanted, [x.accessibleName() or x.text() for x in order]
+
+
+def test_results_are_retranslated_live(qtbot, host):
+    """Switching the language re-renders what the pages show, not only their titles."""
+    from app.gui.pages.system import SystemPage
+
+    state = WizardState(report=_report(env={"CUDA_VISIBLE_DEVICES": ""}))
+    wiz, state, (page,) = host(SystemPage, state=state)
+    page.initializePage()
+    assert "Processor" in _texts(page) and 'CUDA_VISIBLE_DEVICES is set to ""' in _texts(page)
+    i18n.set_language("zh_CN")
+    qtbot.waitUntil(lambda: "处理器" in _texts(page), timeout=3000)
+    assert "CUDA_VISIBLE_DEVICES 被设置为“”" in _texts(page)
+    assert "Processor" not in _texts(page)

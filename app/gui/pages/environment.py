@@ -430,6 +430,8 @@ class EnvironmentPage(BasePage):
         self.l_bundle.setText(self.tr("Offline &bundle folder:"))
         self.bundle.setPlaceholderText(self.tr("install without the internet from a bundle"))
         self.bundle.setAccessibleName(self.tr("Offline bundle folder"))
+        if self._initialized:
+            self._fill_pythons()  # "(recommended)" in the new language; the selection stays
         self.checks_title.setText(self.tr("Checks before installing"))
         self.setButtonText(QWizard.WizardButton.NextButton, self.tr("&Install"))
         self.busy.set_text(self.tr("Checking…"))
