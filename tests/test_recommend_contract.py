@@ -206,3 +206,18 @@ def _timed(rep):
     r = _cli("--from-report", rep, "--json")
     assert r.returncode == 0
     return time.perf_counter() - t
+
+
+def test_from_report_import_path_stays_light(tmp_path):
+    """recommend --from-report must not pay for Qt, torch, psutil, pynvml, packaging or the detector."""
+    rep = str(_write(tmp_path, GTX))
+    code = ("import sys, io, contextlib\n"
+            "from app.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    rc = main(['recommend', '--from-report', {rep!r}, '--json'])\n"
+            "heavy = {'PySide6', 'torch', 'psutil', 'pynvml', 'packaging', 'platformdirs', 'shiboken6'}\n"
+            "print(rc, sorted({m.split('.')[0] for m in sys.modules} & heavy),"
+            " 'app.core.detect' in sys.modules)\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "0 [] False", res.stdout
