@@ -141,3 +141,13 @@ def test_empty_hip_visible_devices_warns():
                {"HIP_VISIBLE_DEVICES": ""})
     rec = recommend(rep, DATA)
     assert rec.backend == "rocm" and any("HIP_VISIBLE_DEVICES" in w for w in rec.warnings)
+
+
+def test_windows_wmi_driver_form_is_read_as_the_nvidia_number():
+    rep = SystemReport.from_dict({"os": {"family": "windows"}, "arch": "x86_64", "python": "3.12",
+                                  "gpus": [{"vendor": "nvidia", "name": "NVIDIA GeForce RTX 4070",
+                                            "compute_capability": "8.9", "driver_version": "32.0.15.7680"}]})
+    rec = recommend(rep, DATA)
+    assert (rec.variant, rec.torch_version) == ("cu126", "2.14.1")  # 576.80: CUDA 12 yes, 13 (580) no
+    assert rec.driver_upgrade["current"] == "576.80"
+    assert any("NVIDIA driver 576.80" in r for r in rec.reasons)

@@ -159,6 +159,7 @@ class _Gpu:
     gfx: str | None = None
     gfx_from_name: bool = False
     driver: tuple[int, ...] | None = None
+    driver_text: str | None = None
     tegra: bool = False
     xpu: bool = False
     intel_family: str | None = None
@@ -305,6 +306,15 @@ def _machine(report: SystemReport, data: CompatData) -> _Machine:
                         break
             v.cc = cc
             v.driver = _ver(g.driver_version)
+            v.driver_text = g.driver_version
+            wmi = re.fullmatch(r"\s*\d{2}\.\d+\.(\d+)\.(\d+)\s*", g.driver_version or "")
+            if wmi and family == "windows":
+                # Windows' own form (WMI DriverVersion 32.0.15.7680 = NVIDIA 576.80): last 5 digits
+                digits = (wmi.group(1) + wmi.group(2).zfill(4))[-5:]
+                v.driver = (int(digits[:3]), int(digits[3:]))
+                v.driver_text = f"{digits[:3]}.{digits[3:]}"
+                notes.append(f"The driver version {g.driver_version} is Windows' form of NVIDIA driver "
+                             f"{digits[:3]}.{digits[3:]}.")
             name_l = (g.name or "").lower()
             looks_jetson = any(w in name_l for w in ("jetson", "orin", "xavier", "tegra"))
             l4t = v.driver is not None and v.driver[0] < 100 and platform == "linux-aarch64"
@@ -337,7 +347,7 @@ def _machine(report: SystemReport, data: CompatData) -> _Machine:
             apple.append(v)
 
     # NVIDIA driver: one per machine; take the oldest any GPU reports.
-    drivers = [(g.driver, g.gpu.driver_version) for g in nvidia if g.driver]
+    drivers = [(g.driver, g.driver_text) for g in nvidia if g.driver]
     driver, driver_text = (min(drivers) if drivers else (None, None))
     if nvidia and driver is None:
         unknowns.append("gpus[].driver_version")
