@@ -324,3 +324,14 @@ def test_doctor_on_a_torch_that_crashes_or_cannot_load(tmp_path, init, code, wor
     assert words in f.title and f.severity == "error" and f.fix
     # the torch inside the env is the one found: no "outside the env" finding
     assert "torch-outside-env" not in diag.codes()
+
+
+def test_driver_too_old_from_the_drivers_cuda_version_alone():
+    v, _ = _collect("cuda-3x-rtx3090-torch1.12.1-cu116-ubuntu22.04.txt")
+    v12 = VerifyReport.from_dict({**v.to_dict(), "build": {**v.build, "cuda": "12.4"},
+                                  "backends": {**v.backends, "cuda": {"built": True, "available": False}}})
+    r = SystemReport(gpus=[GPU(vendor="nvidia", name="Tesla T4")], nvidia_cuda_version="11.4")
+    f = next(x for x in analyze(verify=v12, report=r) if x.code == "driver-too-old")
+    assert "up to 11.4" in f.title and "12.4" in f.title and "CUDA 11.x" in f.fix
+    r_ok = SystemReport(gpus=[GPU(vendor="nvidia", name="Tesla T4")], nvidia_cuda_version="12.2")
+    assert "driver-too-old" not in [x.code for x in analyze(verify=v12, report=r_ok)]

@@ -293,6 +293,17 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
                                f"Update the NVIDIA driver to {floor} or newer, or install a PyTorch built for an "
                                f"older CUDA that this driver supports (`torch-setup recommend` picks one).",
                                [f"driver {d}", f"torch {tv} (CUDA {cuda_v})", f"floor source: {floor_src}"]))
+        elif report is not None and report.nvidia_cuda_version and nvidia and \
+                (_ver_tuple(report.nvidia_cuda_version) or (0,))[:1] < (_ver_tuple(cuda_v) or (0,))[:1]:
+            top = report.nvidia_cuda_version
+            out.append(Finding("driver-too-old", "error",
+                               f"The NVIDIA driver supports CUDA up to {top}, older than this PyTorch's CUDA {cuda_v}",
+                               "nvidia-smi's 'CUDA Version' is the newest CUDA the driver can run. A wheel built "
+                               f"for CUDA {cuda_v} needs a driver of the same CUDA major version or newer"
+                               + (f" ({floor}+)." if floor else "."),
+                               f"Update the NVIDIA driver{f' to {floor} or newer' if floor else ''}, or install a "
+                               f"PyTorch built for CUDA {top.split('.')[0]}.x (`torch-setup recommend` picks one).",
+                               [f"driver supports CUDA {top}", f"torch {tv} (CUDA {cuda_v})"]))
         elif m:
             found = int(m.group(1))
             out.append(Finding("driver-too-old", "error",
