@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -186,10 +185,4 @@ def _step_data(obj: dict) -> dict | None:
     if obj.get("title"):
         data.setdefault("title", obj["title"])
     return data or None
-
-
-def assistant_env_info() -> dict:
-    """A few facts about the assistant's own process for comparisons (no subprocess)."""
-    return {"executable": sys.executable, "path_python": runner.which("python"),
-            "path_python3": runner.which("python3")}
 
