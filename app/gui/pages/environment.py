@@ -371,6 +371,8 @@ class EnvironmentPage(BasePage):
         while self.checks_box.count():
             w = self.checks_box.takeAt(0).widget()
             if w is not None:
+                w.hide()
+                w.setParent(None)  # out of the page at once (findChildren, screen readers)
                 w.deleteLater()
         pending = self._debounce.isActive() or self.is_busy() or self._result_generation != self._generation
         self.busy.setVisible(pending)

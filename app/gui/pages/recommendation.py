@@ -402,6 +402,8 @@ class RecommendationPage(BasePage):
         while layout.count():
             w = layout.takeAt(0).widget()
             if w is not None:
+                w.hide()
+                w.setParent(None)  # out of the page at once (findChildren, screen readers)
                 w.deleteLater()
 
     def _render(self) -> None:

@@ -208,6 +208,8 @@ class SystemPage(BasePage):
             item = layout.takeAt(0)
             w = item.widget()
             if w is not None:
+                w.hide()
+                w.setParent(None)  # out of the page at once (findChildren, screen readers)
                 w.deleteLater()
 
     def _fact(self, row: int, icon_name: str, label: str, value: str, detail: str = "") -> None:
