@@ -6,6 +6,7 @@ here, inside :func:`launch`, so the rest of the CLI stays free of it.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -33,6 +34,20 @@ def run(args) -> int:
     if getattr(args, "quit_after_show", False):
         argv.append("--quit-after-show")
     return launch(argv)
+
+
+def _require_display() -> None:
+    """On Linux without X11/Wayland (an SSH session, a container), Qt would abort the process
+    with a core dump: say what to do instead."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
+        return
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return
+    from app.core.errors import UserError
+
+    raise UserError("No display was found, so the setup wizard cannot open here.",
+                    hint="Use the command-line tools instead (torch-setup detect, recommend, install ...; see "
+                         "torch-setup --help), or start the wizard in a desktop session.")
 
 
 def _quit_after_first_paint(window, app) -> None:
@@ -78,6 +93,7 @@ def launch(argv: list[str] | None = None) -> int:
     _add_arguments(parser)
     args = parser.parse_args(list(argv or []))
 
+    _require_display()
     from PySide6.QtWidgets import QApplication
 
     from app import __version__

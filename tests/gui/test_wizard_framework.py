@@ -247,3 +247,18 @@ def test_torch_setup_without_a_command_opens_the_wizard(monkeypatch):
     assert calls == [[]]
     assert main(["gui", "--lang", "zh_CN"]) == 0
     assert calls[-1] == ["--lang", "zh_CN"]
+
+
+def test_no_display_gives_a_clear_message_not_a_crash(tmp_path):
+    """`torch-setup` over SSH (no X11/Wayland): a message and exit 1, not Qt's abort."""
+    import os
+    import subprocess
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("Linux only")
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env["TORCH_SETUP_HOME"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-m", "app"], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 1, out.stderr
+    assert "No display was found" in out.stderr and "torch-setup detect" in out.stderr
