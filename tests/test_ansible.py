@@ -114,3 +114,30 @@ def test_playbook_reports_a_host_whose_answer_file_is_malformed(ansible_venv, pr
     assert "'torch.backend'" in report["error"]["message"]
     assert "0 of 1 hosts ok" in out  # ... and the summary still ran
     assert not Path("/tmp/never").exists()
+
+
+def test_playbook_with_the_frozen_offline_edition(ansible_venv, cpu_bundle, tmp_path):
+    """The PyInstaller app as an offline edition (app + bundle in one archive): the role
+    unpacks it and the answer file says bundle = "auto". Needs the built app
+    ($TORCH_SETUP_FROZEN_APP, set by installer/ci_packaging.sh after the build)."""
+    app = os.environ.get("TORCH_SETUP_FROZEN_APP")
+    if not app:
+        pytest.skip("set TORCH_SETUP_FROZEN_APP to the PyInstaller onedir (installer/ci_packaging.sh does)")
+    sys.path.insert(0, str(REPO / "installer"))
+    import offline_edition
+
+    archive = offline_edition.make_edition(Path(app), cpu_bundle, tmp_path / "edition")
+    fleet = tmp_path / "fleet"
+    res = playbook(ansible_venv, fleet, "-e", json.dumps({
+        "torch_setup_source": "frozen", "torch_setup_app_archive": str(archive),
+        "torch_setup_bundle_auto": True, "torch_setup_env_path": str(fleet / "env"),
+        "torch_setup_bench_sizes": [256], "torch_setup_bench_dtypes": ["fp32"],
+        "torch_setup_bench_budget_s": 10}))
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-5000:]
+    report = json.loads((fleet / "reports" / "localhost.json").read_text(encoding="utf-8"))
+    assert report["status"] == "ok" and report["install"]["torch_version"].startswith("2.13.0")
+    answers = tomllib.loads((fleet / "host-home" / "answers.toml").read_text(encoding="utf-8"))
+    assert answers["sources"]["bundle"] == "auto"
+    assert (fleet / "host-home" / "app" / "torch-setup" / "torch-bundle" / "manifest.json").is_file()
+    assert "1 of 1 hosts ok" in out

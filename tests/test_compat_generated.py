@@ -190,8 +190,8 @@ def test_companions_pinned_or_refused(rel):
         report = _report("linux-x86_64", [], python=rel.python_min)
         if rel.companions.get(pkg):
             rec = recommend(report, DATA, choices)
-            assert f"{pkg}=={rel.companions[pkg]}" in rec.packages
-            assert rec.command == ["pip", "install", f"torch=={rel.latest}", f"{pkg}=={rel.companions[pkg]}",
+            assert f"{pkg}=={rel.companions[pkg]}+cpu" in rec.packages
+            assert rec.command == ["pip", "install", f"torch=={rel.latest}+cpu", f"{pkg}=={rel.companions[pkg]}+cpu",
                                    "--index-url", rec.index_url]
         else:
             with pytest.raises(BadInput, match=f"no {pkg} release matches torch {rel.torch}"):

@@ -48,7 +48,7 @@ def test_cvd_uuids_cannot_be_checked():
 def test_python_override_forms_and_packages_as_text():
     rec = recommend(_rep(), DATA, Choices(python="python3.13", packages="torch torchvision"))
     assert rec.env_python == "3.13" and rec.torch_version == "2.14.1"
-    assert rec.packages == ["torch==2.14.1", "torchvision==0.29.1"]
+    assert rec.packages == ["torch==2.14.1+cpu", "torchvision==0.29.1+cpu"]
 
 
 @pytest.mark.parametrize("choices,fragment", [

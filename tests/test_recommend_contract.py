@@ -70,8 +70,8 @@ def test_json_shape_is_pinned(tmp_path):
     assert d["backend"] in ("cpu", "cuda", "rocm", "mps", "xpu")
     # the answer itself
     assert (d["backend"], d["variant"], d["torch_version"]) == ("cuda", "cu126", "2.14.1")
-    assert d["command"] == ["pip", "install", "torch==2.14.1", "--index-url", "https://download.pytorch.org/whl/cu126"]
-    assert d["commands"]["uv"] == ["uv", "pip", "install", "torch==2.14.1", "--index-url",
+    assert d["command"] == ["pip", "install", "torch==2.14.1+cu126", "--index-url", "https://download.pytorch.org/whl/cu126"]
+    assert d["commands"]["uv"] == ["uv", "pip", "install", "torch==2.14.1+cu126", "--index-url",
                                    "https://download.pytorch.org/whl/cu126"]
     assert d["compat_data_version"] == load_compat().version
     # driver 560 < 580 -> upgrade hint to the CUDA 13 builds
@@ -105,7 +105,7 @@ def test_human_output_has_choice_command_reasons_alternatives(tmp_path):
     assert res.returncode == 0, res.stderr
     out = res.stdout
     assert out.startswith("Recommended: torch 2.14.1")
-    assert "pip install torch==2.14.1 --index-url https://download.pytorch.org/whl/cu126" in out
+    assert "pip install torch==2.14.1+cu126 --index-url https://download.pytorch.org/whl/cu126" in out
     assert "Why:" in out and "Other choices:" in out
     assert "not supported by the CUDA 12.8, 12.9 and 13.x builds" in out
     assert f"Compatibility data {load_compat().version}" in out
@@ -118,8 +118,8 @@ def test_overrides_on_the_command_line(tmp_path):
     assert res.returncode == 0, res.stderr
     d = json.loads(res.stdout)
     assert d["torch_version"] == "2.10.0" and d["variant"] == "cu126" and d["env_python"] == "3.12"
-    assert d["packages"] == ["torch==2.10.0", "torchvision==0.25.0", "numpy"]
-    assert d["command"] == ["pip", "install", "torch==2.10.0", "torchvision==0.25.0", "--index-url",
+    assert d["packages"] == ["torch==2.10.0+cu126", "torchvision==0.25.0+cu126", "numpy"]
+    assert d["command"] == ["pip", "install", "torch==2.10.0+cu126", "torchvision==0.25.0+cu126", "--index-url",
                             "https://download.pytorch.org/whl/cu126"]
     assert d["commands"]["pip_extra"] == ["pip", "install", "numpy"]
     refused = _cli("--from-report", str(rep), "--json", "--variant", "cu130")

@@ -100,7 +100,12 @@ def test_scenario(path: Path):
     if "package" in exp:
         assert exp["package"] in rec.packages and exp["package"] in rec.command
     # every answer is self-consistent
-    assert rec.command[:2] == ["pip", "install"] and f"torch=={rec.torch_version}" in rec.command
+    # the torch pin names the exact build: the PyTorch index's local tag on Linux and Windows,
+    # so that another index or a wheel folder can never swap in a different build
+    tagged = (rec.index_url.startswith("https://download.pytorch.org/")
+              and rec.platform.startswith(("linux-", "windows-")))
+    pin = f"torch=={rec.torch_version}" + (f"+{rec.index_url.rstrip('/').rsplit('/', 1)[-1]}" if tagged else "")
+    assert rec.command[:2] == ["pip", "install"] and pin in rec.command and pin in rec.packages
     if rec.index_url.startswith("https://download.pytorch.org/"):
         assert rec.command[-2:] == ["--index-url", rec.index_url]
         assert rec.index_url.endswith("/" + rec.variant)

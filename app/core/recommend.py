@@ -1129,12 +1129,30 @@ def _driver_upgrade(eng: _Engine, e: _Eval, evals: list[_Eval]) -> dict | None:
             "current": eng.m.driver_text, "toolkit_driver": tk_text or None}
 
 
+def _local_tag(eng: _Engine, v: Variant) -> str:
+    """The local version label the PyTorch index gives this build's wheels ("+cpu", "+cu126").
+
+    Pinning it makes the exact build explicit: pointed at another index or a wheel folder,
+    ``torch==2.14.1+cu126`` installs that build or fails clearly, where ``torch==2.14.1``
+    would silently take PyPI's default build (a CUDA build on Linux). The PyTorch index
+    tags its Linux and Windows wheels this way; its macOS wheels carry no label.
+    """
+    if not v.index_url.startswith("https://download.pytorch.org/"):
+        return ""
+    if not eng.platform_for_wheels().startswith(("linux-", "windows-")):
+        return ""
+    return "+" + v.index_url.rstrip("/").rsplit("/", 1)[-1]
+
+
 def _commands(eng: _Engine, rel: Release, v: Variant, torch_version: str) -> tuple[list[str], dict[str, list[str]]]:
-    pins = [f"torch=={torch_version}"]
+    tag = _local_tag(eng, v)
+    pins = [f"torch=={torch_version}{tag}"]
     for pkg in eng.companions:
         ver = rel.companions.get(pkg, "")
         if torch_version != rel.latest:
             ver = ".".join(ver.split(".")[:2]) + ".*"
+        else:
+            ver += tag
         pins.append(f"{pkg}=={ver}")
     packages = pins + list(eng.extras)
     pypi = v.index_url.startswith("https://pypi.org/")
