@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, QSize, QTimer
-from PySide6.QtWidgets import QApplication
 
 from app.gui import i18n
 from app.gui.pages import PageId

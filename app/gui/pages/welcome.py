@@ -10,7 +10,7 @@ from app.gui import i18n
 from app.gui.pages import PageId
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import Banner, heading, muted, set_icon
+from app.gui.widgets import Banner, heading, muted
 
 
 def _find_bundle(on_event, cancel):
