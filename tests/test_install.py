@@ -100,8 +100,8 @@ def test_sigint_to_the_cli_cancels_rolls_back_and_exits_130(tmp_path, local_whee
     time.sleep(1.5)  # pip is now working inside the new env
     assert env.exists() and leftover_processes(str(env)), "the install should be running"
     proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=120)
-    t.join(5)
+    proc.wait(timeout=120)
+    t.join(10)  # the reader thread owns stderr: it gets every last line
     err = "".join(seen)
     assert proc.returncode == 130, err
     assert "Cancelled" in err and "removed" in err

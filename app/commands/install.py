@@ -309,6 +309,8 @@ def _verify(result, plan, renderer, cancel):
     from app.core.events import PhaseEvent
 
     rec = plan.request.recommendation
+    if rec is None and plan.bundle_manifest is not None:  # what the bundle was built for
+        rec = plan.bundle_manifest.recommendation
     backend = (rec.get("backend") if isinstance(rec, dict) else getattr(rec, "backend", None))
     expect = backend if backend in ("cuda", "rocm", "mps", "xpu") else None
     renderer(PhaseEvent("verify", "start"))
