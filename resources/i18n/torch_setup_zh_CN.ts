@@ -286,7 +286,7 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+214"/>
+        <location filename="../../app/gui/pages/environment.py" line="+230"/>
         <source>(recommended)</source>
         <translation>（推荐）</translation>
     </message>
@@ -311,7 +311,18 @@
         <translation>选择文件夹</translation>
     </message>
     <message>
-        <location line="+46"/>
+        <location line="+6"/>
+        <location line="+207"/>
+        <source>Choose the CA certificates file</source>
+        <translation>选择 CA 证书文件</translation>
+    </message>
+    <message>
+        <location line="-206"/>
+        <source>Certificates (*.pem *.crt *.cer);;All files (*)</source>
+        <translation>证书 (*.pem *.crt *.cer);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <location line="+49"/>
         <source>PyTorch will be added to the environment in {path}.</source>
         <translation>PyTorch 将安装到 {path} 中的已有环境。</translation>
     </message>
@@ -326,7 +337,7 @@
         <translation>该位置剩余 {free}。</translation>
     </message>
     <message>
-        <location line="+92"/>
+        <location line="+94"/>
         <source>Everything is ready. Press Install to create the environment and install PyTorch.</source>
         <translation>一切就绪。点击“安装”即可创建环境并安装 PyTorch。</translation>
     </message>
@@ -417,11 +428,12 @@
     </message>
     <message>
         <location line="+2"/>
+        <location line="+26"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-25"/>
         <source>Choose the location</source>
         <translation>选择位置</translation>
     </message>
@@ -502,6 +514,51 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Package &amp;mirror:</source>
+        <translation>软件包镜像(&amp;M)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>replaces PyPI for the other packages, e.g. a university mirror</source>
+        <translation>其他软件包改从这里下载，例如高校镜像</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Package mirror</source>
+        <translation>软件包镜像</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Pr&amp;oxy:</source>
+        <translation>代理(&amp;O)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>http://proxy.example.org:3128 (default: HTTPS_PROXY)</source>
+        <translation>http://proxy.example.org:3128（默认：HTTPS_PROXY）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Proxy</source>
+        <translation>代理</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>CA cer&amp;tificates:</source>
+        <translation>CA 证书(&amp;T)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>a .pem file, or &quot;system&quot; for this computer&apos;s certificates</source>
+        <translation>一个 .pem 文件，或填 &quot;system&quot; 使用本机证书</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>CA certificates file</source>
+        <translation>CA 证书文件</translation>
+    </message>
+    <message>
+        <location line="+5"/>
         <source>Checks before installing</source>
         <translation>安装前检查</translation>
     </message>
@@ -798,7 +855,7 @@
         <translation>处理器（仅 CPU）</translation>
     </message>
     <message>
-        <location line="+313"/>
+        <location line="+315"/>
         <source>No PyTorch build could be recommended: {message}</source>
         <translation>无法推荐 PyTorch 版本：{message}</translation>
     </message>
@@ -1143,7 +1200,7 @@ Stop and close?</source>
         <translation>把它更新到 {driver} 或更新版本，就能使用 {unlocks}。不更新也没关系，助手仍然可以安装一个适合你现有驱动的版本。</translation>
     </message>
     <message>
-        <location line="+46"/>
+        <location line="+48"/>
         <source>Unknown</source>
         <translation>未知</translation>
     </message>

@@ -462,3 +462,25 @@ def test_results_are_retranslated_live(qtbot, host):
     qtbot.waitUntil(lambda: "处理器" in _texts(page), timeout=3000)
     assert "CUDA_VISIBLE_DEVICES 被设置为“”" in _texts(page)
     assert "Processor" not in _texts(page)
+
+
+def test_environment_network_settings_reach_the_request(qtbot, host, env_state, tmp_path, local_wheels):
+    """Mirror, proxy and CA file (labs and campuses) go into the InstallRequest as typed."""
+    from app.gui.pages.environment import EnvironmentPage
+
+    wiz, state, (page,) = host(EnvironmentPage, state=env_state)
+    page.initializePage()
+    page.location.setText(str(tmp_path / "envs"))
+    page.find_links.setText(str(local_wheels))
+    page.index_url.setText("https://pypi.org/simple")
+    page.mirror.setText("https://pypi.org/simple")
+    page.proxy.setText("")
+    page.ca_bundle.setText("system")
+    req = page.build_request()
+    assert req.default_index_url == "https://pypi.org/simple" and req.ca_bundle == "system" and req.proxy is None
+    page.proxy.setText("http://127.0.0.1:9")  # nothing listens there: the index checks must say so
+    with qtbot.waitSignal(page.preflight_done, timeout=60000) as blocker:
+        pass
+    assert blocker.args == [False]
+    assert page.build_request().proxy == "http://127.0.0.1:9"
+    assert any(s == "error" and "reach" in n for n, s, _, _ in page.checks), page.checks

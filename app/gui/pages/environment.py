@@ -131,6 +131,21 @@ class EnvironmentPage(BasePage):
         af.addRow(self.l_extra, self.extra_index)
         af.addRow(self.l_links, fl_row)
         af.addRow(self.l_bundle, b_row)
+        # Networks of labs and campuses: a PyPI mirror for everything else, a proxy, a CA file.
+        self.mirror = QLineEdit()
+        self.proxy = QLineEdit()
+        self.ca_bundle = QLineEdit()
+        self.browse_ca = QPushButton()
+        self.browse_ca.clicked.connect(self._browse_ca)
+        ca_row = QHBoxLayout()
+        ca_row.addWidget(self.ca_bundle, 1)
+        ca_row.addWidget(self.browse_ca)
+        self.l_mirror, self.l_proxy, self.l_ca = QLabel(), QLabel(), QLabel()
+        for lab, w in ((self.l_mirror, self.mirror), (self.l_proxy, self.proxy), (self.l_ca, self.ca_bundle)):
+            lab.setBuddy(w)
+        af.addRow(self.l_mirror, self.mirror)
+        af.addRow(self.l_proxy, self.proxy)
+        af.addRow(self.l_ca, ca_row)
         self.advanced = Collapsible(content=adv)
 
         # --- pre-flight ---
@@ -161,7 +176,8 @@ class EnvironmentPage(BasePage):
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(DEBOUNCE_MS)
         self._debounce.timeout.connect(self.run_preflight)
-        for w in (self.name, self.location, self.index_url, self.extra_index, self.find_links, self.bundle):
+        for w in (self.name, self.location, self.index_url, self.extra_index, self.find_links, self.bundle,
+                  self.mirror, self.proxy, self.ca_bundle):
             w.textChanged.connect(self.inputs_changed)
         self.python.currentIndexChanged.connect(self.inputs_changed)
         self.kind_group.idToggled.connect(lambda _id, on: on and self.inputs_changed())
@@ -243,6 +259,13 @@ class EnvironmentPage(BasePage):
         if path:
             edit.setText(path)
 
+    def _browse_ca(self) -> None:
+        start = str(nearest_existing(Path(self.ca_bundle.text() or Path.home())) or Path.home())
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Choose the CA certificates file"), start,
+                                              self.tr("Certificates (*.pem *.crt *.cer);;All files (*)"))
+        if path:
+            self.ca_bundle.setText(path)
+
     def env_path(self) -> Path:
         loc = Path(self.location.text().strip() or str(default_location())).expanduser()
         if self.existing.isChecked():
@@ -270,7 +293,10 @@ class EnvironmentPage(BasePage):
                               index_url=self.index_url.text().strip() or None,
                               extra_index_urls=extra, find_links=find_links,
                               bundle=Path(bundle) if bundle else None,
-                              existing=self.existing.isChecked())
+                              existing=self.existing.isChecked(),
+                              default_index_url=self.mirror.text().strip() or None,
+                              proxy=self.proxy.text().strip() or None,
+                              ca_bundle=self.ca_bundle.text().strip() or None)
 
     def inputs_changed(self, *_) -> None:
         self._generation += 1
@@ -432,6 +458,17 @@ class EnvironmentPage(BasePage):
         self.l_bundle.setText(self.tr("Offline &bundle folder:"))
         self.bundle.setPlaceholderText(self.tr("install without the internet from a bundle"))
         self.bundle.setAccessibleName(self.tr("Offline bundle folder"))
+        self.l_mirror.setText(self.tr("Package &mirror:"))
+        self.mirror.setPlaceholderText(self.tr("replaces PyPI for the other packages, e.g. a university mirror"))
+        self.mirror.setAccessibleName(self.tr("Package mirror"))
+        self.l_proxy.setText(self.tr("Pr&oxy:"))
+        self.proxy.setPlaceholderText(self.tr("http://proxy.example.org:3128 (default: HTTPS_PROXY)"))
+        self.proxy.setAccessibleName(self.tr("Proxy"))
+        self.l_ca.setText(self.tr("CA cer&tificates:"))
+        self.ca_bundle.setPlaceholderText(self.tr("a .pem file, or \"system\" for this computer's certificates"))
+        self.ca_bundle.setAccessibleName(self.tr("CA certificates file"))
+        self.browse_ca.setText(self.tr("Browse…"))
+        self.browse_ca.setAccessibleName(self.tr("Choose the CA certificates file"))
         if self._initialized:
             self._fill_pythons()  # "(recommended)" in the new language; the selection stays
         self.checks_title.setText(self.tr("Checks before installing"))
