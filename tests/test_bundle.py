@@ -68,8 +68,8 @@ def test_bundle_has_a_manifest_hashes_and_pinned_requirements(bundle):
 
 @pytest.mark.slow
 @pytest.mark.netns
-@pytest.mark.parametrize("installer", ["uv", pytest.param("pip", marks=pytest.mark.slow)])
-def test_bundle_installs_with_no_network_at_all(bundle, tmp_path, installer):
+def test_bundle_installs_with_no_network_at_all(bundle, tmp_path):
+    installer = "uv"
     prefix = _no_network_prefix()
     probe = subprocess.run([*prefix, sys.executable, "-c",
                             "import socket; socket.create_connection(('pypi.org', 443), 3)"],
@@ -190,3 +190,31 @@ def test_build_a_bundle_for_another_platform(tmp_path):
     assert f.name.endswith("-cp312-cp312-win_amd64.whl") and f.package == "markupsafe"
     with pytest.raises(BadInput, match="win_amd64"):
         core.check_bundle(out)
+
+
+@pytest.mark.netns
+def test_pip_installs_a_bundle_offline_with_hashes_required(tmp_path):
+    """The pip path of an offline install (a small bundle: pip takes ~60 s for torch)."""
+    prefix = _no_network_prefix()
+    small = tmp_path / "small bundle"
+    core.build_bundle(small, packages=["six==1.17.0", "filelock==3.16.1"], python_version=PY)
+    env = tmp_path / "pip offline ü"
+    r = cli("install", "--env", env, "--installer", "pip", "--from-bundle", small, "--yes",
+            "--no-verify", "--json", prefix=prefix)
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads(r.stdout)
+    cmd = data["plan"]["commands"][-1]
+    assert {"--isolated", "--no-index", "--require-hashes"} <= set(cmd)
+    assert data["install"]["packages"]["six"] == "1.17.0"
+    # a wheel swapped and its manifest entry edited to match is still refused: the hashed
+    # requirements file (what pip enforces with --require-hashes) keeps the original hash
+    m = json.loads((small / "manifest.json").read_text())
+    six = next(f for f in m["files"] if f["package"] == "six")
+    path = small / "wheels" / six["name"]
+    data_bytes = bytearray(path.read_bytes())
+    data_bytes[-30] ^= 0x01
+    path.write_bytes(bytes(data_bytes))
+    six["sha256"] = core.sha256_of(path)
+    (small / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(BadInput, match="does not list exactly"):
+        core.check_bundle(small)

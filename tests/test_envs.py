@@ -228,3 +228,33 @@ def test_existing_env_without_pip_needs_uv(tmp_path):
     (env / "pyvenv.cfg").write_text("home = /usr/bin\n")
     with pytest.raises(BadInput, match="has no pip"):
         core.plan(core.InstallRequest(env, installer="pip", existing=True, packages=["six"]))
+
+
+def test_cli_renderer_draws_a_bar_on_a_tty_and_plain_lines_otherwise():
+    import io
+
+    from app.commands.install import Renderer
+    from app.core.events import LogEvent, PhaseEvent
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    events = [PhaseEvent("install", "start", "torch"), LogEvent("Resolved 2 packages in 1ms"),
+              ProgressEvent("numpy", 0, 16_000_000), ProgressEvent("numpy", 8_000_000, 16_000_000),
+              LogEvent(" + numpy==2.4.6"), ProgressEvent("numpy", 1, 2, unit="packages")]
+    tty = Tty()
+    r = Renderer(tty)
+    for e in events:
+        r(e)
+    r.close()
+    out = tty.getvalue()
+    assert "==> Installing… torch" in out
+    assert "\r\033[K[" in out and " 50% " in out and "8.0/16.0 MB numpy" in out
+    assert "    Resolved" not in out  # on a TTY the bar replaces the chatter
+    plain = io.StringIO()
+    r = Renderer(plain)
+    for e in events:
+        r(e)
+    text = plain.getvalue()
+    assert "\r" not in text and "    Resolved 2 packages in 1ms" in text and " + numpy" in text
