@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
     tmp = None
     build_s = None
-    dist = args.dist
+    dist = args.dist.resolve()
     if args.build:
         tmp = tempfile.TemporaryDirectory(prefix="frozen-size-")
         build_s = build(Path(tmp.name) / "dist", Path(tmp.name) / "work")
