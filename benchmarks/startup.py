@@ -53,7 +53,9 @@ wiz.show()
 app.exec()
 """
 
-WIZARD = "import sys; from app.commands.gui import launch; sys.exit(launch(['--quit-after-show', '--lang', 'en']))"
+# The real entry point (what `torch-setup` runs), with a hidden flag that reports the first
+# paint and closes the window.
+WIZARD = "import sys; from app.cli import main; sys.exit(main(['gui', '--quit-after-show', '--lang', 'en']))"
 
 
 def sample(code: str, env: dict) -> tuple[float, float, float]:
