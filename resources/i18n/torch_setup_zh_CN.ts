@@ -296,7 +296,7 @@
         <translation>Python {version}（由 uv 查找或下载）</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+14"/>
         <source>Choose the existing environment</source>
         <translation>选择已有的环境</translation>
     </message>
@@ -489,8 +489,8 @@
     </message>
     <message>
         <location line="+1"/>
-        <source>a folder with .whl files (find-links)</source>
-        <translation>存放 .whl 文件的文件夹（find-links）</translation>
+        <source>a folder with .whl files (find-links); several: separate with ;</source>
+        <translation>存放 .whl 文件的文件夹（find-links）；多个文件夹用 ; 分隔</translation>
     </message>
     <message>
         <location line="+1"/>

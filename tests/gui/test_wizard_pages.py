@@ -484,3 +484,16 @@ def test_environment_network_settings_reach_the_request(qtbot, host, env_state, 
     assert blocker.args == [False]
     assert page.build_request().proxy == "http://127.0.0.1:9"
     assert any(s == "error" and "reach" in n for n, s, _, _ in page.checks), page.checks
+
+
+def test_environment_wheel_folders_may_hold_spaces(qtbot, host, env_state, tmp_path):
+    from app.gui.pages.environment import EnvironmentPage
+
+    wiz, state, (page,) = host(EnvironmentPage, state=env_state)
+    page.initializePage()
+    a, b = tmp_path / "Jane Doe" / "wheels", tmp_path / "more wheels"
+    page.find_links.setText(f"{a}; {b}")
+    page.extra_index.setText("https://a.example/simple https://b.example/simple")
+    req = page.build_request()
+    assert [str(p) for p in req.find_links] == [str(a), str(b)]
+    assert list(req.extra_index_urls) == ["https://a.example/simple", "https://b.example/simple"]

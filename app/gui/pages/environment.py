@@ -201,7 +201,7 @@ class EnvironmentPage(BasePage):
             if self.state.index_url and not self.index_url.text():
                 self.index_url.setText(self.state.index_url)
             if self.state.find_links and not self.find_links.text():
-                self.find_links.setText(" ".join(map(str, self.state.find_links)))
+                self.find_links.setText("; ".join(map(str, self.state.find_links)))
             if self.state.extra_index_urls and not self.extra_index.text():
                 self.extra_index.setText(" ".join(self.state.extra_index_urls))
         self.retranslate()
@@ -240,8 +240,9 @@ class EnvironmentPage(BasePage):
         self.python.blockSignals(False)
 
     def _existing_toggled(self, on: bool) -> None:
-        self.name.setEnabled(not on)
-        self.l_name.setEnabled(not on)
+        # Adding to an environment keeps its own name and Python.
+        for w in (self.name, self.l_name, self.python, self.l_python):
+            w.setEnabled(not on)
         self.retranslate()
         self.inputs_changed()
 
@@ -283,9 +284,9 @@ class EnvironmentPage(BasePage):
         from app.core.install import InstallRequest
 
         kind, installer = self.kind_installer()
-        split = lambda s: [p for p in re.split(r"[\s,;]+", s.strip()) if p]  # noqa: E731
-        find_links = tuple(split(self.find_links.text()))
-        extra = tuple(split(self.extra_index.text()))
+        # Folders may hold spaces ("C:\\Users\\Jane Doe\\wheels"): several are separated by ";" only.
+        find_links = tuple(p.strip() for p in self.find_links.text().split(";") if p.strip())
+        extra = tuple(p for p in re.split(r"[\s,;]+", self.extra_index.text().strip()) if p)
         bundle = self.bundle.text().strip() or None
         return InstallRequest(env_path=self.env_path(), kind=kind, installer=installer,
                               python=self.python.currentData() or None,
@@ -453,7 +454,7 @@ class EnvironmentPage(BasePage):
         self.extra_index.setPlaceholderText(self.tr("separated by spaces"))
         self.extra_index.setAccessibleName(self.tr("Extra index URLs"))
         self.l_links.setText(self.tr("Local &wheels folder:"))
-        self.find_links.setPlaceholderText(self.tr("a folder with .whl files (find-links)"))
+        self.find_links.setPlaceholderText(self.tr("a folder with .whl files (find-links); several: separate with ;"))
         self.find_links.setAccessibleName(self.tr("Local wheels folder"))
         self.l_bundle.setText(self.tr("Offline &bundle folder:"))
         self.bundle.setPlaceholderText(self.tr("install without the internet from a bundle"))
