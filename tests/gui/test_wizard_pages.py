@@ -497,3 +497,21 @@ def test_environment_wheel_folders_may_hold_spaces(qtbot, host, env_state, tmp_p
     req = page.build_request()
     assert [str(p) for p in req.find_links] == [str(a), str(b)]
     assert list(req.extra_index_urls) == ["https://a.example/simple", "https://b.example/simple"]
+
+
+def test_icons_are_crisp_on_high_dpi_screens(qtbot):
+    """Every icon has renditions up to 4x of the sizes the pages draw (no upscaled blur)."""
+    from PySide6.QtCore import QSize
+
+    from app.gui.widgets import icon
+
+    for name in ("ok", "warning", "error", "info", "pending", "skipped", "os", "cpu", "memory", "disk",
+                 "python", "gpu", "app"):
+        ic = icon(name)
+        sizes = {s.width() for s in ic.availableSizes()}
+        assert sizes, f"{name}: no renditions"
+        for drawn in (20, 22):
+            for dpr in (1, 2, 4):
+                assert max(sizes) >= drawn * dpr, f"{name} at {drawn}px x{dpr}"
+        pm = ic.pixmap(QSize(20, 20), 2.0)
+        assert pm.width() == 40 and pm.devicePixelRatio() == 2.0
