@@ -228,7 +228,6 @@ def test_change_dialog_offers_only_valid_choices(qtbot, host):
     rec = recommend(report)
     state = WizardState(report=report, recommendation=rec)
     wiz, state, (page,) = host(RecommendationPage, state=state)
-    page._for_report = report
     page._render()
     opts = options_for(report, rec)
     assert any(o["valid"] for o in opts) and any(not o["valid"] for o in opts), \

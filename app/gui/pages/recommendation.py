@@ -269,7 +269,6 @@ class RecommendationPage(BasePage):
         self._task: Task | None = None
         self._pending = False  # from start() until the result is on the GUI thread (no race with the worker)
         self._error = None
-        self._for_report = None
         self._for_choices = None
 
         self.busy = BusyLine()
@@ -319,19 +318,16 @@ class RecommendationPage(BasePage):
 
     # ---- work ----
     def initializePage(self) -> None:  # noqa: N802
-        rec = self.state.recommendation
-        if rec is None or self._for_report is not self.state.report and self._for_report is not None \
-                or self._for_choices != self.state.choices:
+        # The System page's scan already asked the engine (with the same choices): reuse that.
+        if self.state.recommendation is None or self._for_choices != self.state.choices:
             self.refresh()
         else:
-            self._for_report = self.state.report
             self._render()
 
     def refresh(self) -> None:
         if self.state.report is None or self.is_busy():
             return
         self._error = None
-        self._for_report = self.state.report
         self._for_choices = self.state.choices
         self._task = Task(_recommend(self.state.report, self.state.choices), self, name="recommend")
         self._task.succeeded.connect(self._on_done)

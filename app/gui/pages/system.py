@@ -111,8 +111,7 @@ class SystemPage(BasePage):
     def _on_scanned(self, result) -> None:
         report, rec, _rec_error = result
         self.state.report = report
-        if rec is not None:
-            self.state.recommendation = rec
+        self.state.recommendation = rec  # None when the engine failed: the next page asks again and says why
 
     def _on_failed(self, err) -> None:
         self._error = err
