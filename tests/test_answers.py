@@ -70,6 +70,15 @@ name = "pc-01"
     assert isinstance(a.to_dict()["env_path"], str)
 
 
+@pytest.mark.parametrize("value,backend,variant", [
+    ("mps", "mps", None), ("rocm-therock", "rocm", "rocm-therock"), ("rocm6.2.4", "rocm", "rocm6.2.4"),
+    ("XPU", "xpu", None), ("cu130", "cuda", "cu130"),
+])
+def test_backend_policy_values(tmp_path, value, backend, variant):
+    a = parse_answers(f'[environment]\npath = "e"\n[torch]\nbackend = "{value}"\n', base=tmp_path)
+    assert (a.backend, a.variant) == (backend, variant)
+
+
 def test_bundle_auto(tmp_path):
     a = parse_answers('[environment]\npath = "e"\n[sources]\nbundle = "auto"\n', base=tmp_path)
     assert a.bundle_auto and a.bundle is None
@@ -89,6 +98,10 @@ BAD = [
     ('[environment]\npath = "e"\n[torch]\nversion = "latest"\n', "torch.version", "not a version", 4),
     ('[environment]\npath = "e"\n[torch]\npackages = ["torch vision"]\n', "torch.packages",
      "not a package requirement", 4),
+    ('[environment]\npath = "e"\n[torch]\npackages = ["numpy", "torch==2.1"]\n', "torch.packages",
+     "pin its version with [torch] version", 4),
+    ('[environment]\npath = "e"\n[torch]\npackages = ["torchvision==0.20"]\n', "torch.packages",
+     "list it by name only", 4),
     ('[environment]\npath = "e"\n[torch]\nbackend = "rocm"\nvariant = "cu126"\n', "torch.variant",
      "not a rocm build", 5),
     ('[environment]\npath = "e"\n[sources]\nindex_url = "download.pytorch.org/whl/cpu"\n',

@@ -31,8 +31,8 @@ INSTALLERS = ("uv", "pip")
 REPORT_FORMATS = ("json", "md", "html")
 BENCH_DEVICES = ("auto", "cpu", "cuda", "mps", "xpu")
 BENCH_DTYPES = ("fp32", "tf32", "fp16", "bf16")
-# A wheel variant as the PyTorch index names it: cpu, cu118, cu126, cu130, rocm6.4, xpu.
-_VARIANT_RE = re.compile(r"^(cpu|xpu|cu\d{3}|rocm\d+\.\d+(\.\d+)?)$")
+# A wheel variant as the compat data names it: cpu, cu118, cu126, rocm6.4, rocm-therock, xpu, mps.
+_VARIANT_RE = re.compile(r"^(cpu|xpu|mps|cu\d{3}|rocm\d+\.\d+(\.\d+)?|rocm-[a-z]+)$")
 _PY_MINOR_RE = re.compile(r"^3\.\d{1,2}$")
 HELP_HINT = "see resources/answers.example.toml for every key and its allowed values"
 
@@ -249,12 +249,21 @@ def _torch_version(ctx, sec, key, v) -> str | None:
 def _requirements(ctx, sec, key, v) -> list[str]:
     from packaging.requirements import InvalidRequirement, Requirement
 
+    from app.core.recommend import COMPANIONS
+
     items = _str_list(ctx, sec, key, v)
     for s in items:
         try:
-            Requirement(s)
+            req = Requirement(s)
         except InvalidRequirement as exc:
             raise ctx.bad(sec, key, f"{_show(s)} is not a package requirement ({exc})") from None
+        name = req.name.lower().replace("_", "-")
+        if name == "torch":
+            raise ctx.bad(sec, key, "torch is always installed; pin its version with [torch] version",
+                          hint='e.g. version = "2.13.0", and list only the other packages here')
+        if name in COMPANIONS and (req.specifier or req.extras or req.url):
+            raise ctx.bad(sec, key, f"{_show(s)}: {name} is pinned to match torch automatically; "
+                                    "list it by name only", hint=f'write "{name}"')
     return items
 
 
@@ -451,7 +460,7 @@ def _backend_of_variant(variant: str) -> str:
         return "cuda"
     if variant.startswith("rocm"):
         return "rocm"
-    return variant  # cpu, xpu
+    return variant  # cpu, xpu, mps
 
 
 def _close(word: str, options: list[str]) -> str | None:
