@@ -21,7 +21,7 @@ from PySide6.QtCore import QEventLoop, QSize, QTimer
 from app.gui import i18n
 from app.gui.pages import PageId
 
-SIZE = QSize(960, 700)
+SIZE = QSize(980, 720)
 LANGS = ("en", "zh_CN")
 FILE_NAMES = {
     PageId.WELCOME: "1-welcome", PageId.SYSTEM: "2-system", PageId.RECOMMENDATION: "3-recommendation",
@@ -83,7 +83,10 @@ def save_all(out_dir: str | os.PathLike, languages=None, *, wheels: str | None =
     languages = list(languages or LANGS)
     wheels = wheels or local_wheels()
     saved: list[Path] = []
-    work = Path(tempfile.mkdtemp(prefix="torch-setup-shots-"))
+    # A short, stable folder name: it shows in the pictures.
+    work = Path(tempfile.gettempdir()) / "torch-setup-demo"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
     os.environ.setdefault("TORCH_SETUP_HOME", str(work / "home"))  # logs and reports stay in there
     state = WizardState(bench_sizes=[256, 512, 1024], bench_dtypes=["fp32"], bench_budget_s=20)
     wiz = SetupWizard(state=state, lang=languages[0])
