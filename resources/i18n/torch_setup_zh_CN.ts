@@ -27,7 +27,7 @@
 <context>
     <name>ChangeDialog</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="+167"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="+176"/>
         <source>(default)</source>
         <translation>（默认）</translation>
     </message>
@@ -62,7 +62,7 @@
         <translation>这台电脑上不可用：</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+16"/>
         <source>Change the PyTorch build</source>
         <translation>更改 PyTorch 版本</translation>
     </message>
@@ -110,6 +110,11 @@
         <location line="+1"/>
         <source>Other packages, separated by spaces</source>
         <translation>其他软件包，用空格分隔</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Choices not available on this computer, and why</source>
+        <translation>这台电脑上不可用的选项及原因</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -830,7 +835,7 @@
 <context>
     <name>RecommendationPage</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="-160"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="-171"/>
         <source>CUDA {version} (NVIDIA graphics card)</source>
         <translation>CUDA {version}（NVIDIA 显卡）</translation>
     </message>
@@ -855,7 +860,7 @@
         <translation>处理器（仅 CPU）</translation>
     </message>
     <message>
-        <location line="+315"/>
+        <location line="+322"/>
         <source>No PyTorch build could be recommended: {message}</source>
         <translation>无法推荐 PyTorch 版本：{message}</translation>
     </message>
@@ -1120,7 +1125,7 @@ Stop and close?</source>
 <context>
     <name>SystemPage</name>
     <message>
-        <location filename="../../app/gui/pages/system.py" line="+147"/>
+        <location filename="../../app/gui/pages/system.py" line="+146"/>
         <source>Saved to {path}</source>
         <translation>已保存到 {path}</translation>
     </message>

@@ -253,7 +253,7 @@ def test_change_dialog_offers_only_valid_choices(qtbot, host):
                        == (sel["backend"], sel["variant"], sel["torch_version"])), None)
         assert chosen is not None and chosen["valid"], f"{o} could be picked"
     if greyed:
-        assert "Not available on this computer" in dlg.why_not.text()
+        assert "Not available on this computer" in dlg.why_not.toPlainText()
 
 
 def test_change_applies_choices_and_restores(qtbot, host, real_report):

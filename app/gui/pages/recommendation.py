@@ -10,9 +10,9 @@ import os
 import shlex
 
 from PySide6.QtCore import QCoreApplication, Qt, Signal
-from PySide6.QtGui import QStandardItemModel
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel,
-                               QLineEdit, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtGui import QPalette, QStandardItemModel
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QFrame, QHBoxLayout,
+                               QLabel, QLineEdit, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget)
 
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
@@ -110,8 +110,17 @@ class ChangeDialog(QDialog):
         self.backend = QComboBox()
         self.variant = QComboBox()
         self.torch = QComboBox()
-        self.why_not = muted(QLabel())
-        self.why_not.setWordWrap(True)
+        # Read-only text that scrolls: some machines have many greyed choices, each with a reason.
+        self.why_not = QPlainTextEdit()
+        self.why_not.setReadOnly(True)
+        self.why_not.setFrameShape(QFrame.Shape.NoFrame)
+        pal = self.why_not.palette()  # the dialog's own colours (built fresh each time: follows dark mode)
+        pal.setColor(QPalette.ColorRole.Base, pal.color(QPalette.ColorRole.Window))
+        pal.setColor(QPalette.ColorRole.Text, pal.color(QPalette.ColorRole.PlaceholderText))
+        self.why_not.setPalette(pal)
+        self.why_not.setMaximumHeight(200)
+        self.why_not.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.why_not.setTabChangesFocus(True)
         self.pkg_boxes = {name: QCheckBox(name) for name in EXTRA_PACKAGES}
         self.other = QLineEdit()
         self.other.setPlaceholderText("numpy pandas")
@@ -224,9 +233,10 @@ class ChangeDialog(QDialog):
                 if not item.isEnabled() and item.toolTip():
                     lines.append(f"{item.text()}: {item.toolTip()}")
         if lines:
-            self.why_not.setText(self.tr("Not available on this computer:") + "\n" + "\n".join(f"• {l}" for l in lines))
+            self.why_not.setPlainText(self.tr("Not available on this computer:") + "\n" + "\n".join(f"• {l}" for l in lines))
         else:
-            self.why_not.setText("")
+            self.why_not.setPlainText("")
+        self.why_not.setVisible(bool(lines))
 
     def _restore(self) -> None:
         self.restored = True
@@ -249,6 +259,7 @@ class ChangeDialog(QDialog):
         self.variant.setAccessibleName(self.tr("Build"))
         self.torch.setAccessibleName(self.tr("PyTorch version"))
         self.other.setAccessibleName(self.tr("Other packages, separated by spaces"))
+        self.why_not.setAccessibleName(self.tr("Choices not available on this computer, and why"))
         self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).setText(self.tr("Use the recommendation"))
         self._update_why()
 
