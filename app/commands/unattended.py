@@ -90,14 +90,13 @@ def build_request(answers, bundle, report):
     from app.core.install import InstallRequest
 
     rec = None
-    packages = None
     if bundle is None:
         from app.core.recommend import recommend
 
         rec = recommend(report, None, _choices(answers))
     request = InstallRequest(
         env_path=answers.env_path, kind=answers.env_kind, installer=answers.installer,
-        python=answers.python, packages=packages, recommendation=rec,
+        python=answers.python, packages=None, recommendation=rec,
         index_url=answers.index_url, extra_index_urls=tuple(answers.extra_index_urls),
         find_links=tuple(str(p) for p in answers.find_links), bundle=bundle,
         existing=answers.existing, proxy=answers.proxy,
@@ -110,12 +109,10 @@ def build_request(answers, bundle, report):
 class _Run:
     """One unattended run; collects the parts of the session report as it goes."""
 
-    def __init__(self, args, answers, report_dir, bundle) -> None:
+    def __init__(self, answers, bundle) -> None:
         from app.core.runner import CancelToken
 
-        self.args = args
         self.answers = answers
-        self.report_dir = report_dir
         self.bundle = bundle
         self.cancel = CancelToken()
         self.out = sys.stderr
@@ -233,7 +230,7 @@ def run_unattended(args) -> int:
               file=sys.stderr)
         _confirm(args, sys.stderr)
 
-    run = _Run(args, answers, report_dir, bundle)
+    run = _Run(answers, bundle)
     renderer = Renderer(sys.stderr, quiet=False, verbose=getattr(args, "verbose", False))
     previous = {}
 
