@@ -109,6 +109,8 @@ def test_unreachable_index_is_refused(tmp_path):
     assert "torch index http://127.0.0.1:9/simple cannot be reached" in err["message"]
     assert "mirror" in err["hint"] and "offline bundle" in err["hint"]
     assert not env.exists()
+    log = Path(err["log_path"]).read_text(encoding="utf-8")
+    assert "reach:torch index: FAILED" in log and "nothing was changed" in log
 
 
 def _fake_python(tmp_path: Path, body: str) -> Path:
@@ -194,3 +196,19 @@ except UserError as e:
         in r.stdout, r.stdout + r.stderr
     assert "needs internet access" in r.stdout and "--python" in r.stdout
     assert not env.exists()
+
+
+def test_a_pre_existing_empty_folder_is_kept_and_emptied_on_failure(tmp_path):
+    real = sys.executable
+    fake = _fake_python(tmp_path, f"""
+if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then
+  mkdir -p "$3/bin" "$3/lib" && : > "$3/pyvenv.cfg"; echo "Error: boom" >&2; exit 1
+fi
+exec "{real}" "$@"
+""")
+    target = tmp_path / "chosen empty folder"
+    target.mkdir()
+    r = cli("install", "--env", target, "--installer", "pip", "--python", fake, "--packages",
+            "six", "--yes", "--no-verify")
+    assert r.returncode == 1, r.stderr
+    assert target.is_dir() and list(target.iterdir()) == []

@@ -263,7 +263,7 @@ def run(args) -> int:
     checks = core.preflight(the_plan)
     if not args.json:
         _print_plan(the_plan, checks, out)
-    core.raise_for_checks(checks)
+    core.raise_for_checks(checks, plan=the_plan)
     _confirm(args, out)
 
     cancel = CancelToken()

@@ -661,10 +661,25 @@ def preflight(p: InstallPlan) -> list[Check]:
     return checks
 
 
-def raise_for_checks(checks: Sequence[Check], log_path: Path | None = None) -> None:
+def raise_for_checks(checks: Sequence[Check], log_path: Path | None = None,
+                     plan: InstallPlan | None = None) -> None:
+    """Raise BadInput (exit 2, nothing was done) for the first blocking check; with ``plan``
+    and no ``log_path``, the plan and every check are written to a new log first."""
     bad = [c for c in checks if c.blocking]
     if not bad:
         return
+    if log_path is None and plan is not None:
+        from app.core.paths import new_log_path
+
+        try:
+            log_path = new_log_path("install")
+            with open(log_path, "a", encoding="utf-8") as fh:
+                fh.write(f"# plan: {plan.to_dict()!r}\n")
+                for c in checks:
+                    fh.write(f"# check {c.name}: {'ok' if c.ok else 'FAILED'}: {c.message}\n")
+                fh.write("# refused by the pre-flight; nothing was changed\n")
+        except OSError:
+            log_path = None
     first = bad[0]
     raise BadInput(first.message, hint=first.hint,
                    lines=[c.message for c in bad[1:]], log_path=log_path)
