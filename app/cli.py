@@ -54,7 +54,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
+    # No words at all opens the wizard: only the gui command's parser is needed (start-up time).
+    only = (words[0] if words[0] in COMMANDS else None) if words else "gui"
+    parser = build_parser(only)
     args = parser.parse_args(argv)
     try:
         if args.self_test:
