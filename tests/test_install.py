@@ -237,3 +237,45 @@ def test_adding_to_an_existing_env_with_uv_keeps_it_and_restores_on_failure(tmp_
             env, existing=True, packages=["six==1.17.0", "zz-no-such-package-xq==1.0"])))
     assert "restored to its earlier state" in err.value.message
     assert envs.installed_distributions(env) == before
+
+
+def _make_wheel(folder: Path, name: str, version: str) -> Path:
+    """A real, minimal pure-Python wheel (with a correct RECORD)."""
+    import base64
+    import hashlib
+
+    folder.mkdir(parents=True, exist_ok=True)
+    mod = name.replace("-", "_")
+    dist = f"{mod}-{version}.dist-info"
+    files = {
+        f"{mod}/__init__.py": f"__version__ = {version!r}\n",
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+                         "Tag: py3-none-any\n",
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{path},sha256={digest.decode()},{len(text.encode())}")
+    record.append(f"{dist}/RECORD,,")
+    files[f"{dist}/RECORD"] = "\n".join(record) + "\n"
+    whl = folder / f"{mod}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as z:
+        for path, text in files.items():
+            z.writestr(path, text)
+    return whl
+
+
+def test_torch_packages_from_two_builds_are_refused_and_rolled_back(tmp_path):
+    wheels = tmp_path / "wheels"
+    _make_wheel(wheels, "torchvision", "0.99.0+cu126")
+    _make_wheel(wheels, "torchaudio", "0.99.0+cpu")
+    env = tmp_path / "mixed env"
+    p = core.plan(core.InstallRequest(env, packages=["torchvision==0.99.0+cu126",
+                                                     "torchaudio==0.99.0+cpu"],
+                                      find_links=[str(wheels)]))
+    with pytest.raises(UserError) as err:
+        core.install(p)
+    assert "different builds" in err.value.message and "torchvision 0.99.0+cu126" in err.value.message
+    assert "Nothing was left behind" in err.value.message
+    assert not env.exists()

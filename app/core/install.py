@@ -972,7 +972,7 @@ def install(p: InstallPlan, *, on_event: Callable | None = None, cancel: runner.
         mixed = _mixed_variants(installed)
         if mixed:
             raise UserError("The environment ended up with torch packages from different "
-                            f"builds: {mixed}. It was rolled back.",
+                            f"builds: {mixed}.",
                             hint="Pin torch, torchvision and torchaudio to one variant (e.g. "
                                  "all +cpu or all +cu126) and use one torch index.",
                             log_path=log_path)
@@ -984,9 +984,12 @@ def install(p: InstallPlan, *, on_event: Callable | None = None, cancel: runner.
     except BaseException as exc:
         cancelled = isinstance(exc, (Cancelled, KeyboardInterrupt)) or cancel.cancelled
         emit(PhaseEvent(phase, "failed", "cancelled" if cancelled else str(exc)[:200]))
-        problems = rollback(p, snapshot=snapshot, guard=guard, on_event=emit,
-                            log_path=log_path) \
-            if (guard is not None or snapshot is not None) else []
+        try:
+            problems = rollback(p, snapshot=snapshot, guard=guard, on_event=emit,
+                                log_path=log_path) \
+                if (guard is not None or snapshot is not None) else []
+        except Exception as rb_exc:  # never let a cleanup problem hide the real error
+            problems = [f"rollback failed: {rb_exc!r}"]
         info("rolled back" + (f" with problems: {problems}" if problems else ""))
         if problems:
             extra = ("The environment could not be fully restored: " if not p.new_env
