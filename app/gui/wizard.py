@@ -66,8 +66,8 @@ class SetupWizard(QWizard):
         self._closing = False
         self.setObjectName("SetupWizard")
         self.setWindowIcon(app_icon())
-        self.setMinimumSize(MIN_SIZE)
-        self.resize(MIN_SIZE)
+        self.setMinimumSize(MIN_SIZE.boundedTo(self._available()))  # small laptop screens: never larger
+        self.resize(self.minimumSize())
         opt = QWizard.WizardOption
         self.setOptions((self.options() | opt.NoBackButtonOnStartPage | opt.NoCancelButtonOnLastPage)
                         & ~opt.HaveHelpButton)  # one call: each setOption() re-lays the wizard out
@@ -81,6 +81,13 @@ class SetupWizard(QWizard):
         if not lazy:
             self.build_pages()
         self.retranslate()
+
+    def _available(self) -> QSize:
+        screen = self.screen()
+        if screen is None:
+            return MIN_SIZE
+        geo = screen.availableGeometry()
+        return QSize(max(geo.width() - 40, 640), max(geo.height() - 60, 480))
 
     def pages_built(self) -> bool:
         return all(self.page(int(pid)) is not None for pid in PageId)
