@@ -264,3 +264,23 @@ def test_no_display_gives_a_clear_message_not_a_crash(tmp_path):
     out = subprocess.run([sys.executable, "-m", "app"], capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode == 1, out.stderr
     assert "No display was found" in out.stderr and "torch-setup detect" in out.stderr
+
+
+def test_screenshots_of_the_first_pages_in_both_languages(qtbot, tmp_path, english):
+    """The screenshot driver (scripts/screenshots.py) on the first three pages, offscreen."""
+    pytest.importorskip("app.core.detect")
+    from PySide6.QtGui import QImage
+
+    from app.gui.screenshots import save_all
+
+    paths = save_all(tmp_path, stop_after=PageId.RECOMMENDATION, wheels=None)
+    names = sorted(p.name for p in paths)
+    assert names == sorted(f"{n}-{lang}.png" for n in ("1-welcome", "2-system", "3-recommendation")
+                           for lang in ("en", "zh_CN"))
+    for p in paths:
+        img = QImage(str(p))
+        assert img.width() >= 640 and img.height() >= 480, p
+        colours = {img.pixel(x, y) for x in range(0, img.width(), 37) for y in range(0, img.height(), 29)}
+        assert len(colours) > 8, f"{p.name} looks blank"
+    assert (tmp_path / "1-welcome-en.png").read_bytes() != (tmp_path / "1-welcome-zh_CN.png").read_bytes()
+    assert i18n.current_language() == "en", "the driver switches back to the first language"
