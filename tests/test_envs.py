@@ -258,3 +258,14 @@ def test_cli_renderer_draws_a_bar_on_a_tty_and_plain_lines_otherwise():
         r(e)
     text = plain.getvalue()
     assert "\r" not in text and "    Resolved 2 packages in 1ms" in text and " + numpy" in text
+
+
+def test_conda_preflight_checks_the_channel_and_the_tool(tmp_path, monkeypatch):
+    monkeypatch.delenv("CONDA_EXE", raising=False)
+    monkeypatch.delenv("MAMBA_EXE", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no conda, mamba or micromamba anywhere
+    p = core.plan(core.InstallRequest(tmp_path / "c", kind="conda", installer="pip",
+                                      packages=["six"], python=sys.executable))
+    checks = {c.name: c for c in core.preflight(p)}
+    assert not checks["backend"].ok and "Miniforge" in checks["backend"].message
+    assert "reach:conda channel" in checks

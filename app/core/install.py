@@ -45,6 +45,7 @@ from app.core.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent, Warn
 
 TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 PYPI_SIMPLE = "https://pypi.org/simple"
+CONDA_FORGE = "https://conda.anaconda.org/conda-forge"
 
 # Installed sizes in MB (see the module docstring for where they come from).
 INSTALLED_MB = {"cpu": 900, "cuda": 7000, "rocm": 15000, "xpu": 4000, "mps": 500}
@@ -600,6 +601,8 @@ def _index_targets(p: InstallPlan) -> list[tuple[str, str]]:
     if p.index.offline:
         return [("bundle", str(p.request.bundle))]
     out = []
+    if p.new_env and p.kind == "conda":  # conda create fetches Python from conda-forge
+        out.append(("conda channel", CONDA_FORGE))
     if p.index.torch_index:
         out.append(("torch index", p.index.torch_index))
     out.append(("package index", p.index.default_index
