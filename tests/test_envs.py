@@ -269,3 +269,32 @@ def test_conda_preflight_checks_the_channel_and_the_tool(tmp_path, monkeypatch):
     checks = {c.name: c for c in core.preflight(p)}
     assert not checks["backend"].ok and "Miniforge" in checks["backend"].message
     assert "reach:conda channel" in checks
+
+
+def test_named_indexes_get_a_real_http_request(tmp_path):
+    import http.server
+    import threading
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self):
+            self.send_response(404 if "typo" in self.path else 200)
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.HTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    try:
+        assert core.probe_index(base + "/simple") == (None, None)
+        err, warn = core.probe_index(base + "/typo/simple")
+        assert err is None and "HTTP 404" in warn
+        p = core.plan(core.InstallRequest(tmp_path / "e", packages=["six"],
+                                          index_url=base + "/typo/whl/cpu"))
+        c = {c.name: c for c in core.preflight(p)}["reach:torch index"]
+        assert not c.ok and c.severity == "warning" and not c.blocking
+    finally:
+        srv.shutdown()
+    err, _ = core.probe_index("http://127.0.0.1:9/simple")
+    assert err and "refused" in err.lower()

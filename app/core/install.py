@@ -330,8 +330,9 @@ def check_url(url: str, *, proxy: str | None = None, timeout: float = NET_TIMEOU
 
     For http(s) this resolves the host and opens a TCP connection (to the proxy, when one
     applies): that catches "offline", DNS failures, a wrong host or port and a firewall in
-    a few milliseconds, where a full TLS + HTTP request costs ~90 ms. The installer itself
-    reports TLS and HTTP errors, with our hint attached.
+    a few milliseconds, where a full TLS + HTTP request costs ~90 ms. Used for the default
+    index (PyPI) and find-links; indexes the user or the recommendation named get
+    :func:`probe_index` (a real request, so a mistyped URL is caught too).
     """
     import socket
     import urllib.parse
@@ -357,6 +358,49 @@ def check_url(url: str, *, proxy: str | None = None, timeout: float = NET_TIMEOU
         what = exc.strerror or str(exc) or type(exc).__name__
         return f"cannot connect to {host}:{port}{' (proxy)' if via else ''}: {what}"
     return None
+
+
+def probe_index(url: str, *, proxy: str | None = None, ca_bundle: str | None = None,
+                timeout: float = NET_TIMEOUT_S) -> tuple[str | None, str | None]:
+    """A real HTTP(S) request to an index the user (or the recommendation) named.
+
+    Returns ``(error, warning)``: ``error`` when it cannot be reached at all (DNS, refused,
+    TLS: blocking); ``warning`` when it answered with an HTTP error (some mirrors answer 404
+    at the index root yet serve every project page, so that does not block).
+    Costs ~90 ms (TLS), so the default PyPI index only gets :func:`check_url`.
+    """
+    import ssl
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+        return check_url(url, proxy=proxy, timeout=timeout), None
+    handlers: list = []
+    if proxy:
+        handlers.append(urllib.request.ProxyHandler({"http": proxy, "https": proxy}))
+    if ca_bundle and ca_bundle != "system":
+        try:
+            handlers.append(urllib.request.HTTPSHandler(
+                context=ssl.create_default_context(cafile=ca_bundle)))
+        except (OSError, ssl.SSLError) as exc:
+            return f"the CA bundle {ca_bundle} cannot be used ({exc})", None
+    opener = urllib.request.build_opener(*handlers)
+    req = urllib.request.Request(url.rstrip("/") + "/", method="HEAD",
+                                 headers={"User-Agent": "torch-setup-assistant"})
+    try:
+        with opener.open(req, timeout=timeout):
+            return None, None
+    except urllib.error.HTTPError as exc:
+        if exc.code in (405, 501):  # HEAD not allowed: the server is there
+            return None, None
+        return None, f"{url} answered HTTP {exc.code} {exc.reason}"
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        what = getattr(reason, "strerror", None) or str(reason)
+        return f"{what}", None
+    except (OSError, ValueError) as exc:
+        return f"{exc}", None
 
 
 # --------------------------------------------------------------------------- plan
@@ -615,9 +659,15 @@ def _index_targets(p: InstallPlan) -> list[tuple[str, str]]:
 def _check_indexes(p: InstallPlan) -> list[Check]:
     targets = _index_targets(p)
     results: list[str | None] = [None] * len(targets)
+    warnings: list[str | None] = [None] * len(targets)
+    named = {p.index.torch_index, p.index.default_index, *p.index.extra_index_urls} - {None}
 
     def work(i: int, url: str) -> None:
-        results[i] = check_url(url, proxy=p.request.proxy)
+        if url in named and not p.index.offline:
+            results[i], warnings[i] = probe_index(url, proxy=p.request.proxy,
+                                                  ca_bundle=p.request.ca_bundle)
+        else:
+            results[i] = check_url(url, proxy=p.request.proxy)
 
     threads = [threading.Thread(target=work, args=(i, u), daemon=True)
                for i, (_, u) in enumerate(targets)]
@@ -626,7 +676,12 @@ def _check_indexes(p: InstallPlan) -> list[Check]:
     for t in threads:
         t.join(NET_TIMEOUT_S + 2)
     checks = []
-    for (label, url), why in zip(targets, results):
+    for (label, url), why, warn in zip(targets, results, warnings):
+        if why is None and warn:
+            checks.append(Check(f"reach:{label}", False, f"The {label} {warn}.",
+                                hint="Check the index URL; if it is right, this can be ignored.",
+                                severity="warning"))
+            continue
         if why is None:
             checks.append(Check(f"reach:{label}", True, f"{label} {url} is reachable"))
             continue
