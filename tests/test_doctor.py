@@ -335,3 +335,12 @@ def test_driver_too_old_from_the_drivers_cuda_version_alone():
     assert "up to 11.4" in f.title and "12.4" in f.title and "CUDA 11.x" in f.fix
     r_ok = SystemReport(gpus=[GPU(vendor="nvidia", name="Tesla T4")], nvidia_cuda_version="12.2")
     assert "driver-too-old" not in [x.code for x in analyze(verify=v12, report=r_ok)]
+
+
+def test_cuda_wheel_on_a_machine_without_nvidia_gpu():
+    v, _ = _collect("cuda-3x-rtx3090-torch1.12.1-cu116-ubuntu22.04.txt")
+    v2 = VerifyReport.from_dict({**v.to_dict(), "backends": {**v.backends, "cuda": {"built": True, "available": False}},
+                                 "init_warnings": {"cuda": ["Found no NVIDIA driver on your system."]}})
+    found = analyze(verify=v2, report=SystemReport(os=OSInfo(family="linux"), arch="x86_64"))
+    assert [x.code for x in found] == ["cuda-wheel-without-gpu"]
+    assert "no NVIDIA GPU was found" in found[0].title and "CPU build" in found[0].fix

@@ -51,6 +51,9 @@ def render(rep) -> str:
         frac = (f", {best.fraction_of_peak * 100:.0f} % of the estimated {best.dtype} peak"
                 if best.fraction_of_peak is not None else "")
         lines.append(f"Best: {best.gflops:,.1f} GFLOP/s ({best.dtype}, n={best.n}){frac}.")
+        if best.fraction_of_peak is not None and best.fraction_of_peak > 1.0:
+            lines.append("  (above the estimate: the chip ran faster than the clock the OS reports, e.g. turbo "
+                         "in a virtual machine, or a matrix unit the estimate does not count)")
     if rep.log_path:
         lines.append(f"Full log: {rep.log_path}")
     return "\n".join(lines)

@@ -420,6 +420,18 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
                                "Run on a Mac with Apple silicon outside a virtual machine; otherwise use the CPU.",
                                [f"macOS {mac_ver}", f"machine {machine}"]))
 
+    # --- a CUDA build on a machine where detection found no NVIDIA GPU at all
+    if cuda_v and not cuda_available and report is not None and not nvidia and not amd and \
+            not any(f.severity == "error" for f in out):
+        out.append(Finding("cuda-wheel-without-gpu", "warning",
+                           f"This PyTorch is built for CUDA {cuda_v}, but no NVIDIA GPU was found on this machine",
+                           "Without an NVIDIA GPU (or with its driver not installed) a CUDA build can only use the "
+                           "CPU, and it is several GB larger than the CPU build."
+                           + (f" PyTorch said: {init_warn[:300]}" if init_warn else ""),
+                           "If the machine has an NVIDIA GPU, install its driver and check `nvidia-smi`; otherwise "
+                           "install the CPU build (`torch-setup recommend` shows the command).",
+                           [f"torch {tv} (CUDA {cuda_v})", "no NVIDIA GPU in the system report"]))
+
     # --- nothing specific found, but CUDA is built and not available on a machine with an NVIDIA GPU
     if cuda_v and not cuda_available and verify is not None and not any(
             f.severity == "error" for f in out) and (nvidia or init_warn):
