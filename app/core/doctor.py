@@ -434,7 +434,7 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
 
     # --- nothing specific found, but CUDA is built and not available on a machine with an NVIDIA GPU
     if cuda_v and not cuda_available and verify is not None and not any(
-            f.severity == "error" for f in out) and (nvidia or init_warn):
+            f.severity == "error" or f.code == "cuda-wheel-without-gpu" for f in out) and (nvidia or init_warn):
         no_driver = nvidia and not any(g.driver_version for g in nvidia)
         out.append(Finding("cuda-init-failed", "error",
                            "PyTorch is built for CUDA but cannot initialise the GPU"
