@@ -218,3 +218,11 @@ def test_pip_installs_a_bundle_offline_with_hashes_required(tmp_path):
     (small / "manifest.json").write_text(json.dumps(m))
     with pytest.raises(BadInput, match="does not list exactly"):
         core.check_bundle(small)
+
+
+def test_bundle_from_an_unreachable_index_is_refused_at_once(tmp_path):
+    out = tmp_path / "b"
+    with pytest.raises(BadInput, match="cannot be reached"):
+        core.build_bundle(out, packages=["torch"], python_version=PY,
+                          index_url="http://127.0.0.1:9/whl/cpu")
+    assert not out.exists()

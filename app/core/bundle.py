@@ -229,6 +229,14 @@ def build_bundle(out: str | os.PathLike, *, packages: Sequence[str], python_vers
     created = not out.exists()
     wheels = out / WHEELS
     tmp_pip: Path | None = None
+    from app.core.install import _hint_for, probe_index
+
+    for url in [u for u in (index_url, *extra_index_urls) if u]:
+        err, _warn = probe_index(url)
+        if err:
+            raise BadInput(f"The index {url} cannot be reached: {err}. Nothing was downloaded.",
+                           hint="Check the network or proxy (HTTPS_PROXY), or use a reachable "
+                                "mirror with --index-url.")
     try:
         wheels.mkdir(parents=True, exist_ok=True)
         emit(PhaseEvent("download", "start", f"{' '.join(packages)} for {abi} {platform}"))
@@ -261,8 +269,10 @@ def build_bundle(out: str | os.PathLike, *, packages: Sequence[str], python_vers
             raise Cancelled("Cancelled; the partial bundle was removed.", log_path=log_path)
         res.raise_for_status(
             f"Downloading wheels for Python {python_version} on {platform} failed",
-            hint="Every package needs a wheel for that Python and platform (no source builds "
-                 "in a bundle). Check the versions, the --platform tag and the index.")
+            hint=_hint_for(res.tail,
+                           "Every package needs a wheel for that Python and platform (no "
+                           "source builds in a bundle). Check the versions, the --platform tag "
+                           "and the index."))
         emit(PhaseEvent("download", "end"))
         emit(PhaseEvent("hash", "start"))
         files: list[BundleFile] = []
