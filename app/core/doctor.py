@@ -444,7 +444,8 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
                            "Check that `nvidia-smi` works (install or reload the NVIDIA driver, reboot after a "
                            "driver update); in a container, start it with GPU access (--gpus all).",
                            [init_warn[:300]] if init_warn else []))
-    return out
+    # errors first (the cause), then warnings; the order within a severity is the order above
+    return sorted(out, key=lambda f: SEVERITIES.index(f.severity) if f.severity in SEVERITIES else 9)
 
 
 def _arch_ok(cc: str, arch_list: list[str]) -> bool:
