@@ -279,3 +279,29 @@ def test_torch_packages_from_two_builds_are_refused_and_rolled_back(tmp_path):
     assert "different builds" in err.value.message and "torchvision 0.99.0+cu126" in err.value.message
     assert "Nothing was left behind" in err.value.message
     assert not env.exists()
+
+
+@pytest.mark.slow
+def test_pip_reports_real_download_bytes(tmp_path, monkeypatch):
+    """pip >= 24.1 runs with --progress-bar raw: ProgressEvents carry the bytes as they
+    arrive (a real download from the index, pip's cache off)."""
+    from app.core.events import ProgressEvent
+
+    env = tmp_path / "pip raw env"
+    subprocess.run([envs.uv_bin(), "venv", str(env), "--seed", "--python", sys.executable, "-q"],
+                   check=True)
+    if envs.pip_version_in(env) < (24, 1):
+        pytest.skip("the seeded pip is older than 24.1")
+    monkeypatch.setenv("PIP_NO_CACHE_DIR", "1")
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # no local file index: a real download
+    p = core.plan(core.InstallRequest(env, installer="pip", existing=True,
+                                      packages=["numpy==2.4.6"]))
+    events = []
+    res = core.install(p, on_event=events.append)
+    assert res.packages["numpy"] == "2.4.6"
+    assert "--progress-bar" in p.backend.install_argv(env, p.packages, p.index,
+                                                      pip_version=envs.pip_version_in(env))
+    prog = [e for e in events if isinstance(e, ProgressEvent) and e.package == "numpy"
+            and e.unit == "bytes"]
+    assert prog and prog[-1].done_bytes == prog[-1].total_bytes > 10_000_000
+    assert any(0 < e.done_bytes < e.total_bytes for e in prog), "no intermediate progress"
