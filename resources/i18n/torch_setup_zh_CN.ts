@@ -963,7 +963,7 @@
 <context>
     <name>SetupWizard</name>
     <message>
-        <location filename="../../app/gui/wizard.py" line="+147"/>
+        <location filename="../../app/gui/wizard.py" line="+154"/>
         <source>Stop the installation?</source>
         <translation>要停止安装吗？</translation>
     </message>
