@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core.errors import BadInput
+from app.core.i18n import tr
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -87,7 +88,7 @@ class Variant:
             return "Intel XPU"
         if self.backend == "mps":
             return "macOS (MPS)"
-        return "CPU-only"
+        return tr("CPU-only")
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from app.core.i18n import tr
 from app.core.system import GPU, ProbeRecord, SystemReport, ToolInfo
 
 __all__ = ["detect", "explain", "Explanation"]
@@ -461,46 +462,52 @@ def explain(report: SystemReport) -> Explanation:
     if o.version:
         os_line += f" ({o.version})" if o.family != "macos" else f" {o.version}"
     if o.wsl:
-        os_line += " inside WSL2" if not any(p.name == "os" and "WSL1" in p.detail for p in report.probes) else " inside WSL1"
+        os_line += (tr(" inside WSL2") if not any(p.name == "os" and "WSL1" in p.detail for p in report.probes)
+                    else tr(" inside WSL1"))
     os_line += f", {report.arch or '?'}"
     if o.glibc:
         os_line += f", glibc {o.glibc}"
-    ex.found.append(f"System: {os_line}")
+    ex.found.append(tr("System: {os}", os=os_line))
     c = report.cpu
     simd = [f for f in c.flags if f in ("avx2", "avx512f", "amx", "neon", "sve")]
-    ex.found.append(f"CPU: {c.model or 'unknown'} ({c.cores or '?'} cores, {c.threads or '?'} threads"
-                    + (f"; {', '.join(x.upper() for x in simd)}" if simd else "") + ")")
-    ex.found.append(f"Memory: {_gib(report.memory_mb)}; free disk at {report.target}: {_gib(report.disk_free_mb)}")
+    kw = dict(model=c.model or tr('unknown'), cores=c.cores or '?', threads=c.threads or '?',
+              simd=', '.join(x.upper() for x in simd))
+    ex.found.append(tr("CPU: {model} ({cores} cores, {threads} threads; {simd})", **kw) if simd
+                    else tr("CPU: {model} ({cores} cores, {threads} threads)", **kw))
+    ex.found.append(tr("Memory: {memory}; free disk at {target}: {free}", memory=_gib(report.memory_mb),
+                       target=report.target, free=_gib(report.disk_free_mb)))
     py = report.python
     others = [p for p in report.interpreters if p.source != "running"]
     versions = sorted({p.minor for p in others if p.minor}, key=lambda v: tuple(int(x) for x in v.split(".")))
-    line = f"Python: {py.version} running at {py.executable}"
+    line = tr("Python: {version} running at {path}", version=py.version, path=py.executable)
     if others:
-        line += f"; {len(others)} other interpreter(s) found"
+        line += tr("; {n} other interpreter(s) found", n=len(others))
         if versions:
             line += f" ({', '.join(versions)})"
         usable = [p for p in report.interpreters if p.can_venv]
-        line += f"; {len(usable)} of all {len(report.interpreters)} can create a virtual environment"
+        line += tr("; {n} of all {total} can create a virtual environment", n=len(usable),
+                   total=len(report.interpreters))
     ex.found.append(line)
     tl = [f"{n} {t.version or ''}".strip() for n, t in sorted(report.tools.items())]
-    ex.found.append("Tools: " + (", ".join(tl) if tl else "none of uv, conda, mamba, micromamba, nvidia-smi, ROCm"))
+    ex.found.append(tr("Tools: {tools}", tools=", ".join(tl) if tl else
+                       tr("none of uv, conda, mamba, micromamba, nvidia-smi, ROCm")))
     if report.gpus:
         for g in report.gpus:
-            bits = [f"{_BRAND.get(g.vendor, g.vendor)} GPU: {g.name}"]
+            bits = [tr("{brand} GPU: {name}", brand=_BRAND.get(g.vendor, g.vendor), name=g.name)]
             extra = []
             if g.compute_capability:
-                extra.append(f"compute capability {g.compute_capability}")
+                extra.append(tr("compute capability {cc}", cc=g.compute_capability))
             if g.gfx_target:
                 extra.append(g.gfx_target)
             if g.memory_mb:
                 extra.append(_gib(g.memory_mb))
             if g.driver_version:
-                extra.append(f"driver {g.driver_version}")
+                extra.append(tr("driver {version}", version=g.driver_version))
             if g.integrated:
-                extra.append("integrated")
+                extra.append(tr("integrated"))
             ex.found.append(bits[0] + (f" ({', '.join(extra)})" if extra else ""))
     else:
-        ex.found.append("GPUs: none found")
+        ex.found.append(tr("GPUs: none found"))
 
     # meaning
     nvidia = [g for g in report.gpus if g.vendor == "nvidia"]
@@ -510,28 +517,37 @@ def explain(report: SystemReport) -> Explanation:
     working_nv = [g for g in nvidia if g.source != "pci"]
     if working_nv:
         cuda = report.nvidia_cuda_version
-        ex.meaning.append(f"PyTorch can use your NVIDIA GPU{'s' if len(working_nv) > 1 else ''} through a CUDA build"
-                          + (f"; the driver supports CUDA up to {cuda} (the PyTorch wheel brings its own "
-                             f"CUDA runtime, so no CUDA toolkit is needed)" if cuda else "") + ".")
+        many = len(working_nv) > 1
+        if cuda:
+            ex.meaning.append(tr("PyTorch can use your NVIDIA GPUs through a CUDA build; the driver supports CUDA up "
+                                 "to {cuda} (the PyTorch wheel brings its own CUDA runtime, so no CUDA toolkit is "
+                                 "needed).", cuda=cuda) if many else
+                              tr("PyTorch can use your NVIDIA GPU through a CUDA build; the driver supports CUDA up "
+                                 "to {cuda} (the PyTorch wheel brings its own CUDA runtime, so no CUDA toolkit is "
+                                 "needed).", cuda=cuda))
+        else:
+            ex.meaning.append(tr("PyTorch can use your NVIDIA GPUs through a CUDA build.") if many else
+                              tr("PyTorch can use your NVIDIA GPU through a CUDA build."))
     elif nvidia:
-        ex.meaning.append("An NVIDIA GPU is in this computer, but until its driver works PyTorch can only "
-                          "use the CPU.")
+        ex.meaning.append(tr("An NVIDIA GPU is in this computer, but until its driver works PyTorch can only "
+                             "use the CPU."))
     elif amd and report.os.family == "linux":
-        ex.meaning.append("PyTorch can use your AMD GPU through a ROCm build (Linux only)"
-                          + (f"; its target is {amd[0].gfx_target}" if amd[0].gfx_target else "") + ".")
+        ex.meaning.append(tr("PyTorch can use your AMD GPU through a ROCm build (Linux only); its target is {gfx}.",
+                             gfx=amd[0].gfx_target) if amd[0].gfx_target else
+                          tr("PyTorch can use your AMD GPU through a ROCm build (Linux only)."))
     elif amd:
-        ex.meaning.append("The official PyTorch builds support AMD GPUs only on Linux (ROCm); here the CPU "
-                          "build is the safe choice.")
+        ex.meaning.append(tr("The official PyTorch builds support AMD GPUs only on Linux (ROCm); here the CPU "
+                             "build is the safe choice."))
     elif intel_d:
-        ex.meaning.append("PyTorch can use your Intel discrete GPU through an XPU build.")
+        ex.meaning.append(tr("PyTorch can use your Intel discrete GPU through an XPU build."))
     elif apple and report.arch in ("arm64", "aarch64"):
-        ex.meaning.append("PyTorch can use your Apple GPU through MPS (part of the normal macOS build).")
+        ex.meaning.append(tr("PyTorch can use your Apple GPU through MPS (part of the normal macOS build)."))
     elif report.gpus:
         names = ", ".join(g.name for g in report.gpus)
-        ex.meaning.append(f"Only integrated graphics were found ({names}): the CPU build of PyTorch is the "
-                          "right one here.")
+        ex.meaning.append(tr("Only integrated graphics were found ({names}): the CPU build of PyTorch is the "
+                             "right one here.", names=names))
     else:
-        ex.meaning.append("No GPU PyTorch can use was found: the CPU build of PyTorch is the right one here.")
+        ex.meaning.append(tr("No GPU PyTorch can use was found: the CPU build of PyTorch is the right one here."))
 
     # problems
     by_name: dict[str, list[ProbeRecord]] = {}
@@ -551,25 +567,27 @@ def explain(report: SystemReport) -> Explanation:
             ex.problems.append(f"{p.name}: {p.detail}")
     unanswered = [g for g in nvidia if g.source == "pci"]
     if unanswered:
-        ex.problems.append(f"An NVIDIA GPU ({unanswered[0].name}) is in this computer but its driver did not "
-                           "answer: install or repair the NVIDIA driver, then reboot.")
+        ex.problems.append(tr("An NVIDIA GPU ({gpu}) is in this computer but its driver did not "
+                              "answer: install or repair the NVIDIA driver, then reboot.", gpu=unanswered[0].name))
     ex.problems += visible_devices_note(report.env)
     ld = report.env.get("LD_LIBRARY_PATH", "")
     if re.search(r"cuda|cudnn|rocm", ld, re.IGNORECASE):
-        ex.problems.append("LD_LIBRARY_PATH points at CUDA/ROCm libraries: a PyTorch wheel may load those "
-                           "instead of its own and fail; unset it if PyTorch misbehaves.")
+        ex.problems.append(tr("LD_LIBRARY_PATH points at CUDA/ROCm libraries: a PyTorch wheel may load those "
+                              "instead of its own and fail; unset it if PyTorch misbehaves."))
     if report.python.can_venv is False and not any(p.can_venv for p in report.interpreters):
-        ex.problems.append("No Python here can create a virtual environment (venv/ensurepip missing; on "
-                           "Debian/Ubuntu: sudo apt install python3-venv).")
+        ex.problems.append(tr("No Python here can create a virtual environment (venv/ensurepip missing; on "
+                              "Debian/Ubuntu: sudo apt install python3-venv)."))
     if report.disk_free_mb is not None and report.disk_free_mb < 8 * 1024:
-        ex.problems.append(f"Only {_gib(report.disk_free_mb)} free at {report.target}: a PyTorch environment "
-                           "needs about 1 GiB (CPU) to 8 GiB (CUDA/ROCm).")
+        ex.problems.append(tr("Only {free} free at {target}: a PyTorch environment "
+                              "needs about 1 GiB (CPU) to 8 GiB (CUDA/ROCm).", free=_gib(report.disk_free_mb),
+                              target=report.target))
     return ex
 
 
 def _nv_problem(p: ProbeRecord) -> str:
     if p.status == "timeout":
-        return p.detail if p.detail.startswith("nvidia-smi timed out") else f"nvidia-smi timed out: {p.detail}"
+        return p.detail if p.detail.startswith("nvidia-smi timed out") else tr("nvidia-smi timed out: {detail}",
+                                                                                detail=p.detail)
     if p.status == "garbage":
-        return f"nvidia-smi printed something unexpected: {p.detail}"
+        return tr("nvidia-smi printed something unexpected: {detail}", detail=p.detail)
     return f"{p.name}: {p.detail}"

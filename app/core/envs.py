@@ -25,6 +25,7 @@ from typing import Sequence
 
 from app.core import runner
 from app.core.errors import BadInput
+from app.core.i18n import tr
 
 KINDS = ("venv", "conda")
 INSTALLERS = ("uv", "pip")
@@ -334,7 +335,7 @@ class EnvBackend:
     def unavailable(self) -> str | None:
         """Why this backend cannot work here, or None."""
         if self.installer == "uv" and not self.uv:
-            return "uv was not found (the uv package is missing from the assistant)"
+            return tr("uv was not found (the uv package is missing from the assistant)")
         return None
 
     # -- create
@@ -472,8 +473,8 @@ class CondaEnv(EnvBackend):
 
     def unavailable(self):
         if not self.tool:
-            return ("no conda, mamba or micromamba was found (install Miniforge, or choose a "
-                    "venv)")
+            return tr("no conda, mamba or micromamba was found (install Miniforge, or choose a "
+                      "venv)")
         return super().unavailable()
 
     def create_argv(self, env_path, python, python_request):

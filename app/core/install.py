@@ -41,6 +41,7 @@ from typing import Any, Callable, Sequence
 from app.core import envs, runner
 from app.core.envs import EnvBackend, IndexOptions, PythonInfo, env_python
 from app.core.errors import BadInput, Cancelled, UserError
+from app.core.i18n import tr
 from app.core.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
 
 TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
@@ -340,23 +341,24 @@ def check_url(url: str, *, proxy: str | None = None, timeout: float = NET_TIMEOU
     parts = urllib.parse.urlsplit(url)
     if parts.scheme in ("", "file"):
         path = Path(urllib.parse.unquote(parts.path) if parts.scheme == "file" else url)
-        return None if path.exists() else f"{path} does not exist"
+        return None if path.exists() else tr("{path} does not exist", path=path)
     if parts.scheme not in ("http", "https"):
-        return f"{url}: unsupported URL scheme {parts.scheme!r}"
+        return tr("{url}: unsupported URL scheme {scheme}", url=url, scheme=repr(parts.scheme))
     via = _proxy_for(url, proxy)
     target = urllib.parse.urlsplit(via) if via else parts
     host = target.hostname
     port = target.port or (443 if target.scheme == "https" else 80)
     if not host:
-        return f"{url}: no host name"
+        return tr("{url}: no host name", url=url)
     try:
         with socket.create_connection((host, port), timeout=timeout):
             pass
     except socket.gaierror as exc:
-        return f"cannot resolve {host} ({exc.strerror or exc})"
+        return tr("cannot resolve {host} ({error})", host=host, error=exc.strerror or exc)
     except OSError as exc:
         what = exc.strerror or str(exc) or type(exc).__name__
-        return f"cannot connect to {host}:{port}{' (proxy)' if via else ''}: {what}"
+        return (tr("cannot connect to {host}:{port} (proxy): {error}", host=host, port=port, error=what) if via
+                else tr("cannot connect to {host}:{port}: {error}", host=host, port=port, error=what))
     return None
 
 
@@ -384,7 +386,7 @@ def probe_index(url: str, *, proxy: str | None = None, ca_bundle: str | None = N
             handlers.append(urllib.request.HTTPSHandler(
                 context=ssl.create_default_context(cafile=ca_bundle)))
         except (OSError, ssl.SSLError) as exc:
-            return f"the CA bundle {ca_bundle} cannot be used ({exc})", None
+            return tr("the CA bundle {path} cannot be used ({error})", path=ca_bundle, error=exc), None
     opener = urllib.request.build_opener(*handlers)
     req = urllib.request.Request(url.rstrip("/") + "/", method="HEAD",
                                  headers={"User-Agent": "torch-setup-assistant"})
@@ -394,7 +396,7 @@ def probe_index(url: str, *, proxy: str | None = None, ca_bundle: str | None = N
     except urllib.error.HTTPError as exc:
         if exc.code in (405, 501):  # HEAD not allowed: the server is there
             return None, None
-        return None, f"{url} answered HTTP {exc.code} {exc.reason}"
+        return None, tr("{url} answered HTTP {code} {reason}", url=url, code=exc.code, reason=exc.reason)
     except urllib.error.URLError as exc:
         reason = exc.reason
         what = getattr(reason, "strerror", None) or str(reason)
@@ -557,62 +559,68 @@ def _check_python(p: InstallPlan) -> Check:
         want = p.python_request or "3"
         if b.installer == "uv" and p.kind == "venv" and p.python_request:
             return Check("python", True,
-                         f"No Python {want} was found on this machine; uv will try to "
-                         f"download a uv-managed Python {want} (this needs internet).",
-                         hint=f"If that fails, install Python {want} (python.org, your package "
-                              "manager or pyenv) or pass --python PATH.", severity="warning")
+                         tr("No Python {want} was found on this machine; uv will try to "
+                            "download a uv-managed Python {want} (this needs internet).", want=want),
+                         hint=tr("If that fails, install Python {want} (python.org, your package "
+                                 "manager or pyenv) or pass --python PATH.", want=want), severity="warning")
         if p.kind == "conda":
-            return Check("python", True, f"conda will install Python {want} into the env.",
+            return Check("python", True, tr("conda will install Python {want} into the env.", want=want),
                          severity="warning")
         return Check("python", False,
-                     f"No usable Python {want} was found." + (f" Tried: {tried}" if tried else ""),
-                     hint=f"Install Python {want} or pass --python with the path of an "
-                          "interpreter; with --installer uv a Python can also be downloaded.")
+                     tr("No usable Python {want} was found. Tried: {tried}", want=want, tried=tried) if tried
+                     else tr("No usable Python {want} was found.", want=want),
+                     hint=tr("Install Python {want} or pass --python with the path of an "
+                             "interpreter; with --installer uv a Python can also be downloaded.", want=want))
     if p.request.existing:
-        return Check("python", True, f"Python {p.python.version} of the existing environment")
+        return Check("python", True, tr("Python {version} of the existing environment",
+                                        version=p.python.version))
     if b.kind == "venv" and b.installer == "pip" and not p.python.has_venv:
         return Check("python", False,
-                     f"{p.python.path} (Python {p.python.version}) cannot create virtual "
-                     "environments: its venv/ensurepip modules are missing.",
-                     hint="On Debian/Ubuntu: sudo apt install python3-venv (or python3.X-venv); "
-                          "or use --installer uv, which does not need them.")
-    return Check("python", True, f"Python {p.python.version} at {p.python.path}")
+                     tr("{path} (Python {version}) cannot create virtual "
+                        "environments: its venv/ensurepip modules are missing.",
+                        path=p.python.path, version=p.python.version),
+                     hint=tr("On Debian/Ubuntu: sudo apt install python3-venv (or python3.X-venv); "
+                             "or use --installer uv, which does not need them."))
+    return Check("python", True, tr("Python {version} at {path}", version=p.python.version, path=p.python.path))
 
 
 def _check_target(p: InstallPlan) -> Check:
     env = p.env_path
     if p.request.existing:
         if not os.access(env, os.W_OK | os.X_OK):
-            return Check("target", False, f"The environment {env} is not writable.",
-                         hint="Run as a user who owns it, or choose another environment.")
-        return Check("target", True, f"Adding to the existing {p.kind} at {env} (a snapshot "
-                                     "is taken first and restored if anything fails)")
+            return Check("target", False, tr("The environment {env} is not writable.", env=env),
+                         hint=tr("Run as a user who owns it, or choose another environment."))
+        return Check("target", True, tr("Adding to the existing {kind} at {env} (a snapshot "
+                                        "is taken first and restored if anything fails)", kind=p.kind, env=env))
     if env.exists() or env.is_symlink():
         if not env.is_dir():
-            return Check("target", False, f"{env} exists and is not a folder.",
-                         hint="Choose a new folder name for the environment.")
+            return Check("target", False, tr("{env} exists and is not a folder.", env=env),
+                         hint=tr("Choose a new folder name for the environment."))
         try:
             non_empty = any(env.iterdir())
         except OSError as exc:
-            return Check("target", False, f"{env} cannot be read: {exc.strerror or exc}",
-                         hint="Choose another folder.")
+            return Check("target", False, tr("{env} cannot be read: {error}", env=env, error=exc.strerror or exc),
+                         hint=tr("Choose another folder."))
         if non_empty:
             return Check("target", False,
-                         f"{env} is a folder with files in it, and not a Python environment. "
-                         "Nothing was changed.",
-                         hint="Choose a new or empty folder; the assistant never writes into "
-                              "a folder that holds other files.")
+                         tr("{env} is a folder with files in it, and not a Python environment. "
+                            "Nothing was changed.", env=env),
+                         hint=tr("Choose a new or empty folder; the assistant never writes into "
+                                 "a folder that holds other files."))
     anc = _existing_ancestor(env)
     if not anc.is_dir():
-        return Check("target", False, f"{anc} is not a folder, so {env} cannot be created.",
-                     hint="Choose another location.")
+        return Check("target", False, tr("{folder} is not a folder, so {env} cannot be created.",
+                                         folder=anc, env=env),
+                     hint=tr("Choose another location."))
     if not os.access(anc, os.W_OK | os.X_OK):
         ro = _is_read_only_fs(anc)
         return Check("target", False,
-                     f"{anc} is {'on a read-only file system' if ro else 'not writable'}, so "
-                     f"the environment cannot be created there. Nothing was changed.",
-                     hint="Choose a folder you can write to (for example in your home folder).")
-    return Check("target", True, f"{env} will be created")
+                     tr("{folder} is on a read-only file system, so the environment cannot be created there. "
+                        "Nothing was changed.", folder=anc) if ro else
+                     tr("{folder} is not writable, so the environment cannot be created there. "
+                        "Nothing was changed.", folder=anc),
+                     hint=tr("Choose a folder you can write to (for example in your home folder)."))
+    return Check("target", True, tr("{env} will be created", env=env))
 
 
 def _is_read_only_fs(path: Path) -> bool:
@@ -627,14 +635,16 @@ def _check_disk(p: InstallPlan) -> Check:
     need = p.estimate_mb
     where = _existing_ancestor(p.env_path)
     if free is None:
-        return Check("disk", True, f"Free space at {where} is unknown", severity="warning")
-    msg = f"{_fmt_mb(free)} free at {where}; the installed packages need about {_fmt_mb(need)}" \
-          f" ({p.estimate_why})"
+        return Check("disk", True, tr("Free space at {where} is unknown", where=where), severity="warning")
+    kw = dict(free=_fmt_mb(free), where=where, need=_fmt_mb(need), why=p.estimate_why)
     if free < need:
-        return Check("disk", False, "Not enough disk space: " + msg + ". Nothing was changed.",
-                     hint=f"Free at least {_fmt_mb(need - free)} there, or choose a location on "
-                          "a disk with more room.")
-    return Check("disk", True, msg)
+        return Check("disk", False,
+                     tr("Not enough disk space: {free} free at {where}; the installed packages need about {need} "
+                        "({why}). Nothing was changed.", **kw),
+                     hint=tr("Free at least {more} there, or choose a location on "
+                             "a disk with more room.", more=_fmt_mb(need - free)))
+    return Check("disk", True, tr("{free} free at {where}; the installed packages need about {need} ({why})",
+                                  **kw))
 
 
 def _fmt_mb(mb: float) -> str:
@@ -678,26 +688,36 @@ def _check_indexes(p: InstallPlan) -> list[Check]:
     checks = []
     for (label, url), why, warn in zip(targets, results, warnings):
         if why is None and warn:
-            checks.append(Check(f"reach:{label}", False, f"The {label} {warn}.",
-                                hint="Check the index URL; if it is right, this can be ignored.",
+            checks.append(Check(f"reach:{label}", False, tr("The {label} {warning}.", label=_label_words(label),
+                                                            warning=warn),
+                                hint=tr("Check the index URL; if it is right, this can be ignored."),
                                 severity="warning"))
             continue
         if why is None:
-            checks.append(Check(f"reach:{label}", True, f"{label} {url} is reachable"))
+            checks.append(Check(f"reach:{label}", True, tr("{label} {url} is reachable",
+                                                           label=_label_words(label), url=url)))
             continue
         if label == "torch index":
-            hint = ("Check the network or proxy (HTTPS_PROXY), use a mirror of the PyTorch "
-                    "index with --index-url, or install from an offline bundle "
-                    "(torch-setup bundle on a connected machine, then --from-bundle).")
+            hint = tr("Check the network or proxy (HTTPS_PROXY), use a mirror of the PyTorch "
+                      "index with --index-url, or install from an offline bundle "
+                      "(torch-setup bundle on a connected machine, then --from-bundle).")
         elif label in ("find-links", "bundle"):
-            hint = "Check the folder path."
+            hint = tr("Check the folder path.")
         else:
-            hint = ("Check the network or proxy (HTTPS_PROXY / HTTP_PROXY), the index URL, or "
-                    "use a reachable mirror; an offline bundle needs no network at all.")
+            hint = tr("Check the network or proxy (HTTPS_PROXY / HTTP_PROXY), the index URL, or "
+                      "use a reachable mirror; an offline bundle needs no network at all.")
         checks.append(Check(f"reach:{label}", False,
-                            f"The {label} {url} cannot be reached: {why}. Nothing was changed.",
+                            tr("The {label} {url} cannot be reached: {why}. Nothing was changed.",
+                               label=_label_words(label), url=url, why=why),
                             hint=hint))
     return checks
+
+
+def _label_words(label: str) -> str:
+    """An index label ("torch index", "bundle", ...) in the current language."""
+    return {"bundle": tr("bundle"), "conda channel": tr("conda channel"), "torch index": tr("torch index"),
+            "package index": tr("package index"), "extra index": tr("extra index"),
+            "find-links": tr("find-links")}.get(label, label)
 
 
 def preflight(p: InstallPlan) -> list[Check]:
@@ -705,8 +725,9 @@ def preflight(p: InstallPlan) -> list[Check]:
     checks: list[Check] = []
     why = p.backend.unavailable()
     checks.append(Check("backend", why is None,
-                        why or f"{p.backend.describe()} with {p.installer}",
-                        hint="Choose --kind venv / --installer pip, which need nothing extra."
+                        why or tr("{backend} with {installer}", backend=p.backend.describe(),
+                                  installer=p.installer),
+                        hint=tr("Choose --kind venv / --installer pip, which need nothing extra.")
                         if why else ""))
     net: list[Check] = []
     t = threading.Thread(target=lambda: net.extend(_check_indexes(p)), daemon=True)

@@ -27,6 +27,7 @@ from app.core.compat import (
     version_tuple,
 )
 from app.core.errors import BadInput
+from app.core.i18n import get_language, tr
 from app.core.system import GPU, SystemReport
 
 __all__ = ["Choices", "Alternative", "Recommendation", "Option", "recommend", "valid_choices"]
@@ -39,6 +40,14 @@ BACKEND_WORDS = {
     "mps": "MPS (Apple Silicon GPU)",
     "cpu": "CPU only",
 }
+
+
+def _bw(backend: str) -> str:
+    """BACKEND_WORDS[backend] in the current language."""
+    return {"cuda": tr("CUDA (NVIDIA GPU)"), "rocm": tr("ROCm (AMD GPU)"), "xpu": tr("XPU (Intel GPU)"),
+            "mps": tr("MPS (Apple Silicon GPU)"), "cpu": tr("CPU only")}.get(backend, backend)
+
+
 _REQ_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._ -]+\])?\s*([<>=!~]=?\s*[A-Za-z0-9.*+!_-]+"
                        r"(\s*,\s*[<>=!~]=?\s*[A-Za-z0-9.*+!_-]+)*)?$")
 
@@ -170,7 +179,7 @@ class _Gpu:
 
     def describe(self) -> str:
         if self.gpu.vendor == "nvidia" and self.cc:
-            return f"{self.name} (compute capability {self.cc_text})"
+            return tr("{name} (compute capability {cc})", name=self.name, cc=self.cc_text)
         if self.gpu.vendor == "amd" and self.gfx:
             return f"{self.name} ({self.gfx})"
         return self.name
@@ -261,7 +270,7 @@ def _machine(report: SystemReport, data: CompatData) -> _Machine:
     if arch is None:
         unknowns.append("arch")
         arch = "arm64" if (family == "macos" and any(g.vendor == "apple" for g in report.gpus)) else "x86_64"
-        warnings.append(f"The report does not give the processor architecture; assuming {arch}.")
+        warnings.append(tr("The report does not give the processor architecture; assuming {arch}.", arch=arch))
     platform = _platform(family, arch)
     if platform is None:
         raise BadInput(f"The processor architecture {report.arch!r} is not one PyTorch publishes wheels for.",
@@ -296,8 +305,8 @@ def _machine(report: SystemReport, data: CompatData) -> _Machine:
                 try:
                     cc = cc_tuple(g.compute_capability)
                 except ValueError:
-                    warnings.append(f"The compute capability {g.compute_capability!r} reported for {g.name} "
-                                    "is not a number like 8.6; it is ignored.")
+                    warnings.append(tr("The compute capability {cc} reported for {gpu} is not a number like 8.6; "
+                                       "it is ignored.", cc=repr(g.compute_capability), gpu=g.name))
             if cc is None:
                 for rule in data.nvidia_names:
                     if rule.pattern.search(g.name or ""):
@@ -313,8 +322,8 @@ def _machine(report: SystemReport, data: CompatData) -> _Machine:
                 digits = (wmi.group(1) + wmi.group(2).zfill(4))[-5:]
                 v.driver = (int(digits[:3]), int(digits[3:]))
                 v.driver_text = f"{digits[:3]}.{digits[3:]}"
-                notes.append(f"The driver version {g.driver_version} is Windows' form of NVIDIA driver "
-                             f"{digits[:3]}.{digits[3:]}.")
+                notes.append(tr("The driver version {wmi} is Windows' form of NVIDIA driver {driver}.",
+                                wmi=g.driver_version, driver=f"{digits[:3]}.{digits[3:]}"))
             name_l = (g.name or "").lower()
             looks_jetson = any(w in name_l for w in ("jetson", "orin", "xavier", "tegra"))
             l4t = v.driver is not None and v.driver[0] < 100 and platform == "linux-aarch64"
@@ -326,7 +335,8 @@ def _machine(report: SystemReport, data: CompatData) -> _Machine:
         elif g.vendor == "amd":
             gfx = (g.gfx_target or "").strip().lower() or None
             if gfx and not re.match(r"^gfx[0-9a-f]{3,4}$", gfx):
-                warnings.append(f"The gfx target {g.gfx_target!r} reported for {g.name} is not valid; it is ignored.")
+                warnings.append(tr("The gfx target {gfx} reported for {gpu} is not valid; it is ignored.",
+                                   gfx=repr(g.gfx_target), gpu=g.name))
                 gfx = None
             if gfx is None:
                 for rule in data.amd_names:
@@ -361,8 +371,8 @@ def _machine(report: SystemReport, data: CompatData) -> _Machine:
         for var in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"):
             val = report.env.get(var)
             if val is not None and (val.strip() == "" or val.strip() == "-1"):
-                warnings.append(f"{var} is set to {val!r}, so PyTorch will see no AMD GPU. Unset it (or list the "
-                                'GPUs to use, e.g. "0") before running PyTorch.')
+                warnings.append(tr('{var} is set to {val}, so PyTorch will see no AMD GPU. Unset it (or list the '
+                                   'GPUs to use, e.g. "0") before running PyTorch.', var=var, val=repr(val)))
     m = _Machine(platform=platform, family=family, arch=arch, wsl=bool(report.os.wsl), glibc=glibc, macos=macos,
                  python=python, interpreters=interps, nvidia=nvidia, amd=amd, intel=intel, apple=apple,
                  jetson=jetson, driver=driver, driver_text=driver_text, warnings=warnings, unknowns=unknowns,
@@ -376,9 +386,9 @@ def _apply_cvd(cvd: str, gpus: list[_Gpu], warnings: list[str], notes: list[str]
     text = cvd.strip()
     by_idx = {g.idx: g for g in gpus}
     if text == "":
-        warnings.append('CUDA_VISIBLE_DEVICES is set but empty, so PyTorch will see no GPU at all '
-                        '(torch.cuda.is_available() is False). Unset it (or list the GPUs to use, e.g. "0") '
-                        'before running PyTorch.')
+        warnings.append(tr('CUDA_VISIBLE_DEVICES is set but empty, so PyTorch will see no GPU at all '
+                           '(torch.cuda.is_available() is False). Unset it (or list the GPUs to use, e.g. "0") '
+                           'before running PyTorch.'))
         return gpus
     visible: list[_Gpu] = []
     bad: list[str] = []
@@ -389,25 +399,26 @@ def _apply_cvd(cvd: str, gpus: list[_Gpu], warnings: list[str], notes: list[str]
                 visible.append(g)
             continue
         if tok.upper().startswith(("GPU-", "MIG-")):
-            warnings.append(f"CUDA_VISIBLE_DEVICES={cvd!r} names GPUs by UUID; the assistant cannot match UUIDs, "
-                            "so it plans for every NVIDIA GPU.")
+            warnings.append(tr("CUDA_VISIBLE_DEVICES={cvd} names GPUs by UUID; the assistant cannot match UUIDs, "
+                               "so it plans for every NVIDIA GPU.", cvd=repr(cvd)))
             return gpus
         bad.append(tok)
         break  # CUDA stops reading the list at the first invalid entry
     if bad:
         ids = ", ".join(str(g.idx) for g in gpus)
         if visible:
-            warnings.append(f"CUDA_VISIBLE_DEVICES={cvd!r} contains {bad[0]!r}, which is not a GPU of this machine "
-                            f"(its GPUs are {ids}); CUDA ignores that entry and everything after it.")
+            warnings.append(tr("CUDA_VISIBLE_DEVICES={cvd} contains {bad}, which is not a GPU of this machine "
+                               "(its GPUs are {ids}); CUDA ignores that entry and everything after it.",
+                               cvd=repr(cvd), bad=repr(bad[0]), ids=ids))
         else:
-            warnings.append(f"CUDA_VISIBLE_DEVICES={cvd!r} names no GPU of this machine (its GPUs are {ids}), so "
-                            "PyTorch will see no GPU. Unset it or use valid numbers.")
+            warnings.append(tr("CUDA_VISIBLE_DEVICES={cvd} names no GPU of this machine (its GPUs are {ids}), so "
+                               "PyTorch will see no GPU. Unset it or use valid numbers.", cvd=repr(cvd), ids=ids))
             return gpus
     if len(visible) < len(gpus):
         hidden = [g for g in gpus if g not in visible]
-        notes.append(f"CUDA_VISIBLE_DEVICES={cvd!r} limits PyTorch to "
-                     + ", ".join(f"GPU {g.idx} ({g.name})" for g in visible)
-                     + "; " + ", ".join(f"GPU {g.idx} ({g.name})" for g in hidden) + " is not considered.")
+        notes.append(tr("CUDA_VISIBLE_DEVICES={cvd} limits PyTorch to {visible}; {hidden} is not considered.",
+                        cvd=repr(cvd), visible=", ".join(f"GPU {g.idx} ({g.name})" for g in visible),
+                        hidden=", ".join(f"GPU {g.idx} ({g.name})" for g in hidden)))
     return visible
 
 
@@ -491,40 +502,43 @@ class _Engine:
         e = _Eval(rel, v)
         plat = self.platform_for_wheels()
         if plat not in v.platforms:
-            e.fail("platform", f"torch {rel.torch} has no {v.label()} build for {_plat_words(m.platform)}")
+            e.fail("platform", tr("torch {torch} has no {build} build for {platform}", torch=rel.torch,
+                                  build=v.label(), platform=_plat_words(m.platform)))
             return e
         if v.explicit and not explicit:
-            e.fail("explicit", f"the {v.label()} build is offered only when you ask for it by name "
-                               f"(--variant {v.name})")
+            e.fail("explicit", tr("the {build} build is offered only when you ask for it by name "
+                                  "(--variant {variant})", build=v.label(), variant=v.name))
         # Python (only when fixed by the user; otherwise the engine picks the env's Python)
         if self.fixed_python and not rel.python_ok(self.fixed_python):
-            e.fail("python", f"torch {rel.torch} has no wheels for Python {self.fixed_python} "
-                             f"(it supports {rel.python_min}–{rel.python_max})")
+            e.fail("python", tr("torch {torch} has no wheels for Python {python} (it supports {lo}–{hi})",
+                                torch=rel.torch, python=self.fixed_python, lo=rel.python_min, hi=rel.python_max))
         if m.emulated_x64 and v.backend != "cpu":
-            e.fail("platform", f"Windows on Arm runs only the CPU build (under x64 emulation); "
-                               f"the {v.label()} build needs a native x64 Windows")
+            e.fail("platform", tr("Windows on Arm runs only the CPU build (under x64 emulation); "
+                                  "the {build} build needs a native x64 Windows", build=v.label()))
         # glibc
         gmin = _ver(v.glibc_min or rel.glibc_min)
         if m.family == "linux" and m.glibc and gmin and m.glibc < gmin:
-            e.fail("glibc", f"torch {rel.torch}{' (' + v.label() + ')' if v.glibc_min else ''} needs glibc {_vtext(gmin)} or newer "
-                            f"(manylinux_{gmin[0]}_{gmin[1]} wheels) and this system has glibc {_vtext(m.glibc)}")
+            e.fail("glibc", tr("torch {torch}{build} needs glibc {need} or newer (manylinux_{tag} wheels) and this "
+                               "system has glibc {have}", torch=rel.torch,
+                               build=' (' + v.label() + ')' if v.glibc_min else '', need=_vtext(gmin),
+                               tag=f"{gmin[0]}_{gmin[1]}", have=_vtext(m.glibc)))
         # macOS
         if m.family == "macos":
             mac_min = _ver(v.macos_min)
             if m.macos and mac_min and m.macos < mac_min:
-                e.fail("macos", f"torch {rel.torch} needs macOS {_vtext(mac_min)} or newer; this Mac runs "
-                                f"macOS {_vtext(m.macos)}")
+                e.fail("macos", tr("torch {torch} needs macOS {need} or newer; this Mac runs macOS {have}",
+                                   torch=rel.torch, need=_vtext(mac_min), have=_vtext(m.macos)))
             if v.backend == "mps":
                 mps_min = _ver(v.mps_macos_min)
                 if not m.apple and m.platform == "macos-arm64" and not self.report.gpus:
                     pass  # an arm64 Mac always has its Apple GPU; a minimal report may not list it
                 if m.macos and mps_min and m.macos < mps_min:
-                    e.fail("macos", f"MPS in torch {rel.torch} needs macOS {_vtext(mps_min)} or newer; this Mac "
-                                    f"runs macOS {_vtext(m.macos)}")
+                    e.fail("macos", tr("MPS in torch {torch} needs macOS {need} or newer; this Mac runs macOS {have}",
+                                       torch=rel.torch, need=_vtext(mps_min), have=_vtext(m.macos)))
         # companions (torchvision / torchaudio)
         for pkg in self.companions:
             if not rel.companions.get(pkg):
-                e.fail("companion", f"no {pkg} release matches torch {rel.torch}")
+                e.fail("companion", tr("no {pkg} release matches torch {torch}", pkg=pkg, torch=rel.torch))
         # backend-specific hardware checks
         if v.backend == "cuda":
             self._check_cuda(e)
@@ -532,13 +546,13 @@ class _Engine:
             self._check_rocm(e, explicit)
         elif v.backend == "xpu":
             if not self.targets("xpu"):
-                e.fail("hardware", "this machine has no Intel GPU that the XPU build supports "
-                                   "(Arc A/B-series, Core Ultra graphics, Data Center GPU Max)")
+                e.fail("hardware", tr("this machine has no Intel GPU that the XPU build supports "
+                                      "(Arc A/B-series, Core Ultra graphics, Data Center GPU Max)"))
             else:
                 e.served = list(self.targets("xpu"))
         elif v.backend == "mps":
             if m.platform != "macos-arm64":
-                e.fail("hardware", "MPS exists only on Apple Silicon Macs")
+                e.fail("hardware", tr("MPS exists only on Apple Silicon Macs"))
             else:
                 e.served = list(m.apple)
         return e
@@ -548,10 +562,10 @@ class _Engine:
         gpus = self.targets("cuda")
         if not gpus:
             if m.jetson:
-                e.fail("hardware", f"your {m.jetson[0].name} is a Jetson (Tegra) board; the pytorch.org CUDA "
-                                   "wheels do not run on it")
+                e.fail("hardware", tr("your {gpu} is a Jetson (Tegra) board; the pytorch.org CUDA "
+                                      "wheels do not run on it", gpu=m.jetson[0].name))
             else:
-                e.fail("hardware", "this machine has no NVIDIA GPU")
+                e.fail("hardware", tr("this machine has no NVIDIA GPU"))
             return
         for g in gpus:
             if g.cc is None:
@@ -560,25 +574,28 @@ class _Engine:
             if _cc_served(g.cc, v, data.tegra):
                 e.served.append(g)
             else:
-                e.unserved.append((g, f"the {v.label()} build of torch {e.release.torch} has no kernels for your "
-                                      f"{g.describe()}: it is compiled for compute capability {_arch_span(v)}"))
+                e.unserved.append((g, tr("the {build} build of torch {torch} has no kernels for your {gpu}: it is "
+                                         "compiled for compute capability {span}", build=v.label(),
+                                         torch=e.release.torch, gpu=g.describe(), span=_arch_span(v))))
         if not e.served:
             e.fail("cc", e.unserved[0][1] if len(e.unserved) == 1 else
-                   f"the {v.label()} build of torch {e.release.torch} has no kernels for any of your GPUs "
-                   f"({', '.join(g.describe() for g, _ in e.unserved)}): it is compiled for compute capability "
-                   f"{_arch_span(v)}")
+                   tr("the {build} build of torch {torch} has no kernels for any of your GPUs ({gpus}): it is "
+                      "compiled for compute capability {span}", build=v.label(), torch=e.release.torch,
+                      gpus=', '.join(g.describe() for g, _ in e.unserved), span=_arch_span(v)))
         floor = data.driver_floors[v.cuda_major]
         ftext = floor.windows if m.driver_os == "windows" else floor.linux
         e.floor, e.floor_text = _ver(ftext), ftext
         if m.driver is not None and e.floor and m.driver < e.floor:
-            e.fail("driver", f"the {v.label()} build needs NVIDIA driver {ftext} or newer"
-                             f"{' (the Windows driver, as this is WSL2)' if m.wsl else ''}, and yours is {m.driver_text}")
+            e.fail("driver", tr("the {build} build needs NVIDIA driver {need} or newer (the Windows driver, as this "
+                                "is WSL2), and yours is {have}", build=v.label(), need=ftext, have=m.driver_text)
+                   if m.wsl else tr("the {build} build needs NVIDIA driver {need} or newer, and yours is {have}",
+                                    build=v.label(), need=ftext, have=m.driver_text))
 
     def _check_rocm(self, e: _Eval, explicit: bool) -> None:
         m, v = self.m, e.variant
         gpus = self.targets("rocm")
         if not gpus:
-            e.fail("hardware", "this machine has no AMD GPU")
+            e.fail("hardware", tr("this machine has no AMD GPU"))
             return
         overrides: dict[str, str] = {}
         for g in gpus:
@@ -590,34 +607,44 @@ class _Engine:
                 continue
             ov = next((o for o in self.data.hsa_overrides if g.gfx in o.gfx), None)
             if g.gpu.integrated:
-                e.unserved.append((g, f"the {v.label()} build has no kernels for your integrated {g.describe()}"))
+                e.unserved.append((g, tr("the {build} build has no kernels for your integrated {gpu}",
+                                         build=v.label(), gpu=g.describe())))
             elif ov is None:
-                e.unserved.append((g, f"the {v.label()} build has no kernels for your {g.describe()}, and no "
-                                      "HSA_OVERRIDE_GFX_VERSION value is known for it"))
+                e.unserved.append((g, tr("the {build} build has no kernels for your {gpu}, and no "
+                                         "HSA_OVERRIDE_GFX_VERSION value is known for it",
+                                         build=v.label(), gpu=g.describe())))
             elif v.therock:
-                e.unserved.append((g, f"the {v.label()} build (TheRock-based) has no kernels for your "
-                                      f"{g.describe()}, and HSA_OVERRIDE_GFX_VERSION must not be set with it"))
+                e.unserved.append((g, tr("the {build} build (TheRock-based) has no kernels for your {gpu}, and "
+                                         "HSA_OVERRIDE_GFX_VERSION must not be set with it",
+                                         build=v.label(), gpu=g.describe())))
             elif ov.as_gfx not in v.gfx:
-                e.unserved.append((g, f"the {v.label()} build lacks {ov.as_gfx}, which the override would use"))
+                e.unserved.append((g, tr("the {build} build lacks {gfx}, which the override would use",
+                                         build=v.label(), gfx=ov.as_gfx)))
             elif not ov.reliable and not explicit:
-                e.unserved.append((g, f"your {g.describe()} is an {ov.family} card, which the {v.label()} build "
-                                      f"does not list; HSA_OVERRIDE_GFX_VERSION={ov.value} works only partly on "
-                                      "this family, so ROCm is offered only when you ask for it (--backend rocm)"))
+                e.unserved.append((g, tr("your {gpu} is an {family} card, which the {build} build does not list; "
+                                         "HSA_OVERRIDE_GFX_VERSION={value} works only partly on this family, so ROCm "
+                                         "is offered only when you ask for it (--backend rocm)", gpu=g.describe(),
+                                         family=ov.family, build=v.label(), value=ov.value)))
             else:
                 e.served.append(g)
                 overrides[g.gfx] = ov.value
-                e.notes.append(f"Your {g.describe()} is not in the {v.label()} build's list, but it is a "
-                               f"{ov.family} card: with HSA_OVERRIDE_GFX_VERSION={ov.value} the ROCm runtime "
-                               f"treats it as {ov.as_gfx}, which the build supports. This is unofficial"
-                               + (" and works only partly on this family." if not ov.reliable else
-                                  "; it works for most people with this card."))
+                e.notes.append((tr("Your {gpu} is not in the {build} build's list, but it is a {family} card: with "
+                                   "HSA_OVERRIDE_GFX_VERSION={value} the ROCm runtime treats it as {gfx}, which the "
+                                   "build supports. This is unofficial and works only partly on this family.",
+                                   gpu=g.describe(), build=v.label(), family=ov.family, value=ov.value,
+                                   gfx=ov.as_gfx) if not ov.reliable else
+                                tr("Your {gpu} is not in the {build} build's list, but it is a {family} card: with "
+                                   "HSA_OVERRIDE_GFX_VERSION={value} the ROCm runtime treats it as {gfx}, which the "
+                                   "build supports. This is unofficial; it works for most people with this card.",
+                                   gpu=g.describe(), build=v.label(), family=ov.family, value=ov.value,
+                                   gfx=ov.as_gfx)))
         if len(set(overrides.values())) > 1:
-            e.fail("gfx", "your AMD GPUs would need different HSA_OVERRIDE_GFX_VERSION values, which cannot be "
-                          "set at once")
+            e.fail("gfx", tr("your AMD GPUs would need different HSA_OVERRIDE_GFX_VERSION values, which cannot be "
+                             "set at once"))
         elif overrides:
             e.env_vars["HSA_OVERRIDE_GFX_VERSION"] = next(iter(overrides.values()))
         if not e.served:
-            e.fail("gfx", e.unserved[0][1] if e.unserved else "no AMD GPU is served")
+            e.fail("gfx", e.unserved[0][1] if e.unserved else tr("no AMD GPU is served"))
 
     # -- candidate enumeration
     def releases(self) -> list[Release]:
@@ -659,9 +686,10 @@ class _Engine:
 
 
 def _plat_words(platform: str | None) -> str:
-    return {"linux-x86_64": "Linux x86_64", "linux-aarch64": "Linux on ARM (aarch64)",
-            "windows-x86_64": "Windows x64", "windows-arm64": "Windows on Arm", "macos-arm64": "Apple Silicon Macs",
-            "macos-x86_64": "Intel Macs"}.get(platform or "", platform or "this platform")
+    return {"linux-x86_64": "Linux x86_64", "linux-aarch64": tr("Linux on ARM (aarch64)"),
+            "windows-x86_64": "Windows x64", "windows-arm64": tr("Windows on Arm"),
+            "macos-arm64": tr("Apple Silicon Macs"),
+            "macos-x86_64": tr("Intel Macs")}.get(platform or "", platform or tr("this platform"))
 
 
 def _norm_python(text: str) -> str:
@@ -705,7 +733,7 @@ def _join(items: list[str]) -> str:
     items = list(dict.fromkeys(items))
     if len(items) <= 1:
         return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
+    return tr("{items} and {last}", items=tr(", ").join(items[:-1]), last=items[-1])
 
 
 def _cuda_labels(variants: list[Variant], keep: str | None = None) -> str:
@@ -825,31 +853,35 @@ def _pick_python(eng: _Engine, rel: Release) -> tuple[bool | None, str | None, l
     if eng.fixed_python:
         ok = m.python == eng.fixed_python if m.python else None
         return ok, (eng.fixed_python if eng.fixed_python != m.python else None), \
-            [f"The new environment uses Python {eng.fixed_python}, as you asked."]
+            [tr("The new environment uses Python {python}, as you asked.", python=eng.fixed_python)]
     if m.emulated_x64:
         py = next((p for p in eng.data.python_preference if rel.python_ok(p)), rel.python_max)
-        return False, py, [f"On Windows on Arm, install the x64 (AMD64) build of Python {py} from python.org; "
-                           "it runs under Windows' x64 emulation and can install this wheel. An arm64 Python "
-                           "cannot."]
+        return False, py, [tr("On Windows on Arm, install the x64 (AMD64) build of Python {python} from python.org; "
+                              "it runs under Windows' x64 emulation and can install this wheel. An arm64 Python "
+                              "cannot.", python=py)]
     if m.python is None:
         return None, None, []
     if rel.python_ok(m.python):
-        return True, None, [f"Your Python {m.python} is supported by torch {rel.torch} "
-                            f"(Python {rel.python_min}–{rel.python_max})."]
+        return True, None, [tr("Your Python {python} is supported by torch {torch} (Python {lo}–{hi}).",
+                               python=m.python, torch=rel.torch, lo=rel.python_min, hi=rel.python_max)]
     found = [(p, exe) for p, exe in m.interpreters if rel.python_ok(p)]
     found.sort(key=lambda pe: version_tuple(pe[0]), reverse=True)
     pref = [p for p in eng.data.python_preference if rel.python_ok(p)]
     if found:
         in_pref = [pe for pe in found if pe[0] in pref]
         py, exe = (sorted(in_pref, key=lambda pe: pref.index(pe[0]))[0] if in_pref else found[0])
-        where = f" (found at {exe})" if exe else " (already on this machine)"
+        where = tr(" (found at {exe})", exe=exe) if exe else tr(" (already on this machine)")
     else:
         py = pref[0] if pref else rel.python_max
-        where = ("; it is not on this machine yet: uv can download it, or install it from python.org "
-                 "before using pip")
-    old_new = "too old" if version_tuple(m.python) < version_tuple(rel.python_min) else "too new"
-    return False, py, [f"Your Python {m.python} is {old_new} for torch {rel.torch} (it supports "
-                       f"{rel.python_min}–{rel.python_max}), so the new environment will use Python {py}{where}."]
+        where = tr("; it is not on this machine yet: uv can download it, or install it from python.org "
+                   "before using pip")
+    too_old = version_tuple(m.python) < version_tuple(rel.python_min)
+    return False, py, [tr("Your Python {python} is too old for torch {torch} (it supports {lo}–{hi}), so the new "
+                          "environment will use Python {env_python}{where}." if too_old else
+                          "Your Python {python} is too new for torch {torch} (it supports {lo}–{hi}), so the new "
+                          "environment will use Python {env_python}{where}.",
+                          python=m.python, torch=rel.torch, lo=rel.python_min, hi=rel.python_max, env_python=py,
+                          where=where)]
 
 
 def _build(eng: _Engine, e: _Eval, tried, req_backend, req_variant) -> Recommendation:
@@ -862,7 +894,7 @@ def _build(eng: _Engine, e: _Eval, tried, req_backend, req_variant) -> Recommend
     # --- what was found
     gpus_all = m.nvidia + m.amd + m.intel + m.apple + m.jetson
     if not gpus_all and v.backend not in ("mps",):
-        reasons.append("No graphics card was found, so this is the CPU build.")
+        reasons.append(tr("No graphics card was found, so this is the CPU build."))
 
     # --- why this backend / variant
     python_ok, env_python, py_lines = _pick_python(eng, rel)
@@ -887,61 +919,74 @@ def _build(eng: _Engine, e: _Eval, tried, req_backend, req_variant) -> Recommend
                     if g in served and g not in left_out:
                         left_out.append(g)
             who = _join([g.describe() for g in left_out]) or dev
-            whom = "it" if len(served) == 1 else ("them" if len(left_out) == len(served) else "all your GPUs")
-            verb = "is" if len(left_out) <= 1 else "are"
-            reasons.append(f"Your {who} {verb} not supported by the {_cuda_labels(variants, v.cuda)} builds; the "
-                           f"{v.label()} build of torch {rel.torch} supports {whom}"
-                           + (f", and your driver {_short_driver(m.driver_text)} runs it." if m.driver_text
-                              else "."))
+            whom = tr("it") if len(served) == 1 else (tr("them") if len(left_out) == len(served)
+                                                       else tr("all your GPUs"))
+            kw = dict(who=who, cudas=_cuda_labels(variants, v.cuda), build=v.label(), torch=rel.torch, whom=whom,
+                      driver=_short_driver(m.driver_text))
+            if len(left_out) <= 1:
+                reasons.append(tr("Your {who} is not supported by the {cudas} builds; the {build} build of torch "
+                                  "{torch} supports {whom}, and your driver {driver} runs it.", **kw) if m.driver_text
+                               else tr("Your {who} is not supported by the {cudas} builds; the {build} build of "
+                                       "torch {torch} supports {whom}.", **kw))
+            else:
+                reasons.append(tr("Your {who} are not supported by the {cudas} builds; the {build} build of torch "
+                                  "{torch} supports {whom}, and your driver {driver} runs it.", **kw) if m.driver_text
+                               else tr("Your {who} are not supported by the {cudas} builds; the {build} build of "
+                                       "torch {torch} supports {whom}.", **kw))
         else:
-            reasons.append(f"Your {dev} is supported by the {v.label()} build of torch {rel.torch}"
-                           + (f", and your driver {_short_driver(m.driver_text)} runs it." if m.driver_text
-                              else "."))
+            kw = dict(gpu=dev, build=v.label(), torch=rel.torch, driver=_short_driver(m.driver_text))
+            reasons.append(tr("Your {gpu} is supported by the {build} build of torch {torch}, and your driver "
+                              "{driver} runs it.", **kw) if m.driver_text
+                           else tr("Your {gpu} is supported by the {build} build of torch {torch}.", **kw))
         if m.wsl:
-            reasons.append("This is WSL2: the GPU driver is the Windows one, so the Windows driver thresholds apply; "
-                           "do not install an NVIDIA driver inside WSL.")
+            reasons.append(tr("This is WSL2: the GPU driver is the Windows one, so the Windows driver thresholds "
+                              "apply; do not install an NVIDIA driver inside WSL."))
         if m.driver is None:
-            warnings.append(f"The NVIDIA driver version is unknown; this build needs driver {e.floor_text} or newer"
-                            f" ({'Windows' if m.driver_os == 'windows' else 'Linux'}). Check with nvidia-smi.")
+            warnings.append(tr("The NVIDIA driver version is unknown; this build needs driver {need} or newer "
+                               "({os}). Check with nvidia-smi.", need=e.floor_text,
+                               os='Windows' if m.driver_os == 'windows' else 'Linux'))
         for g in e.served:
             if g.cc is None:
-                warnings.append(f"The compute capability of your {g.name} is unknown, so the assistant cannot "
-                                f"check that this build has kernels for it (it covers {_arch_span(v)}). If it is "
-                                "older than Turing (GTX 10xx and older), pick --variant cu126 --torch 2.14.")
+                warnings.append(tr("The compute capability of your {gpu} is unknown, so the assistant cannot "
+                                   "check that this build has kernels for it (it covers {span}). If it is "
+                                   "older than Turing (GTX 10xx and older), pick --variant cu126 --torch 2.14.",
+                                   gpu=g.name, span=_arch_span(v)))
             elif g.cc_from_name:
-                m.unknowns.append(f"compute capability of {g.gpu.name} (taken from its name: {g.cc_text})")
+                m.unknowns.append(tr("compute capability of {gpu} (taken from its name: {cc})",
+                                     gpu=g.gpu.name, cc=g.cc_text))
         # hybrid laptop / other vendors present
         others = [g for g in m.intel + m.amd if g.gpu.integrated]
         if others:
-            reasons.append(f"The integrated {_join([g.name for g in others])} is not used; PyTorch runs on the "
-                           "NVIDIA GPU.")
+            reasons.append(tr("The integrated {gpus} is not used; PyTorch runs on the NVIDIA GPU.",
+                              gpus=_join([g.name for g in others])))
         dgpu_other = [g for g in m.amd + m.intel if not g.gpu.integrated]
         if dgpu_other:
-            warnings.append(f"{_join([g.name for g in dgpu_other])} also present: one PyTorch build serves one "
-                            "vendor; this one serves the NVIDIA GPU(s).")
+            warnings.append(tr("{gpus} also present: one PyTorch build serves one vendor; this one serves the "
+                               "NVIDIA GPU(s).", gpus=_join([g.name for g in dgpu_other])))
     elif v.backend == "rocm":
-        reasons.append(f"Your {_join([g.describe() for g in e.served])} is served by the {v.label()} build of torch "
-                       f"{rel.torch} (ROCm wheels use the torch.cuda API).")
+        reasons.append(tr("Your {gpus} is served by the {build} build of torch {torch} (ROCm wheels use the "
+                          "torch.cuda API).", gpus=_join([g.describe() for g in e.served]), build=v.label(),
+                          torch=rel.torch))
         if v.name == "rocm-therock":
-            warnings.append("This build comes from AMD's own index (TheRock), not from pytorch.org: it is not built "
-                            "or validated by the PyTorch team. AMD's install guide may name extra packages.")
+            warnings.append(tr("This build comes from AMD's own index (TheRock), not from pytorch.org: it is not "
+                               "built or validated by the PyTorch team. AMD's install guide may name extra packages."))
         if m.family == "linux":
-            warnings.append("ROCm needs the amdgpu kernel driver and access to /dev/kfd and /dev/dri (add your user "
-                            "to the 'render' and 'video' groups).")
+            warnings.append(tr("ROCm needs the amdgpu kernel driver and access to /dev/kfd and /dev/dri (add your "
+                               "user to the 'render' and 'video' groups)."))
         if m.wsl:
-            warnings.append("On WSL2, ROCm also needs AMD's WSL driver stack; the official wheels are built for "
-                            "native Linux.")
+            warnings.append(tr("On WSL2, ROCm also needs AMD's WSL driver stack; the official wheels are built for "
+                               "native Linux."))
     elif v.backend == "xpu":
-        reasons.append(f"Your {_join([g.name for g in e.served])} ({e.served[0].intel_family}) is served by the "
-                       f"Intel XPU build of torch {rel.torch}.")
-        warnings.append("XPU needs Intel's GPU driver (Linux: the intel-level-zero-gpu / compute-runtime packages; "
-                        "Windows: the current Arc driver).")
+        reasons.append(tr("Your {gpus} ({family}) is served by the Intel XPU build of torch {torch}.",
+                          gpus=_join([g.name for g in e.served]), family=e.served[0].intel_family, torch=rel.torch))
+        warnings.append(tr("XPU needs Intel's GPU driver (Linux: the intel-level-zero-gpu / compute-runtime "
+                           "packages; Windows: the current Arc driver)."))
     elif v.backend == "mps":
-        reasons.append(f"On an Apple Silicon Mac, the standard macOS wheel of torch {rel.torch} includes MPS "
-                       "(Metal) GPU support; no CUDA is involved.")
+        reasons.append(tr("On an Apple Silicon Mac, the standard macOS wheel of torch {torch} includes MPS "
+                          "(Metal) GPU support; no CUDA is involved.", torch=rel.torch))
         if m.macos is None:
-            warnings.append(f"The macOS version is unknown; MPS in torch {rel.torch} needs macOS "
-                            f"{v.mps_macos_min} or newer.")
+            warnings.append(tr("The macOS version is unknown; MPS in torch {torch} needs macOS {need} or newer.",
+                               torch=rel.torch, need=v.mps_macos_min))
     else:  # cpu
         _cpu_reasons(eng, e, tried, reasons, warnings)
 
@@ -952,9 +997,9 @@ def _build(eng: _Engine, e: _Eval, tried, req_backend, req_variant) -> Recommend
         if blockers:
             reasons.append(blockers)
     elif rel.key == newest.key and not choices.torch:
-        reasons.append(f"torch {torch_version} is the newest release in the compatibility data.")
+        reasons.append(tr("torch {torch} is the newest release in the compatibility data.", torch=torch_version))
     if choices.torch:
-        reasons.append(f"torch {torch_version} as you asked (--torch).")
+        reasons.append(tr("torch {torch} as you asked (--torch).", torch=torch_version))
 
     reasons.extend(py_lines)
     reasons.extend(e.notes)
@@ -966,51 +1011,56 @@ def _build(eng: _Engine, e: _Eval, tried, req_backend, req_variant) -> Recommend
     if pypi and pypi != v.name and v.backend in ("cuda", "rocm", "xpu"):
         pv = next((x for x in rel.variants_for(m.platform) if x.name == pypi), None)
         if pv is not None and pv.backend != v.backend:
-            reasons.append(f"A plain 'pip install torch' would give you the {pv.label()} build (the PyPI default "
-                           f"here), which cannot use your GPU; the {v.label()} build comes from its own index.")
+            reasons.append(tr("A plain 'pip install torch' would give you the {pypi} build (the PyPI default "
+                              "here), which cannot use your GPU; the {build} build comes from its own index.",
+                              pypi=pv.label(), build=v.label()))
         elif pv is not None:
             pe = eng.evaluate(rel, pv)
             if not pe.ok or pe.unserved:
                 why = pe.problems[0] if pe.problems else pe.unserved[0][1]
-                reasons.append(f"A plain 'pip install torch' would give you the {pv.label()} build (the PyPI default "
-                               f"here), which would not work: {why}. So the install uses the {v.name} index.")
+                reasons.append(tr("A plain 'pip install torch' would give you the {pypi} build (the PyPI default "
+                                  "here), which would not work: {why}. So the install uses the {variant} index.",
+                                  pypi=pv.label(), why=why, variant=v.name))
             else:
-                reasons.append(f"A plain 'pip install torch' would give you the {pv.label()} build; the assistant "
-                               f"installs the {v.label()} build from its own index instead.")
+                reasons.append(tr("A plain 'pip install torch' would give you the {pypi} build; the assistant "
+                                  "installs the {build} build from its own index instead.",
+                                  pypi=pv.label(), build=v.label()))
     elif pypi == "cpu" and v.backend in ("cuda", "xpu") and m.family == "windows":
-        reasons.append("A plain 'pip install torch' on Windows gives the CPU-only build; the assistant installs "
-                       f"the {v.label()} build from its own index instead.")
+        reasons.append(tr("A plain 'pip install torch' on Windows gives the CPU-only build; the assistant installs "
+                          "the {build} build from its own index instead.", build=v.label()))
 
     # unserved GPUs
     unserved = list(e.unserved)
     if m.jetson:
         for g in m.jetson:
-            unserved.append((g, f"{g.name} is a Jetson (Tegra) board: " + (data.jetson_note or
-                                "the pytorch.org wheels do not run on it")))
+            unserved.append((g, tr("{gpu} is a Jetson (Tegra) board: {note}", gpu=g.name,
+                                   note=data.jetson_note or tr("the pytorch.org wheels do not run on it"))))
     if v.backend == "cuda":
         for g in m.amd + m.intel:
             if not g.gpu.integrated:
-                unserved.append((g, f"your {g.name} (a CUDA build does not use non-NVIDIA GPUs)"))
+                unserved.append((g, tr("your {gpu} (a CUDA build does not use non-NVIDIA GPUs)", gpu=g.name)))
     if unserved and v.backend != "cpu":
-        reasons.append("Not served: " + "; ".join(why for _, why in unserved) + ".")
+        reasons.append(tr("Not served: {whys}.", whys=tr("; ").join(why for _, why in unserved)))
 
     # driver upgrade hint
     upgrade = _driver_upgrade(eng, e, all_evals) if v.backend == "cuda" else None
     if upgrade:
-        reasons.append(f"Updating the NVIDIA driver to {upgrade['driver']} or newer would unlock "
-                       f"{upgrade['unlocks']}"
-                       + (f" ({upgrade['toolkit_driver']}, the CUDA toolkit's own driver, is the safest choice)."
-                          if upgrade.get("toolkit_driver") and upgrade["toolkit_driver"] != upgrade["driver"] else "."))
+        kw = dict(driver=upgrade['driver'], unlocks=upgrade['unlocks'], toolkit=upgrade.get("toolkit_driver"))
+        reasons.append(tr("Updating the NVIDIA driver to {driver} or newer would unlock {unlocks} ({toolkit}, the "
+                          "CUDA toolkit's own driver, is the safest choice).", **kw)
+                       if upgrade.get("toolkit_driver") and upgrade["toolkit_driver"] != upgrade["driver"] else
+                       tr("Updating the NVIDIA driver to {driver} or newer would unlock {unlocks}.", **kw))
 
     if m.unknowns:
-        warnings.append("Unknown (not in the report): " + ", ".join(dict.fromkeys(m.unknowns)) + ".")
-    reasons.append(f"Decided with compatibility data {data.version} ({data.date}).")
+        warnings.append(tr("Unknown (not in the report): {items}.", items=", ".join(dict.fromkeys(m.unknowns))))
+    reasons.append(tr("Decided with compatibility data {version} ({date}).", version=data.version, date=data.date))
 
     packages, commands = _commands(eng, rel, v, torch_version)
     alternatives = _alternatives(eng, e, all_evals)
     served_dicts = [g.to_dict() for g in e.served]
-    summary = (f"torch {torch_version} — {BACKEND_WORDS[v.backend]}, {v.label()} build ({v.name})"
-               + (f", Python {env_python}" if env_python else ""))
+    kw = dict(torch=torch_version, backend=_bw(v.backend), build=v.label(), variant=v.name, python=env_python)
+    summary = (tr("torch {torch} — {backend}, {build} build ({variant}), Python {python}", **kw) if env_python
+               else tr("torch {torch} — {backend}, {build} build ({variant})", **kw))
     return Recommendation(
         backend=v.backend, variant=v.name, torch_version=torch_version, python_ok=python_ok, env_python=env_python,
         index_url=v.index_url, packages=packages, command=commands["pip"], reasons=reasons,
@@ -1031,30 +1081,31 @@ def _cpu_reasons(eng: _Engine, e: _Eval, tried, reasons: list[str], warnings: li
         if b == "cpu" or not evals:
             continue
         easiest = min(evals, key=lambda x: (len(x.problems), tuple(-k for k in x.release.key)))
-        why = easiest.problems[0] if easiest.problems else "no build serves it"
-        reasons.append(f"No {BACKEND_WORDS[b]} build can run here: {why}. The CPU build works everywhere.")
+        why = easiest.problems[0] if easiest.problems else tr("no build serves it")
+        reasons.append(tr("No {backend} build can run here: {why}. The CPU build works everywhere.",
+                          backend=_bw(b), why=why))
     if m.jetson:
         g = m.jetson[0]
-        reasons.append(f"Your {g.name} is an NVIDIA Jetson (Tegra) board: the pytorch.org CUDA wheels do not run on "
-                       f"it. {eng.data.jetson_note}. This CPU build runs meanwhile.")
+        reasons.append(tr("Your {gpu} is an NVIDIA Jetson (Tegra) board: the pytorch.org CUDA wheels do not run on "
+                          "it. {note}. This CPU build runs meanwhile.", gpu=g.name, note=eng.data.jetson_note))
     amd_win = [g for g in m.amd if not g.gpu.integrated] if m.family == "windows" else []
     if amd_win:
-        reasons.append(f"Your {_join([g.name for g in amd_win])} is an AMD GPU on Windows: pytorch.org publishes no "
-                       "ROCm wheels for Windows, so the default is the CPU build. AMD's own (TheRock) wheels are "
-                       "available as an explicit choice: --variant rocm-therock.")
+        reasons.append(tr("Your {gpus} is an AMD GPU on Windows: pytorch.org publishes no ROCm wheels for Windows, "
+                          "so the default is the CPU build. AMD's own (TheRock) wheels are available as an explicit "
+                          "choice: --variant rocm-therock.", gpus=_join([g.name for g in amd_win])))
     if m.platform == "macos-x86_64":
-        reasons.append("Intel Macs get no new PyTorch: torch 2.2.2 is the last release with macOS x86_64 wheels, "
-                       "and it supports Python up to 3.12. MPS is for Apple Silicon only.")
+        reasons.append(tr("Intel Macs get no new PyTorch: torch 2.2.2 is the last release with macOS x86_64 wheels, "
+                          "and it supports Python up to 3.12. MPS is for Apple Silicon only."))
     if m.emulated_x64:
-        reasons.append("PyTorch publishes no stable Windows-on-Arm (arm64) wheels; the x64 CPU build runs under "
-                       "Windows' x64 emulation, with an x64 Python.")
+        reasons.append(tr("PyTorch publishes no stable Windows-on-Arm (arm64) wheels; the x64 CPU build runs under "
+                          "Windows' x64 emulation, with an x64 Python."))
     for g in m.intel:
         if not g.xpu:
-            reasons.append(f"Your {g.name} ({g.intel_family or 'Intel integrated graphics'}) is not an XPU device "
-                           "PyTorch supports.")
+            reasons.append(tr("Your {gpu} ({family}) is not an XPU device PyTorch supports.", gpu=g.name,
+                              family=g.intel_family or tr('Intel integrated graphics')))
     for g in m.amd:
         if g.gpu.integrated and m.family == "linux":
-            reasons.append(f"Your integrated {g.describe()} is not served by the ROCm builds.")
+            reasons.append(tr("Your integrated {gpu} is not served by the ROCm builds.", gpu=g.describe()))
 
 
 def _blockers_of_newer(eng: _Engine, e: _Eval, evals: list[_Eval]) -> str:
@@ -1066,33 +1117,36 @@ def _blockers_of_newer(eng: _Engine, e: _Eval, evals: list[_Eval]) -> str:
         gone = [r for r in eng.data.releases if r.key > e.release.key
                 and not any(v.backend == e.variant.backend for v in r.variants_for(plat))]
         if gone:
-            return (f"Newer releases (torch {gone[-1].torch} and later) publish no {BACKEND_WORDS[e.variant.backend]} "
-                    f"build for {_plat_words(eng.m.platform)}.")
+            return tr("Newer releases (torch {torch} and later) publish no {backend} build for {platform}.",
+                      torch=gone[-1].torch, backend=_bw(e.variant.backend), platform=_plat_words(eng.m.platform))
         return ""
     newest_key = max(x.release.key for x in newer)
     top = [x for x in newer if x.release.key == newest_key]
     rel = top[0].release
     parts: list[str] = []
     if not any(x.variant.name == e.variant.name for x in top):
-        parts.append(f"it has no {e.variant.label()} build")
+        parts.append(tr("it has no {build} build", build=e.variant.label()))
     cc_bad = [x for x in top if "cc" in x.kinds or (x.unserved and x.variant.backend == "cuda")]
     if cc_bad:
         spans = _join(sorted({_arch_span(x.variant) for x in cc_bad}))
         gpus = _join(sorted({g.describe() for x in cc_bad for g, _ in x.unserved}))
-        parts.append(f"its {_cuda_labels([x.variant for x in cc_bad])} builds are compiled for compute "
-                     f"capability {spans} only, which leaves out your {gpus}")
+        parts.append(tr("its {cudas} builds are compiled for compute capability {spans} only, which leaves out "
+                        "your {gpus}", cudas=_cuda_labels([x.variant for x in cc_bad]), spans=spans, gpus=gpus))
     drv_bad = [x for x in top if "driver" in x.kinds and x not in cc_bad]
     if drv_bad:
         floors = _join(sorted({x.floor_text or "?" for x in drv_bad}))
-        parts.append(f"its {_cuda_labels([x.variant for x in drv_bad])} builds need NVIDIA driver {floors} or "
-                     f"newer (yours is {eng.m.driver_text})")
+        parts.append(tr("its {cudas} builds need NVIDIA driver {floors} or newer (yours is {driver})",
+                        cudas=_cuda_labels([x.variant for x in drv_bad]), floors=floors, driver=eng.m.driver_text))
     done = {"cc", "driver"}
     for kind in ("glibc", "macos", "python", "companion"):
         if all(kind in x.kinds for x in newer):
             oldest = min((x for x in newer), key=lambda x: x.release.key)
             text = oldest.by_kind[kind]
             lead = f"torch {oldest.release.torch}"
-            if oldest.release.key != newest_key:
+            if oldest.release.key != newest_key and get_language() != "en":
+                text = tr("{problem} (also in older releases down to torch {torch})", problem=text,
+                          torch=oldest.release.torch)
+            elif oldest.release.key != newest_key:
                 if text.startswith(lead):
                     text = f"torch {oldest.release.torch} and newer" + text[len(lead):].replace(" needs ", " need ", 1)
                 elif text.endswith(lead):
@@ -1107,7 +1161,7 @@ def _blockers_of_newer(eng: _Engine, e: _Eval, evals: list[_Eval]) -> str:
             parts.append(text)
     if not parts:
         return ""
-    return f"Not torch {rel.latest}: " + "; ".join(parts[:4]) + "."
+    return tr("Not torch {torch}: {parts}.", torch=rel.latest, parts=tr("; ").join(parts[:4]))
 
 
 def _driver_upgrade(eng: _Engine, e: _Eval, evals: list[_Eval]) -> dict | None:
@@ -1199,54 +1253,64 @@ def _alternatives(eng: _Engine, e: _Eval, evals: list[_Eval]) -> list[Alternativ
             if x.kinds <= {"hardware", "platform", "explicit"} and backend != e.variant.backend:
                 if any(a.backend == backend and not a.valid and a.torch_version is None for a in out):
                     continue
-                out.append(Alternative(backend, "", None, False, _cap(x.problems[0]) + "."))
+                out.append(Alternative(backend, "", None, False, _sentence(_cap(x.problems[0]))))
                 continue
             out.append(Alternative(backend, name, x.release.latest, False, _why(x)))
     # backends without any build on this platform
     have = {b for b, _ in by_name}
     for b in BACKENDS:
         if b not in have:
-            why = {"mps": "MPS exists only on Apple Silicon Macs",
-                   "rocm": f"pytorch.org publishes no ROCm wheels for {_plat_words(eng.m.platform)}",
-                   "xpu": f"no XPU wheels for {_plat_words(eng.m.platform)}",
-                   "cuda": f"no CUDA wheels for {_plat_words(eng.m.platform)}"}.get(b, "not available here")
-            out.append(Alternative(b, b if b in ("mps", "xpu", "cpu") else "", None, False, _cap(why) + "."))
+            pw = _plat_words(eng.m.platform)
+            why = {"mps": tr("MPS exists only on Apple Silicon Macs"),
+                   "rocm": tr("pytorch.org publishes no ROCm wheels for {platform}", platform=pw),
+                   "xpu": tr("no XPU wheels for {platform}", platform=pw),
+                   "cuda": tr("no CUDA wheels for {platform}", platform=pw)}.get(b, tr("not available here"))
+            out.append(Alternative(b, b if b in ("mps", "xpu", "cpu") else "", None, False, _sentence(_cap(why))))
     order = {b: i for i, b in enumerate(BACKENDS)}
     out.sort(key=lambda a: (not a.valid, order.get(a.backend, 9), a.variant))
     return out
 
 
 def _why(x: _Eval) -> str:
-    return _cap("; ".join(x.problems[:2])) + "."
+    return _sentence(_cap(tr("; ").join(x.problems[:2])))
 
 
 def _cap(s: str) -> str:
     s = s.strip()
+    if get_language() != "en":
+        return s  # capitals are an English matter ("pytorch.org" stays as written)
     return (s[:1].upper() + s[1:]) if s else s
+
+
+def _sentence(s: str) -> str:
+    """``s`` with the sentence's closing full stop ("." in English)."""
+    return tr("{text}.", text=s)
 
 
 def _why_not_chosen(eng: _Engine, chosen: _Eval, alt: _Eval) -> str:
     v, cv = alt.variant, chosen.variant
     if alt.release.key < chosen.release.key:
-        base = f"Works, but torch {alt.release.latest} is older than torch {chosen.release.latest}"
+        base = tr("Works, but torch {torch} is older than torch {chosen}", torch=alt.release.latest,
+                  chosen=chosen.release.latest)
     elif v.backend != cv.backend:
-        base = "Works"
+        base = tr("Works")
     elif alt.release.key == chosen.release.key and v.backend == "cuda":
-        base = f"Works, but {v.label()} is older than {cv.label()}"
+        base = tr("Works, but {build} is older than {chosen}", build=v.label(), chosen=cv.label())
     else:
-        base = "Works"
+        base = tr("Works")
     if alt.unserved and v.backend == cv.backend:
-        base += "; it would leave your " + _join([g.name for g, _ in alt.unserved]) + " unused"
+        base += tr("; it would leave your {gpus} unused", gpus=_join([g.name for g, _ in alt.unserved]))
     extra = [g for g in alt.served if g not in chosen.served]
     if extra and v.backend == cv.backend:
-        base += "; it would serve your " + _join([g.name for g in extra]) + ", which the chosen build does not"
+        base += tr("; it would serve your {gpus}, which the chosen build does not",
+                   gpus=_join([g.name for g in extra]))
     if v.backend == "cpu" and cv.backend != "cpu":
-        base = "Works everywhere, but runs on the processor only (much slower than your GPU)"
+        base = tr("Works everywhere, but runs on the processor only (much slower than your GPU)")
     if alt.env_vars:
-        base += f"; needs {', '.join(f'{k}={val}' for k, val in alt.env_vars.items())}"
+        base += tr("; needs {vars}", vars=', '.join(f'{k}={val}' for k, val in alt.env_vars.items()))
     if v.explicit:
-        base += "; not built or validated by the PyTorch team"
-    return base + "."
+        base += tr("; not built or validated by the PyTorch team")
+    return _sentence(base)
 
 
 # ----------------------------------------------------------------------------- valid_choices
@@ -1277,7 +1341,8 @@ def valid_choices(report: SystemReport, data: CompatData | None = None, choices:
             ok = [x for x in xs if x.ok]
             if ok:
                 best = max(ok, key=lambda x: x.release.key)
-                why = f"newest working: torch {best.release.latest} ({best.variant.name})"
+                why = tr("newest working: torch {torch} ({variant})", torch=best.release.latest,
+                         variant=best.variant.name)
             else:
                 newest = max(xs, key=lambda x: x.release.key)
                 why = _why(newest)
@@ -1288,8 +1353,8 @@ def valid_choices(report: SystemReport, data: CompatData | None = None, choices:
     have = {o["name"] for o in backends}
     for b in BACKENDS:
         if b not in have:
-            backends.append(Option("backend", b, False, f"No {BACKEND_WORDS[b]} wheels for "
-                                   f"{_plat_words(eng.m.platform)}.", backend=b).to_dict())
+            backends.append(Option("backend", b, False, tr("No {backend} wheels for {platform}.", backend=_bw(b),
+                                   platform=_plat_words(eng.m.platform)), backend=b).to_dict())
     variants = summarize("variant", lambda x: x.variant.name,
                          lambda x: {"backend": x.variant.backend, "variant": x.variant.name})
     torches = summarize("torch", lambda x: x.release.latest, lambda x: {"torch_version": x.release.latest})
@@ -1297,7 +1362,7 @@ def valid_choices(report: SystemReport, data: CompatData | None = None, choices:
     for p in sorted({p for r in data.releases for p in r.pythons()}, key=version_tuple, reverse=True):
         rels = [r for r in data.releases if r.python_ok(p)]
         pythons.append(Option("python", p, bool(rels),
-                              f"torch {rels[-1].torch}–{rels[0].torch}" if rels else "no torch release supports it"
+                              f"torch {rels[-1].torch}–{rels[0].torch}" if rels else tr("no torch release supports it")
                               ).to_dict())
     return {"options": options, "backends": backends, "variants": variants, "torch_versions": torches,
             "pythons": pythons, "compat_data_version": data.version, "platform": eng.m.platform}

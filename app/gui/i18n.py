@@ -11,6 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 
+from app.core import i18n as core_i18n
 from app.core.paths import resources_dir
 
 #: (code, name in its own language): what the Welcome page offers.
@@ -59,6 +60,9 @@ class Translations:
         """Install the catalogues for ``lang`` (English needs none). Returns the language in use."""
         app = QCoreApplication.instance()
         lang = normalize(lang)
+        # The core's own sentences (recommendation reasons, pre-flight checks, ...) follow the
+        # same language; set before the translators so LanguageChange handlers see it.
+        core_i18n.set_language(lang)
         if app is None:
             self.language = lang
             return lang

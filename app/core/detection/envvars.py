@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
+from app.core.i18n import tr
+
 NAMES = (
     # which devices torch can see
     "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
@@ -70,29 +72,30 @@ def collect(environ: Mapping[str, str]) -> dict[str, str]:
 def visible_devices_note(env: Mapping[str, str]) -> list[str]:
     """Plain-words warnings about device-hiding variables."""
     notes = []
-    for var, who in (("CUDA_VISIBLE_DEVICES", "PyTorch (CUDA and ROCm builds)"),
-                     ("HIP_VISIBLE_DEVICES", "PyTorch ROCm builds"),
-                     ("ROCR_VISIBLE_DEVICES", "the ROCm runtime")):
+    for var, who in (("CUDA_VISIBLE_DEVICES", tr("PyTorch (CUDA and ROCm builds)")),
+                     ("HIP_VISIBLE_DEVICES", tr("PyTorch ROCm builds")),
+                     ("ROCR_VISIBLE_DEVICES", tr("the ROCm runtime"))):
         if var in env:
             value = env[var].strip()
             if value == "":
-                notes.append(f"{var} is set but empty: {who} will see no GPU. Unset it "
-                             f"(unset {var}) unless that is what you want.")
+                notes.append(tr("{var} is set but empty: {who} will see no GPU. Unset it "
+                                "(unset {var}) unless that is what you want.", var=var, who=who))
             elif value in ("-1", "none", "NoDevFiles") or value.startswith("-"):
-                notes.append(f"{var}={value} hides every GPU from {who}.")
+                notes.append(tr("{var}={value} hides every GPU from {who}.", var=var, value=value, who=who))
     if env.get("NVIDIA_VISIBLE_DEVICES", "").strip() in ("void", "none"):
-        notes.append("NVIDIA_VISIBLE_DEVICES=" + env["NVIDIA_VISIBLE_DEVICES"].strip()
-                     + ": this container was started without GPU access.")
+        notes.append(tr("NVIDIA_VISIBLE_DEVICES={value}: this container was started without GPU access.",
+                        value=env["NVIDIA_VISIBLE_DEVICES"].strip()))
     override = env.get("HSA_OVERRIDE_GFX_VERSION", "").strip()
     if override:
         m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", override)
         if m and int(m.group(2)) < 16 and int(m.group(3)) < 16:
             target = f"gfx{int(m.group(1))}{int(m.group(2)):x}{int(m.group(3)):x}"
-            notes.append(f"HSA_OVERRIDE_GFX_VERSION={override} is set: ROCm will treat your AMD GPU as "
-                         f"{target} (a workaround for cards ROCm does not officially support; it can crash "
-                         "if the cards differ too much).")
+            notes.append(tr("HSA_OVERRIDE_GFX_VERSION={value} is set: ROCm will treat your AMD GPU as "
+                            "{target} (a workaround for cards ROCm does not officially support; it can crash "
+                            "if the cards differ too much).", value=override, target=target))
         else:
-            notes.append(f"HSA_OVERRIDE_GFX_VERSION={override} is not of the form 10.3.0: ROCm may refuse to start.")
+            notes.append(tr("HSA_OVERRIDE_GFX_VERSION={value} is not of the form 10.3.0: ROCm may refuse to start.",
+                            value=override))
     if env.get("CUDA_LAUNCH_BLOCKING", "").strip() == "1":
         notes.append("CUDA_LAUNCH_BLOCKING=1 makes every GPU call wait: fine for debugging, "
                      "very slow otherwise.")

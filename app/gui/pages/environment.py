@@ -322,7 +322,10 @@ class EnvironmentPage(BasePage):
 
     # ---- pre-flight ----
     def run_preflight(self) -> None:
+        from app.core.i18n import get_language
+
         self._debounce.stop()
+        self._checks_lang = get_language()  # the checks' messages come in this language
         gen = self._generation
         try:
             request = self.build_request()
@@ -477,3 +480,7 @@ class EnvironmentPage(BasePage):
         self.busy.set_text(self.tr("Checking…"))
         self._update_target()
         self._render_checks()
+        from app.core.i18n import get_language
+
+        if self._initialized and getattr(self, "_checks_lang", None) not in (None, get_language()):
+            self.run_preflight()  # the checks' messages and hints, now in the new language

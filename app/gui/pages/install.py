@@ -232,20 +232,34 @@ class InstallPage(BasePage):
                 self._first_pkg_at = now
             if ev.package and ev.total_bytes > 0 and ev.done_bytes > 0:
                 self._package = ev.package
-                self.package_label.setText(self.tr("{package} (package {done} of {total})").format(
-                    package=ev.package, done=ev.done_bytes, total=ev.total_bytes))
+                self._package_line = ("packages", ev.package, ev.done_bytes, ev.total_bytes)
+                self._draw_package_line()
         else:
             if self._first_bytes_at is None and ev.done_bytes > 0:
                 self._first_bytes_at = now
             self._bytes[ev.package] = (ev.done_bytes, ev.total_bytes)
             self._package = ev.package
-            if ev.total_bytes > 0:
-                self.package_label.setText(self.tr("{package}: {done} of {total}").format(
-                    package=ev.package, done=fmt_bytes(ev.done_bytes), total=fmt_bytes(ev.total_bytes)))
-            else:
-                self.package_label.setText(self.tr("{package}: {done}").format(
-                    package=ev.package, done=fmt_bytes(ev.done_bytes)))
+            self._package_line = ("bytes", ev.package, ev.done_bytes, ev.total_bytes)
+            self._draw_package_line()
         self._refresh_bar()
+
+    def _draw_package_line(self) -> None:
+        """The current-package line, from the last progress event (redrawn on a language switch)."""
+        line = getattr(self, "_package_line", None)
+        if line is None:
+            return
+        unit, package, done, total = line
+        if unit == "unpacking":
+            self.package_label.setText(self.tr("Unpacking and installing the packages…"))
+        elif unit == "packages":
+            self.package_label.setText(self.tr("{package} (package {done} of {total})").format(
+                package=package, done=done, total=total))
+        elif total > 0:
+            self.package_label.setText(self.tr("{package}: {done} of {total}").format(
+                package=package, done=fmt_bytes(done), total=fmt_bytes(total)))
+        else:
+            self.package_label.setText(self.tr("{package}: {done}").format(
+                package=package, done=fmt_bytes(done)))
 
     def _downloading(self) -> bool:
         return any(t > 0 and d < t for d, t in self._bytes.values())
@@ -266,7 +280,8 @@ class InstallPage(BasePage):
             self._set_mode("busy")
             self.progress.setRange(0, 0)
             if self._bytes:
-                self.package_label.setText(self.tr("Unpacking and installing the packages…"))
+                self._package_line = ("unpacking", "", 0, 0)
+                self._draw_package_line()
 
     def _set_mode(self, mode: str) -> None:
         if mode != self._mode:
@@ -346,6 +361,7 @@ class InstallPage(BasePage):
         self._warnings.clear()
         self.warning_label.setVisible(False)
         self.error_panel.setVisible(False)
+        self._package_line = None
         self.package_label.clear()
         self.log.clear()
         self.progress.setRange(0, 0)  # busy until the first real bytes arrive
@@ -522,5 +538,6 @@ class InstallPage(BasePage):
         self.cancel_button.setAccessibleName(self.tr("Cancel the installation and remove what was made"))
         self.retry_button.setText(self.tr("Try again"))
         self.progress.setAccessibleName(self.tr("Installation progress"))
+        self._draw_package_line()
         self._apply_status()
 

@@ -14,6 +14,7 @@ from PySide6.QtGui import QPalette, QStandardItemModel
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QFrame, QHBoxLayout,
                                QLabel, QLineEdit, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget)
 
+from app.gui.pages._common import mark_core_language, relocalize_recommendation
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
 from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, monospace_font, muted
@@ -268,7 +269,7 @@ def _recommend(report, choices):
     def fn(on_event, cancel):
         from app.core.recommend import recommend
 
-        return recommend(report, choices=choices)
+        return mark_core_language(recommend(report, choices=choices))
     return fn
 
 
@@ -469,6 +470,8 @@ class RecommendationPage(BasePage):
         return commands.get(self.installer.currentData()) or rec.command
 
     def retranslate(self) -> None:
+        if not self.is_busy() and relocalize_recommendation(self.state):
+            self._render()  # the engine's reasons and warnings, now in the new language
         self.setTitle(self.tr("Recommendation"))
         self.setSubTitle(self.tr("The PyTorch build for this computer, why it was chosen, and the exact "
                                  "command that will install it."))

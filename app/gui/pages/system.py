@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.gui.pages.base import BasePage
+from app.gui.pages._common import mark_core_language, relocalize_recommendation
 from app.gui.state import WizardState
 from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, human_mb, muted, set_icon
 from app.gui.worker import Task
@@ -32,7 +33,7 @@ def scan(on_event, cancel, choices=None):
     try:
         from app.core.recommend import recommend
 
-        rec = recommend(report, choices=choices)
+        rec = mark_core_language(recommend(report, choices=choices))
     except Exception as exc:  # shown on the Recommendation page; here only its warnings matter
         rec_error = exc
     return report, rec, rec_error
@@ -340,4 +341,6 @@ class SystemPage(BasePage):
         self.save.setAccessibleName(self.tr("Save the system report as a JSON file"))
         self.copy.set_label(self.tr("&Copy report"))
         self.copy.setToolTip(self.tr("Copy the system report (JSON) to the clipboard"))
+        if not self.is_busy():
+            relocalize_recommendation(self.state)  # its warnings are listed here
         self._render()
