@@ -295,3 +295,33 @@ def test_install_page_redraws_the_package_line_on_language_change(qtbot):
         qtbot.waitUntil(lambda: page.package_label.text() == "torch (package 10 of 10)", timeout=3000)
     finally:
         gui_i18n.set_language("en")
+
+
+# ------------------------------------------------------------------ doctor
+
+def test_doctor_findings_in_chinese():
+    from app.core.doctor import analyze
+    from app.core.system import GPU
+    from app.core.verify import VerifyReport
+
+    pascal = SystemReport(gpus=[GPU(vendor="nvidia", name="NVIDIA GeForce GTX 1080 Ti", driver_version="570.86.10",
+                                    compute_capability="6.1")])
+    cu128 = VerifyReport.from_dict({"torch_version": "2.7.0+cu128", "python": "/env/bin/python",
+                                    "build": {"cuda": "12.8", "local_tag": "cu128",
+                                              "arch_list": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_120"]},
+                                    "backends": {"cuda": {"built": True, "available": True}}})
+    env = {"CUDA_VISIBLE_DEVICES": ""}
+    english = analyze(verify=cu128, report=pascal, env=env)
+    i18n.set_language("zh_CN")
+    zh = analyze(verify=cu128, report=pascal, env=env)
+    assert [(f.code, f.severity, f.evidence) for f in zh] == [(f.code, f.severity, f.evidence) for f in english]
+    assert {f.code for f in zh} >= {"arch-missing", "cuda-visible-devices"}
+    for f in zh:
+        assert CJK.search(f.title) and CJK.search(f.explanation) and CJK.search(f.fix), f
+    arch = next(f for f in zh if f.code == "arch-missing")
+    assert "NVIDIA GeForce GTX 1080 Ti" in arch.title and "6.1" in arch.title and "sm_61" in arch.fix
+    i18n.set_language("en")
+    assert [f.to_dict() if hasattr(f, "to_dict") else f for f in analyze(verify=cu128, report=pascal, env=env)] == \
+           [f.to_dict() if hasattr(f, "to_dict") else f for f in english]
+    assert next(f for f in english if f.code == "arch-missing").title == \
+        "NVIDIA GeForce GTX 1080 Ti (compute capability 6.1) is not supported by this PyTorch build"

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from app.core import runner
 from app.core.errors import BadInput
+from app.core.i18n import tr
 from app.core.serial import to_jsonable
 
 # Fallback only: the floors normally come from the shared compat data
@@ -133,10 +134,10 @@ def _visible_devices(var: str, value: str, gpu_count: int | None) -> tuple[str, 
     """(severity, what) when ``var=value`` hides devices; None when it is harmless."""
     v = value.strip()
     if v == "":
-        return "error", f"{var} is set to an empty string, which hides every GPU from PyTorch"
+        return "error", tr("{var} is set to an empty string, which hides every GPU from PyTorch", var=var)
     tokens = [t.strip() for t in v.split(",")]
     if tokens[0] in ("-1", "none", "NoDevFiles"):
-        return "error", f"{var}={_hide_uuids(value)!r} hides every GPU from PyTorch"
+        return "error", tr("{var}={value} hides every GPU from PyTorch", var=var, value=repr(_hide_uuids(value)))
     visible = 0
     for t in tokens:
         if re.fullmatch(r"\d+", t):
@@ -146,11 +147,16 @@ def _visible_devices(var: str, value: str, gpu_count: int | None) -> tuple[str, 
             break
         visible += 1
     if visible == 0:
-        n = f" (this machine has {gpu_count} GPU{'s' if gpu_count != 1 else ''}, numbered from 0)" if gpu_count is not None else ""
-        return "error", f"{var}={_hide_uuids(value)!r} names no GPU that exists{n}, so PyTorch sees none"
+        n = ((tr(" (this machine has {n} GPU, numbered from 0)", n=gpu_count) if gpu_count == 1 else
+              tr(" (this machine has {n} GPUs, numbered from 0)", n=gpu_count)) if gpu_count is not None else "")
+        return "error", tr("{var}={value} names no GPU that exists{count}, so PyTorch sees none", var=var,
+                           value=repr(_hide_uuids(value)), count=n)
     if visible < len(tokens):
-        return "warning", (f"{var}={_hide_uuids(value)!r}: only the first {visible} entr{'y' if visible == 1 else 'ies'} "
-                           f"are used; '{tokens[visible]}' is not a valid device and hides the rest")
+        return "warning", (tr("{var}={value}: only the first {n} entry are used; '{bad}' is not a valid device and "
+                              "hides the rest", var=var, value=repr(_hide_uuids(value)), n=visible, bad=tokens[visible])
+                           if visible == 1 else
+                           tr("{var}={value}: only the first {n} entries are used; '{bad}' is not a valid device and "
+                              "hides the rest", var=var, value=repr(_hide_uuids(value)), n=visible, bad=tokens[visible]))
     return None
 
 
@@ -200,27 +206,27 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
         code = probe_error.get("code")
         msg = probe_error.get("message", "")
         if code == "torch-missing":
-            out.append(Finding("torch-missing", "error", "PyTorch is not installed in this environment",
-                               "The environment's Python cannot find a `torch` package.",
-                               f"Install it: `torch-setup install --env {env_dir or 'PATH'} --existing`, or pick "
-                               "the environment that has PyTorch.", [msg]))
+            out.append(Finding("torch-missing", "error", tr("PyTorch is not installed in this environment"),
+                               tr("The environment's Python cannot find a `torch` package."),
+                               tr("Install it: `torch-setup install --env {env} --existing`, or pick "
+                                  "the environment that has PyTorch.", env=env_dir or 'PATH'), [msg]))
         elif probe_error.get("kind") == "crash":
-            out.append(Finding("torch-crashes", "error", "PyTorch crashes the Python process while loading",
-                               "A native library inside (or loaded by) PyTorch crashed. Usual causes: a broken or "
-                               "half-installed wheel, a wheel for another CPU/OS, or a conflicting library found "
-                               "first on LD_LIBRARY_PATH.",
-                               "Reinstall PyTorch into this environment; if it still crashes, unset LD_LIBRARY_PATH "
-                               "and try again.", [msg]))
+            out.append(Finding("torch-crashes", "error", tr("PyTorch crashes the Python process while loading"),
+                               tr("A native library inside (or loaded by) PyTorch crashed. Usual causes: a broken or "
+                                  "half-installed wheel, a wheel for another CPU/OS, or a conflicting library found "
+                                  "first on LD_LIBRARY_PATH."),
+                               tr("Reinstall PyTorch into this environment; if it still crashes, unset LD_LIBRARY_PATH "
+                                  "and try again."), [msg]))
         elif probe_error.get("kind") == "timeout":
-            out.append(Finding("torch-hangs", "error", "PyTorch hangs while loading or initialising the GPU",
-                               "The verification did not finish in time.",
-                               "Check `nvidia-smi` for a hung GPU or a driver problem; reboot if the driver is stuck.",
-                               [msg]))
+            out.append(Finding("torch-hangs", "error", tr("PyTorch hangs while loading or initialising the GPU"),
+                               tr("The verification did not finish in time."),
+                               tr("Check `nvidia-smi` for a hung GPU or a driver problem; reboot if the driver is "
+                                  "stuck."), [msg]))
         else:
-            out.append(Finding("torch-import-failed", "error", "PyTorch is installed but cannot be loaded",
-                               "Importing torch raised an error (see the evidence).",
-                               "Reinstall PyTorch into this environment (a wheel for another Python version or a "
-                               "partial install are the usual causes).", [msg]))
+            out.append(Finding("torch-import-failed", "error", tr("PyTorch is installed but cannot be loaded"),
+                               tr("Importing torch raised an error (see the evidence)."),
+                               tr("Reinstall PyTorch into this environment (a wheel for another Python version or a "
+                                  "partial install are the usual causes)."), [msg]))
 
     # --- wrong interpreter
     if where:
@@ -229,23 +235,24 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
         if origin and wprefix and not _inside(origin, wprefix):
             via = where.get("via") or "sys.path"
             out.append(Finding("torch-outside-env", "error",
-                               "`import torch` in this environment loads a PyTorch from somewhere else",
-                               f"When this environment's Python starts normally, `torch` comes from {origin}, "
-                               f"outside the environment ({wprefix}), found through {via}. Whatever is installed "
-                               "inside the environment is shadowed.",
-                               "Unset PYTHONPATH (and avoid `pip install --user`), or remove that other copy; then "
-                               "run `torch-setup verify` again.",
+                               tr("`import torch` in this environment loads a PyTorch from somewhere else"),
+                               tr("When this environment's Python starts normally, `torch` comes from {origin}, "
+                                  "outside the environment ({prefix}), found through {via}. Whatever is installed "
+                                  "inside the environment is shadowed.", origin=origin, prefix=wprefix, via=via),
+                               tr("Unset PYTHONPATH (and avoid `pip install --user`), or remove that other copy; then "
+                                  "run `torch-setup verify` again."),
                                [f"torch from {origin}", f"environment prefix {wprefix}"]))
     if python and path_python:
         env_bin = os.path.dirname(os.path.abspath(python))
         if os.path.realpath(os.path.dirname(os.path.abspath(path_python))) != os.path.realpath(env_bin):
             out.append(Finding("path-python-differs", "warning",
-                               "Typing `python` runs a different interpreter than this environment's",
-                               f"`python` on PATH is {path_python}, not {python}. Scripts started with plain "
-                               "`python` will not see this environment's PyTorch.",
-                               "Activate the environment first ("
-                               + (f"`{env_bin}\\activate.bat`" if os.name == "nt" else f"`source {env_bin}/activate`")
-                               + f") or run `{python}` directly.",
+                               tr("Typing `python` runs a different interpreter than this environment's"),
+                               tr("`python` on PATH is {path_python}, not {python}. Scripts started with plain "
+                                  "`python` will not see this environment's PyTorch.", path_python=path_python,
+                                  python=python),
+                               tr("Activate the environment first ({activate}) or run `{python}` directly.",
+                                  activate=(f"`{env_bin}\\activate.bat`" if os.name == "nt"
+                                            else f"`source {env_bin}/activate`"), python=python),
                                [f"PATH python: {path_python}", f"env python: {python}"]))
 
     # --- the wheel against the hardware
@@ -254,24 +261,26 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
     if cpu_only and (nvidia or amd):
         names = ", ".join(g.name for g in (nvidia or amd))
         vendor = "NVIDIA" if nvidia else "AMD"
-        index = "a CUDA (cu12x/cu13x)" if nvidia else "a ROCm"
+        index = tr("a CUDA (cu12x/cu13x)") if nvidia else tr("a ROCm")
         out.append(Finding("cpu-wheel-with-gpu", "error",
-                           f"A CPU-only PyTorch{f' (+{tag})' if tag else ''} is installed on a machine with an {vendor} GPU",
-                           f"This build has no GPU code at all, so torch.cuda.is_available() is False even though "
-                           f"the machine has {names}. pip picks a CPU build when it installs from PyPI on "
-                           "Windows/macOS, from the CPU index, or from a mirror without GPU wheels.",
-                           f"Reinstall PyTorch from {index} wheel index that matches your driver: run "
-                           f"`torch-setup recommend`, then `torch-setup install --env {env_dir or 'PATH'} --existing`.",
+                           tr("A CPU-only PyTorch{tag} is installed on a machine with an {vendor} GPU",
+                              tag=f' (+{tag})' if tag else '', vendor=vendor),
+                           tr("This build has no GPU code at all, so torch.cuda.is_available() is False even though "
+                              "the machine has {names}. pip picks a CPU build when it installs from PyPI on "
+                              "Windows/macOS, from the CPU index, or from a mirror without GPU wheels.", names=names),
+                           tr("Reinstall PyTorch from {index} wheel index that matches your driver: run "
+                              "`torch-setup recommend`, then `torch-setup install --env {env} --existing`.",
+                              index=index, env=env_dir or 'PATH'),
                            [f"torch {tv}", f"GPU: {names}"]))
     if cuda_v and not nvidia and amd:
-        out.append(Finding("wrong-vendor-wheel", "error", "A CUDA (NVIDIA) PyTorch is installed, but the GPU is AMD",
-                           "CUDA builds only drive NVIDIA GPUs; AMD GPUs need a ROCm build.",
-                           "Install a ROCm build (Linux): `torch-setup recommend` shows which.",
+        out.append(Finding("wrong-vendor-wheel", "error", tr("A CUDA (NVIDIA) PyTorch is installed, but the GPU is AMD"),
+                           tr("CUDA builds only drive NVIDIA GPUs; AMD GPUs need a ROCm build."),
+                           tr("Install a ROCm build (Linux): `torch-setup recommend` shows which."),
                            [f"torch {tv} (CUDA {cuda_v})", f"GPU: {amd[0].name}"]))
     if hip_v and nvidia and not amd:
-        out.append(Finding("wrong-vendor-wheel", "error", "A ROCm (AMD) PyTorch is installed, but the GPU is NVIDIA",
-                           "ROCm builds only drive AMD GPUs; NVIDIA GPUs need a CUDA build.",
-                           "Install a CUDA build: `torch-setup recommend` shows which.",
+        out.append(Finding("wrong-vendor-wheel", "error", tr("A ROCm (AMD) PyTorch is installed, but the GPU is NVIDIA"),
+                           tr("ROCm builds only drive AMD GPUs; NVIDIA GPUs need a CUDA build."),
+                           tr("Install a CUDA build: `torch-setup recommend` shows which."),
                            [f"torch {tv} (ROCm {hip_v})", f"GPU: {nvidia[0].name}"]))
 
     cuda_available = bool(backends.get("cuda", {}).get("available"))
@@ -287,30 +296,42 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
         if floor and drivers and any(_ver_tuple(d) < _ver_tuple(floor) for d in drivers):
             d = drivers[0]
             out.append(Finding("driver-too-old", "error",
-                               f"The NVIDIA driver {d} is too old for this PyTorch's CUDA {cuda_v}",
-                               f"A CUDA {cuda_v} wheel needs driver {floor} or newer ({'Windows' if os_family == 'windows' else 'Linux'}). "
-                               "The wheel brings its own CUDA runtime; only the driver must be new enough.",
-                               f"Update the NVIDIA driver to {floor} or newer, or install a PyTorch built for an "
-                               f"older CUDA that this driver supports (`torch-setup recommend` picks one).",
+                               tr("The NVIDIA driver {driver} is too old for this PyTorch's CUDA {cuda}", driver=d,
+                                  cuda=cuda_v),
+                               tr("A CUDA {cuda} wheel needs driver {floor} or newer ({os}). "
+                                  "The wheel brings its own CUDA runtime; only the driver must be new enough.",
+                                  cuda=cuda_v, floor=floor, os='Windows' if os_family == 'windows' else 'Linux'),
+                               tr("Update the NVIDIA driver to {floor} or newer, or install a PyTorch built for an "
+                                  "older CUDA that this driver supports (`torch-setup recommend` picks one).",
+                                  floor=floor),
                                [f"driver {d}", f"torch {tv} (CUDA {cuda_v})", f"floor source: {floor_src}"]))
         elif report is not None and report.nvidia_cuda_version and nvidia and \
                 (_ver_tuple(report.nvidia_cuda_version) or (0,))[:1] < (_ver_tuple(cuda_v) or (0,))[:1]:
             top = report.nvidia_cuda_version
             out.append(Finding("driver-too-old", "error",
-                               f"The NVIDIA driver supports CUDA up to {top}, older than this PyTorch's CUDA {cuda_v}",
-                               "nvidia-smi's 'CUDA Version' is the newest CUDA the driver can run. A wheel built "
-                               f"for CUDA {cuda_v} needs a driver of the same CUDA major version or newer"
-                               + (f" ({floor}+)." if floor else "."),
-                               f"Update the NVIDIA driver{f' to {floor} or newer' if floor else ''}, or install a "
-                               f"PyTorch built for CUDA {top.split('.')[0]}.x (`torch-setup recommend` picks one).",
+                               tr("The NVIDIA driver supports CUDA up to {top}, older than this PyTorch's CUDA {cuda}",
+                                  top=top, cuda=cuda_v),
+                               tr("nvidia-smi's 'CUDA Version' is the newest CUDA the driver can run. A wheel built "
+                                  "for CUDA {cuda} needs a driver of the same CUDA major version or newer ({floor}+).",
+                                  cuda=cuda_v, floor=floor) if floor else
+                               tr("nvidia-smi's 'CUDA Version' is the newest CUDA the driver can run. A wheel built "
+                                  "for CUDA {cuda} needs a driver of the same CUDA major version or newer.",
+                                  cuda=cuda_v),
+                               tr("Update the NVIDIA driver to {floor} or newer, or install a PyTorch built for CUDA "
+                                  "{major}.x (`torch-setup recommend` picks one).", floor=floor,
+                                  major=top.split('.')[0]) if floor else
+                               tr("Update the NVIDIA driver, or install a PyTorch built for CUDA {major}.x "
+                                  "(`torch-setup recommend` picks one).", major=top.split('.')[0]),
                                [f"driver supports CUDA {top}", f"torch {tv} (CUDA {cuda_v})"]))
         elif m:
             found = int(m.group(1))
             out.append(Finding("driver-too-old", "error",
-                               f"The NVIDIA driver is too old for this PyTorch's CUDA {cuda_v}",
-                               f"PyTorch reports the driver supports only CUDA {found // 1000}.{found % 1000 // 10}.",
-                               f"Update the NVIDIA driver to {floor or 'a newer one'} or newer, or install a PyTorch "
-                               "built for an older CUDA (`torch-setup recommend`).", [init_warn[:300]]))
+                               tr("The NVIDIA driver is too old for this PyTorch's CUDA {cuda}", cuda=cuda_v),
+                               tr("PyTorch reports the driver supports only CUDA {version}.",
+                                  version=f"{found // 1000}.{found % 1000 // 10}"),
+                               tr("Update the NVIDIA driver to {floor} or newer, or install a PyTorch "
+                                  "built for an older CUDA (`torch-setup recommend`).",
+                                  floor=floor or tr('a newer one')), [init_warn[:300]]))
 
     # --- compute capability not in the wheel's arch list
     arch_list = build.get("arch_list") or []
@@ -326,13 +347,14 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
             seen.add((name, cc))
             if not _arch_ok(cc, arch_list):
                 out.append(Finding("arch-missing", "error",
-                                   f"{name} (compute capability {cc}) is not supported by this PyTorch build",
-                                   f"The wheel contains GPU code only for {' '.join(arch_list)}. Work on this GPU "
-                                   "fails with 'no kernel image is available for execution on the device'. Newer "
-                                   "CUDA variants drop old GPUs (e.g. cu128+ dropped Maxwell/Pascal) and old "
-                                   "releases lack new ones (Blackwell needs cu128+).",
-                                   "Install a PyTorch release/CUDA variant whose architecture list includes "
-                                   f"sm_{cc.replace('.', '')}: `torch-setup recommend` checks this.",
+                                   tr("{name} (compute capability {cc}) is not supported by this PyTorch build",
+                                      name=name, cc=cc),
+                                   tr("The wheel contains GPU code only for {archs}. Work on this GPU "
+                                      "fails with 'no kernel image is available for execution on the device'. Newer "
+                                      "CUDA variants drop old GPUs (e.g. cu128+ dropped Maxwell/Pascal) and old "
+                                      "releases lack new ones (Blackwell needs cu128+).", archs=' '.join(arch_list)),
+                                   tr("Install a PyTorch release/CUDA variant whose architecture list includes "
+                                      "sm_{sm}: `torch-setup recommend` checks this.", sm=cc.replace('.', '')),
                                    [f"GPU CC {cc}", f"arch list: {' '.join(arch_list)}"]))
     # --- ROCm gfx target
     if hip_v:
@@ -345,12 +367,14 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
             if listed and gfx not in listed:
                 override = _hsa_override(gfx, compat)
                 out.append(Finding("rocm-gfx-unsupported", "error",
-                                   f"{name} ({gfx}) is not a target of this ROCm PyTorch build",
-                                   f"The wheel has kernels for {' '.join(sorted(listed))} only.",
-                                   ("Officially unsupported consumer cards may work by pretending to be a supported "
-                                    f"target: set HSA_OVERRIDE_GFX_VERSION={override} before starting Python. This is "
-                                    "not supported by AMD; results can be wrong or crash." if override else
-                                    "Use a ROCm release that supports this GPU (AMD's compatibility matrix), or the CPU build."),
+                                   tr("{name} ({gfx}) is not a target of this ROCm PyTorch build", name=name, gfx=gfx),
+                                   tr("The wheel has kernels for {targets} only.", targets=' '.join(sorted(listed))),
+                                   (tr("Officially unsupported consumer cards may work by pretending to be a supported "
+                                       "target: set HSA_OVERRIDE_GFX_VERSION={override} before starting Python. This "
+                                       "is not supported by AMD; results can be wrong or crash.", override=override)
+                                    if override else
+                                    tr("Use a ROCm release that supports this GPU (AMD's compatibility matrix), or the "
+                                       "CPU build.")),
                                    [f"gfx target {gfx}", f"arch list: {' '.join(sorted(listed))}"]))
 
     # --- environment variables hiding devices
@@ -368,10 +392,10 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
             severity = "warning"  # nothing to hide on this machine yet, but it will bite later
         out.append(Finding("visible-devices-hidden" if var != "CUDA_VISIBLE_DEVICES" else "cuda-visible-devices",
                            severity, what,
-                           f"CUDA and ROCm programs only see the GPUs that {var} lists. It is often left behind "
-                           "by a job scheduler, a shell profile or a notebook cell.",
-                           f"Unset it (`unset {var}` / `set {var}=` on Windows / remove it from your profile) or "
-                           f"list valid device numbers (0..{(count or 1) - 1}).",
+                           tr("CUDA and ROCm programs only see the GPUs that {var} lists. It is often left behind "
+                              "by a job scheduler, a shell profile or a notebook cell.", var=var),
+                           tr("Unset it (`unset {var}` / `set {var}=` on Windows / remove it from your profile) or "
+                              "list valid device numbers (0..{last}).", var=var, last=(count or 1) - 1),
                            [_hide_uuids(f"{var}={env[var]!r}")]))
 
     # --- LD_LIBRARY_PATH shadowing the wheel's libraries
@@ -385,14 +409,15 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
         gpu_wheel = bool(cuda_v or hip_v)
         ev = [f"{d}: {', '.join(libs[:6])}" for d, libs in lib_dirs.items()] + used
         out.append(Finding("ld-library-path-shadowing", "error" if gpu_wheel or used else "warning",
-                           "LD_LIBRARY_PATH puts other CUDA/ROCm libraries in front of PyTorch's own",
-                           "The dynamic loader searches LD_LIBRARY_PATH before the wheel's own library folders, so "
-                           "PyTorch can load a different (older or newer) libcudart / cuBLAS / cuDNN / NCCL than it "
-                           "was built with: CUDA reports no GPU, symbols are missing, or it crashes."
-                           + ("" if gpu_wheel else " With this CPU-only build it is harmless, but it will bite "
-                                                   "once a CUDA build is installed."),
-                           "Remove those folders from LD_LIBRARY_PATH (check ~/.bashrc, module loads, conda "
-                           "activation scripts) when running PyTorch; pip wheels do not need a system CUDA toolkit.",
+                           tr("LD_LIBRARY_PATH puts other CUDA/ROCm libraries in front of PyTorch's own"),
+                           tr("The dynamic loader searches LD_LIBRARY_PATH before the wheel's own library folders, so "
+                              "PyTorch can load a different (older or newer) libcudart / cuBLAS / cuDNN / NCCL than it "
+                              "was built with: CUDA reports no GPU, symbols are missing, or it crashes.")
+                           + ("" if gpu_wheel else tr(" With this CPU-only build it is harmless, but it will bite "
+                                                      "once a CUDA build is installed.")),
+                           tr("Remove those folders from LD_LIBRARY_PATH (check ~/.bashrc, module loads, conda "
+                              "activation scripts) when running PyTorch; pip wheels do not need a system CUDA "
+                              "toolkit."),
                            ev))
 
     # --- MPS
@@ -403,33 +428,37 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
     is_mac = (verify is not None and verify.interpreter.get("system") == "Darwin") or os_family == "macos"
     if is_mac and verify is not None:
         if machine == "x86_64" and (report is not None and report.arch in ("arm64", "aarch64")):
-            out.append(Finding("rosetta-python", "error", "This Python runs under Rosetta (x86_64) on an Apple silicon Mac",
-                               "An x86_64 Python gets x86_64 PyTorch wheels, which cannot use the Apple GPU (MPS) "
-                               "and stopped at torch 2.2.2.",
-                               "Create the environment with an arm64 Python (e.g. from python.org or `uv python "
-                               "install`), then reinstall PyTorch.", [f"python machine {machine}", f"Mac arch {report.arch}"]))
+            out.append(Finding("rosetta-python", "error",
+                               tr("This Python runs under Rosetta (x86_64) on an Apple silicon Mac"),
+                               tr("An x86_64 Python gets x86_64 PyTorch wheels, which cannot use the Apple GPU (MPS) "
+                                  "and stopped at torch 2.2.2."),
+                               tr("Create the environment with an arm64 Python (e.g. from python.org or `uv python "
+                                  "install`), then reinstall PyTorch."), [f"python machine {machine}", f"Mac arch {report.arch}"]))
         elif mps.get("built") and not mps.get("available"):
             old = _ver_tuple(mac_ver) is not None and _ver_tuple(mac_ver) < (12, 3)
             out.append(Finding("mps-unavailable", "error",
-                               "This PyTorch supports MPS, but the Mac cannot use it"
-                               + (f": macOS {mac_ver} is older than 12.3" if old else ""),
-                               "MPS (the Apple GPU backend) needs macOS 12.3 or newer and an Apple silicon or AMD GPU."
-                               + ("" if old else " The macOS version looks new enough, so the GPU itself is not "
-                                                  "usable (a virtual machine, or a Mac without a Metal GPU)."),
-                               "Update macOS to 12.3 or newer (14+ recommended)." if old else
-                               "Run on a Mac with Apple silicon outside a virtual machine; otherwise use the CPU.",
+                               tr("This PyTorch supports MPS, but the Mac cannot use it: macOS {version} is older "
+                                  "than 12.3", version=mac_ver) if old else
+                               tr("This PyTorch supports MPS, but the Mac cannot use it"),
+                               tr("MPS (the Apple GPU backend) needs macOS 12.3 or newer and an Apple silicon or AMD "
+                                  "GPU.")
+                               + ("" if old else tr(" The macOS version looks new enough, so the GPU itself is not "
+                                                    "usable (a virtual machine, or a Mac without a Metal GPU).")),
+                               tr("Update macOS to 12.3 or newer (14+ recommended).") if old else
+                               tr("Run on a Mac with Apple silicon outside a virtual machine; otherwise use the CPU."),
                                [f"macOS {mac_ver}", f"machine {machine}"]))
 
     # --- a CUDA build on a machine where detection found no NVIDIA GPU at all
     if cuda_v and not cuda_available and report is not None and not nvidia and not amd and \
             not any(f.severity == "error" for f in out):
         out.append(Finding("cuda-wheel-without-gpu", "warning",
-                           f"This PyTorch is built for CUDA {cuda_v}, but no NVIDIA GPU was found on this machine",
-                           "Without an NVIDIA GPU (or with its driver not installed) a CUDA build can only use the "
-                           "CPU, and it is several GB larger than the CPU build."
-                           + (f" PyTorch said: {init_warn[:300]}" if init_warn else ""),
-                           "If the machine has an NVIDIA GPU, install its driver and check `nvidia-smi`; otherwise "
-                           "install the CPU build (`torch-setup recommend` shows the command).",
+                           tr("This PyTorch is built for CUDA {cuda}, but no NVIDIA GPU was found on this machine",
+                              cuda=cuda_v),
+                           tr("Without an NVIDIA GPU (or with its driver not installed) a CUDA build can only use the "
+                              "CPU, and it is several GB larger than the CPU build.")
+                           + (tr(" PyTorch said: {message}", message=init_warn[:300]) if init_warn else ""),
+                           tr("If the machine has an NVIDIA GPU, install its driver and check `nvidia-smi`; otherwise "
+                              "install the CPU build (`torch-setup recommend` shows the command)."),
                            [f"torch {tv} (CUDA {cuda_v})", "no NVIDIA GPU in the system report"]))
 
     # --- nothing specific found, but CUDA is built and not available on a machine with an NVIDIA GPU
@@ -437,12 +466,12 @@ def analyze(*, verify=None, report=None, env: dict | None = None, probe_error: d
             f.severity == "error" or f.code == "cuda-wheel-without-gpu" for f in out) and (nvidia or init_warn):
         no_driver = nvidia and not any(g.driver_version for g in nvidia)
         out.append(Finding("cuda-init-failed", "error",
-                           "PyTorch is built for CUDA but cannot initialise the GPU"
-                           + (" (no NVIDIA driver was found)" if no_driver else ""),
-                           ("PyTorch said: " + init_warn[:400]) if init_warn else
-                           "torch.cuda.is_available() is False without a reason from PyTorch.",
-                           "Check that `nvidia-smi` works (install or reload the NVIDIA driver, reboot after a "
-                           "driver update); in a container, start it with GPU access (--gpus all).",
+                           tr("PyTorch is built for CUDA but cannot initialise the GPU (no NVIDIA driver was found)")
+                           if no_driver else tr("PyTorch is built for CUDA but cannot initialise the GPU"),
+                           tr("PyTorch said: {message}", message=init_warn[:400]) if init_warn else
+                           tr("torch.cuda.is_available() is False without a reason from PyTorch."),
+                           tr("Check that `nvidia-smi` works (install or reload the NVIDIA driver, reboot after a "
+                              "driver update); in a container, start it with GPU access (--gpus all)."),
                            [init_warn[:300]] if init_warn else []))
     # errors first (the cause), then warnings; the order within a severity is the order above
     return sorted(out, key=lambda f: SEVERITIES.index(f.severity) if f.severity in SEVERITIES else 9)
@@ -516,10 +545,10 @@ def diagnose(python, report=None, verify=None, *, env: dict | None = None, on_ev
         py = resolve_python(target)
     except BadInput as exc:
         if target.exists():
-            f = Finding("not-an-env", "error", f"{target} is not a Python environment",
-                        "It holds no bin/python (or Scripts/python.exe), so nothing can run PyTorch from it.",
-                        "Pass the folder that `torch-setup install` created, a venv/conda env folder, or the "
-                        "path of a Python interpreter.", [exc.message])
+            f = Finding("not-an-env", "error", tr("{target} is not a Python environment", target=target),
+                        tr("It holds no bin/python (or Scripts/python.exe), so nothing can run PyTorch from it."),
+                        tr("Pass the folder that `torch-setup install` created, a venv/conda env folder, or the "
+                           "path of a Python interpreter."), [exc.message])
             return Diagnosis(str(target), str(target), [f], {}, None)
         raise
     env_dir = str(py.parent.parent) if py.parent.name in ("bin", "Scripts") else str(py.parent)
