@@ -173,6 +173,21 @@ def test_expand_platform():
     assert core.expand_platform("win_amd64") == ["win_amd64"]
 
 
+def test_find_bundle_by_default_takes_only_torch_bundle_next_to_the_app(tmp_path, monkeypatch):
+    import app.core.paths as paths
+
+    checkout = tmp_path / "apps" / "torch-setup-assistant"
+    checkout.mkdir(parents=True)
+    monkeypatch.setattr(paths, "app_root", lambda: checkout)
+    # a bundle someone left in a neighbouring folder is not the assistant's
+    _fake_bundle(tmp_path / "apps" / "someone-elses-bundle", "six-1.17.0-py2.py3-none-any.whl")
+    assert core.find_bundle() is None
+    mine = _fake_bundle(tmp_path / "apps" / "torch-bundle", "six-1.17.0-py2.py3-none-any.whl")
+    assert core.find_bundle() == mine
+    inside = _fake_bundle(checkout / "torch-bundle", "six-1.17.0-py2.py3-none-any.whl")
+    assert core.find_bundle() == inside  # in the checkout wins over beside it
+
+
 def test_find_bundle(tmp_path):
     assert core.find_bundle(tmp_path) is None
     b = _fake_bundle(tmp_path / "offline" / "torch-bundle", "six-1.17.0-py2.py3-none-any.whl")

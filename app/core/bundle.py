@@ -391,25 +391,41 @@ def check_bundle(folder: str | os.PathLike, *, python_version: str | None = None
     return m
 
 
+BUNDLE_DIR_NAME = "torch-bundle"
+
+
+def _bundle_at(cand: Path) -> bool:
+    try:
+        if cand.is_dir() and (cand / MANIFEST).is_file():
+            data = json.loads((cand / MANIFEST).read_text(encoding="utf-8"))
+            return data.get("format") == FORMAT
+    except (OSError, ValueError):
+        pass
+    return False
+
+
 def find_bundle(near: str | os.PathLike | None = None) -> Path | None:
-    """A bundle folder: ``near`` itself or one directly inside it; by default, next to
-    the assistant (the frozen app's folder, or the source checkout)."""
+    """A bundle folder: ``near`` itself or one directly inside it (a folder the user
+    pointed to); by default the ``torch-bundle/`` folder next to the assistant: beside the
+    frozen app's executable (the offline edition puts it there), in a macOS app's
+    ``Contents/Resources``, or in / beside the source checkout. Only that name is looked
+    for by default, so an unrelated bundle lying in a neighbouring folder is never taken."""
     from app.core.paths import app_root, is_frozen
 
     if near is not None:
-        roots = [Path(near)]
-    else:
-        roots = []
-        if is_frozen():
-            roots.append(Path(sys.executable).resolve().parent)
-        roots += [app_root(), app_root().parent]
-    for root in roots:
-        for cand in [root, *(sorted(root.iterdir()) if root.is_dir() else [])]:
-            try:
-                if cand.is_dir() and (cand / MANIFEST).is_file():
-                    data = json.loads((cand / MANIFEST).read_text(encoding="utf-8"))
-                    if data.get("format") == FORMAT:
-                        return cand
-            except (OSError, ValueError):
-                continue
-    return None
+        root = Path(near)
+        try:
+            kids = sorted(root.iterdir()) if root.is_dir() else []
+        except OSError:
+            kids = []
+        return next((c for c in [root, *kids] if _bundle_at(c)), None)
+    roots: list[Path] = []
+    if is_frozen():
+        exe_dir = Path(sys.executable).resolve().parent
+        roots.append(exe_dir)
+        if sys.platform == "darwin":  # Foo.app/Contents/MacOS/exe -> Foo.app/Contents/Resources
+            roots.append(exe_dir.parent / "Resources")
+    roots += [app_root(), app_root().parent]
+    return next((r / BUNDLE_DIR_NAME for r in roots if _bundle_at(r / BUNDLE_DIR_NAME)), None)
+
+
