@@ -325,3 +325,21 @@ def test_doctor_findings_in_chinese():
            [f.to_dict() if hasattr(f, "to_dict") else f for f in english]
     assert next(f for f in english if f.code == "arch-missing").title == \
         "NVIDIA GeForce GTX 1080 Ti (compute capability 6.1) is not supported by this PyTorch build"
+
+
+# ------------------------------------------------------------------ verify
+
+def test_verify_check_titles_and_skip_reasons_in_chinese():
+    from app.core.verify import localize_check
+
+    title = "Matrix multiply on the accelerator matches the CPU"
+    reason = "no accelerator is usable: this PyTorch (+cpu) is a CPU-only build, so it cannot use a GPU"
+    assert localize_check(title, reason) == (title, reason)  # English: untouched
+    i18n.set_language("zh_CN")
+    zh_title, zh_reason = localize_check(title, reason)
+    assert zh_title == "加速器上的矩阵乘法结果与 CPU 一致"
+    assert CJK.search(zh_reason) and "(+cpu)" in zh_reason
+    # measured details stay as the probe wrote them; unknown titles pass through
+    assert localize_check("Matrix multiply on the CPU", "float32 max error 1.2e-06 (4096x4096)") == \
+        ("在 CPU 上做矩阵乘法", "float32 max error 1.2e-06 (4096x4096)")
+    assert localize_check("Some new check", "") == ("Some new check", "")

@@ -6,10 +6,12 @@ turns its JSON into dataclasses that the CLI, the wizard and the session report 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core.events import EventCallback
+from app.core.i18n import get_language, tr
 from app.core.probe import ProbeFailed, run_probe  # noqa: F401  (ProbeFailed is part of the API)
 from app.core.runner import CancelToken
 from app.core.serial import to_jsonable
@@ -134,3 +136,58 @@ def run_verify(python: str | os.PathLike, *, on_event: EventCallback | None = No
     raw["log_path"] = str(out.log_path) if out.log_path else None
     raw["python"] = str(Path(python))
     return VerifyReport.from_dict(raw)
+
+
+# ----------------------------------------------------------------------- the checks in the user's language
+
+def _titles() -> dict[str, str]:
+    """The verify probe's check titles (English, as the probe writes them) -> the current language."""
+    return {
+        "PyTorch imports": tr("PyTorch imports"),
+        "Matrix multiply on the CPU": tr("Matrix multiply on the CPU"),
+        "Convolution on the CPU": tr("Convolution on the CPU"),
+        "A training step on the CPU (loss goes down)": tr("A training step on the CPU (loss goes down)"),
+        "Mixed precision (bfloat16 autocast) on the CPU": tr("Mixed precision (bfloat16 autocast) on the CPU"),
+        "Two-process all_reduce on the CPU (gloo)": tr("Two-process all_reduce on the CPU (gloo)"),
+        "An accelerator (GPU) is usable": tr("An accelerator (GPU) is usable"),
+        "The GPU's architecture is compiled into this PyTorch": tr("The GPU's architecture is compiled into this "
+                                                                   "PyTorch"),
+        "A tensor goes to the accelerator and back": tr("A tensor goes to the accelerator and back"),
+        "Matrix multiply on the accelerator matches the CPU": tr("Matrix multiply on the accelerator matches the CPU"),
+        "Convolution on the accelerator matches the CPU": tr("Convolution on the accelerator matches the CPU"),
+        "A training step on the accelerator (loss goes down)": tr("A training step on the accelerator (loss goes "
+                                                                  "down)"),
+        "cuDNN / MIOpen convolution": tr("cuDNN / MIOpen convolution"),
+        "cuDNN convolution": tr("cuDNN convolution"),
+        "MIOpen convolution": tr("MIOpen convolution"),
+        "Mixed precision (autocast) on the accelerator": tr("Mixed precision (autocast) on the accelerator"),
+        "Accelerator memory after the checks": tr("Accelerator memory after the checks"),
+        "Two-process all_reduce across GPUs (NCCL)": tr("Two-process all_reduce across GPUs (NCCL)"),
+        "Two-process all_reduce across GPUs (RCCL)": tr("Two-process all_reduce across GPUs (RCCL)"),
+    }
+
+
+_CPU_ONLY = re.compile(r"^[Tt]his PyTorch(?P<tag>(?: \(\+[^)]*\))?) is a CPU-only build, so it cannot use a GPU$")
+_NO_ACCEL = "no accelerator is usable: "
+
+
+def _detail(detail: str) -> str:
+    m = _CPU_ONLY.match(detail)
+    if m:
+        return tr("This PyTorch{tag} is a CPU-only build, so it cannot use a GPU", tag=m.group("tag"))
+    if detail.startswith(_NO_ACCEL):
+        return tr("no accelerator is usable: {reason}", reason=_detail(detail[len(_NO_ACCEL):]))
+    return {"not asked for (--no-dist)": tr("not asked for (--no-dist)"),
+            "this PyTorch build has no torch.distributed": tr("this PyTorch build has no torch.distributed"),
+            }.get(detail, detail)
+
+
+def localize_check(title: str, detail: str) -> tuple[str, str]:
+    """A check's title and detail (as the probe wrote them, in English) in the current language.
+
+    Known titles and the usual skip reasons are translated; measured details (numbers, device
+    names, error messages from PyTorch) stay as they are. English returns them unchanged.
+    """
+    if get_language() == "en":
+        return title, detail
+    return _titles().get(title, title), _detail(detail or "")

@@ -129,8 +129,15 @@ class VerifyPage(TaskPageMixin, BasePage):
             pass  # the probe's stderr goes to its log; the checklist is the view
 
     def _set_check(self, name: str, status, detail: str, title: str = "") -> None:
+        from app.core.verify import localize_check
+
         key = status_key(status)
         item = self._items.get(name)
+        if item is not None:  # the probe's own words, kept to re-translate on a language switch
+            raw_title, raw_detail = item.data(1, Qt.ItemDataRole.UserRole) or ("", "")
+            title, detail = title or raw_title, detail or raw_detail
+        raw = (title, detail)
+        title, detail = localize_check(title, detail or "")
         if item is None:
             item = QTreeWidgetItem([title or name, detail or ""])
             self._items[name] = item
@@ -141,6 +148,7 @@ class VerifyPage(TaskPageMixin, BasePage):
         item.setIcon(0, std_icon(key))
         item.setToolTip(1, detail or "")
         item.setData(0, Qt.ItemDataRole.UserRole, key)
+        item.setData(1, Qt.ItemDataRole.UserRole, raw)
         item.setData(0, Qt.ItemDataRole.AccessibleTextRole, f"{item.text(0)}: {self._word(key)}")
         self._statuses[name] = key
         self.checks.scrollToItem(item)
@@ -272,5 +280,14 @@ class VerifyPage(TaskPageMixin, BasePage):
         self.checks.setAccessibleName(self.tr("Verification checklist"))
         self.rerun.setText(self.tr("Run again"))
         self.diagnosis.setAccessibleName(self.tr("Diagnosis and fixes"))
+        from app.core.verify import localize_check
+
+        for name, item in self._items.items():  # the checks' titles and skip reasons in the new language
+            raw = item.data(1, Qt.ItemDataRole.UserRole)
+            if raw:
+                title, detail = localize_check(*raw)
+                item.setText(0, title or name)
+                item.setText(1, detail or "")
+                item.setToolTip(1, detail or "")
         self._apply()
 
