@@ -343,3 +343,44 @@ def test_verify_check_titles_and_skip_reasons_in_chinese():
     assert localize_check("Matrix multiply on the CPU", "float32 max error 1.2e-06 (4096x4096)") == \
         ("在 CPU 上做矩阵乘法", "float32 max error 1.2e-06 (4096x4096)")
     assert localize_check("Some new check", "") == ("Some new check", "")
+
+
+def test_environment_page_reruns_the_preflight_in_the_new_language(qtbot, tmp_path, local_wheels):
+    pytest.importorskip("PySide6")
+    from PySide6.QtWidgets import QWizard
+
+    from app.core.detect import detect
+    from app.gui import i18n as gui_i18n
+    from app.gui.pages.environment import EnvironmentPage
+    from app.gui.state import WizardState
+
+    gui_i18n.set_language("en")
+    try:
+        report = detect()
+        state = WizardState(report=report, recommendation=recommend(report))
+        wiz = QWizard()
+        page = EnvironmentPage(state)
+        wiz.setPage(0, page)
+        qtbot.addWidget(wiz)
+        taken = tmp_path / "envs" / "taken"
+        taken.mkdir(parents=True)
+        (taken / "thesis.tex").write_text("do not delete", encoding="utf-8")
+        page.initializePage()
+        page.index_url.setText("https://pypi.org/simple")
+        page.find_links.setText(str(local_wheels))
+        with qtbot.waitSignal(page.preflight_done, timeout=30000):
+            page.location.setText(str(tmp_path / "envs"))
+            page.name.setText("taken")
+        qtbot.waitUntil(lambda: not page.is_busy() and not page._debounce.isActive(), timeout=30000)
+        errors = [m for _, s, m, _ in page.checks if s == "error"]
+        assert errors and errors[0].startswith(f"{taken} is a folder with files in it")
+        with qtbot.waitSignal(page.preflight_done, timeout=30000):
+            gui_i18n.set_language("zh_CN")  # LanguageChange -> retranslate() -> pre-flight again
+        qtbot.waitUntil(lambda: not page.is_busy(), timeout=30000)
+        zh_errors = [(m, h) for _, s, m, h in page.checks if s == "error"]
+        assert zh_errors and str(taken) in zh_errors[0][0]
+        assert CJK.search(zh_errors[0][0]) and CJK.search(zh_errors[0][1])
+        assert all(CJK.search(m) for _, _, m, _ in page.checks)
+        assert (taken / "thesis.tex").read_text(encoding="utf-8") == "do not delete"
+    finally:
+        gui_i18n.set_language("en")
