@@ -38,9 +38,18 @@ class BasePage(QWizardPage):
             self.retranslate()
         super().changeEvent(event)
 
+    # Pages that run one core call at a time keep it in ``_task`` and set ``_pending`` while
+    # it runs; pages with other work (several tasks, a debounce timer) override both methods.
+    _task = None
+    _pending = False
+
     def is_busy(self) -> bool:
         """True while the page runs core work (the wizard asks before closing)."""
-        return False
+        return self._pending
 
     def cancel_and_wait(self, timeout: float = 30.0) -> None:
         """Stop the page's work (the wizard calls this when the window closes)."""
+        if self._task is not None:
+            self._task.cancel()
+            self._task.wait(timeout)
+        self._pending = False

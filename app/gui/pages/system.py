@@ -123,15 +123,6 @@ class SystemPage(BasePage):
         self.completeChanged.emit()
         self.scan_finished.emit()
 
-    def is_busy(self) -> bool:
-        return self._pending
-
-    def cancel_and_wait(self, timeout: float = 30.0) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            self._task.wait(timeout)
-        self._pending = False
-
     def isComplete(self) -> bool:  # noqa: N802
         return self.state.report is not None and not self.is_busy()
 
