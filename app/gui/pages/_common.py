@@ -142,27 +142,6 @@ class ErrorPanel(QWidget):
         super().changeEvent(event)
 
 
-class TaskPageMixin:
-    """``is_busy()`` / ``cancel_and_wait()`` for a page that runs one Task at a time in
-    ``self._task`` (the wizard's closeEvent asks every page)."""
-
-    _task = None
-
-    def is_busy(self) -> bool:
-        return self._task is not None and self._task.is_running()
-
-    def cancel_and_wait(self, timeout: float = 30.0, *, timeout_ms: int | None = None) -> bool:
-        """Cancel the running work and block until the core has cleaned up (seconds, like
-        BasePage; ``timeout_ms`` also accepted). True when nothing runs any more."""
-        if timeout_ms is not None:
-            timeout = timeout_ms / 1000.0
-        task = self._task
-        if task is None or not task.is_running():
-            return True
-        task.cancel()
-        return task.wait(timeout)
-
-
 def status_key(status) -> str:
     """A probe's status word onto passed / failed / skipped / running."""
     s = str(status or "").lower()

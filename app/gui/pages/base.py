@@ -38,18 +38,27 @@ class BasePage(QWizardPage):
             self.retranslate()
         super().changeEvent(event)
 
-    # Pages that run one core call at a time keep it in ``_task`` and set ``_pending`` while
-    # it runs; pages with other work (several tasks, a debounce timer) override both methods.
+    # A page that runs one core call at a time keeps its Task in ``_task``; a page may also
+    # set ``_pending`` from starting the task until its "finished" reaches the GUI thread
+    # (so nothing reads a half-delivered result). Pages with more work (the Environment
+    # page's several tasks, the Verify page's diagnosis) extend or override both methods.
     _task = None
     _pending = False
 
     def is_busy(self) -> bool:
         """True while the page runs core work (the wizard asks before closing)."""
-        return self._pending
+        return self._pending or (self._task is not None and self._task.is_running())
 
-    def cancel_and_wait(self, timeout: float = 30.0) -> None:
-        """Stop the page's work (the wizard calls this when the window closes)."""
-        if self._task is not None:
-            self._task.cancel()
-            self._task.wait(timeout)
+    def cancel_and_wait(self, timeout: float = 30.0, *, timeout_ms: int | None = None) -> bool:
+        """Stop the page's work and wait until the core has cleaned up (the wizard calls this
+        when the window closes; seconds, ``timeout_ms`` also accepted). True when nothing
+        runs any more."""
+        if timeout_ms is not None:
+            timeout = timeout_ms / 1000.0
+        task = self._task
+        done = True
+        if task is not None and task.is_running():
+            task.cancel()
+            done = task.wait(timeout)
         self._pending = False
+        return done

@@ -138,10 +138,6 @@ class InstallPage(BasePage):
     def status(self) -> str:
         return self._status
 
-    def is_busy(self) -> bool:
-        """True while the core's install (or its rollback) runs in the worker."""
-        return self._task is not None and self._task.is_running()
-
     def can_go_back(self) -> bool:
         return self._status in (IDLE, CANCELLED, FAILED)
 

@@ -13,7 +13,7 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar, QPushButton
 
 from app.core.events import StepEvent
-from app.gui.pages._common import ErrorPanel, TaskPageMixin, field_of
+from app.gui.pages._common import ErrorPanel, field_of
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
 from app.gui.worker import Task
@@ -27,7 +27,7 @@ CPU_DTYPES = ("fp32", "bf16")  # the bench probe caps bf16 sizes on CPUs without
 DEFAULT_BUDGET_S = 20.0
 
 
-class SpeedTestPage(TaskPageMixin, BasePage):
+class SpeedTestPage(BasePage):
     state_changed = Signal(str)
 
     def __init__(self, state: WizardState, parent=None) -> None:

@@ -14,14 +14,14 @@ from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QProgressBar, Q
 from app.core.errors import UserError
 from app.core.events import LogEvent, StepEvent
 from app.gui.pages.base import BasePage
-from app.gui.pages._common import ErrorPanel, TaskPageMixin, field_of, status_key, std_icon
+from app.gui.pages._common import ErrorPanel, field_of, status_key, std_icon
 from app.gui.state import WizardState
 from app.gui.worker import Task
 
 IDLE, RUNNING, PASSED, FAILED, ERROR = "idle", "running", "passed", "failed", "error"
 
 
-class VerifyPage(TaskPageMixin, BasePage):
+class VerifyPage(BasePage):
     state_changed = Signal(str)
 
     def __init__(self, state: WizardState, parent=None) -> None:
