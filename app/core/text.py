@@ -1,0 +1,179 @@
+"""Sentences as values: a stable code, an English template and its arguments.
+
+The core never decides the language. Every user-facing sentence it produces is a :class:`Msg`
+(``msg("rec.driver_floor", "Driver {driver} supports CUDA up to {cuda}.", driver=..., cuda=...)``)
+or a :class:`Joined` of such pieces; the presenter renders it in the language it shows
+(``render(text, "zh_CN")``). The code is the key of the translation catalogues
+(``resources/i18n/core/<lang>/*.json``, code -> template with the same ``{placeholders}``) and
+the stable identity tests, reports and remedies match on; the English template is the source
+text and the fallback.
+
+Arguments may themselves be texts (rendered in the same language), sequences of texts
+(joined with the language's list separator) or plain values (numbers, names, versions, paths:
+formatted as they are, ``{x:.1f}`` specs work). A plain ``str`` is language-neutral: use it
+for names and measured values, never for a sentence.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Union
+
+from app.core.paths import resources_dir
+
+__all__ = [
+    "LANGS",
+    "Joined",
+    "Msg",
+    "Text",
+    "catalogue",
+    "join",
+    "msg",
+    "normalise_lang",
+    "render",
+    "render_all",
+]
+
+LANGS = ("en", "zh_CN")
+_LIST_SEP = {"en": ", ", "zh_CN": "、"}
+
+
+def normalise_lang(lang: str | None) -> str:
+    """"zh", "zh-CN", "zh_CN.UTF-8" -> "zh_CN"; anything else -> "en"."""
+    text = (lang or "en").replace("-", "_")
+    return "zh_CN" if text.lower().startswith("zh") else "en"
+
+
+ArgValue = Union["Msg", "Joined", str, int, float, bool, None, tuple["ArgValue", ...]]
+
+
+@dataclass(frozen=True)
+class Msg:
+    """One sentence (or fragment): ``code`` keys the translations, ``en`` is the English template."""
+
+    code: str
+    en: str
+    args: tuple[tuple[str, ArgValue], ...] = ()
+
+    def render(self, lang: str = "en") -> str:
+        lang = normalise_lang(lang)
+        template = catalogue(lang).get(self.code, self.en) if lang != "en" else self.en
+        values = {k: _render_arg(v, lang) for k, v in self.args}
+        return template.format(**values)
+
+    def arg(self, name: str) -> ArgValue:
+        for k, v in self.args:
+            if k == name:
+                return v
+        raise KeyError(name)
+
+    def __str__(self) -> str:
+        return self.render("en")
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"code", "text"}`` (English) plus the plain arguments, for JSON and reports."""
+        plain = {k: (_render_arg(v, "en") if isinstance(v, (Msg, Joined, tuple)) else v) for k, v in self.args}
+        out: dict[str, object] = {"code": self.code, "text": self.render("en")}
+        if plain:
+            out["args"] = plain
+        return out
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Texts rendered one after another, with ``sep`` (itself a text) between them."""
+
+    parts: tuple[Text, ...]
+    sep: Text = ""
+
+    @property
+    def code(self) -> str:
+        first = next((p for p in self.parts if isinstance(p, (Msg, Joined))), None)
+        return first.code if first is not None else "text.plain"
+
+    def render(self, lang: str = "en") -> str:
+        sep = render(self.sep, lang)
+        return sep.join(render(p, lang) for p in self.parts)
+
+    def __str__(self) -> str:
+        return self.render("en")
+
+    def to_dict(self) -> dict[str, object]:
+        return {"code": self.code, "text": self.render("en")}
+
+
+Text = Msg | Joined | str
+
+
+def msg(code: str, en: str, /, **args: object) -> Msg:
+    """A sentence with its stable ``code``; ``en`` must be a literal (the catalogue test scans it)."""
+    return Msg(code, en, tuple((k, _freeze(v)) for k, v in args.items()))
+
+
+def join(parts: Iterable[Text], sep: Text = "") -> Joined:
+    return Joined(tuple(parts), sep)
+
+
+def render(text: Text | None, lang: str = "en") -> str:
+    if text is None:
+        return ""
+    if isinstance(text, str):
+        return text
+    return text.render(lang)
+
+
+def render_all(texts: Iterable[Text], lang: str = "en") -> list[str]:
+    return [render(t, lang) for t in texts]
+
+
+def _freeze(value: object) -> ArgValue:
+    if isinstance(value, (Msg, Joined, str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, Sequence):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, Mapping):
+        raise TypeError("msg() arguments must be texts, plain values or sequences of them, not mappings")
+    return str(value)
+
+
+def _render_arg(value: ArgValue, lang: str) -> object:
+    if isinstance(value, (Msg, Joined)):
+        return value.render(lang)
+    if isinstance(value, tuple):
+        return _LIST_SEP.get(lang, ", ").join(str(_render_arg(v, lang)) for v in value)
+    return value
+
+
+# ------------------------------------------------------------------------------ catalogues
+
+_lock = threading.Lock()
+_catalogues: dict[str, dict[str, str]] = {}
+
+
+def catalogue_dir(lang: str) -> Path:
+    return resources_dir() / "i18n" / "core" / lang
+
+
+def catalogue(lang: str) -> dict[str, str]:
+    """code -> template for ``lang``, merged from every ``*.json`` in its folder ({} for English)."""
+    lang = normalise_lang(lang)
+    if lang == "en":
+        return {}
+    with _lock:
+        cat = _catalogues.get(lang)
+        if cat is None:
+            cat = {}
+            folder = catalogue_dir(lang)
+            for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+                try:
+                    raw = json.loads(path.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    continue
+                if isinstance(raw, dict):
+                    cat.update({k: v for k, v in raw.items()
+                                if isinstance(k, str) and isinstance(v, str) and v and not k.startswith("_")})
+            _catalogues[lang] = cat
+        return cat

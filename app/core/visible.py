@@ -1,0 +1,97 @@
+"""What ``CUDA_VISIBLE_DEVICES`` (and its ROCm cousins) let PyTorch see: the one parser.
+
+The CUDA runtime reads the list left to right and stops at the first entry that is not a
+device: an index out of range, a repeated index, an unknown word. Entries before it stay
+visible; a list whose first entry is invalid hides every GPU. ``-1``, ``none`` and
+``NoDevFiles`` hide everything on purpose; an empty value hides everything too. Entries may be
+UUIDs (``GPU-8932f937-…``, ``MIG-…``; reports store them as ``GPU-<uuid>``), which count as
+visible devices we cannot match to an index.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+__all__ = ["VISIBLE_VARS", "Visibility", "VisibleDevices", "parse_visible"]
+
+#: variable -> the backends it affects
+VISIBLE_VARS = {
+    "CUDA_VISIBLE_DEVICES": ("cuda", "rocm"),
+    "HIP_VISIBLE_DEVICES": ("rocm",),
+    "ROCR_VISIBLE_DEVICES": ("rocm",),
+}
+_DISABLED = ("-1", "none", "nodevfiles", "void")
+_UUID = re.compile(r"^(?:GPU|MIG|MIG-GPU)-(?:<uuid>|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})"
+                   r"(?:/\d+/\d+)?$")
+
+
+class Visibility(str, Enum):
+    UNSET = "unset"  # the variable is not set: every GPU is visible
+    ALL = "all"  # set, and every entry is a device
+    PARTIAL = "partial"  # an invalid entry cuts the list short
+    EMPTY = "empty"  # set to "": no GPU
+    DISABLED = "disabled"  # -1 / none / NoDevFiles: no GPU, on purpose
+    NONE_VALID = "none-valid"  # the first entry is not a device: no GPU
+
+
+@dataclass(frozen=True)
+class VisibleDevices:
+    state: Visibility
+    value: str | None = None
+    indices: tuple[int, ...] = ()  # the visible ordinals, in the order PyTorch numbers them
+    uuids: int = 0  # how many visible entries are UUIDs
+    invalid: str | None = None  # the first entry that is not a device
+    entries: int = 0  # how many entries the value lists
+
+    @property
+    def hides_all(self) -> bool:
+        return self.state in (Visibility.EMPTY, Visibility.DISABLED, Visibility.NONE_VALID)
+
+    @property
+    def count(self) -> int | None:
+        """How many devices PyTorch will see (None: every device, unknown how many)."""
+        if self.state is Visibility.UNSET:
+            return None
+        return len(self.indices) + self.uuids
+
+    def hides(self, index: int) -> bool:
+        """Is GPU ``index`` (the machine's numbering) hidden? False when unknowable (UUIDs)."""
+        if self.state is Visibility.UNSET:
+            return False
+        if self.hides_all:
+            return True
+        if self.uuids:
+            return False
+        return index not in self.indices
+
+
+def parse_visible(value: str | None, gpu_count: int | None = None) -> VisibleDevices:
+    """Parse a ``*_VISIBLE_DEVICES`` value; ``gpu_count`` (when known) bounds the indices."""
+    if value is None:
+        return VisibleDevices(Visibility.UNSET)
+    v = value.strip()
+    if v == "":
+        return VisibleDevices(Visibility.EMPTY, value)
+    tokens = [t.strip() for t in v.split(",")]
+    if tokens[0].lower() in _DISABLED or re.fullmatch(r"-\d+", tokens[0]):
+        return VisibleDevices(Visibility.DISABLED, value, entries=len(tokens))
+    indices: list[int] = []
+    uuids = 0
+    invalid: str | None = None
+    for t in tokens:
+        if re.fullmatch(r"\d{1,6}", t):
+            i = int(t)
+            if (gpu_count is not None and i >= gpu_count) or i in indices:
+                invalid = t
+                break
+            indices.append(i)
+        elif _UUID.match(t):
+            uuids += 1
+        else:
+            invalid = t
+            break
+    if not indices and not uuids:
+        return VisibleDevices(Visibility.NONE_VALID, value, invalid=invalid, entries=len(tokens))
+    state = Visibility.PARTIAL if invalid is not None else Visibility.ALL
+    return VisibleDevices(state, value, tuple(indices), uuids, invalid, len(tokens))

@@ -1,0 +1,166 @@
+"""The domain rules that live in exactly one module each: CUDA arch coverage and driver floors
+(app.core.cuda), visible-device parsing (app.core.visible), wheel names and variants
+(app.core.wheels), requirements (app.core.requirements). Property tests state the rule; the
+named cases pin the real-world forms."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.core import cuda, requirements, visible, wheels
+from app.core.compat import load_compat
+from app.core.enums import Backend
+from app.core.errors import BadInput
+
+ccs = st.tuples(st.integers(1, 12), st.integers(0, 9))
+
+
+# ------------------------------------------------------------------ compute capability
+
+@given(device=ccs, code=ccs)
+def test_sass_runs_on_same_major_with_a_newer_or_equal_minor(device, code):
+    covered = cuda.arch_covers(f"{device[0]}.{device[1]}", [f"sm_{code[0]}{code[1]}"])
+    assert covered == (device[0] == code[0] and device[1] >= code[1])
+
+
+@given(device=ccs, codes=st.lists(ccs, min_size=1, max_size=8))
+def test_coverage_is_any_entry_and_both_spellings_agree(device, codes):
+    cc = f"{device[0]}.{device[1]}"
+    dotted = [f"{a}.{b}" for a, b in codes]
+    sm = [f"sm_{a}{b}" for a, b in codes]
+    expect = any(cuda.sass_serves(device, c) for c in codes)
+    assert cuda.arch_covers(cc, dotted) == expect
+    assert cuda.arch_covers(cc, sm) == expect
+
+
+@given(device=ccs, code=ccs)
+def test_ptx_counts_only_when_asked(device, code):
+    cc = f"{device[0]}.{device[1]}"
+    assert cuda.arch_covers(cc, [f"compute_{code[0]}{code[1]}"]) is False
+    assert cuda.arch_covers(cc, [f"{code[0]}.{code[1]}+PTX"], count_ptx=True) == (code <= device)
+
+
+@pytest.mark.parametrize("cc,arch,expect", [
+    ("6.1", ["5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"], True),  # GTX 1080 Ti on cu126
+    ("6.1", ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"], False),  # ... on cu128: no Pascal
+    ("12.0", ["8.0", "9.0"], False),  # RTX 5090 on cu126
+    ("9.0", ["sm_90a"], True),  # arch-specific suffix
+    ("10.3", ["sm_100f"], True),  # family suffix
+    ("8.7", ["8.0", "8.6"], False),  # Jetson Orin: Tegra, exact only
+    ("8.9", [], None),
+    ("garbage", ["8.0"], None),
+])
+def test_named_arch_cases(cc, arch, expect):
+    assert cuda.arch_covers(cc, arch, tegra={"8.7"}) is expect
+
+
+def test_parse_cc_rejects_garbage():
+    assert cuda.parse_cc("8.6") == (8, 6)
+    for bad in (None, "", "8", "8.", "a.b", "8.6.1"):
+        assert cuda.parse_cc(bad) is None
+
+
+# ------------------------------------------------------------------------ driver floors
+
+@given(major=st.integers(300, 700), minor=st.integers(0, 99))
+def test_driver_meets_is_numeric_not_textual(major, minor):
+    drv = f"{major}.{minor:02d}"
+    assert cuda.driver_meets(drv, "525.60.13") == ((major, minor) >= (525, 60))
+    assert cuda.driver_meets(drv, "580") == (major >= 580)
+
+
+def test_floors_come_from_the_compat_data():
+    data = load_compat()
+    for major, row in data.driver_floors.items():
+        floor, got = cuda.driver_floor(f"{major}.0", "linux", data)
+        assert floor == row.linux and got is row
+        assert cuda.driver_floor(f"{major}.1", "windows", data)[0] == row.windows
+    assert cuda.driver_floor("99.0", "linux", data) is None
+
+
+@pytest.mark.parametrize("wmi,nv", [("32.0.15.7680", "576.80"), ("31.0.15.4633", "546.33"),
+                                    ("30.0.14.7141", "471.41"), ("546.33", None), ("", None)])
+def test_windows_driver_form(wmi, nv):
+    assert cuda.windows_driver_to_nvidia(wmi) == nv
+
+
+def test_windows_form_is_compared_as_the_nvidia_number():
+    assert cuda.driver_meets("31.0.15.4633", "528.33") is True  # 546.33
+    assert cuda.driver_meets("30.0.14.7141", "528.33") is False  # 471.41
+
+
+# ----------------------------------------------------------------------- visible devices
+
+@given(n=st.integers(0, 8), tokens=st.lists(st.integers(0, 12), min_size=1, max_size=6))
+def test_visible_indices_stop_at_the_first_invalid_entry(n, tokens):
+    value = ",".join(map(str, tokens))
+    got = visible.parse_visible(value, n)
+    expect: list[int] = []
+    for t in tokens:
+        if t >= n or t in expect:
+            break
+        expect.append(t)
+    assert list(got.indices) == expect
+    assert got.hides_all == (not expect)
+    for i in range(n):
+        assert got.hides(i) == (i not in expect)
+
+
+@pytest.mark.parametrize("value,state", [
+    (None, visible.Visibility.UNSET), ("", visible.Visibility.EMPTY), ("  ", visible.Visibility.EMPTY),
+    ("-1", visible.Visibility.DISABLED), ("none", visible.Visibility.DISABLED),
+    ("NoDevFiles", visible.Visibility.DISABLED), ("abc", visible.Visibility.NONE_VALID),
+    ("0,abc,1", visible.Visibility.PARTIAL), ("GPU-<uuid>", visible.Visibility.ALL),
+    ("GPU-8932f937-d72c-4106-c12f-20bd9faed9f6,MIG-1/2/3", visible.Visibility.PARTIAL),
+    ("MIG-8932f937-d72c-4106-c12f-20bd9faed9f6/1/0", visible.Visibility.ALL),
+])
+def test_visible_named_cases(value, state):
+    assert visible.parse_visible(value, 2).state is state
+
+
+def test_uuids_count_as_visible_but_unmatched():
+    got = visible.parse_visible("GPU-<uuid>,1", 2)
+    assert got.count == 2 and not got.hides_all and not got.hides(0)
+
+
+# ---------------------------------------------------------------------- wheels, variants
+
+@pytest.mark.parametrize("version,variant,backend", [
+    ("2.13.0+cpu", "cpu", Backend.CPU), ("2.8.0+cu128", "cu128", Backend.CUDA),
+    ("2.9.1+rocm6.4", "rocm6.4", Backend.ROCM), ("2.9.0+xpu", "xpu", Backend.XPU),
+    ("2.13.0", None, None), ("2.13.0+local.build", None, None), (None, None, None),
+])
+def test_variant_of_version(version, variant, backend):
+    assert wheels.variant_of_version(version) == variant
+    assert wheels.backend_of_variant(variant) == backend
+
+
+def test_parse_wheel_reads_tags_from_the_file_name():
+    w = wheels.parse_wheel("torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
+    assert (w.name, w.version, w.variant) == ("torch", "2.13.0+cpu", "cpu")
+    assert w.pythons == {"cp311"} and w.platforms == {"manylinux_2_28_x86_64"}
+    assert wheels.parse_wheel("not-a-wheel.txt") is None
+    assert wheels.parse_wheel("../../x.whl") is None
+
+
+# ------------------------------------------------------------------------- requirements
+
+@pytest.mark.parametrize("text,name", [
+    ("torch", "torch"), ("Torch_Vision==0.29.1", "torch-vision"), ("numpy>=1.26,<3", "numpy"),
+    ("pkg[extra]>=1", "pkg"), ("./dist/foo_bar-1.0-py3-none-any.whl", "foo-bar"),
+])
+def test_requirement_names(text, name):
+    assert requirements.requirement_name(text) == name
+
+
+@pytest.mark.parametrize("text", ["-e /etc", "--index-url=http://x", "", "  ", "torch==", "a b c ==="])
+def test_bad_requirements_name_the_field(text):
+    with pytest.raises(BadInput) as err:
+        requirements.requirement_name(text, field="packages")
+    assert "packages" in str(err.value)
+
+
+def test_split_list_keeps_specifier_commas():
+    assert requirements.split_list("torch, numpy>=1.26,<3 torchvision") == ["torch", "numpy>=1.26,<3", "torchvision"]
+    assert requirements.split_list(["a", " ", "b "]) == ["a", "b"]

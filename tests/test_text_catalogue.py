@@ -1,0 +1,113 @@
+"""Texts by code (app.core.text): every msg() in app/ is translated, with the same placeholders.
+
+The scan reads the source (ast), so a code used anywhere is found without running it. A code
+is one sentence: two msg() calls with the same code must carry the same English template.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+import string
+from pathlib import Path
+
+import pytest
+
+from app.core import text
+from app.core.text import Joined, msg, render
+
+REPO = Path(__file__).resolve().parents[1]
+CATALOGUE_DIR = REPO / "resources" / "i18n" / "core"
+CODE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _fields(template: str) -> set[str]:
+    return {f for _, f, _, _ in string.Formatter().parse(template) if f}
+
+
+def scan_codes() -> tuple[dict[str, str], list[str]]:
+    """code -> English template, for every msg("code", "template", ...) in app/; and the problems."""
+    found: dict[str, str] = {}
+    problems: list[str] = []
+    for path in sorted((REPO / "app").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "msg"):
+                continue
+            where = f"{path.relative_to(REPO)}:{node.lineno}"
+            if len(node.args) < 2 or not all(isinstance(a, ast.Constant) and isinstance(a.value, str)
+                                             for a in node.args[:2]):
+                problems.append(f"{where}: msg() needs a literal code and a literal English template")
+                continue
+            code, en = node.args[0].value, node.args[1].value
+            if not CODE.match(code):
+                problems.append(f"{where}: code {code!r} is not of the form area.name")
+            if code in found and found[code] != en:
+                problems.append(f"{where}: code {code!r} is used with two different templates")
+            found.setdefault(code, en)
+            given = {k.arg for k in node.keywords if k.arg}
+            if any(k.arg is None for k in node.keywords):
+                continue  # **kwargs: placeholders checked at render time
+            missing = _fields(en) - given
+            if missing:
+                problems.append(f"{where}: {code!r} has no value for {sorted(missing)}")
+    return found, problems
+
+
+def load_catalogue(lang: str) -> dict[str, str]:
+    merged: dict[str, str] = {}
+    for path in sorted((CATALOGUE_DIR / lang).glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for k, v in data.items():
+            if k.startswith("_"):
+                continue
+            assert k not in merged, f"{k} is defined in two catalogue files ({path.name})"
+            merged[k] = v
+    return merged
+
+
+def test_every_msg_call_is_well_formed():
+    _, problems = scan_codes()
+    assert not problems, "\n".join(problems)
+
+
+def test_catalogue_covers_every_code_with_the_same_placeholders():
+    codes, _ = scan_codes()
+    cat = load_catalogue("zh_CN")
+    missing = sorted(c for c in codes if c not in cat)
+    assert not missing, f"no zh_CN translation for: {missing}"
+    wrong = sorted(c for c, en in codes.items() if _fields(en) != _fields(cat[c]))
+    assert not wrong, f"placeholders differ from the English template: {wrong}"
+    untranslated = sorted(c for c in codes if not CJK.search(cat[c])
+                          and re.search(r"[A-Za-z]{4,}", re.sub(r"\{[^}]*\}", "", cat[c])))
+    assert not untranslated, f"zh_CN entries that look English: {untranslated}"
+
+
+def test_no_stale_catalogue_entries():
+    codes, _ = scan_codes()
+    stale = sorted(c for c in load_catalogue("zh_CN") if c not in codes and not c.startswith("text."))
+    assert not stale, f"catalogue entries no msg() uses any more: {stale}"
+
+
+def test_render_is_a_function_of_the_language_argument():
+    m = msg("test.hello", "Hello {who}, {n:.1f}", who=msg("test.world", "world"), n=2.25)
+    assert render(m) == "Hello world, 2.2"
+    assert render(m, "en") == str(m)
+    # an unknown code renders its English template in any language
+    assert render(m, "zh_CN") == "Hello world, 2.2"
+    assert m.to_dict() == {"code": "test.hello", "text": "Hello world, 2.2", "args": {"who": "world", "n": 2.25}}
+
+
+def test_sequences_join_with_the_language_separator(monkeypatch):
+    monkeypatch.setitem(text._catalogues, "zh_CN", {"test.list": "列表：{items}"})
+    m = msg("test.list", "List: {items}", items=("a", "b"))
+    assert render(m, "en") == "List: a, b"
+    assert render(m, "zh_CN") == "列表：a、b"
+    j = Joined((m, "x"), sep="; ")
+    assert render(j, "zh_CN") == "列表：a、b; x"
+
+
+def test_mappings_are_refused_as_arguments():
+    with pytest.raises(TypeError):
+        msg("test.bad", "{x}", x={"a": 1})
