@@ -95,8 +95,20 @@ def test_catalogue_covers_every_core_template_with_the_same_placeholders():
         assert cat[t].format(**names)
 
 
+def _migrated() -> set[str]:
+    """English templates of msg() calls: areas moved to code-keyed catalogues (resources/i18n/core/zh_CN),
+    whose legacy entries stay here until the lead removes this file."""
+    found = set()
+    for path in sorted((REPO / "app").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "msg" \
+                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+                found.add(node.args[1].value)
+    return found
+
+
 def test_catalogue_has_no_stale_entries():
-    stale = sorted(set(_load_catalogue()) - set(_templates()))
+    stale = sorted(set(_load_catalogue()) - set(_templates()) - _migrated())
     assert not stale, f"entries no code uses any more: {stale[:5]}"
 
 
@@ -186,7 +198,7 @@ def test_every_scenario_recommends_the_same_build_in_chinese():
     assert checked >= 30
 
 
-# ------------------------------------------------------------------ detect / pre-flight
+# ------------------------------------------------------------------ detect (pre-flight: tests/test_install_checks.py)
 
 def test_explain_in_chinese():
     from app.core.detect import explain
@@ -205,30 +217,6 @@ def test_explain_in_chinese():
     i18n.set_language("en")
     again = explain(report)
     assert (again.found, again.meaning, again.problems) == (english.found, english.meaning, english.problems)
-
-
-def test_preflight_in_chinese(tmp_path):
-    from app.core.install import InstallRequest, plan, preflight
-
-    blocker = tmp_path / "not-empty"
-    blocker.mkdir()
-    (blocker / "notes.txt").write_text("mine", encoding="utf-8")
-    local = tmp_path / "wheels"
-    local.mkdir()
-    request = InstallRequest(env_path=blocker, installer="pip", packages=["torch==2.13.0"],
-                             find_links=(str(local),), default_index_url=str(local))
-    english = {c.name: c for c in preflight(plan(request))}
-    i18n.set_language("zh_CN")
-    zh = {c.name: c for c in preflight(plan(request))}
-    assert zh.keys() == english.keys()
-    assert [c.ok for c in zh.values()] == [c.ok for c in english.values()]
-    target = zh["target"]
-    assert not target.ok and str(blocker) in target.message and CJK.search(target.message)
-    assert CJK.search(target.hint)
-    assert english["target"].message.startswith(f"{blocker} is a folder with files in it")
-    for c in zh.values():
-        assert CJK.search(c.message), c
-    assert "Python" in zh["python"].message
 
 
 # ------------------------------------------------------------------ the wizard
@@ -343,44 +331,3 @@ def test_verify_check_titles_and_skip_reasons_in_chinese():
     assert localize_check("Matrix multiply on the CPU", "float32 max error 1.2e-06 (4096x4096)") == \
         ("在 CPU 上做矩阵乘法", "float32 max error 1.2e-06 (4096x4096)")
     assert localize_check("Some new check", "") == ("Some new check", "")
-
-
-def test_environment_page_reruns_the_preflight_in_the_new_language(qtbot, tmp_path, local_wheels):
-    pytest.importorskip("PySide6")
-    from PySide6.QtWidgets import QWizard
-
-    from app.core.detect import detect
-    from app.gui import i18n as gui_i18n
-    from app.gui.pages.environment import EnvironmentPage
-    from app.gui.state import WizardState
-
-    gui_i18n.set_language("en")
-    try:
-        report = detect()
-        state = WizardState(report=report, recommendation=recommend(report))
-        wiz = QWizard()
-        page = EnvironmentPage(state)
-        wiz.setPage(0, page)
-        qtbot.addWidget(wiz)
-        taken = tmp_path / "envs" / "taken"
-        taken.mkdir(parents=True)
-        (taken / "thesis.tex").write_text("do not delete", encoding="utf-8")
-        page.initializePage()
-        page.index_url.setText("https://pypi.org/simple")
-        page.find_links.setText(str(local_wheels))
-        with qtbot.waitSignal(page.preflight_done, timeout=30000):
-            page.location.setText(str(tmp_path / "envs"))
-            page.name.setText("taken")
-        qtbot.waitUntil(lambda: not page.is_busy() and not page._debounce.isActive(), timeout=30000)
-        errors = [m for _, s, m, _ in page.checks if s == "error"]
-        assert errors and errors[0].startswith(f"{taken} is a folder with files in it")
-        with qtbot.waitSignal(page.preflight_done, timeout=30000):
-            gui_i18n.set_language("zh_CN")  # LanguageChange -> retranslate() -> pre-flight again
-        qtbot.waitUntil(lambda: not page.is_busy(), timeout=30000)
-        zh_errors = [(m, h) for _, s, m, h in page.checks if s == "error"]
-        assert zh_errors and str(taken) in zh_errors[0][0]
-        assert CJK.search(zh_errors[0][0]) and CJK.search(zh_errors[0][1])
-        assert all(CJK.search(m) for _, _, m, _ in page.checks)
-        assert (taken / "thesis.tex").read_text(encoding="utf-8") == "do not delete"
-    finally:
-        gui_i18n.set_language("en")

@@ -2,7 +2,6 @@
 decisions (no installs here; those are in test_install*.py)."""
 from __future__ import annotations
 
-import os
 import socket
 import stat
 import sys
@@ -15,6 +14,7 @@ from app.core import install as core
 from app.core.errors import BadInput
 from app.core.events import ProgressEvent
 from app.core.progress import ProgressParser
+from app.core.recommend import Recommendation
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -89,8 +89,8 @@ def test_installed_distributions_reads_dist_info(tmp_path):
     (sp / "typing_extensions-4.16.0.dist-info").mkdir()
     assert envs.installed_distributions(tmp_path) == {"torch": "2.13.0+cpu",
                                                      "typing-extensions": "4.16.0"}
-    assert core._mixed_variants({"torch": "2.13.0+cpu", "torchvision": "0.28.0+cu126"})
-    assert not core._mixed_variants({"torch": "2.13.0+cpu", "torchvision": "0.28.0+cpu"})
+    assert core.mixed_variants({"torch": "2.13.0+cpu", "torchvision": "0.28.0+cu126"})
+    assert not core.mixed_variants({"torch": "2.13.0+cpu", "torchvision": "0.28.0+cpu"})
 
 
 # --------------------------------------------------------------------------- pythons
@@ -103,7 +103,7 @@ def test_find_python_by_version_and_path():
     assert again == info
     with pytest.raises(BadInput):
         envs.find_python("/no/such/python")
-    none, notes = envs.find_python("2.1")
+    none, _notes = envs.find_python("2.1")
     assert none is None
 
 
@@ -120,29 +120,31 @@ def test_a_python_that_does_not_run_fails_preflight(tmp_path):
     p = core.plan(core.InstallRequest(tmp_path / "env", installer="pip", python=str(fake),
                                       packages=["torch"], find_links=[str(tmp_path)]))
     checks = {c.name: c for c in core.preflight(p)}
-    assert not checks["python"].ok and "No usable Python" in checks["python"].message
+    assert not checks["python"].ok and "No usable Python" in str(checks["python"].message)
     assert not (tmp_path / "env").exists()
 
 
 # --------------------------------------------------------------------------- plans
 
 def test_uv_plan_puts_the_torch_index_first_and_never_mixes(tmp_path):
-    rec = {"backend": "cuda", "variant": "cu126", "index_url": "https://download.pytorch.org/whl/cu126",
-           "packages": ["torch==2.13.0+cu126", "torchvision==0.28.0+cu126"], "env_python": None}
+    rec = Recommendation(backend="cuda", variant="cu126", torch_version="2.13.0", python_ok=True, env_python=None,
+                         index_url="https://download.pytorch.org/whl/cu126",
+                         packages=["torch==2.13.0+cu126", "torchvision==0.28.0+cu126"], command=[], reasons=[],
+                         warnings=[], alternatives=[], compat_data_version="test")
     p = core.plan(core.InstallRequest(tmp_path / "e", recommendation=rec,
                                       extra_index_urls=["https://example.org/simple"]))
     argv = p.commands()[-1]
     i = argv.index("--extra-index-url")
-    assert argv[i + 1] == rec["index_url"]  # ranked before the user's extra index
+    assert argv[i + 1] == rec.index_url  # ranked before the user's extra index
     assert argv[argv.index("--index-strategy") + 1] == "first-index"
-    assert argv[-2:] == rec["packages"]
+    assert argv[-2:] == list(rec.packages)
     assert p.estimate_mb >= core.INSTALLED_MB["cuda"]
     pp = core.plan(core.InstallRequest(tmp_path / "e", installer="pip", recommendation=rec,
                                        default_index_url="https://mirror.example/simple",
                                        ca_bundle="/etc/ssl/ca.pem"))
     argv = pp.commands()[-1]
     assert argv[argv.index("--index-url") + 1] == "https://mirror.example/simple"
-    assert argv[argv.index("--extra-index-url") + 1] == rec["index_url"]
+    assert argv[argv.index("--extra-index-url") + 1] == rec.index_url
     assert argv[argv.index("--cert") + 1] == "/etc/ssl/ca.pem"
     assert pp.commands()[0][1:3] == ["-m", "venv"]
 
@@ -174,7 +176,7 @@ def test_plan_refuses_an_existing_env_unless_asked_and_non_env_when_asked(tmp_pa
 
 def test_check_url():
     assert core.check_url("http://127.0.0.1:9/simple") is not None
-    assert "does not exist" in core.check_url("/no/such/wheels")
+    assert "does not exist" in str(core.check_url("/no/such/wheels"))
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
@@ -190,7 +192,7 @@ def test_preflight_target_rules(tmp_path):
     (full / "thesis.tex").write_text("mine")
     p = core.plan(core.InstallRequest(full, packages=["six"]))
     c = {c.name: c for c in core.preflight(p)}
-    assert not c["target"].ok and "with files in it" in c["target"].message
+    assert not c["target"].ok and "with files in it" in str(c["target"].message)
     empty = tmp_path / "empty"
     empty.mkdir()
     c = {c.name: c for c in core.preflight(core.plan(core.InstallRequest(empty, packages=["six"])))}
@@ -198,7 +200,7 @@ def test_preflight_target_rules(tmp_path):
     f = tmp_path / "afile"
     f.write_text("x")
     c = {c.name: c for c in core.preflight(core.plan(core.InstallRequest(f, packages=["six"])))}
-    assert not c["target"].ok and "not a folder" in c["target"].message
+    assert not c["target"].ok and "not a folder" in str(c["target"].message)
 
 
 def test_proxies_and_ca_bundle_reach_the_children_and_the_reachability_check(tmp_path, monkeypatch):
@@ -213,7 +215,7 @@ def test_proxies_and_ca_bundle_reach_the_children_and_the_reachability_check(tmp
         assert core.check_url("https://index.invalid/simple") is None
     finally:
         srv.close()
-    assert "cannot connect" in core.check_url("https://index.invalid/simple", proxy=proxy)
+    assert "cannot connect" in str(core.check_url("https://index.invalid/simple", proxy=proxy))
     monkeypatch.delenv("HTTPS_PROXY")
     p = core.plan(core.InstallRequest(tmp_path / "e", packages=["six"], proxy=proxy,
                                       ca_bundle="/etc/ssl/corp-ca.pem"))
@@ -233,7 +235,7 @@ def test_existing_env_without_pip_needs_uv(tmp_path):
 def test_cli_renderer_draws_a_bar_on_a_tty_and_plain_lines_otherwise():
     import io
 
-    from app.commands.install import Renderer
+    from app.commands._render import Renderer
     from app.core.events import LogEvent, PhaseEvent
 
     class Tty(io.StringIO):
@@ -267,7 +269,7 @@ def test_conda_preflight_checks_the_channel_and_the_tool(tmp_path, monkeypatch):
     p = core.plan(core.InstallRequest(tmp_path / "c", kind="conda", installer="pip",
                                       packages=["six"], python=sys.executable))
     checks = {c.name: c for c in core.preflight(p)}
-    assert not checks["backend"].ok and "Miniforge" in checks["backend"].message
+    assert not checks["backend"].ok and "Miniforge" in str(checks["backend"].message)
     assert "reach:conda channel" in checks
 
 
@@ -289,7 +291,7 @@ def test_named_indexes_get_a_real_http_request(tmp_path):
     try:
         assert core.probe_index(base + "/simple") == (None, None)
         err, warn = core.probe_index(base + "/typo/simple")
-        assert err is None and "HTTP 404" in warn
+        assert err is None and "HTTP 404" in str(warn)
         p = core.plan(core.InstallRequest(tmp_path / "e", packages=["six"],
                                           index_url=base + "/typo/whl/cpu"))
         c = {c.name: c for c in core.preflight(p)}["reach:torch index"]
@@ -297,4 +299,4 @@ def test_named_indexes_get_a_real_http_request(tmp_path):
     finally:
         srv.shutdown()
     err, _ = core.probe_index("http://127.0.0.1:9/simple")
-    assert err and "refused" in err.lower()
+    assert err and "refused" in str(err).lower()

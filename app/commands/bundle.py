@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import sys
 
+from app.commands._render import Renderer
+from app.commands.install import add_source_arguments, detect_machine, recommend_for
 from app.core.errors import BadInput
 
 
 def register(sub) -> None:
-    from app.commands.install import add_source_arguments
-
     p = sub.add_parser(
         "bundle", help="build an offline wheel bundle for a target machine",
         description="Download every wheel a target machine needs into a folder with a "
@@ -40,7 +40,6 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from app.core import bundle as core
-    from app.commands.install import Renderer
 
     if args.check:
         m = core.check_bundle(args.check)
@@ -57,18 +56,16 @@ def run(args) -> int:
     packages = args.packages
     index_url = args.index_url
     if not packages:
-        from app.commands.install import _detect, _recommend
-
         if args.from_report:
             from app.core.system import load_report
 
             report = load_report(args.from_report)
         else:
-            report = _detect()
+            report = detect_machine()
         args.python = python
-        rec = _recommend(args, report)
-        packages = list(getattr(rec, "packages", None) or [])
-        index_url = index_url or getattr(rec, "index_url", None)
+        rec = recommend_for(args, report)
+        packages = list(rec.packages)
+        index_url = index_url or rec.index_url
         if not packages:
             raise BadInput("The recommendation names no packages.",
                            hint="Pass --packages explicitly.")

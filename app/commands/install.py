@@ -13,12 +13,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
-import threading
-import time
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from app.core.errors import EXIT_BAD_INPUT, EXIT_OK, BadInput, UserError
+from app.commands._render import Renderer, cancel_on_signals, confirm, print_plan
+from app.commands.unattended import run_unattended
+from app.core.enums import Phase, PhaseState
+from app.core.errors import EXIT_CANCELLED, EXIT_OK, BadInput, UserError
+from app.core.events import PhaseEvent
+
+if TYPE_CHECKING:  # start-up: the core is imported when the command runs, not when it registers
+    from app.core.install import InstallPlan, InstallRequest, InstallResult
+    from app.core.recommend import Recommendation
+    from app.core.runner import CancelToken
+    from app.core.system import SystemReport
+    from app.core.verify import VerifyReport
 
 
 def add_source_arguments(p: argparse.ArgumentParser) -> None:
@@ -75,126 +85,32 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-# --------------------------------------------------------------------------- rendering
-
-_PHASES = {
-    "preflight": "Checking",
-    "create-env": "Creating the environment",
-    "snapshot": "Recording the environment's packages",
-    "install": "Installing",
-    "rollback": "Cleaning up",
-    "restore": "Restoring the environment",
-    "verify": "Verifying",
-}
-_PLAIN_KEEP = ("Resolved", "Prepared", "Installed", "Downloading", " Downloaded", " + ", " - ",
-               "Collecting", "Successfully installed", "Installing collected", "Processing",
-               "Using CPython", "Creating virtual environment", "ERROR", "error:", "warning:")
-
-
-class Renderer:
-    """Events -> terminal: a redrawn bar on a TTY, plain lines otherwise. Thread-safe."""
-
-    def __init__(self, stream=None, quiet: bool = False, verbose: bool = False) -> None:
-        self.stream = stream or sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.quiet = quiet
-        self.verbose = verbose
-        self.lock = threading.Lock()
-        self._bar_shown = False
-        self._downloads: dict[str, tuple[int, int]] = {}
-        self._packages = (0, 0)
-        self._last_plain = 0.0
-
-    def _write(self, text: str) -> None:
-        if self._bar_shown:
-            self.stream.write("\r\033[K")
-            self._bar_shown = False
-        self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def __call__(self, event) -> None:
-        if self.quiet:
-            return
-        kind = getattr(event, "kind", "")
-        with self.lock:
-            if kind == "phase":
-                label = _PHASES.get(event.name, event.name)
-                if event.state == "start":
-                    self._write(f"==> {label}…" + (f" {event.detail}" if event.detail and
-                                                   event.name != "preflight" else ""))
-                elif event.state == "failed":
-                    self._write(f"==> {label}: failed" + (f" ({event.detail})" if event.detail
-                                                          else ""))
-            elif kind == "log":
-                line = event.text
-                if self.verbose or (not self.tty and line.lstrip().startswith(
-                        tuple(k.strip() for k in _PLAIN_KEEP))):
-                    self._write("    " + line)
-                elif self.tty and line.startswith(" + "):
-                    self._write("    " + line)
-            elif kind == "warning":
-                self._write(f"Warning: {event.text}")
-            elif kind == "progress":
-                self._progress(event)
-            elif kind == "step" and event.status in ("failed", "warning"):
-                self._write(f"    {event.status}: {event.detail}")
-
-    def _progress(self, e) -> None:
-        if getattr(e, "unit", "bytes") == "packages":
-            self._packages = (e.done_bytes, e.total_bytes)
-        elif e.package:
-            self._downloads[e.package] = (e.done_bytes, e.total_bytes)
-        if not self.tty:
-            return
-        done = sum(d for d, _ in self._downloads.values())
-        total = sum(t for _, t in self._downloads.values())
-        width = 30
-        if total:
-            frac = min(1.0, done / total)
-            what = f"{done / 1e6:7.1f}/{total / 1e6:.1f} MB"
-        elif self._packages[1]:
-            frac = self._packages[0] / self._packages[1]
-            what = f"{self._packages[0]}/{self._packages[1]} packages"
-        else:
-            return
-        current = e.package or ""
-        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
-        self.stream.write(f"\r\033[K[{bar}] {frac * 100:3.0f}% {what} {current}"[:120])
-        self.stream.flush()
-        self._bar_shown = True
-
-    def close(self) -> None:
-        with self.lock:
-            if self._bar_shown:
-                self.stream.write("\n")
-                self.stream.flush()
-                self._bar_shown = False
-
-
 # --------------------------------------------------------------------------- run
 
-def _recommend(args, report):
+def recommend_for(args: argparse.Namespace, report: SystemReport) -> Recommendation:
+    """The recommendation for ``report`` with the command line's --backend/--variant/--torch/--python."""
     try:
         from app.core.recommend import Choices, recommend
     except ImportError as exc:
         raise UserError("The recommendation engine is not available in this build "
-                        f"({exc}).", hint="Pass --packages (and --index-url) explicitly.")
+                        f"({exc}).", hint="Pass --packages (and --index-url) explicitly.") from None
     choices = Choices(backend=args.backend, variant=args.variant, torch=args.torch,
                       python=args.python if args.python and "." in args.python
                       and os.sep not in args.python else None)
     return recommend(report, None, choices)
 
 
-def _detect():
+def detect_machine() -> SystemReport:
     try:
         from app.core.detect import detect
     except ImportError as exc:
         raise UserError(f"System detection is not available in this build ({exc}).",
-                        hint="Pass --packages explicitly.")
+                        hint="Pass --packages explicitly.") from None
     return detect()
 
 
-def build_request(args, *, report=None):
+def build_request(args: argparse.Namespace, *,
+                  report: SystemReport | None = None) -> tuple[InstallRequest, SystemReport | None]:
     """The InstallRequest for parsed ``args`` (detects + recommends when needed)."""
     from app.core.install import InstallRequest
 
@@ -205,54 +121,20 @@ def build_request(args, *, report=None):
                        "the packages.")
     rec = None
     if not args.packages and not args.from_bundle:
-        report = report or _detect()
-        rec = _recommend(args, report)
+        report = report or detect_machine()
+        rec = recommend_for(args, report)
     return InstallRequest(
         env_path=args.env, kind=args.kind, installer=args.installer, python=args.python,
-        packages=args.packages, recommendation=rec, index_url=args.index_url,
-        extra_index_urls=tuple(args.extra_index_url or ()),
-        find_links=tuple(args.find_links or ()), bundle=args.from_bundle,
+        packages=tuple(args.packages) if args.packages else None, recommendation=rec,
+        index_url=args.index_url, extra_index_urls=tuple(args.extra_index_url or ()),
+        find_links=tuple(args.find_links or ()), bundle=Path(args.from_bundle) if args.from_bundle else None,
         existing=args.existing, proxy=args.proxy, ca_bundle=args.ca_bundle,
         default_index_url=args.default_index_url,
     ), report
 
 
-def _print_plan(plan, checks, out) -> None:
-    d = plan.to_dict()
-    print(f"Environment : {d['env_path']} ({'new ' if d['new_env'] else 'existing '}"
-          f"{d['kind']}, {d['installer']})", file=out)
-    py = d["python"]
-    print("Python      : " + (f"{py['version']} ({py['path']})" if py else
-                              f"{d['python_request'] or 'default'} (uv will look for it)"),
-          file=out)
-    print("Packages    : " + (" ".join(d["packages"]) or f"from bundle {d['bundle']}"), file=out)
-    if d["torch_index"]:
-        print(f"Torch index : {d['torch_index']}", file=out)
-    if d["find_links"]:
-        print(f"Find links  : {', '.join(d['find_links'])}", file=out)
-    for note in d["notes"]:
-        print(f"Note        : {note}", file=out)
-    for c in checks:
-        mark = "ok " if c.ok and c.severity == "error" else ("!! " if c.blocking else "?  ")
-        print(f"  {mark}{c.message}", file=out)
-
-
-def _confirm(args, out) -> None:
-    if args.yes:
-        return
-    if not sys.stdin or not sys.stdin.isatty():
-        raise BadInput("Refusing to install without confirmation: standard input is not a "
-                       "terminal.", hint="Pass --yes to install unattended.")
-    out.flush()
-    answer = input("Proceed? [y/N] ").strip().lower()
-    if answer not in ("y", "yes"):
-        raise BadInput("Not confirmed; nothing was done.")
-
-
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if getattr(args, "config", None):
-        from app.commands.unattended import run_unattended
-
         return run_unattended(args)
     from app.core import install as core
     from app.core.runner import CancelToken
@@ -262,35 +144,18 @@ def run(args) -> int:
     the_plan = core.plan(request, report=report)
     checks = core.preflight(the_plan)
     if not args.json:
-        _print_plan(the_plan, checks, out)
+        print_plan(the_plan, checks, out)
     core.raise_for_checks(checks, plan=the_plan)
-    _confirm(args, out)
+    confirm(args, out)
 
     cancel = CancelToken()
     renderer = Renderer(out, quiet=args.json, verbose=args.verbose)
-    previous = {}
-
-    def on_signal(signum, _frame):
-        if not cancel.cancelled:
-            try:
-                out.write("\nCancelling: stopping the installer and rolling back…\n")
-            except Exception:
-                pass
-        cancel.cancel()
-
-    in_main = threading.current_thread() is threading.main_thread()
-    if in_main:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, on_signal)
     try:
-        result = core.install(the_plan, on_event=renderer, cancel=cancel, checks=checks)
-        verify = None
-        if not args.no_verify:
-            verify = _verify(result, the_plan, renderer, cancel)
+        with cancel_on_signals(cancel, out, "stopping the installer and rolling back"):
+            result = core.install(the_plan, on_event=renderer, cancel=cancel, checks=checks)
+            verify = None if args.no_verify else _verify(result, the_plan, renderer, cancel)
     finally:
         renderer.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
     payload = {"install": result.to_dict(), "plan": the_plan.to_dict(),
                "verify": verify.to_dict() if verify is not None else None}
@@ -301,31 +166,25 @@ def run(args) -> int:
     return EXIT_OK
 
 
-def _verify(result, plan, renderer, cancel):
+def _verify(result: InstallResult, plan: InstallPlan, renderer: Renderer,
+            cancel: CancelToken) -> VerifyReport | None:
     try:
         from app.core.verify import run_verify
     except ImportError:
         return None
-    from app.core.events import PhaseEvent
-
-    rec = plan.request.recommendation
-    if rec is None and plan.bundle_manifest is not None:  # what the bundle was built for
-        rec = plan.bundle_manifest.recommendation
-    backend = (rec.get("backend") if isinstance(rec, dict) else getattr(rec, "backend", None))
-    expect = backend if backend in ("cuda", "rocm", "mps", "xpu") else None
-    renderer(PhaseEvent("verify", "start"))
+    renderer(PhaseEvent(Phase.VERIFY, PhaseState.START))
     try:
-        report = run_verify(result.python, on_event=renderer, cancel=cancel, expect=expect)
+        report = run_verify(result.python, on_event=renderer, cancel=cancel, expect=plan.expected_accelerator)
     except UserError as err:
-        if getattr(err, "exit_code", 1) == 130:
+        if err.exit_code == EXIT_CANCELLED:
             raise
-        renderer(PhaseEvent("verify", "failed", err.message))
+        renderer(PhaseEvent(Phase.VERIFY, PhaseState.FAILED, err.message))
         return None
-    renderer(PhaseEvent("verify", "end"))
+    renderer(PhaseEvent(Phase.VERIFY, PhaseState.END))
     return report
 
 
-def _print_summary(result, verify) -> None:
+def _print_summary(result: InstallResult, verify: VerifyReport | None) -> None:
     print(f"Installed torch {result.torch_version or '(not installed)'} into {result.env_path} "
           f"in {result.duration_s:.1f} s.")
     print(f"Python: {result.python}")

@@ -17,14 +17,12 @@ but the verification failed), 2 bad input or refused by the pre-flight (nothing 
 from __future__ import annotations
 
 import os
-import signal
 import sys
-import threading
 import time
 from pathlib import Path
 
-from app.core.errors import (EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, BadInput,
-                             Cancelled, UserError)
+from app.commands._render import Renderer, cancel_on_signals, confirm, print_plan
+from app.core.errors import EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, BadInput, Cancelled, UserError
 
 # install's options that an answer file replaces; giving both is ambiguous.
 _CONFLICTING = {
@@ -98,7 +96,7 @@ def build_request(answers, bundle, report):
         env_path=answers.env_path, kind=answers.env_kind, installer=answers.installer,
         python=answers.python, packages=None, recommendation=rec,
         index_url=answers.index_url, extra_index_urls=tuple(answers.extra_index_urls),
-        find_links=tuple(str(p) for p in answers.find_links), bundle=bundle,
+        find_links=tuple(str(p) for p in answers.find_links), bundle=Path(bundle) if bundle else None,
         existing=answers.existing, proxy=answers.proxy,
         ca_bundle=str(answers.ca_bundle) if answers.ca_bundle else None,
         default_index_url=answers.mirror,
@@ -140,12 +138,9 @@ class _Run:
         else:
             self.say(f"==> Installing from the offline bundle {self.bundle}")
         plan = core.plan(request, report=report)
-        if rec is None and getattr(plan, "bundle_manifest", None) is not None:
-            self.parts["recommendation"] = getattr(plan.bundle_manifest, "recommendation", None)
+        self.parts["recommendation"] = plan.recommendation  # the bundle's, when installing from one
         checks = core.preflight(plan)
-        from app.commands.install import _print_plan
-
-        _print_plan(plan, checks, self.out)
+        print_plan(plan, checks, self.out)
         core.raise_for_checks(checks)
         result = core.install(plan, on_event=renderer, cancel=self.cancel, checks=checks)
         self.parts["install"] = result
@@ -156,10 +151,9 @@ class _Run:
         if a.verify:
             from app.core.verify import run_verify
 
-            backend = getattr(rec, "backend", None)
-            expect = backend if backend in ("cuda", "rocm", "mps", "xpu") else None
             self.say("==> Verifying…")
-            verify = run_verify(result.python, on_event=renderer, cancel=self.cancel, expect=expect)
+            verify = run_verify(result.python, on_event=renderer, cancel=self.cancel,
+                                expect=plan.expected_accelerator)
             self.parts["verify"] = verify
             verify_ok = verify.ok
             passed = sum(1 for c in verify.checks if c.status == "passed")
@@ -213,10 +207,8 @@ class _Run:
 
 def run_unattended(args) -> int:
     """``install --config FILE``: validated answers -> full run -> report. Returns the exit code."""
-    from app.commands.install import Renderer
     from app.core.answers import load_answers
-    from app.core.report import (STATUS_BAD_INPUT, STATUS_CANCELLED, STATUS_FAILED, STATUS_OK,
-                                 SessionReport)
+    from app.core.report import STATUS_BAD_INPUT, STATUS_CANCELLED, STATUS_FAILED, STATUS_OK, SessionReport
 
     started = time.monotonic()
     # 1. Everything that can be wrong with the request, before anything happens.
@@ -224,30 +216,16 @@ def run_unattended(args) -> int:
     answers = load_answers(args.config)
     report_dir, bundle = resolve(answers)
     if not getattr(args, "yes", False):
-        from app.commands.install import _confirm
-
         print(f"Unattended install from {answers.source}: environment {answers.env_path}",
               file=sys.stderr)
-        _confirm(args, sys.stderr)
+        confirm(args, sys.stderr)
 
     run = _Run(answers, bundle)
     renderer = Renderer(sys.stderr, quiet=False, verbose=getattr(args, "verbose", False))
-    previous = {}
-
-    def on_signal(signum, _frame):
-        if not run.cancel.cancelled:
-            try:
-                sys.stderr.write("\nCancelling: stopping and rolling back…\n")
-            except Exception:
-                pass
-        run.cancel.cancel()
-
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, on_signal)
     error: UserError | None = None
     try:
-        code = run.steps(renderer)
+        with cancel_on_signals(run.cancel, sys.stderr, "stopping and rolling back"):
+            code = run.steps(renderer)
         status = STATUS_OK
     except Cancelled as err:
         error, code, status = err, EXIT_CANCELLED, STATUS_CANCELLED
@@ -259,8 +237,6 @@ def run_unattended(args) -> int:
         error, code, status = Cancelled(), EXIT_CANCELLED, STATUS_CANCELLED
     finally:
         renderer.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
     session = SessionReport(source="unattended", status=status, exit_code=code, error=error,
                             duration_s=round(time.monotonic() - started, 2), notes=run.notes,

@@ -13,16 +13,21 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field, fields
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from urllib.parse import urlsplit
 
 from app.core.errors import BadInput
+from app.core.serial import to_jsonable
+from app.core.wheels import backend_of_variant
 
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     import tomllib as _toml
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as _toml  # type: ignore[no-redef]
+else:  # pragma: no cover - Python 3.10
+    import tomli as _toml
 
 ANSWERS_VERSION = 1
 BACKENDS = ("auto", "cpu", "cuda", "rocm", "mps", "xpu")
@@ -75,9 +80,7 @@ class Answers:
     report_formats: tuple[str, ...] = ("json",)
     report_name: str | None = None  # file stem; default: the host name
 
-    def to_dict(self) -> dict:
-        from app.core.serial import to_jsonable
-
+    def to_dict(self) -> dict[str, Any]:
         return {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)}
 
 
@@ -97,6 +100,10 @@ class _Ctx:
 
     def bad(self, section: str | None, key: str | None, problem: str, hint: str = "") -> BadInput:
         return BadInput(f"Answer file {self.where(section, key)}: {problem}", hint=hint or HELP_HINT)
+
+
+# A key's converter: (context, section, key, raw TOML value) -> the Answers field's value.
+Converter = Callable[["_Ctx", str, str, Any], Any]
 
 
 def _line_of(lines: list[str], section: str | None, key: str | None) -> int | None:
@@ -127,20 +134,20 @@ def _line_of(lines: list[str], section: str | None, key: str | None) -> int | No
     return header_line
 
 
-def _str(ctx, sec, key, v) -> str:
+def _str(ctx: _Ctx, sec: str, key: str, v: Any) -> str:
     if not isinstance(v, str):
         raise ctx.bad(sec, key, f"expected a string, got {_show(v)}")
     return v.strip()
 
 
-def _bool(ctx, sec, key, v) -> bool:
+def _bool(ctx: _Ctx, sec: str, key: str, v: Any) -> bool:
     if not isinstance(v, bool):
         raise ctx.bad(sec, key, f"expected true or false, got {_show(v)}")
     return v
 
 
-def _choice(choices: tuple[str, ...]) -> Callable:
-    def conv(ctx, sec, key, v):
+def _choice(choices: tuple[str, ...]) -> Converter:
+    def conv(ctx: _Ctx, sec: str, key: str, v: Any) -> Any:
         s = _str(ctx, sec, key, v).lower()
         if s not in choices:
             raise ctx.bad(sec, key, f"{_show(v)} is not one of {', '.join(choices)}")
@@ -148,7 +155,7 @@ def _choice(choices: tuple[str, ...]) -> Callable:
     return conv
 
 
-def _str_list(ctx, sec, key, v) -> list[str]:
+def _str_list(ctx: _Ctx, sec: str, key: str, v: Any) -> list[str]:
     if isinstance(v, str):
         v = [v] if v.strip() else []
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
@@ -166,9 +173,9 @@ def _expand(s: str, base: Path) -> Path:
     return p if p.is_absolute() else (base / p)
 
 
-def _path(must: str | None = None) -> Callable:
+def _path(must: str | None = None) -> Converter:
     """A path; ``must`` = "dir" / "file" / "exists" checks it now (before anything happens)."""
-    def conv(ctx, sec, key, v):
+    def conv(ctx: _Ctx, sec: str, key: str, v: Any) -> Any:
         s = _str(ctx, sec, key, v)
         if not s:
             return None
@@ -185,8 +192,8 @@ def _path(must: str | None = None) -> Callable:
     return conv
 
 
-def _url(schemes=("http", "https", "file")) -> Callable:
-    def conv(ctx, sec, key, v):
+def _url(schemes: tuple[str, ...] = ("http", "https", "file")) -> Converter:
+    def conv(ctx: _Ctx, sec: str, key: str, v: Any) -> Any:
         s = _str(ctx, sec, key, v)
         if not s:
             return None
@@ -195,9 +202,7 @@ def _url(schemes=("http", "https", "file")) -> Callable:
     return conv
 
 
-def _check_url(ctx, sec, key, s, schemes) -> None:
-    from urllib.parse import urlsplit
-
+def _check_url(ctx: _Ctx, sec: str, key: str, s: str, schemes: tuple[str, ...]) -> None:
     try:
         parts = urlsplit(s)
     except ValueError as exc:
@@ -207,14 +212,14 @@ def _check_url(ctx, sec, key, s, schemes) -> None:
                       hint=f"use a full URL starting with {' or '.join(x + '://' for x in schemes)}")
 
 
-def _url_list(ctx, sec, key, v) -> list[str]:
+def _url_list(ctx: _Ctx, sec: str, key: str, v: Any) -> list[str]:
     items = _str_list(ctx, sec, key, v)
     for s in items:
         _check_url(ctx, sec, key, s, ("http", "https", "file"))
     return items
 
 
-def _python(ctx, sec, key, v) -> str | None:
+def _python(ctx: _Ctx, sec: str, key: str, v: Any) -> str | None:
     s = _str(ctx, sec, key, v)
     if not s:
         return None
@@ -232,8 +237,8 @@ def _python(ctx, sec, key, v) -> str | None:
     return str(p)
 
 
-def _torch_version(ctx, sec, key, v) -> str | None:
-    from packaging.version import InvalidVersion, Version
+def _torch_version(ctx: _Ctx, sec: str, key: str, v: Any) -> str | None:
+    from packaging.version import InvalidVersion, Version  # start-up: only answer files with a pin need it
 
     s = _str(ctx, sec, key, v)
     if not s:
@@ -246,7 +251,8 @@ def _torch_version(ctx, sec, key, v) -> str | None:
     return s
 
 
-def _requirements(ctx, sec, key, v) -> list[str]:
+def _requirements(ctx: _Ctx, sec: str, key: str, v: Any) -> list[str]:
+    # start-up: packaging.requirements (~17 ms) and the recommendation engine only when packages are listed
     from packaging.requirements import InvalidRequirement, Requirement
 
     from app.core.recommend import COMPANIONS
@@ -267,7 +273,7 @@ def _requirements(ctx, sec, key, v) -> list[str]:
     return items
 
 
-def _backend(ctx, sec, key, v) -> str:
+def _backend(ctx: _Ctx, sec: str, key: str, v: Any) -> str:
     s = _str(ctx, sec, key, v).lower() or "auto"
     if s in BACKENDS or _VARIANT_RE.match(s):
         return s
@@ -275,7 +281,7 @@ def _backend(ctx, sec, key, v) -> str:
                             f"nor a wheel variant such as cu126 or rocm6.4")
 
 
-def _variant(ctx, sec, key, v) -> str | None:
+def _variant(ctx: _Ctx, sec: str, key: str, v: Any) -> str | None:
     s = _str(ctx, sec, key, v).lower()
     if not s:
         return None
@@ -284,8 +290,8 @@ def _variant(ctx, sec, key, v) -> str | None:
     return s
 
 
-def _number(lo: float, hi: float) -> Callable:
-    def conv(ctx, sec, key, v):
+def _number(lo: float, hi: float) -> Converter:
+    def conv(ctx: _Ctx, sec: str, key: str, v: Any) -> Any:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise ctx.bad(sec, key, f"expected a number, got {_show(v)}")
         if not lo <= v <= hi:
@@ -294,7 +300,7 @@ def _number(lo: float, hi: float) -> Callable:
     return conv
 
 
-def _sizes(ctx, sec, key, v) -> list[int]:
+def _sizes(ctx: _Ctx, sec: str, key: str, v: Any) -> list[int]:
     if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
         raise ctx.bad(sec, key, f"expected a list of whole numbers, got {_show(v)}")
     for x in v:
@@ -303,8 +309,8 @@ def _sizes(ctx, sec, key, v) -> list[int]:
     return list(v)
 
 
-def _subset(choices: tuple[str, ...]) -> Callable:
-    def conv(ctx, sec, key, v):
+def _subset(choices: tuple[str, ...]) -> Converter:
+    def conv(ctx: _Ctx, sec: str, key: str, v: Any) -> Any:
         items = [x.lower() for x in _str_list(ctx, sec, key, v)]
         for x in items:
             if x not in choices:
@@ -313,7 +319,7 @@ def _subset(choices: tuple[str, ...]) -> Callable:
     return conv
 
 
-def _stem(ctx, sec, key, v) -> str | None:
+def _stem(ctx: _Ctx, sec: str, key: str, v: Any) -> str | None:
     s = _str(ctx, sec, key, v)
     if s and (("/" in s) or ("\\" in s) or s in (".", "..")):
         raise ctx.bad(sec, key, f"{_show(s)} must be a file name without folders")
@@ -321,7 +327,7 @@ def _stem(ctx, sec, key, v) -> str | None:
 
 
 # section -> key -> (Answers field, converter)
-SCHEMA: dict[str, dict[str, tuple[str, Callable]]] = {
+SCHEMA: dict[str, dict[str, tuple[str, Converter | None]]] = {
     "environment": {
         "kind": ("env_kind", _choice(ENV_KINDS)),
         "path": ("env_path", _path()),
@@ -363,7 +369,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Callable]]] = {
 TOP_LEVEL = ("version",)
 
 
-def _find_links(ctx, sec, key, v) -> list[Path]:
+def _find_links(ctx: _Ctx, sec: str, key: str, v: Any) -> list[Path]:
     out = []
     for s in _str_list(ctx, sec, key, v):
         if re.match(r"^[a-z][a-z0-9+.-]*://", s):
@@ -380,58 +386,62 @@ def _find_links(ctx, sec, key, v) -> list[Path]:
     return out
 
 
-def _bundle(ctx, sec, key, v):
+def _bundle(ctx: _Ctx, sec: str, key: str, v: Any) -> Path | str | None:
     s = _str(ctx, sec, key, v)
     if s.lower() == "auto":
         return "auto"
-    return _path("dir")(ctx, sec, key, v)
+    found: Path | None = _path("dir")(ctx, sec, key, v)
+    return found
 
 
-def parse_answers(text: str, *, source: Path | None = None, base: Path | None = None) -> Answers:
-    """Validate answer-file ``text``; ``base`` is the folder relative paths start from."""
-    base = base or (source.parent if source else Path.cwd())
-    ctx = _Ctx(text, base.resolve(), source)
-    try:
-        data = _toml.loads(text)
-    except _toml.TOMLDecodeError as exc:
-        src = f"{source.name}: " if source else ""
-        raise BadInput(f"Answer file {src}is not valid TOML: {exc}",
-                       hint="fix the syntax at that line; " + HELP_HINT) from None
+def _value(ctx: _Ctx, sec: str, key: str, v: Any, kw: dict[str, Any]) -> None:
+    """Convert one key's value into ``kw`` (the Answers fields)."""
+    fname, conv = SCHEMA[sec][key]
+    if key == "find_links":
+        kw[fname] = tuple(_find_links(ctx, sec, key, v))
+    elif key == "bundle":
+        b = _bundle(ctx, sec, key, v)
+        if b == "auto":
+            kw["bundle_auto"] = True
+        else:
+            kw[fname] = b
+    elif conv is not None:
+        out = conv(ctx, sec, key, v)
+        kw[fname] = tuple(out) if isinstance(out, list) else out
 
-    kw: dict[str, Any] = {"source": source}
-    for top, value in data.items():
-        if top in TOP_LEVEL:
-            if top == "version" and value != ANSWERS_VERSION:
-                raise ctx.bad(None, "version", f"version {_show(value)} is not supported (this assistant reads {ANSWERS_VERSION})")
-            continue
-        if top not in SCHEMA:
-            close = _close(top, list(SCHEMA) + list(TOP_LEVEL))
-            where = (top, None) if isinstance(value, dict) else (None, top)
-            raise ctx.bad(*where,
-                          f"unknown section or key {top!r}" + (f"; did you mean {close!r}?" if close else ""))
-        if not isinstance(value, dict):
-            raise ctx.bad(None, top, f"{top!r} must be a section ([{top}]), got {_show(value)}")
-        keys = SCHEMA[top]
-        for key, v in value.items():
-            if key not in keys:
-                close = _close(key, list(keys))
-                raise ctx.bad(top, key, f"unknown key {key!r} in [{top}]"
-                              + (f"; did you mean {close!r}?" if close else
-                                 f"; allowed: {', '.join(keys)}"))
-            fname, conv = keys[key]
-            if key == "find_links":
-                kw[fname] = tuple(_find_links(ctx, top, key, v))
-            elif key == "bundle":
-                b = _bundle(ctx, top, key, v)
-                if b == "auto":
-                    kw["bundle_auto"] = True
-                else:
-                    kw[fname] = b
-            else:
-                out = conv(ctx, top, key, v)
-                kw[fname] = tuple(out) if isinstance(out, list) else out
 
-    # Cross-key rules.
+def _section(ctx: _Ctx, top: str, value: Any, kw: dict[str, Any]) -> None:
+    """One top-level entry: a known section whose keys are all known, or the answer file's version."""
+    if top in TOP_LEVEL:
+        if top == "version" and value != ANSWERS_VERSION:
+            raise ctx.bad(None, "version",
+                          f"version {_show(value)} is not supported (this assistant reads {ANSWERS_VERSION})")
+        return
+    if top not in SCHEMA:
+        close = _close(top, list(SCHEMA) + list(TOP_LEVEL))
+        problem = f"unknown section or key {top!r}" + (f"; did you mean {close!r}?" if close else "")
+        if isinstance(value, dict):
+            raise ctx.bad(top, None, problem)
+        raise ctx.bad(None, top, problem)
+    if not isinstance(value, dict):
+        raise ctx.bad(None, top, f"{top!r} must be a section ([{top}]), got {_show(value)}")
+    keys = SCHEMA[top]
+    for key, v in value.items():
+        if key not in keys:
+            close = _close(key, list(keys))
+            raise ctx.bad(top, key, f"unknown key {key!r} in [{top}]"
+                          + (f"; did you mean {close!r}?" if close else f"; allowed: {', '.join(keys)}"))
+        _value(ctx, top, key, v, kw)
+
+
+def _backend_name(variant: str) -> str:
+    """The backend a wheel variant builds for (``cu126`` -> ``cuda``; cpu, xpu, mps themselves)."""
+    found = backend_of_variant(variant)
+    return found.value if found is not None else variant
+
+
+def _cross_checks(ctx: _Ctx, data: dict[str, Any], kw: dict[str, Any]) -> None:
+    """Rules between keys; fills in ``variant`` / ``backend`` when ``backend`` names a variant."""
     if kw.get("env_path") is None:
         raise ctx.bad("environment", "path" if "environment" in data else None,
                       "the environment path is required ([environment] path = \"...\")",
@@ -446,31 +456,39 @@ def parse_answers(text: str, *, source: Path | None = None, base: Path | None = 
         if kw.get("variant") and kw["variant"] != backend:
             raise ctx.bad("torch", "variant", f"variant {kw['variant']!r} contradicts backend {backend!r}")
         kw["variant"] = backend
-        kw["backend"] = _backend_of_variant(backend)
-    elif kw.get("variant") and backend not in ("auto", _backend_of_variant(kw["variant"])):
+        kw["backend"] = _backend_name(backend)
+    elif kw.get("variant") and backend not in ("auto", _backend_name(kw["variant"])):
         raise ctx.bad("torch", "variant", f"variant {kw['variant']!r} is not a {backend} build")
     if kw.get("bundle") is not None and (kw.get("index_url") or kw.get("extra_index_urls")):
         raise ctx.bad("sources", "bundle", "an offline bundle cannot be combined with index_url or "
                                            "extra_index_urls (a bundle installs with no network)")
+
+
+def parse_answers(text: str, *, source: Path | None = None, base: Path | None = None) -> Answers:
+    """Validate answer-file ``text``; ``base`` is the folder relative paths start from."""
+    base = base or (source.parent if source else Path.cwd())
+    ctx = _Ctx(text, base.resolve(), source)
+    try:
+        data = _toml.loads(text)
+    except _toml.TOMLDecodeError as exc:
+        src = f"{source.name}: " if source else ""
+        raise BadInput(f"Answer file {src}is not valid TOML: {exc}",
+                       hint="fix the syntax at that line; " + HELP_HINT) from None
+    kw: dict[str, Any] = {"source": source}
+    for top, value in data.items():
+        _section(ctx, top, value, kw)
+    _cross_checks(ctx, data, kw)
     return Answers(**kw)
 
 
-def _backend_of_variant(variant: str) -> str:
-    if variant.startswith("cu"):
-        return "cuda"
-    if variant.startswith("rocm"):
-        return "rocm"
-    return variant  # cpu, xpu, mps
-
-
 def _close(word: str, options: list[str]) -> str | None:
-    import difflib
+    import difflib  # start-up: only for a misspelt key
 
     m = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
     return m[0] if m else None
 
 
-def load_answers(path) -> Answers:
+def load_answers(path: str | os.PathLike[str]) -> Answers:
     """Read and validate an answer file; every problem is a BadInput naming the key."""
     p = Path(path).expanduser()
     try:

@@ -18,17 +18,31 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from app.core import runner
+from app import __version__
+from app.core import paths, runner
+from app.core.enums import Phase, PhaseState
+from app.core.envs import env_python, find_python, uv_bin
 from app.core.errors import BadInput, Cancelled, UserError
-from app.core.events import LogEvent, PhaseEvent, ProgressEvent
+from app.core.events import Event, LogEvent, PhaseEvent, ProgressEvent, ignore
+from app.core.indexes import display_url, probe_index
+from app.core.installer_hints import hint_for
+from app.core.progress import ProgressParser
+
+if TYPE_CHECKING:  # start-up: the recommendation engine is imported only where a manifest carries one
+    from app.core.recommend import Recommendation
+
+__all__ = ["BUNDLE_DIR_NAME", "BundleFile", "Manifest", "build_bundle", "check_bundle", "expand_platform",
+           "find_bundle", "load_manifest", "sha256_of", "supported_tags", "this_platform"]
 
 FORMAT = "torch-setup-bundle"
 FORMAT_VERSION = 1
@@ -46,55 +60,69 @@ class BundleFile:
     version: str
     tags: tuple[str, ...]
 
-    def to_dict(self) -> dict:
-        d = dict(self.__dict__)
-        d["tags"] = list(self.tags)
-        return d
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "size": self.size, "sha256": self.sha256, "package": self.package,
+                "version": self.version, "tags": list(self.tags)}
+
+    @classmethod
+    def from_dict(cls, f: dict[str, Any]) -> BundleFile:
+        return cls(name=f["name"], size=int(f["size"]), sha256=f["sha256"], package=f["package"],
+                   version=f["version"], tags=tuple(f.get("tags", ())))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Manifest:
     python_version: str  # "3.11"
     implementation: str  # "cp"
     abi: str  # "cp311"
-    platforms: list[str]  # the platform tags the bundle was built for
-    packages: list[str]  # what was asked for
-    files: list[BundleFile]
+    platforms: tuple[str, ...]  # the platform tags the bundle was built for
+    packages: tuple[str, ...]  # what was asked for
+    files: tuple[BundleFile, ...]
     created: str  # ISO 8601 UTC
     assistant_version: str
-    recommendation: Any = None
+    recommendation: Recommendation | None = None  # what the bundle was built for (None: --packages)
     index_url: str | None = None
-    find_links: list[str] = field(default_factory=list)
+    find_links: tuple[str, ...] = ()
     requirements_file: str = REQUIREMENTS
     wheels_dir: str = WHEELS
     format: str = FORMAT
     format_version: int = FORMAT_VERSION
 
-    def to_dict(self) -> dict:
-        from app.core.serial import to_jsonable
+    def __post_init__(self) -> None:
+        for name in ("platforms", "packages", "files", "find_links"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
 
-        d = {k: to_jsonable(v) for k, v in self.__dict__.items()}
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            d[f.name] = list(v) if isinstance(v, tuple) else v
         d["files"] = [f.to_dict() for f in self.files]
+        d["recommendation"] = self.recommendation.to_dict() if self.recommendation is not None else None
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Manifest":
-        files = [BundleFile(name=f["name"], size=int(f["size"]), sha256=f["sha256"],
-                            package=f["package"], version=f["version"],
-                            tags=tuple(f.get("tags", ())))
-                 for f in d["files"]]
-        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d and k != "files"}
-        return cls(files=files, **known)
+    def from_dict(cls, d: dict[str, Any]) -> Manifest:
+        known = {k: d[k] for k in (f.name for f in fields(cls)) if k in d and k not in ("files", "recommendation")}
+        rec = d.get("recommendation")
+        return cls(files=tuple(BundleFile.from_dict(f) for f in d["files"]),
+                   recommendation=_recommendation(rec) if rec else None, **known)
 
     @property
     def total_bytes(self) -> int:
         return sum(f.size for f in self.files)
 
 
-_HASHES: dict[tuple, str] = {}
+def _recommendation(data: dict[str, Any]) -> Recommendation:
+    from app.core.recommend import Recommendation  # start-up: only a manifest that carries one needs it
+
+    return Recommendation.from_dict(data)
 
 
-def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
+_HASHES: dict[tuple[str, int, int, int], str] = {}
+
+
+def sha256_of(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
     """SHA-256 of a file; remembered per (path, size, mtime, inode) within this process,
     so the wizard's repeated pre-flights do not re-read a 200 MB wheel."""
     st = os.stat(path)
@@ -116,7 +144,7 @@ def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
 
 def this_platform() -> str:
     """The most specific platform tag of this machine (e.g. ``manylinux_2_36_x86_64``)."""
-    from packaging.tags import platform_tags
+    from packaging.tags import platform_tags  # start-up: packaging.tags costs ~10 ms
 
     tags = list(platform_tags())
     for t in tags:  # packaging lists the generic linux_x86_64 first; wheels carry manylinux
@@ -131,8 +159,6 @@ def expand_platform(tag: str) -> list[str]:
     ``manylinux_2_28_x86_64`` -> 2_28 … 2_17 plus ``manylinux2014_x86_64`` (pip's
     ``--platform`` matches tags literally, so we list them all).
     """
-    import re
-
     m = re.match(r"^manylinux_(\d+)_(\d+)_(\w+)$", tag)
     if m:
         major, minor, arch = int(m.group(1)), int(m.group(2)), m.group(3)
@@ -154,7 +180,7 @@ def expand_platform(tag: str) -> list[str]:
 
 def supported_tags(python_version: str | None = None) -> set[str]:
     """Tags an interpreter of ``python_version`` on THIS machine accepts."""
-    from packaging import tags
+    from packaging import tags  # start-up: packaging.tags costs ~10 ms
 
     if python_version is None or python_version == f"{sys.version_info[0]}.{sys.version_info[1]}":
         return {str(t) for t in tags.sys_tags()}
@@ -167,15 +193,14 @@ def supported_tags(python_version: str | None = None) -> set[str]:
 
 # --------------------------------------------------------------------------- build
 
-def _pip_python(cancel=None, log_path=None) -> tuple[str, Path | None]:
+def _pip_python(cancel: runner.CancelToken | None = None,
+                log_path: Path | None = None) -> tuple[str, Path | None]:
     """A Python with pip to run ``pip download``: ours, else a throw-away uv venv."""
     if not getattr(sys, "frozen", False):
-        import importlib.util
+        import importlib.util  # start-up: only the bundle builder asks
 
         if importlib.util.find_spec("pip") is not None:
             return sys.executable, None
-    from app.core.envs import env_python, find_python, uv_bin
-
     info, _ = find_python(None)
     if info is not None:
         res = runner.run([info.path, "-I", "-m", "pip", "--version"], timeout=60)
@@ -194,124 +219,159 @@ def _pip_python(cancel=None, log_path=None) -> tuple[str, Path | None]:
     return str(env_python(tmp / "env")), tmp
 
 
-def build_bundle(out: str | os.PathLike, *, packages: Sequence[str], python_version: str,
+@dataclass(frozen=True)
+class _Target:
+    """What a bundle is built for."""
+
+    python_version: str
+    implementation: str
+    platform: str
+
+    @property
+    def abi(self) -> str:
+        return f"{self.implementation}{self.python_version.replace('.', '')}"
+
+    @property
+    def platforms(self) -> list[str]:
+        return expand_platform(self.platform)
+
+
+def _refuse_bad_request(out: Path, packages: Sequence[str], python_version: str) -> None:
+    if not packages:
+        raise BadInput("No packages to put in the bundle.", hint="Pass --packages torch ...")
+    parts = python_version.split(".") if python_version else []
+    if len(parts) != 2 or not all(x.isdigit() for x in parts):
+        raise BadInput(f"{python_version!r} is not a Python version like 3.11.",
+                       hint="Pass --python 3.X (the Python of the target machine).")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise BadInput(f"{out} already exists and is not an empty folder.",
+                       hint="Choose a new folder for the bundle.")
+
+
+def _refuse_unreachable(urls: Sequence[str]) -> None:
+    for url in urls:
+        err, _warn = probe_index(url)
+        if err:
+            raise BadInput(f"The index {display_url(url)} cannot be reached: {err}. Nothing was downloaded.",
+                           hint="Check the network or proxy (HTTPS_PROXY), or use a reachable "
+                                "mirror with --index-url.")
+
+
+def _download_argv(py: str, dest: Path, target: _Target, packages: Sequence[str], index_urls: Sequence[str],
+                   find_links: Sequence[str | os.PathLike[str]]) -> list[str]:
+    argv = [py, "-m", "pip", "download", "--disable-pip-version-check", "--no-input",
+            "--only-binary=:all:", "--dest", str(dest), "--python-version", target.python_version,
+            "--implementation", target.implementation, "--abi", target.abi, "--abi", "abi3", "--abi", "none"]
+    for plat in target.platforms:
+        argv += ["--platform", plat]
+    for u in index_urls:
+        argv += ["--extra-index-url", u]
+    for fl in find_links:
+        argv += ["--find-links", str(fl)]
+    return [*argv, *packages]
+
+
+def _download(argv: list[str], target: _Target, emit: Callable[[Event], None], cancel: runner.CancelToken,
+              log_path: Path) -> None:
+    parser = ProgressParser("pip", emit)
+
+    def on_line(stream: str, line: str) -> None:
+        emit(LogEvent(line, stream))
+        parser.feed(line)
+
+    res = runner.run(argv, cancel=cancel, log_path=log_path, on_line=on_line,
+                     env=runner.clean_env({"PIP_NO_INPUT": "1"}))
+    parser.close()
+    if res.cancelled:
+        raise Cancelled("Cancelled; the partial bundle was removed.", log_path=log_path)
+    default = ("Every package needs a wheel for that Python and platform (no source builds in a bundle). "
+               "Check the versions, the --platform tag and the index.")
+    res.raise_for_status(f"Downloading wheels for Python {target.python_version} on {target.platform} failed",
+                         hint=str(hint_for(res.tail, default)))
+
+
+def _hash_wheels(wheels: Path, emit: Callable[[Event], None], cancel: runner.CancelToken,
+                 log_path: Path) -> tuple[BundleFile, ...]:
+    from packaging.utils import parse_wheel_filename  # start-up: only the bundle builder needs it
+
+    non_wheels = [p.name for p in wheels.iterdir() if not p.name.endswith(".whl")]
+    if non_wheels:
+        raise UserError(f"pip downloaded files that are not wheels: {', '.join(non_wheels)}", log_path=log_path)
+    files: list[BundleFile] = []
+    for whl in sorted(wheels.glob("*.whl")):
+        cancel.raise_if_cancelled()
+        name, version, _build, tagset = parse_wheel_filename(whl.name)
+        size = whl.stat().st_size
+        files.append(BundleFile(whl.name, size, sha256_of(whl), str(name), str(version),
+                                tuple(sorted(str(t) for t in tagset))))
+        emit(ProgressEvent(str(name), size, size))
+    return tuple(files)
+
+
+def _write(out: Path, manifest: Manifest) -> None:
+    req_lines = [f"{f.package}=={f.version} --hash=sha256:{f.sha256}" for f in manifest.files]
+    (out / REQUIREMENTS).write_text("# Generated by torch-setup bundle; every wheel pinned with its SHA-256.\n"
+                                    + "\n".join(req_lines) + "\n", encoding="utf-8")
+    tmp = out / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, out / MANIFEST)
+
+
+def _clear(out: Path, created: bool) -> None:
+    """Remove what a failed build left: the folder (if we made it) or what we put in it."""
+    if created:
+        shutil.rmtree(out, ignore_errors=True)
+        return
+    for child in list(out.iterdir()):
+        if child.is_dir():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink()
+
+
+def build_bundle(out: str | os.PathLike[str], *, packages: Sequence[str], python_version: str,
                  platform: str | None = None, implementation: str = "cp",
                  index_url: str | None = None, extra_index_urls: Sequence[str] = (),
-                 find_links: Sequence[str | os.PathLike] = (), recommendation: Any = None,
-                 on_event: Callable | None = None, cancel: runner.CancelToken | None = None
+                 find_links: Sequence[str | os.PathLike[str]] = (), recommendation: Recommendation | None = None,
+                 on_event: Callable[[Event], None] | None = None, cancel: runner.CancelToken | None = None
                  ) -> Manifest:
     """Download every wheel ``packages`` need on the target and write the manifest.
 
     ``platform``: the target's platform tag (default: this machine's). The folder ``out``
     must be new or empty; if anything fails, what was created is removed.
     """
-    from packaging.utils import parse_wheel_filename
-
-    from app import __version__
-    from app.core.paths import new_log_path
-
-    emit = on_event or (lambda e: None)
+    emit = on_event or ignore
     cancel = cancel or runner.CancelToken()
     out = Path(out).absolute()
-    if not packages:
-        raise BadInput("No packages to put in the bundle.", hint="Pass --packages torch ...")
-    if not python_version or len(python_version.split(".")) != 2 \
-            or not all(x.isdigit() for x in python_version.split(".")):
-        raise BadInput(f"{python_version!r} is not a Python version like 3.11.",
-                       hint="Pass --python 3.X (the Python of the target machine).")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise BadInput(f"{out} already exists and is not an empty folder.",
-                       hint="Choose a new folder for the bundle.")
-    platform = platform or this_platform()
-    platforms = expand_platform(platform)
-    abi = f"{implementation}{python_version.replace('.', '')}"
-    log_path = new_log_path("bundle")
+    _refuse_bad_request(out, packages, python_version)
+    target = _Target(python_version, implementation, platform or this_platform())
+    index_urls = [u for u in (index_url, *extra_index_urls) if u]
+    _refuse_unreachable(index_urls)
+    log_path = paths.new_log_path("bundle")
     created = not out.exists()
     wheels = out / WHEELS
     tmp_pip: Path | None = None
-    from app.core.install import _hint_for, probe_index
-
-    for url in [u for u in (index_url, *extra_index_urls) if u]:
-        err, _warn = probe_index(url)
-        if err:
-            raise BadInput(f"The index {url} cannot be reached: {err}. Nothing was downloaded.",
-                           hint="Check the network or proxy (HTTPS_PROXY), or use a reachable "
-                                "mirror with --index-url.")
     try:
         wheels.mkdir(parents=True, exist_ok=True)
-        emit(PhaseEvent("download", "start", f"{' '.join(packages)} for {abi} {platform}"))
+        emit(PhaseEvent(Phase.DOWNLOAD, PhaseState.START,
+                        f"{' '.join(packages)} for {target.abi} {target.platform}"))
         py, tmp_pip = _pip_python(cancel, log_path)
-        argv = [py, "-m", "pip", "download", "--disable-pip-version-check", "--no-input",
-                "--only-binary=:all:", "--dest", str(wheels), "--python-version", python_version,
-                "--implementation", implementation, "--abi", abi, "--abi", "abi3",
-                "--abi", "none"]
-        for plat in platforms:
-            argv += ["--platform", plat]
-        if index_url:
-            argv += ["--extra-index-url", index_url]
-        for u in extra_index_urls:
-            argv += ["--extra-index-url", u]
-        for fl in find_links:
-            argv += ["--find-links", str(fl)]
-        argv += list(packages)
-        from app.core.progress import ProgressParser
-
-        parser = ProgressParser("pip", emit)
-
-        def on_line(stream, line):
-            emit(LogEvent(line, stream))
-            parser.feed(line)
-
-        res = runner.run(argv, cancel=cancel, log_path=log_path, on_line=on_line,
-                         env=runner.clean_env({"PIP_NO_INPUT": "1"}))
-        parser.close()
-        if res.cancelled:
-            raise Cancelled("Cancelled; the partial bundle was removed.", log_path=log_path)
-        res.raise_for_status(
-            f"Downloading wheels for Python {python_version} on {platform} failed",
-            hint=_hint_for(res.tail,
-                           "Every package needs a wheel for that Python and platform (no "
-                           "source builds in a bundle). Check the versions, the --platform tag "
-                           "and the index."))
-        emit(PhaseEvent("download", "end"))
-        emit(PhaseEvent("hash", "start"))
-        files: list[BundleFile] = []
-        non_wheels = [p.name for p in wheels.iterdir() if not p.name.endswith(".whl")]
-        if non_wheels:
-            raise UserError(f"pip downloaded files that are not wheels: {', '.join(non_wheels)}",
-                            log_path=log_path)
-        for i, whl in enumerate(sorted(wheels.glob("*.whl"))):
-            cancel.raise_if_cancelled()
-            name, version, _build, tagset = parse_wheel_filename(whl.name)
-            size = whl.stat().st_size
-            files.append(BundleFile(whl.name, size, sha256_of(whl), str(name), str(version),
-                                    tuple(sorted(str(t) for t in tagset))))
-            emit(ProgressEvent(str(name), size, size))
-        req_lines = [f"{f.package}=={f.version} --hash=sha256:{f.sha256}" for f in files]
-        (out / REQUIREMENTS).write_text(
-            "# Generated by torch-setup bundle; every wheel pinned with its SHA-256.\n"
-            + "\n".join(req_lines) + "\n", encoding="utf-8")
-        from app.core.install import _rec_dict
-
+        _download(_download_argv(py, wheels, target, packages, index_urls, find_links), target, emit, cancel,
+                  log_path)
+        emit(PhaseEvent(Phase.DOWNLOAD, PhaseState.END))
+        emit(PhaseEvent(Phase.HASH, PhaseState.START))
         manifest = Manifest(
-            python_version=python_version, implementation=implementation, abi=abi,
-            platforms=platforms, packages=list(packages), files=files,
-            created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            assistant_version=__version__, recommendation=_rec_dict(recommendation),
-            index_url=index_url, find_links=[str(f) for f in find_links],
+            python_version=python_version, implementation=implementation, abi=target.abi,
+            platforms=tuple(target.platforms), packages=tuple(packages),
+            files=_hash_wheels(wheels, emit, cancel, log_path),
+            created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), assistant_version=__version__,
+            recommendation=recommendation, index_url=index_url, find_links=tuple(str(f) for f in find_links),
         )
-        tmp = out / (MANIFEST + ".tmp")
-        tmp.write_text(json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False),
-                       encoding="utf-8")
-        os.replace(tmp, out / MANIFEST)
-        emit(PhaseEvent("hash", "end"))
+        _write(out, manifest)
+        emit(PhaseEvent(Phase.HASH, PhaseState.END))
         return manifest
     except BaseException:
-        if created:
-            shutil.rmtree(out, ignore_errors=True)
-        else:
-            for child in list(out.iterdir()):
-                shutil.rmtree(child, ignore_errors=True) if child.is_dir() else child.unlink()
+        _clear(out, created)
         raise
     finally:
         if tmp_pip is not None:
@@ -320,7 +380,7 @@ def build_bundle(out: str | os.PathLike, *, packages: Sequence[str], python_vers
 
 # --------------------------------------------------------------------------- check
 
-def load_manifest(folder: str | os.PathLike) -> Manifest:
+def load_manifest(folder: str | os.PathLike[str]) -> Manifest:
     folder = Path(folder)
     mpath = folder / MANIFEST
     if not folder.is_dir():
@@ -337,31 +397,24 @@ def load_manifest(folder: str | os.PathLike) -> Manifest:
             raise ValueError(f"format_version {data.get('format_version')} is newer than this "
                              "assistant understands")
         return Manifest.from_dict(data)
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, UserError) as exc:
         raise BadInput(f"{mpath} is not a valid bundle manifest: {exc}",
-                       hint="Rebuild the bundle with torch-setup bundle.")
+                       hint="Rebuild the bundle with torch-setup bundle.") from None
 
 
-def check_bundle(folder: str | os.PathLike, *, python_version: str | None = None,
-                 verify_hashes: bool = True, on_event: Callable | None = None) -> Manifest:
-    """Prove the bundle fits this machine and is intact; raise BadInput naming the wheel."""
-    emit = on_event or (lambda e: None)
-    folder = Path(folder)
-    m = load_manifest(folder)
-    py = python_version or m.python_version
-    if python_version and python_version != m.python_version:
-        raise BadInput(f"The bundle is for Python {m.python_version}, not {python_version}.",
-                       hint=f"Use Python {m.python_version} or rebuild the bundle.")
+def _check_tags(m: Manifest, py: str) -> None:
     ok_tags = supported_tags(py)
     for f in m.files:
         if not set(f.tags) & ok_tags:
             raise BadInput(
                 f"The bundle does not fit this machine: {f.name} is built for "
-                f"{', '.join(sorted(set(t.split('-')[-1] for t in f.tags)))}, and this machine "
+                f"{', '.join(sorted({t.split('-')[-1] for t in f.tags}))}, and this machine "
                 f"(Python {py}) accepts {this_platform()}.",
                 hint="Build the bundle with --platform set to this machine's tag "
                      f"({this_platform()}) and --python {py}.")
-    wheels = folder / m.wheels_dir
+
+
+def _check_files(m: Manifest, wheels: Path) -> None:
     for f in m.files:
         path = wheels / f.name
         if not path.is_file():
@@ -371,23 +424,43 @@ def check_bundle(folder: str | os.PathLike, *, python_version: str | None = None
             raise BadInput(f"The bundle is damaged: {f.name} has {path.stat().st_size} bytes, "
                            f"the manifest says {f.size}. Nothing was installed.",
                            hint="Copy that file (or the whole bundle) again.")
-    if verify_hashes:
-        for f in m.files:
-            got = sha256_of(wheels / f.name)
-            if got != f.sha256:
-                raise BadInput(f"The bundle is damaged: {f.name} does not match its SHA-256 "
-                               f"(expected {f.sha256[:16]}…, found {got[:16]}…). Nothing was "
-                               "installed.", hint="Copy that file (or the whole bundle) again.")
-            emit(ProgressEvent(f.package, f.size, f.size))
+
+
+def _check_hashes(m: Manifest, wheels: Path, emit: Callable[[Event], None]) -> None:
+    for f in m.files:
+        got = sha256_of(wheels / f.name)
+        if got != f.sha256:
+            raise BadInput(f"The bundle is damaged: {f.name} does not match its SHA-256 "
+                           f"(expected {f.sha256[:16]}…, found {got[:16]}…). Nothing was "
+                           "installed.", hint="Copy that file (or the whole bundle) again.")
+        emit(ProgressEvent(f.package, f.size, f.size))
+
+
+def _check_requirements(m: Manifest, folder: Path) -> None:
     req = folder / m.requirements_file
     if not req.is_file():
-        raise BadInput(f"The bundle has no {m.requirements_file}.",
-                       hint="Rebuild the bundle.")
+        raise BadInput(f"The bundle has no {m.requirements_file}.", hint="Rebuild the bundle.")
     listed = {part.split(":", 1)[1] for part in req.read_text(encoding="utf-8").split()
               if part.startswith("--hash=sha256:")}
     if listed != {f.sha256 for f in m.files}:
         raise BadInput(f"{req.name} does not list exactly the bundle's wheels and hashes.",
                        hint="Rebuild the bundle; do not edit its files.")
+
+
+def check_bundle(folder: str | os.PathLike[str], *, python_version: str | None = None,
+                 verify_hashes: bool = True, on_event: Callable[[Event], None] | None = None) -> Manifest:
+    """Prove the bundle fits this machine and is intact; raise BadInput naming the wheel."""
+    folder = Path(folder)
+    m = load_manifest(folder)
+    if python_version and python_version != m.python_version:
+        raise BadInput(f"The bundle is for Python {m.python_version}, not {python_version}.",
+                       hint=f"Use Python {m.python_version} or rebuild the bundle.")
+    _check_tags(m, python_version or m.python_version)
+    wheels = folder / m.wheels_dir
+    _check_files(m, wheels)
+    if verify_hashes:
+        _check_hashes(m, wheels, on_event or ignore)
+    _check_requirements(m, folder)
     return m
 
 
@@ -398,20 +471,18 @@ def _bundle_at(cand: Path) -> bool:
     try:
         if cand.is_dir() and (cand / MANIFEST).is_file():
             data = json.loads((cand / MANIFEST).read_text(encoding="utf-8"))
-            return data.get("format") == FORMAT
+            return isinstance(data, dict) and data.get("format") == FORMAT
     except (OSError, ValueError):
         pass
     return False
 
 
-def find_bundle(near: str | os.PathLike | None = None) -> Path | None:
+def find_bundle(near: str | os.PathLike[str] | None = None) -> Path | None:
     """A bundle folder: ``near`` itself or one directly inside it (a folder the user
     pointed to); by default the ``torch-bundle/`` folder next to the assistant: beside the
     frozen app's executable (the offline edition puts it there), in a macOS app's
     ``Contents/Resources``, or in / beside the source checkout. Only that name is looked
     for by default, so an unrelated bundle lying in a neighbouring folder is never taken."""
-    from app.core.paths import app_root, is_frozen
-
     if near is not None:
         root = Path(near)
         try:
@@ -420,12 +491,12 @@ def find_bundle(near: str | os.PathLike | None = None) -> Path | None:
             kids = []
         return next((c for c in [root, *kids] if _bundle_at(c)), None)
     roots: list[Path] = []
-    if is_frozen():
+    if paths.is_frozen():
         exe_dir = Path(sys.executable).resolve().parent
         roots.append(exe_dir)
         if sys.platform == "darwin":  # Foo.app/Contents/MacOS/exe -> Foo.app/Contents/Resources
             roots.append(exe_dir.parent / "Resources")
-    roots += [app_root(), app_root().parent]
+    roots += [paths.app_root(), paths.app_root().parent]
     return next((r / BUNDLE_DIR_NAME for r in roots if _bundle_at(r / BUNDLE_DIR_NAME)), None)
 
 

@@ -19,13 +19,19 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Any
 
 from app.core import runner
 from app.core.errors import BadInput
-from app.core.i18n import tr
+from app.core.paths import cache_dir
+from app.core.requirements import canonical
+from app.core.text import Text, msg
+
+if TYPE_CHECKING:  # start-up: only the type is needed here
+    from app.core.system import SystemReport
 
 KINDS = ("venv", "conda")
 INSTALLERS = ("uv", "pip")
@@ -34,7 +40,7 @@ WINDOWS = os.name == "nt"
 
 # --------------------------------------------------------------------------- env layout
 
-def env_python(env_path: str | os.PathLike) -> Path:
+def env_python(env_path: str | os.PathLike[str]) -> Path:
     """The interpreter of the env at ``env_path`` (venv or conda layout, this OS)."""
     env = Path(env_path)
     if WINDOWS:
@@ -49,20 +55,20 @@ def env_python(env_path: str | os.PathLike) -> Path:
     return env / "bin" / "python"
 
 
-def is_venv(path: str | os.PathLike) -> bool:
+def is_venv(path: str | os.PathLike[str]) -> bool:
     return (Path(path) / "pyvenv.cfg").is_file()
 
 
-def is_conda_env(path: str | os.PathLike) -> bool:
+def is_conda_env(path: str | os.PathLike[str]) -> bool:
     return (Path(path) / "conda-meta").is_dir()
 
 
-def is_env(path: str | os.PathLike) -> bool:
+def is_env(path: str | os.PathLike[str]) -> bool:
     """True for a venv (``pyvenv.cfg``) or a conda env (``conda-meta/``)."""
     return is_venv(path) or is_conda_env(path)
 
 
-def env_kind(path: str | os.PathLike) -> str | None:
+def env_kind(path: str | os.PathLike[str]) -> str | None:
     if is_conda_env(path):
         return "conda"
     if is_venv(path):
@@ -70,7 +76,7 @@ def env_kind(path: str | os.PathLike) -> str | None:
     return None
 
 
-def site_packages(env_path: str | os.PathLike) -> list[Path]:
+def site_packages(env_path: str | os.PathLike[str]) -> list[Path]:
     env = Path(env_path)
     if WINDOWS:
         cands = [env / "Lib" / "site-packages"]
@@ -79,7 +85,7 @@ def site_packages(env_path: str | os.PathLike) -> list[Path]:
     return [c for c in cands if c.is_dir()]
 
 
-def installed_distributions(env_path: str | os.PathLike) -> dict[str, str]:
+def installed_distributions(env_path: str | os.PathLike[str]) -> dict[str, str]:
     """``{normalized name: version}`` read from the env's ``*.dist-info`` folders.
 
     Reading folder names costs nothing (no subprocess), so it runs after every install.
@@ -90,7 +96,7 @@ def installed_distributions(env_path: str | os.PathLike) -> dict[str, str]:
             stem = d.name[: -len(".dist-info")]
             name, sep, version = stem.partition("-")
             if sep:
-                out[re.sub(r"[-_.]+", "-", name).lower()] = version
+                out[canonical(name)] = version
     return out
 
 
@@ -110,7 +116,7 @@ class PythonInfo:
     def major_minor(self) -> str:
         return ".".join(self.version.split(".")[:2])
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "version": self.version,
                 "implementation": self.implementation, "has_venv": self.has_venv,
                 "is_venv": self.is_venv}
@@ -127,8 +133,6 @@ _PROBE = (
 
 
 def _probe_cache_path() -> Path:
-    from app.core.paths import cache_dir
-
     return cache_dir() / "python-probes.json"
 
 
@@ -141,7 +145,7 @@ def _stat_key(path: Path) -> str | None:
     return f"{path}|{path.resolve()}|{st.st_mtime_ns}|{st.st_size}|{st_link.st_ino}"
 
 
-def probe_python(path: str | os.PathLike, *, timeout: float = 20.0,
+def probe_python(path: str | os.PathLike[str], *, timeout: float = 20.0,
                  use_cache: bool = True) -> tuple[PythonInfo | None, str]:
     """Run ``path`` and ask it about itself: ``(info, "")`` or ``(None, why it failed)``.
 
@@ -149,7 +153,7 @@ def probe_python(path: str | os.PathLike, *, timeout: float = 20.0,
     """
     p = Path(path)
     key = _stat_key(p) if use_cache else None
-    cache: dict = {}
+    cache: dict[str, Any] = {}
     if key is not None:
         try:
             cache = json.loads(_probe_cache_path().read_text(encoding="utf-8"))
@@ -187,20 +191,14 @@ def probe_python(path: str | os.PathLike, *, timeout: float = 20.0,
 _VERSION_RE = re.compile(r"^\d+\.\d+$")
 
 
-def _report_pythons(report) -> list[str]:
-    """Interpreter paths a SystemReport's ``tools`` lists (shape-tolerant)."""
-    out: list[str] = []
-    tools = getattr(report, "tools", None) or {}
-    items = tools.values() if isinstance(tools, dict) else tools
-    for t in items:
-        name = str(getattr(t, "name", "") or (t.get("name", "") if isinstance(t, dict) else ""))
-        path = getattr(t, "path", None) or (t.get("path") if isinstance(t, dict) else None)
-        if path and name.lower().startswith("python"):
-            out.append(str(path))
-    return out
+def _report_pythons(report: SystemReport | None) -> list[str]:
+    """Interpreter paths the report's ``tools`` list (``python3.11``, ``python3`` ...)."""
+    if report is None:
+        return []
+    return [str(t.path) for t in report.tools.values() if t.path and t.name.lower().startswith("python")]
 
 
-def python_candidates(version: str | None, report=None) -> list[str]:
+def python_candidates(version: str | None, report: SystemReport | None = None) -> list[str]:
     """Places a Python ``version`` ("3.11") may live, most likely first (not yet probed)."""
     cands: list[str] = []
     if not getattr(sys, "frozen", False):
@@ -235,7 +233,7 @@ def python_candidates(version: str | None, report=None) -> list[str]:
     return out
 
 
-def find_python(spec: str | None, report=None) -> tuple[PythonInfo | None, list[str]]:
+def find_python(spec: str | None, report: SystemReport | None = None) -> tuple[PythonInfo | None, list[str]]:
     """Resolve ``spec`` ("3.11", a path, or None for a sensible default).
 
     Returns ``(info or None, notes)``: notes say what was tried, for the error message.
@@ -278,7 +276,7 @@ def uv_bin() -> str | None:
         if quick.is_file():
             return str(quick)
     try:
-        from uv import find_uv_bin
+        from uv import find_uv_bin  # start-up: its sysconfig lookup costs ~10 ms; the quick path above first
 
         path = find_uv_bin()
         if path and Path(path).exists():
@@ -300,7 +298,7 @@ def conda_bin() -> str | None:
     return None
 
 
-@dataclass
+@dataclass(frozen=True)
 class IndexOptions:
     """Where packages come from.
 
@@ -317,7 +315,7 @@ class IndexOptions:
     require_hashes: bool = False
 
 
-@dataclass
+@dataclass(frozen=True)
 class EnvBackend:
     """How to create an env and how to put packages into it."""
 
@@ -325,17 +323,16 @@ class EnvBackend:
     installer: str = "uv"
     tool: str | None = None  # the uv / conda binary
     uv: str | None = None
-    notes: list[str] = field(default_factory=list)
 
     name = "base"
 
     def describe(self) -> str:
         return self.name
 
-    def unavailable(self) -> str | None:
+    def unavailable(self) -> Text | None:
         """Why this backend cannot work here, or None."""
         if self.installer == "uv" and not self.uv:
-            return tr("uv was not found (the uv package is missing from the assistant)")
+            return msg("install.uv_missing", "uv was not found (the uv package is missing from the assistant)")
         return None
 
     # -- create
@@ -353,47 +350,27 @@ class EnvBackend:
             if idx.offline:
                 argv += ["--offline", "--no-index", "--no-config"]
             else:
-                if idx.default_index:
-                    argv += ["--index-url", idx.default_index]
                 # uv gives --extra-index-url priority over --index-url and, with the
                 # first-index strategy, takes every package from the FIRST index that has it:
                 # torch, torchvision, torchaudio all come from the torch index, never mixed.
-                if idx.torch_index:
-                    argv += ["--extra-index-url", idx.torch_index]
-                for u in idx.extra_index_urls:
-                    argv += ["--extra-index-url", u]
-                argv += ["--index-strategy", "first-index"]
-                if idx.ca_bundle:
-                    argv += ["--native-tls"] if idx.ca_bundle == "system" else []
-            for fl in idx.find_links:
-                argv += ["--find-links", str(fl)]
-            if idx.require_hashes:
-                argv += ["--require-hashes"]
+                argv += [*_index_args(idx), "--index-strategy", "first-index"]
+                if idx.ca_bundle == "system":
+                    argv += ["--native-tls"]
         else:
-            argv = [py, "-m", "pip", "install", "--disable-pip-version-check",
-                    "--no-input"]
+            argv = [py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
             if pip_version >= (24, 1):
                 argv += ["--progress-bar", "raw"]
             if idx.offline:
                 # --isolated: no pip.conf / PIP_* variables can add an index or a constraint
                 argv += ["--isolated", "--no-index"]
             else:
-                if idx.default_index:
-                    argv += ["--index-url", idx.default_index]
-                if idx.torch_index:
-                    argv += ["--extra-index-url", idx.torch_index]
-                for u in idx.extra_index_urls:
-                    argv += ["--extra-index-url", u]
+                argv += _index_args(idx)
                 if idx.ca_bundle and idx.ca_bundle != "system":
                     argv += ["--cert", idx.ca_bundle]
-            for fl in idx.find_links:
-                argv += ["--find-links", str(fl)]
-            if idx.require_hashes:
-                argv += ["--require-hashes"]
+        argv += _local_args(idx)
         if requirements is not None:
             argv += ["-r", str(requirements)]
-        argv += list(packages)
-        return argv
+        return [*argv, *packages]
 
     def child_env(self, idx: IndexOptions, proxy: str | None = None) -> dict[str, str]:
         extra: dict[str, str] = {}
@@ -423,14 +400,14 @@ class EnvBackend:
             argv = [self.uv or "uv", "pip", "sync", "--python", py, "--allow-empty-requirements"]
             for fl in idx.find_links:
                 argv += ["--find-links", str(fl)]
-            return [argv + [str(snapshot)]]
-        # pip has no "sync": uninstalling what is new is done by install.py (it knows the
-        # difference); here: reinstall the snapshot's exact pins.
+            return [[*argv, str(snapshot)]]
+        # pip has no "sync": uninstalling what is new is done by app.core.install.transaction
+        # (it knows the difference); here: reinstall the snapshot's exact pins.
         argv = [py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
                 "--no-deps"]
         for fl in idx.find_links:
             argv += ["--find-links", str(fl)]
-        return [argv + ["-r", str(snapshot)]]
+        return [[*argv, "-r", str(snapshot)]]
 
     def uninstall_argv(self, env_path: Path, names: Sequence[str]) -> list[str]:
         py = str(env_python(env_path))
@@ -439,12 +416,30 @@ class EnvBackend:
         return [py, "-m", "pip", "uninstall", "-y", "--disable-pip-version-check", *names]
 
 
+def _index_args(idx: IndexOptions) -> list[str]:
+    """The indexes, for uv and pip alike: the default (mirror), then the torch index, then the extras."""
+    argv = ["--index-url", idx.default_index] if idx.default_index else []
+    for u in (idx.torch_index, *idx.extra_index_urls):
+        if u:
+            argv += ["--extra-index-url", u]
+    return argv
+
+
+def _local_args(idx: IndexOptions) -> list[str]:
+    """Wheel folders, and hash checking (a bundle)."""
+    argv: list[str] = []
+    for fl in idx.find_links:
+        argv += ["--find-links", str(fl)]
+    return [*argv, "--require-hashes"] if idx.require_hashes else argv
+
+
 class UvVenv(EnvBackend):
     """``uv venv`` + ``uv pip install`` (the default: fast, cached, parallel)."""
 
     name = "uv venv"
 
-    def create_argv(self, env_path, python, python_request):
+    def create_argv(self, env_path: Path, python: PythonInfo | None,
+                    python_request: str | None) -> list[list[str]]:
         target = python.path if python is not None else (python_request or "3")
         # --no-project / --no-config: a pyproject or uv.toml in the current folder must not
         # change which Python or which settings the new env gets.
@@ -457,10 +452,11 @@ class PipVenv(EnvBackend):
 
     name = "venv + pip"
 
-    def unavailable(self):
+    def unavailable(self) -> Text | None:
         return None
 
-    def create_argv(self, env_path, python, python_request):
+    def create_argv(self, env_path: Path, python: PythonInfo | None,
+                    python_request: str | None) -> list[list[str]]:
         if python is None:
             raise BadInput("No Python interpreter to create the environment with.")
         return [[python.path, "-m", "venv", str(env_path)]]
@@ -471,13 +467,14 @@ class CondaEnv(EnvBackend):
 
     name = "conda env"
 
-    def unavailable(self):
+    def unavailable(self) -> Text | None:
         if not self.tool:
-            return tr("no conda, mamba or micromamba was found (install Miniforge, or choose a "
-                      "venv)")
+            return msg("install.conda_missing", "no conda, mamba or micromamba was found (install Miniforge, or "
+                       "choose a venv)")
         return super().unavailable()
 
-    def create_argv(self, env_path, python, python_request):
+    def create_argv(self, env_path: Path, python: PythonInfo | None,
+                    python_request: str | None) -> list[list[str]]:
         version = python.major_minor if python is not None else (python_request or "3")
         return [[self.tool or "conda", "create", "--yes", "--prefix", str(env_path),
                  "--channel", "conda-forge", "--override-channels", f"python={version}", "pip"]]
@@ -497,7 +494,7 @@ def backend_for(kind: str = "venv", installer: str = "uv") -> EnvBackend:
     return PipVenv(kind=kind, installer=installer, uv=uv)
 
 
-def pip_version_in(env_path: str | os.PathLike) -> tuple[int, ...]:
+def pip_version_in(env_path: str | os.PathLike[str]) -> tuple[int, ...]:
     """The pip version installed in an env, from its dist-info folder name (no subprocess)."""
     v = installed_distributions(env_path).get("pip")
     if not v:

@@ -2,21 +2,47 @@
 
 The GUI turns them into a progress bar and a live log; the CLI into a text bar.
 Every event serialises with :func:`app.core.serial.to_jsonable`.
+
+Phases are :class:`~app.core.enums.Phase` members (a plain ``"install"`` given by a caller is
+turned into ``Phase.INSTALL``; an unknown name is refused, so no presenter meets a phase its
+label table does not know). Sentences shown to people (a phase's detail, a warning) are
+:data:`~app.core.text.Text`: presenters render them in their language.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Literal, Union
+from typing import Any
+
+from app.core.enums import Phase, PhaseState
+from app.core.text import Text
+
+__all__ = [
+    "ErrorEvent",
+    "Event",
+    "EventCallback",
+    "LogEvent",
+    "PhaseEvent",
+    "ProgressEvent",
+    "StepEvent",
+    "WarningEvent",
+    "ignore",
+]
 
 
 @dataclass(frozen=True)
 class PhaseEvent:
-    """A named phase started or finished ("create-env", "install", "verify", ...)."""
+    """A phase started or finished (``Phase.CREATE_ENV``, ``Phase.INSTALL``, ...)."""
 
-    name: str
-    state: Literal["start", "end", "failed", "skipped"]
-    detail: str = ""
+    name: Phase
+    state: PhaseState
+    detail: Text = ""
     kind: str = "phase"
+
+    def __post_init__(self) -> None:
+        # Callers may pass the plain values ("install", "end"); the event always holds members.
+        object.__setattr__(self, "name", Phase(self.name))
+        object.__setattr__(self, "state", PhaseState(self.state))
 
 
 @dataclass(frozen=True)
@@ -24,7 +50,7 @@ class LogEvent:
     """One line of a child process's output (or of the assistant's own narration)."""
 
     text: str
-    stream: Literal["stdout", "stderr", "info"] = "stdout"
+    stream: str = "stdout"  # stdout | stderr | info (the assistant's own lines)
     kind: str = "log"
 
 
@@ -52,13 +78,13 @@ class StepEvent:
     name: str
     status: str
     detail: str = ""
-    data: dict | None = None
+    data: dict[str, Any] | None = None
     kind: str = "step"
 
 
 @dataclass(frozen=True)
 class WarningEvent:
-    text: str
+    text: Text
     kind: str = "warning"
 
 
@@ -70,7 +96,7 @@ class ErrorEvent:
     kind: str = "error"
 
 
-Event = Union[PhaseEvent, LogEvent, ProgressEvent, StepEvent, WarningEvent, ErrorEvent]
+Event = PhaseEvent | LogEvent | ProgressEvent | StepEvent | WarningEvent | ErrorEvent
 EventCallback = Callable[[Event], None]
 
 

@@ -18,7 +18,7 @@ Nothing here guesses: where an installer gives no bytes, events count packages
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from app.core.events import Event, ProgressEvent
 
@@ -40,10 +40,10 @@ _PATTERNS = {
     "PIP_NEXT": r"^\s*(Collecting|Processing|Requirement already|Installing collected|"
                 r"Downloading|Building|Using cached|Obtaining)\b",
 }
-_COMPILED: dict[str, re.Pattern] = {}
+_COMPILED: dict[str, re.Pattern[str]] = {}
 
 
-def _rx(name: str) -> re.Pattern:
+def _rx(name: str) -> re.Pattern[str]:
     """Patterns are compiled on first use (compiling all at import costs start-up time)."""
     pat = _COMPILED.get(name)
     if pat is None:

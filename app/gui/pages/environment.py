@@ -4,17 +4,26 @@ Every change of an input restarts a short timer; when it fires, ``plan(request, 
 and ``preflight(plan)`` run in a :class:`Task` and their checks are shown as a checklist.
 The page is complete only when the checks for the *current* inputs all passed; it then
 holds the :class:`~app.core.install.InstallRequest` in ``state.install_request``.
+
+The checks are the core's :class:`~app.core.install.Check` values: their messages and hints
+are rendered in the wizard's language, and again when the language changes (no new run).
+The free space under the chosen folder is read off the GUI thread (``statvfs`` can block on a
+network mount), one query at a time, the latest path winning.
 """
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel,
                                QLineEdit, QPushButton, QRadioButton, QVBoxLayout, QWidget, QWizard)
 
+from app.core.disk import existing_ancestor, free_mb
+from app.core.errors import UserError
+from app.core.install import Check
+from app.core.text import Text, render
+from app.gui.i18n import current_language
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
 from app.gui.widgets import Banner, BusyLine, Collapsible, StatusRow, heading, human_mb, muted
@@ -29,32 +38,11 @@ def default_location() -> Path:
     return Path.home() / "torch-envs"
 
 
-def nearest_existing(path: Path) -> Path | None:
-    p = Path(path).expanduser()
-    for candidate in (p, *p.parents):
-        if candidate.exists():
-            return candidate
-    return None
-
-
-def free_mb(path: Path) -> int | None:
-    """Free space where ``path`` would be created (its nearest existing parent), in MB."""
-    base = nearest_existing(path)
-    if base is None:
-        return None
-    try:
-        return shutil.disk_usage(base).free // (1024 * 1024)
-    except OSError:
-        return None
-
-
-def _check_fields(check) -> tuple[str, str, str, str]:
-    """(name, status ok|warning|error, message, hint) from a core Check (or its dict)."""
-    get = check.get if isinstance(check, dict) else (lambda k, d=None: getattr(check, k, d))
-    ok = bool(get("ok", False))
-    severity = str(get("severity", "error") or "error")
-    status = "ok" if ok else ("warning" if severity == "warning" else "error")
-    return str(get("name", "") or ""), status, str(get("message", "") or ""), str(get("hint", "") or "")
+def _refused(name: str, err: Exception) -> Check:
+    """A request the core refused before any check ran (a BadInput from ``plan``), as a failed check."""
+    if isinstance(err, UserError):
+        return Check(name, False, err.message, hint=err.hint, code=f"install.{name}_refused")
+    return Check(name, False, str(err), code=f"install.{name}_refused")
 
 
 class EnvironmentPage(BasePage):
@@ -65,7 +53,7 @@ class EnvironmentPage(BasePage):
         self._tasks: list[Task] = []
         self._generation = 0
         self._result_generation = -1
-        self.checks: list[tuple[str, str, str, str]] = []
+        self.check_results: list[Check] = []
         self._passed = False
         self._plan_error = None
         self._initialized = False
@@ -158,7 +146,11 @@ class EnvironmentPage(BasePage):
         self.plan_label = muted(QLabel())
         self.plan_label.setWordWrap(True)
         self.plan_label.hide()
-        self._plan_info: dict | None = None
+        self._plan_info: tuple[int, list[Text]] | None = None  # (estimate MB, notes) of the checked plan
+        self.free_space_mb: int | None = None
+        self._free_for: Path | None = None  # the path free_space_mb was read for
+        self._free_wanted: Path | None = None
+        self._free_task: Task | None = None
 
         self.body.addWidget(self.kind_title)
         self.body.addLayout(kinds)
@@ -249,19 +241,19 @@ class EnvironmentPage(BasePage):
     def _browse_location(self) -> None:
         title = self.tr("Choose the existing environment") if self.existing.isChecked() else \
             self.tr("Choose where to create the environment")
-        start = str(nearest_existing(Path(self.location.text() or Path.home())) or Path.home())
+        start = str(existing_ancestor(Path(self.location.text() or Path.home())))
         path = QFileDialog.getExistingDirectory(self, title, start)
         if path:
             self.location.setText(path)
 
     def _browse_dir(self, edit: QLineEdit) -> None:
-        start = str(nearest_existing(Path(edit.text() or Path.home())) or Path.home())
+        start = str(existing_ancestor(Path(edit.text() or Path.home())))
         path = QFileDialog.getExistingDirectory(self, self.tr("Choose a folder"), start)
         if path:
             edit.setText(path)
 
     def _browse_ca(self) -> None:
-        start = str(nearest_existing(Path(self.ca_bundle.text() or Path.home())) or Path.home())
+        start = str(existing_ancestor(Path(self.ca_bundle.text() or Path.home())))
         path, _ = QFileDialog.getOpenFileName(self, self.tr("Choose the CA certificates file"), start,
                                               self.tr("Certificates (*.pem *.crt *.cer);;All files (*)"))
         if path:
@@ -310,27 +302,48 @@ class EnvironmentPage(BasePage):
 
     def _update_target(self) -> None:
         path = self.env_path()
-        free = free_mb(path)
         if self.existing.isChecked():
             text = self.tr("PyTorch will be added to the environment in {path}.").format(path=path)
         else:
             text = self.tr("The new environment will be created in {path}.").format(path=path)
-        if free is not None:
-            text += " " + self.tr("{free} free there.").format(free=human_mb(free))
+        if self._free_for == path and self.free_space_mb is not None:
+            text += " " + self.tr("{free} free there.").format(free=human_mb(self.free_space_mb))
+        elif self._free_for != path:
+            self._ask_free_space(path)
         self.target_label.setText(text)
-        self.free_space_mb = free
+
+    # ---- free space, off the GUI thread ----
+    def _ask_free_space(self, path: Path) -> None:
+        self._free_wanted = path
+        if self._free_task is not None:
+            return  # the one running reads an older path; its end asks again for this one
+        task = Task(lambda _on_event, _cancel, p=path: (p, free_mb(p)), self, name="free-space")
+        task.succeeded.connect(self._on_free_space)
+        task.finished.connect(self._free_task_finished)
+        self._free_task = task
+        task.start()
+
+    def _on_free_space(self, result: tuple[Path, int | None]) -> None:
+        path, free = result
+        self._free_for, self.free_space_mb = path, free
+        if path == self.env_path():
+            self._update_target()
+
+    def _free_task_finished(self) -> None:
+        if self._free_task is not None:
+            self._free_task.deleteLater()
+        self._free_task = None
+        if self._free_wanted is not None and self._free_wanted != self._free_for:
+            self._ask_free_space(self._free_wanted)
 
     # ---- pre-flight ----
     def run_preflight(self) -> None:
-        from app.core.i18n import get_language
-
         self._debounce.stop()
-        self._checks_lang = get_language()  # the checks' messages come in this language
         gen = self._generation
         try:
             request = self.build_request()
         except Exception as exc:  # a bad path or value in a field: show it as a failed check
-            self._on_checked(gen, (None, [("input", "error", str(exc), "")], exc))
+            self._on_checked(gen, (None, [_refused("input", exc)], exc))
             return
         report = self.state.report
 
@@ -340,15 +353,13 @@ class EnvironmentPage(BasePage):
             try:
                 p = plan(request, report)
             except Exception as exc:  # BadInput: a check that failed, with its message
-                return request, [("plan", "error", getattr(exc, "message", str(exc)), getattr(exc, "hint", ""))], None
-            checks = [_check_fields(c) for c in preflight(p)]
-            info = {"estimate_mb": getattr(p, "estimate_mb", None),
-                    "notes": list(getattr(p, "notes", []) or []) + list(getattr(p, "python_notes", []) or [])}
-            return request, checks, None, info
+                return request, [_refused("plan", exc)], None
+            notes: list[Text] = [*p.notes, *p.python_notes]
+            return request, preflight(p), None, (p.estimate_mb, notes)
 
         task = Task(fn, self, name="preflight")
         task.succeeded.connect(lambda result, g=gen: self._on_checked(g, result))
-        task.failed.connect(lambda err, g=gen: self._on_checked(g, (None, [("preflight", "error", err.message, err.hint)], err)))
+        task.failed.connect(lambda err, g=gen: self._on_checked(g, (None, [_refused("preflight", err)], err)))
         task.finished.connect(lambda t=task: self._task_finished(t))
         self._tasks.append(task)
         task.start()
@@ -366,9 +377,9 @@ class EnvironmentPage(BasePage):
         request, checks, error = result[:3]
         self._plan_info = result[3] if len(result) > 3 else None
         self._result_generation = gen
-        self.checks = checks
+        self.check_results = list(checks)
         self._plan_error = error
-        self._passed = (bool(checks) and all(status != "error" for _, status, _, _ in checks)
+        self._passed = (bool(checks) and not any(c.blocking for c in checks)
                         and error is None and request is not None)
         if self._passed:
             self.state.install_request = request
@@ -388,6 +399,15 @@ class EnvironmentPage(BasePage):
             t.cancel()
             t.wait(timeout)
         self._tasks.clear()
+        if self._free_task is not None:
+            self._free_wanted = None
+            self._free_task.wait(timeout)
+
+    @property
+    def checks(self) -> list[tuple[str, str, str, str]]:
+        """``(name, status ok|warning|error, message, hint)`` of each check, in the wizard's language."""
+        lang = current_language()
+        return [(c.name, c.status, render(c.message, lang), render(c.hint, lang)) for c in self.check_results]
 
     def isComplete(self) -> bool:  # noqa: N802
         return (self._passed and self._result_generation == self._generation and not self._debounce.isActive()
@@ -417,12 +437,12 @@ class EnvironmentPage(BasePage):
                                                 "and install PyTorch."), "ok")
         else:
             self.result_banner.set_text(self.tr("Fix the problems above (or change the choices) to go on."), "error")
-        self.result_banner.setVisible(bool(self.checks))
-        info = self._plan_info or {}
+        self.result_banner.setVisible(bool(self.check_results))
+        estimate_mb, notes = self._plan_info or (0, [])
         lines = []
-        if info.get("estimate_mb"):
-            lines.append(self.tr("About {size} will be installed.").format(size=human_mb(info["estimate_mb"])))
-        lines += [str(n) for n in info.get("notes") or []]
+        if estimate_mb:
+            lines.append(self.tr("About {size} will be installed.").format(size=human_mb(estimate_mb)))
+        lines += [render(n, current_language()) for n in notes]
         self.plan_label.setText("\n".join(lines))
         self.plan_label.setVisible(bool(lines) and self._passed)
 
@@ -479,8 +499,4 @@ class EnvironmentPage(BasePage):
         self.setButtonText(QWizard.WizardButton.NextButton, self.tr("&Install"))
         self.busy.set_text(self.tr("Checking…"))
         self._update_target()
-        self._render_checks()
-        from app.core.i18n import get_language
-
-        if self._initialized and getattr(self, "_checks_lang", None) not in (None, get_language()):
-            self.run_preflight()  # the checks' messages and hints, now in the new language
+        self._render_checks()  # the checks' messages and hints, now in the new language

@@ -15,8 +15,11 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QProgressBar, QPushButton, QWizard)
 
+from app.core.enums import Phase, PhaseState
 from app.core.errors import UserError
 from app.core.events import ErrorEvent, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
+from app.core.text import render
+from app.gui.i18n import current_language
 from app.gui.logview import LogView
 from app.gui.pages.base import BasePage
 from app.gui.pages._common import ErrorPanel, EventBatcher, LogBatch, fmt_bytes, fmt_duration, put_icon
@@ -47,8 +50,7 @@ class InstallPage(BasePage):
         self._mode = "busy"  # what the bar measures: download | packages | busy
         self._pkg_progress: tuple[int, int] | None = None
         self._first_pkg_at: float | None = None
-        self._phase_key = ""
-        self._phase_detail = ""
+        self._phase_key: Phase | None = None
         self._package = ""
         self._error: UserError | None = None
         self._result = None
@@ -204,16 +206,15 @@ class InstallPage(BasePage):
         elif isinstance(ev, ProgressEvent):
             self._on_progress(ev)
         elif isinstance(ev, PhaseEvent):
-            if ev.state == "start":
+            if ev.state == PhaseState.START:
                 self._phase_key = ev.name
-                self._phase_detail = ev.detail
                 self._update_phase_label()
             self.log.append(f"[{ev.name}] {ev.state}" + (f": {ev.detail}" if ev.detail else ""))
         elif isinstance(ev, WarningEvent):
-            self._warnings.append(ev.text)
+            self._warnings.append(render(ev.text, current_language()))
             self.warning_label.setText("\n".join("⚠ " + w for w in self._warnings[-3:]))
             self.warning_label.setVisible(True)
-            self.log.append("warning: " + ev.text)
+            self.log.append("warning: " + self._warnings[-1])
         elif isinstance(ev, ErrorEvent):
             self.log.append("error: " + ev.message)
         elif isinstance(ev, StepEvent):  # pre-flight checks
@@ -350,7 +351,8 @@ class InstallPage(BasePage):
         self._mode = "busy"
         self._pkg_progress = None
         self._first_pkg_at = None
-        self._phase_key = self._phase_detail = self._package = ""
+        self._phase_key = None
+        self._package = ""
         self._error = None
         self._result = None
         self._left_behind = None
@@ -415,38 +417,22 @@ class InstallPage(BasePage):
             return self.tr("The installation failed. Nothing half-made was kept; the details are below.")
         return ""
 
-    _PHASES = {
-        "plan": "Planning the installation",
-        "snapshot": "Recording what the environment holds now",
-        "preflight": "Checking space, permissions and the network",
-        "create-env": "Creating the environment",
-        "create_env": "Creating the environment",
-        "venv": "Creating the environment",
-        "resolve": "Working out which packages are needed",
-        "download": "Downloading packages",
-        "install": "Downloading and installing packages",
-        "check": "Checking the installed packages",
-        "verify": "Checking the installed packages",
-        "rollback": "Removing the half-made environment",
-        "cleanup": "Cleaning up",
-    }
-
-    def _phase_text(self, key: str) -> str:
-        # Listed for translation (lupdate reads the literal strings through these tr calls).
+    def _phase_text(self, phase: Phase) -> str:
+        """What the page calls each phase (one entry per Phase; lupdate reads the literals)."""
         table = {
-            "Planning the installation": self.tr("Planning the installation"),
-            "Recording what the environment holds now": self.tr("Recording what the environment holds now"),
-            "Checking space, permissions and the network": self.tr("Checking space, permissions and the network"),
-            "Creating the environment": self.tr("Creating the environment"),
-            "Working out which packages are needed": self.tr("Working out which packages are needed"),
-            "Downloading packages": self.tr("Downloading packages"),
-            "Downloading and installing packages": self.tr("Downloading and installing packages"),
-            "Checking the installed packages": self.tr("Checking the installed packages"),
-            "Removing the half-made environment": self.tr("Removing the half-made environment"),
-            "Cleaning up": self.tr("Cleaning up"),
+            Phase.PLAN: self.tr("Planning the installation"),
+            Phase.PREFLIGHT: self.tr("Checking space, permissions and the network"),
+            Phase.SNAPSHOT: self.tr("Recording what the environment holds now"),
+            Phase.CREATE_ENV: self.tr("Creating the environment"),
+            Phase.INSTALL: self.tr("Downloading and installing packages"),
+            Phase.DOWNLOAD: self.tr("Downloading packages"),
+            Phase.HASH: self.tr("Checking the installed packages"),
+            Phase.VERIFY: self.tr("Checking the installed packages"),
+            Phase.BENCH: self.tr("Checking the installed packages"),
+            Phase.ROLLBACK: self.tr("Removing the half-made environment"),
+            Phase.RESTORE: self.tr("Cleaning up"),
         }
-        english = self._PHASES.get(key)
-        return table[english] if english else key
+        return table[phase]
 
     def _update_phase_label(self) -> None:
         st = self._status
@@ -458,10 +444,8 @@ class InstallPage(BasePage):
             text = self.tr("Failed")
         elif st in (CANCELLING, CANCELLED):
             text = self.tr("Cancelled") if st == CANCELLED else self.tr("Cancelling…")
-        elif self._phase_key:
+        elif self._phase_key is not None:
             text = self._phase_text(self._phase_key)
-            if self._phase_detail and self._phase_key not in self._PHASES:
-                text = f"{text}: {self._phase_detail}"
         else:
             text = self.tr("Starting…")
         self.phase_label.setText(text)

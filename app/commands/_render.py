@@ -1,0 +1,177 @@
+"""What the install commands show on a terminal: events, the plan and its checks, the prompt.
+
+Shared by ``install``, ``install --config`` (:mod:`app.commands.unattended`) and ``bundle``.
+The CLI speaks English: core texts are rendered with :func:`app.core.text.render` (English).
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import FrameType
+from typing import TYPE_CHECKING, TextIO
+
+from app.core.enums import Phase, PhaseState
+from app.core.errors import BadInput
+from app.core.events import Event, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
+from app.core.runner import CancelToken
+from app.core.text import render
+
+if TYPE_CHECKING:  # start-up: the install core is imported when a command runs, not when it registers
+    from app.core.install import Check, InstallPlan
+
+#: What each phase is called on the terminal (one entry per Phase).
+PHASE_LABELS: dict[Phase, str] = {
+    Phase.PLAN: "Planning",
+    Phase.PREFLIGHT: "Checking",
+    Phase.SNAPSHOT: "Recording the environment's packages",
+    Phase.CREATE_ENV: "Creating the environment",
+    Phase.INSTALL: "Installing",
+    Phase.DOWNLOAD: "Downloading",
+    Phase.HASH: "Checking the downloaded files",
+    Phase.VERIFY: "Verifying",
+    Phase.BENCH: "Measuring the speed",
+    Phase.ROLLBACK: "Cleaning up",
+    Phase.RESTORE: "Restoring the environment",
+}
+_PLAIN_KEEP = ("Resolved", "Prepared", "Installed", "Downloading", " Downloaded", " + ", " - ",
+               "Collecting", "Successfully installed", "Installing collected", "Processing",
+               "Using CPython", "Creating virtual environment", "ERROR", "error:", "warning:")
+_PLAIN_KEEP_STRIPPED = tuple(k.strip() for k in _PLAIN_KEEP)
+
+
+class Renderer:
+    """Events -> terminal: a redrawn bar on a TTY, plain lines otherwise. Thread-safe."""
+
+    def __init__(self, stream: TextIO | None = None, quiet: bool = False, verbose: bool = False) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.quiet = quiet
+        self.verbose = verbose
+        self.lock = threading.Lock()
+        self._bar_shown = False
+        self._downloads: dict[str, tuple[int, int]] = {}
+        self._packages = (0, 0)
+
+    def _write(self, text: str) -> None:
+        if self._bar_shown:
+            self.stream.write("\r\033[K")
+            self._bar_shown = False
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def __call__(self, event: Event) -> None:
+        if self.quiet:
+            return
+        with self.lock:
+            if isinstance(event, PhaseEvent):
+                self._phase(event)
+            elif isinstance(event, LogEvent):
+                self._log(event.text)
+            elif isinstance(event, WarningEvent):
+                self._write(f"Warning: {render(event.text)}")
+            elif isinstance(event, ProgressEvent):
+                self._progress(event)
+            elif isinstance(event, StepEvent) and event.status in ("failed", "warning"):
+                self._write(f"    {event.status}: {event.detail}")
+
+    def _phase(self, e: PhaseEvent) -> None:
+        label = PHASE_LABELS[e.name]
+        detail = render(e.detail)
+        if e.state == PhaseState.START:
+            self._write(f"==> {label}…" + (f" {detail}" if detail and e.name != Phase.PREFLIGHT else ""))
+        elif e.state == PhaseState.FAILED:
+            self._write(f"==> {label}: failed" + (f" ({detail})" if detail else ""))
+
+    def _log(self, line: str) -> None:
+        # a TTY shows the bar and the installed packages; a log file the lines that tell the story
+        shown = line.startswith(" + ") if self.tty else line.lstrip().startswith(_PLAIN_KEEP_STRIPPED)
+        if self.verbose or shown:
+            self._write("    " + line)
+
+    def _progress(self, e: ProgressEvent) -> None:
+        if e.unit == "packages":
+            self._packages = (e.done_bytes, e.total_bytes)
+        elif e.package:
+            self._downloads[e.package] = (e.done_bytes, e.total_bytes)
+        if not self.tty:
+            return
+        done = sum(d for d, _ in self._downloads.values())
+        total = sum(t for _, t in self._downloads.values())
+        width = 30
+        if total:
+            frac = min(1.0, done / total)
+            what = f"{done / 1e6:7.1f}/{total / 1e6:.1f} MB"
+        elif self._packages[1]:
+            frac = self._packages[0] / self._packages[1]
+            what = f"{self._packages[0]}/{self._packages[1]} packages"
+        else:
+            return
+        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+        self.stream.write(f"\r\033[K[{bar}] {frac * 100:3.0f}% {what} {e.package or ''}"[:120])
+        self.stream.flush()
+        self._bar_shown = True
+
+    def close(self) -> None:
+        with self.lock:
+            if self._bar_shown:
+                self.stream.write("\n")
+                self.stream.flush()
+                self._bar_shown = False
+
+
+def print_plan(plan: InstallPlan, checks: Sequence[Check], out: TextIO) -> None:
+    """The plan in a few lines, then one line per pre-flight check."""
+    where = "new" if plan.new_env else "existing"
+    print(f"Environment : {plan.env_path} ({where} {plan.kind}, {plan.installer})", file=out)
+    py = plan.python
+    print("Python      : " + (f"{py.version} ({py.path})" if py else
+                              f"{plan.python_request or 'default'} (uv will look for it)"), file=out)
+    print("Packages    : " + (" ".join(plan.packages) or f"from bundle {plan.request.bundle}"), file=out)
+    if plan.index.torch_index:
+        print(f"Torch index : {plan.index.torch_index}", file=out)
+    if plan.index.find_links:
+        print(f"Find links  : {', '.join(plan.index.find_links)}", file=out)
+    for note in plan.notes:
+        print(f"Note        : {render(note)}", file=out)
+    for c in checks:
+        mark = "ok " if c.ok and c.severity == "error" else ("!! " if c.blocking else "?  ")
+        print(f"  {mark}{render(c.message)}", file=out)
+
+
+def confirm(args: argparse.Namespace, out: TextIO) -> None:
+    """Ask before changing anything, unless ``--yes``; no terminal to ask on is a refusal."""
+    if args.yes:
+        return
+    if not sys.stdin or not sys.stdin.isatty():
+        raise BadInput("Refusing to install without confirmation: standard input is not a "
+                       "terminal.", hint="Pass --yes to install unattended.")
+    out.flush()
+    answer = input("Proceed? [y/N] ").strip().lower()
+    if answer not in ("y", "yes"):
+        raise BadInput("Not confirmed; nothing was done.")
+
+
+@contextmanager
+def cancel_on_signals(cancel: CancelToken, out: TextIO, what: str) -> Iterator[None]:
+    """Ctrl+C / SIGTERM set ``cancel`` (the core then stops and rolls back) instead of killing us."""
+    def on_signal(_signum: int, _frame: FrameType | None) -> None:
+        if not cancel.cancelled:
+            try:
+                out.write(f"\nCancelling: {what}…\n")
+            except Exception:
+                pass
+        cancel.cancel()
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, on_signal)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,278 @@
+"""``preflight(plan)``: cheap, read-only checks of a plan against this machine.
+
+Each check is a small function of the plan returning a :class:`~app.core.install.request.Check`
+(the reachability checks one per index or folder). Messages and hints are texts with stable
+codes (``preflight.*``); the presenter renders them in its language. The install may go ahead
+when no check is blocking; :func:`raise_for_checks` turns the first blocking one into a
+:class:`~app.core.errors.BadInput` (nothing was done).
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from app.core import disk
+from app.core.errors import BadInput
+from app.core.indexes import NET_TIMEOUT_S, check_url, display_url, probe_index
+from app.core.install.config import CONDA_FORGE, default_index_for
+from app.core.install.request import Check, InstallPlan
+from app.core.install.sizing import fmt_mb
+from app.core.paths import new_log_path
+from app.core.text import Msg, Text, msg, render
+
+__all__ = ["REACH_LABELS", "check_backend", "check_disk", "check_indexes", "check_python", "check_reach",
+           "check_target", "index_targets", "preflight", "raise_for_checks"]
+
+#: What each reachability target is called in sentences; the keys name the checks (``reach:<key>``).
+REACH_LABELS: dict[str, Msg] = {
+    "bundle": msg("preflight.label_bundle", "bundle"),
+    "conda channel": msg("preflight.label_conda_channel", "conda channel"),
+    "torch index": msg("preflight.label_torch_index", "torch index"),
+    "package index": msg("preflight.label_package_index", "package index"),
+    "extra index": msg("preflight.label_extra_index", "extra index"),
+    "find-links": msg("preflight.label_find_links", "find-links"),
+}
+
+
+# --------------------------------------------------------------------------- backend
+
+def check_backend(p: InstallPlan) -> Check:
+    why = p.backend.unavailable()
+    if why is not None:
+        return Check("backend", False, why, hint=msg("preflight.backend_hint", "Choose --kind venv / --installer pip, "
+                                                     "which need nothing extra."))
+    return Check("backend", True, msg("preflight.backend_ok", "{backend} with {installer}",
+                                      backend=p.backend.describe(), installer=p.installer))
+
+
+# --------------------------------------------------------------------------- python
+
+def _python_missing(p: InstallPlan) -> Check:
+    want = p.python_request or "3"
+    if p.installer == "uv" and p.kind == "venv" and p.python_request:
+        return Check("python", True,
+                     msg("preflight.python_download", "No Python {want} was found on this machine; uv will try to "
+                         "download a uv-managed Python {want} (this needs internet).", want=want),
+                     hint=msg("preflight.python_download_hint", "If that fails, install Python {want} (python.org, "
+                              "your package manager or pyenv) or pass --python PATH.", want=want),
+                     severity="warning")
+    if p.kind == "conda":
+        return Check("python", True, msg("preflight.python_conda", "conda will install Python {want} into the env.",
+                                         want=want), severity="warning")
+    tried = "; ".join(p.python_notes[-3:])
+    message = (msg("preflight.python_missing_tried", "No usable Python {want} was found. Tried: {tried}",
+                   want=want, tried=tried) if tried
+               else msg("preflight.python_missing", "No usable Python {want} was found.", want=want))
+    return Check("python", False, message,
+                 hint=msg("preflight.python_missing_hint", "Install Python {want} or pass --python with the path of "
+                          "an interpreter; with --installer uv a Python can also be downloaded.", want=want))
+
+
+def check_python(p: InstallPlan) -> Check:
+    if p.python is None:
+        return _python_missing(p)
+    if p.request.existing:
+        return Check("python", True, msg("preflight.python_existing", "Python {version} of the existing environment",
+                                         version=p.python.version))
+    if p.kind == "venv" and p.installer == "pip" and not p.python.has_venv:
+        return Check("python", False,
+                     msg("preflight.python_no_venv", "{path} (Python {version}) cannot create virtual environments: "
+                         "its venv/ensurepip modules are missing.", path=p.python.path, version=p.python.version),
+                     hint=msg("preflight.python_no_venv_hint", "On Debian/Ubuntu: sudo apt install python3-venv "
+                              "(or python3.X-venv); or use --installer uv, which does not need them."))
+    return Check("python", True, msg("preflight.python_ok", "Python {version} at {path}", version=p.python.version,
+                                     path=p.python.path))
+
+
+# --------------------------------------------------------------------------- target
+
+def _target_existing_env(p: InstallPlan) -> Check:
+    env = str(p.env_path)
+    if not os.access(p.env_path, os.W_OK | os.X_OK):
+        return Check("target", False, msg("preflight.env_not_writable", "The environment {env} is not writable.",
+                                          env=env),
+                     hint=msg("preflight.env_not_writable_hint", "Run as a user who owns it, or choose another "
+                              "environment."))
+    return Check("target", True, msg("preflight.env_existing", "Adding to the existing {kind} at {env} (a snapshot "
+                                     "is taken first and restored if anything fails)", kind=p.kind, env=env))
+
+
+def _target_in_the_way(env: Path) -> Check | None:
+    """A blocking check when something already at ``env`` must not be written into, else None."""
+    if not (env.exists() or env.is_symlink()):
+        return None
+    if not env.is_dir():
+        return Check("target", False, msg("preflight.target_not_folder", "{env} exists and is not a folder.",
+                                          env=str(env)),
+                     hint=msg("preflight.target_not_folder_hint", "Choose a new folder name for the environment."))
+    try:
+        non_empty = any(env.iterdir())
+    except OSError as exc:
+        return Check("target", False, msg("preflight.target_unreadable", "{env} cannot be read: {error}",
+                                          env=str(env), error=str(exc.strerror or exc)),
+                     hint=msg("preflight.target_unreadable_hint", "Choose another folder."))
+    if non_empty:
+        return Check("target", False,
+                     msg("preflight.target_not_empty", "{env} is a folder with files in it, and not a Python "
+                         "environment. Nothing was changed.", env=str(env)),
+                     hint=msg("preflight.target_not_empty_hint", "Choose a new or empty folder; the assistant never "
+                              "writes into a folder that holds other files."))
+    return None
+
+
+def _is_read_only_fs(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
+
+
+def _target_parent(env: Path) -> Check:
+    """Whether the env can be created under its nearest existing folder."""
+    anc = disk.existing_ancestor(env)
+    if not anc.is_dir():
+        return Check("target", False, msg("preflight.parent_not_folder", "{folder} is not a folder, so {env} cannot "
+                                          "be created.", folder=str(anc), env=str(env)),
+                     hint=msg("preflight.parent_not_folder_hint", "Choose another location."))
+    if not os.access(anc, os.W_OK | os.X_OK):
+        message = (msg("preflight.parent_read_only_fs", "{folder} is on a read-only file system, so the environment "
+                       "cannot be created there. Nothing was changed.", folder=str(anc)) if _is_read_only_fs(anc)
+                   else msg("preflight.parent_not_writable", "{folder} is not writable, so the environment cannot be "
+                            "created there. Nothing was changed.", folder=str(anc)))
+        return Check("target", False, message,
+                     hint=msg("preflight.parent_not_writable_hint", "Choose a folder you can write to (for example "
+                              "in your home folder)."))
+    return Check("target", True, msg("preflight.target_ok", "{env} will be created", env=str(env)))
+
+
+def check_target(p: InstallPlan) -> Check:
+    """The env's folder: ours to create (new, or empty), or an existing env we may write to."""
+    if p.request.existing:
+        return _target_existing_env(p)
+    return _target_in_the_way(p.env_path) or _target_parent(p.env_path)
+
+
+# --------------------------------------------------------------------------- disk
+
+def check_disk(p: InstallPlan) -> Check:
+    free = disk.free_mb(p.env_path)
+    where = str(disk.existing_ancestor(p.env_path))
+    if free is None:
+        return Check("disk", True, msg("preflight.disk_unknown", "Free space at {where} is unknown", where=where),
+                     severity="warning")
+    need = p.estimate_mb
+    if free < need:
+        return Check("disk", False,
+                     msg("preflight.disk_short", "Not enough disk space: {free} free at {where}; the installed "
+                         "packages need about {need} ({why}). Nothing was changed.", free=fmt_mb(free), where=where,
+                         need=fmt_mb(need), why=p.estimate_why),
+                     hint=msg("preflight.disk_short_hint", "Free at least {more} there, or choose a location on a "
+                              "disk with more room.", more=fmt_mb(need - free)))
+    return Check("disk", True, msg("preflight.disk_ok", "{free} free at {where}; the installed packages need about "
+                                   "{need} ({why})", free=fmt_mb(free), where=where, need=fmt_mb(need),
+                                   why=p.estimate_why))
+
+
+# --------------------------------------------------------------------------- reachability
+
+def index_targets(p: InstallPlan) -> list[tuple[str, str]]:
+    """``(label key, url)`` of every index, channel and folder the install will read from."""
+    if p.index.offline:
+        return [("bundle", str(p.request.bundle))]
+    out = []
+    if p.new_env and p.kind == "conda":  # conda create fetches Python from conda-forge
+        out.append(("conda channel", CONDA_FORGE))
+    if p.index.torch_index:
+        out.append(("torch index", p.index.torch_index))
+    out.append(("package index", p.index.default_index or default_index_for(p.installer)))
+    out += [("extra index", u) for u in p.index.extra_index_urls]
+    out += [("find-links", str(f)) for f in p.index.find_links]
+    return out
+
+
+def _reach_hint(key: str) -> Msg:
+    if key == "torch index":
+        return msg("preflight.reach_torch_hint", "Check the network or proxy (HTTPS_PROXY), use a mirror of the "
+                   "PyTorch index with --index-url, or install from an offline bundle (torch-setup bundle on a "
+                   "connected machine, then --from-bundle).")
+    if key in ("find-links", "bundle"):
+        return msg("preflight.reach_folder_hint", "Check the folder path.")
+    return msg("preflight.reach_index_hint", "Check the network or proxy (HTTPS_PROXY / HTTP_PROXY), the index URL, "
+               "or use a reachable mirror; an offline bundle needs no network at all.")
+
+
+def check_reach(key: str, url: str, error: Text | None, warning: Text | None = None) -> Check:
+    """The check for one target from what :func:`~app.core.indexes.check_url` / ``probe_index`` said."""
+    label = REACH_LABELS.get(key, key)
+    name, shown = f"reach:{key}", display_url(url)
+    if error is None and warning is not None:
+        return Check(name, False, msg("preflight.reach_warning", "The {label} {warning}.", label=label,
+                                      warning=warning),
+                     hint=msg("preflight.reach_warning_hint", "Check the index URL; if it is right, this can be "
+                              "ignored."), severity="warning")
+    if error is None:
+        return Check(name, True, msg("preflight.reach_ok", "{label} {url} is reachable", label=label, url=shown))
+    return Check(name, False, msg("preflight.reach_failed", "The {label} {url} cannot be reached: {why}. Nothing "
+                                  "was changed.", label=label, url=shown, why=error),
+                 hint=_reach_hint(key))
+
+
+def check_indexes(p: InstallPlan) -> list[Check]:
+    """One check per target, probed in parallel (each costs up to the network timeout)."""
+    targets = index_targets(p)
+    answers: list[tuple[Text | None, Text | None]] = [(None, None)] * len(targets)
+    named = {p.index.torch_index, p.index.default_index, *p.index.extra_index_urls} - {None}
+
+    def work(i: int, url: str) -> None:
+        if url in named and not p.index.offline:
+            answers[i] = probe_index(url, proxy=p.request.proxy, ca_bundle=p.request.ca_bundle)
+        else:
+            answers[i] = (check_url(url, proxy=p.request.proxy), None)
+
+    threads = [threading.Thread(target=work, args=(i, u), daemon=True) for i, (_, u) in enumerate(targets)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(NET_TIMEOUT_S + 2)
+    return [check_reach(key, url, err, warn) for (key, url), (err, warn) in zip(targets, answers, strict=True)]
+
+
+# --------------------------------------------------------------------------- all of them
+
+def preflight(p: InstallPlan) -> list[Check]:
+    """Every check, cheap and read-only; the install may go ahead if none is blocking."""
+    net: list[Check] = []
+    t = threading.Thread(target=lambda: net.extend(check_indexes(p)), daemon=True)
+    t.start()  # network checks overlap the local ones
+    checks = [check_backend(p), check_python(p), check_target(p), check_disk(p)]
+    t.join()
+    return checks + net
+
+
+def _log_refusal(plan: InstallPlan, checks: Sequence[Check]) -> Path | None:
+    try:
+        log_path = new_log_path("install")
+        with open(log_path, "a", encoding="utf-8") as fh:
+            fh.write(f"# plan: {plan.to_dict()!r}\n")
+            for c in checks:
+                fh.write(f"# check {c.name}: {'ok' if c.ok else 'FAILED'}: {render(c.message)}\n")
+            fh.write("# refused by the pre-flight; nothing was changed\n")
+    except OSError:
+        return None
+    return log_path
+
+
+def raise_for_checks(checks: Sequence[Check], log_path: Path | None = None,
+                     plan: InstallPlan | None = None) -> None:
+    """Raise BadInput (exit 2, nothing was done) for the first blocking check; with ``plan``
+    and no ``log_path``, the plan and every check are written to a new log first."""
+    bad = [c for c in checks if c.blocking]
+    if not bad:
+        return
+    if log_path is None and plan is not None:
+        log_path = _log_refusal(plan, checks)
+    first = bad[0]
+    raise BadInput(render(first.message), hint=render(first.hint),
+                   lines=[render(c.message) for c in bad[1:]], log_path=log_path)

@@ -1,0 +1,212 @@
+"""The values an install passes along: what was asked, what was planned, what was checked, what came out.
+
+All frozen: :func:`~app.core.install.plan` turns an :class:`InstallRequest` into an
+:class:`InstallPlan`, :func:`~app.core.install.preflight` judges the plan with :class:`Check` s,
+and :func:`~app.core.install.install` returns an :class:`InstallResult`. Sentences in them
+(check messages and hints, plan notes, warnings) are :data:`~app.core.text.Text`; their
+``to_dict`` renders English and adds the codes.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from app.core.bundle import Manifest
+from app.core.envs import EnvBackend, IndexOptions, PythonInfo
+from app.core.errors import BadInput
+from app.core.serial import to_jsonable
+from app.core.text import Joined, Msg, Text, render
+
+if TYPE_CHECKING:  # start-up: the recommendation engine is only imported where it runs
+    from app.core.recommend import Recommendation
+
+__all__ = ["ACCELERATORS", "Check", "InstallPlan", "InstallRequest", "InstallResult", "Severity", "code_of"]
+
+Severity = Literal["error", "warning"]
+#: The backends whose verification expects a usable accelerator.
+ACCELERATORS = ("cuda", "rocm", "mps", "xpu")
+
+
+def code_of(text: Text, default: str) -> str:
+    """The stable code of a text (``default`` for a plain, language-neutral string)."""
+    return text.code if isinstance(text, (Msg, Joined)) else default
+
+
+@dataclass(frozen=True)
+class InstallRequest:
+    """What the user asked for. Everything optional has a sensible default.
+
+    Sequences given as lists (argparse, the GUI) are stored as tuples, paths of wheel folders
+    as strings and the bundle folder as a :class:`~pathlib.Path`.
+    """
+
+    env_path: str | os.PathLike[str]
+    kind: str = "venv"  # venv | conda
+    installer: str = "uv"  # uv | pip
+    python: str | None = None  # "3.11" or a path; default: the recommendation's / ours
+    packages: tuple[str, ...] | None = None  # explicit requirements; else the recommendation's
+    recommendation: Recommendation | None = None
+    index_url: str | None = None  # the index for the torch packages (overrides the rec's)
+    extra_index_urls: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
+    bundle: Path | None = None  # an offline bundle folder
+    existing: bool = False  # the user asked to add to an existing env
+    proxy: str | None = None  # else HTTPS_PROXY/HTTP_PROXY from the environment pass through
+    ca_bundle: str | None = None  # a CA file, or "system" for the OS trust store
+    default_index_url: str | None = None  # a mirror replacing PyPI for everything else
+    timeout_s: float | None = None  # per command; None: no limit (cancel still works)
+
+    def __post_init__(self) -> None:
+        if self.packages is not None:
+            object.__setattr__(self, "packages", tuple(str(p) for p in self.packages))
+        object.__setattr__(self, "extra_index_urls", tuple(str(u) for u in self.extra_index_urls))
+        object.__setattr__(self, "find_links", tuple(os.fspath(f) for f in self.find_links))
+        if self.bundle is not None:
+            object.__setattr__(self, "bundle", Path(self.bundle))
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)
+                             if f.name != "recommendation"}
+        d["recommendation"] = self.recommendation.to_dict() if self.recommendation is not None else None
+        return d
+
+
+@dataclass(frozen=True)
+class Check:
+    """One pre-flight check. ``ok`` False with severity "error" stops the install.
+
+    ``name`` says what was checked (``backend``, ``python``, ``target``, ``disk``,
+    ``reach:<what>``); ``code`` names the outcome (the message's code unless given), stable
+    across languages and releases.
+    """
+
+    name: str
+    ok: bool
+    message: Text
+    hint: Text = ""
+    severity: Severity = "error"
+    code: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.code:
+            object.__setattr__(self, "code", code_of(self.message, f"preflight.{self.name}"))
+
+    @property
+    def blocking(self) -> bool:
+        return not self.ok and self.severity == "error"
+
+    @property
+    def status(self) -> Literal["ok", "warning", "error"]:
+        """How a checklist shows it: passed, a warning, or blocking."""
+        if self.ok:
+            return "ok"
+        return "warning" if self.severity == "warning" else "error"
+
+    def to_dict(self, lang: str = "en") -> dict[str, Any]:
+        return {"name": self.name, "code": self.code, "ok": self.ok, "severity": self.severity,
+                "message": render(self.message, lang), "hint": render(self.hint, lang)}
+
+
+@dataclass(frozen=True)
+class InstallPlan:
+    """Everything decided before anything is written (see :func:`~app.core.install.plan`)."""
+
+    request: InstallRequest
+    env_path: Path
+    backend: EnvBackend
+    python: PythonInfo | None  # None: uv will look for / download ``python_request``
+    python_request: str | None
+    packages: tuple[str, ...]
+    index: IndexOptions
+    new_env: bool
+    estimate_mb: int
+    estimate_why: Text
+    variant: str | None = None
+    bundle_manifest: Manifest | None = None
+    requirements_file: Path | None = None
+    notes: tuple[Text, ...] = ()
+    python_notes: tuple[str, ...] = ()  # why interpreters that were tried did not fit
+
+    @property
+    def kind(self) -> str:
+        return self.backend.kind
+
+    @property
+    def installer(self) -> str:
+        return self.backend.installer
+
+    @property
+    def recommendation(self) -> Recommendation | None:
+        """The recommendation this plan follows: the request's, else the one the bundle was built for."""
+        if self.request.recommendation is not None:
+            return self.request.recommendation
+        return self.bundle_manifest.recommendation if self.bundle_manifest is not None else None
+
+    @property
+    def expected_accelerator(self) -> str | None:
+        """The accelerator backend the verification should find usable (None: CPU or unknown)."""
+        rec = self.recommendation
+        backend = str(rec.backend) if rec is not None else None
+        return backend if backend in ACCELERATORS else None
+
+    def commands(self) -> list[list[str]]:
+        """The commands install() will run (for showing the user), in order."""
+        cmds: list[list[str]] = []
+        if self.new_env:
+            cmds += self.backend.create_argv(self.env_path, self.python, self.python_request)
+        cmds.append(self.backend.install_argv(self.env_path, self.packages, self.index,
+                                              requirements=self.requirements_file))
+        return cmds
+
+    def _commands_or_empty(self) -> list[list[str]]:
+        try:
+            return self.commands()
+        except BadInput:  # no interpreter yet: the pre-flight says so
+            return []
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "env_path": str(self.env_path),
+            "kind": self.kind,
+            "installer": self.installer,
+            "backend": self.backend.describe(),
+            "python": self.python.to_dict() if self.python else None,
+            "python_request": self.python_request,
+            "packages": list(self.packages),
+            "torch_index": self.index.torch_index,
+            "default_index": self.index.default_index,
+            "extra_index_urls": list(self.index.extra_index_urls),
+            "find_links": [str(f) for f in self.index.find_links],
+            "offline": self.index.offline,
+            "new_env": self.new_env,
+            "estimate_mb": self.estimate_mb,
+            "estimate_why": render(self.estimate_why),
+            "variant": self.variant,
+            "bundle": str(self.request.bundle) if self.request.bundle else None,
+            "commands": self._commands_or_empty(),
+            "notes": [render(n) for n in self.notes],
+            "note_codes": [code_of(n, "install.note") for n in self.notes],
+        }
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    env_path: Path
+    python: Path
+    torch_version: str | None
+    log_path: Path | None
+    duration_s: float
+    packages: dict[str, str]  # what the env holds afterwards (name -> version)
+    kind: str = "venv"
+    installer: str = "uv"
+    created: bool = True
+    warnings: tuple[Text, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)
+                             if f.name != "warnings"}
+        d["warnings"] = [render(w) for w in self.warnings]
+        d["warning_codes"] = [code_of(w, "install.warning") for w in self.warnings]
+        return d
