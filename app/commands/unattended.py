@@ -141,7 +141,15 @@ class _Run:
             self.say(f"==> Installing from the offline bundle {self.bundle}")
         plan = core.plan(request, report=report)
         if rec is None and getattr(plan, "bundle_manifest", None) is not None:
-            self.parts["recommendation"] = getattr(plan.bundle_manifest, "recommendation", None)
+            # the bundle's manifest keeps the recommendation it was built for as JSON
+            from app.core.recommend import Recommendation
+
+            saved = getattr(plan.bundle_manifest, "recommendation", None)
+            if isinstance(saved, dict):
+                try:
+                    self.parts["recommendation"] = Recommendation.from_dict(saved)
+                except BadInput:  # an older or hand-made manifest: the report goes without it
+                    pass
         checks = core.preflight(plan)
         from app.commands.install import _print_plan
 
@@ -195,7 +203,9 @@ class _Run:
             self.notes.append(f"The speed test failed: {err.message}")
             self.say(f"==> Speed test failed: {err.message}")
             return
-        self.parts["bench"] = bench
+        self.parts["bench"] = bench  # a stopped sweep's measurements go into the report, marked partial
+        if bench.cancelled:
+            raise Cancelled("The speed test was stopped; the report holds what it measured until then.")
         best = bench.best()
         if best is not None:
             self.say(f"==> Best: {best.gflops:.1f} GFLOP/s ({best.device} {best.dtype}, n={best.n})")
@@ -263,7 +273,7 @@ def run_unattended(args) -> int:
             signal.signal(sig, handler)
 
     session = SessionReport(source="unattended", status=status, exit_code=code, error=error,
-                            duration_s=round(time.monotonic() - started, 2), notes=run.notes,
+                            duration_s=round(time.monotonic() - started, 2), notes=tuple(run.notes),
                             **run.parts)
     # JSON always (the fleet summary reads it); Markdown / HTML as the answer file asks.
     formats = tuple(dict.fromkeys(("json", *answers.report_formats)))
