@@ -9,6 +9,7 @@ from PySide6.QtCore import QEvent, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QIcon
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
+from app.core.errors import UserError
 from app.gui.logview import monospace_font
 
 _ICON_NAMES = {"passed": "ok", "ok": "ok", "failed": "error", "error": "error", "skipped": "skipped",
@@ -100,15 +101,15 @@ class ErrorPanel(QWidget):
         lay.addLayout(btns)
         self.retranslate()
 
-    def show_error(self, err, log_path: Path | None = None) -> None:
-        self.message.setText(getattr(err, "message", str(err)))
-        lines = list(getattr(err, "lines", []) or [])
+    def show_error(self, err: UserError, log_path: Path | None = None) -> None:
+        self.message.setText(err.message)
+        lines = list(err.lines)
         self.lines.setPlainText("\n".join(lines))
         self.lines.setVisible(bool(lines))
-        hint = getattr(err, "hint", "") or ""
+        hint = err.hint
         self.hint.setText(self.tr("What to do: {hint}").format(hint=hint) if hint else "")
         self.hint.setVisible(bool(hint))
-        path = getattr(err, "log_path", None) or log_path
+        path = err.log_path or log_path
         self.log_path = Path(path) if path else None
         self._show_path()
         self.setVisible(True)
