@@ -310,3 +310,28 @@ def test_cli_ctrl_c_prints_the_partial_results_and_exits_130(torch_env, tmp_path
     assert proc.returncode == 130, err
     assert "partial results" in out and "GFLOP/s" in out
     assert "fp32" in out and "    64 " in out
+
+
+def test_cli_text_of_a_partial_and_of_an_empty_stopped_run():
+    from app.commands.bench import render
+    from tests.factories import make_bench_report, make_bench_result
+
+    partial = make_bench_report([make_bench_result(256, 90.0)], status=BenchStatus.CANCELLED, log_path="/tmp/l.log")
+    text = render(partial)
+    assert text.splitlines()[1].startswith("Stopped before the end") and "partial results" in text
+    assert "    90.0" in text and "Full log: /tmp/l.log" in text
+    assert "Stopped" not in render(make_bench_report([make_bench_result(256, 90.0)]))
+    empty = make_bench_report([], status=BenchStatus.CANCELLED, log_path="/tmp/l.log")
+    assert render(empty) == "The speed test was stopped before its first measurement.\nFull log: /tmp/l.log"
+
+
+def test_a_run_cancelled_before_the_probe_started_is_an_empty_cancelled_report():
+    import sys
+
+    from app.core.runner import CancelToken
+
+    cancel = CancelToken()
+    cancel.cancel()
+    rep = run_bench(sys.executable, device="cpu", sizes=[64], cancel=cancel)
+    assert rep.status is BenchStatus.CANCELLED and rep.results == () and rep.cpu_results == ()
+    assert rep.device == "cpu" and rep.log_path

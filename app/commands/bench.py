@@ -39,6 +39,9 @@ def register(sub) -> None:
 
 
 def render(rep: BenchReport) -> str:
+    if rep.cancelled and not rep.all_results():
+        return "The speed test was stopped before its first measurement." + (
+            f"\nFull log: {rep.log_path}" if rep.log_path else "")
     lines = [f"Matmul speed on {rep.device}: {rep.device_name} (torch {rep.torch_version}, {rep.threads} threads)", ""]
     if rep.cancelled:
         lines[1:1] = ["Stopped before the end: these are the measurements made until then (partial results)."]
