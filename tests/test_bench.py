@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from app.core.bench import BenchReport, run_bench
+from app.core.bench import BenchReport, BenchStatus, result_of_step, run_bench
 from app.core.errors import BadInput
 from app.core.peak import cpu_peak, gpu_peak, load_gpu_peaks
 from app.core.system import CPUInfo, SystemReport
@@ -56,6 +56,7 @@ def test_budget_cuts_the_largest_sizes(torch_env):
     assert [r.n for r in rep.results] == [64]
     cut = [s for s in rep.skipped if s.n == 8192]
     assert cut and "time budget" in cut[0].reason and rep.budget_exhausted
+    assert rep.status is BenchStatus.BUDGET
 
 
 @pytest.mark.slow
@@ -76,6 +77,41 @@ def test_report_json_round_trip(small_bench):
     d = json.loads(json.dumps(rep.to_dict()))
     again = BenchReport.from_dict(d)
     assert again.results == rep.results and again.peak == rep.peak
+    assert again == rep and again.status is BenchStatus.COMPLETE and d["status"] == "complete"
+
+
+@pytest.mark.slow
+def test_each_measurement_step_carries_its_result(small_bench):
+    rep, events = small_bench
+    live = [r for r in (result_of_step(e) for e in events if getattr(e, "kind", "") == "step") if r is not None]
+    assert {(r.dtype, r.n) for r in live} == {(r.dtype, r.n) for r in rep.results}
+    for r in live:
+        final = next(x for x in rep.results if (x.dtype, x.n) == (r.dtype, r.n))
+        assert r.gflops == final.gflops and r.median_s == final.median_s
+
+
+def test_result_of_step_reads_only_measurements():
+    from app.core.events import StepEvent
+
+    data = {"n": 256, "dtype": "fp32", "device": "cpu", "median_s": 0.001, "runs": 5, "gflops": 33.5,
+            "min_s": 0.0009, "max_s": 0.0011, "times_s": [0.001]}
+    r = result_of_step(StepEvent("matmul fp32 n=256", "passed", "33.5 GFLOP/s", data))
+    assert r is not None
+    assert (r.device, r.dtype, r.n, r.gflops, r.runs, r.min_s) == ("cpu", "fp32", 256, 33.5, 5, 0.0009)
+    assert result_of_step(StepEvent("matmul fp32 n=256", "running")) is None
+    assert result_of_step(StepEvent("device", "info", "cpu: x", {"device": "cpu", "threads": 2})) is None
+    copy = {"direction": "host_to_device", "memory": "pinned", "bytes": 4, "median_s": 1.0, "gb_per_s": 1.0}
+    assert result_of_step(StepEvent("copy host_to_device pinned", "passed", "", copy)) is None
+
+
+def test_status_of_reports_written_before_it_existed():
+    base = {"python": "p", "device": "cpu", "device_name": "x", "torch_version": "2.13.0", "threads": 1,
+            "results": []}
+    assert BenchReport.from_dict(base).status is BenchStatus.COMPLETE
+    assert BenchReport.from_dict({**base, "budget_exhausted": True}).status is BenchStatus.BUDGET
+    assert BenchReport.from_dict({**base, "cancelled": True}).cancelled
+    with pytest.raises(ValueError):
+        BenchReport.from_dict({**base, "status": "finished"})
 
 
 @pytest.mark.parametrize("kw, words", [
@@ -191,13 +227,13 @@ def test_cancel_stops_the_sweep_and_leaves_no_process(torch_env):
 
     import psutil
 
-    from app.core.errors import Cancelled
     from app.core.runner import CancelToken
 
     _env, py = torch_env
     cancel = CancelToken()
     seen = threading.Event()
     caught = []
+    returned = []
 
     def on_event(ev):
         if getattr(ev, "kind", "") == "step" and ev.status == "passed":
@@ -205,9 +241,9 @@ def test_cancel_stops_the_sweep_and_leaves_no_process(torch_env):
 
     def work():
         try:
-            run_bench(py, device="cpu", sizes=[64, 128, 256, 512, 1024, 2048, 4096], dtypes=["fp32"],
-                      budget_s=300, repeats=20, on_event=on_event, cancel=cancel)
-        except BaseException as exc:  # noqa: BLE001
+            returned.append(run_bench(py, device="cpu", sizes=[64, 128, 256, 512, 1024, 2048, 4096],
+                                      dtypes=["fp32"], budget_s=300, repeats=20, on_event=on_event, cancel=cancel))
+        except BaseException as exc:
             caught.append(exc)
 
     before = {p.pid for p in psutil.Process().children(recursive=True)}
@@ -218,11 +254,13 @@ def test_cancel_stops_the_sweep_and_leaves_no_process(torch_env):
     assert probes, "the probe process should be running"
     cancel.cancel()
     th.join(30)
-    assert not th.is_alive() and caught and isinstance(caught[0], Cancelled)
-    # the probe stops between runs on SIGTERM and hands back what it measured
-    partial = getattr(caught[0], "partial_report", None)
-    assert partial is not None and partial.cancelled and partial.results
+    assert not th.is_alive() and not caught, caught
+    # the probe stops between runs on SIGTERM; run_bench returns what it measured, marked cancelled
+    partial = returned[0]
+    assert partial.status is BenchStatus.CANCELLED and partial.cancelled and partial.results
     assert partial.results[0].n == 64 and partial.results[0].gflops > 0
+    assert partial.results[-1].n < 4096 and partial.log_path
+    assert BenchReport.from_dict(json.loads(json.dumps(partial.to_dict()))) == partial
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
                                               for p in probes):
@@ -237,3 +275,63 @@ def test_every_gpu_peak_row_is_found_by_its_own_name():
     for row in rows:
         p = gpu_peak(row.name, rows=rows)
         assert p is not None and p.name == row.name, (row.name, p and p.name)
+
+
+@pytest.mark.slow
+def test_cli_ctrl_c_prints_the_partial_results_and_exits_130(torch_env, tmp_path):
+    """`torch-setup bench` stopped with Ctrl-C: what was measured is printed (marked partial), exit 130."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env, _ = torch_env
+    home = tmp_path / "home"
+    child_env = {**os.environ, "TORCH_SETUP_HOME": str(home)}
+    child_env.pop("PYTHONPATH", None)
+    proc = subprocess.Popen([sys.executable, "-m", "app", "bench", "--env", str(env), "--device", "cpu",
+                             "--sizes", "64", "128", "256", "512", "1024", "2048", "4096", "--dtypes", "fp32",
+                             "--budget-s", "300", "--repeats", "20"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env)
+    try:
+        deadline = time.monotonic() + 120
+        measured = False
+        while time.monotonic() < deadline and not measured and proc.poll() is None:
+            time.sleep(0.2)
+            logs = list((home / "logs").glob("probe-bench-*.log")) if (home / "logs").is_dir() else []
+            measured = any('"status": "passed"' in p.read_text(encoding="utf-8", errors="replace") for p in logs)
+        assert measured, "no measurement arrived"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "partial results" in out and "GFLOP/s" in out
+    assert "fp32" in out and "    64 " in out
+
+
+def test_cli_text_of_a_partial_and_of_an_empty_stopped_run():
+    from app.commands.bench import render
+    from tests.factories import make_bench_report, make_bench_result
+
+    partial = make_bench_report([make_bench_result(256, 90.0)], status=BenchStatus.CANCELLED, log_path="/tmp/l.log")
+    text = render(partial)
+    assert text.splitlines()[1].startswith("Stopped before the end") and "partial results" in text
+    assert "    90.0" in text and "Full log: /tmp/l.log" in text
+    assert "Stopped" not in render(make_bench_report([make_bench_result(256, 90.0)]))
+    empty = make_bench_report([], status=BenchStatus.CANCELLED, log_path="/tmp/l.log")
+    assert render(empty) == "The speed test was stopped before its first measurement.\nFull log: /tmp/l.log"
+
+
+def test_a_run_cancelled_before_the_probe_started_is_an_empty_cancelled_report():
+    import sys
+
+    from app.core.runner import CancelToken
+
+    cancel = CancelToken()
+    cancel.cancel()
+    rep = run_bench(sys.executable, device="cpu", sizes=[64], cancel=cancel)
+    assert rep.status is BenchStatus.CANCELLED and rep.results == () and rep.cpu_results == ()
+    assert rep.device == "cpu" and rep.log_path

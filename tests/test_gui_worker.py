@@ -7,11 +7,11 @@ import time
 import pytest
 
 pytest.importorskip("PySide6")
-from PySide6.QtCore import QThread  # noqa: E402
+from PySide6.QtCore import QThread
 
-from app.core.errors import UserError  # noqa: E402
-from app.core.events import LogEvent  # noqa: E402
-from app.gui.worker import Task  # noqa: E402
+from app.core.errors import UserError
+from app.core.events import LogEvent
+from app.gui.worker import Task
 
 
 def test_events_and_result_arrive_on_gui_thread(qtbot):
@@ -58,3 +58,36 @@ def test_user_error_and_bugs_become_failed(qtbot):
     with qtbot.waitSignal(task2.failed, timeout=5000) as blocker:
         task2.start()
     assert "Unexpected error" in blocker.args[0].message
+
+
+def test_a_cancelled_call_that_returns_a_value_delivers_it_as_partial(qtbot):
+    """The speed test answers Stop with the measurements so far: they arrive (partial), then
+    cancelled; never as a success."""
+    started = threading.Event()
+
+    def fn(on_event, cancel):
+        started.set()
+        cancel.wait(10)
+        return "measured so far"
+
+    task = Task(fn)
+    got = []
+    task.partial.connect(lambda r: got.append(("partial", r)))
+    task.succeeded.connect(lambda r: got.append(("succeeded", r)))
+    task.cancelled.connect(lambda: got.append(("cancelled",)))
+    with qtbot.waitSignal(task.finished, timeout=5000):
+        task.start()
+        assert started.wait(5)
+        task.cancel()
+    assert got == [("partial", "measured so far"), ("cancelled",)]
+
+
+def test_a_cancel_raised_as_cancelled_has_no_partial(qtbot):
+    task = Task(lambda e, c: (c.wait(10), c.raise_if_cancelled()))
+    got = []
+    task.partial.connect(got.append)
+    with qtbot.waitSignal(task.cancelled, timeout=5000):
+        task.start()
+        task.cancel()
+    qtbot.wait(50)
+    assert got == []

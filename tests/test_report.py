@@ -3,13 +3,28 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
-from app.core.errors import BadInput, UserError
+from app.core.bench import BenchReport, BenchStatus
+from app.core.doctor import Diagnosis, Finding
+from app.core.errors import BadInput, Cancelled, UserError
+from app.core.install import InstallResult
+from app.core.recommend import Recommendation
 from app.core.report import SessionReport, load_session_report, safe_stem
-from app.core.system import CPUInfo, GPU, OSInfo, PythonInfo, SystemReport
+from app.core.system import GPU, CPUInfo, OSInfo, PythonInfo, SystemReport
+from app.core.verify import VerifyReport
+from tests.factories import (
+    make_bench_report,
+    make_bench_result,
+    make_check,
+    make_install_result,
+    make_recommendation,
+    make_verify_report,
+)
 
 
 def _system():
@@ -23,19 +38,17 @@ def _system():
 def _full(**kw):
     return SessionReport(
         system=_system(),
-        recommendation={"backend": "cpu", "variant": "cpu", "torch_version": "2.13.0",
-                        "index_url": "https://download.pytorch.org/whl/cpu",
-                        "packages": ["torch==2.13.0"], "reasons": ["No GPU <b>found</b>."],
-                        "warnings": ["fp16 is slow here"], "command": ["uv", "pip", "install", "torch==2.13.0"]},
-        install={"env_path": "/tmp/env with space", "python": "/tmp/env with space/bin/python",
-                 "torch_version": "2.13.0+cpu", "duration_s": 7.25, "log_path": "/tmp/log",
-                 "packages": {"torch": "2.13.0+cpu"}},
-        verify={"ok": True, "checks": [{"name": "cpu matmul", "status": "passed", "detail": "max err 1e-6"},
-                                       {"name": "cuda", "status": "skipped", "detail": "no CUDA in this wheel"},
-                                       {"name": "gloo all_reduce", "status": "passed", "detail": ""}]},
-        bench={"device": "cpu", "results": [
-            {"device": "cpu", "dtype": "fp32", "size": 1024, "gflops": 171.2, "median_s": 0.0125},
-            {"device": "cpu", "dtype": "fp32", "size": 2048, "gflops": 169.0, "median_s": 0.1017}]},
+        recommendation=make_recommendation(
+            backend="cpu", variant="cpu", torch_version="2.13.0", index_url="https://download.pytorch.org/whl/cpu",
+            packages=("torch==2.13.0",), reasons=("No GPU <b>found</b>.",), warnings=("fp16 is slow here",),
+            command=("uv", "pip", "install", "torch==2.13.0")),
+        install=make_install_result("/tmp/env with space", torch_version="2.13.0+cpu", duration_s=7.25,
+                                    log_path=Path("/tmp/log"), packages={"torch": "2.13.0+cpu"}),
+        verify=make_verify_report([make_check("cpu matmul", "passed", "max err 1e-6"),
+                                   make_check("cuda", "skipped", "no CUDA in this wheel"),
+                                   make_check("gloo all_reduce", "passed", "")]),
+        bench=make_bench_report([make_bench_result(1024, 171.2, median_s=0.0125),
+                                 make_bench_result(2048, 169.0, median_s=0.1017)]),
         hostname="lab-07", **kw)
 
 
@@ -53,9 +66,41 @@ def test_json_round_trip_and_summary():
     assert again.to_dict()["summary"] == s
 
 
+def test_from_dict_rebuilds_the_core_types():
+    rep = _full(duration_s=12.5, diagnosis=Diagnosis(python="/tmp/env/bin/python", env_path="/tmp/env", findings=[
+        Finding("cpu-wheel-with-gpu", "warning", "A CPU build", "It cannot use the GPU.", "Reinstall.", ["x"])]),
+        error=Cancelled("Stopped.", hint="run again", lines=["a line"]), status="cancelled", exit_code=130,
+        notes=("a note",))
+    again = SessionReport.from_dict(json.loads(rep.to_json()))
+    assert isinstance(again.system, SystemReport) and again.system == rep.system
+    assert isinstance(again.recommendation, Recommendation)
+    assert again.recommendation.variant == "cpu" and list(again.recommendation.reasons) == ["No GPU <b>found</b>."]
+    assert isinstance(again.install, InstallResult) and again.install == rep.install
+    assert isinstance(again.verify, VerifyReport) and again.verify.checks == rep.verify.checks
+    assert isinstance(again.bench, BenchReport) and again.bench == rep.bench
+    assert isinstance(again.diagnosis, Diagnosis) and again.diagnosis.findings == rep.diagnosis.findings
+    assert isinstance(again.error, Cancelled) and again.error.hint == "run again" and again.error.lines == ["a line"]
+    assert again.notes == ("a note",) and again.exit_code == 130
+    assert json.loads(again.to_json()) == json.loads(rep.to_json())  # the same JSON, read back and written again
+
+
+def test_a_stopped_speed_test_is_in_the_report_marked_partial():
+    partial = make_bench_report([make_bench_result(256, 90.0)], status=BenchStatus.CANCELLED)
+    rep = replace(_full(), bench=partial)
+    data = json.loads(rep.to_json())
+    assert data["bench"]["status"] == "cancelled" and data["bench"]["cancelled"] is True
+    assert data["bench"]["results"][0]["gflops"] == 90.0
+    assert data["summary"]["bench_status"] == "cancelled" and data["summary"]["best_gflops"] == 90.0
+    md = rep.to_markdown()
+    assert "## Speed test (matrix multiply), partial" in md
+    assert "stopped before it finished" in md and "| cpu | fp32 | 256 | 90.0 |" in md
+    assert "partial" in rep.to_html()
+    assert "partial" not in _full().to_markdown()
+    assert json.loads(_full().to_json())["summary"]["bench_status"] == "complete"
+
+
 def test_failed_verify_or_error_makes_the_outcome_failed():
-    rep = _full()
-    rep.verify = {"ok": False, "checks": [{"name": "matmul", "status": "failed", "detail": "mismatch"}]}
+    rep = replace(_full(), verify=make_verify_report([make_check("matmul", "failed", "mismatch")]))
     assert rep.outcome == "failed"
     rep2 = SessionReport(error=UserError("pip failed", hint="check the index", lines=["ERROR: x"]),
                          exit_code=1, hostname="h")
@@ -66,8 +111,7 @@ def test_failed_verify_or_error_makes_the_outcome_failed():
 
 @pytest.mark.parametrize("part", ["system", "recommendation", "install", "verify", "bench", "diagnosis"])
 def test_every_part_may_be_missing(part):
-    rep = _full()
-    setattr(rep, part, None)
+    rep = replace(_full(), **{part: None})
     for text in (rep.to_json(), rep.to_markdown(), rep.to_html()):
         assert "lab-07" in text
     empty = SessionReport(hostname="x")

@@ -1,10 +1,24 @@
-"""``torch-setup bench --env PATH [--device D] [--sizes N ...] [--dtypes T ...] [--budget-s S] [--json]``."""
+"""``torch-setup bench --env PATH [--device D] [--sizes N ...] [--dtypes T ...] [--budget-s S] [--json]``.
+
+Ctrl-C stops the sweep: what was measured until then is printed (marked partial) and the
+command exits 130.
+"""
 from __future__ import annotations
 
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
-from app.core.errors import EXIT_OK
+from app.core.errors import EXIT_CANCELLED, EXIT_OK
 from app.core.serial import dumps
+
+if TYPE_CHECKING:  # the core's modules load when the command runs (a cheap --help)
+    from app.core.bench import BenchReport
+    from app.core.events import Event
+    from app.core.runner import CancelToken
 
 
 def register(sub) -> None:
@@ -24,8 +38,13 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def render(rep) -> str:
+def render(rep: BenchReport) -> str:
+    if rep.cancelled and not rep.all_results():
+        return "The speed test was stopped before its first measurement." + (
+            f"\nFull log: {rep.log_path}" if rep.log_path else "")
     lines = [f"Matmul speed on {rep.device}: {rep.device_name} (torch {rep.torch_version}, {rep.threads} threads)", ""]
+    if rep.cancelled:
+        lines[1:1] = ["Stopped before the end: these are the measurements made until then (partial results)."]
     lines.append(f"  {'dtype':<6} {'n':>6} {'median ms':>10} {'GFLOP/s':>10} {'of peak':>8}")
     for r in sorted(rep.results + rep.cpu_results, key=lambda r: (r.device != rep.device, r.dtype, r.n)):
         frac = f"{r.fraction_of_peak * 100:.0f} %" if r.fraction_of_peak is not None else "?"
@@ -34,7 +53,7 @@ def render(rep) -> str:
     for s in rep.skipped:
         lines.append(f"  – {s.dtype} {'n=' + str(s.n) if s.n else '(all sizes)'}: {s.reason}")
     for sp in rep.speedup:
-        lines.append(f"  {sp['dtype']} n={sp['n']}: {sp['speedup']:.1f}x faster than the CPU")
+        lines.append(f"  {sp.dtype} n={sp.n}: {sp.speedup:.1f}x faster than the CPU")
     for c in rep.copy:
         lines.append(f"  copy {c.direction.replace('_', ' ')} ({c.memory}): {c.gb_per_s:.1f} GB/s")
     lines.append("")
@@ -59,17 +78,45 @@ def render(rep) -> str:
     return "\n".join(lines)
 
 
-def run(args) -> int:
+@contextmanager
+def _ctrl_c_cancels(cancel: CancelToken) -> Iterator[None]:
+    """The first Ctrl-C (or SIGTERM) stops the sweep between runs so its results are kept;
+    a second one interrupts at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous: dict[signal.Signals, Any] = {}
+
+    def on_signal(signum: int, _frame: object) -> None:
+        print("\nStopping the speed test (Ctrl-C again to abort)…", file=sys.stderr)
+        signal.signal(signal.SIGINT, previous.get(signal.SIGINT, signal.default_int_handler))
+        cancel.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous[sig] = signal.signal(sig, on_signal)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def run(args: Any) -> int:
     from app.core.bench import run_bench
+    from app.core.events import StepEvent
     from app.core.probe import resolve_python
+    from app.core.runner import CancelToken
 
     python = resolve_python(args.env)
-    on_event = None
-    if not args.json and sys.stderr.isatty():
-        def on_event(ev):
-            if getattr(ev, "kind", "") == "step" and ev.status in ("passed", "skipped", "failed"):
-                print(f"  {ev.name}: {ev.detail}", file=sys.stderr)
-    rep = run_bench(python, device=args.device, sizes=args.sizes, dtypes=args.dtypes, budget_s=args.budget_s,
-                    on_event=on_event, repeats=args.repeats)
+
+    def show_step(ev: Event) -> None:
+        if isinstance(ev, StepEvent) and ev.status in ("passed", "skipped", "failed"):
+            print(f"  {ev.name}: {ev.detail}", file=sys.stderr)
+
+    on_event = show_step if not args.json and sys.stderr.isatty() else None
+    cancel = CancelToken()
+    with _ctrl_c_cancels(cancel):
+        rep = run_bench(python, device=args.device, sizes=args.sizes, dtypes=args.dtypes, budget_s=args.budget_s,
+                        on_event=on_event, repeats=args.repeats, cancel=cancel)
     print(dumps(rep) if args.json else render(rep))
-    return EXIT_OK
+    return EXIT_CANCELLED if rep.cancelled else EXIT_OK

@@ -189,7 +189,9 @@ class _Run:
             self.notes.append(f"The speed test failed: {err.message}")
             self.say(f"==> Speed test failed: {err.message}")
             return
-        self.parts["bench"] = bench
+        self.parts["bench"] = bench  # a stopped sweep's measurements go into the report, marked partial
+        if bench.cancelled:
+            raise Cancelled("The speed test was stopped; the report holds what it measured until then.")
         best = bench.best()
         if best is not None:
             self.say(f"==> Best: {best.gflops:.1f} GFLOP/s ({best.device} {best.dtype}, n={best.n})")
@@ -239,7 +241,7 @@ def run_unattended(args) -> int:
         renderer.close()
 
     session = SessionReport(source="unattended", status=status, exit_code=code, error=error,
-                            duration_s=round(time.monotonic() - started, 2), notes=run.notes,
+                            duration_s=round(time.monotonic() - started, 2), notes=tuple(run.notes),
                             **run.parts)
     # JSON always (the fleet summary reads it); Markdown / HTML as the answer file asks.
     formats = tuple(dict.fromkeys(("json", *answers.report_formats)))

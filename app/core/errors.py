@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -41,7 +42,7 @@ class UserError(Exception):
             out.append(f"Full log: {self.log_path}")
         return "\n".join(out)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "error": type(self).__name__,
             "message": self.message,
@@ -55,7 +56,7 @@ class UserError(Exception):
 class BadInput(UserError):
     """The request itself is wrong (bad path, bad option, malformed file): nothing was done."""
 
-    def __init__(self, message: str, hint: str = "", **kw) -> None:
+    def __init__(self, message: str, hint: str = "", **kw: Any) -> None:
         kw.setdefault("exit_code", EXIT_BAD_INPUT)
         super().__init__(message, hint, **kw)
 
@@ -63,6 +64,6 @@ class BadInput(UserError):
 class Cancelled(UserError):
     """The user cancelled; whatever was half-made has been rolled back."""
 
-    def __init__(self, message: str = "Cancelled.", hint: str = "", **kw) -> None:
+    def __init__(self, message: str = "Cancelled.", hint: str = "", **kw: Any) -> None:
         kw.setdefault("exit_code", EXIT_CANCELLED)
         super().__init__(message, hint, **kw)

@@ -29,11 +29,14 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from app.core.errors import BadInput
 from app.core.paths import resources_dir
+from app.core.system import SystemReport
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -48,12 +51,18 @@ class Peak:
     device: str  # cpu | cuda | rocm | mps | xpu
     name: str
     gflops: dict[str, float] = field(default_factory=dict)  # dtype -> GFLOP/s; absent = unknown
-    assumptions: list[str] = field(default_factory=list)
+    assumptions: tuple[str, ...] = ()
     source: str = ""
 
     def fraction(self, dtype: str, gflops: float) -> float | None:
         p = self.gflops.get(dtype)
         return gflops / p if p else None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Peak:
+        return cls(device=str(d.get("device", "")), name=str(d.get("name", "")),
+                   gflops={str(k): float(v) for k, v in (d.get("gflops") or {}).items()},
+                   assumptions=tuple(str(a) for a in d.get("assumptions") or ()), source=str(d.get("source", "")))
 
 
 def _fp32_flop_per_cycle(flags: set[str], arch: str, model: str) -> tuple[int, str]:
@@ -74,31 +83,31 @@ def _fp32_flop_per_cycle(flags: set[str], arch: str, model: str) -> tuple[int, s
     return 8, "SSE2: 4-lane add + 4-lane multiply per cycle"
 
 
-def cpu_peak(*, cores: int, mhz: float, flags, arch: str = "x86_64", model: str = "",
+def cpu_peak(*, cores: int, mhz: float, flags: Iterable[str] | None, arch: str = "x86_64", model: str = "",
              threads_used: int | None = None) -> Peak:
     """Peak GFLOP/s per dtype for ``cores`` cores at ``mhz`` with these CPU flags."""
     if not cores or cores < 1 or not mhz or mhz <= 0:
         raise BadInput("a CPU peak needs a core count and a clock frequency")
-    flags = {f.lower() for f in flags or ()}
+    flag_set = {f.lower() for f in flags or ()}
     n = min(cores, threads_used) if threads_used else cores
-    fpc, why = _fp32_flop_per_cycle(flags, arch, model)
+    fpc, why = _fp32_flop_per_cycle(flag_set, arch, model)
     ghz = mhz / 1000.0
     fp32 = n * ghz * fpc
     out = {"fp32": fp32}
     notes = [f"{n} core(s) x {ghz:.2f} GHz x {fpc} fp32 FLOP/cycle ({why}) = {fp32:.0f} GFLOP/s fp32"]
-    if "amx_bf16" in flags:
+    if "amx_bf16" in flag_set:
         out["bf16"] = n * ghz * 1024
         notes.append("bf16 via Intel AMX tiles: 1024 FLOP/cycle/core")
-    elif "avx512_bf16" in flags:
+    elif "avx512_bf16" in flag_set:
         out["bf16"] = fp32 * 2
         notes.append("bf16 via AVX512_BF16 dot products: 2x the fp32 rate")
     else:
         out["bf16"] = fp32
         notes.append("no native bf16: the fp32 peak is used as the bound")
-    if "amx_fp16" in flags:
+    if "amx_fp16" in flag_set:
         out["fp16"] = n * ghz * 1024
         notes.append("fp16 via Intel AMX-FP16 tiles: 1024 FLOP/cycle/core")
-    elif "avx512_fp16" in flags:
+    elif "avx512_fp16" in flag_set:
         out["fp16"] = fp32 * 2
         notes.append("fp16 via AVX512-FP16: 2x the fp32 rate")
     else:
@@ -106,14 +115,15 @@ def cpu_peak(*, cores: int, mhz: float, flags, arch: str = "x86_64", model: str 
         notes.append("no native fp16: the fp32 peak is used as the bound")
     notes.append("the clock is the OS-reported maximum; wide-vector code often runs slower, "
                  "so 50-80 % of this is a good result")
-    return Peak("cpu", model or "CPU", out, notes, "estimate from cores, clock and SIMD width (app/core/peak.py)")
+    return Peak("cpu", model or "CPU", out, tuple(notes),
+                "estimate from cores, clock and SIMD width (app/core/peak.py)")
 
 
-def local_cpu() -> dict:
+def local_cpu() -> dict[str, Any]:
     """cores, mhz, flags, arch, model of THIS machine (stdlib + psutil; no subprocess)."""
     import platform
 
-    info: dict = {"arch": platform.machine().lower(), "model": platform.processor() or "", "flags": set(),
+    info: dict[str, Any] = {"arch": platform.machine().lower(), "model": platform.processor() or "", "flags": set(),
                   "cores": None, "mhz": None}
     try:
         text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
@@ -142,11 +152,12 @@ def local_cpu() -> dict:
     return info
 
 
-def cpu_peak_for(report=None, threads_used: int | None = None, flags_extra=()) -> Peak | None:
+def cpu_peak_for(report: SystemReport | None = None, threads_used: int | None = None,
+                 flags_extra: Iterable[str] = ()) -> Peak | None:
     """The CPU peak of the machine a SystemReport describes (or of this one)."""
     info = local_cpu()
     cores, mhz, flags, arch, model = info["cores"], info["mhz"], set(info["flags"]), info["arch"], info["model"]
-    if report is not None and getattr(report, "cpu", None) is not None:
+    if report is not None:
         c = report.cpu
         cores = c.cores or cores
         mhz = c.max_mhz or mhz
@@ -163,12 +174,12 @@ def cpu_peak_for(report=None, threads_used: int | None = None, flags_extra=()) -
 @dataclass(frozen=True)
 class GPUPeakRow:
     name: str
-    match: list[str]
+    match: tuple[str, ...]
     tflops: dict[str, float]
     source: str
 
 
-def load_gpu_peaks(path: str | os.PathLike | None = None) -> list[GPUPeakRow]:
+def load_gpu_peaks(path: str | os.PathLike[str] | None = None) -> list[GPUPeakRow]:
     p = Path(path) if path else resources_dir() / "gpu_peaks.toml"
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
@@ -193,7 +204,7 @@ def load_gpu_peaks(path: str | os.PathLike | None = None) -> list[GPUPeakRow]:
                 re.compile(pat)
             except re.error as exc:
                 raise BadInput(f"GPU peak table {p}: {name} has a bad match pattern {pat!r}: {exc}") from None
-        rows.append(GPUPeakRow(name, list(row["match"]), vals, row["source"]))
+        rows.append(GPUPeakRow(name, tuple(row["match"]), vals, row["source"]))
     return rows
 
 
@@ -209,4 +220,4 @@ def gpu_peak(device_name: str, device: str = "cuda", rows: list[GPUPeakRow] | No
     if best is None:
         return None
     return Peak(device, best.name, {k: v * 1000.0 for k, v in best.tflops.items() if k in DTYPES},
-                ["vendor peak (dense; FP32 accumulation for fp16/bf16)"], best.source)
+                ("vendor peak (dense; FP32 accumulation for fp16/bf16)",), best.source)

@@ -4,17 +4,20 @@ The probe prints JSON lines (see DESIGN.md, "Probe protocol"). This module strea
 :class:`~app.core.events.StepEvent` s, and turns every way a probe can go wrong into a clear
 :class:`ProbeFailed` (a :class:`UserError`): the interpreter is missing, the process crashed
 (segfault in a native library), it printed an error event (torch missing / cannot load),
-it exited without a result, or it ran past its timeout. A cancel kills the probe's whole
-process tree (the runner does that) and raises :class:`Cancelled`.
+it exited without a result, or it ran past its timeout. A cancel stops the probe's whole
+process tree (the runner does that) and raises :class:`Cancelled`, or, for a probe that
+prints what it measured while stopping (the speed test), returns that partial result as a
+value (``keep_partial=True``: :attr:`ProbeOutput.cancelled` is then True).
 """
 from __future__ import annotations
 
 import json
 import os
 import signal
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any
 
 from app.core import runner
 from app.core.errors import BadInput, Cancelled, UserError
@@ -22,39 +25,35 @@ from app.core.events import EventCallback, LogEvent, StepEvent
 from app.core.paths import new_log_path, probes_dir
 
 
-class ProbeCancelled(Cancelled):
-    """Cancelled; ``partial`` is the result the probe managed to print while stopping (or None)."""
-
-    def __init__(self, message: str = "Cancelled.", hint: str = "", *, partial: dict | None = None, **kw) -> None:
-        super().__init__(message, hint, **kw)
-        self.partial = partial
-
-
 class ProbeFailed(UserError):
     """A probe gave no usable result. ``kind``: crash | error | no-result | timeout | start."""
 
     def __init__(self, message: str, hint: str = "", *, kind: str = "error", code: str | None = None,
-                 facts: dict | None = None, **kw) -> None:
+                 facts: dict[str, Any] | None = None, **kw: Any) -> None:
         super().__init__(message, hint, **kw)
         self.kind = kind
         self.code = code  # the probe's own error code: torch-missing, torch-import-failed, ...
         self.facts = facts or {}  # what the probe said before it failed (interpreter facts)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         d = super().to_dict()
         d.update({"kind": self.kind, "code": self.code})
         return d
 
 
-@dataclass
+@dataclass(frozen=True)
 class ProbeOutput:
-    result: dict
-    steps: list[dict] = field(default_factory=list)
+    """What a probe printed. ``result`` is its result object; when ``cancelled`` (only with
+    ``keep_partial``), it is what the probe printed while stopping, or ``{}`` if nothing."""
+
+    result: dict[str, Any]
+    steps: tuple[dict[str, Any], ...] = ()
     log_path: Path | None = None
     duration_s: float = 0.0
+    cancelled: bool = False
 
 
-def resolve_python(env: str | os.PathLike) -> Path:
+def resolve_python(env: str | os.PathLike[str]) -> Path:
     """The interpreter of an environment folder (venv or conda), or an interpreter path itself.
 
     Raises :class:`BadInput` (exit 2) when ``env`` does not exist or holds no Python.
@@ -94,18 +93,23 @@ def _signal_name(rc: int | None) -> str | None:
         return f"signal {-rc}"
 
 
-def run_probe(name: str, python: str | os.PathLike, args: Sequence[str] = (), *,
+# long: one linear reading of the probe's output, each way it can fail named in turn
+def run_probe(name: str, python: str | os.PathLike[str], args: Sequence[str] = (), *,
               on_event: EventCallback | None = None, cancel: runner.CancelToken | None = None,
-              timeout_s: float | None = 300.0, env: dict | None = None, what: str | None = None,
-              log_name: str | None = None) -> ProbeOutput:
-    """Run probe ``name`` with ``python``; return its result object or raise ProbeFailed/Cancelled."""
+              timeout_s: float | None = 300.0, env: dict[str, str] | None = None, what: str | None = None,
+              log_name: str | None = None, keep_partial: bool = False) -> ProbeOutput:
+    """Run probe ``name`` with ``python``; return its result object or raise ProbeFailed/Cancelled.
+
+    With ``keep_partial``, a cancel is not an error: the output comes back with ``cancelled``
+    set and the result the probe printed while stopping (``{}`` when it printed none).
+    """
     what = what or f"the {name} probe"
     py = Path(python)
     script = probe_path(name)
     log_path = new_log_path(log_name or f"probe-{name}")
-    steps: list[dict] = []
-    results: list[dict] = []
-    errors: list[dict] = []
+    steps: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
 
     def on_line(stream: str, line: str) -> None:
         if stream == "stdout" and line.startswith("{"):
@@ -128,15 +132,17 @@ def run_probe(name: str, python: str | os.PathLike, args: Sequence[str] = (), *,
                     errors.append(obj)
                     return
         if on_event is not None and line.strip():
-            on_event(LogEvent(line, stream if stream in ("stdout", "stderr") else "stdout"))
+            on_event(LogEvent(line, "stderr" if stream == "stderr" else "stdout"))
 
     child_env = env if env is not None else runner.clean_env()
     res = runner.run([str(py), "-I", str(script), *args], timeout=timeout_s, env=child_env,
                      on_line=on_line, cancel=cancel, log_path=log_path)
     facts = next((s.get("data") or {} for s in steps if s.get("name") == "python"), {})
     if res.cancelled:
-        raise ProbeCancelled(f"{what.capitalize()} was cancelled; its process was stopped.", log_path=log_path,
-                             partial=results[-1] if results else None)
+        if keep_partial:
+            return ProbeOutput(result=results[-1] if results else {}, steps=tuple(steps), log_path=log_path,
+                               duration_s=res.duration_s, cancelled=True)
+        raise Cancelled(f"{what.capitalize()} was cancelled; its process was stopped.", log_path=log_path)
     if res.start_error:
         raise ProbeFailed(f"Could not start {py}: {res.start_error}",
                           hint="Check that the environment still exists and its Python runs.",
@@ -177,10 +183,10 @@ def run_probe(name: str, python: str | os.PathLike, args: Sequence[str] = (), *,
         raise ProbeFailed(f"{what.capitalize()} ended ({res.describe()}) without a result.",
                           hint="The environment's Python may be broken; the log has its output.",
                           kind="no-result", lines=relevant or res.tail[-8:], log_path=log_path, facts=facts)
-    return ProbeOutput(result=results[-1], steps=steps, log_path=log_path, duration_s=res.duration_s)
+    return ProbeOutput(result=results[-1], steps=tuple(steps), log_path=log_path, duration_s=res.duration_s)
 
 
-def _step_data(obj: dict) -> dict | None:
+def _step_data(obj: dict[str, Any]) -> dict[str, Any] | None:
     data = dict(obj.get("data") or {})
     if obj.get("title"):
         data.setdefault("title", obj["title"])

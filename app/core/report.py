@@ -8,8 +8,10 @@ host so a fleet's reports can be collected in one folder. It renders as
 * Markdown (for an issue or a chat message),
 * HTML (one self-contained file, no external assets, readable when printed).
 
-Every part may be ``None`` (the step was skipped or never reached); the parts are the core's
-result dataclasses or plain dicts, turned into plain data with :func:`to_jsonable`.
+Every part is the core's own result type, or ``None`` (the step was skipped or never
+reached); :meth:`SessionReport.from_dict` rebuilds the same types from the JSON.
+The report is written in English; the core's sentences are rendered with
+:func:`app.core.text.render`.
 """
 from __future__ import annotations
 
@@ -18,16 +20,25 @@ import json
 import platform
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from app import __version__
-from app.core.errors import BadInput
-from app.core.serial import to_jsonable
+from app.core.bench import BenchReport, BenchResult, BenchStatus
+from app.core.doctor import Diagnosis, Finding
+from app.core.errors import BadInput, Cancelled, UserError
+from app.core.install import InstallResult
+from app.core.recommend import Recommendation
+from app.core.system import SystemReport
+from app.core.text import Text, render
+from app.core.verify import VerifyReport
+from app.core.wheels import backend_of_variant, variant_of_version
 
 SCHEMA = "torch-setup-session/1"
 FORMATS = ("json", "md", "html")
+LANG = "en"  # the report's language
 
 # Statuses a run ends with (the unattended run maps its exit code onto these).
 STATUS_OK = "ok"
@@ -40,42 +51,44 @@ def _now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
-def _get(d: Any, *names: str, default: Any = None) -> Any:
-    """The first present, non-None key of ``names`` in the dict ``d``."""
-    if not isinstance(d, dict):
-        return default
-    for n in names:
-        if d.get(n) is not None:
-            return d[n]
-    return default
+def _fmt_num(x: float | int | None, digits: int = 1) -> str:
+    if x is None:
+        return ""
+    return f"{x:,.{digits}f}" if isinstance(x, float) else f"{x:,}"
 
 
-def _fmt_num(x: Any, digits: int = 1) -> str:
-    if isinstance(x, bool) or x is None:
-        return "" if x is None else str(x)
-    if isinstance(x, (int, float)):
-        return f"{x:,.{digits}f}" if isinstance(x, float) else f"{x:,}"
-    return str(x)
+def _t(text: Text | None) -> str:
+    return render(text, LANG)
 
 
-@dataclass
+@dataclass(frozen=True)
+class Section:
+    """One part of the rendered report: key/value rows, an optional table, bullet lines."""
+
+    title: str
+    rows: tuple[tuple[str, str], ...] = ()
+    table: tuple[tuple[str, ...], ...] | None = None  # header row first
+    bullets: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class SessionReport:
-    system: Any = None  # app.core.system.SystemReport
-    recommendation: Any = None  # app.core.recommend.Recommendation
-    install: Any = None  # app.core.install.InstallResult
-    verify: Any = None  # app.core.verify.VerifyReport
-    bench: Any = None  # app.core.bench.BenchReport
-    diagnosis: Any = None  # app.core.doctor.Diagnosis
+    system: SystemReport | None = None
+    recommendation: Recommendation | None = None
+    install: InstallResult | None = None
+    verify: VerifyReport | None = None
+    bench: BenchReport | None = None
+    diagnosis: Diagnosis | None = None
     created: str = field(default_factory=_now_iso)
     hostname: str = field(default_factory=platform.node)
     assistant_version: str = __version__
     # How the run ended. ``None`` means "derive it from the parts" (see :attr:`outcome`).
     status: str | None = None
     exit_code: int | None = None
-    error: Any = None  # a UserError (or its to_dict()) when the run failed
+    error: UserError | None = None  # when the run failed
     duration_s: float | None = None
-    source: str = "wizard"  # wizard | unattended | cli
-    notes: list[str] = field(default_factory=list)
+    source: str = "wizard"  # wizard | unattended | cli | self-test
+    notes: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ data
     @property
@@ -84,45 +97,46 @@ class SessionReport:
             return self.status
         if self.error is not None:
             return STATUS_FAILED
-        v = to_jsonable(self.verify)
-        if isinstance(v, dict) and v.get("ok") is False:
+        if self.verify is not None and not self.verify.ok:
             return STATUS_FAILED
         return STATUS_OK
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """The few facts a fleet table shows, one row per host."""
-        rec = to_jsonable(self.recommendation) or {}
-        inst = to_jsonable(self.install) or {}
-        ver = to_jsonable(self.verify) or {}
-        checks = _get(ver, "checks", default=[]) or []
+        rec, inst, ver, bench = self.recommendation, self.install, self.verify, self.bench
         counts = {"passed": 0, "failed": 0, "skipped": 0}
-        for c in checks:
-            st = str(_get(c, "status", default="")).lower()
-            if st in counts:
-                counts[st] += 1
-        best = _best_bench(to_jsonable(self.bench))
-        err = to_jsonable(self.error)
-        torch = _get(inst, "torch_version") or _get(ver, "torch_version") or _get(rec, "torch_version")
-        variant = _get(rec, "variant") or _variant_of(torch)
+        for c in ver.checks if ver is not None else ():
+            if c.status in counts:
+                counts[c.status] += 1
+        has_checks = ver is not None and bool(ver.checks)
+        best = _best_bench(bench)
+        torch = ((inst.torch_version if inst else None) or (ver.torch_version if ver else None)
+                 or (rec.torch_version if rec else None))
+        variant = (rec.variant if rec else None) or variant_of_version(torch)
+        backend = (rec.backend if rec else None) or _backend_name(variant)
         return {
             "hostname": self.hostname,
             "status": self.outcome,
             "exit_code": self.exit_code,
-            "backend": _get(rec, "backend") or _backend_of(variant),
+            "backend": backend,
             "variant": variant,
             "torch": torch,
-            "env": _get(inst, "env_path"),
-            "verify_passed": counts["passed"] if checks else None,
-            "verify_failed": counts["failed"] if checks else None,
-            "verify_skipped": counts["skipped"] if checks else None,
-            "best_gflops": best.get("gflops") if best else None,
-            "best_device": best.get("device") if best else None,
-            "best_dtype": best.get("dtype") if best else None,
+            "env": str(inst.env_path) if inst else None,
+            "verify_passed": counts["passed"] if has_checks else None,
+            "verify_failed": counts["failed"] if has_checks else None,
+            "verify_skipped": counts["skipped"] if has_checks else None,
+            "best_gflops": best.gflops if best else None,
+            "best_device": best.device if best else None,
+            "best_dtype": best.dtype if best else None,
+            "bench_status": bench.status.value if bench else None,
             "duration_s": self.duration_s,
-            "error": (_get(err, "message") if isinstance(err, dict) else (str(err) if err else None)),
+            "error": self.error.message if self.error else None,
         }
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
+        def part(x: Any) -> Any:
+            return x.to_dict() if x is not None else None
+
         return {
             "schema": SCHEMA,
             "created": self.created,
@@ -132,211 +146,94 @@ class SessionReport:
             "status": self.outcome,
             "exit_code": self.exit_code,
             "duration_s": self.duration_s,
-            "error": to_jsonable(self.error) if not isinstance(self.error, BaseException)
-            else _error_dict(self.error),
+            "error": part(self.error),
             "notes": list(self.notes),
             "summary": self.summary(),
-            "system": to_jsonable(self.system),
-            "recommendation": to_jsonable(self.recommendation),
-            "install": to_jsonable(self.install),
-            "verify": to_jsonable(self.verify),
-            "bench": to_jsonable(self.bench),
-            "diagnosis": to_jsonable(self.diagnosis),
+            "system": part(self.system),
+            "recommendation": part(self.recommendation),
+            "install": part(self.install),
+            "verify": part(self.verify),
+            "bench": part(self.bench),
+            "diagnosis": part(self.diagnosis),
         }
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=str)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "SessionReport":
-        """A report read back from JSON (parts stay plain dicts)."""
+    def from_dict(cls, data: dict[str, Any]) -> SessionReport:
+        """A report read back from JSON, each part rebuilt as its core type."""
         if not isinstance(data, dict) or not str(data.get("schema", "")).startswith("torch-setup-session/"):
             raise BadInput("this is not a torch-setup session report (no 'schema' of torch-setup-session/N)")
+
+        def part(key: str) -> dict[str, Any] | None:
+            value = data.get(key)
+            return value if isinstance(value, dict) else None
+
+        system, rec, inst = part("system"), part("recommendation"), part("install")
+        ver, bench, diag, err = part("verify"), part("bench"), part("diagnosis"), part("error")
         return cls(
-            system=data.get("system"), recommendation=data.get("recommendation"),
-            install=data.get("install"), verify=data.get("verify"), bench=data.get("bench"),
-            diagnosis=data.get("diagnosis"), created=data.get("created") or "",
-            hostname=data.get("hostname") or "", assistant_version=data.get("assistant_version") or "",
-            status=data.get("status"), exit_code=data.get("exit_code"), error=data.get("error"),
+            system=SystemReport.from_dict(system) if system else None,
+            recommendation=Recommendation.from_dict(rec) if rec else None,
+            install=InstallResult.from_dict(inst) if inst else None,
+            verify=VerifyReport.from_dict(ver) if ver else None,
+            bench=BenchReport.from_dict(bench) if bench else None,
+            diagnosis=_diagnosis_from_dict(diag) if diag else None,
+            created=data.get("created") or "", hostname=data.get("hostname") or "",
+            assistant_version=data.get("assistant_version") or "",
+            status=data.get("status"), exit_code=data.get("exit_code"),
+            error=_error_from_dict(err) if err else None,
             duration_s=data.get("duration_s"), source=data.get("source") or "wizard",
-            notes=list(data.get("notes") or []),
+            notes=tuple(str(n) for n in data.get("notes") or ()),
         )
 
     # ------------------------------------------------------------- rendering
-    def _sections(self) -> list[tuple[str, list[tuple[str, str]], list[list[str]] | None, list[str]]]:
-        """(title, key/value rows, optional table [header, *rows], bullet lines) per section."""
-        d = self.to_dict()
-        out = []
-        overview = [("Host", self.hostname), ("Result", self.outcome), ("Created", self.created),
-                    ("Assistant", f"torch-setup {self.assistant_version} ({self.source})")]
+    def sections(self) -> list[Section]:
+        """The report's parts in reading order (the parts that are there)."""
+        parts = (
+            _system_section(self.system) if self.system else None,
+            _recommendation_section(self.recommendation) if self.recommendation else None,
+            _install_section(self.install) if self.install else None,
+            _verify_section(self.verify) if self.verify else None,
+            _bench_section(self.bench) if self.bench else None,
+            _diagnosis_section(self.diagnosis) if self.diagnosis else None,
+        )
+        return [self._overview(), *(p for p in parts if p is not None)]
+
+    def _overview(self) -> Section:
+        rows = [("Host", self.hostname), ("Result", self.outcome), ("Created", self.created),
+                ("Assistant", f"torch-setup {self.assistant_version} ({self.source})")]
         if self.duration_s is not None:
-            overview.append(("Duration", f"{self.duration_s:.1f} s"))
-        bullets = []
-        err = d["error"]
-        if err:
-            overview.append(("Error", str(_get(err, "message", default=err))))
-            if _get(err, "hint"):
-                overview.append(("What to do", str(err["hint"])))
-            if _get(err, "log_path"):
-                overview.append(("Full log", str(err["log_path"])))
-            bullets = [str(x) for x in (_get(err, "lines", default=[]) or [])]
+            rows.append(("Duration", f"{self.duration_s:.1f} s"))
+        bullets: list[str] = []
+        err = self.error
+        if err is not None:
+            rows.append(("Error", err.message))
+            if err.hint:
+                rows.append(("What to do", err.hint))
+            if err.log_path:
+                rows.append(("Full log", str(err.log_path)))
+            bullets = [str(x) for x in err.lines]
         bullets += [str(n) for n in self.notes]
-        out.append(("Summary", overview, None, bullets))
-
-        sysd = d["system"]
-        if sysd:
-            rows = []
-            os_ = _get(sysd, "os", default={}) or {}
-            rows.append(("OS", " ".join(str(x) for x in (_get(os_, "family"), _get(os_, "version")) if x)
-                         + (" (WSL)" if _get(os_, "wsl") else "")))
-            rows.append(("Architecture", str(_get(sysd, "arch", default=""))))
-            py = _get(sysd, "python", default={}) or {}
-            rows.append(("Python", " ".join(str(x) for x in (_get(py, "version"), _get(py, "executable")) if x)))
-            cpu = _get(sysd, "cpu", default={}) or {}
-            rows.append(("CPU", f"{_get(cpu, 'model', default='?')} "
-                                f"({_get(cpu, 'cores', default='?')} cores, {_get(cpu, 'threads', default='?')} threads)"))
-            if _get(sysd, "memory_mb") is not None:
-                rows.append(("Memory", f"{sysd['memory_mb'] / 1024:.1f} GiB"))
-            if _get(sysd, "disk_free_mb") is not None:
-                rows.append(("Free disk", f"{sysd['disk_free_mb'] / 1024:.1f} GiB"))
-            if _get(sysd, "nvidia_cuda_version"):
-                rows.append(("Newest CUDA the driver supports", str(sysd["nvidia_cuda_version"])))
-            gpus = _get(sysd, "gpus", default=[]) or []
-            table = None
-            if gpus:
-                table = [["Vendor", "Name", "Driver", "Compute cap. / gfx", "Memory (MB)"]]
-                for g in gpus:
-                    table.append([str(_get(g, "vendor", default="")), str(_get(g, "name", default="")),
-                                  str(_get(g, "driver_version", default="")),
-                                  str(_get(g, "compute_capability", "gfx_target", default="")),
-                                  _fmt_num(_get(g, "memory_mb"))])
-            else:
-                rows.append(("GPUs", "none found"))
-            out.append(("Your system", rows, table, []))
-
-        rec = d["recommendation"]
-        if rec:
-            rows = [("Backend", str(_get(rec, "backend", default=""))),
-                    ("Wheel variant", str(_get(rec, "variant", default=""))),
-                    ("PyTorch", str(_get(rec, "torch_version", default=""))),
-                    ("Index", str(_get(rec, "index_url", default="")))]
-            if _get(rec, "packages"):
-                rows.append(("Packages", " ".join(str(p) for p in rec["packages"])))
-            if _get(rec, "command"):
-                cmd = rec["command"]
-                rows.append(("Command", " ".join(cmd) if isinstance(cmd, list) else str(cmd)))
-            bullets = [str(r) for r in (_get(rec, "reasons", default=[]) or [])]
-            bullets += [f"Warning: {w}" for w in (_get(rec, "warnings", default=[]) or [])]
-            out.append(("Recommendation", rows, None, bullets))
-
-        inst = d["install"]
-        if inst:
-            rows = [("Environment", str(_get(inst, "env_path", default=""))),
-                    ("Python", str(_get(inst, "python", default=""))),
-                    ("PyTorch", str(_get(inst, "torch_version", default="")))]
-            if _get(inst, "duration_s") is not None:
-                rows.append(("Install time", f"{float(inst['duration_s']):.1f} s"))
-            if _get(inst, "log_path"):
-                rows.append(("Log", str(inst["log_path"])))
-            pk = _get(inst, "packages")
-            if isinstance(pk, dict):
-                rows.append(("Packages", ", ".join(f"{k} {v}" for k, v in pk.items())))
-            elif isinstance(pk, list) and pk:
-                rows.append(("Packages", ", ".join(str(p) for p in pk)))
-            out.append(("Installation", rows, None, []))
-
-        ver = d["verify"]
-        if ver:
-            rows = []
-            if _get(ver, "torch_version") is not None:
-                rows.append(("PyTorch", str(ver["torch_version"])))
-            if _get(ver, "ok") is not None:
-                rows.append(("All checks passed", "yes" if ver["ok"] else "no"))
-            checks = _get(ver, "checks", default=[]) or []
-            table = [["Check", "Result", "Detail"]] + [
-                [str(_get(c, "title", default="") or _get(c, "name", default="")),
-                 str(_get(c, "status", default="")),
-                 str(_get(c, "detail", default=""))] for c in checks] if checks else None
-            out.append(("Verification", rows, table, []))
-
-        bench = d["bench"]
-        if bench:
-            rows = []
-            if _get(bench, "device"):
-                rows.append(("Device", " ".join(str(x) for x in (bench["device"], _get(bench, "device_name")) if x)))
-            if _get(bench, "threads") is not None:
-                rows.append(("CPU threads", str(bench["threads"])))
-            for key, label in (("peak", "Estimated peak"), ("cpu_peak", "Estimated CPU peak")):
-                peak = _get(bench, key)
-                if key == "cpu_peak" and peak == _get(bench, "peak"):
-                    continue  # the device is the CPU: one line is enough
-                if isinstance(peak, dict) and _get(peak, "gflops"):
-                    g = peak["gflops"]
-                    text = ", ".join(f"{k} {_fmt_num(v)} GFLOP/s" for k, v in g.items()) if isinstance(g, dict) \
-                        else f"{_fmt_num(g)} GFLOP/s"
-                    if _get(peak, "source"):
-                        text += f" (source: {peak['source']})"
-                    rows.append((label, text))
-            for c in _get(bench, "copy", default=[]) or []:
-                if isinstance(c, dict) and _get(c, "gb_per_s") is not None:
-                    rows.append((f"Copy {_get(c, 'direction', default='')} ({_get(c, 'memory', default='')})",
-                                 f"{_fmt_num(float(c['gb_per_s']), 2)} GB/s"))
-            for sp in _get(bench, "speedup", default=[]) or []:
-                if isinstance(sp, dict) and _get(sp, "speedup") is not None:
-                    rows.append((f"Speed-up over the CPU ({_get(sp, 'dtype', default='')}, "
-                                 f"n={_get(sp, 'n', default='')})", f"{float(sp['speedup']):.1f}×"))
-            if _get(bench, "elapsed_s") is not None:
-                rows.append(("Time taken", f"{float(bench['elapsed_s']):.1f} s"
-                             + (" (time budget reached)" if _get(bench, "budget_exhausted") else "")))
-            results = _bench_rows(bench) + _bench_rows({"results": _get(bench, "cpu_results", default=[])})
-            table = None
-            if results:
-                table = [["Device", "dtype", "Size", "GFLOP/s", "Time (ms)", "of peak"]]
-                for r in results:
-                    frac = r.get("fraction_of_peak")
-                    table.append([str(r.get("device") or ""), str(r.get("dtype") or ""),
-                                  str(r.get("size") or ""), _fmt_num(r.get("gflops")),
-                                  _fmt_num(r.get("ms"), 2),
-                                  f"{frac * 100:.0f} %" if isinstance(frac, (int, float)) else ""])
-            notes = [str(x) for x in (_get(bench, "notes", "warnings", default=[]) or [])]
-            for sk in _get(bench, "skipped", default=[]) or []:
-                if isinstance(sk, dict):
-                    what = " ".join(str(x) for x in (_get(sk, "device"), _get(sk, "dtype"),
-                                                     f"n={sk['n']}" if _get(sk, "n") else None) if x)
-                    notes.append(f"Skipped {what}: {_get(sk, 'reason', default='')}")
-            out.append(("Speed test (matrix multiply)", rows, table, notes))
-
-        diag = d["diagnosis"]
-        if diag:
-            findings = _get(diag, "findings", default=[]) or []
-            bullets = []
-            for f in findings:
-                title = _get(f, "title", "code", default="finding")
-                expl = _get(f, "explanation", default="")
-                fix = _get(f, "fix", default="")
-                bullets.append(f"{title}: {expl}" + (f" Fix: {fix}" if fix else ""))
-            if not findings:
-                bullets.append("No problems found.")
-            out.append(("Diagnosis", [], None, bullets))
-        return out
+        return Section("Summary", tuple(rows), None, tuple(bullets))
 
     def to_markdown(self) -> str:
         lines = [f"# Torch Setup report: {self.hostname}", ""]
-        for title, rows, table, bullets in self._sections():
-            lines += [f"## {title}", ""]
-            for k, v in rows:
+        for s in self.sections():
+            lines += [f"## {s.title}", ""]
+            for k, v in s.rows:
                 lines.append(f"- **{k}:** {_md_escape(v)}")
-            if rows:
+            if s.rows:
                 lines.append("")
-            if table:
-                lines.append("| " + " | ".join(_md_cell(c) for c in table[0]) + " |")
-                lines.append("|" + "|".join("---" for _ in table[0]) + "|")
-                for r in table[1:]:
+            if s.table:
+                lines.append("| " + " | ".join(_md_cell(c) for c in s.table[0]) + " |")
+                lines.append("|" + "|".join("---" for _ in s.table[0]) + "|")
+                for r in s.table[1:]:
                     lines.append("| " + " | ".join(_md_cell(c) for c in r) + " |")
                 lines.append("")
-            for b in bullets:
+            for b in s.bullets:
                 lines.append(f"- {_md_escape(b)}")
-            if bullets:
+            if s.bullets:
                 lines.append("")
         return "\n".join(lines).rstrip() + "\n"
 
@@ -350,22 +247,22 @@ class SessionReport:
             f"<style>{_CSS}</style></head><body>",
             f'<h1>Torch Setup report: {e(self.hostname)} <span class="badge {e(status)}">{e(status)}</span></h1>',
         ]
-        for title, rows, table, bullets in self._sections():
-            parts.append(f"<section><h2>{e(title)}</h2>")
-            if rows:
-                parts.append("<dl>" + "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in rows) + "</dl>")
-            if table:
-                parts.append("<table><thead><tr>" + "".join(f"<th>{e(c)}</th>" for c in table[0])
+        for s in self.sections():
+            parts.append(f"<section><h2>{e(s.title)}</h2>")
+            if s.rows:
+                parts.append("<dl>" + "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in s.rows) + "</dl>")
+            if s.table:
+                parts.append("<table><thead><tr>" + "".join(f"<th>{e(c)}</th>" for c in s.table[0])
                              + "</tr></thead><tbody>")
-                for r in table[1:]:
+                for r in s.table[1:]:
                     cells = []
                     for c in r:
                         cls = f' class="{e(c)}"' if c in ("passed", "failed", "skipped") else ""
                         cells.append(f"<td{cls}>{e(c)}</td>")
                     parts.append("<tr>" + "".join(cells) + "</tr>")
                 parts.append("</tbody></table>")
-            if bullets:
-                parts.append("<ul>" + "".join(f"<li>{e(b)}</li>" for b in bullets) + "</ul>")
+            if s.bullets:
+                parts.append("<ul>" + "".join(f"<li>{e(b)}</li>" for b in s.bullets) + "</ul>")
             parts.append("</section>")
         parts.append(f'<footer>Written by torch-setup {e(self.assistant_version)} on {e(self.created)}.</footer>')
         parts.append("</body></html>")
@@ -375,7 +272,7 @@ class SessionReport:
     def default_stem(self) -> str:
         return safe_stem(self.hostname or "report")
 
-    def save(self, folder, formats: Iterable[str] = FORMATS, stem: str | None = None) -> list[Path]:
+    def save(self, folder: str | Path, formats: Iterable[str] = FORMATS, stem: str | None = None) -> list[Path]:
         """Write the report as ``<folder>/<stem>.<fmt>`` for each format; returns the paths.
 
         Each file is written to a temporary name and renamed, so a reader (a fleet summary
@@ -392,18 +289,152 @@ class SessionReport:
             raise BadInput(f"the report folder {folder} cannot be created: {exc.strerror or exc}",
                            hint="choose a folder you can write to") from None
         stem = safe_stem(stem) if stem else self.default_stem()
-        render = {"json": self.to_json, "md": self.to_markdown, "html": self.to_html}
+        renderers = {"json": self.to_json, "md": self.to_markdown, "html": self.to_html}
         written = []
         for fmt in formats:
             path = folder / f"{stem}.{fmt}"
             tmp = path.with_name(f".{path.name}.tmp")
-            tmp.write_text(render[fmt](), encoding="utf-8")
+            tmp.write_text(renderers[fmt](), encoding="utf-8")
             tmp.replace(path)
             written.append(path)
         return written
 
 
-def load_session_report(path) -> SessionReport:
+# ------------------------------------------------------------------ sections
+
+def _system_section(s: SystemReport) -> Section:
+    rows = [("OS", " ".join(x for x in (s.os.family, s.os.version) if x) + (" (WSL)" if s.os.wsl else "")),
+            ("Architecture", s.arch or ""),
+            ("Python", " ".join(x for x in (s.python.version, s.python.executable) if x)),
+            ("CPU", f"{s.cpu.model or '?'} ({s.cpu.cores if s.cpu.cores is not None else '?'} cores, "
+                    f"{s.cpu.threads if s.cpu.threads is not None else '?'} threads)")]
+    if s.memory_mb is not None:
+        rows.append(("Memory", f"{s.memory_mb / 1024:.1f} GiB"))
+    if s.disk_free_mb is not None:
+        rows.append(("Free disk", f"{s.disk_free_mb / 1024:.1f} GiB"))
+    if s.nvidia_cuda_version:
+        rows.append(("Newest CUDA the driver supports", s.nvidia_cuda_version))
+    table = None
+    if s.gpus:
+        table = (("Vendor", "Name", "Driver", "Compute cap. / gfx", "Memory (MB)"),
+                 *((g.vendor, g.name, g.driver_version or "", g.compute_capability or g.gfx_target or "",
+                    _fmt_num(g.memory_mb)) for g in s.gpus))
+    else:
+        rows.append(("GPUs", "none found"))
+    return Section("Your system", tuple(rows), table)
+
+
+def _recommendation_section(r: Recommendation) -> Section:
+    rows = [("Backend", r.backend), ("Wheel variant", r.variant), ("PyTorch", r.torch_version or ""),
+            ("Index", r.index_url)]
+    if r.packages:
+        rows.append(("Packages", " ".join(r.packages)))
+    if r.command:
+        rows.append(("Command", " ".join(r.command)))
+    bullets = [_t(x) for x in r.reasons] + [f"Warning: {_t(w)}" for w in r.warnings]
+    return Section("Recommendation", tuple(rows), None, tuple(bullets))
+
+
+def _install_section(i: InstallResult) -> Section:
+    rows = [("Environment", str(i.env_path)), ("Python", str(i.python)), ("PyTorch", i.torch_version or ""),
+            ("Install time", f"{i.duration_s:.1f} s")]
+    if i.log_path:
+        rows.append(("Log", str(i.log_path)))
+    if i.packages:
+        rows.append(("Packages", ", ".join(f"{k} {v}" for k, v in i.packages.items())))
+    return Section("Installation", tuple(rows))
+
+
+def _verify_section(v: VerifyReport) -> Section:
+    rows = []
+    if v.torch_version is not None:
+        rows.append(("PyTorch", v.torch_version))
+    rows.append(("All checks passed", "yes" if v.ok else "no"))
+    table = None
+    if v.checks:
+        table = (("Check", "Result", "Detail"),
+                 *((_t(c.title) or c.name, c.status, _t(c.detail)) for c in v.checks))
+    return Section("Verification", tuple(rows), table)
+
+
+def _bench_section(b: BenchReport) -> Section:
+    rows = []
+    device = " ".join(x for x in (b.device, b.device_name) if x)
+    if device:
+        rows.append(("Device", device))
+    if b.cancelled:
+        rows.append(("Status", "partial: the speed test was stopped before it finished"))
+    if b.threads is not None:
+        rows.append(("CPU threads", str(b.threads)))
+    for peak, label in ((b.peak, "Estimated peak"), (b.cpu_peak, "Estimated CPU peak")):
+        if peak is None or not peak.gflops or (label == "Estimated CPU peak" and peak == b.peak):
+            continue  # unknown, or the device is the CPU: one line is enough
+        text = ", ".join(f"{k} {_fmt_num(v)} GFLOP/s" for k, v in peak.gflops.items())
+        if peak.source:
+            text += f" (source: {peak.source})"
+        rows.append((label, text))
+    for c in b.copy:
+        rows.append((f"Copy {c.direction} ({c.memory})", f"{_fmt_num(c.gb_per_s, 2)} GB/s"))
+    for sp in b.speedup:
+        rows.append((f"Speed-up over the CPU ({sp.dtype}, n={sp.n})", f"{sp.speedup:.1f}×"))
+    ended = {BenchStatus.BUDGET: " (time budget reached)",
+             BenchStatus.CANCELLED: " (stopped: partial results)"}.get(b.status, "")
+    if b.budget_exhausted and not ended:
+        ended = " (time budget reached)"
+    rows.append(("Time taken", f"{b.elapsed_s:.1f} s{ended}"))
+    results = b.all_results()
+    table = None
+    if results:
+        table = (("Device", "dtype", "Size", "GFLOP/s", "Time (ms)", "of peak"),
+                 *((r.device, r.dtype, str(r.n), _fmt_num(r.gflops), _fmt_num(r.median_s * 1000.0, 2),
+                    f"{r.fraction_of_peak * 100:.0f} %" if r.fraction_of_peak is not None else "")
+                   for r in results))
+    notes = []
+    if b.cancelled:
+        notes.append("The speed test was stopped before it finished; these are the measurements made until then.")
+    for sk in b.skipped:
+        what = " ".join(x for x in (sk.device, sk.dtype, f"n={sk.n}" if sk.n else None) if x)
+        notes.append(f"Skipped {what}: {sk.reason}")
+    title = "Speed test (matrix multiply)" + (", partial" if b.cancelled else "")
+    return Section(title, tuple(rows), table, tuple(notes))
+
+
+def _diagnosis_section(d: Diagnosis) -> Section:
+    bullets = []
+    for f in d.findings:
+        fix = _t(f.fix)
+        bullets.append(f"{_t(f.title) or f.code}: {_t(f.explanation)}" + (f" Fix: {fix}" if fix else ""))
+    if not d.findings:
+        bullets.append("No problems found.")
+    return Section("Diagnosis", (), None, tuple(bullets))
+
+
+# --------------------------------------------------------------------- reading back
+
+def _diagnosis_from_dict(d: dict[str, Any]) -> Diagnosis:
+    findings = [Finding(code=str(f["code"]), severity=str(f["severity"]), title=str(f.get("title", "")),
+                        explanation=str(f.get("explanation", "")), fix=str(f.get("fix", "")),
+                        evidence=[str(x) for x in f.get("evidence") or ()])
+                for f in d.get("findings") or ()]
+    return Diagnosis(python=str(d.get("python", "")), env_path=str(d.get("env_path", "")), findings=findings,
+                     facts=dict(d.get("facts") or {}), accelerator_ok=d.get("accelerator_ok"))
+
+
+_ERRORS: dict[str, type[UserError]] = {"UserError": UserError, "BadInput": BadInput, "Cancelled": Cancelled}
+
+
+def _error_from_dict(d: dict[str, Any]) -> UserError:
+    cls = _ERRORS.get(str(d.get("error")), UserError)
+    log = d.get("log_path")
+    kw: dict[str, Any] = {"lines": [str(x) for x in d.get("lines") or ()], "log_path": Path(log) if log else None}
+    if d.get("exit_code") is not None:
+        kw["exit_code"] = int(d["exit_code"])
+    return cls(str(d.get("message", "")), str(d.get("hint", "")), **kw)
+
+
+# --------------------------------------------------------------------- helpers
+
+def load_session_report(path: str | Path) -> SessionReport:
     p = Path(path)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
@@ -420,60 +451,15 @@ def safe_stem(name: str) -> str:
     return s[:120] or "report"
 
 
-def _variant_of(torch_version: Any) -> str | None:
-    """The wheel variant from an installed version's local label: "2.13.0+cu126" -> "cu126"."""
-    if not torch_version or "+" not in str(torch_version):
-        return None
-    label = str(torch_version).split("+", 1)[1]
-    return label if re.match(r"^(cpu|xpu|cu\d+|rocm[\d.]+)$", label) else None
+def _backend_name(variant: str | None) -> str | None:
+    backend = backend_of_variant(variant)
+    return backend.value if backend is not None else None
 
 
-def _backend_of(variant: str | None) -> str | None:
-    if not variant:
-        return None
-    if variant.startswith("cu"):
-        return "cuda"
-    if variant.startswith("rocm"):
-        return "rocm"
-    return variant
-
-
-def _error_dict(exc: BaseException) -> dict:
-    if hasattr(exc, "to_dict"):
-        return exc.to_dict()
-    return {"error": type(exc).__name__, "message": str(exc)}
-
-
-def _bench_rows(bench: dict) -> list[dict]:
-    """Normalise a BenchReport's measurements to dicts with device/dtype/size/gflops/ms."""
-    raw = _get(bench, "results", "measurements", "rows", default=[]) or []
-    out = []
-    for r in raw:
-        if not isinstance(r, dict):
-            continue
-        size = _get(r, "size", "n")
-        if size is None and _get(r, "m") is not None:
-            size = f"{r['m']}×{_get(r, 'n', default='?')}×{_get(r, 'k', default='?')}"
-        ms = _get(r, "ms", "median_ms")
-        if ms is None and _get(r, "median_s", "seconds", "time_s") is not None:
-            ms = float(_get(r, "median_s", "seconds", "time_s")) * 1000.0
-        out.append({
-            "device": _get(r, "device", default=_get(bench, "device")),
-            "dtype": _get(r, "dtype"),
-            "size": size,
-            "gflops": _get(r, "gflops", "gflop_s", "gflops_median"),
-            "ms": ms,
-            "fraction_of_peak": _get(r, "fraction_of_peak", "peak_fraction", "of_peak"),
-            "status": _get(r, "status"),
-        })
-    return out
-
-
-def _best_bench(bench: Any) -> dict | None:
-    if not isinstance(bench, dict):
-        return None
-    rows = [r for r in _bench_rows(bench) if isinstance(r.get("gflops"), (int, float))]
-    return max(rows, key=lambda r: r["gflops"]) if rows else None
+def _best_bench(bench: BenchReport | None) -> BenchResult | None:
+    """The fastest measurement, the CPU baseline included."""
+    results = bench.all_results() if bench is not None else ()
+    return max(results, key=lambda r: r.gflops) if results else None
 
 
 def _md_escape(s: str) -> str:

@@ -6,56 +6,21 @@ shown, so the wizard starts without loading it.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCharts import QChart, QChartView, QLineSeries, QLogValueAxis, QValueAxis
 from PySide6.QtCore import QEvent, QMargins, QPointF, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
 
-
-def _get(obj: Any, *names: str, default: Any = None) -> Any:
-    for n in names:
-        v = obj.get(n) if isinstance(obj, dict) else getattr(obj, n, None)
-        if v is not None:
-            return v
-    return default
+if TYPE_CHECKING:
+    from app.core.bench import BenchReport, BenchResult
 
 
-def point_of(row: Any, default_device: str | None = None) -> tuple[str, str, int, float] | None:
-    """(device, dtype, size, gflops) from one measurement (a dataclass or a dict), or None
-    when it has no usable number (skipped, failed, an m×n×k shape)."""
-    size = _get(row, "size", "n")
-    gflops = _get(row, "gflops", "gflop_s", "gflops_median")
-    if size is None or gflops is None:
-        return None
-    try:
-        size_i, gf = int(size), float(gflops)
-    except (TypeError, ValueError):
-        return None
-    if size_i <= 0 or not math.isfinite(gf) or gf <= 0:
-        return None
-    device = str(_get(row, "device", default=default_device) or "?")
-    dtype = str(_get(row, "dtype", default="?"))
-    return device, dtype, size_i, gf
-
-
-def points_of(report: Any) -> list[tuple[str, str, int, float]]:
-    """Every usable measurement of a BenchReport (or its dict)."""
-    rows = list(_get(report, "results", "measurements", "rows", default=[]) or [])
-    # The CPU baseline an accelerator run measures for its speedup (a list of its own).
-    cpu_rows = list(_get(report, "cpu_results", default=[]) or [])
-    dev = _get(report, "device")
-    out = []
-    for r in rows:
-        p = point_of(r, dev)
-        if p is not None:
-            out.append(p)
-    for r in cpu_rows:
-        p = point_of(r, "cpu")
-        if p is not None:
-            out.append(p)
-    return out
+def drawable(r: BenchResult) -> bool:
+    """A measurement the chart can draw (a failed point has no positive, finite speed)."""
+    return r.n > 0 and math.isfinite(r.gflops) and r.gflops > 0
 
 
 class BenchChart(QWidget):
@@ -112,13 +77,18 @@ class BenchChart(QWidget):
         series.replace([QPointF(x, y) for x, y in sorted(pts.items())])
         self._rescale()
 
-    def set_points(self, points: Iterable[tuple[str, str, int, float]]) -> None:
-        self.clear()
-        for p in points:
-            self.add_point(*p)
+    def add_result(self, r: BenchResult) -> None:
+        if drawable(r):
+            self.add_point(r.device, r.dtype, r.n, r.gflops)
 
-    def set_report(self, report: Any) -> None:
-        self.set_points(points_of(report))
+    def set_results(self, results: Iterable[BenchResult]) -> None:
+        self.clear()
+        for r in results:
+            self.add_result(r)
+
+    def set_report(self, report: BenchReport) -> None:
+        """Every measurement of the report: the device's, and the CPU baseline's as its own lines."""
+        self.set_results(report.all_results())
 
     def series(self) -> list[QLineSeries]:
         return list(self._series.values())
@@ -150,7 +120,7 @@ class BenchChart(QWidget):
         self.y_axis.setTitleText(self.tr("GFLOP/s (higher is faster)"))
         self.view.setAccessibleName(self.tr("Chart of GFLOP/s against matrix size"))
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+    def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:
             self.retranslate()
         elif event.type() == QEvent.Type.PaletteChange:

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QWidget, QWizard
 
 from app.gui import i18n
 from app.gui.pages import PageId
+from app.gui.pages.base import BasePage
 from app.gui.pages.welcome import WelcomePage
 from app.gui.state import WizardState
 
@@ -99,7 +100,7 @@ class SetupWizard(QWizard):
                 self.setPage(int(pid), page_class(pid)(self.state, self))
         self.page(int(PageId.INSTALL)).setCommitPage(True)
 
-    def validateCurrentPage(self) -> bool:  # noqa: N802
+    def validateCurrentPage(self) -> bool:
         if not self.pages_built():
             self.build_pages()
         return super().validateCurrentPage()
@@ -107,11 +108,17 @@ class SetupWizard(QWizard):
     # ---- pages by name ----
     @property
     def welcome(self) -> WelcomePage:
-        return self.page(int(PageId.WELCOME))
+        page = self.page(int(PageId.WELCOME))
+        assert isinstance(page, WelcomePage)
+        return page
 
     @property
     def system_page(self):
         return self.page(int(PageId.SYSTEM))
+
+    def _base_page(self, pid: int) -> BasePage | None:
+        page = self.page(pid)
+        return page if isinstance(page, BasePage) else None
 
     def page_for(self, pid: PageId):
         return self.page(int(pid))
@@ -138,12 +145,12 @@ class SetupWizard(QWizard):
             self.system_page.start_scan()
 
     # ---- closing ----
-    def busy_pages(self) -> list:
-        return [self.page(pid) for pid in self.pageIds()
-                if hasattr(self.page(pid), "is_busy") and self.page(pid).is_busy()]
+    def busy_pages(self) -> list[BasePage]:
+        pages = (self._base_page(pid) for pid in self.pageIds())
+        return [p for p in pages if p is not None and p.is_busy()]
 
     def install_busy(self) -> bool:
-        page = self.page(int(PageId.INSTALL))
+        page = self._base_page(int(PageId.INSTALL))
         return page is not None and page.is_busy()
 
     def confirm_cancel_install(self) -> bool:
@@ -172,7 +179,9 @@ class SetupWizard(QWizard):
         if self.install_busy():
             if not self.confirm_cancel_install():
                 return
-            if hasattr(install, "cancel") and hasattr(install, "state_changed"):
+            from app.gui.pages.install import InstallPage  # built after the first paint: imported late
+
+            if isinstance(install, InstallPage):
                 self._closing = True
                 self.setEnabled(False)  # no second click while the rollback runs
 
@@ -203,7 +212,7 @@ class SetupWizard(QWizard):
     def _language_changed(self, lang: str) -> None:
         self.state.language = lang
 
-    def changeEvent(self, event) -> None:  # noqa: N802
+    def changeEvent(self, event) -> None:
         if event.type() == QEvent.Type.LanguageChange:
             self.retranslate()
         super().changeEvent(event)

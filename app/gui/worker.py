@@ -12,25 +12,31 @@ channel back), so pages never touch widgets from another thread and never call
     task.start()
     ...
     task.cancel()                           # sets the CancelToken; the core rolls back
+
+A core call that answers a cancel with a value instead of :class:`Cancelled` (the speed
+test returns the measurements made so far) has that value delivered by ``partial`` just
+before ``cancelled``.
 """
 from __future__ import annotations
 
 import threading
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, SignalInstance
 
 from app.core.errors import Cancelled, UserError
+from app.core.events import Event
 from app.core.runner import CancelToken
 
-CoreCall = Callable[[Callable[[Any], None], CancelToken], Any]
+CoreCall = Callable[[Callable[[Event], None], CancelToken], object]
 
 
 class Task(QObject):
-    event = Signal(object)
+    event = Signal(object)  # type: ignore[assignment]  # (shadows QObject.event, a name every page uses)
     succeeded = Signal(object)
     failed = Signal(object)  # UserError
+    partial = Signal(object)  # what a cancelled call returned (a result that ended early)
     cancelled = Signal()
     finished = Signal()  # always emitted last
 
@@ -62,13 +68,13 @@ class Task(QObject):
             return not self._thread.is_alive()
         return True
 
-    def _emit(self, signal, *args) -> None:
+    def _emit(self, signal: SignalInstance, *args: object) -> None:
         try:
             signal.emit(*args)
         except RuntimeError:  # the Task's owner (a page) was deleted while the work ran: nobody listens
             pass
 
-    def _on_event(self, event) -> None:
+    def _on_event(self, event: Event) -> None:
         self._emit(self.event, event)
 
     def _run(self) -> None:
@@ -90,6 +96,8 @@ class Task(QObject):
         else:
             self._running = False
             if self.token.cancelled:
+                if result is not None:
+                    self._emit(self.partial, result)
                 self._emit(self.cancelled)
             else:
                 self._emit(self.succeeded, result)

@@ -287,6 +287,10 @@
         <source>Open report</source>
         <translation>打开报告</translation>
     </message>
+    <message>
+        <source>Speed (partial, the test was stopped): up to {gflops:.1f} GFLOP/s ({device}, {dtype}).</source>
+        <translation>速度（部分结果，测试已停止）：最高 {gflops:.1f} GFLOP/s（{device}，{dtype}）。</translation>
+    </message>
 </context>
 <context>
     <name>EnvironmentPage</name>
@@ -1120,6 +1124,10 @@ Stop and close?</source>
         <location line="+1"/>
         <source>Speed test progress</source>
         <translation>速度测试进度</translation>
+    </message>
+    <message>
+        <source>Partial results: the speed test was stopped before it finished.</source>
+        <translation>部分结果：速度测试在完成前被停止。</translation>
     </message>
 </context>
 <context>

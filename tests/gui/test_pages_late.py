@@ -9,8 +9,8 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -19,9 +19,18 @@ psutil = pytest.importorskip("psutil")
 
 from PySide6.QtWidgets import QApplication, QWizard  # noqa: E402
 
-from app.core.errors import UserError  # noqa: E402
+from app.core.bench import BenchStatus  # noqa: E402
 from app.core.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent  # noqa: E402
 from app.gui.state import WizardState  # noqa: E402
+from tests.factories import (  # noqa: E402
+    make_bench_report,
+    make_bench_result,
+    make_check,
+    make_install_result,
+    make_recommendation,
+    make_speedup,
+    make_verify_report,
+)
 
 pytestmark = pytest.mark.gui
 
@@ -55,22 +64,6 @@ def wizard_with(qtbot):
         return wiz, state, pages
 
     return build
-
-
-class _Result:
-    """What an InstallResult carries that the late pages read (for pages after Install)."""
-
-    def __init__(self, env: Path, python: Path, torch_version: str = "2.13.0+cpu") -> None:
-        self.env_path = env
-        self.python = python
-        self.torch_version = torch_version
-        self.log_path = None
-        self.duration_s = 7.0
-        self.packages = {"torch": torch_version}
-
-    def to_dict(self) -> dict:
-        return {"env_path": str(self.env_path), "python": str(self.python), "torch_version": self.torch_version,
-                "duration_s": self.duration_s, "packages": self.packages}
 
 
 # ------------------------------------------------------------------------ the Qt binding
@@ -133,21 +126,19 @@ def test_logview_toggle_shows_and_hides(qtbot):
 
 # ---------------------------------------------------------------------------------- chart
 def test_chart_draws_one_series_per_device_and_dtype(qtbot):
-    from app.gui.charts import BenchChart, points_of
+    from app.gui.charts import BenchChart, drawable
 
-    report = {"device": "cpu", "results": [
-        {"n": 256, "dtype": "fp32", "device": "cpu", "gflops": 90.0},
-        {"n": 512, "dtype": "fp32", "device": "cpu", "gflops": 120.0},
-        {"n": 256, "dtype": "bf16", "device": "cpu", "gflops": 30.0},
-        {"n": 1024, "dtype": "bf16", "device": "cpu", "gflops": 0.0},  # a failed point: not drawn
-    ], "cpu_results": []}
+    report = make_bench_report([
+        make_bench_result(256, 90.0), make_bench_result(512, 120.0), make_bench_result(256, 30.0, dtype="bf16"),
+        make_bench_result(1024, 0.0, dtype="bf16"),  # a failed point: not drawn
+    ])
     chart = BenchChart()
     qtbot.addWidget(chart)
     chart.set_report(report)
     names = sorted(s.name() for s in chart.series())
     assert names == ["cpu · bf16", "cpu · fp32"]
     assert chart.point_count() == 3
-    assert len(points_of(report)) == 3
+    assert len([r for r in report.all_results() if drawable(r)]) == 3
     fp32 = next(s for s in chart.series() if s.name().endswith("fp32"))
     assert [(p.x(), p.y()) for p in fp32.points()] == [(256.0, 90.0), (512.0, 120.0)]
     assert chart.x_axis.base() == 2.0
@@ -160,7 +151,7 @@ def test_verify_page_fills_checklist_live_and_passes(qtbot, wizard_with, torch_e
     from app.gui.pages.verify import VerifyPage
 
     env, py = torch_env
-    state = WizardState(install_result=_Result(env, py))
+    state = WizardState(install_result=make_install_result(env, py))
     wiz, state, (page,) = wizard_with(VerifyPage, state=state)
     live = []  # (rows in the checklist, page status) after each step event arrived
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
@@ -196,7 +187,7 @@ def test_verify_page_failure_shows_error_and_diagnosis(qtbot, wizard_with, tmp_p
     subprocess.run([_uv(), "venv", "--quiet", "--python", sys.executable, str(env)], check=True,
                    env=_clean_env(), timeout=120, capture_output=True)
     py = env / "bin" / "python"
-    state = WizardState(install_result=_Result(env, py))
+    state = WizardState(install_result=make_install_result(env, py))
     wiz, state, (page,) = wizard_with(VerifyPage, state=state)
     wiz.show()
     qtbot.waitUntil(lambda: page.status() in ("failed", "error"), timeout=120000)
@@ -230,11 +221,10 @@ def test_done_page_summary_and_saved_report(qtbot, wizard_with, tmp_path):
     (env / "bin").mkdir(parents=True)
     py = env / "bin" / "python"
     py.write_text("")
-    verify = {"ok": True, "torch_version": "2.13.0+cpu", "checks": [
-        {"name": "import", "status": "passed", "detail": "torch 2.13.0+cpu imported"},
-        {"name": "cuda", "status": "skipped", "detail": "no GPU"}]}
-    bench = {"device": "cpu", "results": [{"n": 256, "dtype": "fp32", "device": "cpu", "gflops": 101.5}]}
-    state = WizardState(install_result=_Result(env, py), verify_report=verify, bench_report=bench)
+    verify = make_verify_report([make_check("import", "passed", "torch 2.13.0+cpu imported"),
+                                 make_check("cuda", "skipped", "no GPU")], torch_version="2.13.0+cpu")
+    bench = make_bench_report([make_bench_result(256, 101.5)])
+    state = WizardState(install_result=make_install_result(env, py), verify_report=verify, bench_report=bench)
     wiz, state, (page,) = wizard_with(DonePage, state=state)
     wiz.show()
     qtbot.waitUntil(lambda: bool(state.saved_reports))
@@ -260,7 +250,7 @@ def test_done_page_summary_and_saved_report(qtbot, wizard_with, tmp_path):
     from PySide6.QtGui import QDesktopServices
 
     class Catcher(QObject):
-        urls: list = []
+        urls: ClassVar[list] = []
 
         @Slot(QUrl)
         def open(self, url):
@@ -283,7 +273,7 @@ def test_speedtest_page_draws_real_measurements(qtbot, wizard_with, torch_env):
     from app.gui.pages.speedtest import SpeedTestPage
 
     env, py = torch_env
-    state = WizardState(install_result=_Result(env, py), bench_sizes=[64, 128, 256], bench_dtypes=["fp32"],
+    state = WizardState(install_result=make_install_result(env, py), bench_sizes=[64, 128, 256], bench_dtypes=["fp32"],
                         bench_budget_s=15)
     wiz, state, (page,) = wizard_with(SpeedTestPage, state=state)
     assert page.bench_options() == {"device": "auto", "sizes": [64, 128, 256], "dtypes": ["fp32"], "budget_s": 15.0}
@@ -315,10 +305,75 @@ def test_speedtest_page_draws_real_measurements(qtbot, wizard_with, torch_env):
     assert done.args == ["done"] and state.bench_report is not None
 
 
+def _fake_sweep_until_stopped(results):
+    """A stand-in for run_bench: reports each measurement as the probe does, then waits for the
+    Stop button and answers it the way run_bench does (the measurements so far, cancelled)."""
+    import dataclasses
+
+    def run_bench(python, *, on_event, cancel, **opts):
+        for r in results:
+            on_event(StepEvent(f"matmul {r.dtype} n={r.n}", "passed", f"{r.gflops:.1f} GFLOP/s",
+                               dataclasses.asdict(r)))
+        cancel.wait(60)
+        return make_bench_report(results, status=BenchStatus.CANCELLED, python=str(python))
+
+    return run_bench
+
+
+def test_a_stopped_speed_test_keeps_and_reports_what_it_measured(qtbot, wizard_with, monkeypatch, tmp_path):
+    import app.core.bench
+    from app.gui.pages.done import DonePage
+    from app.gui.pages.speedtest import SpeedTestPage
+
+    measured = [make_bench_result(256, 90.0), make_bench_result(512, 110.0)]
+    monkeypatch.setattr(app.core.bench, "run_bench", _fake_sweep_until_stopped(measured))
+    monkeypatch.setenv("TORCH_SETUP_HOME", str(tmp_path / "home"))
+    env = tmp_path / "env"
+    state = WizardState(install_result=make_install_result(env), bench_sizes=[256, 512, 1024], bench_dtypes=["fp32"],
+                        bench_budget_s=30)
+    wiz, state, (page, done_page) = wizard_with(SpeedTestPage, DonePage, state=state)
+    with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
+        wiz.show()
+    qtbot.waitUntil(lambda: page.chart.point_count() == 2)  # drawn live
+    with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s != "running") as stopped:
+        page.stop.click()
+    assert stopped.args == ["stopped"] and page.isComplete()
+    rep = state.bench_report
+    assert rep is not None and rep.cancelled and rep.results == tuple(measured)
+    assert page.chart.point_count() == 2
+    assert page.summary.text() == ("The speed test was stopped. "
+                                   "Fastest: 110.0 GFLOP/s (cpu, fp32, 512×512).")
+    assert "Partial results: the speed test was stopped before it finished." in page.details.text()
+    # The Done page and its report include the partial results, marked as such.
+    wiz.next()
+    qtbot.waitUntil(lambda: bool(state.saved_reports))
+    assert "Speed (partial, the test was stopped): up to 110.0 GFLOP/s (cpu, fp32)." in done_page.summary.text()
+    md = next(p for p in state.saved_reports if p.suffix == ".md").read_text(encoding="utf-8")
+    assert "## Speed test (matrix multiply), partial" in md and "| cpu | fp32 | 512 | 110.0 |" in md
+    data = json.loads(next(p for p in state.saved_reports if p.suffix == ".json").read_text(encoding="utf-8"))
+    assert data["bench"]["status"] == "cancelled" and data["summary"]["best_gflops"] == 110.0
+
+
+def test_skipping_a_running_speed_test_keeps_nothing(qtbot, wizard_with, monkeypatch, tmp_path):
+    import app.core.bench
+    from app.gui.pages.speedtest import SpeedTestPage
+
+    monkeypatch.setattr(app.core.bench, "run_bench", _fake_sweep_until_stopped([make_bench_result(256, 90.0)]))
+    state = WizardState(install_result=make_install_result(tmp_path / "env"), bench_sizes=[256])
+    wiz, state, (page,) = wizard_with(SpeedTestPage, state=state)
+    with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
+        wiz.show()
+    qtbot.waitUntil(lambda: page.chart.point_count() == 1)
+    with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s != "running"):
+        page.skip.setChecked(True)
+    assert state.bench_report is None and state.skip_bench
+    assert "skipped" in page.summary.text()
+
+
 def test_speedtest_can_be_skipped_without_running(qtbot, wizard_with, tmp_path):
     from app.gui.pages.speedtest import SpeedTestPage
 
-    state = WizardState(install_result=_Result(tmp_path, tmp_path / "bin" / "python"), skip_bench=True)
+    state = WizardState(install_result=make_install_result(tmp_path, tmp_path / "bin" / "python"), skip_bench=True)
     wiz, state, (page,) = wizard_with(SpeedTestPage, state=state)
     wiz.show()
     assert page.status() == "idle" and page._task is None
@@ -401,8 +456,8 @@ def test_every_control_of_the_late_pages_has_a_name(qtbot, wizard_with, tmp_path
 
     env = tmp_path / "env"
     (env / "bin").mkdir(parents=True)
-    state = WizardState(install_result=_Result(env, env / "bin" / "python"), skip_bench=True)
-    wiz, state, pages = wizard_with(InstallPage, VerifyPage, SpeedTestPage, DonePage, state=state)
+    state = WizardState(install_result=make_install_result(env, env / "bin" / "python"), skip_bench=True)
+    _wiz, state, pages = wizard_with(InstallPage, VerifyPage, SpeedTestPage, DonePage, state=state)
     pages[2]._ensure_chart()
     pages[3]._fill()
     try:
@@ -430,14 +485,13 @@ def test_speed_summary_on_an_accelerator_gives_speedup_and_share_of_peak(qtbot):
     speedup comes from the probe's same-size pairs, the share of peak from the results."""
     from app.gui.pages.speedtest import SpeedTestPage
 
-    rep = {"device": "cuda", "device_name": "NVIDIA H200",
-           "results": [{"device": "cuda", "dtype": "fp32", "n": 1024, "gflops": 30000.0, "fraction_of_peak": 0.45},
-                       {"device": "cuda", "dtype": "fp32", "n": 2048, "gflops": 45000.0, "fraction_of_peak": 0.67},
-                       {"device": "cuda", "dtype": "bf16", "n": 2048, "gflops": 400000.0, "fraction_of_peak": 0.81}],
-           "cpu_results": [{"device": "cpu", "dtype": "fp32", "n": 1024, "gflops": 150.0},
-                           {"device": "cpu", "dtype": "fp32", "n": 2048, "gflops": 180.0}],
-           "speedup": [{"n": 1024, "dtype": "fp32", "cpu_gflops": 150.0, "device_gflops": 30000.0, "speedup": 200.0},
-                       {"n": 2048, "dtype": "fp32", "cpu_gflops": 180.0, "device_gflops": 45000.0, "speedup": 250.0}]}
+    rep = make_bench_report(
+        [make_bench_result(1024, 30000.0, device="cuda", fraction_of_peak=0.45),
+         make_bench_result(2048, 45000.0, device="cuda", fraction_of_peak=0.67),
+         make_bench_result(2048, 400000.0, dtype="bf16", device="cuda", fraction_of_peak=0.81)],
+        device="cuda", device_name="NVIDIA H200",
+        cpu_results=[make_bench_result(1024, 150.0), make_bench_result(2048, 180.0)],
+        speedup=[make_speedup(1024, "fp32", 150.0, 30000.0), make_speedup(2048, "fp32", 180.0, 45000.0)])
     state = WizardState(bench_report=rep)
     page = SpeedTestPage(state)
     qtbot.addWidget(page)
@@ -478,12 +532,9 @@ def test_verify_expects_the_accelerator_the_install_was_for(qtbot, wizard_with, 
     skipped), and the doctor explains why."""
     from app.gui.pages.verify import VerifyPage
 
-    class Rec:
-        backend = "cuda"
-        variant = "cu126"
-
     env, py = torch_env
-    state = WizardState(install_result=_Result(env, py), recommendation=Rec())
+    state = WizardState(install_result=make_install_result(env, py),
+                        recommendation=make_recommendation(backend="cuda", variant="cu126"))
     wiz, state, (page,) = wizard_with(VerifyPage, state=state)
     assert page.expected_accelerator() == "cuda"
     wiz.show()

@@ -202,11 +202,14 @@ def test_progress_from_bytes_never_runs_backwards_and_estimates_time_left(qtbot)
     import time
 
     from app.core.events import ProgressEvent
+    from app.core.progress_model import InstallProgress
     from app.gui.pages._common import LogBatch
     from app.gui.pages.install import InstallPage
 
+    now = [1000.0]
     page = InstallPage(WizardState())
     qtbot.addWidget(page)
+    page.model = InstallProgress(clock=lambda: now[0])
     page._status = "running"
     page._started_at = time.monotonic() - 20
     page.progress.setRange(0, 0)
@@ -220,15 +223,15 @@ def test_progress_from_bytes_never_runs_backwards_and_estimates_time_left(qtbot)
                             ProgressEvent("sympy", 6_000_000, 6_000_000)]))
     assert page.progress.value() == int(156 / 206 * 1000)
     # 156 MB in 10 s: 50 MB left is about 3 s.
-    page._first_bytes_at = time.monotonic() - 10
-    left = page._eta()
+    now[0] += 10
+    left = page.model.eta()
     assert left is not None and 2.5 < left < 4.0
     page._update_times()
     assert "left" in page.time_label.text() and page.time_label.text().startswith("Elapsed: 20 s")
     # Every download done, the installer still unpacking: a busy bar, no made-up time left.
     page.on_event(ProgressEvent("torch", 200_000_000, 200_000_000))
     assert page.progress.maximum() == 0
-    assert page._eta() is None
+    assert page.model.eta() is None
     page._update_times()
     assert "left" not in page.time_label.text()
     assert page.package_label.text() == "Unpacking and installing the packages…"

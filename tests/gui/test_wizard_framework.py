@@ -5,11 +5,11 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtWidgets import QWizard  # noqa: E402
+from PySide6.QtWidgets import QWizard
 
-from app.gui import i18n  # noqa: E402
-from app.gui.pages import PageId  # noqa: E402
-from app.gui.state import WizardState  # noqa: E402
+from app.gui import i18n
+from app.gui.pages import PageId
+from app.gui.state import WizardState
 
 pytestmark = pytest.mark.gui
 
@@ -50,7 +50,7 @@ def test_builds_with_no_arguments(qtbot, english):
     assert w.pageIds() == [int(p) for p in PageId]
     expected = [WelcomePage, SystemPage, RecommendationPage, EnvironmentPage, InstallPage, VerifyPage,
                 SpeedTestPage, DonePage]
-    for pid, cls in zip(PageId, expected):
+    for pid, cls in zip(PageId, expected, strict=True):
         page = w.page(int(pid))
         assert type(page) is cls, pid
         assert page.state is w.state, "every page shares the wizard's state"
@@ -227,7 +227,7 @@ def test_torch_setup_gui_command(qtbot, capsys, english):
     from app.commands.gui import launch
 
     assert launch(["--quit-after-show", "--lang", "en"]) == 0
-    line = [l for l in capsys.readouterr().out.splitlines() if l.startswith("{")][-1]
+    line = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("{")][-1]
     data = json.loads(line)
     assert data["shown_at"] > 0 and (data["rss_mb"] is None or data["rss_mb"] > 10)
 
@@ -249,6 +249,20 @@ def test_torch_setup_without_a_command_opens_the_wizard(monkeypatch):
     assert calls == [[]]
     assert main(["gui", "--lang", "zh_CN"]) == 0
     assert calls[-1] == ["--lang", "zh_CN"]
+
+
+def test_the_gui_command_loads_no_qt_until_the_wizard_opens():
+    """The launcher is argument parsing only: Qt is app.gui.app's, imported when the wizard opens."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "import app.cli, app.commands.gui\n"
+            "app.cli.build_parser()\n"
+            "print(sorted(m for m in sys.modules if m.startswith('PySide6')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
 
 
 def test_no_display_gives_a_clear_message_not_a_crash(tmp_path):

@@ -210,3 +210,13 @@ class InstallResult:
         d["warnings"] = [render(w) for w in self.warnings]
         d["warning_codes"] = [code_of(w, "install.warning") for w in self.warnings]
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> InstallResult:
+        """Rebuild a saved result (texts come back as the English they were saved as)."""
+        log = d.get("log_path")
+        return cls(env_path=Path(d["env_path"]), python=Path(d["python"]), torch_version=d.get("torch_version"),
+                   log_path=Path(log) if log else None, duration_s=float(d.get("duration_s") or 0.0),
+                   packages={str(k): str(v) for k, v in (d.get("packages") or {}).items()},
+                   kind=str(d.get("kind", "venv")), installer=str(d.get("installer", "uv")),
+                   created=bool(d.get("created", True)), warnings=tuple(str(w) for w in d.get("warnings") or ()))

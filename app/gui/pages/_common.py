@@ -1,15 +1,16 @@
 """Small helpers the late pages share (status icons, the error panel, time formatting)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QIcon
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
+from app.core.errors import UserError
 from app.gui.logview import monospace_font
-
 
 _ICON_NAMES = {"passed": "ok", "ok": "ok", "failed": "error", "error": "error", "skipped": "skipped",
                "running": "pending", "warning": "warning", "info": "info", "folder": "folder"}
@@ -37,7 +38,7 @@ def put_icon(label: QLabel, name: str | None, size: int = 20) -> None:
 def fmt_duration(seconds: float | None) -> str:
     if seconds is None or seconds < 0:
         return "–"
-    s = int(round(seconds))
+    s = round(seconds)
     if s < 60:
         return f"{s} s"
     m, s = divmod(s, 60)
@@ -100,15 +101,15 @@ class ErrorPanel(QWidget):
         lay.addLayout(btns)
         self.retranslate()
 
-    def show_error(self, err, log_path: Path | None = None) -> None:
-        self.message.setText(getattr(err, "message", str(err)))
-        lines = list(getattr(err, "lines", []) or [])
+    def show_error(self, err: UserError, log_path: Path | None = None) -> None:
+        self.message.setText(err.message)
+        lines = list(err.lines)
         self.lines.setPlainText("\n".join(lines))
         self.lines.setVisible(bool(lines))
-        hint = getattr(err, "hint", "") or ""
+        hint = err.hint
         self.hint.setText(self.tr("What to do: {hint}").format(hint=hint) if hint else "")
         self.hint.setVisible(bool(hint))
-        path = getattr(err, "log_path", None) or log_path
+        path = err.log_path or log_path
         self.log_path = Path(path) if path else None
         self._show_path()
         self.setVisible(True)
@@ -136,7 +137,7 @@ class ErrorPanel(QWidget):
         if self.log_path is not None:
             self._show_path()
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+    def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:
             self.retranslate()
         super().changeEvent(event)
@@ -156,15 +157,6 @@ def status_key(status) -> str:
     return "running"
 
 
-def field_of(obj, *names, default=None):
-    """The first present, non-None attribute (or dict key) of ``names``."""
-    for n in names:
-        v = obj.get(n) if isinstance(obj, dict) else getattr(obj, n, None)
-        if v is not None:
-            return v
-    return default
-
-
 class LogBatch:
     """Several LogEvents (and the newest progress per package) delivered as one event."""
 
@@ -182,18 +174,18 @@ class EventBatcher:
     (a phase, a step, a warning) first sends what is gathered, so the order is kept.
     Thread-safe: the runner reports stdout and stderr from two reader threads."""
 
-    def __init__(self, emit, interval_s: float = 0.05, max_events: int = 2000) -> None:
+    def __init__(self, emit: Callable[[Any], None], interval_s: float = 0.05, max_events: int = 2000) -> None:
         import threading
 
         self._emit = emit
         self._interval = interval_s
         self._max = max_events
         self._lock = threading.RLock()
-        self._buf: list = []
-        self._progress: dict = {}
-        self._timer = None
+        self._buf: list[Any] = []
+        self._progress: dict[str, Any] = {}
+        self._timer: threading.Timer | None = None
 
-    def __call__(self, ev) -> None:
+    def __call__(self, ev: Any) -> None:
         from app.core.events import LogEvent, ProgressEvent
 
         with self._lock:

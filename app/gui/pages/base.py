@@ -1,10 +1,15 @@
 """What every page of the wizard shares: the state, live retranslation, a scrollable body."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget, QWizardPage
 
 from app.gui.state import WizardState
+
+if TYPE_CHECKING:
+    from app.gui.worker import Task
 
 
 class BasePage(QWizardPage):
@@ -20,20 +25,20 @@ class BasePage(QWizardPage):
         self.state = state if state is not None else WizardState()
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll_area = QScrollArea()  # (not ``scroll``: QWidget.scroll is a method)
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
         inner = QWidget()
         self.body = QVBoxLayout(inner)
         self.body.setContentsMargins(2, 2, 12, 2)
         self.body.setSpacing(10)
-        self.scroll.setWidget(inner)
-        outer.addWidget(self.scroll)
+        self.scroll_area.setWidget(inner)
+        outer.addWidget(self.scroll_area)
 
     def retranslate(self) -> None:  # pragma: no cover - every page overrides it
         pass
 
-    def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+    def changeEvent(self, event) -> None:
         if event.type() == QEvent.Type.LanguageChange:
             self.retranslate()
         super().changeEvent(event)
@@ -42,7 +47,7 @@ class BasePage(QWizardPage):
     # set ``_pending`` from starting the task until its "finished" reaches the GUI thread
     # (so nothing reads a half-delivered result). Pages with more work (the Environment
     # page's several tasks, the Verify page's diagnosis) extend or override both methods.
-    _task = None
+    _task: Task | None = None
     _pending = False
 
     def is_busy(self) -> bool:

@@ -9,18 +9,33 @@ from __future__ import annotations
 import shlex
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
-from PySide6.QtWidgets import (QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
-                               QPushButton, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.core.errors import UserError
 from app.gui.logview import monospace_font
-from app.gui.pages._common import ErrorPanel, field_of, put_icon, std_icon
+from app.gui.pages._common import ErrorPanel, put_icon, std_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
+
+if TYPE_CHECKING:
+    from app.core.report import SessionReport
 
 
 def _quote_posix(path: str) -> str:
@@ -83,7 +98,7 @@ class _CommandRow(QWidget):
         self.copy.setText(self.tr("Copy"))
         self.copy.setAccessibleName(self.tr("Copy the command"))
 
-    def changeEvent(self, event) -> None:  # noqa: N802
+    def changeEvent(self, event) -> None:
         if event.type() == QEvent.Type.LanguageChange:
             self.retranslate()
         super().changeEvent(event)
@@ -92,7 +107,7 @@ class _CommandRow(QWidget):
 class DonePage(BasePage):
     reports_saved = Signal(list)
 
-    def __init__(self, state: WizardState, parent=None) -> None:
+    def __init__(self, state: WizardState, parent: QWidget | None = None) -> None:
         super().__init__(state, parent)
         self._auto_saved: list[Path] = []
         self.setFinalPage(True)
@@ -164,7 +179,7 @@ class DonePage(BasePage):
         self.retranslate()
 
     # -- wizard hooks -----------------------------------------------------------------------------
-    def initializePage(self) -> None:  # noqa: N802
+    def initializePage(self) -> None:
         self._fill()
         if not self._auto_saved:
             try:
@@ -177,28 +192,30 @@ class DonePage(BasePage):
 
     # -- facts --------------------------------------------------------------------------------------
     def env_path(self) -> Path | None:
-        p = field_of(self.state.install_result, "env_path")
-        return Path(p) if p else None
+        res = self.state.install_result
+        return Path(res.env_path) if res is not None else None
 
     def python(self) -> Path | None:
-        p = field_of(self.state.install_result, "python")
-        return Path(p) if p else None
+        res = self.state.install_result
+        return Path(res.python) if res is not None else None
 
     def env_kind(self) -> str:
-        return str(field_of(self.state.install_request, "kind", default="venv") or "venv")
+        req = self.state.install_request
+        return req.kind if req is not None and req.kind else "venv"
 
     def installer(self) -> str:
-        return str(field_of(self.state.install_request, "installer", default="pip") or "pip")
+        req = self.state.install_request
+        return req.installer if req is not None and req.installer else "pip"
 
-    def session_report(self):
-        from app.core.report import SessionReport
+    def session_report(self) -> SessionReport:
+        from app.core.report import SessionReport  # loaded on the last page only
 
         st = self.state
         return SessionReport(system=st.report, recommendation=st.recommendation, install=st.install_result,
                              verify=st.verify_report, bench=st.bench_report, diagnosis=st.diagnosis,
                              source="wizard")
 
-    def save_report(self, folder, formats=("html", "md", "json")) -> list[Path]:
+    def save_report(self, folder: str | Path, formats: Iterable[str] = ("html", "md", "json")) -> list[Path]:
         """Write the session report into ``folder``; returns the files (also kept in state)."""
         report = self.session_report()
         stem = f"torch-setup-{report.default_stem()}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -243,12 +260,10 @@ class DonePage(BasePage):
 
     def _summary_lines(self) -> tuple[str, str, list[str]]:
         st = self.state
-        res, ver, bench = st.install_result, st.verify_report, st.bench_report
+        res, ver, bench, rec = st.install_result, st.verify_report, st.bench_report, st.recommendation
         lines = []
-        torch_v = field_of(res, "torch_version") or field_of(ver, "torch_version") or "?"
-        backend = field_of(st.recommendation, "backend", default="")
-        variant = field_of(st.recommendation, "variant", default="")
-        build = f" ({variant})" if variant else (f" ({backend})" if backend else "")
+        torch_v = (res.torch_version if res else None) or (ver.torch_version if ver else None) or "?"
+        build = f" ({rec.variant or rec.backend})" if rec is not None and (rec.variant or rec.backend) else ""
         env = self.env_path()
         if env:
             lines.append(self.tr("Installed: PyTorch {version}{build} in {path}").format(
@@ -256,31 +271,28 @@ class DonePage(BasePage):
         py = self.python()
         if py:
             lines.append(self.tr("Python: {python}").format(python=py))
-        took = field_of(res, "duration_s")
-        if isinstance(took, (int, float)):
-            lines.append(self.tr("Installation took {s:.0f} s.").format(s=took))
+        if res is not None:
+            lines.append(self.tr("Installation took {s:.0f} s.").format(s=res.duration_s))
         status = "ok"
-        checks = list(field_of(ver, "checks", default=[]) or [])
         if ver is not None:
             counts = {"passed": 0, "failed": 0, "skipped": 0}
-            for c in checks:
-                s = str(field_of(c, "status", default="")).lower()
-                if s in counts:
-                    counts[s] += 1
-            ok = bool(field_of(ver, "ok", default=counts["failed"] == 0))
-            if not ok:
+            for c in ver.checks:
+                if c.status in counts:
+                    counts[c.status] += 1
+            if not ver.ok:
                 status = "warning"
             lines.append(self.tr("Verification: {passed} passed, {failed} failed, {skipped} skipped.").format(**counts))
         else:
             lines.append(self.tr("Verification: not run."))
         if bench is not None:
-            from app.gui.charts import points_of
-
-            pts = points_of(bench)
-            if pts:
-                best = max(pts, key=lambda p: p[3])
+            best = max(bench.all_results(), key=lambda r: r.gflops, default=None)
+            if best is not None and bench.cancelled:
+                lines.append(self.tr("Speed (partial, the test was stopped): up to {gflops:.1f} GFLOP/s "
+                                     "({device}, {dtype}).").format(gflops=best.gflops, device=best.device,
+                                                                    dtype=best.dtype))
+            elif best is not None:
                 lines.append(self.tr("Speed: up to {gflops:.1f} GFLOP/s ({device}, {dtype}).").format(
-                    gflops=best[3], device=best[0], dtype=best[1]))
+                    gflops=best.gflops, device=best.device, dtype=best.dtype))
         else:
             lines.append(self.tr("Speed test: skipped."))
         if env is None:
@@ -357,7 +369,7 @@ class DonePage(BasePage):
         self.open_report.setText(self.tr("Open report"))
         self.retranslate_texts()
         if self.state.install_result is not None:
-            status, head, lines = self._summary_lines()
+            _status, head, lines = self._summary_lines()
             self.headline.setText(head)
             self.summary.setText("\n".join(lines))
         self._show_saved()

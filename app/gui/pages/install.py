@@ -5,26 +5,36 @@ cancel)``); its events drive a progress bar from real bytes, the current package
 phase, elapsed and estimated time left, and the collapsible live log. Cancel really stops
 the installer and the core removes the half-made environment; the page says so, and only
 then (or after a failure) may the user go back to the Environment page.
+
+The arithmetic behind the bar and the time left is the core's
+:class:`~app.core.progress_model.InstallProgress`; this page only draws it.
 """
 from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QProgressBar, QPushButton, QWizard)
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget, QWizard, QWizardPage
 
 from app.core.enums import Phase, PhaseState
 from app.core.errors import UserError
-from app.core.events import ErrorEvent, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
+from app.core.events import ErrorEvent, Event, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
+from app.core.progress_model import InstallProgress
 from app.core.text import render
 from app.gui.i18n import current_language
 from app.gui.logview import LogView
-from app.gui.pages.base import BasePage
 from app.gui.pages._common import ErrorPanel, EventBatcher, LogBatch, fmt_bytes, fmt_duration, put_icon
+from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
 from app.gui.worker import Task
+
+if TYPE_CHECKING:
+    from app.core.install import InstallRequest, InstallResult
+    from app.core.runner import CancelToken
 
 # Page states.
 IDLE, RUNNING, CANCELLING, CANCELLED, FAILED, SUCCEEDED = (
@@ -32,34 +42,90 @@ IDLE, RUNNING, CANCELLING, CANCELLED, FAILED, SUCCEEDED = (
 _PROGRESS_STEPS = 1000
 
 
+class BackButtonGuard(QObject):
+    """Keeps the wizard's Back button off while ``allowed()`` says no: QWizard re-enables Back
+    whenever it updates its buttons, so a filter on the button turns it off again while
+    ``page`` is the current page."""
+
+    def __init__(self, page: QWizardPage, allowed: Callable[[], bool]) -> None:
+        super().__init__(page)
+        self._page = page
+        self._allowed = allowed
+        self._button: QWidget | None = None
+
+    def attach(self) -> None:
+        """Watch the Back button of the page's wizard (once it has one)."""
+        wiz = self._page.wizard()
+        back = wiz.button(QWizard.WizardButton.BackButton) if wiz is not None else None
+        if back is not None and back is not self._button:
+            back.installEventFilter(self)
+            self._button = back
+
+    def sync(self) -> None:
+        """Turn Back off now if going back is not allowed (after a status change)."""
+        wiz = self._page.wizard()
+        if wiz is None or wiz.currentPage() is not self._page:
+            return
+        back = wiz.button(QWizard.WizardButton.BackButton)
+        if back is not None and not self._allowed():
+            back.setEnabled(False)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self._button and isinstance(obj, QWidget) and event.type() == QEvent.Type.EnabledChange:
+            wiz = self._page.wizard()
+            if obj.isEnabled() and wiz is not None and wiz.currentPage() is self._page and not self._allowed():
+                obj.setEnabled(False)
+        return super().eventFilter(obj, event)
+
+
+def effective_request(state: WizardState) -> InstallRequest | None:
+    """The Environment page's request, with the wizard-wide package source (and the
+    recommendation) applied where the request itself has none."""
+    req = state.install_request
+    if req is None:
+        return None
+    out = req
+    if not req.find_links and state.find_links:
+        out = dataclasses.replace(out, find_links=tuple(state.find_links))
+    if not req.index_url and state.index_url:
+        out = dataclasses.replace(out, index_url=state.index_url)
+    if not req.extra_index_urls and state.extra_index_urls:
+        out = dataclasses.replace(out, extra_index_urls=tuple(state.extra_index_urls))
+    if req.recommendation is None and state.recommendation is not None:
+        out = dataclasses.replace(out, recommendation=state.recommendation)
+    return out
+
+
 class InstallPage(BasePage):
     """Creates the environment and installs torch; complete only on success."""
 
     state_changed = Signal(str)
 
-    def __init__(self, state: WizardState, parent=None) -> None:
+    def __init__(self, state: WizardState, parent: QWidget | None = None) -> None:
         super().__init__(state, parent)
         self.setCommitPage(True)
         self._status = IDLE
         self._task: Task | None = None
         self._started_at: float | None = None
         self._ended_at: float | None = None
-        self._first_bytes_at: float | None = None
-        self._bytes: dict[str, tuple[int, int]] = {}
-        self._shown_fraction = 0.0
-        self._mode = "busy"  # what the bar measures: download | packages | busy
-        self._pkg_progress: tuple[int, int] | None = None
-        self._first_pkg_at: float | None = None
+        self.model = InstallProgress()  # the bar, the package line and the time left
         self._phase_key: Phase | None = None
-        self._package = ""
         self._error: UserError | None = None
-        self._result = None
+        self._result: InstallResult | None = None
         self._env_path: Path | None = None
         self._left_behind: Path | None = None
         self._existing = False
-        self._guarded = None  # the wizard's Back button, once filtered
+        self._back_guard = BackButtonGuard(self, self.can_go_back)
         self._warnings: list[str] = []
+        self._build_widgets()
+        self._build_layout()
+        self._clock = QTimer(self)
+        self._clock.setInterval(500)
+        self._clock.timeout.connect(self._update_times)
+        self.retranslate()
+        self._apply_status()
 
+    def _build_widgets(self) -> None:
         self.phase_label = QLabel(self)
         f = self.phase_label.font()
         f.setBold(True)
@@ -86,6 +152,7 @@ class InstallPage(BasePage):
         self.error_panel.setVisible(False)
         self.log = LogView(self)
 
+    def _build_layout(self) -> None:
         status_row = QHBoxLayout()
         status_row.addWidget(self.status_icon, 0)
         status_row.addWidget(self.status_label, 1)
@@ -103,37 +170,14 @@ class InstallPage(BasePage):
         lay.addWidget(self.error_panel)
         lay.addWidget(self.log, 1)
 
-        self._clock = QTimer(self)
-        self._clock.setInterval(500)
-        self._clock.timeout.connect(self._update_times)
-
-        self.retranslate()
-        self._apply_status()
-
     # -- the wizard's hooks ------------------------------------------------------------------
-    def initializePage(self) -> None:  # noqa: N802
-        self._guard_back_button()
+    def initializePage(self) -> None:
+        self._back_guard.attach()
         if self._status in (IDLE, CANCELLED, FAILED):
             self.start()
-        QTimer.singleShot(0, self._sync_wizard_buttons)
+        QTimer.singleShot(0, self._back_guard.sync)
 
-    def _guard_back_button(self) -> None:
-        """QWizard re-enables Back whenever it updates its buttons; a filter on the button
-        turns it off again while this page is shown and going back is not allowed."""
-        wiz = self.wizard()
-        back = wiz.button(QWizard.WizardButton.BackButton) if wiz is not None else None
-        if back is not None and back is not self._guarded:
-            back.installEventFilter(self)
-            self._guarded = back
-
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802
-        if obj is self._guarded and event.type() == QEvent.Type.EnabledChange:
-            wiz = self.wizard()
-            if obj.isEnabled() and wiz is not None and wiz.currentPage() is self and not self.can_go_back():
-                obj.setEnabled(False)
-        return super().eventFilter(obj, event)
-
-    def isComplete(self) -> bool:  # noqa: N802
+    def isComplete(self) -> bool:
         return self._status == SUCCEEDED
 
     # -- public API (the wizard's closeEvent uses is_busy / cancel_and_wait) -----------------
@@ -158,7 +202,7 @@ class InstallPage(BasePage):
     def start(self) -> None:
         if self.is_busy():
             return
-        request = self._effective_request()
+        request = effective_request(self.state)
         self._reset()
         if request is None:
             self._fail(UserError(self.tr("No environment was chosen."),
@@ -166,10 +210,10 @@ class InstallPage(BasePage):
             return
         self.state.install_request = request
         self.state.install_result = None
-        self._env_path = Path(request.env_path) if getattr(request, "env_path", None) else None
+        self._env_path = Path(request.env_path) if request.env_path else None
         report = self.state.report
 
-        def work(on_event, cancel):
+        def work(on_event: Callable[[Event], None], cancel: CancelToken) -> InstallResult:
             from app.core.install import install, plan  # imported here: keeps start-up fast
 
             batcher = EventBatcher(on_event)  # thousands of log lines: a few signals
@@ -197,14 +241,15 @@ class InstallPage(BasePage):
         self._task.cancel()
 
     # -- events from the core (on the GUI thread) ---------------------------------------------
-    def on_event(self, ev) -> None:
+    def on_event(self, ev: Event | LogBatch) -> None:
         if isinstance(ev, LogBatch):
             for e in ev.events:
                 self.on_event(e)
         elif isinstance(ev, LogEvent):
             self.log.append(ev.text)
         elif isinstance(ev, ProgressEvent):
-            self._on_progress(ev)
+            self.model.feed(ev)
+            self._draw_progress()
         elif isinstance(ev, PhaseEvent):
             if ev.state == PhaseState.START:
                 self._phase_key = ev.name
@@ -220,101 +265,50 @@ class InstallPage(BasePage):
         elif isinstance(ev, StepEvent):  # pre-flight checks
             self.log.append(f"{ev.name}: {ev.status}" + (f": {ev.detail}" if ev.detail else ""))
 
-    def _on_progress(self, ev: ProgressEvent) -> None:
-        now = time.monotonic()
-        if getattr(ev, "unit", "bytes") == "packages":
-            # The installer counts packages, not bytes (done/total packages).
-            self._pkg_progress = (ev.done_bytes, ev.total_bytes)
-            if self._first_pkg_at is None and ev.done_bytes > 0:
-                self._first_pkg_at = now
-            if ev.package and ev.total_bytes > 0 and ev.done_bytes > 0:
-                self._package = ev.package
-                self._package_line = ("packages", ev.package, ev.done_bytes, ev.total_bytes)
-                self._draw_package_line()
+    def _draw_progress(self) -> None:
+        """The bar as the model says: a busy bar, or the fraction of what it measures now."""
+        if self.model.mode == "busy":
+            self.progress.setRange(0, 0)
         else:
-            if self._first_bytes_at is None and ev.done_bytes > 0:
-                self._first_bytes_at = now
-            self._bytes[ev.package] = (ev.done_bytes, ev.total_bytes)
-            self._package = ev.package
-            self._package_line = ("bytes", ev.package, ev.done_bytes, ev.total_bytes)
-            self._draw_package_line()
-        self._refresh_bar()
+            if self.progress.maximum() == 0:
+                self.progress.setRange(0, _PROGRESS_STEPS)
+            self.progress.setValue(int(self.model.fraction * _PROGRESS_STEPS))
+        self._draw_package_line()
 
     def _draw_package_line(self) -> None:
-        """The current-package line, from the last progress event (redrawn on a language switch)."""
-        line = getattr(self, "_package_line", None)
+        """The current-package line (redrawn on a language switch)."""
+        line = self.model.line
         if line is None:
             return
-        unit, package, done, total = line
-        if unit == "unpacking":
+        if line.unit == "unpacking":
             self.package_label.setText(self.tr("Unpacking and installing the packages…"))
-        elif unit == "packages":
+        elif line.unit == "packages":
             self.package_label.setText(self.tr("{package} (package {done} of {total})").format(
-                package=package, done=done, total=total))
-        elif total > 0:
+                package=line.package, done=line.done, total=line.total))
+        elif line.total > 0:
             self.package_label.setText(self.tr("{package}: {done} of {total}").format(
-                package=package, done=fmt_bytes(done), total=fmt_bytes(total)))
+                package=line.package, done=fmt_bytes(line.done), total=fmt_bytes(line.total)))
         else:
             self.package_label.setText(self.tr("{package}: {done}").format(
-                package=package, done=fmt_bytes(done)))
-
-    def _downloading(self) -> bool:
-        return any(t > 0 and d < t for d, t in self._bytes.values())
-
-    def _refresh_bar(self) -> None:
-        """Bytes while a download is in flight; packages done when the installer counts them;
-        otherwise (unpacking and linking, where no installer reports progress) a busy bar,
-        never a full bar that still waits."""
-        pk = self._pkg_progress
-        if self._downloading():
-            done, total = self._byte_totals()
-            self._set_mode("download")
-            self._show_fraction(done / total)
-        elif pk is not None and pk[0] > 0 and pk[1] > 0:
-            self._set_mode("packages")
-            self._show_fraction(pk[0] / pk[1])
-        else:
-            self._set_mode("busy")
-            self.progress.setRange(0, 0)
-            if self._bytes:
-                self._package_line = ("unpacking", "", 0, 0)
-                self._draw_package_line()
-
-    def _set_mode(self, mode: str) -> None:
-        if mode != self._mode:
-            self._mode = mode
-            self._shown_fraction = 0.0  # each measure runs forwards on its own
-
-    def _show_fraction(self, frac: float) -> None:
-        frac = max(self._shown_fraction, min(1.0, frac))  # never runs backwards
-        self._shown_fraction = frac
-        if self.progress.maximum() == 0:
-            self.progress.setRange(0, _PROGRESS_STEPS)
-        self.progress.setValue(int(frac * _PROGRESS_STEPS))
+                package=line.package, done=fmt_bytes(line.done)))
 
     def fraction(self) -> float:
         """What the progress bar shows (0..1)."""
-        return self._shown_fraction
-
-    def _byte_totals(self) -> tuple[int, int]:
-        known = [(d, t) for d, t in self._bytes.values() if t > 0]
-        return sum(min(d, t) for d, t in known), sum(t for _, t in known)
+        return self.model.fraction
 
     # -- outcomes ----------------------------------------------------------------------------------
-    def _on_succeeded(self, result) -> None:
+    def _on_succeeded(self, result: InstallResult) -> None:
         self._result = result
         self.state.install_result = result
-        log_path = getattr(result, "log_path", None)
+        log_path = result.log_path
         if log_path and Path(log_path) not in self.state.log_paths:
             self.state.log_paths.append(Path(log_path))
         self.progress.setRange(0, _PROGRESS_STEPS)
         self.progress.setValue(_PROGRESS_STEPS)
         self._set_status(SUCCEEDED)
 
-    def _fail(self, err) -> None:
-        if not isinstance(err, UserError):
-            err = UserError(str(err))
-        log_path = getattr(err, "log_path", None)
+    def _fail(self, err: UserError) -> None:
+        log_path: Path | None = err.log_path
         if not log_path:
             log_path = self._save_own_log()
         elif Path(log_path) not in self.state.log_paths:
@@ -325,7 +319,8 @@ class InstallPage(BasePage):
 
     def _on_cancelled(self) -> None:
         env = self._env_path
-        existing = bool(getattr(self.state.install_request, "existing", False))
+        request = self.state.install_request
+        existing = request is not None and request.existing
         self._existing = existing
         self._left_behind = env if (env is not None and not existing and env.exists()) else None
         self._set_status(CANCELLED)
@@ -345,21 +340,15 @@ class InstallPage(BasePage):
     # -- view state --------------------------------------------------------------------------------
     def _reset(self) -> None:
         self._task = None
-        self._started_at = self._ended_at = self._first_bytes_at = None
-        self._bytes.clear()
-        self._shown_fraction = 0.0
-        self._mode = "busy"
-        self._pkg_progress = None
-        self._first_pkg_at = None
+        self._started_at = self._ended_at = None
+        self.model.reset()
         self._phase_key = None
-        self._package = ""
         self._error = None
         self._result = None
         self._left_behind = None
         self._warnings.clear()
         self.warning_label.setVisible(False)
         self.error_panel.setVisible(False)
-        self._package_line = None
         self.package_label.clear()
         self.log.clear()
         self.progress.setRange(0, 0)  # busy until the first real bytes arrive
@@ -375,7 +364,7 @@ class InstallPage(BasePage):
                 self.progress.setValue(0)
         self._apply_status()
         self.completeChanged.emit()
-        self._sync_wizard_buttons()
+        self._back_guard.sync()
         self.state_changed.emit(status)
 
     def _apply_status(self) -> None:
@@ -408,9 +397,9 @@ class InstallPage(BasePage):
                            "environment, try again, or close the assistant.")
         if st == SUCCEEDED:
             r = self._result
-            ver = getattr(r, "torch_version", "") or ""
-            where = getattr(r, "env_path", "") or ""
-            took = fmt_duration(getattr(r, "duration_s", None))
+            ver = (r.torch_version if r else None) or ""
+            where = r.env_path if r else ""
+            took = fmt_duration(r.duration_s if r else None)
             return self.tr("Installed PyTorch {version} into {path} in {took}.").format(
                 version=ver, path=where, took=took)
         if st == FAILED:
@@ -458,56 +447,12 @@ class InstallPage(BasePage):
         elapsed = end - self._started_at
         text = self.tr("Elapsed: {elapsed}").format(elapsed=fmt_duration(elapsed))
         if self._status == RUNNING:
-            left = self._eta()
+            left = self.model.eta()
             if left is not None:
                 text += "  ·  " + self.tr("About {left} left").format(left=fmt_duration(left))
-            elif self._mode != "busy":
+            elif self.model.mode != "busy":
                 text += "  ·  " + self.tr("Estimating time left…")
         self.time_label.setText(text)
-
-    def _eta(self) -> float | None:
-        """Seconds left while downloading, from the byte rate so far (or the package rate
-        when the installer counts packages); None when there is nothing to go on."""
-        if self._mode == "download":
-            (done, total), start = self._byte_totals(), self._first_bytes_at
-        elif self._mode == "packages" and self._pkg_progress is not None:
-            (done, total), start = self._pkg_progress, self._first_pkg_at
-        else:
-            return None
-        if start is None or total <= 0 or done <= 0:
-            return None
-        spent = time.monotonic() - start
-        if spent < 1.0:
-            return None
-        rate = done / spent
-        return max(0.0, (total - done) / rate) if rate > 0 else None
-
-    def _sync_wizard_buttons(self) -> None:
-        """QWizard re-enables Back on its own; during and after a run it must stay off."""
-        wiz = self.wizard()
-        if wiz is None or wiz.currentPage() is not self:
-            return
-        back = wiz.button(QWizard.WizardButton.BackButton)
-        if back is not None and not self.can_go_back():
-            back.setEnabled(False)
-
-    def _effective_request(self):
-        """The Environment page's request, with the wizard-wide package source applied where
-        the request itself has none."""
-        req = self.state.install_request
-        if req is None or not dataclasses.is_dataclass(req):
-            return req
-        changes = {}
-        names = {f.name for f in dataclasses.fields(req)}
-        if "find_links" in names and not req.find_links and self.state.find_links:
-            changes["find_links"] = tuple(self.state.find_links)
-        if "index_url" in names and not req.index_url and self.state.index_url:
-            changes["index_url"] = self.state.index_url
-        if "extra_index_urls" in names and not req.extra_index_urls and self.state.extra_index_urls:
-            changes["extra_index_urls"] = tuple(self.state.extra_index_urls)
-        if "recommendation" in names and req.recommendation is None and self.state.recommendation is not None:
-            changes["recommendation"] = self.state.recommendation
-        return dataclasses.replace(req, **changes) if changes else req
 
     # -- translation --------------------------------------------------------------------------------
     def retranslate(self) -> None:

@@ -3,20 +3,29 @@
 The benchmark (``app.core.bench.run_bench``) runs in a Task with a time budget; each
 measurement arrives as a StepEvent and is drawn at once. The summary gives the best speed,
 the accelerator's speedup over the CPU and the share of the device's peak where known. The
-speed test can be skipped (the checkbox), stopped, and run again.
+speed test can be skipped (the checkbox), stopped, and run again; a stopped run keeps what
+it measured (a BenchReport with status "cancelled"), shown as partial results.
 """
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar, QPushButton
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
-from app.core.events import StepEvent
-from app.gui.pages._common import ErrorPanel, field_of
+from app.core.errors import UserError
+from app.core.events import Event, StepEvent
+from app.gui.pages._common import ErrorPanel
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
 from app.gui.worker import Task
+
+if TYPE_CHECKING:
+    from app.core.bench import BenchReport, BenchResult, Speedup
+    from app.core.runner import CancelToken
+    from app.gui.charts import BenchChart
 
 IDLE, RUNNING, DONE, FAILED, STOPPED = "idle", "running", "done", "failed", "stopped"
 
@@ -30,13 +39,13 @@ DEFAULT_BUDGET_S = 20.0
 class SpeedTestPage(BasePage):
     state_changed = Signal(str)
 
-    def __init__(self, state: WizardState, parent=None) -> None:
+    def __init__(self, state: WizardState, parent: QWidget | None = None) -> None:
         super().__init__(state, parent)
         self._task: Task | None = None
         self._status = IDLE
         self._started_at: float | None = None
         self._budget = DEFAULT_BUDGET_S
-        self.chart = None  # app.gui.charts.BenchChart, built when the page is first shown
+        self.chart: BenchChart | None = None  # built when the page is first shown
 
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
@@ -76,12 +85,12 @@ class SpeedTestPage(BasePage):
         self.retranslate()
 
     # -- wizard hooks -------------------------------------------------------------------------
-    def initializePage(self) -> None:  # noqa: N802
+    def initializePage(self) -> None:
         self._ensure_chart()
         if self._status == IDLE and not self.skip.isChecked():
             self.start()
 
-    def isComplete(self) -> bool:  # noqa: N802
+    def isComplete(self) -> bool:
         if self.skip.isChecked():
             return not self.is_busy()
         return self._status in (DONE, FAILED, STOPPED)
@@ -89,19 +98,20 @@ class SpeedTestPage(BasePage):
     def status(self) -> str:
         return self._status
 
-    def _ensure_chart(self) -> None:
+    def _ensure_chart(self) -> BenchChart:
         if self.chart is None:
             from app.gui.charts import BenchChart  # QtCharts loads only now
 
             self.chart = BenchChart(self)
             self.body.insertWidget(self._chart_index, self.chart, 1)
+        return self.chart
 
     # -- running --------------------------------------------------------------------------------
-    def bench_options(self) -> dict:
+    def bench_options(self) -> dict[str, Any]:
         """sizes / dtypes / budget_s / device for run_bench: the state's overrides, else a short
         CPU sweep on a CPU-only machine, else the core's defaults for the accelerator."""
         st = self.state
-        backend = str(field_of(st.recommendation, "backend", default="") or "").lower()
+        backend = str(st.recommendation.backend).lower() if st.recommendation is not None else ""
         cpu_only = backend in ("", "cpu")
         sizes = list(st.bench_sizes) if st.bench_sizes else (list(CPU_SIZES) if cpu_only else None)
         dtypes = list(st.bench_dtypes) if st.bench_dtypes else (list(CPU_DTYPES) if cpu_only else None)
@@ -111,20 +121,18 @@ class SpeedTestPage(BasePage):
     def start(self) -> None:
         if self.is_busy():
             return
-        python = field_of(self.state.install_result, "python")
-        self._ensure_chart()
-        self.chart.clear()
+        result = self.state.install_result
+        self._ensure_chart().clear()
         self.error_panel.setVisible(False)
         self.state.bench_report = None
-        if python is None:
-            from app.core.errors import UserError
-
+        if result is None:
             self._on_failed(UserError(self.tr("There is no installed environment to measure.")))
             return
+        python = result.python
         opts = self.bench_options()
         self._budget = opts["budget_s"]
 
-        def work(on_event, cancel):
+        def work(on_event: Callable[[Event], None], cancel: CancelToken) -> BenchReport:
             from app.core.bench import run_bench
 
             return run_bench(python, on_event=on_event, cancel=cancel, **opts)
@@ -133,6 +141,7 @@ class SpeedTestPage(BasePage):
         self._task.event.connect(self.on_event)
         self._task.succeeded.connect(self._on_report)
         self._task.failed.connect(self._on_failed)
+        self._task.partial.connect(self._on_partial)
         self._task.cancelled.connect(self._on_cancelled)
         self._started_at = time.monotonic()
         self.progress.setValue(0)
@@ -145,23 +154,18 @@ class SpeedTestPage(BasePage):
         if self._task is not None and self._task.is_running():
             self._task.cancel()
 
-    def on_event(self, ev) -> None:
+    def on_event(self, ev: Event) -> None:
         if not isinstance(ev, StepEvent):
             return
-        data = ev.data or {}
-        from app.gui.charts import point_of
+        from app.core.bench import result_of_step  # loaded with the speed test, not at start-up
 
-        p = point_of(data)
-        if p is not None and self.chart is not None:
-            self.chart.add_point(*p)
-            dev, dtype, size, gf = p
+        r = result_of_step(ev)
+        if r is not None and self.chart is not None:
+            self.chart.add_result(r)
             self.current.setText(self.tr("{device} {dtype}, {size}×{size}: {gflops:.1f} GFLOP/s").format(
-                device=dev, dtype=dtype, size=size, gflops=gf))
+                device=r.device, dtype=r.dtype, size=r.n, gflops=r.gflops))
         elif ev.detail:
             self.current.setText(ev.detail)
-        frac = field_of(data, "progress", "fraction")
-        if isinstance(frac, (int, float)):
-            self.progress.setValue(max(self.progress.value(), int(1000 * min(1.0, float(frac)))))
 
     def _tick(self) -> None:
         if self._started_at is None or self._budget <= 0:
@@ -169,19 +173,25 @@ class SpeedTestPage(BasePage):
         frac = min(0.99, (time.monotonic() - self._started_at) / self._budget)
         self.progress.setValue(max(self.progress.value(), int(1000 * frac)))
 
-    def _on_report(self, report) -> None:
+    def _show_report(self, report: BenchReport) -> None:
         self.state.bench_report = report
-        self._ensure_chart()
-        from app.gui.charts import points_of
+        chart = self._ensure_chart()
+        if _drawn(report):  # the final report is the truth; live points were a preview
+            chart.set_report(report)
 
-        pts = points_of(report)
-        if pts:  # the final report is the truth; live points were a preview
-            self.chart.set_points(pts)
+    def _on_report(self, report: BenchReport) -> None:
+        self._show_report(report)
         self.progress.setValue(1000)
         self.current.clear()
         self._set_status(DONE)
 
-    def _on_failed(self, err) -> None:
+    def _on_partial(self, report: BenchReport) -> None:
+        """Stopped part-way: keep what was measured (the report marks it partial), unless the
+        user chose to skip the speed test altogether."""
+        if not self.skip.isChecked():
+            self._show_report(report)
+
+    def _on_failed(self, err: UserError) -> None:
         self.error_panel.show_error(err)
         self._set_status(FAILED)
 
@@ -208,64 +218,52 @@ class SpeedTestPage(BasePage):
         self.state_changed.emit(status)
 
     def summary_text(self) -> tuple[str, str]:
-        """(headline, details) for the finished run."""
-        from app.gui.charts import points_of
-
+        """(headline, details) for the finished (or stopped) run."""
         rep = self.state.bench_report
-        pts = points_of(rep) if rep is not None else []
-        if not pts:
+        results = _drawn(rep) if rep is not None else []
+        if rep is None or not results:
             return self.tr("No measurement finished."), ""
-        best = max(pts, key=lambda p: p[3])
+        best = max(results, key=lambda r: r.gflops)
         head = self.tr("Fastest: {gflops:.1f} GFLOP/s ({device}, {dtype}, {size}×{size}).").format(
-            gflops=best[3], device=best[0], dtype=best[1], size=best[2])
-        lines = []
-        speedup = field_of(rep, "speedup")
-        if isinstance(speedup, (int, float)):
-            lines.append(self.tr("Accelerator speedup over the CPU: {x:.1f}×.").format(x=speedup))
-        elif isinstance(speedup, (list, tuple)) and speedup:
-            # [{n, dtype, cpu_gflops, device_gflops, speedup}]: the largest size per dtype.
-            per_dtype: dict[str, dict] = {}
-            for s in speedup:
-                d = str(field_of(s, "dtype", default=""))
-                if d not in per_dtype or (field_of(s, "n", default=0) or 0) > (field_of(per_dtype[d], "n", default=0) or 0):
-                    per_dtype[d] = s
-            acc = next((p[0] for p in pts if not p[0].lower().startswith("cpu")), self.tr("The accelerator"))
-            for d, s in sorted(per_dtype.items()):
-                x = field_of(s, "speedup")
-                if isinstance(x, (int, float)):
-                    lines.append(self.tr("{device} is {x:.1f}× faster than the CPU in {dtype} (at {n}×{n}).").format(
-                        device=acc, x=x, dtype=d, n=field_of(s, "n", default="?")))
-        # Else: the best of each per dtype, where both the CPU and an accelerator were measured.
-        by = {}
-        have_list = bool(lines)
-        for dev, dtype, _size, gf in pts:
-            kind = "cpu" if dev.lower().startswith("cpu") else "acc"
-            key = (kind, dtype)
-            by[key] = max(by.get(key, (0.0, dev))[0], gf), dev
-        for (kind, dtype), (gf, dev) in sorted(by.items()):
-            cpu = by.get(("cpu", dtype))
-            if not have_list and kind == "acc" and cpu and cpu[0] > 0:
-                lines.append(self.tr("{device} is {x:.1f}× faster than the CPU in {dtype}.").format(
-                    device=dev, x=gf / cpu[0], dtype=dtype))
+            gflops=best.gflops, device=best.device, dtype=best.dtype, size=best.n)
+        lines = self._speedup_lines(rep, results)
         # Share of the device's peak, where the core knows the peak.
-        rows = field_of(rep, "results", "measurements", "rows", default=[]) or []
-        best_frac = None
-        for r in rows:
-            fr = field_of(r, "fraction_of_peak", "peak_fraction", "of_peak")
-            if isinstance(fr, (int, float)) and (best_frac is None or fr > best_frac[0]):
-                best_frac = (float(fr), field_of(r, "device", default=best[0]), field_of(r, "dtype", default=""))
-        if best_frac is None:
-            peak = field_of(rep, "peak_gflops")
-            if isinstance(peak, dict):
-                peak = peak.get(best[1]) or peak.get(best[0])
-            if isinstance(peak, (int, float)) and peak > 0:
-                best_frac = (best[3] / peak, best[0], best[1])
-        if best_frac is not None:
+        known = [r for r in rep.results if r.fraction_of_peak is not None]
+        if known:
+            top = max(known, key=lambda r: r.fraction_of_peak or 0.0)
             lines.append(self.tr("That is {pct:.0f}% of the theoretical peak of {device} in {dtype}.").format(
-                pct=100 * best_frac[0], device=best_frac[1], dtype=best_frac[2]))
+                pct=100 * (top.fraction_of_peak or 0.0), device=top.device, dtype=top.dtype))
         else:
             lines.append(self.tr("The theoretical peak of this device is not known, so no share of it is shown."))
+        if rep.cancelled:
+            lines.append(self.tr("Partial results: the speed test was stopped before it finished."))
         return head, "\n".join(lines)
+
+    def _speedup_lines(self, rep: BenchReport, results: list[BenchResult]) -> list[str]:
+        """The accelerator against the CPU: the probe's same-size pairs (the largest size per
+        dtype), else the best of each where both were measured."""
+        lines = []
+        if rep.speedup:
+            per_dtype: dict[str, Speedup] = {}
+            for s in rep.speedup:
+                if s.dtype not in per_dtype or s.n > per_dtype[s.dtype].n:
+                    per_dtype[s.dtype] = s
+            acc = next((r.device for r in results if not r.device.lower().startswith("cpu")),
+                       self.tr("The accelerator"))
+            for d, s in sorted(per_dtype.items()):
+                lines.append(self.tr("{device} is {x:.1f}× faster than the CPU in {dtype} (at {n}×{n}).").format(
+                    device=acc, x=s.speedup, dtype=d, n=s.n))
+            return lines
+        by: dict[tuple[str, str], tuple[float, str]] = {}
+        for r in results:
+            key = ("cpu" if r.device.lower().startswith("cpu") else "acc", r.dtype)
+            by[key] = max(by.get(key, (0.0, r.device))[0], r.gflops), r.device
+        for (kind, dtype), (gf, dev) in sorted(by.items()):
+            cpu = by.get(("cpu", dtype))
+            if kind == "acc" and cpu and cpu[0] > 0:
+                lines.append(self.tr("{device} is {x:.1f}× faster than the CPU in {dtype}.").format(
+                    device=dev, x=gf / cpu[0], dtype=dtype))
+        return lines
 
     def _apply(self) -> None:
         st = self._status
@@ -291,8 +289,14 @@ class SpeedTestPage(BasePage):
             self.summary.setText(self.tr("The speed test is skipped."))
             self.details.setText("")
         elif st == STOPPED:
-            self.summary.setText(self.tr("The speed test was stopped."))
-            self.details.setText("")
+            rep = self.state.bench_report
+            if rep is not None and _drawn(rep):
+                head, details = self.summary_text()
+                self.summary.setText(self.tr("The speed test was stopped.") + " " + head)
+                self.details.setText(details)
+            else:
+                self.summary.setText(self.tr("The speed test was stopped."))
+                self.details.setText("")
         else:
             self.summary.setText("")
             self.details.setText("")
@@ -305,3 +309,10 @@ class SpeedTestPage(BasePage):
         self.stop.setText(self.tr("Stop"))
         self.progress.setAccessibleName(self.tr("Speed test progress"))
         self._apply()
+
+
+def _drawn(report: BenchReport) -> list[BenchResult]:
+    """The report's measurements the chart draws (the device's, then the CPU baseline's)."""
+    from app.gui.charts import drawable  # QtCharts: only once the speed test is shown
+
+    return [r for r in report.all_results() if drawable(r)]

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QProgressBar, Q
 from app.core.errors import UserError
 from app.core.events import LogEvent, StepEvent
 from app.gui.pages.base import BasePage
-from app.gui.pages._common import ErrorPanel, field_of, status_key, std_icon
+from app.gui.pages._common import ErrorPanel, status_key, std_icon
 from app.gui.state import WizardState
 from app.gui.worker import Task
 
@@ -84,11 +84,13 @@ class VerifyPage(BasePage):
 
     def expected_accelerator(self) -> str | None:
         """The backend the install was for (cuda, rocm, mps, xpu), or None for a CPU build."""
-        backend = str(field_of(self.state.recommendation, "backend", default="") or "").lower()
+        rec = self.state.recommendation
+        backend = str(rec.backend).lower() if rec is not None else ""
         return backend if backend in ("cuda", "rocm", "mps", "xpu") else None
 
     def python(self):
-        return field_of(self.state.install_result, "python")
+        res = self.state.install_result
+        return res.python if res is not None else None
 
     # -- running --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -155,16 +157,18 @@ class VerifyPage(BasePage):
 
     def _on_report(self, report) -> None:
         self.state.verify_report = report
-        checks = list(field_of(report, "checks", default=[]) or [])
+        from app.core.text import render  # the core's texts, in the window's language
+
+        lang = self.state.language
+        checks = list(report.checks)
         if checks:  # the report is the truth: live rows that are not checks (facts) go
             self.checks.clear()
             self._items.clear()
             self._statuses.clear()
         for c in checks:
-            self._set_check(str(field_of(c, "name", default="?")), field_of(c, "status"),
-                            str(field_of(c, "detail", default="") or ""), str(field_of(c, "title", default="") or ""))
-        ok = bool(field_of(report, "ok", default=not any(s == "failed" for s in self._statuses.values())))
-        log = field_of(report, "log_path")
+            self._set_check(c.name, c.status, render(c.detail, lang), render(c.title, lang))
+        ok = report.ok
+        log = report.log_path
         if log:
             from pathlib import Path
 
@@ -199,7 +203,10 @@ class VerifyPage(BasePage):
 
     def _on_diagnosis(self, diag) -> None:
         self.state.diagnosis = diag
-        findings = list(field_of(diag, "findings", default=[]) or [])
+        from app.core.text import render  # the core's texts, in the window's language
+
+        lang = self.state.language
+        findings = list(diag.findings)
         self.diagnosis_title.setText(self.tr("What went wrong and how to fix it"))
         if not findings:
             self.diagnosis.setHtml("<p>" + html.escape(self.tr(
@@ -209,9 +216,9 @@ class VerifyPage(BasePage):
             parts = []
             fix_label = html.escape(self.tr("Fix:"))  # outside the f-string: lupdate cannot see into one
             for fnd in findings:
-                title = html.escape(str(field_of(fnd, "title", "code", default="")))
-                expl = html.escape(str(field_of(fnd, "explanation", default="")))
-                fix = html.escape(str(field_of(fnd, "fix", default="")))
+                title = html.escape(render(fnd.title, lang) or fnd.code)
+                expl = html.escape(render(fnd.explanation, lang))
+                fix = html.escape(render(fnd.fix, lang))
                 parts.append(f"<p><b>{title}</b><br>{expl}"
                              + (f"<br><i>{fix_label}</i> {fix}" if fix else "") + "</p>")
             self.diagnosis.setHtml("".join(parts))
@@ -255,8 +262,8 @@ class VerifyPage(BasePage):
         if st == RUNNING:
             text = self.tr("Checking PyTorch inside the new environment…")
         elif st == PASSED:
-            version = field_of(self.state.verify_report, "torch_version") or field_of(
-                self.state.install_result, "torch_version", default="")
+            ver, res = self.state.verify_report, self.state.install_result
+            version = (ver.torch_version if ver else None) or (res.torch_version if res else None) or ""
             text = self.tr("PyTorch {version} works: {passed} checks passed, {skipped} skipped.").format(
                 version=version, passed=c["passed"], skipped=c["skipped"])
         elif st == FAILED:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGridLayout, QLabel, QWidget
@@ -11,6 +12,9 @@ from app.gui.pages import PageId
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
 from app.gui.widgets import Banner, heading, muted
+
+if TYPE_CHECKING:
+    from app.gui.worker import Task
 
 
 def _find_bundle(on_event, cancel):
@@ -30,7 +34,7 @@ class WelcomePage(BasePage):
 
     def __init__(self, state: WizardState | None = None, parent: QWidget | None = None) -> None:
         super().__init__(state, parent)
-        self._bundle_task = None  # app.gui.worker.Task (imported when needed: start-up stays lean)
+        self._bundle_task: Task | None = None  # (the worker module is imported when needed: start-up stays lean)
         self.defer_work = False  # the wizard starts the bundle look-up after its first paint
         self._bundle_checked = False
 
@@ -99,15 +103,15 @@ class WelcomePage(BasePage):
         self.language_changed.emit(self.state.language)
 
     # ---- bundle ----
-    def initializePage(self) -> None:  # noqa: N802
+    def initializePage(self) -> None:
         if not self.defer_work:
             self.check_bundle()
 
-    def nextId(self) -> int:  # noqa: N802 - the wizard may add the later pages after the first paint
+    def nextId(self) -> int:  # the wizard may add the later pages after the first paint
         return int(PageId.SYSTEM)
 
     def check_bundle(self) -> None:
-        from app.gui.worker import Task
+        from app.gui.worker import Task  # imported at first use: start-up stays lean
 
         if self._bundle_task is not None and self._bundle_task.is_running():
             return
@@ -134,10 +138,13 @@ class WelcomePage(BasePage):
     def is_busy(self) -> bool:
         return bool(self._bundle_task and self._bundle_task.is_running())
 
-    def cancel_and_wait(self, timeout: float = 30.0) -> None:
+    def cancel_and_wait(self, timeout: float = 30.0, *, timeout_ms: int | None = None) -> bool:
+        if timeout_ms is not None:
+            timeout = timeout_ms / 1000.0
         if self._bundle_task is not None:
             self._bundle_task.cancel()
-            self._bundle_task.wait(timeout)
+            return self._bundle_task.wait(timeout)
+        return True
 
     # ---- texts ----
     def retranslate(self) -> None:
@@ -163,7 +170,7 @@ class WelcomePage(BasePage):
             (self.tr("Check that PyTorch really works, then measure its speed."),
              self.tr("about a minute")),
         ]
-        for (num, text, when), (t, w) in zip(self.step_labels, steps):
+        for (_num, text, when), (t, w) in zip(self.step_labels, steps, strict=False):
             text.setText(t)
             when.setText(w)
         self.total.setText(self.tr("It usually takes 5 to 15 minutes in all; most of it is the download. "

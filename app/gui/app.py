@@ -1,0 +1,107 @@
+"""The wizard as an application: the QApplication, its style and translations, the window.
+
+``torch-setup`` (no command) and ``torch-setup gui`` reach :func:`launch` through the thin
+``app.commands.gui`` wrapper, which parses the arguments; Qt loads only here.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QWidget
+
+from app.core.errors import UserError
+
+
+def require_display() -> None:
+    """On Linux without X11/Wayland (an SSH session, a container), Qt would abort the process
+    with a core dump: say what to do instead."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
+        return
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return
+    raise UserError("No display was found, so the setup wizard cannot open here.",
+                    hint="Use the command-line tools instead (torch-setup detect, recommend, install ...; see "
+                         "torch-setup --help), or start the wizard in a desktop session.")
+
+
+class FirstPaintReporter(QObject):
+    """For benchmarks/startup.py and smoke tests: report the window's first paint, then close it."""
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self._window = window
+        self.seen = False
+        window.installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self._window and event.type() == QEvent.Type.Paint and not self.seen:
+            self.seen = True
+            print_startup()
+            QTimer.singleShot(0, self._window.close)  # cancels and waits for work already started
+        return False
+
+
+def print_startup() -> None:
+    """One JSON line for benchmarks/startup.py: when the first window was shown, and RSS."""
+    rss, cpu = _usage()
+    print(json.dumps({"shown_at": time.time(), "rss_mb": rss, "cpu_s": cpu}), flush=True)
+
+
+def _usage() -> tuple[float | None, float | None]:
+    """(RSS in MB, CPU seconds) of this process; None where psutil is missing."""
+    try:
+        import psutil  # optional: only for the start-up report
+
+        proc = psutil.Process()
+        times = proc.cpu_times()
+        return proc.memory_info().rss / 2**20, times.user + times.system
+    except Exception:  # the numbers are optional
+        return None, None
+
+
+def application() -> QApplication:
+    """The one QApplication, named and styled."""
+    from app import __version__
+    from app.gui.style import apply_style
+
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
+    app.setApplicationName("Torch Setup Assistant")
+    app.setApplicationVersion(__version__)
+    app.setOrganizationName("torch-setup-assistant")
+    app.setDesktopFileName("torch-setup-assistant")
+    apply_style(app)
+    return app
+
+
+def launch(*, lang: str | None = None, screenshot_dir: str | Path | None = None,
+           quit_after_show: bool = False) -> int:
+    """Create the QApplication, load the translations, show the wizard, run the event loop.
+
+    ``screenshot_dir``: save a PNG of every page instead (and exit); ``quit_after_show``:
+    print the first paint's time and close (start-up measurements).
+    """
+    require_display()
+    app = application()
+    if screenshot_dir:
+        from app.gui import i18n
+        from app.gui.screenshots import save_all
+
+        paths = save_all(screenshot_dir, languages=[i18n.normalize(lang)] if lang else None)
+        for p in paths:
+            print(p)
+        return 0
+
+    from app.gui.wizard import SetupWizard, app_icon
+
+    app.setWindowIcon(app_icon())
+    wizard = SetupWizard(lang=lang, lazy=True)
+    if quit_after_show:
+        FirstPaintReporter(wizard)
+    wizard.show()
+    return int(app.exec() or 0)

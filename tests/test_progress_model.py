@@ -1,0 +1,88 @@
+"""The install progress model (Qt-free): what the bar, the package line and the time left show."""
+from __future__ import annotations
+
+import pytest
+
+from app.core.events import ProgressEvent
+from app.core.progress_model import InstallProgress, PackageLine
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+MB = 1_000_000
+
+
+def test_bytes_drive_the_bar_and_it_never_runs_backwards():
+    m = InstallProgress(clock=Clock())
+    assert (m.mode, m.fraction, m.line) == ("busy", 0.0, None)
+    m.feed(ProgressEvent("torch", 50 * MB, 200 * MB))
+    assert m.mode == "download" and m.fraction == pytest.approx(0.25)
+    assert m.line == PackageLine("bytes", "torch", 50 * MB, 200 * MB)
+    # a second download makes the known total larger: the bar holds
+    m.feed(ProgressEvent("sympy", 0, 6 * MB))
+    assert m.fraction == pytest.approx(0.25)
+    m.feed(ProgressEvent("torch", 150 * MB, 200 * MB))
+    m.feed(ProgressEvent("sympy", 6 * MB, 6 * MB))
+    assert m.fraction == pytest.approx(156 / 206)
+    assert m.byte_totals() == (156 * MB, 206 * MB)
+
+
+def test_all_downloads_done_is_a_busy_bar_then_packages_count():
+    m = InstallProgress(clock=Clock())
+    m.feed(ProgressEvent("torch", 10 * MB, 10 * MB))
+    assert m.mode == "busy" and m.fraction == 0.0 and m.line == PackageLine("unpacking")
+    m.feed(ProgressEvent("torch", 9, 10, unit="packages"))
+    assert m.mode == "packages" and m.fraction == pytest.approx(0.9)
+    assert m.line == PackageLine("packages", "torch", 9, 10)
+
+
+def test_a_package_count_without_bytes():
+    m = InstallProgress(clock=Clock())
+    m.feed(ProgressEvent("numpy", 0, 12, unit="packages"))
+    assert m.mode == "busy" and m.line is None  # nothing done yet: no line, a busy bar
+    m.feed(ProgressEvent("numpy", 3, 12, unit="packages"))
+    assert m.mode == "packages" and m.fraction == pytest.approx(0.25)
+    assert m.line == PackageLine("packages", "numpy", 3, 12)
+
+
+def test_time_left_from_the_byte_rate():
+    clock = Clock()
+    m = InstallProgress(clock=clock)
+    assert m.eta() is None
+    m.feed(ProgressEvent("torch", 20 * MB, 100 * MB))
+    assert m.eta() is None  # no time has passed: no rate yet
+    clock.t += 0.5
+    assert m.eta() is None  # under a second: too little to go on
+    clock.t += 9.5
+    m.feed(ProgressEvent("torch", 60 * MB, 100 * MB))
+    # 60 MB in 10 s since the first bytes: 40 MB left is 6.7 s
+    assert m.eta() == pytest.approx(40 / 6, rel=1e-6)
+    m.feed(ProgressEvent("torch", 100 * MB, 100 * MB))
+    assert m.eta() is None  # busy: no made-up time left
+
+
+def test_time_left_from_the_package_rate():
+    clock = Clock()
+    m = InstallProgress(clock=clock)
+    m.feed(ProgressEvent("a", 1, 5, unit="packages"))
+    clock.t += 4
+    m.feed(ProgressEvent("b", 3, 5, unit="packages"))
+    assert m.eta() == pytest.approx(2 / (3 / 4))
+
+
+def test_reset_starts_over():
+    clock = Clock()
+    m = InstallProgress(clock=clock)
+    m.feed(ProgressEvent("torch", 5, 10))
+    m.reset()
+    assert (m.mode, m.fraction, m.line, m.byte_totals(), m.eta()) == ("busy", 0.0, None, (0, 0), None)
+    clock.t += 50
+    m.feed(ProgressEvent("torch", 5, 10))
+    clock.t += 5
+    assert m.eta() == pytest.approx(5.0)  # the rate counts from this run's first bytes
