@@ -70,16 +70,6 @@ def _scenario_report(name: str) -> SystemReport:
         return SystemReport.from_dict(tomllib.load(fh)["report"])
 
 
-def _all_scenario_reports() -> list[tuple[str, SystemReport]]:
-    out = []
-    for path in sorted(SCENARIOS.glob("*.toml")):
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-        if "report" in data:
-            out.append((path.name, SystemReport.from_dict(data["report"])))
-    return out
-
-
 # ------------------------------------------------------------------ the catalogue
 
 def test_catalogue_covers_every_core_template_with_the_same_placeholders():

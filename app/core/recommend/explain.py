@@ -322,16 +322,16 @@ def warnings(d: Decision) -> list[Text]:
     if e.variant.backend == "cuda":
         out.extend(_cuda_warnings(d))
     elif e.variant.backend == "rocm":
-        if e.variant.name == "rocm-therock":
-            out.append(msg("rec.therock", "This build comes from AMD's own index (TheRock), not from pytorch.org: it "
-                           "is not built or validated by the PyTorch team. AMD's install guide may name extra "
-                           "packages."))
-        if m.family == "linux":
-            out.append(msg("rec.rocm_linux_access", "ROCm needs the amdgpu kernel driver and access to /dev/kfd and "
-                           "/dev/dri (add your user to the 'render' and 'video' groups)."))
-        if m.wsl:
-            out.append(msg("rec.rocm_wsl", "On WSL2, ROCm also needs AMD's WSL driver stack; the official wheels are "
-                           "built for native Linux."))
+        rocm = [
+            (e.variant.name == "rocm-therock", msg("rec.therock", "This build comes from AMD's own index (TheRock), "
+             "not from pytorch.org: it is not built or validated by the PyTorch team. AMD's install guide may name "
+             "extra packages.")),
+            (m.family == "linux", msg("rec.rocm_linux_access", "ROCm needs the amdgpu kernel driver and access to "
+             "/dev/kfd and /dev/dri (add your user to the 'render' and 'video' groups).")),
+            (m.wsl, msg("rec.rocm_wsl", "On WSL2, ROCm also needs AMD's WSL driver stack; the official wheels are "
+             "built for native Linux.")),
+        ]
+        out.extend(text for applies, text in rocm if applies)
     elif e.variant.backend == "xpu":
         out.append(msg("rec.xpu_driver", "XPU needs Intel's GPU driver (Linux: the intel-level-zero-gpu / "
                        "compute-runtime packages; Windows: the current Arc driver)."))

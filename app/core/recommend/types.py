@@ -1,4 +1,7 @@
-"""The recommendation's public types: the user's wishes (:class:`Choices`) and the answer.
+"""The recommendation's public types: the user's wishes (:class:`Choices`) and the answer
+(:class:`Recommendation`, its :class:`Alternative`, :class:`GpuRef`, :class:`UnservedGpu`,
+:class:`DriverUpgrade`), and :func:`valid_choices`' :class:`ValidChoices` of :class:`Option` and
+:class:`BuildOption`; all re-exported by :mod:`app.core.recommend`.
 
 Every type is a frozen dataclass with immutable fields (tuples; the two mappings are read-only by
 contract). Sentences are :data:`~app.core.text.Text` values: the engine never picks a language;
@@ -17,27 +20,9 @@ from app.core.errors import BadInput
 from app.core.requirements import split_list
 from app.core.text import Joined, Msg, Text, render
 
-__all__ = [
-    "COMPANIONS",
-    "Alternative",
-    "BuildOption",
-    "Choices",
-    "DriverUpgrade",
-    "GpuRef",
-    "Option",
-    "Recommendation",
-    "RecommendationText",
-    "Rendered",
-    "UnservedGpu",
-    "ValidChoices",
-    "code_of",
-]
-
 #: the packages pinned to match torch (the rest of a package list comes from the default index)
 COMPANIONS = ("torchvision", "torchaudio")
 PLAIN = "text.plain"  # the code of a text that is not a message (a name, or words read from JSON)
-
-
 SENTENCE = "rec.sentence"  # "{text:cap}.": punctuation around a text, whose code it is
 
 
