@@ -191,8 +191,8 @@ def test_companions_pinned_or_refused(rel):
         if rel.companions.get(pkg):
             rec = recommend(report, DATA, choices)
             assert f"{pkg}=={rel.companions[pkg]}+cpu" in rec.packages
-            assert rec.command == ["pip", "install", f"torch=={rel.latest}+cpu", f"{pkg}=={rel.companions[pkg]}+cpu",
-                                   "--index-url", rec.index_url]
+            assert rec.command == ("pip", "install", f"torch=={rel.latest}+cpu", f"{pkg}=={rel.companions[pkg]}+cpu",
+                                   "--index-url", rec.index_url)
         else:
             with pytest.raises(BadInput, match=f"no {pkg} release matches torch {rel.torch}"):
                 recommend(report, DATA, choices)

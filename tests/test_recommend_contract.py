@@ -23,10 +23,10 @@ SHAPE = {
     "reasons": (list,), "warnings": (list,), "alternatives": (list,), "compat_data_version": (str,),
     "compat_data_date": (str,), "env_vars": (dict,), "served_gpus": (list,), "unserved_gpus": (list,),
     "driver_upgrade": (dict, type(None)), "commands": (dict,), "platform": (str,), "torch_release": (str,),
-    "unknowns": (list,), "choices": (dict,), "summary": (str,),
+    "unknowns": (list,), "choices": (dict,), "summary": (str,), "reason_codes": (list,), "warning_codes": (list,),
 }
 ALT_SHAPE = {"backend": (str,), "variant": (str,), "torch_version": (str, type(None)), "valid": (bool,),
-             "why": (str,)}
+             "why": (str,), "code": (str,)}
 GPU_SHAPE = {"index": (int,), "name": (str,), "vendor": (str,), "compute_capability": (str, type(None)),
              "gfx_target": (str, type(None)), "driver_version": (str, type(None))}
 
@@ -64,7 +64,11 @@ def test_json_shape_is_pinned(tmp_path):
         _check_shape(g, GPU_SHAPE, "served_gpu")
     for g in d["unserved_gpus"]:
         _check_shape(g, {**GPU_SHAPE, "why": (str,)}, "unserved_gpu")
-    assert all(isinstance(x, str) for k in ("packages", "command", "reasons", "warnings", "unknowns") for x in d[k])
+    assert all(isinstance(x, str) for k in ("packages", "command", "reasons", "warnings", "unknowns", "reason_codes",
+                                            "warning_codes") for x in d[k])
+    assert len(d["reason_codes"]) == len(d["reasons"]) and len(d["warning_codes"]) == len(d["warnings"])
+    assert all(c.startswith("rec.") for c in d["reason_codes"] + d["warning_codes"] + [a["code"] for a in
+                                                                                          d["alternatives"]])
     assert set(d["commands"]) >= {"pip", "uv"} and all(isinstance(x, str) for c in d["commands"].values() for x in c)
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in d["env_vars"].items())
     assert d["backend"] in ("cpu", "cuda", "rocm", "mps", "xpu")
@@ -82,8 +86,18 @@ def test_json_shape_is_pinned(tmp_path):
 def test_recommendation_roundtrips_through_json():
     rec = recommend(SystemReport.from_dict(GTX))
     again = Recommendation.from_dict(json.loads(json.dumps(rec.to_dict())))
-    assert again == rec
+    # the JSON keeps the sentences' codes and English words, not their arguments: what comes back is the
+    # same recommendation, rendering the same English (in every language), with the same codes
+    assert again.to_dict() == rec.to_dict()
+    assert again.texts("zh_CN") == again.texts("en") == rec.texts("en")
+    assert again.reason_codes == rec.reason_codes and again.warning_codes == rec.warning_codes
+    assert (again.backend, again.variant, again.torch_version, again.packages, again.command, again.commands,
+            again.served_gpus, [u.gpu for u in again.unserved_gpus], again.driver_upgrade, again.choices) == \
+           (rec.backend, rec.variant, rec.torch_version, rec.packages, rec.command, rec.commands,
+            rec.served_gpus, [u.gpu for u in rec.unserved_gpus], rec.driver_upgrade, rec.choices)
     assert all(isinstance(a, Alternative) for a in again.alternatives)
+    assert [(a.backend, a.variant, a.torch_version, a.valid, a.code) for a in again.alternatives] == \
+           [(a.backend, a.variant, a.torch_version, a.valid, a.code) for a in rec.alternatives]
     with pytest.raises(BadInput):
         Recommendation.from_dict({"backend": "cpu"})
 
@@ -143,7 +157,7 @@ def test_bad_report_and_bad_options_exit_2(tmp_path):
 
 
 def test_valid_choices_shape_and_content():
-    vc = valid_choices(SystemReport.from_dict(GTX), load_compat())
+    vc = valid_choices(SystemReport.from_dict(GTX), load_compat()).to_dict()
     assert set(vc) == {"options", "backends", "variants", "torch_versions", "pythons", "compat_data_version",
                        "platform"}
     for o in vc["options"]:

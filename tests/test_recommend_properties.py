@@ -79,13 +79,13 @@ def test_never_a_wheel_that_cannot_run(m):
         need = floor.windows if (fam == "windows" or m["os"].get("wsl")) else floor.linux
         assert rec.served_gpus
         for g in rec.served_gpus:
-            assert version_tuple(g["driver_version"]) >= version_tuple(need)
-            assert g["compute_capability"] not in DATA.tegra
-            assert _runs(g["compute_capability"], v.arch), (g, v.name, v.arch)
+            assert version_tuple(g.driver_version) >= version_tuple(need)
+            assert g.compute_capability not in DATA.tegra
+            assert _runs(g.compute_capability, v.arch), (g, v.name, v.arch)
     if v.backend == "rocm":
         assert fam == "linux" or v.explicit
         for g in rec.served_gpus:
-            if g["gfx_target"] not in v.gfx:
+            if g.gfx_target not in v.gfx:
                 assert "HSA_OVERRIDE_GFX_VERSION" in rec.env_vars and not v.therock
     # one index for the torch packages
     assert rec.command.count("--index-url") <= 1

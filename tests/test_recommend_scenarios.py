@@ -80,7 +80,7 @@ def test_scenario(path: Path):
     got = (rec.backend, rec.variant, rec.torch_version)
     assert got == (exp["backend"], exp["variant"], exp["torch"]), \
         f"{sc['name']}: expected {exp['backend']}/{exp['variant']}/{exp['torch']} because {sc['decides']}; " \
-        f"got {got}\n" + "\n".join(rec.reasons)
+        f"got {got}\n" + "\n".join(rec.texts().reasons)
     if "python_ok" in exp:
         assert rec.python_ok is exp["python_ok"]
     if "env_python" in exp:
@@ -90,13 +90,13 @@ def test_scenario(path: Path):
     else:
         assert "HSA_OVERRIDE_GFX_VERSION" not in rec.env_vars
     if "driver_upgrade" in exp:
-        assert rec.driver_upgrade and rec.driver_upgrade["driver"] == exp["driver_upgrade"], rec.driver_upgrade
+        assert rec.driver_upgrade and rec.driver_upgrade.driver == exp["driver_upgrade"], rec.driver_upgrade
     if "served" in exp:
         assert len(rec.served_gpus) == exp["served"]
     if "reason" in exp:
-        assert any(exp["reason"] in r for r in rec.reasons), rec.reasons
+        assert any(exp["reason"] in r for r in rec.texts().reasons), rec.texts().reasons
     if "warning" in exp:
-        assert any(exp["warning"] in w for w in rec.warnings), rec.warnings
+        assert any(exp["warning"] in w for w in rec.texts().warnings), rec.texts().warnings
     if "package" in exp:
         assert exp["package"] in rec.packages and exp["package"] in rec.command
     # every answer is self-consistent
@@ -105,15 +105,15 @@ def test_scenario(path: Path):
     tagged = (rec.index_url.startswith("https://download.pytorch.org/")
               and rec.platform.startswith(("linux-", "windows-")))
     pin = f"torch=={rec.torch_version}" + (f"+{rec.index_url.rstrip('/').rsplit('/', 1)[-1]}" if tagged else "")
-    assert rec.command[:2] == ["pip", "install"] and pin in rec.command and pin in rec.packages
+    assert rec.command[:2] == ("pip", "install") and pin in rec.command and pin in rec.packages
     if rec.index_url.startswith("https://download.pytorch.org/"):
-        assert rec.command[-2:] == ["--index-url", rec.index_url]
+        assert rec.command[-2:] == ("--index-url", rec.index_url)
         assert rec.index_url.endswith("/" + rec.variant)
     assert rec.command.count("--index-url") <= 1 and "--extra-index-url" not in rec.command
     assert rec.compat_data_version == data.version
-    assert any(data.version in r for r in rec.reasons)
+    assert any(data.version in r for r in rec.texts().reasons)
     # the GUI's Change… dialog offers the chosen build as valid
-    options = valid_choices(report, data, choices)["options"]
-    if not choices.torch or rec.torch_version == rec.choices.get("torch"):
+    options = valid_choices(report, data, choices).to_dict()["options"]
+    if not choices.torch or rec.torch_version == rec.choices.torch:
         assert {"backend": rec.backend, "variant": rec.variant, "torch_version": rec.torch_version, "valid": True,
                 "why": ""} in options

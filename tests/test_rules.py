@@ -124,6 +124,24 @@ def test_uuids_count_as_visible_but_unmatched():
     assert got.count == 2 and not got.hides_all and not got.hides(0)
 
 
+@given(uuid=st.uuids(), cut=st.integers(1, 36), kind=st.sampled_from(["GPU", "MIG"]))
+def test_the_first_characters_of_a_uuid_name_a_device(uuid, cut, kind):
+    """NVIDIA's MPS guide: the first few characters of a UUID ("GPU-" included) work for the whole."""
+    entry = f"{kind}-{str(uuid)[:cut]}"
+    assert visible.is_uuid(entry)
+    got = visible.parse_visible(f"{entry},abc", 2)
+    assert got.uuids == 1 and got.state is visible.Visibility.PARTIAL and got.invalid == "abc"
+
+
+@given(rest=st.text(min_size=1, max_size=12))
+def test_a_uuid_is_hex_digits_in_their_places(rest):
+    shape = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+    fits = len(rest) <= len(shape) and all(
+        (c == "-") if s == "-" else (c in "0123456789abcdefABCDEF") for c, s in zip(rest, shape, strict=False))
+    assert visible.is_uuid("GPU-" + rest) == (fits or rest == "<uuid>")
+    assert not visible.is_uuid("XPU-" + rest) and not visible.is_uuid(rest)
+
+
 # ---------------------------------------------------------------------- wheels, variants
 
 @pytest.mark.parametrize("version,variant,backend", [
@@ -134,6 +152,29 @@ def test_uuids_count_as_visible_but_unmatched():
 def test_variant_of_version(version, variant, backend):
     assert wheels.variant_of_version(version) == variant
     assert wheels.backend_of_variant(variant) == backend
+
+
+def _index_rows():
+    data = load_compat()
+    seen = set()
+    for rel in data.releases:
+        for v in rel.variants:
+            for p in v.platforms:
+                if (v.name, v.index_url, p) not in seen:
+                    seen.add((v.name, v.index_url, p))
+                    yield pytest.param(v, p, id=f"{v.name}-{p}")
+
+
+@pytest.mark.parametrize("v,platform", list(_index_rows()))
+def test_the_pytorch_index_labels_its_wheels_with_the_variant(v, platform):
+    """torch==2.14.1+cu126 names the build on the PyTorch index (Linux, Windows); macOS wheels and other
+    indexes carry no label, so the pin stays bare there."""
+    label = wheels.index_local_label(v.index_url, platform)
+    if v.index_url.startswith(wheels.PYTORCH_INDEX) and not platform.startswith("macos"):
+        assert wheels.variant_of_version(wheels.with_local_label("2.14.1", label)) == v.name
+        assert wheels.backend_of_variant(label) == v.backend
+    else:
+        assert label is None and wheels.with_local_label("2.14.1", label) == "2.14.1"
 
 
 def test_parse_wheel_reads_tags_from_the_file_name():

@@ -108,6 +108,15 @@ def test_sequences_join_with_the_language_separator(monkeypatch):
     assert render(j, "zh_CN") == "列表：a、b; x"
 
 
+def test_cap_writes_a_text_argument_with_a_capital_in_english_only(monkeypatch):
+    monkeypatch.setitem(text._catalogues, "zh_CN", {"test.sentence": "{text}。", "test.works": "可以用"})
+    m = msg("test.sentence", "{text:cap}.", text=msg("test.works", "works; pytorch.org"))
+    assert render(m, "en") == "Works; pytorch.org."
+    assert render(m, "zh_CN") == "可以用。"
+    assert render(msg("test.sentence", "{text:cap}.", text="x"), "en") == "X."
+    assert render(msg("test.num", "{n:>4}|{s:<3}|", n=7, s="ab"), "en") == "   7|ab |"  # other specs still work
+
+
 def test_mappings_are_refused_as_arguments():
     with pytest.raises(TypeError):
         msg("test.bad", "{x}", x={"a": 1})

@@ -7,6 +7,11 @@ tomllib) and, only without ``--from-report``, the detector.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the engine is imported by run(), not at start-up
+    from app.core.recommend import Recommendation
 
 
 def register(sub) -> None:
@@ -67,7 +72,7 @@ def run(args) -> int:
     return 0
 
 
-def _quote(argv) -> str:
+def _quote(argv: Sequence[str]) -> str:
     import os
 
     if os.name == "nt":
@@ -77,11 +82,12 @@ def _quote(argv) -> str:
     return shlex.join(argv)
 
 
-def render(rec) -> str:
-    """The human-readable answer: choice, command, reasons, warnings, alternatives."""
-    out = [f"Recommended: {rec.summary}"]
+def render(rec: Recommendation, lang: str = "en") -> str:
+    """The human-readable answer: choice, command, reasons, warnings, alternatives (English by default)."""
+    words = rec.texts(lang)
+    out = [f"Recommended: {words.summary}"]
     if rec.served_gpus:
-        out.append("Serves: " + ", ".join(f"GPU {g['index']} {g['name']}" for g in rec.served_gpus))
+        out.append("Serves: " + ", ".join(f"GPU {g.index} {g.name}" for g in rec.served_gpus))
     if rec.env_python:
         out.append(f"Python for the new environment: {rec.env_python}")
     out.append("")
@@ -94,21 +100,21 @@ def render(rec) -> str:
         out.append("Set before running PyTorch: " + " ".join(f"{k}={v}" for k, v in rec.env_vars.items()))
     out.append("")
     out.append("Why:")
-    out.extend(f"  - {r}" for r in rec.reasons)
-    if rec.warnings:
+    out.extend(f"  - {r}" for r in words.reasons)
+    if words.warnings:
         out.append("")
         out.append("Warnings:")
-        out.extend(f"  ! {w}" for w in rec.warnings)
+        out.extend(f"  ! {w}" for w in words.warnings)
     if rec.driver_upgrade:
         out.append("")
-        out.append(f"Driver update: {rec.driver_upgrade['driver']} or newer unlocks {rec.driver_upgrade['unlocks']}.")
+        out.append(f"Driver update: {rec.driver_upgrade.driver} or newer unlocks {rec.driver_upgrade.unlocks}.")
     if rec.alternatives:
         out.append("")
         out.append("Other choices:")
-        for a in rec.alternatives:
+        for a, why in zip(rec.alternatives, words.alternatives, strict=True):
             tag = "ok " if a.valid else "no "
             what = f"{a.backend}/{a.variant or '-'}" + (f" torch {a.torch_version}" if a.torch_version else "")
-            out.append(f"  {tag} {what}: {a.why}")
+            out.append(f"  {tag} {what}: {why}")
     out.append("")
     out.append(f"Compatibility data {rec.compat_data_version} ({rec.compat_data_date}).")
     return "\n".join(out)

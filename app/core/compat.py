@@ -16,13 +16,15 @@ A malformed file raises :class:`BadInput` naming the file and the row at fault, 
 """
 from __future__ import annotations
 
+import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NoReturn
 
 from app.core.errors import BadInput
-from app.core.i18n import tr
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -80,6 +82,7 @@ class Variant:
         return tuple(cc_tuple(a) for a in self.arch)
 
     def label(self) -> str:
+        """The build's name in English ("CUDA 12.6"); sentences use recommend.words.build_label."""
         if self.backend == "cuda":
             return f"CUDA {self.cuda}"
         if self.backend == "rocm":
@@ -88,7 +91,7 @@ class Variant:
             return "Intel XPU"
         if self.backend == "mps":
             return "macOS (MPS)"
-        return tr("CPU-only")
+        return "CPU-only"
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,7 @@ class Toolkit:
 
 @dataclass(frozen=True)
 class NameRule:
-    pattern: "re.Pattern[str]"
+    pattern: re.Pattern[str]
     value: str
     source: str
 
@@ -160,7 +163,7 @@ class HsaOverride:
 
 @dataclass(frozen=True)
 class IntelFamily:
-    pattern: "re.Pattern[str]"
+    pattern: re.Pattern[str]
     family: str
     xpu: bool
     source: str
@@ -183,7 +186,7 @@ class CompatData:
     jetson_note: str
     folder: str = ""
     index_pattern: str = "https://download.pytorch.org/whl/{variant}"
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def newest(self) -> Release:
@@ -215,13 +218,13 @@ class _Ctx:
     def __init__(self, file: str) -> None:
         self.file = file
 
-    def fail(self, row: str, msg: str):
+    def fail(self, row: str, msg: str) -> NoReturn:
         where = f"{self.file}: {row}: " if row else f"{self.file}: "
         raise BadInput(where + msg, hint="Fix that row of the compatibility data (each row needs its "
                                          "fields and a source); see docs/compat-decisions.md.")
 
 
-def _req(ctx: _Ctx, row: str, d: dict, key: str, typ=str):
+def _req(ctx: _Ctx, row: str, d: dict[str, Any], key: str, typ: type = str) -> Any:
     if key not in d:
         ctx.fail(row, f"'{key}' is missing")
     val = d[key]
@@ -234,15 +237,15 @@ def _req(ctx: _Ctx, row: str, d: dict, key: str, typ=str):
     return val
 
 
-def _ver(ctx: _Ctx, row: str, key: str, val, allow_empty=False) -> str:
+def _ver(ctx: _Ctx, row: str, key: str, val: object, allow_empty: bool = False) -> str:
     if allow_empty and val == "":
-        return val
+        return ""
     if not isinstance(val, str) or not _VER_RE.match(val):
         ctx.fail(row, f"'{key}' {val!r} is not a version number like 525.60.13")
     return val
 
 
-def _regex(ctx: _Ctx, row: str, pattern) -> "re.Pattern[str]":
+def _regex(ctx: _Ctx, row: str, pattern: object) -> re.Pattern[str]:
     if not isinstance(pattern, str) or not pattern:
         ctx.fail(row, f"'pattern' must be a non-empty string, got {pattern!r}")
     try:
@@ -251,11 +254,12 @@ def _regex(ctx: _Ctx, row: str, pattern) -> "re.Pattern[str]":
         ctx.fail(row, f"'pattern' {pattern!r} is not a valid regular expression ({exc})")
 
 
-def _read(folder: Path, name: str, shown: str) -> dict:
+def _read(folder: Path, name: str, shown: str) -> dict[str, Any]:
     path = folder / name
     try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
+            doc: dict[str, Any] = tomllib.load(fh)
+            return doc
     except FileNotFoundError:
         raise BadInput(f"{shown}: the compatibility data file is missing",
                        hint="Reinstall the assistant, or point --compat at a complete folder.") from None
@@ -275,7 +279,7 @@ def _shown(folder: Path, name: str) -> str:
         return str(p)
 
 
-def _variant(ctx: _Ctx, rel: str, v, index_pattern: str, n: int) -> Variant:
+def _variant(ctx: _Ctx, rel: str, v: object, index_pattern: str, n: int) -> Variant:
     if not isinstance(v, dict):
         ctx.fail(f"release {rel}, variant #{n + 1}", "must be a table")
     name = v.get("name")
@@ -297,7 +301,7 @@ def _variant(ctx: _Ctx, rel: str, v, index_pattern: str, n: int) -> Variant:
     index = v.get("index", index_pattern.format(variant=name))
     if not isinstance(index, str) or not index.startswith("https://"):
         ctx.fail(row, f"'index' {index!r} is not an https:// URL")
-    kw: dict = {}
+    kw: dict[str, Any] = {}
     if backend == "cuda":
         if not re.match(r"^cu\d{3}$", name):
             ctx.fail(row, f"a CUDA variant's name must look like cu126, got {name!r}")
@@ -346,7 +350,8 @@ def _variant(ctx: _Ctx, rel: str, v, index_pattern: str, n: int) -> Variant:
                    explicit=bool(v.get("explicit", False)), **kw)
 
 
-def _releases(doc: dict, ctx: _Ctx) -> tuple[dict, tuple[Release, ...]]:
+# long: one validation per field of a release row, each naming the row at fault
+def _releases(doc: dict[str, Any], ctx: _Ctx) -> tuple[dict[str, Any], tuple[Release, ...]]:
     meta = doc.get("meta")
     if not isinstance(meta, dict):
         ctx.fail("", "the [meta] table (version, date) is missing")
@@ -424,7 +429,7 @@ def _releases(doc: dict, ctx: _Ctx) -> tuple[dict, tuple[Release, ...]]:
     return meta_out, tuple(out)
 
 
-def _drivers(doc: dict, ctx: _Ctx) -> tuple[dict, dict]:
+def _drivers(doc: dict[str, Any], ctx: _Ctx) -> tuple[dict[int, DriverFloor], dict[str, Toolkit]]:
     floors: dict[int, DriverFloor] = {}
     rows = doc.get("cuda_major")
     if not isinstance(rows, list) or not rows:
@@ -453,7 +458,7 @@ def _drivers(doc: dict, ctx: _Ctx) -> tuple[dict, dict]:
     return floors, toolkits
 
 
-def _hardware(doc: dict, ctx: _Ctx) -> dict:
+def _hardware(doc: dict[str, Any], ctx: _Ctx) -> dict[str, Any]:
     rule = doc.get("cc_rule")
     if not isinstance(rule, dict):
         ctx.fail("", "the [cc_rule] table is missing")
@@ -461,9 +466,9 @@ def _hardware(doc: dict, ctx: _Ctx) -> dict:
     for t in tegra:
         if not isinstance(t, str) or not _CC_RE.match(t):
             ctx.fail("[cc_rule]", f"'tegra' entry {t!r} is not a compute capability")
-    out = {"tegra": frozenset(tegra), "tegra_source": _req(ctx, "[cc_rule]", rule, "source")}
+    out: dict[str, Any] = {"tegra": frozenset(tegra), "tegra_source": _req(ctx, "[cc_rule]", rule, "source")}
 
-    def names(key: str, value_key: str, check) -> tuple[NameRule, ...]:
+    def names(key: str, value_key: str, check: Callable[[str], bool]) -> tuple[NameRule, ...]:
         rules = []
         for i, r in enumerate(doc.get(key) or []):
             row = f"{key} #{i + 1}"
@@ -522,7 +527,7 @@ def default_folder() -> Path:
     return resources_dir() / "compat"
 
 
-def load_compat(path=None) -> CompatData:
+def load_compat(path: str | os.PathLike[str] | None = None) -> CompatData:
     """Read and validate the compatibility data from ``path`` (a folder; default
     ``resources/compat``). Raises BadInput naming the file and row at fault."""
     folder = Path(path) if path is not None else default_folder()

@@ -11,7 +11,8 @@ text and the fallback.
 Arguments may themselves be texts (rendered in the same language), sequences of texts
 (joined with the language's list separator) or plain values (numbers, names, versions, paths:
 formatted as they are, ``{x:.1f}`` specs work). A plain ``str`` is language-neutral: use it
-for names and measured values, never for a sentence.
+for names and measured values, never for a sentence. ``{x:cap}`` writes a text argument with a
+capital first letter (an English matter: a Chinese template simply says ``{x}``).
 """
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ class Msg:
 
     def to_dict(self) -> dict[str, object]:
         """``{"code", "text"}`` (English) plus the plain arguments, for JSON and reports."""
-        plain = {k: (_render_arg(v, "en") if isinstance(v, (Msg, Joined, tuple)) else v) for k, v in self.args}
+        plain = {k: (str(_render_arg(v, "en")) if isinstance(v, (Msg, Joined, tuple)) else v) for k, v in self.args}
         out: dict[str, object] = {"code": self.code, "text": self.render("en")}
         if plain:
             out["args"] = plain
@@ -139,11 +140,24 @@ def _freeze(value: object) -> ArgValue:
     return str(value)
 
 
+class _Words(str):
+    """A rendered text argument; the format spec ``cap`` capitalises its first letter."""
+
+    __slots__ = ()
+
+    def __format__(self, spec: str) -> str:
+        if spec == "cap":
+            return self[:1].upper() + self[1:]
+        return str.__format__(str(self), spec)
+
+
 def _render_arg(value: ArgValue, lang: str) -> object:
     if isinstance(value, (Msg, Joined)):
-        return value.render(lang)
+        return _Words(value.render(lang))
     if isinstance(value, tuple):
-        return _LIST_SEP.get(lang, ", ").join(str(_render_arg(v, lang)) for v in value)
+        return _Words(_LIST_SEP.get(lang, ", ").join(str(_render_arg(v, lang)) for v in value))
+    if isinstance(value, str):
+        return _Words(value)
     return value
 
 

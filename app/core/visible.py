@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-__all__ = ["VISIBLE_VARS", "Visibility", "VisibleDevices", "parse_visible"]
+__all__ = ["VISIBLE_VARS", "Visibility", "VisibleDevices", "is_uuid", "parse_visible"]
 
 #: variable -> the backends it affects
 VISIBLE_VARS = {
@@ -24,6 +24,18 @@ VISIBLE_VARS = {
 _DISABLED = ("-1", "none", "nodevfiles", "void")
 _UUID = re.compile(r"^(?:GPU|MIG|MIG-GPU)-(?:<uuid>|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})"
                    r"(?:/\d+/\d+)?$")
+_UUID_SHAPE = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def is_uuid(entry: str) -> bool:
+    """A GPU/MIG UUID, full or its first characters (``GPU-8932f937``, ``GPU-8b5e2c1a-00``)."""
+    if _UUID.match(entry):
+        return True
+    prefix, _, rest = entry.partition("-")
+    if prefix not in ("GPU", "MIG") or not rest or len(rest) > len(_UUID_SHAPE):
+        return False
+    return all((c == "-") if s == "-" else (c in _HEX) for c, s in zip(rest, _UUID_SHAPE[:len(rest)], strict=True))
 
 
 class Visibility(str, Enum):
@@ -86,7 +98,7 @@ def parse_visible(value: str | None, gpu_count: int | None = None) -> VisibleDev
                 invalid = t
                 break
             indices.append(i)
-        elif _UUID.match(t):
+        elif is_uuid(t):
             uuids += 1
         else:
             invalid = t

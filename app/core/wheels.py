@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from app.core.enums import Backend
 
-__all__ = ["WheelFile", "backend_of_variant", "local_label", "parse_wheel", "variant_of_version"]
+__all__ = ["PYTORCH_INDEX", "WheelFile", "backend_of_variant", "index_local_label", "local_label", "parse_wheel",
+           "variant_of_version", "with_local_label"]
 
 _VARIANT = re.compile(r"^(cpu|xpu|mps|cu\d{2,4}|rocm\d+(?:\.\d+)*|rocm-therock)$")
 
@@ -22,6 +23,29 @@ def local_label(version: str | None) -> str | None:
     if not version or "+" not in str(version):
         return None
     return str(version).split("+", 1)[1] or None
+
+
+#: The PyTorch wheel indexes: ``https://download.pytorch.org/whl/<variant>``.
+PYTORCH_INDEX = "https://download.pytorch.org/"
+
+
+def index_local_label(index_url: str, platform: str | None) -> str | None:
+    """The local version label the PyTorch index gives its wheels on ``platform``, or None.
+
+    ``https://download.pytorch.org/whl/cu126`` on ``linux-*`` and ``windows-*`` -> ``"cu126"``
+    (its wheels are ``torch-2.14.1+cu126-...``); its macOS wheels carry no label, and other
+    indexes (PyPI, AMD's) are not known to label theirs.
+    """
+    if not index_url.startswith(PYTORCH_INDEX):
+        return None
+    if not (platform or "").startswith(("linux-", "windows-")):
+        return None
+    return index_url.rstrip("/").rsplit("/", 1)[-1] or None
+
+
+def with_local_label(version: str, label: str | None) -> str:
+    """``("2.14.1", "cu126")`` -> ``"2.14.1+cu126"``; no label -> the version as it is."""
+    return f"{version}+{label}" if label else version
 
 
 def variant_of_version(version: str | None) -> str | None:

@@ -180,8 +180,8 @@ def test_system_page_shows_the_engines_warning_for_an_old_driver(qtbot, host):
     titles = [t for _, t, _ in page.problems]
     assert "NVIDIA driver 470.256.02 is too old for current PyTorch CUDA builds" in titles
     detail = next(d for _, t, d in page.problems if t.startswith("NVIDIA driver 470"))
-    assert str(rec.driver_upgrade["driver"]) in detail
-    for w in rec.warnings:
+    assert str(rec.driver_upgrade.driver) in detail
+    for w in rec.texts("en").warnings:
         assert w in titles
 
     # A current driver: no such line.
@@ -212,7 +212,7 @@ def test_recommendation_page_shows_choice_reasons_and_command(qtbot, host, real_
         page.installer.setCurrentIndex(page.installer.findData("uv"))
         assert shlex.split(page.command.toPlainText()) == [str(a) for a in rec.commands["uv"]]
     reasons = _texts(page)
-    for r in rec.reasons:
+    for r in rec.texts("en").reasons:
         assert r in reasons
     page.copy.click()
     assert QGuiApplication.clipboard().text() == page.command.toPlainText()

@@ -224,37 +224,3 @@ class EventBatcher:
     def close(self) -> None:
         self.flush()
 
-
-# ---- the core's own sentences in the current language ----
-
-def mark_core_language(rec):
-    """Note on a fresh Recommendation the language its sentences were written in."""
-    from app.core.i18n import get_language
-
-    if rec is not None:
-        try:  # Recommendation is a frozen dataclass: a private note beside its fields
-            object.__setattr__(rec, "_core_lang", get_language())
-        except (AttributeError, TypeError):  # a slotted object: it is then re-made once, harmlessly
-            pass
-    return rec
-
-
-def relocalize_recommendation(state) -> bool:
-    """Re-make ``state.recommendation`` when the language changed since it was made.
-
-    ``recommend()`` is pure and fast (milliseconds), so it simply runs again on the stored
-    report and choices, now writing its reasons, warnings and alternatives in the new language.
-    Returns True when it was re-made.
-    """
-    from app.core.i18n import get_language
-    from app.core.recommend import recommend
-
-    rec = getattr(state, "recommendation", None)
-    report = getattr(state, "report", None)
-    if rec is None or report is None or getattr(rec, "_core_lang", "en") == get_language():
-        return False
-    try:
-        state.recommendation = mark_core_language(recommend(report, choices=state.choices))
-    except Exception:  # the old one stays; the next refresh shows any error
-        return False
-    return True

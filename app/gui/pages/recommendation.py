@@ -3,22 +3,45 @@
 The recommendation comes from ``app.core.recommend.recommend(report, choices=...)`` run in a
 :class:`Task`. "Change…" offers only the choices the engine says are valid for this machine;
 the others are greyed with the engine's reason as tooltip and as a visible line.
+
+The engine's sentences are texts (``app.core.text``): the page renders them in the wizard's
+current language each time it draws, so a language switch simply draws again.
 """
 from __future__ import annotations
 
 import os
 import shlex
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtGui import QPalette, QStandardItemModel
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QFrame, QHBoxLayout,
-                               QLabel, QLineEdit, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from app.gui.pages._common import mark_core_language, relocalize_recommendation
+from app.core.errors import BadInput
+from app.core.text import Text, render
+from app.gui.i18n import current_language
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
 from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, monospace_font, muted
 from app.gui.worker import Task
+
+if TYPE_CHECKING:  # the engine is imported when the page first asks it
+    from app.core.recommend import Recommendation
+    from app.core.system import SystemReport
 
 EXTRA_PACKAGES = ("torchvision", "torchaudio")
 
@@ -34,52 +57,37 @@ def command_text(argv) -> str:
     return shlex.join(str(a) for a in argv)
 
 
-def _get(obj, name, default=None):
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-def options_for(report, rec) -> list[dict]:
+def options_for(report: SystemReport, rec: Recommendation | None, lang: str = "en") -> list[dict]:
     """Every (backend, variant, torch) the engine knows for this machine, valid or not, with why.
 
-    Uses ``valid_choices(report, data)`` when the engine has it, plus the recommendation's
-    own ``alternatives``; the current choice is always included and valid.
+    From ``valid_choices(report)`` plus the recommendation's own ``alternatives``; the current
+    choice is always included and valid. The reasons are rendered in ``lang``.
     """
-    seen: dict[tuple, dict] = {}
+    from app.core.recommend import valid_choices
 
-    def add(backend, variant, torch_version, valid, why):
-        if not backend:
-            return
-        key = (backend, variant, torch_version)
+    seen: dict[tuple[str, str | None, str | None], dict] = {}
+
+    def add(backend: str, variant: str | None, torch_version: str | None, valid: bool, why: Text) -> None:
+        key = (str(backend), variant, torch_version)
         if key in seen and seen[key]["valid"]:
             return
-        seen[key] = {"backend": backend, "variant": variant, "torch_version": torch_version,
-                     "valid": bool(valid), "why": why or ""}
+        seen[key] = {"backend": str(backend), "variant": variant, "torch_version": torch_version,
+                     "valid": valid, "why": render(why, lang)}
 
     if rec is not None:
         add(rec.backend, rec.variant, rec.torch_version, True, "")
     try:
-        from app.core.recommend import valid_choices
-
-        entries = valid_choices(report, None)
-    except Exception:
-        entries = []
-    backends = []
-    if isinstance(entries, dict):  # {"options": [...], "backends": [...], ...}
-        backends = [b for b in entries.get("backends") or [] if not _get(b, "valid", True)]
-        entries = entries.get("options") or []
-    for e in entries or []:
-        add(_get(e, "backend"), _get(e, "variant"), _get(e, "torch_version") or _get(e, "torch"),
-            _get(e, "valid", True), _get(e, "why") or _get(e, "reason"))
-    for alt in (getattr(rec, "alternatives", None) or []):
-        add(_get(alt, "backend"), _get(alt, "variant"), _get(alt, "torch_version"), _get(alt, "valid", True),
-            _get(alt, "why"))
+        choices = valid_choices(report)
+    except BadInput:  # a report the engine cannot read: only the recommendation's own alternatives
+        choices = None
+    for o in choices.options if choices else ():
+        add(o.backend, o.variant, o.torch_version, o.valid, o.why)
+    for alt in rec.alternatives if rec is not None else ():
+        add(alt.backend, alt.variant, alt.torch_version, alt.valid, alt.why)
     known = {o["backend"] for o in seen.values()}
-    for b in backends:  # backends with no build at all here ("No ROCm wheels for macOS"): greyed
-        name = _get(b, "backend") or _get(b, "name")
-        if name and name not in known:
-            add(name, None, None, False, _get(b, "why"))
+    for b in choices.backends if choices else ():  # backends with no build at all here: greyed
+        if not b.valid and b.name not in known:
+            add(b.name, None, None, False, b.why)
     return list(seen.values())
 
 
@@ -269,7 +277,7 @@ def _recommend(report, choices):
     def fn(on_event, cancel):
         from app.core.recommend import recommend
 
-        return mark_core_language(recommend(report, choices=choices))
+        return recommend(report, choices=choices)
     return fn
 
 
@@ -372,12 +380,12 @@ class RecommendationPage(BasePage):
 
     # ---- change ----
     def change_dialog(self) -> ChangeDialog:
-        rec = self.state.recommendation
+        rec: Recommendation | None = self.state.recommendation
         ch = self.state.choices
-        current = {"backend": getattr(rec, "backend", None), "variant": getattr(rec, "variant", None),
-                   "torch_version": getattr(rec, "torch_version", None),
-                   "packages": list(getattr(ch, "packages", None) or [])}
-        return ChangeDialog(options_for(self.state.report, rec), current, self)
+        current = {"backend": str(rec.backend) if rec else None, "variant": rec.variant if rec else None,
+                   "torch_version": rec.torch_version if rec else None,
+                   "packages": list(ch.packages or []) if ch is not None else []}
+        return ChangeDialog(options_for(self.state.report, rec, current_language()), current, self)
 
     def open_change_dialog(self) -> None:
         dlg = self.change_dialog()
@@ -393,7 +401,7 @@ class RecommendationPage(BasePage):
         else:
             self.state.choices = Choices(backend=sel.get("backend"), variant=sel.get("variant"),
                                          torch=sel.get("torch_version"),
-                                         packages=list(sel.get("packages") or []) or None)
+                                         packages=tuple(sel.get("packages") or ()) or None)
         self.refresh()
 
     # ---- rendering ----
@@ -407,7 +415,7 @@ class RecommendationPage(BasePage):
 
     def _render(self) -> None:
         busy = self.is_busy()
-        rec = self.state.recommendation if not busy else None
+        rec: Recommendation | None = self.state.recommendation if not busy else None
         self.busy.setVisible(busy)
         self.error_banner.setVisible(self._error is not None and not busy)
         if self._error is not None:
@@ -425,8 +433,8 @@ class RecommendationPage(BasePage):
             return
         self.headline.setText(self.tr("PyTorch {version} for {target}").format(
             version=rec.torch_version, target=backend_words(rec.backend, rec.variant)))
-        extra = [p for p in (rec.packages or []) if not str(p).startswith("torch")
-                 or str(p).startswith(("torchvision", "torchaudio"))]
+        words = rec.texts(current_language())  # the engine's sentences, in the wizard's language
+        extra = [p for p in rec.packages if not p.startswith("torch") or p.startswith(("torchvision", "torchaudio"))]
         if self.state.choices is not None:
             self.summary.setText(self.tr("This is your own choice. \"Change…\" → \"Use the recommendation\" goes "
                                          "back to the assistant's."))
@@ -439,30 +447,27 @@ class RecommendationPage(BasePage):
             self.warnings_box.addWidget(Banner("warning", self.tr(
                 "This PyTorch version does not support the Python you are running; the new environment will "
                 "use Python {version}.").format(version=rec.env_python or "?")))
-        for w in rec.warnings or []:
-            self.warnings_box.addWidget(Banner("warning", str(w)))
-        for r in rec.reasons or []:
-            self.reasons_box.addWidget(StatusRow("info", str(r)))
+        for warning in words.warnings:
+            self.warnings_box.addWidget(Banner("warning", warning))
+        for reason in words.reasons:
+            self.reasons_box.addWidget(StatusRow("info", reason))
         self.command.setPlainText(command_text(self.current_command()))
-        upgrade = getattr(rec, "driver_upgrade", None)
-        if upgrade:
+        upgrade = rec.driver_upgrade
+        if upgrade is not None:
             self.warnings_box.addWidget(Banner("info", self.tr(
                 "Updating the NVIDIA driver to {driver} or newer would unlock {unlocks}.").format(
-                driver=_get(upgrade, "driver", "?"), unlocks=_get(upgrade, "unlocks", "?"))))
+                driver=upgrade.driver, unlocks=upgrade.unlocks)))
         self.data_version.setText(self.tr("compatibility data {version}").format(version=rec.compat_data_version)
                                   if rec.compat_data_version else "")
 
     def current_command(self):
         """The install command for the installer picked next to it (pip or uv)."""
-        rec = self.state.recommendation
+        rec: Recommendation | None = self.state.recommendation
         if rec is None:
             return []
-        commands = getattr(rec, "commands", None) or {}
-        return commands.get(self.installer.currentData()) or rec.command
+        return rec.commands.get(self.installer.currentData()) or rec.command
 
-    def retranslate(self) -> None:
-        if not self.is_busy() and relocalize_recommendation(self.state):
-            self._render()  # the engine's reasons and warnings, now in the new language
+    def retranslate(self) -> None:  # a language switch: the texts, the engine's too, drawn again below
         self.setTitle(self.tr("Recommendation"))
         self.setSubTitle(self.tr("The PyTorch build for this computer, why it was chosen, and the exact "
                                  "command that will install it."))

@@ -13,8 +13,8 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from app.gui.i18n import current_language
 from app.gui.pages.base import BasePage
-from app.gui.pages._common import mark_core_language, relocalize_recommendation
 from app.gui.state import WizardState
 from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, human_mb, muted, set_icon
 from app.gui.worker import Task
@@ -33,7 +33,7 @@ def scan(on_event, cancel, choices=None):
     try:
         from app.core.recommend import recommend
 
-        rec = mark_core_language(recommend(report, choices=choices))
+        rec = recommend(report, choices=choices)
     except Exception as exc:  # shown on the Recommendation page; here only its warnings matter
         rec_error = exc
     return report, rec, rec_error
@@ -177,18 +177,17 @@ class SystemPage(BasePage):
         if r.memory_mb is not None and r.memory_mb < LOW_MEMORY_MB:
             out.append(("warning", self.tr("Only {mem} of memory").format(mem=human_mb(r.memory_mb)),
                         self.tr("PyTorch will work, but large models will not fit.")))
-        rec = self.state.recommendation
-        upgrade = getattr(rec, "driver_upgrade", None)
-        if upgrade:  # the engine's facts: the driver floor of the newer CUDA builds
-            get = upgrade.get if isinstance(upgrade, dict) else (lambda k, d=None: getattr(upgrade, k, d))
+        rec = self.state.recommendation  # app.core.recommend.Recommendation, or None
+        upgrade = rec.driver_upgrade if rec is not None else None
+        if upgrade is not None:  # the engine's facts: the driver floor of the newer CUDA builds
             out.append(("warning",
                         self.tr("NVIDIA driver {current} is too old for current PyTorch CUDA builds").format(
-                            current=get("current") or "?"),
+                            current=upgrade.current or "?"),
                         self.tr("Updating it to {driver} or newer would unlock {unlocks}. The assistant can "
                                 "still install a build that works with the driver you have.").format(
-                            driver=get("driver") or "?", unlocks=get("unlocks") or "?")))
+                            driver=upgrade.driver or "?", unlocks=upgrade.unlocks or "?")))
         seen = {t for _, t, _ in out}
-        for w in getattr(rec, "warnings", None) or []:
+        for w in rec.texts(current_language()).warnings if rec is not None else ():  # in the wizard's language
             if w not in seen:
                 out.append(("warning", w, ""))
         return out
@@ -332,6 +331,4 @@ class SystemPage(BasePage):
         self.save.setAccessibleName(self.tr("Save the system report as a JSON file"))
         self.copy.set_label(self.tr("&Copy report"))
         self.copy.setToolTip(self.tr("Copy the system report (JSON) to the clipboard"))
-        if not self.is_busy():
-            relocalize_recommendation(self.state)  # its warnings are listed here
-        self._render()
+        self._render()  # the engine's warnings too, rendered in the new language

@@ -1,0 +1,87 @@
+"""The package list and the install commands: pins, the build's index, pip and uv forms.
+
+The user's package list is read by :mod:`app.core.requirements`: ``torch`` itself is pinned by
+``--torch`` (a pin in the list is refused), torchvision / torchaudio are pinned to match the
+torch release, anything else is installed from the default index in a second step, so that one
+command never mixes two indexes. The torch pin names the exact build with the local version
+label the PyTorch index gives its wheels (:func:`app.core.wheels.index_local_label`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core import requirements
+from app.core.compat import Release, Variant
+from app.core.errors import BadInput
+from app.core.recommend.types import COMPANIONS
+from app.core.wheels import index_local_label, with_local_label
+
+__all__ = ["Install", "Wishes", "install_commands", "read_wishes"]
+
+_HINT = "List packages like: torch torchvision numpy"
+
+
+@dataclass(frozen=True)
+class Wishes:
+    """The user's package list, sorted out."""
+
+    companions: tuple[str, ...] = ()  # torchvision / torchaudio, pinned to match torch
+    extras: tuple[str, ...] = ()  # everything else, as the user wrote it
+
+
+def read_wishes(packages: tuple[str, ...] | None) -> Wishes:
+    """Sort a package list; BadInput for an entry that is not a package, or pins what is pinned for you."""
+    companions: list[str] = []
+    extras: list[str] = []
+    for p in requirements.split_list(packages):
+        name = _name(p)
+        if name == "torch":
+            if p.lower() != "torch":
+                raise BadInput(f"{p!r}: pin torch with --torch VERSION, not in the package list")
+            continue
+        if name in COMPANIONS:
+            if p.lower() != name:
+                raise BadInput(f"{p!r}: {name} is pinned to match torch automatically; list it by name only")
+            if name not in companions:
+                companions.append(name)
+            continue
+        if p not in extras:
+            extras.append(p)
+    return Wishes(tuple(companions), tuple(extras))
+
+
+def _name(req: str) -> str:
+    if requirements.is_option(req):
+        requirements.requirement_name(req)  # raises its own message: an option is not a package
+    try:
+        name, _spec = requirements.parse(req)
+    except BadInput:
+        raise BadInput(f"{req!r} is not a package name (or name==version)", hint=_HINT) from None
+    return name
+
+
+@dataclass(frozen=True)
+class Install:
+    packages: tuple[str, ...]  # the pins, then the other packages
+    commands: dict[str, tuple[str, ...]]  # pip, uv; pip_extra, uv_extra for the other packages
+
+
+def install_commands(rel: Release, v: Variant, torch_version: str, wishes: Wishes, platform: str | None) -> Install:
+    """The pins and commands for ``torch_version`` of build ``v`` on ``platform`` (the wheels' platform)."""
+    label = index_local_label(v.index_url, platform)
+    pins = [f"torch=={with_local_label(torch_version, label)}"]
+    for pkg in wishes.companions:
+        ver = rel.companions.get(pkg, "")
+        if torch_version != rel.latest:
+            ver = ".".join(ver.split(".")[:2]) + ".*"  # a patch pin: the companion's matching minor
+        else:
+            ver = with_local_label(ver, label)
+        pins.append(f"{pkg}=={ver}")
+    pypi = v.index_url.startswith("https://pypi.org/")
+    idx = [] if pypi else ["--index-url", v.index_url]
+    commands = {"pip": ("pip", "install", *pins, *idx), "uv": ("uv", "pip", "install", *pins, *idx)}
+    if wishes.extras:
+        # never mix indexes: the other packages come from the default index, in a second step
+        commands["pip_extra"] = ("pip", "install", *wishes.extras)
+        commands["uv_extra"] = ("uv", "pip", "install", *wishes.extras)
+    return Install(tuple(pins) + wishes.extras, commands)

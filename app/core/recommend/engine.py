@@ -1,0 +1,122 @@
+"""The decision: which backend, which build, which torch release; or why none can be had.
+
+``recommend(report, data, choices)`` is a pure function of the SystemReport, the compat data and
+the user's wishes: it tries the backends the hardware calls for, in order of preference
+(CUDA, ROCm, XPU, MPS, CPU), evaluates every release x build of each on this platform, and
+picks the newest release that serves the most GPUs with the newest CUDA / ROCm. It reads no
+language or other global state; its sentences are texts rendered by the presenters.
+"""
+from __future__ import annotations
+
+from app.core.compat import BACKENDS, CompatData, load_compat
+from app.core.enums import Backend
+from app.core.errors import BadInput
+from app.core.recommend.assemble import build
+from app.core.recommend.decide import decide
+from app.core.recommend.evaluate import Engine, Evaluation
+from app.core.recommend.types import Choices, Recommendation
+from app.core.recommend.words import backend_words, platform_words
+from app.core.system import SystemReport
+from app.core.text import render
+
+__all__ = ["recommend"]
+
+_PREFERENCE = ("cuda", "rocm", "xpu", "mps", "cpu")
+Tried = list[tuple[str, list[Evaluation]]]
+
+
+def recommend(report: SystemReport | dict[str, object], data: CompatData | None = None,
+              choices: Choices | None = None) -> Recommendation:
+    """The PyTorch build for this machine, explained. Raises BadInput for impossible wishes."""
+    if isinstance(report, dict):
+        report = SystemReport.from_dict(report)
+    data = data or load_compat()
+    choices = choices or Choices()
+    eng = Engine(report, data, choices)
+    req_backend, req_variant = _asked_build(choices, data)
+    explicit = bool(req_backend or req_variant)
+    if not any(r.variants_for(eng.platform_for_wheels()) for r in data.releases):
+        raise BadInput("No PyTorch release in the compatibility data has wheels for "
+                       f"{render(platform_words(eng.m.platform))}.")
+    if choices.torch and not req_backend:
+        # a pin keeps the backend this machine gets without it; it never silently falls to CPU
+        try:
+            req_backend = recommend(report, data, Choices(python=choices.python, packages=choices.packages)).backend
+        except BadInput:
+            pass  # nothing works unpinned either; the pinned search below explains why
+    tried: Tried = []
+    for b in [req_backend] if req_backend else _PREFERENCE:
+        if not req_backend and not _calls_for(eng, b):
+            continue
+        evals = eng.candidates(b, req_variant, explicit=explicit)
+        tried.append((b, evals))
+        best = _pick(evals, eng)
+        if best is not None:
+            return build(decide(eng, best, tried))
+    raise _refusal(eng, req_backend, req_variant, tried)
+
+
+def _asked_build(choices: Choices, data: CompatData) -> tuple[str | None, str | None]:
+    """The backend and build the user asked for (a build implies its backend); BadInput when they clash."""
+    backend = (choices.backend or "").strip().lower() or None
+    variant = (choices.variant or "").strip().lower() or None
+    if backend and Backend.parse(backend) is None:
+        raise BadInput(f"--backend {choices.backend!r} is not one of {', '.join(BACKENDS)}")
+    if variant:
+        names = data.variant_names()
+        if variant not in names:
+            raise BadInput(f"--variant {choices.variant!r} is not a build the compatibility data knows "
+                           f"({', '.join(names)})")
+        of_variant = next(v.backend for r in data.releases for v in r.variants if v.name == variant)
+        if backend and backend != of_variant:
+            raise BadInput(f"--variant {variant} is a {of_variant} build, but --backend {backend} was asked for")
+        backend = of_variant
+    return backend, variant
+
+
+def _calls_for(eng: Engine, backend: str) -> bool:
+    """Without a wish, is ``backend`` worth trying on this hardware?"""
+    m = eng.m
+    if backend == "rocm" and m.family == "windows":
+        return False  # AMD's own index only when asked for
+    return backend == "cpu" or bool(eng.targets(backend)) or (backend == "mps" and m.platform == "macos-arm64")
+
+
+def _pick(evals: list[Evaluation], eng: Engine) -> Evaluation | None:
+    """The best build that runs: one serving every GPU if any, the newest release, the newest runtime."""
+    ok = [e for e in evals if e.ok]
+    if not ok:
+        return None
+    gpus = eng.targets(ok[0].variant.backend)
+    everyone = [e for e in ok if len(e.served) == len(gpus)]
+    return max(everyone or ok, key=lambda e: e.rank())
+
+
+def _refusal(eng: Engine, backend: str | None, variant: str | None, tried: Tried) -> BadInput:
+    evals = [e for _, es in tried for e in es]
+    what = []
+    if variant:
+        what.append(f"the {variant} build")
+    elif backend:
+        what.append(render(backend_words(backend)))
+    if eng.choices.torch:
+        what.append(f"torch {eng.choices.torch}")
+    if eng.fixed_python:
+        what.append(f"Python {eng.fixed_python}")
+    if eng.wishes.companions:
+        what.append(" and ".join(eng.wishes.companions))
+    asked = " with ".join(what) or "any build"
+    if not evals:
+        why = f"no such build exists for {render(platform_words(eng.m.platform))}"
+    else:
+        newest = max(evals, key=lambda e: (e.release.key, -len(e.whys)))
+        why = "; ".join(render(w) for w in newest.whys[:2])
+    hint = "Run without that override to get the recommended build, or see the valid choices (GUI: Change…)."
+    plain = Choices(python=eng.choices.python, packages=eng.choices.packages)
+    if plain != eng.choices:
+        try:
+            fallback = recommend(eng.report, eng.data, plain)
+            hint = f"The build that works here is torch {fallback.torch_version} ({fallback.variant}). " + hint
+        except BadInput:
+            pass
+    return BadInput(f"Cannot recommend {asked} on this machine: {why}.", hint=hint)

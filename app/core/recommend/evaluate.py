@@ -1,0 +1,272 @@
+"""Can this build of this torch release run here? One :class:`Evaluation` per (release, build).
+
+:class:`Engine` holds one call's inputs (the machine as read from the report, the compat data, the
+user's wishes) and evaluates candidates: the platform, Python, glibc and macOS floors, the
+companion packages, and the hardware. A CUDA build must pass both the compute-capability rule
+and the driver floor of its CUDA major (:mod:`app.core.cuda`); a ROCm build must list each AMD
+GPU's gfx target, or a known ``HSA_OVERRIDE_GFX_VERSION`` must map it onto one it lists.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from app.core import cuda
+from app.core.compat import CompatData, Release, Variant, version_tuple
+from app.core.errors import BadInput
+from app.core.recommend import problems
+from app.core.recommend.commands import Wishes, read_wishes
+from app.core.recommend.facts import GpuView, Machine, version_of
+from app.core.recommend.machine import read_machine
+from app.core.recommend.types import Choices
+from app.core.system import SystemReport
+from app.core.text import Text
+
+__all__ = ["Engine", "Evaluation"]
+
+# (kind, why); kind: platform | explicit | python | glibc | macos | companion | hardware | cc | driver | gfx
+Problem = tuple[str, Text]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One build of one release on this machine: the problems (none: it runs) and whom it serves."""
+
+    release: Release
+    variant: Variant
+    problems: tuple[Problem, ...] = ()
+    served: tuple[GpuView, ...] = ()
+    unserved: tuple[tuple[GpuView, Text], ...] = ()
+    env_vars: Mapping[str, str] = field(default_factory=dict)
+    notes: tuple[Text, ...] = ()
+    floor_text: str | None = None  # the NVIDIA driver floor of a CUDA build, on this OS
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        return frozenset(k for k, _ in self.problems)
+
+    @property
+    def whys(self) -> tuple[Text, ...]:
+        """The distinct problems, in the order found."""
+        return tuple(dict.fromkeys(w for _, w in self.problems))
+
+    def first_by_kind(self) -> dict[str, Text]:
+        """kind -> its first problem, kinds in the order found."""
+        out: dict[str, Text] = {}
+        for k, w in self.problems:
+            out.setdefault(k, w)
+        return out
+
+    @property
+    def floor(self) -> tuple[int, ...] | None:
+        return version_of(self.floor_text) if self.floor_text else None
+
+    @property
+    def torch_version(self) -> str:
+        return self.release.latest
+
+    def runtime(self) -> tuple[int, ...]:
+        """The CUDA or ROCm version of the build, (0,) for others."""
+        return version_of(self.variant.cuda or self.variant.rocm or "0") or (0,)
+
+    def rank(self) -> tuple[tuple[int, int], int, tuple[int, ...]]:
+        """Newer release, then more GPUs served, then newer CUDA / ROCm."""
+        return (self.release.key, len(self.served), self.runtime())
+
+
+@dataclass(frozen=True)
+class _Hardware:
+    problems: tuple[Problem, ...] = ()
+    served: tuple[GpuView, ...] = ()
+    unserved: tuple[tuple[GpuView, Text], ...] = ()
+    env_vars: Mapping[str, str] = field(default_factory=dict)
+    notes: tuple[Text, ...] = ()
+    floor_text: str | None = None
+
+
+class Engine:
+    """One call's inputs, and the evaluation of candidate builds against them."""
+
+    def __init__(self, report: SystemReport, data: CompatData, choices: Choices) -> None:
+        self.report = report
+        self.data = data
+        self.choices = choices
+        self.m: Machine = read_machine(report, data)
+        self.fixed_python = norm_python(choices.python) if choices.python else None
+        self.wishes: Wishes = read_wishes(choices.packages)
+
+    # -- what hardware each backend would serve
+    def targets(self, backend: str) -> tuple[GpuView, ...]:
+        m = self.m
+        if backend == "cuda":
+            return m.nvidia
+        if backend == "rocm":
+            return tuple(g for g in m.amd if not g.integrated) or tuple(g for g in m.amd if g.integrated)
+        if backend == "xpu":
+            return tuple(g for g in m.intel if g.xpu)
+        if backend == "mps":
+            return m.apple
+        return ()
+
+    def platform_for_wheels(self) -> str | None:
+        """Windows on Arm installs the x64 wheels (under emulation)."""
+        return "windows-x86_64" if self.m.emulated_x64 else self.m.platform
+
+    def evaluate(self, rel: Release, v: Variant, *, explicit: bool = False) -> Evaluation:
+        if self.platform_for_wheels() not in v.platforms:
+            return Evaluation(rel, v, (("platform", problems.no_build_for_platform(rel, v, self.m.platform)),))
+        found = self._floors(rel, v, explicit)
+        hw = self._hardware(rel, v, explicit)
+        return Evaluation(rel, v, tuple(found) + hw.problems, hw.served, hw.unserved, hw.env_vars, hw.notes,
+                          hw.floor_text)
+
+    def _floors(self, rel: Release, v: Variant, explicit: bool) -> list[Problem]:
+        """Everything but the hardware: by-name-only builds, Python, Windows on Arm, glibc, macOS, companions."""
+        m = self.m
+        out: list[Problem] = []
+        if v.explicit and not explicit:
+            out.append(("explicit", problems.explicit_only(v)))
+        if self.fixed_python and not rel.python_ok(self.fixed_python):
+            out.append(("python", problems.python_unsupported(rel, self.fixed_python)))
+        if m.emulated_x64 and v.backend != "cpu":
+            out.append(("platform", problems.windows_on_arm_cpu_only(v)))
+        gmin = version_of(v.glibc_min or rel.glibc_min)
+        if m.family == "linux" and m.glibc and gmin and m.glibc < gmin:
+            out.append(("glibc", problems.glibc_too_old(rel, v, gmin, m.glibc)))
+        if m.family == "macos" and m.macos:
+            mac_min = version_of(v.macos_min)
+            if mac_min and m.macos < mac_min:
+                out.append(("macos", problems.macos_too_old(rel, mac_min, m.macos)))
+            mps_min = version_of(v.mps_macos_min)
+            if v.backend == "mps" and mps_min and m.macos < mps_min:
+                out.append(("macos", problems.mps_macos_too_old(rel, mps_min, m.macos)))
+        for pkg in self.wishes.companions:
+            if not rel.companions.get(pkg):
+                out.append(("companion", problems.no_companion(rel, pkg)))
+        return out
+
+    def _hardware(self, rel: Release, v: Variant, explicit: bool) -> _Hardware:
+        if v.backend == "cuda":
+            return self._cuda(rel, v)
+        if v.backend == "rocm":
+            return self._rocm(v, explicit)
+        if v.backend == "xpu":
+            gpus = self.targets("xpu")
+            return _Hardware(served=gpus) if gpus else _Hardware((("hardware", problems.no_xpu_gpu()),))
+        if v.backend == "mps":
+            if self.m.platform != "macos-arm64":
+                return _Hardware((("hardware", problems.mps_apple_only()),))
+            return _Hardware(served=self.m.apple)
+        return _Hardware()
+
+    def _cuda(self, rel: Release, v: Variant) -> _Hardware:
+        m, data = self.m, self.data
+        gpus = self.targets("cuda")
+        if not gpus:
+            why = problems.jetson_no_cuda_wheels(m.jetson[0]) if m.jetson else problems.no_nvidia_gpu()
+            return _Hardware((("hardware", why),))
+        found: list[Problem] = []
+        served = [g for g in gpus if g.cc is None or cuda.arch_covers(g.cc_text, v.arch, tegra=data.tegra)]
+        unserved = [(g, problems.no_kernels(rel, v, g)) for g in gpus if g not in served]
+        if not served:
+            found.append(("cc", unserved[0][1] if len(unserved) == 1 else
+                          problems.no_kernels_for_any(rel, v, [g for g, _ in unserved])))
+        floor = cuda.driver_floor(v.cuda or "", m.driver_os, data)
+        floor_text = floor[0] if floor else None
+        if m.driver is not None and floor_text and cuda.driver_meets(m.driver_text, floor_text) is False:
+            found.append(("driver", problems.driver_too_old(v, floor_text, m.driver_text, m.wsl)))
+        return _Hardware(tuple(found), tuple(served), tuple(unserved), floor_text=floor_text)
+
+    def _rocm(self, v: Variant, explicit: bool) -> _Hardware:
+        gpus = self.targets("rocm")
+        if not gpus:
+            return _Hardware((("hardware", problems.no_amd_gpu()),))
+        served: list[GpuView] = []
+        unserved: list[tuple[GpuView, Text]] = []
+        notes: list[Text] = []
+        overrides: dict[str, str] = {}
+        for g in gpus:
+            if g.gfx is None or g.gfx in v.gfx:
+                served.append(g)
+                continue
+            ov = next((o for o in self.data.hsa_overrides if g.gfx in o.gfx), None)
+            if g.integrated:
+                unserved.append((g, problems.rocm_integrated(v, g)))
+            elif ov is None:
+                unserved.append((g, problems.rocm_no_override(v, g)))
+            elif v.therock:
+                unserved.append((g, problems.rocm_therock_no_override(v, g)))
+            elif ov.as_gfx not in v.gfx:
+                unserved.append((g, problems.rocm_override_target_missing(v, ov)))
+            elif not ov.reliable and not explicit:
+                unserved.append((g, problems.rocm_override_only_when_asked(v, g, ov)))
+            else:
+                served.append(g)
+                overrides[g.gfx] = ov.value
+                notes.append(problems.rocm_override_note(v, g, ov))
+        found: list[Problem] = []
+        env: dict[str, str] = {}
+        if len(set(overrides.values())) > 1:
+            found.append(("gfx", problems.rocm_override_conflict()))
+        elif overrides:
+            env["HSA_OVERRIDE_GFX_VERSION"] = next(iter(overrides.values()))
+        if not served:
+            found.append(("gfx", unserved[0][1] if unserved else problems.no_amd_served()))
+        return _Hardware(tuple(found), tuple(served), tuple(unserved), env, tuple(notes))
+
+    # -- candidate enumeration
+    def releases(self) -> list[Release]:
+        if not self.choices.torch:
+            return list(self.data.releases)
+        return [self.pinned_release()]
+
+    def pinned_release(self) -> Release:
+        want = str(self.choices.torch).strip().lstrip("v")
+        m = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?$", want)
+        if not m:
+            raise BadInput(f"--torch {self.choices.torch!r} is not a version like 2.14 or 2.14.1")
+        rel = self.data.release(f"{m.group(1)}.{m.group(2)}")
+        known = ", ".join(r.torch for r in reversed(self.data.releases))
+        if rel is None:
+            raise BadInput(f"torch {want} is not in the compatibility data ({self.data.version}), which knows "
+                           f"releases {known}.", hint="Pick one of those releases.")
+        if m.group(3) is not None and version_tuple(want) > version_tuple(rel.latest):
+            raise BadInput(f"torch {want} is newer than the newest {rel.torch} release the compatibility data "
+                           f"knows ({rel.latest}).", hint=f"Use --torch {rel.latest}.")
+        return rel
+
+    def pinned_version(self, rel: Release) -> str:
+        """The exact version of ``rel`` to install: the pinned patch release, or its newest."""
+        want = str(self.choices.torch or "").strip().lstrip("v")
+        return want if want.count(".") == 2 and want.startswith(rel.torch + ".") else rel.latest
+
+    def candidates(self, backend: str | None = None, variant: str | None = None,
+                   explicit: bool = False) -> list[Evaluation]:
+        out = []
+        plat = self.platform_for_wheels()
+        for rel in self.releases():
+            for v in rel.variants_for(plat):
+                if backend and v.backend != backend:
+                    continue
+                if variant and v.name != variant:
+                    continue
+                out.append(self.evaluate(rel, v, explicit=explicit))
+        return out
+
+    def all_builds(self) -> list[Evaluation]:
+        """Every build of every release on this platform, each as if asked for by name."""
+        plat = self.platform_for_wheels()
+        return [self.evaluate(r, v, explicit=True) for r in self.data.releases for v in r.variants_for(plat)]
+
+
+def norm_python(text: str) -> str:
+    """``"3.12"``, ``"python3.12"``, ``"3.12.4"`` -> ``"3.12"``."""
+    m = re.match(r"^\s*(?:python)?(\d)\.(\d{1,2})(?:\.\d+)?\s*$", str(text))
+    if not m:
+        raise BadInput(f"--python {text!r} is not a Python version like 3.12")
+    return f"{m.group(1)}.{m.group(2)}"

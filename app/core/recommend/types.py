@@ -1,0 +1,344 @@
+"""The recommendation's public types: the user's wishes (:class:`Choices`) and the answer
+(:class:`Recommendation`, its :class:`Alternative`, :class:`GpuRef`, :class:`UnservedGpu`,
+:class:`DriverUpgrade`), and :func:`valid_choices`' :class:`ValidChoices` of :class:`Option` and
+:class:`BuildOption`; all re-exported by :mod:`app.core.recommend`.
+
+Every type is a frozen dataclass with immutable fields (tuples; the two mappings are read-only by
+contract). Sentences are :data:`~app.core.text.Text` values: the engine never picks a language;
+presenters call :meth:`Recommendation.texts` (or :func:`app.core.text.render`) with theirs.
+``to_dict()`` gives the JSON contract (``recommend --json``): sentences rendered in English, with
+their codes beside them (``reason_codes``, ``warning_codes``, ``code`` per alternative).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.enums import Backend
+from app.core.errors import BadInput
+from app.core.requirements import split_list
+from app.core.text import Joined, Msg, Text, render
+
+#: the packages pinned to match torch (the rest of a package list comes from the default index)
+COMPANIONS = ("torchvision", "torchaudio")
+PLAIN = "text.plain"  # the code of a text that is not a message (a name, or words read from JSON)
+SENTENCE = "rec.sentence"  # "{text:cap}.": punctuation around a text, whose code it is
+
+
+def code_of(text: Text) -> str:
+    """The stable code of a text: a message's own, or for a sentence made of one, that one's."""
+    if isinstance(text, Msg) and text.code == SENTENCE and text.args:
+        inner = text.args[0][1]
+        return code_of(inner) if isinstance(inner, (Msg, Joined, str)) else PLAIN
+    if isinstance(text, Joined):
+        first = next((p for p in text.parts if isinstance(p, (Msg, Joined))), None)
+        return code_of(first) if first is not None else PLAIN
+    return text.code if isinstance(text, Msg) else PLAIN
+
+
+@dataclass(frozen=True)
+class Rendered(Msg):
+    """A sentence read back from JSON: its code and its English words.
+
+    Its arguments are not in the JSON, so it cannot be translated: it renders as the English
+    it was saved with, in every language.
+    """
+
+    def render(self, lang: str = "en") -> str:
+        return self.en
+
+
+def _loaded(text: object, code: object = None) -> Text:
+    words = "" if text is None else str(text)
+    return Rendered(code, words) if isinstance(code, str) and code != PLAIN else words
+
+
+def _loaded_all(texts: object, codes: object = None) -> tuple[Text, ...]:
+    items = list(texts) if isinstance(texts, (list, tuple)) else []
+    code_list = list(codes) if isinstance(codes, (list, tuple)) and len(codes) == len(items) else [None] * len(items)
+    return tuple(_loaded(t, c) for t, c in zip(items, code_list, strict=True))
+
+
+def _backend(value: object, where: str) -> Backend:
+    b = Backend.parse(str(value)) if value is not None else None
+    if b is None:
+        raise BadInput(f"{where}: {value!r} is not a backend ({', '.join(m.value for m in Backend)})")
+    return b
+
+
+# ----------------------------------------------------------------------------- the wishes
+
+@dataclass(frozen=True)
+class Choices:
+    """The user's overrides; ``None`` = let the engine decide.
+
+    ``packages`` may be given as a list or as text (``"torch torchvision"``); it is kept as a
+    tuple of the items.
+    """
+
+    backend: str | None = None  # cuda | rocm | xpu | mps | cpu
+    variant: str | None = None  # cu126, rocm6.4, xpu, cpu, mps, rocm-therock
+    torch: str | None = None  # "2.14" or "2.14.1": a pin, honoured or refused with the reason
+    python: str | None = None  # "3.12": the new environment's Python
+    packages: tuple[str, ...] | None = None  # torch, torchvision, torchaudio, others
+
+    def __post_init__(self) -> None:
+        given: object = self.packages
+        if isinstance(given, str):
+            object.__setattr__(self, "packages", tuple(split_list(given)))
+        elif isinstance(given, Iterable):
+            object.__setattr__(self, "packages", tuple(split_list([str(p) for p in given])))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"backend": self.backend, "variant": self.variant, "torch": self.torch,
+                "python": self.python, "packages": list(self.packages) if self.packages else None}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> Choices:
+        d = d or {}
+        pk = d.get("packages")
+        return cls(backend=d.get("backend"), variant=d.get("variant"), torch=d.get("torch"),
+                   python=d.get("python"), packages=tuple(str(p) for p in pk) if pk else None)
+
+
+# ----------------------------------------------------------------------------- the answer
+
+@dataclass(frozen=True)
+class Alternative:
+    """Another build for this machine: valid but not chosen, or why it cannot be used."""
+
+    backend: Backend
+    variant: str  # "" when the whole backend is out ("MPS exists only on Apple Silicon Macs")
+    torch_version: str | None
+    valid: bool
+    why: Text
+
+    @property
+    def code(self) -> str:
+        return code_of(self.why)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"backend": self.backend.value, "variant": self.variant, "torch_version": self.torch_version,
+                "valid": self.valid, "why": render(self.why), "code": self.code}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Alternative:
+        return cls(_backend(d.get("backend"), "alternatives[].backend"), str(d.get("variant") or ""),
+                   d.get("torch_version"), bool(d.get("valid")), _loaded(d.get("why"), d.get("code")))
+
+
+@dataclass(frozen=True)
+class GpuRef:
+    """A GPU a build serves (or not), as the report names it."""
+
+    index: int  # the vendor tool's index (or the GPU's position among its vendor's)
+    name: str
+    vendor: str
+    compute_capability: str | None
+    gfx_target: str | None
+    driver_version: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "name": self.name, "vendor": self.vendor,
+                "compute_capability": self.compute_capability, "gfx_target": self.gfx_target,
+                "driver_version": self.driver_version}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> GpuRef:
+        return cls(int(d.get("index") or 0), str(d.get("name") or ""), str(d.get("vendor") or ""),
+                   d.get("compute_capability"), d.get("gfx_target"), d.get("driver_version"))
+
+
+@dataclass(frozen=True)
+class UnservedGpu:
+    gpu: GpuRef
+    why: Text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.gpu.to_dict(), "why": render(self.why)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> UnservedGpu:
+        return cls(GpuRef.from_dict(d), _loaded(d.get("why")))
+
+
+@dataclass(frozen=True)
+class DriverUpgrade:
+    """The NVIDIA driver that would unlock a newer build than the chosen one."""
+
+    driver: str  # "580": the smallest driver for it
+    unlocks: str  # "torch 2.15.0 (CUDA 13.0, cu130)"
+    torch_version: str
+    variant: str
+    current: str | None  # the driver this machine has
+    toolkit_driver: str | None  # the driver the CUDA toolkit of that build ships with
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"driver": self.driver, "unlocks": self.unlocks, "torch_version": self.torch_version,
+                "variant": self.variant, "current": self.current, "toolkit_driver": self.toolkit_driver}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> DriverUpgrade:
+        return cls(str(d.get("driver") or ""), str(d.get("unlocks") or ""), str(d.get("torch_version") or ""),
+                   str(d.get("variant") or ""), d.get("current"), d.get("toolkit_driver"))
+
+
+@dataclass(frozen=True)
+class RecommendationText:
+    """A recommendation's sentences rendered in one language (what a presenter shows)."""
+
+    summary: str
+    reasons: tuple[str, ...]
+    warnings: tuple[str, ...]
+    unknowns: tuple[str, ...]
+    alternatives: tuple[str, ...]  # each alternative's why, in the order of ``alternatives``
+    unserved: tuple[str, ...]  # each unserved GPU's why
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The build for this machine (``recommend --json``), explained."""
+
+    backend: Backend
+    variant: str
+    torch_version: str | None
+    python_ok: bool | None  # the report's Python can install this build (None: unknown)
+    env_python: str | None  # "3.12" when the new environment should use another Python
+    index_url: str
+    packages: tuple[str, ...]
+    command: tuple[str, ...]  # pip form; commands["uv"] for uv
+    reasons: tuple[Text, ...]
+    warnings: tuple[Text, ...]
+    alternatives: tuple[Alternative, ...]
+    compat_data_version: str
+    compat_data_date: str = ""
+    env_vars: Mapping[str, str] = field(default_factory=dict)  # read-only
+    served_gpus: tuple[GpuRef, ...] = ()
+    unserved_gpus: tuple[UnservedGpu, ...] = ()
+    driver_upgrade: DriverUpgrade | None = None
+    commands: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # pip, uv, pip_extra, uv_extra
+    platform: str | None = None
+    torch_release: str | None = None
+    unknowns: tuple[Text, ...] = ()
+    choices: Choices = field(default_factory=Choices)
+    summary: Text = ""
+
+    @property
+    def reason_codes(self) -> tuple[str, ...]:
+        return tuple(code_of(t) for t in self.reasons)
+
+    @property
+    def warning_codes(self) -> tuple[str, ...]:
+        return tuple(code_of(t) for t in self.warnings)
+
+    def texts(self, lang: str = "en") -> RecommendationText:
+        """Every sentence, rendered in ``lang``."""
+
+        def all_(texts: Sequence[Text]) -> tuple[str, ...]:
+            return tuple(render(t, lang) for t in texts)
+
+        return RecommendationText(
+            summary=render(self.summary, lang), reasons=all_(self.reasons), warnings=all_(self.warnings),
+            unknowns=all_(self.unknowns), alternatives=all_([a.why for a in self.alternatives]),
+            unserved=all_([u.why for u in self.unserved_gpus]))
+
+    def to_dict(self) -> dict[str, Any]:
+        en = self.texts("en")
+        return {
+            "backend": self.backend.value, "variant": self.variant, "torch_version": self.torch_version,
+            "python_ok": self.python_ok, "env_python": self.env_python, "index_url": self.index_url,
+            "packages": list(self.packages), "command": list(self.command), "reasons": list(en.reasons),
+            "warnings": list(en.warnings), "alternatives": [a.to_dict() for a in self.alternatives],
+            "compat_data_version": self.compat_data_version, "compat_data_date": self.compat_data_date,
+            "env_vars": dict(self.env_vars), "served_gpus": [g.to_dict() for g in self.served_gpus],
+            "unserved_gpus": [g.to_dict() for g in self.unserved_gpus],
+            "driver_upgrade": self.driver_upgrade.to_dict() if self.driver_upgrade else None,
+            "commands": {k: list(v) for k, v in self.commands.items()}, "platform": self.platform,
+            "torch_release": self.torch_release, "unknowns": list(en.unknowns), "choices": self.choices.to_dict(),
+            "summary": en.summary, "reason_codes": list(self.reason_codes), "warning_codes": list(self.warning_codes),
+        }
+
+    @classmethod
+    def from_dict(cls, d: object) -> Recommendation:
+        """Read ``to_dict()``'s JSON back; its sentences keep their codes and English words."""
+        if not isinstance(d, dict):
+            raise BadInput("a recommendation must be a JSON object")
+        missing = [k for k in ("backend", "variant", "index_url", "compat_data_version") if k not in d]
+        if missing:
+            raise BadInput(f"recommendation is missing {', '.join(missing)}")
+        upgrade = d.get("driver_upgrade")
+        return cls(
+            backend=_backend(d["backend"], "backend"), variant=str(d["variant"]), torch_version=d.get("torch_version"),
+            python_ok=d.get("python_ok"), env_python=d.get("env_python"), index_url=str(d["index_url"]),
+            packages=_strings(d.get("packages")), command=_strings(d.get("command")),
+            reasons=_loaded_all(d.get("reasons"), d.get("reason_codes")),
+            warnings=_loaded_all(d.get("warnings"), d.get("warning_codes")),
+            alternatives=tuple(Alternative.from_dict(a) for a in d.get("alternatives") or [] if isinstance(a, dict)),
+            compat_data_version=str(d["compat_data_version"]), compat_data_date=str(d.get("compat_data_date") or ""),
+            env_vars={str(k): str(v) for k, v in (d.get("env_vars") or {}).items()},
+            served_gpus=tuple(GpuRef.from_dict(g) for g in d.get("served_gpus") or [] if isinstance(g, dict)),
+            unserved_gpus=tuple(UnservedGpu.from_dict(g) for g in d.get("unserved_gpus") or [] if isinstance(g, dict)),
+            driver_upgrade=DriverUpgrade.from_dict(upgrade) if isinstance(upgrade, dict) else None,
+            commands={str(k): _strings(v) for k, v in (d.get("commands") or {}).items()},
+            platform=d.get("platform"), torch_release=d.get("torch_release"), unknowns=_loaded_all(d.get("unknowns")),
+            choices=Choices.from_dict(d.get("choices")), summary=_loaded(d.get("summary")))
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, (list, tuple)) else ()
+
+
+# ----------------------------------------------------------------------------- valid_choices
+
+@dataclass(frozen=True)
+class Option:
+    """One backend, build, torch release or Python of :func:`valid_choices`, valid or why not."""
+
+    kind: str  # backend | variant | torch | python
+    name: str
+    valid: bool
+    why: Text
+    backend: Backend | None = None
+    variant: str | None = None
+    torch_version: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "valid": self.valid, "why": render(self.why),
+                "backend": self.backend.value if self.backend else None, "variant": self.variant,
+                "torch_version": self.torch_version}
+
+
+@dataclass(frozen=True)
+class BuildOption:
+    """One (build, torch release) on this platform: valid, or why not."""
+
+    backend: Backend
+    variant: str
+    torch_version: str
+    valid: bool
+    why: Text  # "" when valid
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"backend": self.backend.value, "variant": self.variant, "torch_version": self.torch_version,
+                "valid": self.valid, "why": render(self.why)}
+
+
+@dataclass(frozen=True)
+class ValidChoices:
+    """Everything the "Change…" dialog may offer on this machine, each valid or with the reason."""
+
+    options: tuple[BuildOption, ...]
+    backends: tuple[Option, ...]
+    variants: tuple[Option, ...]
+    torch_versions: tuple[Option, ...]
+    pythons: tuple[Option, ...]
+    compat_data_version: str
+    platform: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"options": [o.to_dict() for o in self.options], "backends": [o.to_dict() for o in self.backends],
+                "variants": [o.to_dict() for o in self.variants],
+                "torch_versions": [o.to_dict() for o in self.torch_versions],
+                "pythons": [o.to_dict() for o in self.pythons], "compat_data_version": self.compat_data_version,
+                "platform": self.platform}
