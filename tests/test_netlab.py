@@ -118,12 +118,15 @@ def test_every_server_binds_loopback_and_leaves_nothing_behind(tiny, test_ca):
         held = socket.create_connection(servers[0].address)
         tls_held = test_ca.client_context().wrap_socket(socket.create_connection(servers[1].address),
                                                          server_hostname="127.0.0.1")
+        silent = socket.create_connection(servers[1].address)  # never starts its TLS handshake
+        time.sleep(0.1)
         began = time.monotonic()
         for s in servers:
             s.stop()
         assert time.monotonic() - began < 5
         held.close()
         tls_held.close()
+        silent.close()
         with Unreachable():
             pass
         gc.collect()
@@ -302,6 +305,8 @@ def test_drop_half_way_once_then_always(index_server, tiny):
     name = "netlab_demo-1.0-py3-none-any.whl"
     size = next(p for p in tiny if p.name == name).stat().st_size
     srv = index_server(tiny, behaviours={name: Drop(after=100_000)})
+    with urllib.request.urlopen(urllib.request.Request(srv.file_url(name), method="HEAD"), timeout=10) as r:
+        assert r.status == 200  # a HEAD does not use up the drop
     with urllib.request.urlopen(srv.file_url(name), timeout=10) as r:
         assert int(r.headers["Content-Length"]) == size
         with pytest.raises(http.client.IncompleteRead) as cut:
@@ -429,6 +434,27 @@ def test_behaviour_specs_for_the_cli():
     for bad in ("nope", "x=", "x=teleport"):
         with pytest.raises(ValueError):
             parse_behaviour(bad)
+
+
+def test_cli_serves_https_with_its_own_ca(tiny_wheels, tmp_path):
+    ready, ca = tmp_path / "ready.json", tmp_path / "ca.pem"
+    proc = subprocess.Popen([sys.executable, "-m", "tests.netlab", "serve", "--root", str(tiny_wheels), "--tls",
+                             "--ca-out", str(ca), "--behave", "netlab_dep-*=403", "--ready-file", str(ready)],
+                            cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        info = json.loads(ready.read_text())
+        assert info["origin"].startswith("https://127.0.0.1:") and info["ca_bundle"] == str(ca)
+        ctx = ssl.create_default_context(cafile=str(ca))
+        assert _get(info["origin"] + "/simple/netlab-demo/", context=ctx)[0] == 200
+        assert _get(info["origin"] + "/files/netlab_dep-0.5-py3-none-any.whl", context=ctx)[0] == 403
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, out
 
 
 def test_cli_serves_a_folder_until_stopped(tiny_wheels, tmp_path):

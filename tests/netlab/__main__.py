@@ -62,19 +62,25 @@ def _serve(args: argparse.Namespace) -> int:
     for text in args.behave or ():
         pattern, b = parse_behaviour(text)
         behaviours.setdefault(pattern, []).append(b)
-    ca_bundle = None
-    ctx = None
-    if args.tls:
-        from tests.netlab.tls import TestCA  # trustme only when asked for
+    with tempfile.TemporaryDirectory(prefix="netlab-ca-") as scratch:
+        ca_bundle = None
+        ctx = None
+        if args.tls:
+            from tests.netlab.tls import TestCA  # trustme only when asked for
 
-        ca = TestCA(Path(tempfile.mkdtemp(prefix="netlab-ca-")))
-        ctx = ca.server_context()
-        ca_bundle = ca.bundle
-        if args.ca_out:
-            Path(args.ca_out).write_bytes(ca.bundle.read_bytes())
-            ca_bundle = Path(args.ca_out)
-    server = IndexServer(files, behaviours=behaviours, tls=ctx, auth=_credentials(args.auth),
-                         port=args.port, fake=[_fake(f) for f in args.fake or ()])
+            ca = TestCA(Path(scratch))
+            ctx = ca.server_context()
+            ca_bundle = ca.bundle
+            if args.ca_out:
+                Path(args.ca_out).write_bytes(ca.bundle.read_bytes())
+                ca_bundle = Path(args.ca_out)
+        server = IndexServer(files, behaviours=behaviours, tls=ctx, auth=_credentials(args.auth),
+                             port=args.port, fake=[_fake(f) for f in args.fake or ()])
+        _run_index(server, ca_bundle, args.ready_file)
+    return 0
+
+
+def _run_index(server: IndexServer, ca_bundle: Path | None, ready_file: str | None) -> None:
     with server:
         print(f"netlab index: {len(server.files)} files on {server.origin}")
         print(f"  PyPI layout:    {server.simple_url()}")
@@ -85,12 +91,11 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"  basic auth required (user {server.auth[0]})")
         if ca_bundle:
             print(f"  CA bundle:      {ca_bundle}")
-        if args.ready_file:
-            Path(args.ready_file).write_text(json.dumps({"origin": server.origin, "ca_bundle": str(ca_bundle or "")}),
-                                             encoding="utf-8")
+        if ready_file:
+            Path(ready_file).write_text(json.dumps({"origin": server.origin, "ca_bundle": str(ca_bundle or "")}),
+                                        encoding="utf-8")
         sys.stdout.flush()
         _wait_for_signal()
-    return 0
 
 
 def _proxy(args: argparse.Namespace) -> int:

@@ -236,8 +236,15 @@ class TLSHandlerMixin:
         if ctx is not None:
             raw = self.request
             raw.settimeout(self.timeout)
-            self.request = ctx.wrap_socket(raw, server_side=True)
-            self.server.owner._swap(raw, self.request)
+            tls = ctx.wrap_socket(raw, server_side=True, do_handshake_on_connect=False)
+            self.server.owner._swap(raw, tls)  # stop() can now wake a handshake that never ends
+            self.request = tls
+            try:
+                tls.do_handshake()
+            except BaseException:
+                self.server.owner._untrack(tls)
+                tls.close()
+                raise
         super().setup()  # type: ignore[misc]
 
     def finish(self) -> None:

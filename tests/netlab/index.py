@@ -387,7 +387,7 @@ class IndexHandler(TLSHandlerMixin, http.server.BaseHTTPRequestHandler):
             if span != (0, body.size):
                 start, length, status = span[0], span[1] - span[0], 206
         drop_after = None
-        for r in rules:
+        for r in rules if not head else ():
             if isinstance(r.behaviour, Drop) and r.behaviour.after < start + length and self.owner.take_drop(r):
                 drop_after = max(0, r.behaviour.after - start)  # the offset is in the file
                 break
