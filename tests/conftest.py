@@ -96,3 +96,7 @@ def torch_env(tmp_path_factory, local_wheels) -> tuple[Path, Path]:
     run([uv, "pip", "install", "--quiet", "--python", str(py), "--find-links", str(local_wheels),
          "torch==2.13.0", "numpy"], timeout=600).raise_for_status("installing the torch CPU wheel failed")
     return root, py
+
+
+# netlab: real servers on 127.0.0.1 (index, proxy, unreachable ports, test CA) as fixtures
+pytest_plugins = ["tests.netlab.fixtures"]
