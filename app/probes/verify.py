@@ -690,7 +690,17 @@ def main(argv: list[str]) -> int:
         emit(result)
         return 0
 
-    # ---- CPU
+    _cpu_checks(torch, checks, no_dist)
+    result["accelerator"] = _accelerator(torch, checks, tf, backends, devices, init_warnings, interp, expect)
+    result["checks"] = checks.items
+    result["devices"] = devices
+    result["loaded_libraries"] = loaded_libraries()
+    result["duration_s"] = time.monotonic() - _T0
+    emit(result)
+    return 0
+
+
+def _cpu_checks(torch, checks: Checks, no_dist: bool) -> None:
     cpu_dtypes = [torch.float32]
     checks.run("cpu_matmul", check_matmul, torch, "cpu", cpu_dtypes)
     checks.run("cpu_conv2d", check_conv2d, torch, "cpu", cpu_dtypes)
@@ -703,31 +713,23 @@ def main(argv: list[str]) -> int:
     else:
         checks.run("gloo_all_reduce", check_all_reduce, "gloo")
 
-    # ---- accelerator
-    accel = None
-    for name in ("cuda", "rocm", "xpu", "mps"):
-        if backends[name]["available"]:
-            accel = name
-            break
-    result["accelerator"] = accel
+
+def _accelerator(torch, checks: Checks, tf: dict, backends: dict, devices: list, init_warnings: dict,
+                 interp: dict, expect: str | None) -> str | None:
+    """The accelerator checks (or why they are skipped); the accelerator used."""
+    accel = next((name for name in ("cuda", "rocm", "xpu", "mps") if backends[name]["available"]), None)
     if accel is None:
         code, params = _no_accel_reason(tf, backends, init_warnings, interp)
         status = "failed" if expect and expect != "cpu" else "skipped"
         checks.add("accelerator", status, code, params)
         for name in ACCEL_CHECKS:
             checks.skip(name, "no_accelerator", {"reason": {"code": code, "params": params}})
-    else:
-        dev = {"rocm": "cuda"}.get(accel, accel)
-        names = ", ".join(d["name"] for d in devices if d["backend"] == accel)
-        checks.add("accelerator", "passed", "accelerator_ok", {"backend": accel, "devices": names})
-        _accel_checks(torch, checks, accel, dev, backends)
-
-    result["checks"] = checks.items
-    result["devices"] = devices
-    result["loaded_libraries"] = loaded_libraries()
-    result["duration_s"] = time.monotonic() - _T0
-    emit(result)
-    return 0
+        return None
+    dev = {"rocm": "cuda"}.get(accel, accel)
+    names = ", ".join(d["name"] for d in devices if d["backend"] == accel)
+    checks.add("accelerator", "passed", "accelerator_ok", {"backend": accel, "devices": names})
+    _accel_checks(torch, checks, accel, dev, backends)
+    return accel
 
 
 def bf16_native(torch) -> bool:
