@@ -74,18 +74,21 @@ def render(report: VerifyReport) -> str:
     return "\n".join(lines)
 
 
-def run(args) -> int:
+def _show_step(ev: object) -> None:
+    """Each check's title on stderr as it starts (English, like the rest of the CLI)."""
     from app.core.events import StepEvent
-    from app.core.probe import resolve_python
-    from app.core.verify import check_from_step, run_verify
+    from app.core.verify import check_from_step
 
-    python = resolve_python(args.env)
-    on_event = None
-    if not args.json and sys.stderr.isatty():
-        def on_event(ev):
-            if isinstance(ev, StepEvent) and ev.status == "running":
-                print(f"  … {render_text(check_from_step(ev).title)}", file=sys.stderr)
-    report = run_verify(python, on_event=on_event, timeout_s=args.timeout, expect=args.expect,
-                        distributed=not args.no_dist)
+    if isinstance(ev, StepEvent) and ev.status == "running":
+        print(f"  … {render_text(check_from_step(ev).title)}", file=sys.stderr)
+
+
+def run(args) -> int:
+    from app.core.probe import resolve_python
+    from app.core.verify import run_verify
+
+    live = not args.json and sys.stderr.isatty()
+    report = run_verify(resolve_python(args.env), on_event=_show_step if live else None, timeout_s=args.timeout,
+                        expect=args.expect, distributed=not args.no_dist)
     print(dumps(report) if args.json else render(report))
     return EXIT_OK if report.ok else EXIT_FAILED

@@ -177,6 +177,14 @@ def record(name: str, status: str, detail: str, started: float, command: Sequenc
                        list(command) if command else None)
 
 
+def listing(name: str, found: Sequence[str], stdout: str, started: float, command: Sequence[str] | None = None,
+            *, shown: str | None = None) -> ProbeRecord:
+    """The record of a tool that lists things: ok with what it listed; else empty (it printed
+    nothing) or garbage (it printed something that is not a list), with the start of ``shown``."""
+    status = "ok" if found else ("empty" if not stdout.strip() else "garbage")
+    return record(name, status, ", ".join(found) or snippet(stdout if shown is None else shown), started, command)
+
+
 def snippet(text: str, limit: int = 160) -> str:
     """The start of some output, on one line, for a probe record."""
     from app.core.detection.envvars import hide_uuids

@@ -5,7 +5,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from app.core.detection import Row, hex_id, parser, record, run_tool, snippet, to_int
+from app.core.detection import Row, hex_id, listing, parser, record, run_tool, snippet, to_int
 from app.core.detection.jobs import Jobs, result_of
 from app.core.system import GPU, ProbeRecord
 
@@ -148,10 +148,7 @@ def detect_apple(timeout_s: float) -> AppleFindings:
                 f.records.append(prec)
             else:
                 items = parse_system_profiler_displays(pres.stdout)
-                f.records.append(ProbeRecord("system_profiler", "ok" if items else
-                                             ("empty" if not pres.stdout.strip() else "garbage"),
-                                             ", ".join(i["name"] for i in items) or snippet(pres.stdout),
-                                             int((time.monotonic() - t1) * 1000), pres.argv))
+                f.records.append(listing("system_profiler", [i["name"] for i in items], pres.stdout, t1, pres.argv))
                 for n, it in enumerate(items):
                     vendor = it.get("vendor") or "apple"
                     builtin = (it.get("bus") or "").lower().startswith("built")

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 
 from app.core.cuda import windows_driver_to_nvidia
-from app.core.detection import Row, parser, record, run_tool, snippet
+from app.core.detection import Row, listing, parser, record, run_tool, snippet
 from app.core.detection.amd import amd_is_integrated
 from app.core.detection.intel import intel_is_integrated, windows_pnp_ids
 from app.core.system import GPU, ProbeRecord
@@ -108,10 +108,8 @@ def detect_windows(timeout_s: float) -> WindowsFindings:
                 f.records.append(rec)
             else:
                 items = parse_video_controllers(res.stdout)
-                f.records.append(record("win32-videocontroller", "ok" if items else
-                                        ("empty" if not res.stdout.strip() else "garbage"),
-                                        ", ".join(i["name"] for i in items) or snippet(res.stdout + res.stderr),
-                                        t0, res.argv))
+                f.records.append(listing("win32-videocontroller", [i["name"] for i in items], res.stdout, t0,
+                                         res.argv, shown=res.stdout + res.stderr))
         ps_hung = bool(f.records) and f.records[-1].status == "timeout"
         if not items and not ps_hung:  # a hung WMI service would hang wmic too
             wmic = which("wmic")
