@@ -33,15 +33,6 @@ def _isolated_home(tmp_path_factory):
         os.environ["TORCH_SETUP_HOME"] = old
 
 
-@pytest.fixture(autouse=True)
-def _core_language_english():
-    """The core's sentences are English unless a test switches them (app.core.i18n); never leak a switch."""
-    yield
-    from app.core import i18n
-
-    i18n.set_language("en")
-
-
 def _pip_find_links() -> list[Path]:
     env_dir = os.environ.get("TORCH_SETUP_TEST_WHEELS")
     if env_dir:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from app.core.detect import _target_dir, explain, merge_gpus
 from app.core.detection import nvidia, pci
 from app.core.system import GPU, OSInfo, ProbeRecord, SystemReport
+from app.core.text import render_all
 
 
 def _smi_gpus(fixture_text, name):
@@ -46,9 +47,9 @@ def test_nvidia_on_pci_without_a_working_driver_is_reported(fixture_text):
         ("NVIDIA GeForce RTX 3090", "pci", "10de:2204"), ("NVIDIA GeForce RTX 3090", "pci", "10de:2204")]
     report = SystemReport(gpus=gpus, probes=[ProbeRecord("nvidia-smi", "error", "nvidia-smi cannot talk to the NVIDIA driver")])
     ex = explain(report)
-    assert any("its driver did not answer" in p for p in ex.problems)
-    assert any("cannot talk to the NVIDIA driver" in p for p in ex.problems)
-    assert not any("CUDA build" in m for m in ex.meaning)
+    assert any("its driver did not answer" in p for p in render_all(ex.problems))
+    assert any("cannot talk to the NVIDIA driver" in p for p in render_all(ex.problems))
+    assert not any("CUDA build" in m for m in render_all(ex.meaning))
 
 
 def test_amd_dgpu_plus_igpu_from_pci_with_kfd_targets(fixture_text):
@@ -58,7 +59,7 @@ def test_amd_dgpu_plus_igpu_from_pci_with_kfd_targets(fixture_text):
     assert [(g.name, g.gfx_target, g.integrated) for g in gpus] == [
         ("AMD Radeon RX 7900 XT/7900 XTX", "gfx1100", False), ("AMD Radeon 880M / 890M", "gfx1150", True)]
     ex = explain(SystemReport(os=OSInfo(family="linux"), gpus=gpus))
-    assert any("ROCm" in m and "gfx1100" in m for m in ex.meaning)
+    assert any("ROCm" in m and "gfx1100" in m for m in render_all(ex.meaning))
 
 
 def test_intel_arc_discrete_from_pci_id():
@@ -78,8 +79,8 @@ def test_explain_nvidia_meaning_and_cuda_version():
     g = GPU(vendor="nvidia", name="NVIDIA GeForce RTX 3070", driver_version="531.68", compute_capability="8.6",
             memory_mb=8192, source="nvidia-smi")
     ex = explain(SystemReport(gpus=[g], nvidia_cuda_version="12.1"))
-    assert any("supports CUDA up to 12.1" in m and "no CUDA toolkit is needed" in m for m in ex.meaning)
-    assert any("compute capability 8.6" in f for f in ex.found)
+    assert any("supports CUDA up to 12.1" in m and "no CUDA toolkit is needed" in m for m in render_all(ex.meaning))
+    assert any("compute capability 8.6" in f for f in render_all(ex.found))
 
 
 def test_target_dir_walks_up(tmp_path):
@@ -90,11 +91,11 @@ def test_target_dir_walks_up(tmp_path):
 def test_explain_integrated_only_and_windows_amd():
     igpu = GPU(vendor="intel", name="Intel UHD Graphics", integrated=True, pci_id="8086:9a70", source="pci")
     ex = explain(SystemReport(os=OSInfo(family="linux"), gpus=[igpu]))
-    assert ex.meaning == ["Only integrated graphics were found (Intel UHD Graphics): the CPU build of PyTorch "
+    assert render_all(ex.meaning) == ["Only integrated graphics were found (Intel UHD Graphics): the CPU build of PyTorch "
                           "is the right one here."]
     rx = GPU(vendor="amd", name="AMD Radeon RX 6800 XT", source="win32-videocontroller")
     ex = explain(SystemReport(os=OSInfo(family="windows"), gpus=[rx]))
-    assert "only on Linux" in ex.meaning[0]
+    assert "only on Linux" in render_all(ex.meaning)[0]
 
 
 def test_windows_adapter_list_merges_with_nvidia_smi(fixture_text):

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.detection import amd, apple, cpu, intel, norm_bus, nvidia, osinfo, pci, pythons, tools, windows
-from app.core.detection import envvars
-
+from app.core import cuda
+from app.core.detection import amd, apple, cpu, envvars, intel, norm_bus, nvidia, osinfo, pci, pythons, tools, windows
+from app.core.text import render_all
 
 # ------------------------------------------------------------------ nvidia-smi (plain table)
 
@@ -351,9 +351,13 @@ def test_windows_powershell_lines_and_driver_version():
            "Intel(R) UHD Graphics 770|PCI\\VEN_8086&DEV_4680&SUBSYS_00000000&REV_0C\\3&X|31.0.101.4502|2147479552\r\n"
     got = windows.parse_video_controllers(text)
     assert [(a["vendor"], a["device_id"], a["memory_mb"]) for a in got] == [("nvidia", "2786", 4095), ("intel", "4680", 2047)]
-    assert windows.nvidia_driver_from_windows("31.0.15.4633") == "546.33"
-    assert windows.nvidia_driver_from_windows("32.0.15.6094") == "560.94"
-    assert windows.nvidia_driver_from_windows("garbage") is None
+    # the conversion is app.core.cuda's (one home); detection applies it to NVIDIA adapters
+    assert cuda.windows_driver_to_nvidia("31.0.15.4633") == "546.33"
+    assert cuda.windows_driver_to_nvidia("32.0.15.6094") == "560.94"
+    assert cuda.windows_driver_to_nvidia("garbage") is None
+    nv, intel_gpu = (windows.adapter_gpu(a, n) for n, a in enumerate(got))
+    assert nv.driver_version == "546.33" and nv.pci_id == "10de:2786"
+    assert intel_gpu.driver_version == "31.0.101.4502" and intel_gpu.integrated  # only NVIDIA's is converted
 
 
 # ------------------------------------------------------------------ CPU, OS, Pythons, tools, env
@@ -423,14 +427,14 @@ def test_env_vars_masking_and_notes():
                    "PIP_INDEX_URL": "https://***@pypi.example/simple",
                    "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True", "HSA_OVERRIDE_GFX_VERSION": "10.3.0",
                    "LD_LIBRARY_PATH": "/usr/local/cuda/lib64"}
-    notes = envvars.visible_devices_note(got)
+    notes = render_all(envvars.visible_devices_note(got))
     assert any("CUDA_VISIBLE_DEVICES is set but empty" in n and "see no GPU" in n for n in notes)
     assert any("HSA_OVERRIDE_GFX_VERSION=10.3.0" in n and "as gfx1030" in n for n in notes)
     assert envvars.visible_devices_note({"CUDA_VISIBLE_DEVICES": "0,1"}) == []
     hidden = envvars.collect({"CUDA_VISIBLE_DEVICES": "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6,"
                                                       "MIG-1f4bd2a1-3c5e-5b2e-9c1d-5a6b7c8d9e0f"})
     assert hidden == {"CUDA_VISIBLE_DEVICES": "GPU-<uuid>,MIG-<uuid>"}
-    assert "hides every GPU" in envvars.visible_devices_note({"HIP_VISIBLE_DEVICES": "-1"})[0]
+    assert "hides every GPU" in render_all(envvars.visible_devices_note({"HIP_VISIBLE_DEVICES": "-1"}))[0]
 
 
 def test_norm_bus_forms():

@@ -105,10 +105,10 @@ def _helpers():
     from app.core.detection.intel import intel_family, intel_is_integrated
     from app.core.detection.nvidia import cc_from_name
     from app.core.detection.pci import parse_lspci
-    from app.core.detection.windows import nvidia_driver_from_windows
+    from app.core.cuda import windows_driver_to_nvidia
 
     return [norm_bus, to_int, hex_id, first_version, cc_from_name, normalize_gfx, gfx_from_target_version,
-            nvidia_driver_from_windows, intel_family, intel_is_integrated, apple_chip,
+            windows_driver_to_nvidia, intel_family, intel_is_integrated, apple_chip,
             lambda t: amd_is_integrated(t, t),
             lambda t: [(d.name, d.vendor, d.pci_id) for d in parse_lspci.__wrapped__(t)]]
 

@@ -12,6 +12,7 @@ import pytest
 
 from app.core.detect import detect, explain
 from app.core.detection import nvidia
+from app.core.text import render_all
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 posix_only = pytest.mark.skipif(os.name == "nt", reason="fake tools are POSIX shell scripts")
@@ -165,7 +166,7 @@ def test_hung_nvml_call_cannot_stall_detection(monkeypatch, tmp_path):
     late = [p for p in r.probes if p.name == "nvidia"]
     assert late and late[0].status == "timeout" and "did not finish" in late[0].detail
     assert r.cpu.threads and r.interpreters  # everything else still arrived
-    assert any("nvidia" in p for p in explain(r).problems)
+    assert any("nvidia" in p for p in render_all(explain(r).problems))
 
 
 @posix_only

@@ -7,7 +7,6 @@ What matters:
   * English output is what it always was (the CLI and every English test depend on it);
   * the wizard's Recommendation page re-renders the same Recommendation on a language switch,
     without asking the engine again.
-(Moved here from tests/test_core_i18n.py, which keeps the areas still on app.core.i18n.)
 """
 from __future__ import annotations
 
@@ -18,11 +17,11 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from app.core import i18n
 from app.core.compat import load_compat
 from app.core.recommend import Recommendation, code_of, recommend, valid_choices
 from app.core.system import SystemReport
 from app.core.text import render
+from app.gui import i18n
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "tests" / "scenarios"
@@ -57,15 +56,16 @@ def _chinese(text: str) -> bool:
 # ------------------------------------------------------------------ a pure function
 
 
-def test_recommend_reads_no_language_state():
-    """No module of the engine reads app.core.i18n (the legacy module state)."""
-    for path in sorted((REPO / "app" / "core" / "recommend").glob("*.py")):
+def test_the_core_keeps_no_language_state():
+    """No module of the core holds a current language: no set_language/get_language, no global
+    assignment to a language variable; text.render takes the language as an argument."""
+    for path in sorted((REPO / "app" / "core").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
-            if isinstance(node, ast.ImportFrom):
-                names = [f"{node.module}.{a.name}" for a in node.names]
-            assert not any(n.startswith("app.core.i18n") or n == "app.core.i18n" for n in names), path.name
+            if isinstance(node, ast.FunctionDef):
+                assert node.name not in ("set_language", "get_language"), f"{path}: {node.name}"
+            if isinstance(node, ast.Global):
+                assert not any("lang" in n for n in node.names), f"{path}: global {node.names}"
 
 
 @pytest.mark.parametrize("name", ["gtx1080ti-driver580.toml", "no-gpu.toml"])
@@ -73,7 +73,7 @@ def test_recommend_is_the_same_whatever_the_language_setting(name):
     report = _scenario_report(name)
     english, en_choices = recommend(report), valid_choices(report)
     for lang in ("zh_CN", "en", "zh_CN"):
-        i18n.set_language(lang)  # the legacy core language the GUI still sets for other areas
+        i18n.set_language(lang)  # the wizard's language: the engine does not read it
         again = recommend(report)
         assert again == english
         assert again.to_dict() == english.to_dict() and again.texts("en") == english.texts("en")
@@ -198,7 +198,6 @@ def test_wizard_rerenders_the_reasons_on_a_language_switch_without_asking_the_en
         monkeypatch.setattr(rec_pkg, "recommend", no_engine)
         monkeypatch.setattr("app.core.recommend.engine.recommend", no_engine)
         assert gui_i18n.set_language("zh_CN") == "zh_CN"
-        assert i18n.get_language() == "zh_CN"  # the legacy core language is switched too: the engine ignores it
         qtbot.waitUntil(lambda: bool(reason_texts()) and all(CJK.search(t) for t in reason_texts()), timeout=5000)
         zh = reason_texts()
         assert len(zh) == len(english) and "GTX 1080 Ti" in zh[0] and "580.82.07" in zh[0]

@@ -29,9 +29,10 @@ def test_every_cpu_check_passes(verified):
     report, _ = verified
     by_name = {c.name: c for c in report.checks}
     for name in CPU_CHECKS:
-        assert by_name[name].status == "passed", (name, by_name[name].detail)
-        assert by_name[name].detail and by_name[name].title
-    assert "gloo" in by_name["gloo_all_reduce"].detail and "correct result" in by_name["gloo_all_reduce"].detail
+        assert by_name[name].status == "passed", (name, str(by_name[name].detail))
+        assert str(by_name[name].detail) and str(by_name[name].title)
+    gloo = str(by_name["gloo_all_reduce"].detail)
+    assert "gloo" in gloo and "correct result" in gloo
     loss = by_name["cpu_training"].data
     assert loss["last_loss"] < loss["first_loss"]
     assert report.ok and not report.failed
@@ -43,7 +44,7 @@ def test_each_accelerator_check_is_skipped_with_its_reason(verified):
     by_name = {c.name: c for c in report.checks}
     for name in ACCEL_CHECKS:
         assert by_name[name].status == "skipped", name
-        assert "CPU-only build" in by_name[name].detail
+        assert "CPU-only build" in str(by_name[name].detail)
     assert report.accelerator is None
 
 
@@ -51,12 +52,12 @@ def test_each_accelerator_check_is_skipped_with_its_reason(verified):
 def test_build_facts(verified):
     report, _ = verified
     assert report.torch_version.startswith("2.13.0")
-    assert report.build["local_tag"] == "cpu" and report.build["cuda"] is None and report.build["hip"] is None
+    assert report.build.local_tag == "cpu" and report.build.cuda is None and report.build.hip is None
     for b in ("cuda", "rocm", "mps", "xpu"):
-        assert report.backends[b] == {**report.backends[b], "built": False, "available": False}
-    assert report.backends["cpu"]["available"] is True
-    assert report.devices == []
-    assert report.interpreter["in_venv"] is True
+        assert report.backends[b].built is False and report.backends[b].available is False
+    assert report.backends["cpu"].available is True
+    assert report.devices == ()
+    assert report.interpreter.in_venv is True
 
 
 @pytest.mark.slow
@@ -82,7 +83,7 @@ def test_expect_cuda_turns_no_accelerator_into_a_failure(torch_env):
     _env, py = torch_env
     report = run_verify(py, expect="cuda", distributed=False)
     acc = report.check("accelerator")
-    assert acc.status == "failed" and "CPU-only" in acc.detail
+    assert acc.status == "failed" and "CPU-only" in str(acc.detail)
     assert not report.ok
     assert report.check("gloo_all_reduce").status == "skipped"
 
@@ -99,24 +100,3 @@ def test_cli_verify_json_and_checklist(torch_env, capsys):
     assert main(["verify", "--env", str(env), "--no-dist", "--expect", "cuda"]) == 1
     out = capsys.readouterr().out
     assert "Matrix multiply on the CPU" in out and "Some checks FAILED" in out and "doctor" in out
-
-
-def _probe_module():
-    from app.core.paths import probes_dir
-
-    spec = importlib.util.spec_from_file_location("verify_probe", probes_dir() / "verify.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-@pytest.mark.parametrize("cc, arch, ok", [
-    ("8.6", ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_90"], True),  # sm_80 cubin runs on 8.6
-    ("8.9", ["sm_80", "sm_90"], True),
-    ("6.1", ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"], False),  # Pascal on cu128
-    ("12.0", ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"], False),  # Blackwell on cu124
-    ("12.0", ["sm_80", "sm_90", "compute_90"], True),  # PTX JIT
-    ("9.0", ["sm_86"], False),
-])
-def test_arch_supported(cc, arch, ok):
-    assert _probe_module().arch_supported(cc, arch) is ok

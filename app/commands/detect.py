@@ -58,16 +58,16 @@ def run(args) -> int:
     if args.json:
         sys.stdout.write(text + "\n")
         return 0
-    ex = explain(report)
+    ex = explain(report).render("en")
     lines = ["What this machine has:"]
-    lines += [f"  {s}" for s in ex.found]
+    lines += [f"  {s}" for s in ex["found"]]
     lines.append("")
     lines.append("What it means:")
-    lines += [f"  {s}" for s in ex.meaning]
-    if ex.problems:
+    lines += [f"  {s}" for s in ex["meaning"]]
+    if ex["problems"]:
         lines.append("")
         lines.append("What looks wrong:")
-        lines += [f"  ! {s}" for s in ex.problems]
+        lines += [f"  ! {s}" for s in ex["problems"]]
     if out_path is not None:
         lines.append("")
         lines.append(f"Report written to {out_path}")

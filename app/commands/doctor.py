@@ -4,8 +4,14 @@ Exit codes: 0 no problem found, 1 at least one problem (an "error" finding), 2 b
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from app.core.errors import EXIT_FAILED, EXIT_OK
 from app.core.serial import dumps
+from app.core.text import render as render_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from app.core.doctor import Diagnosis
 
 ICON = {"error": "✗", "warning": "!", "info": "i"}
 
@@ -22,25 +28,25 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def render(diag) -> str:
+def render(diag: Diagnosis) -> str:
     lines = [f"Environment: {diag.env_path}"]
     f = diag.facts
-    if f.get("torch_version"):
-        b = f.get("build") or {}
-        kind = (f"CUDA {b['cuda']}" if b.get("cuda") else f"ROCm {b['hip']}" if b.get("hip")
-                else "CPU-only" if b.get("local_tag") == "cpu" else "no CUDA/ROCm")
-        lines.append(f"PyTorch {f['torch_version']} ({kind})")
-    if f.get("gpus"):
-        lines.append("GPUs: " + ", ".join(g.get("name", "?") for g in f["gpus"]))
+    if f.torch_version:
+        b = f.build
+        kind = (f"CUDA {b.cuda}" if b.cuda else f"ROCm {b.hip}" if b.hip
+                else "CPU-only" if b.local_tag == "cpu" else "no CUDA/ROCm")
+        lines.append(f"PyTorch {f.torch_version} ({kind})")
+    if f.gpus:
+        lines.append("GPUs: " + ", ".join(g.name or "?" for g in f.gpus))
     if diag.accelerator_ok:
         lines.append("PyTorch can use an accelerator in this environment.")
     lines.append("")
     if not diag.findings:
         lines.append("No problem found.")
     for i, x in enumerate(diag.findings, 1):
-        lines.append(f"{ICON.get(x.severity, '?')} {i}. {x.title}")
-        lines.append(f"     Why: {x.explanation}")
-        lines.append(f"     Fix: {x.fix}")
+        lines.append(f"{ICON.get(x.severity, '?')} {i}. {render_text(x.title)}")
+        lines.append(f"     Why: {render_text(x.explanation)}")
+        lines.append(f"     Fix: {render_text(x.fix)}")
         for e in x.evidence:
             if e:
                 lines.append(f"     - {e}")

@@ -6,9 +6,14 @@ run), 2 the env path is wrong, 130 cancelled.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from app.core.errors import EXIT_FAILED, EXIT_OK
 from app.core.serial import dumps
+from app.core.text import render as render_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from app.core.verify import VerifyReport
 
 MARKS = {"passed": "✓", "failed": "✗", "skipped": "–"}
 
@@ -34,18 +39,17 @@ def _mark(status: str) -> str:
     return {"passed": "OK", "failed": "XX", "skipped": "--"}.get(status, "?")
 
 
-def render(report) -> str:
+def render(report: VerifyReport) -> str:
     lines = [f"PyTorch {report.torch_version} in {report.python}"]
     build = report.build
-    if build.get("cuda"):
-        lines.append(f"  built for CUDA {build['cuda']}" + (f" (architectures: {' '.join(build.get('arch_list') or [])})"
-                                                           if build.get("arch_list") else ""))
-    elif build.get("hip"):
-        lines.append(f"  built for ROCm/HIP {build['hip']}")
-    elif build.get("local_tag") == "cpu" or not any(report.backends.get(b, {}).get("built")
-                                                      for b in ("cuda", "rocm", "mps", "xpu")):
+    if build.cuda:
+        lines.append(f"  built for CUDA {build.cuda}" + (f" (architectures: {' '.join(build.arch_list)})"
+                                                         if build.arch_list else ""))
+    elif build.hip:
+        lines.append(f"  built for ROCm/HIP {build.hip}")
+    elif build.local_tag == "cpu" or not any(report.backend(b).built for b in ("cuda", "rocm", "mps", "xpu")):
         lines.append("  CPU-only build")
-    backs = [f"{name}: {'available' if v.get('available') else ('built, not available' if v.get('built') else 'not built')}"
+    backs = [f"{name}: {'available' if v.available else ('built, not available' if v.built else 'not built')}"
              for name, v in report.backends.items() if name in ("cuda", "rocm", "mps", "xpu")]
     lines.append("  " + "; ".join(backs))
     for d in report.devices:
@@ -53,12 +57,12 @@ def render(report) -> str:
         cc = f", CC {d.compute_capability}" if d.compute_capability else (f", {d.gfx_target}" if d.gfx_target else "")
         lines.append(f"  device {d.index}: {d.name}{cc}{mem}")
     lines.append("")
-    width = max((len(c.title or c.name) for c in report.checks), default=10)
-    prefix = "no accelerator is usable: "
-    for c in report.checks:
-        detail = "skipped: no accelerator (see above)" if c.status == "skipped" and c.detail.startswith(prefix) \
-            else c.detail
-        lines.append(f" {_mark(c.status)} {(c.title or c.name).ljust(width)}  {detail}")
+    titles = [render_text(c.title) or c.name for c in report.checks]
+    width = max((len(t) for t in titles), default=10)
+    for c, title in zip(report.checks, titles, strict=True):
+        detail = "skipped: no accelerator (see above)" if c.status == "skipped" and c.code == "no_accelerator" \
+            else render_text(c.detail)
+        lines.append(f" {_mark(c.status)} {title.ljust(width)}  {detail}")
     lines.append("")
     n = {s: sum(1 for c in report.checks if c.status == s) for s in ("passed", "failed", "skipped")}
     verdict = "All checks passed" if report.ok else "Some checks FAILED"
@@ -70,18 +74,21 @@ def render(report) -> str:
     return "\n".join(lines)
 
 
+def _show_step(ev: object) -> None:
+    """Each check's title on stderr as it starts (English, like the rest of the CLI)."""
+    from app.core.events import StepEvent
+    from app.core.verify import check_from_step
+
+    if isinstance(ev, StepEvent) and ev.status == "running":
+        print(f"  … {render_text(check_from_step(ev).title)}", file=sys.stderr)
+
+
 def run(args) -> int:
     from app.core.probe import resolve_python
     from app.core.verify import run_verify
 
-    python = resolve_python(args.env)
-    on_event = None
-    if not args.json and sys.stderr.isatty():
-        def on_event(ev):
-            if getattr(ev, "kind", "") == "step" and ev.status == "running":
-                title = (ev.data or {}).get("title", ev.name)
-                print(f"  … {title}", file=sys.stderr)
-    report = run_verify(python, on_event=on_event, timeout_s=args.timeout, expect=args.expect,
-                        distributed=not args.no_dist)
+    live = not args.json and sys.stderr.isatty()
+    report = run_verify(resolve_python(args.env), on_event=_show_step if live else None, timeout_s=args.timeout,
+                        expect=args.expect, distributed=not args.no_dist)
     print(dumps(report) if args.json else render(report))
     return EXIT_OK if report.ok else EXIT_FAILED

@@ -7,10 +7,14 @@ with only ``os``, ``arch``, ``python`` and ``gpus``; anything missing is *unknow
 """
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 from app.core.errors import BadInput
+from app.core.serial import to_jsonable
 
 SCHEMA_VERSION = 1
 
@@ -18,8 +22,11 @@ OS_FAMILIES = ("linux", "windows", "macos")
 VENDORS = ("nvidia", "amd", "intel", "apple")
 
 
-def _pick(cls, data: dict) -> dict:
-    names = {f.name for f in fields(cls)}
+JSONObject = Mapping[str, Any]  # a JSON object as read: values are checked field by field
+
+
+def _pick(cls: type[object], data: JSONObject) -> dict[str, Any]:
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]  # cls is one of the dataclasses here
     return {k: v for k, v in data.items() if k in names}
 
 
@@ -33,7 +40,7 @@ class OSInfo:
     distro: str | None = None  # distribution id: debian, ubuntu, fedora...
 
     @classmethod
-    def from_dict(cls, d: dict | str | None) -> "OSInfo":
+    def from_dict(cls, d: JSONObject | str | None) -> OSInfo:
         if d is None:
             return cls()
         if isinstance(d, str):
@@ -45,7 +52,7 @@ class OSInfo:
         return cls(**kw)
 
 
-def _norm_family(value: Any) -> str | None:
+def _norm_family(value: object) -> str | None:
     if value is None:
         return None
     v = str(value).strip().lower()
@@ -66,7 +73,7 @@ class CPUInfo:
     max_mhz: float | None = None
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> "CPUInfo":
+    def from_dict(cls, d: JSONObject | None) -> CPUInfo:
         return cls(**_pick(cls, d or {}))
 
 
@@ -80,7 +87,7 @@ class PythonInfo:
     arch: str | None = None
 
     @classmethod
-    def from_dict(cls, d: dict | str | None) -> "PythonInfo":
+    def from_dict(cls, d: JSONObject | str | None) -> PythonInfo:
         if d is None:
             return cls()
         if isinstance(d, str):
@@ -110,7 +117,7 @@ class GPU:
     source: str | None = None  # which probe found it: nvml | nvidia-smi | rocminfo | sysfs | ...
 
     @classmethod
-    def from_dict(cls, d: dict) -> "GPU":
+    def from_dict(cls, d: object) -> GPU:
         if not isinstance(d, dict):
             raise BadInput(f"a GPU entry must be an object, got {d!r}")
         vendor = str(d.get("vendor", "")).lower()
@@ -173,14 +180,11 @@ class SystemReport:
         return [g for g in self.gpus if not g.integrated]
 
     # ---- JSON ----
-    def to_dict(self) -> dict:
-        from app.core.serial import to_jsonable
-
-        d = {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)}
-        return d
+    def to_dict(self) -> dict[str, object]:
+        return {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "SystemReport":
+    def from_dict(cls, data: object) -> SystemReport:
         if not isinstance(data, dict):
             raise BadInput("a system report must be a JSON object")
         version = data.get("schema_version", SCHEMA_VERSION)
@@ -220,11 +224,8 @@ class SystemReport:
         )
 
 
-def load_report(path) -> SystemReport:
+def load_report(path: str | Path) -> SystemReport:
     """Read a SystemReport JSON file, with a clear error for a missing or malformed one."""
-    import json
-    from pathlib import Path
-
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")

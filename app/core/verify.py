@@ -1,42 +1,295 @@
 """``run_verify``: run the verify probe inside an environment and return a VerifyReport.
 
-The probe (``app/probes/verify.py``) does the work in the target interpreter; this module
-turns its JSON into dataclasses that the CLI, the wizard and the session report share.
+The probe (``app/probes/verify.py``) does the work in the target interpreter and reports each
+check as a stable ``name``, a ``status`` and an outcome ``code`` with plain ``params`` (it also
+writes English for people reading its raw output). This module turns that into frozen
+dataclasses whose titles and details are texts by code (``verify.title.<name>``,
+``verify.<code>``), rendered by the presenters in their language, and it decides the one
+check that needs the assistant's rules: whether each GPU's architecture is compiled into the
+wheel (``arch_list``, with :func:`app.core.cuda.arch_covers` for NVIDIA and gfx-target
+membership for ROCm).
+
+Check names: torch_import, cpu_matmul, cpu_conv2d, cpu_training, cpu_autocast, gloo_all_reduce,
+accelerator, arch_list, device_round_trip, device_matmul, device_conv2d, device_training,
+dnn_library, device_autocast, device_memory, nccl_all_reduce. Outcome codes: see
+:data:`DETAIL_CODES`.
 """
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import dataclass, field
+import string
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from app.core.events import EventCallback
-from app.core.i18n import get_language, tr
-from app.core.probe import ProbeFailed, run_probe  # noqa: F401  (ProbeFailed is part of the API)
+from app.core import cuda
+from app.core.compat import load_compat
+from app.core.detection.envvars import hide_uuids
+from app.core.errors import BadInput
+from app.core.events import EventCallback, StepEvent
+from app.core.probe import ProbeFailed, run_probe
 from app.core.runner import CancelToken
 from app.core.serial import to_jsonable
+from app.core.text import Msg, Text, msg, render
+
+__all__ = [
+    "DETAIL_CODES",
+    "STATUSES",
+    "BackendState",
+    "Check",
+    "Device",
+    "Interpreter",
+    "ProbeFailed",
+    "TorchBuild",
+    "VerifyReport",
+    "check_from_step",
+    "check_title",
+    "decide_arch",
+    "detail_text",
+    "run_verify",
+]
 
 STATUSES = ("passed", "failed", "skipped")
+Params = Mapping[str, object]
+
+# ------------------------------------------------------------------------------- texts by code
+
+_TITLES: dict[str, Callable[[Params], Msg]] = {
+    "python": lambda p: msg("verify.title.python", "The environment's Python"),
+    "backends": lambda p: msg("verify.title.backends", "Backends"),
+    "torch_import": lambda p: msg("verify.title.torch_import", "PyTorch imports"),
+    "cpu_matmul": lambda p: msg("verify.title.cpu_matmul", "Matrix multiply on the CPU"),
+    "cpu_conv2d": lambda p: msg("verify.title.cpu_conv2d", "Convolution on the CPU"),
+    "cpu_training": lambda p: msg("verify.title.cpu_training", "A training step on the CPU (loss goes down)"),
+    "cpu_autocast": lambda p: msg("verify.title.cpu_autocast", "Mixed precision (bfloat16 autocast) on the CPU"),
+    "gloo_all_reduce": lambda p: msg("verify.title.gloo_all_reduce", "Two-process all_reduce on the CPU (gloo)"),
+    "accelerator": lambda p: msg("verify.title.accelerator", "An accelerator (GPU) is usable"),
+    "arch_list": lambda p: msg("verify.title.arch_list", "The GPU's architecture is compiled into this PyTorch"),
+    "device_round_trip": lambda p: msg("verify.title.device_round_trip", "A tensor goes to the accelerator and back"),
+    "device_matmul": lambda p: msg("verify.title.device_matmul", "Matrix multiply on the accelerator matches the CPU"),
+    "device_conv2d": lambda p: msg("verify.title.device_conv2d", "Convolution on the accelerator matches the CPU"),
+    "device_training": lambda p: msg("verify.title.device_training",
+                                     "A training step on the accelerator (loss goes down)"),
+    "dnn_library": lambda p: msg("verify.title.dnn_library", "{library} convolution", **p),
+    "device_autocast": lambda p: msg("verify.title.device_autocast", "Mixed precision (autocast) on the accelerator"),
+    "device_memory": lambda p: msg("verify.title.device_memory", "Accelerator memory after the checks"),
+    "nccl_all_reduce": lambda p: msg("verify.title.nccl_all_reduce", "Two-process all_reduce across GPUs ({library})",
+                                     **p),
+}
+_TITLE_DEFAULTS: dict[str, Params] = {"dnn_library": {"library": "cuDNN / MIOpen"},
+                                      "nccl_all_reduce": {"library": "NCCL"}}
+
+# The probe writes the same English templates (app/probes/verify.py DETAILS; a test keeps them equal).
+_DETAILS: dict[str, Callable[[Params], Msg]] = {
+    "python_at": lambda p: msg("verify.python_at", "Python {version} at {executable}", **p),
+    "exception": lambda p: msg("verify.exception", "{type}: {message}", **p),
+    "torch_imported": lambda p: msg("verify.torch_imported",
+                                    "torch {version} imported in {seconds:.1f} s from {folder}", **p),
+    "matmul_ok": lambda p: msg("verify.matmul_ok", "256x192 @ 192x128 matches the CPU reference ({errors})", **p),
+    "matmul_differs": lambda p: msg("verify.matmul_differs", "{dtype} result differs from the CPU reference by "
+                                    "{err:.2e} (allowed {allowed:.0e})", **p),
+    "conv_ok": lambda p: msg("verify.conv_ok", "3x3 convolution on 2x3x32x32 matches the CPU reference ({errors})",
+                             **p),
+    "conv_differs": lambda p: msg("verify.conv_differs", "{dtype} convolution differs from the CPU reference by "
+                                  "{err:.2e} (allowed {allowed:.0e})", **p),
+    "training_ok": lambda p: msg("verify.training_ok", "20 SGD steps on a tiny MLP: loss {first:.4f} -> {last:.4f}",
+                                 **p),
+    "loss_not_finite": lambda p: msg("verify.loss_not_finite", "the loss became NaN or infinite"),
+    "loss_not_down": lambda p: msg("verify.loss_not_down", "the loss did not go down ({first:.4f} -> {last:.4f})",
+                                   **p),
+    "autocast_ok": lambda p: msg("verify.autocast_ok", "a matmul under autocast ran in {dtype} (error {err:.1e})", **p),
+    "autocast_missing": lambda p: msg("verify.autocast_missing", "this PyTorch has no autocast for {device}: {message}",
+                                      **p),
+    "autocast_wrong_dtype": lambda p: msg("verify.autocast_wrong_dtype",
+                                          "autocast did not run the matmul in {dtype} (got {got})", **p),
+    "autocast_differs": lambda p: msg("verify.autocast_differs",
+                                      "autocast {dtype} result differs from the reference by {err:.2e}", **p),
+    "round_trip_ok": lambda p: msg("verify.round_trip_ok", "4 MiB copied to {device}, computed on and copied back "
+                                   "intact ({ms:.1f} ms)", **p),
+    "round_trip_differs": lambda p: msg("verify.round_trip_differs",
+                                        "data copied to the device and back came back different"),
+    "dnn_ok": lambda p: msg("verify.dnn_ok", "{library} {version}: convolution forward and backward match the CPU "
+                            "reference", **p),
+    "dnn_missing": lambda p: msg("verify.dnn_missing", "{library} is not available in this PyTorch build", **p),
+    "dnn_disabled": lambda p: msg("verify.dnn_disabled", "{library} {version} is present but disabled "
+                                  "(torch.backends.cudnn.enabled = False)", **p),
+    "dnn_differs": lambda p: msg("verify.dnn_differs", "{library} convolution differs from the CPU reference by "
+                                 "{err:.2e}", **p),
+    "dnn_not_used": lambda p: msg("verify.dnn_not_used", "cuDNN/MIOpen are NVIDIA/AMD libraries; {backend} does not "
+                                  "use them", **p),
+    "memory_ok": lambda p: msg("verify.memory_ok", "{allocated:.1f} MiB allocated by tensors, {reserved:.1f} MiB kept "
+                               "reserved by PyTorch's caching allocator (normal: it reuses it)", **p),
+    "memory_over": lambda p: msg("verify.memory_over", "allocated memory exceeds reserved memory: {allocated:.1f} MiB "
+                                 "allocated by tensors, {reserved:.1f} MiB kept reserved by PyTorch's caching "
+                                 "allocator (normal: it reuses it)", **p),
+    "memory_no_stats": lambda p: msg("verify.memory_no_stats", "no memory statistics for {device}", **p),
+    "all_reduce_ok": lambda p: msg("verify.all_reduce_ok", "{world} processes summed a 4 MiB tensor with {backend} "
+                                   "over 127.0.0.1 (correct result, {ms:.1f} ms)", **p),
+    "all_reduce_timeout": lambda p: msg("verify.all_reduce_timeout",
+                                        "the {backend} all_reduce did not finish within {seconds:.0f} s", **p),
+    "all_reduce_wrong": lambda p: msg("verify.all_reduce_wrong", "{backend} all_reduce gave {value} instead of "
+                                      "{expected}", **p),
+    "all_reduce_failed": lambda p: msg("verify.all_reduce_failed", "the {backend} all_reduce failed: {error}", **p),
+    "all_reduce_no_output": lambda p: msg("verify.all_reduce_no_output", "the {backend} all_reduce failed: no output",
+                                          **p),
+    "dist_not_asked": lambda p: msg("verify.dist_not_asked", "not asked for (--no-dist)"),
+    "dist_missing": lambda p: msg("verify.dist_missing", "this PyTorch build has no torch.distributed"),
+    "nccl_needs_two_gpus": lambda p: msg("verify.nccl_needs_two_gpus",
+                                         "needs two or more GPUs; this machine has {count}", **p),
+    "nccl_missing": lambda p: msg("verify.nccl_missing", "this PyTorch build has no NCCL"),
+    "nccl_not_for": lambda p: msg("verify.nccl_not_for", "NCCL is for NVIDIA/AMD GPUs, not {backend}", **p),
+    "accelerator_ok": lambda p: msg("verify.accelerator_ok", "{backend}: {devices}", **p),
+    "no_accelerator": lambda p: msg("verify.no_accelerator", "no accelerator is usable: {reason}", **p),
+    "cuda_unusable": lambda p: msg("verify.cuda_unusable", "This PyTorch is built for CUDA {cuda}, but no NVIDIA GPU "
+                                   "can be used. Run `torch-setup doctor` to find out why.", **p),
+    "cuda_unusable_said": lambda p: msg("verify.cuda_unusable_said", "This PyTorch is built for CUDA {cuda}, but no "
+                                        "NVIDIA GPU can be used ({warning}). Run `torch-setup doctor` to find out "
+                                        "why.", **p),
+    "rocm_unusable": lambda p: msg("verify.rocm_unusable", "This PyTorch is built for ROCm {hip}, but no AMD GPU can "
+                                   "be used. Run `torch-setup doctor` to find out why.", **p),
+    "rocm_unusable_said": lambda p: msg("verify.rocm_unusable_said", "This PyTorch is built for ROCm {hip}, but no AMD "
+                                        "GPU can be used ({warning}). Run `torch-setup doctor` to find out why.", **p),
+    "mps_unusable": lambda p: msg("verify.mps_unusable", "This PyTorch supports Apple's MPS, but it is not available "
+                                  "on this Mac (macOS {mac}; MPS needs macOS 12.3 or newer on Apple silicon or an AMD "
+                                  "GPU)", **p),
+    "xpu_unusable": lambda p: msg("verify.xpu_unusable",
+                                  "This PyTorch is built for Intel GPUs (XPU), but none can be used"),
+    "cpu_only_build": lambda p: msg("verify.cpu_only_build",
+                                    "This PyTorch is a CPU-only build, so it cannot use a GPU"),
+    "cpu_only_build_tagged": lambda p: msg("verify.cpu_only_build_tagged",
+                                           "This PyTorch (+{tag}) is a CPU-only build, so it cannot use a GPU", **p),
+    # decided here, not by the probe
+    "arch_covered": lambda p: msg("verify.arch_covered", "device {devices} is covered by {archs}", **p),
+    "arch_missing": lambda p: msg("verify.arch_missing", "{devices} is not in this wheel's compiled architectures "
+                                  "({archs}): kernels will fail with 'no kernel image is available'", **p),
+    "arch_list_unknown": lambda p: msg("verify.arch_list_unknown", "this build does not report its architecture list"),
+    "arch_not_applicable": lambda p: msg("verify.arch_not_applicable", "{backend} has no compiled architecture list",
+                                         **p),
+}
+DETAIL_CODES = frozenset(_DETAILS)
+
+
+def _fits(m: Msg) -> bool:
+    """Does every placeholder of ``m``'s template have a value (and format)?"""
+    names = {f for _, f, _, _ in string.Formatter().parse(m.en) if f}
+    have = {k for k, _ in m.args}
+    if not names <= have:
+        return False
+    try:
+        m.render("en")
+    except (ValueError, TypeError, KeyError, IndexError):
+        return False
+    return True
+
+
+def _nested(params: Params) -> dict[str, object]:
+    """A ``{"code", "params"}`` value (the reason of a skip) becomes its text."""
+    out: dict[str, object] = {}
+    for k, v in params.items():
+        if isinstance(v, Mapping) and isinstance(v.get("code"), str):
+            inner = v.get("params")
+            out[k] = detail_text(str(v["code"]), inner if isinstance(inner, Mapping) else {}, "")
+        else:
+            out[k] = v
+    return out
+
+
+def check_title(name: str, params: Params | None = None, fallback: str = "") -> Text:
+    """The title of check ``name`` (``params``: the library of dnn_library / nccl_all_reduce)."""
+    make = _TITLES.get(name)
+    if make is None:
+        return fallback or name
+    m = make(params or _TITLE_DEFAULTS.get(name) or {})
+    return m if _fits(m) else (fallback or name)
+
+
+def detail_text(code: str | None, params: Params | None, fallback: str) -> Text:
+    """The sentence for outcome ``code`` with ``params``; ``fallback`` (the probe's English) otherwise."""
+    make = _DETAILS.get(code or "")
+    if make is None:
+        return fallback
+    m = make(_nested(params or {}))
+    return m if _fits(m) else fallback
+
+
+# ------------------------------------------------------------------------------- the report
+
+
+def _str(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _int(value: object) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return int(value)
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _seq(value: object) -> tuple[object, ...]:
+    return tuple(value) if isinstance(value, (list, tuple)) else ()
 
 
 @dataclass(frozen=True)
 class Check:
-    name: str  # stable id: cpu_matmul, gloo_all_reduce, device_matmul, ...
-    status: str  # passed | failed | skipped
-    detail: str = ""  # one line a beginner can read: what was done, or why it failed / was skipped
-    title: str = ""  # "Matrix multiply on the CPU"
-    data: dict | None = None
+    """One check: ``name`` (stable id), ``status`` (passed | failed | skipped), its title and
+    the outcome's ``code`` with ``params`` (the detail: what was done, or why it failed / was
+    skipped), and measured ``data``."""
+
+    name: str
+    status: str
+    title: Text
+    detail: Text = ""
+    code: str | None = None
+    params: Mapping[str, object] = field(default_factory=dict)
+    data: Mapping[str, object] | None = None
 
     @property
     def passed(self) -> bool:
         return self.status == "passed"
 
+    def to_dict(self) -> dict[str, object]:
+        """English title and detail, plus the codes and values they are made from."""
+        out: dict[str, object] = {"name": self.name, "status": self.status, "title": render(self.title),
+                                  "detail": render(self.detail), "code": self.code,
+                                  "params": to_jsonable(dict(self.params)), "data": to_jsonable(self.data)}
+        if isinstance(self.title, Msg) and self.title.args:
+            out["title_params"] = {k: v for k, v in self.title.args}
+        return out
+
     @classmethod
-    def from_dict(cls, d: dict) -> "Check":
+    def from_dict(cls, d: Mapping[str, object]) -> Check:
+        """From :meth:`to_dict` output or a check of the probe's result."""
         status = str(d.get("status", "failed"))
-        return cls(name=str(d.get("name", "")), status=status if status in STATUSES else "failed",
-                   detail=str(d.get("detail", "")), title=str(d.get("title") or d.get("name", "")),
-                   data=d.get("data"))
+        name = str(d.get("name", ""))
+        code = _str(d.get("code"))
+        params = dict(_mapping(d.get("params")))
+        title_params = _mapping(d.get("title_params")) or None
+        data = d.get("data")
+        return cls(name=name, status=status if status in STATUSES else "failed",
+                   title=check_title(name, title_params, str(d.get("title") or name)),
+                   detail=detail_text(code, params, str(d.get("detail") or "")), code=code, params=params,
+                   data=dict(data) if isinstance(data, Mapping) else None)
+
+
+def check_from_step(ev: StepEvent) -> Check:
+    """A check as it streams from the probe (``status`` may also be running or info)."""
+    data = dict(ev.data or {})
+    text = _mapping(data.pop("text", None))
+    fallback_title = str(data.pop("title", "") or ev.name)
+    code = _str(text.get("code"))
+    params = dict(_mapping(text.get("params")))
+    title = check_title(ev.name, _mapping(text.get("title_params")) or None, fallback_title)
+    return Check(name=ev.name, status=ev.status, title=title, detail=detail_text(code, params, ev.detail),
+                 code=code, params=params, data=data or None)
 
 
 @dataclass(frozen=True)
@@ -48,27 +301,112 @@ class Device:
     gfx_target: str | None = None
     total_memory: int | None = None  # bytes
     free_memory: int | None = None
-    arch_supported: bool | None = None  # the device's CC / gfx is in the wheel's arch list
+    arch_supported: bool | None = None  # the device's CC / gfx is in the wheel's arch list (decided here)
     multi_processors: int | None = None
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Device":
-        names = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in d.items() if k in names})
+    def from_dict(cls, d: Mapping[str, object]) -> Device:
+        supported = d.get("arch_supported")
+        return cls(index=_int(d.get("index")) or 0, backend=str(d.get("backend") or ""), name=str(d.get("name") or ""),
+                   compute_capability=_str(d.get("compute_capability")), gfx_target=_str(d.get("gfx_target")),
+                   total_memory=_int(d.get("total_memory")), free_memory=_int(d.get("free_memory")),
+                   arch_supported=supported if isinstance(supported, bool) else None,
+                   multi_processors=_int(d.get("multi_processors")))
+
+
+@dataclass(frozen=True)
+class TorchBuild:
+    """How the installed torch was built (``torch.version``, its compiled architectures)."""
+
+    local_tag: str | None = None  # "cpu", "cu126" (the +suffix of the version)
+    file: str | None = None
+    cuda: str | None = None
+    hip: str | None = None
+    xpu: str | None = None
+    git_version: str | None = None
+    debug: bool = False
+    num_threads: int | None = None
+    cpu_capability: str | None = None
+    arch_list: tuple[str, ...] = ()  # sm_86, compute_90, gfx1100 ...
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, object]) -> TorchBuild:
+        return cls(local_tag=_str(d.get("local_tag")), file=_str(d.get("file")), cuda=_str(d.get("cuda")),
+                   hip=_str(d.get("hip")), xpu=_str(d.get("xpu")), git_version=_str(d.get("git_version")),
+                   debug=bool(d.get("debug")), num_threads=_int(d.get("num_threads")),
+                   cpu_capability=_str(d.get("cpu_capability")),
+                   arch_list=tuple(str(a) for a in _seq(d.get("arch_list"))))
+
+    def to_dict(self) -> dict[str, object]:
+        return {f.name: (list(self.arch_list) if f.name == "arch_list" else getattr(self, f.name))
+                for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class BackendState:
+    built: bool = False
+    available: bool = False
+    device_count: int | None = None
+    version: int | None = None  # cudnn
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, object]) -> BackendState:
+        return cls(built=bool(d.get("built")), available=bool(d.get("available")),
+                   device_count=_int(d.get("device_count")), version=_int(d.get("version")))
+
+    def to_dict(self) -> dict[str, object]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """The env's Python as the probe saw it (printed before torch is imported)."""
+
+    executable: str | None = None
+    prefix: str | None = None
+    base_prefix: str | None = None
+    in_venv: bool | None = None
+    conda: bool | None = None
+    python_version: str | None = None
+    implementation: str | None = None
+    machine: str | None = None
+    system: str | None = None  # Linux | Darwin | Windows
+    platform: str | None = None
+    mac_ver: str | None = None
+    pid: int | None = None
+    env: Mapping[str, str] = field(default_factory=dict)  # device UUIDs hidden
+    sys_path: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, object]) -> Interpreter:
+        def flag(key: str) -> bool | None:
+            v = d.get(key)
+            return v if isinstance(v, bool) else None
+
+        return cls(executable=_str(d.get("executable")), prefix=_str(d.get("prefix")),
+                   base_prefix=_str(d.get("base_prefix")), in_venv=flag("in_venv"), conda=flag("conda"),
+                   python_version=_str(d.get("python_version")), implementation=_str(d.get("implementation")),
+                   machine=_str(d.get("machine")), system=_str(d.get("system")), platform=_str(d.get("platform")),
+                   mac_ver=_str(d.get("mac_ver")), pid=_int(d.get("pid")),
+                   env={str(k): hide_uuids(str(v)) for k, v in _mapping(d.get("env")).items()},
+                   sys_path=tuple(str(p) for p in _seq(d.get("sys_path"))))
+
+    def to_dict(self) -> dict[str, object]:
+        return {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)}
 
 
 @dataclass(frozen=True)
 class VerifyReport:
     python: str
     torch_version: str | None
-    build: dict  # cuda, hip, xpu, local_tag, git_version, debug, arch_list, cpu_capability, file
-    backends: dict  # name -> {built, available[, device_count]}; plus cudnn {built, version}
-    devices: list[Device]
-    checks: list[Check]
-    accelerator: str | None  # cuda | rocm | xpu | mps | None
-    interpreter: dict = field(default_factory=dict)  # executable, prefix, env, machine, mac_ver...
-    init_warnings: dict = field(default_factory=dict)  # what torch said while initialising a backend
-    loaded_libraries: dict = field(default_factory=dict)  # lib basename -> path it was loaded from
+    build: TorchBuild = field(default_factory=TorchBuild)
+    backends: Mapping[str, BackendState] = field(default_factory=dict)  # cpu, cuda, rocm, mps, xpu; cudnn
+    devices: tuple[Device, ...] = ()
+    checks: tuple[Check, ...] = ()
+    accelerator: str | None = None  # cuda | rocm | xpu | mps | None
+    interpreter: Interpreter = field(default_factory=Interpreter)
+    init_warnings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # what torch said per backend
+    loaded_libraries: Mapping[str, str] = field(default_factory=dict)  # lib basename -> where it was loaded from
     duration_s: float = 0.0
     log_path: str | None = None
 
@@ -83,38 +421,103 @@ class VerifyReport:
     def check(self, name: str) -> Check | None:
         return next((c for c in self.checks if c.name == name), None)
 
-    def to_dict(self) -> dict:
-        d = {k: to_jsonable(getattr(self, k)) for k in self.__dataclass_fields__}
+    def backend(self, name: str) -> BackendState:
+        return self.backends.get(name) or BackendState()
+
+    def to_dict(self) -> dict[str, object]:
+        d = {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)}
         d["ok"] = self.ok
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "VerifyReport":
-        """From ``to_dict()`` output or from the probe's raw result object."""
-        torch = d.get("torch") or {}
-        build = d.get("build") or torch
-        interp = dict(d.get("interpreter") or {})
-        if isinstance(interp.get("env"), dict):  # device UUIDs never go into a report
-            from app.core.detection.envvars import hide_uuids
+    def from_dict(cls, d: Mapping[str, object], *, tegra: Iterable[str] | None = None) -> VerifyReport:
+        """From :meth:`to_dict` output or from the probe's raw result object.
 
-            interp["env"] = {k: hide_uuids(str(v)) for k, v in interp["env"].items()}
-        return cls(
-            python=str(d.get("python") or interp.get("executable") or ""),
-            torch_version=d.get("torch_version") or torch.get("version"),
-            build={k: v for k, v in build.items() if k != "version"},
-            backends=dict(d.get("backends") or {}),
-            devices=[Device.from_dict(x) for x in d.get("devices") or []],
-            checks=[Check.from_dict(x) for x in d.get("checks") or []],
-            accelerator=d.get("accelerator"),
-            interpreter=dict(interp),
-            init_warnings=dict(d.get("init_warnings") or {}),
-            loaded_libraries=dict(d.get("loaded_libraries") or {}),
-            duration_s=float(d.get("duration_s") or 0.0),
-            log_path=d.get("log_path"),
+        A probe result has no ``arch_list`` check: it is decided here (:func:`decide_arch`);
+        ``tegra`` (the compute capabilities served only by an exact match) defaults to the
+        compat data's.
+        """
+        torch = _mapping(d.get("torch"))
+        build = _mapping(d.get("build")) or torch
+        report = cls(
+            python=str(d.get("python") or _mapping(d.get("interpreter")).get("executable") or ""),
+            torch_version=_str(d.get("torch_version") or torch.get("version")),
+            build=TorchBuild.from_dict(build),
+            backends={str(k): BackendState.from_dict(_mapping(v)) for k, v in _mapping(d.get("backends")).items()},
+            devices=tuple(Device.from_dict(_mapping(x)) for x in _seq(d.get("devices"))),
+            checks=tuple(Check.from_dict(_mapping(x)) for x in _seq(d.get("checks"))),
+            accelerator=_str(d.get("accelerator")),
+            interpreter=Interpreter.from_dict(_mapping(d.get("interpreter"))),
+            init_warnings={str(k): tuple(str(x) for x in _seq(v)) for k, v in _mapping(d.get("init_warnings")).items()},
+            loaded_libraries={str(k): str(v) for k, v in _mapping(d.get("loaded_libraries")).items()},
+            duration_s=float(str(d.get("duration_s") or 0.0)),
+            log_path=_str(d.get("log_path")),
         )
+        return decide_arch(report, tegra)
 
 
-def run_verify(python: str | os.PathLike, *, on_event: EventCallback | None = None,
+# ------------------------------------------------------------------------------- the arch rule
+
+def _tegra() -> frozenset[str]:
+    try:
+        return load_compat().tegra
+    except BadInput:  # the verdict still stands for desktop GPUs
+        return frozenset()
+
+
+def _device_supported(d: Device, arch_list: tuple[str, ...], tegra: Iterable[str]) -> bool | None:
+    if d.backend == "rocm":
+        listed = {a.split(":")[0] for a in arch_list}
+        return (d.gfx_target in listed) if d.gfx_target and listed else None
+    if d.backend == "cuda":
+        return cuda.arch_covers(d.compute_capability, arch_list, tegra=tegra)
+    return None
+
+
+def _arch_check(report: VerifyReport, accel: Check) -> Check:
+    def make(status: str, code: str, params: Params) -> Check:
+        return Check("arch_list", status, check_title("arch_list"), detail_text(code, params, ""), code, dict(params))
+
+    backend = report.accelerator
+    arch_list = report.build.arch_list
+    if accel.status != "passed" or backend is None:
+        reason = {"code": accel.code, "params": dict(accel.params)} if accel.code else None
+        if reason is None:
+            return Check("arch_list", "skipped", check_title("arch_list"), f"no accelerator is usable: {accel.detail}")
+        return make("skipped", "no_accelerator", {"reason": reason})
+    if backend not in ("cuda", "rocm"):
+        return make("skipped", "arch_not_applicable", {"backend": backend})
+    if not arch_list:
+        return make("skipped", "arch_list_unknown", {})
+    listed = " ".join(arch_list)
+    bad = [d for d in report.devices if d.arch_supported is False]
+    if bad:
+        what = ", ".join(f"{d.name} ({d.compute_capability or d.gfx_target})" for d in bad)
+        return make("failed", "arch_missing", {"devices": what, "archs": listed})
+    what = ", ".join(f"{d.compute_capability or d.gfx_target}" for d in report.devices)
+    return make("passed", "arch_covered", {"devices": what, "archs": listed})
+
+
+def decide_arch(report: VerifyReport, tegra: Iterable[str] | None = None) -> VerifyReport:
+    """Mark each device served or not by the wheel's arch list, and add the ``arch_list``
+    check after ``accelerator`` when the probe's checks ran and it is not there yet."""
+    arch_list = report.build.arch_list
+    devices = report.devices
+    if arch_list and any(d.arch_supported is None and d.backend in ("cuda", "rocm") for d in devices):
+        served = _tegra() if tegra is None else frozenset(tegra)
+        devices = tuple(d if d.arch_supported is not None else
+                        replace(d, arch_supported=_device_supported(d, arch_list, served)) for d in devices)
+        report = replace(report, devices=devices)
+    names = [c.name for c in report.checks]
+    if "accelerator" not in names or "arch_list" in names:
+        return report
+    at = names.index("accelerator")
+    checks = list(report.checks)
+    checks.insert(at + 1, _arch_check(report, checks[at]))
+    return replace(report, checks=tuple(checks))
+
+
+def run_verify(python: str | os.PathLike[str], *, on_event: EventCallback | None = None,
                cancel: CancelToken | None = None, timeout_s: float = 300.0, expect: str | None = None,
                facts_only: bool = False, distributed: bool = True) -> VerifyReport:
     """Verify PyTorch inside the environment whose interpreter is ``python``.
@@ -136,58 +539,3 @@ def run_verify(python: str | os.PathLike, *, on_event: EventCallback | None = No
     raw["log_path"] = str(out.log_path) if out.log_path else None
     raw["python"] = str(Path(python))
     return VerifyReport.from_dict(raw)
-
-
-# ----------------------------------------------------------------------- the checks in the user's language
-
-def _titles() -> dict[str, str]:
-    """The verify probe's check titles (English, as the probe writes them) -> the current language."""
-    return {
-        "PyTorch imports": tr("PyTorch imports"),
-        "Matrix multiply on the CPU": tr("Matrix multiply on the CPU"),
-        "Convolution on the CPU": tr("Convolution on the CPU"),
-        "A training step on the CPU (loss goes down)": tr("A training step on the CPU (loss goes down)"),
-        "Mixed precision (bfloat16 autocast) on the CPU": tr("Mixed precision (bfloat16 autocast) on the CPU"),
-        "Two-process all_reduce on the CPU (gloo)": tr("Two-process all_reduce on the CPU (gloo)"),
-        "An accelerator (GPU) is usable": tr("An accelerator (GPU) is usable"),
-        "The GPU's architecture is compiled into this PyTorch": tr("The GPU's architecture is compiled into this "
-                                                                   "PyTorch"),
-        "A tensor goes to the accelerator and back": tr("A tensor goes to the accelerator and back"),
-        "Matrix multiply on the accelerator matches the CPU": tr("Matrix multiply on the accelerator matches the CPU"),
-        "Convolution on the accelerator matches the CPU": tr("Convolution on the accelerator matches the CPU"),
-        "A training step on the accelerator (loss goes down)": tr("A training step on the accelerator (loss goes "
-                                                                  "down)"),
-        "cuDNN / MIOpen convolution": tr("cuDNN / MIOpen convolution"),
-        "cuDNN convolution": tr("cuDNN convolution"),
-        "MIOpen convolution": tr("MIOpen convolution"),
-        "Mixed precision (autocast) on the accelerator": tr("Mixed precision (autocast) on the accelerator"),
-        "Accelerator memory after the checks": tr("Accelerator memory after the checks"),
-        "Two-process all_reduce across GPUs (NCCL)": tr("Two-process all_reduce across GPUs (NCCL)"),
-        "Two-process all_reduce across GPUs (RCCL)": tr("Two-process all_reduce across GPUs (RCCL)"),
-    }
-
-
-_CPU_ONLY = re.compile(r"^[Tt]his PyTorch(?P<tag>(?: \(\+[^)]*\))?) is a CPU-only build, so it cannot use a GPU$")
-_NO_ACCEL = "no accelerator is usable: "
-
-
-def _detail(detail: str) -> str:
-    m = _CPU_ONLY.match(detail)
-    if m:
-        return tr("This PyTorch{tag} is a CPU-only build, so it cannot use a GPU", tag=m.group("tag"))
-    if detail.startswith(_NO_ACCEL):
-        return tr("no accelerator is usable: {reason}", reason=_detail(detail[len(_NO_ACCEL):]))
-    return {"not asked for (--no-dist)": tr("not asked for (--no-dist)"),
-            "this PyTorch build has no torch.distributed": tr("this PyTorch build has no torch.distributed"),
-            }.get(detail, detail)
-
-
-def localize_check(title: str, detail: str) -> tuple[str, str]:
-    """A check's title and detail (as the probe wrote them, in English) in the current language.
-
-    Known titles and the usual skip reasons are translated; measured details (numbers, device
-    names, error messages from PyTorch) stay as they are. English returns them unchanged.
-    """
-    if get_language() == "en":
-        return title, detail
-    return _titles().get(title, title), _detail(detail or "")

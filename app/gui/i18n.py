@@ -11,7 +11,6 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 
-from app.core import i18n as core_i18n
 from app.core.paths import resources_dir
 
 #: (code, name in its own language): what the Welcome page offers.
@@ -60,11 +59,11 @@ class Translations:
         """Install the catalogues for ``lang`` (English needs none). Returns the language in use."""
         app = QCoreApplication.instance()
         lang = normalize(lang)
-        # The core's own sentences (recommendation reasons, pre-flight checks, ...) follow the
-        # same language; set before the translators so LanguageChange handlers see it.
-        core_i18n.set_language(lang)
+        # The core's own sentences (recommendation reasons, pre-flight checks, ...) are rendered in
+        # this language (app.core.text.render); set before the translators change, so the
+        # LanguageChange handlers that re-render see it.
+        self.language = lang
         if app is None:
-            self.language = lang
             return lang
         for tr in self._installed:
             app.removeTranslator(tr)
@@ -79,10 +78,6 @@ class Translations:
             if qt.load(QLocale(lang), "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
                 app.installTranslator(qt)
                 self._installed.append(qt)
-        if lang == "en" and self.language != "en":
-            # Removing translators already sent LanguageChange; nothing else to do.
-            pass
-        self.language = lang
         return lang
 
 

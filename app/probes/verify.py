@@ -3,13 +3,22 @@
 Run as ``<env python> -I verify.py [--expect cuda|rocm|mps|xpu] [--facts-only] [--no-dist]``.
 Stdlib + torch only. Prints one JSON object per line on stdout:
 
-* ``{"event": "step", "name", "status", "detail", "data"}`` while working
+* ``{"event": "step", "name", "status", "detail", "title", "data"}`` while working
   (status: running | passed | failed | skipped | info),
 * exactly one ``{"event": "result", ...}`` last,
 * ``{"event": "error", "type", "message", "hint"}`` when something breaks before a result.
 
 Facts about the interpreter are printed *before* torch is imported, so a torch that
 crashes the process still leaves them behind for the doctor.
+
+Every check has a stable ``name``; its outcome is a stable ``code`` with plain ``params``
+(measured numbers, names, the reason for a skip), from which the English ``detail`` is
+written here (:data:`DETAILS`, for people reading the raw output) and the assistant writes
+the sentence in the user's language (``app/core/verify.py`` holds the same templates; a test
+keeps them equal). Step events carry them in ``data["text"]``. The probe reports facts, not
+verdicts that need the assistant's rules: whether a device's architecture is compiled into
+the wheel (the ``arch_list`` check) is decided by the assistant from ``devices`` and the
+build's ``arch_list``.
 
 ``verify.py --dist-worker RANK WORLD PORT BACKEND`` is the internal entry point of one rank
 of the two-process all_reduce check.
@@ -47,12 +56,102 @@ def emit(obj: dict) -> None:
     sys.stdout.flush()
 
 
-def step(name: str, status: str, detail: str = "", data: dict | None = None, title: str = "") -> dict:
+def step(name: str, status: str, detail: str = "", data: dict | None = None, title: str = "",
+         text: dict | None = None) -> dict:
     ev = {"event": "step", "name": name, "status": status, "detail": detail, "title": title or name}
-    if data:
-        ev["data"] = data
+    if data or text:
+        ev["data"] = {**(data or {}), **({"text": text} if text else {})}
     emit(ev)
     return ev
+
+
+# The checks' titles (English; params in ``{}``) and the outcome codes' English details.
+TITLES = {
+    "python": "The environment's Python",
+    "backends": "Backends",
+    "torch_import": "PyTorch imports",
+    "cpu_matmul": "Matrix multiply on the CPU",
+    "cpu_conv2d": "Convolution on the CPU",
+    "cpu_training": "A training step on the CPU (loss goes down)",
+    "cpu_autocast": "Mixed precision (bfloat16 autocast) on the CPU",
+    "gloo_all_reduce": "Two-process all_reduce on the CPU (gloo)",
+    "accelerator": "An accelerator (GPU) is usable",
+    "device_round_trip": "A tensor goes to the accelerator and back",
+    "device_matmul": "Matrix multiply on the accelerator matches the CPU",
+    "device_conv2d": "Convolution on the accelerator matches the CPU",
+    "device_training": "A training step on the accelerator (loss goes down)",
+    "dnn_library": "{library} convolution",
+    "device_autocast": "Mixed precision (autocast) on the accelerator",
+    "device_memory": "Accelerator memory after the checks",
+    "nccl_all_reduce": "Two-process all_reduce across GPUs ({library})",
+}
+TITLE_DEFAULTS = {"dnn_library": {"library": "cuDNN / MIOpen"}, "nccl_all_reduce": {"library": "NCCL"}}
+
+DETAILS = {
+    "python_at": "Python {version} at {executable}",
+    "exception": "{type}: {message}",
+    "torch_imported": "torch {version} imported in {seconds:.1f} s from {folder}",
+    "matmul_ok": "256x192 @ 192x128 matches the CPU reference ({errors})",
+    "matmul_differs": "{dtype} result differs from the CPU reference by {err:.2e} (allowed {allowed:.0e})",
+    "conv_ok": "3x3 convolution on 2x3x32x32 matches the CPU reference ({errors})",
+    "conv_differs": "{dtype} convolution differs from the CPU reference by {err:.2e} (allowed {allowed:.0e})",
+    "training_ok": "20 SGD steps on a tiny MLP: loss {first:.4f} -> {last:.4f}",
+    "loss_not_finite": "the loss became NaN or infinite",
+    "loss_not_down": "the loss did not go down ({first:.4f} -> {last:.4f})",
+    "autocast_ok": "a matmul under autocast ran in {dtype} (error {err:.1e})",
+    "autocast_missing": "this PyTorch has no autocast for {device}: {message}",
+    "autocast_wrong_dtype": "autocast did not run the matmul in {dtype} (got {got})",
+    "autocast_differs": "autocast {dtype} result differs from the reference by {err:.2e}",
+    "round_trip_ok": "4 MiB copied to {device}, computed on and copied back intact ({ms:.1f} ms)",
+    "round_trip_differs": "data copied to the device and back came back different",
+    "dnn_ok": "{library} {version}: convolution forward and backward match the CPU reference",
+    "dnn_missing": "{library} is not available in this PyTorch build",
+    "dnn_disabled": "{library} {version} is present but disabled (torch.backends.cudnn.enabled = False)",
+    "dnn_differs": "{library} convolution differs from the CPU reference by {err:.2e}",
+    "dnn_not_used": "cuDNN/MIOpen are NVIDIA/AMD libraries; {backend} does not use them",
+    "memory_ok": "{allocated:.1f} MiB allocated by tensors, {reserved:.1f} MiB kept reserved by PyTorch's "
+                 "caching allocator (normal: it reuses it)",
+    "memory_over": "allocated memory exceeds reserved memory: {allocated:.1f} MiB allocated by tensors, "
+                   "{reserved:.1f} MiB kept reserved by PyTorch's caching allocator (normal: it reuses it)",
+    "memory_no_stats": "no memory statistics for {device}",
+    "all_reduce_ok": "{world} processes summed a 4 MiB tensor with {backend} over 127.0.0.1 "
+                     "(correct result, {ms:.1f} ms)",
+    "all_reduce_timeout": "the {backend} all_reduce did not finish within {seconds:.0f} s",
+    "all_reduce_wrong": "{backend} all_reduce gave {value} instead of {expected}",
+    "all_reduce_failed": "the {backend} all_reduce failed: {error}",
+    "all_reduce_no_output": "the {backend} all_reduce failed: no output",
+    "dist_not_asked": "not asked for (--no-dist)",
+    "dist_missing": "this PyTorch build has no torch.distributed",
+    "nccl_needs_two_gpus": "needs two or more GPUs; this machine has {count}",
+    "nccl_missing": "this PyTorch build has no NCCL",
+    "nccl_not_for": "NCCL is for NVIDIA/AMD GPUs, not {backend}",
+    "accelerator_ok": "{backend}: {devices}",
+    "no_accelerator": "no accelerator is usable: {reason}",
+    "cuda_unusable": "This PyTorch is built for CUDA {cuda}, but no NVIDIA GPU can be used. "
+                     "Run `torch-setup doctor` to find out why.",
+    "cuda_unusable_said": "This PyTorch is built for CUDA {cuda}, but no NVIDIA GPU can be used ({warning}). "
+                          "Run `torch-setup doctor` to find out why.",
+    "rocm_unusable": "This PyTorch is built for ROCm {hip}, but no AMD GPU can be used. "
+                     "Run `torch-setup doctor` to find out why.",
+    "rocm_unusable_said": "This PyTorch is built for ROCm {hip}, but no AMD GPU can be used ({warning}). "
+                          "Run `torch-setup doctor` to find out why.",
+    "mps_unusable": "This PyTorch supports Apple's MPS, but it is not available on this Mac (macOS {mac}; "
+                    "MPS needs macOS 12.3 or newer on Apple silicon or an AMD GPU)",
+    "xpu_unusable": "This PyTorch is built for Intel GPUs (XPU), but none can be used",
+    "cpu_only_build": "This PyTorch is a CPU-only build, so it cannot use a GPU",
+    "cpu_only_build_tagged": "This PyTorch (+{tag}) is a CPU-only build, so it cannot use a GPU",
+}
+
+
+def detail_text(code: str, params: dict | None = None) -> str:
+    """The English detail of an outcome; a nested ``{"code", "params"}`` value is written the same way."""
+    values = {k: (detail_text(v["code"], v.get("params")) if isinstance(v, dict) and "code" in v else v)
+              for k, v in (params or {}).items()}
+    return DETAILS[code].format(**values)
+
+
+def title_text(name: str, params: dict | None = None) -> str:
+    return TITLES.get(name, name).format(**(params or TITLE_DEFAULTS.get(name) or {}))
 
 
 def interpreter_facts() -> dict:
@@ -100,28 +199,37 @@ class Checks:
     def __init__(self) -> None:
         self.items: list[dict] = []
 
-    def add(self, name: str, title: str, status: str, detail: str, data: dict | None = None) -> None:
-        item = {"name": name, "title": title, "status": status, "detail": detail}
+    def add(self, name: str, status: str, code: str, params: dict | None = None, data: dict | None = None,
+            title_params: dict | None = None) -> None:
+        title = title_text(name, title_params)
+        detail = detail_text(code, params)
+        item = {"name": name, "title": title, "status": status, "detail": detail, "code": code,
+                "params": params or {}}
+        if title_params:
+            item["title_params"] = title_params
         if data:
             item["data"] = data
         self.items.append(item)
-        step(name, status, detail, data, title)
+        text = {"code": code, "params": params or {}, **({"title_params": title_params} if title_params else {})}
+        step(name, status, detail, data, title, text)
 
-    def run(self, name: str, title: str, fn, *args) -> None:
-        """Run ``fn`` -> (status, detail[, data]); an exception is a failure with its message."""
-        step(name, "running", title=title)
+    def run(self, name: str, fn, *args, title_params: dict | None = None) -> None:
+        """Run ``fn`` -> (status, code, params[, data]); an exception is a failure with its message."""
+        step(name, "running", title=title_text(name, title_params),
+             text={"title_params": title_params} if title_params else None)
         try:
             out = fn(*args)
         except Exception as exc:  # the check's failure, in one line
-            msg = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-            self.add(name, title, "failed", msg[:400], {"traceback": traceback.format_exc()[-2000:]})
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            kind = type(exc).__name__
+            self.add(name, "failed", "exception", {"type": kind, "message": first[:max(0, 398 - len(kind))]},
+                     {"traceback": traceback.format_exc()[-2000:]}, title_params)
             return
-        status, detail = out[0], out[1]
-        data = out[2] if len(out) > 2 else None
-        self.add(name, title, status, detail, data)
+        data = out[3] if len(out) > 3 else None
+        self.add(name, out[0], out[1], out[2], data, title_params)
 
-    def skip(self, name: str, title: str, reason: str) -> None:
-        self.add(name, title, "skipped", reason)
+    def skip(self, name: str, code: str, params: dict | None = None, title_params: dict | None = None) -> None:
+        self.add(name, "skipped", code, params, title_params=title_params)
 
 
 def rel_err(torch, got, ref) -> float:
@@ -153,32 +261,31 @@ def check_matmul(torch, device: str, dtypes: list) -> tuple:
         err = rel_err(torch, out, ref)
         errs[name] = err
         if not err <= TOLERANCE[name]:
-            return ("failed", f"{name} result differs from the CPU reference by {err:.2e} "
-                              f"(allowed {TOLERANCE[name]:.0e})", {"rel_err": errs})
+            return ("failed", "matmul_differs", {"dtype": name, "err": err, "allowed": TOLERANCE[name]},
+                    {"rel_err": errs})
     shown = ", ".join(f"{k} {v:.1e}" for k, v in errs.items())
-    return ("passed", f"256x192 @ 192x128 matches the CPU reference ({shown})", {"rel_err": errs})
+    return ("passed", "matmul_ok", {"errors": shown}, {"rel_err": errs})
 
 
 def check_conv2d(torch, device: str, dtypes: list) -> tuple:
-    import torch.nn.functional as F
+    import torch.nn.functional as nnf
 
     g = torch.Generator().manual_seed(1)
     x = torch.randn(2, 3, 32, 32, generator=g, dtype=torch.float64)
     w = torch.randn(8, 3, 3, 3, generator=g, dtype=torch.float64)
-    ref = F.conv2d(x, w, padding=1)
+    ref = nnf.conv2d(x, w, padding=1)
     errs = {}
     for dt in dtypes:
         name = str(dt).replace("torch.", "")
-        out = F.conv2d(x.to(device, dt), w.to(device, dt), padding=1)
+        out = nnf.conv2d(x.to(device, dt), w.to(device, dt), padding=1)
         sync(torch, device)
         err = rel_err(torch, out, ref)
         errs[name] = err
         if not err <= TOLERANCE[name]:
-            return ("failed", f"{name} convolution differs from the CPU reference by {err:.2e} "
-                              f"(allowed {TOLERANCE[name]:.0e})", {"rel_err": errs})
+            return ("failed", "conv_differs", {"dtype": name, "err": err, "allowed": TOLERANCE[name]},
+                    {"rel_err": errs})
     shown = ", ".join(f"{k} {v:.1e}" for k, v in errs.items())
-    return ("passed", f"3x3 convolution on 2x3x32x32 matches the CPU reference ({shown})",
-            {"rel_err": errs})
+    return ("passed", "conv_ok", {"errors": shown}, {"rel_err": errs})
 
 
 def check_training(torch, device: str) -> tuple:
@@ -198,11 +305,10 @@ def check_training(torch, device: str) -> tuple:
         losses.append(float(loss.item()))
     first, last = losses[0], losses[-1]
     if not all(map(lambda v: v == v and abs(v) != float("inf"), losses)):
-        return ("failed", "the loss became NaN or infinite", {"losses": losses})
+        return ("failed", "loss_not_finite", {}, {"losses": losses})
     if not last < first * 0.9:
-        return ("failed", f"the loss did not go down ({first:.4f} -> {last:.4f})", {"losses": losses})
-    return ("passed", f"20 SGD steps on a tiny MLP: loss {first:.4f} -> {last:.4f}",
-            {"first_loss": first, "last_loss": last})
+        return ("failed", "loss_not_down", {"first": first, "last": last}, {"losses": losses})
+    return ("passed", "training_ok", {"first": first, "last": last}, {"first_loss": first, "last_loss": last})
 
 
 def check_autocast(torch, device: str, dtype) -> tuple:
@@ -215,16 +321,16 @@ def check_autocast(torch, device: str, dtype) -> tuple:
             out = a.to(device) @ b.to(device)
     except RuntimeError as exc:
         if device not in ("cpu", "cuda") and "autocast" in str(exc).lower():
-            return ("skipped", f"this PyTorch has no autocast for {device}: {str(exc).splitlines()[0][:200]}")
+            return ("skipped", "autocast_missing", {"device": device, "message": str(exc).splitlines()[0][:200]})
         raise
     sync(torch, device)
     name = str(dtype).replace("torch.", "")
     if out.dtype != dtype:
-        return ("failed", f"autocast did not run the matmul in {name} (got {out.dtype})")
+        return ("failed", "autocast_wrong_dtype", {"dtype": name, "got": str(out.dtype)})
     err = rel_err(torch, out, ref)
     if not err <= TOLERANCE[name]:
-        return ("failed", f"autocast {name} result differs from the reference by {err:.2e}")
-    return ("passed", f"a matmul under autocast ran in {name} (error {err:.1e})", {"rel_err": err})
+        return ("failed", "autocast_differs", {"dtype": name, "err": err})
+    return ("passed", "autocast_ok", {"dtype": name, "err": err}, {"rel_err": err})
 
 
 def check_round_trip(torch, device: str) -> tuple:
@@ -235,33 +341,32 @@ def check_round_trip(torch, device: str) -> tuple:
     sync(torch, device)
     dt = time.perf_counter() - t0
     if not torch.equal(z, x * 2 + 1):
-        return ("failed", "data copied to the device and back came back different")
-    return ("passed", f"4 MiB copied to {device}, computed on and copied back intact ({dt * 1000:.1f} ms)")
+        return ("failed", "round_trip_differs", {})
+    return ("passed", "round_trip_ok", {"device": device, "ms": dt * 1000})
 
 
 def check_dnn(torch, device: str, hip: bool) -> tuple:
     lib = "MIOpen" if hip else "cuDNN"
     backend = torch.backends.cudnn
     if not backend.is_available():
-        return ("failed", f"{lib} is not available in this PyTorch build")
+        return ("failed", "dnn_missing", {"library": lib})
     version = backend.version()
     if not backend.enabled:
-        return ("failed", f"{lib} {version} is present but disabled (torch.backends.cudnn.enabled = False)")
-    import torch.nn.functional as F
+        return ("failed", "dnn_disabled", {"library": lib, "version": _dnn_version(version, hip)})
+    import torch.nn.functional as nnf
 
     g = torch.Generator().manual_seed(4)
     x = torch.randn(4, 16, 28, 28, generator=g, dtype=torch.float64)
     w = torch.randn(32, 16, 3, 3, generator=g, dtype=torch.float64)
-    ref = F.conv2d(x, w, padding=1)
+    ref = nnf.conv2d(x, w, padding=1)
     xd = x.to(device, torch.float32).requires_grad_(True)
-    out = F.conv2d(xd, w.to(device, torch.float32), padding=1)
+    out = nnf.conv2d(xd, w.to(device, torch.float32), padding=1)
     out.sum().backward()
     sync(torch, device)
     err = rel_err(torch, out, ref)
     if not err <= TOLERANCE["float32"]:
-        return ("failed", f"{lib} convolution differs from the CPU reference by {err:.2e}")
-    shown = _dnn_version(version, hip)
-    return ("passed", f"{lib} {shown}: convolution forward and backward match the CPU reference",
+        return ("failed", "dnn_differs", {"library": lib, "err": err})
+    return ("passed", "dnn_ok", {"library": lib, "version": _dnn_version(version, hip)},
             {"version": version, "library": lib})
 
 
@@ -293,13 +398,12 @@ def check_memory(torch, device: str) -> tuple:
     gc.collect()
     stats = memory_stats(torch, device)
     if stats is None:
-        return ("skipped", f"no memory statistics for {device}")
+        return ("skipped", "memory_no_stats", {"device": device})
     mib = 1 << 20
-    detail = (f"{stats['allocated'] / mib:.1f} MiB allocated by tensors, {stats['reserved'] / mib:.1f} MiB "
-              "kept reserved by PyTorch's caching allocator (normal: it reuses it)")
+    params = {"allocated": stats["allocated"] / mib, "reserved": stats["reserved"] / mib}
     if stats["allocated"] > stats["reserved"]:
-        return ("failed", "allocated memory exceeds reserved memory: " + detail, stats)
-    return ("passed", detail, stats)
+        return ("failed", "memory_over", params, stats)
+    return ("passed", "memory_ok", params, stats)
 
 
 # ------------------------------------------------------------ two-process all_reduce
@@ -361,14 +465,14 @@ def check_all_reduce(backend: str, world: int = 2, timeout_s: float = 90.0) -> t
             for p in procs:
                 p.kill()
                 p.wait()
-            return ("failed", f"the {backend} all_reduce did not finish within {timeout_s:.0f} s")
+            return ("failed", "all_reduce_timeout", {"backend": backend, "seconds": timeout_s})
         finally:
             for p in procs:
                 if p.poll() is None:
                     p.kill()
                     p.wait()
         results = []
-        for rc, out, _err in outs:
+        for _rc, out, _err in outs:
             for line in out.splitlines():
                 try:
                     obj = json.loads(line)
@@ -378,16 +482,18 @@ def check_all_reduce(backend: str, world: int = 2, timeout_s: float = 90.0) -> t
                     results.append(obj)
         if len(results) == world and all(r["ok"] for r in results) and all(o[0] == 0 for o in outs):
             ms = max(r["seconds"] for r in results) * 1000
-            return ("passed", f"{world} processes summed a 4 MiB tensor with {backend} over 127.0.0.1 "
-                              f"(correct result, {ms:.1f} ms)", {"port": port, "ms": ms})
+            return ("passed", "all_reduce_ok", {"world": world, "backend": backend, "ms": ms}, {"port": port, "ms": ms})
         errs = [ln for o in outs for ln in o[2].splitlines() if ln.strip()]
         last_err = next((ln for ln in reversed(errs) if "Error" in ln), errs[-1] if errs else "")
         if "address already in use" not in last_err.lower():
             break
     bad = [r for r in results if not r.get("ok")]
     if bad:
-        return ("failed", f"{backend} all_reduce gave {bad[0]['value']} instead of {bad[0]['expected']}")
-    return ("failed", f"the {backend} all_reduce failed: {last_err.strip()[:300] or 'no output'}")
+        return ("failed", "all_reduce_wrong", {"backend": backend, "value": bad[0]["value"],
+                                               "expected": bad[0]["expected"]})
+    if not last_err.strip():
+        return ("failed", "all_reduce_no_output", {"backend": backend})
+    return ("failed", "all_reduce_failed", {"backend": backend, "error": last_err.strip()[:300]})
 
 
 # ------------------------------------------------------------------------- facts
@@ -465,29 +571,7 @@ def backend_facts(torch) -> tuple[dict, dict]:
     return b, init_warnings
 
 
-def arch_supported(cc: str, arch_list: list[str]) -> bool:
-    """Can a device of compute capability ``cc`` ("8.6") run kernels of ``arch_list``?
-
-    A cubin for sm_XY runs on X.Z with Z >= Y (same major); PTX compute_XY is JIT-compiled
-    for any device with capability >= X.Y.
-    """
-    try:
-        major, minor = (int(p) for p in cc.split(".")[:2])
-    except ValueError:
-        return False
-    for arch in arch_list:
-        kind, _, num = arch.partition("_")
-        if not num.isdigit():
-            continue
-        a_major, a_minor = int(num[:-1]), int(num[-1])
-        if kind == "sm" and a_major == major and a_minor <= minor:
-            return True
-        if kind == "compute" and (a_major, a_minor) <= (major, minor):
-            return True
-    return False
-
-
-def device_facts(torch, backends: dict, arch_list: list[str]) -> list[dict]:
+def device_facts(torch, backends: dict) -> list[dict]:
     devices = []
     if backends["cuda"]["available"] or backends["rocm"]["available"]:
         hip = backends["rocm"]["available"]
@@ -499,13 +583,10 @@ def device_facts(torch, backends: dict, arch_list: list[str]) -> list[dict]:
             if hip:
                 arch = getattr(p, "gcnArchName", "") or ""
                 d["gfx_target"] = arch.split(":")[0] or None
-                d["arch_supported"] = (d["gfx_target"] in {a.split(":")[0] for a in arch_list}
-                                       if d["gfx_target"] and arch_list else None)
             else:
                 d["compute_capability"] = f"{p.major}.{p.minor}"
-                d["arch_supported"] = arch_supported(d["compute_capability"], arch_list) if arch_list else None
             try:
-                free, total = torch.cuda.mem_get_info(i)
+                free, _total = torch.cuda.mem_get_info(i)
                 d["free_memory"] = int(free)
             except Exception:
                 d["free_memory"] = None
@@ -547,17 +628,9 @@ def where_torch() -> int:
 
 # ------------------------------------------------------------------------- main
 
-ACCEL_CHECKS = [
-    ("arch_list", "The GPU's architecture is compiled into this PyTorch"),
-    ("device_round_trip", "A tensor goes to the accelerator and back"),
-    ("device_matmul", "Matrix multiply on the accelerator matches the CPU"),
-    ("device_conv2d", "Convolution on the accelerator matches the CPU"),
-    ("device_training", "A training step on the accelerator (loss goes down)"),
-    ("dnn_library", "cuDNN / MIOpen convolution"),
-    ("device_autocast", "Mixed precision (autocast) on the accelerator"),
-    ("device_memory", "Accelerator memory after the checks"),
-    ("nccl_all_reduce", "Two-process all_reduce across GPUs (NCCL)"),
-]
+# The accelerator checks, in order. ("arch_list" follows "accelerator" too: the assistant adds it.)
+ACCEL_CHECKS = ("device_round_trip", "device_matmul", "device_conv2d", "device_training", "dnn_library",
+                "device_autocast", "device_memory", "nccl_all_reduce")
 
 
 def main(argv: list[str]) -> int:
@@ -572,15 +645,16 @@ def main(argv: list[str]) -> int:
     no_dist = "--no-dist" in argv
 
     interp = interpreter_facts()
-    step("python", "info", f"Python {interp['python_version']} at {interp['executable']}", interp,
-         "The environment's Python")
+    params = {"version": interp["python_version"], "executable": interp["executable"]}
+    step("python", "info", detail_text("python_at", params), interp, title_text("python"),
+         {"code": "python_at", "params": params})
 
-    step("torch_import", "running", title="PyTorch imports")
+    step("torch_import", "running", title=title_text("torch_import"))
     t0 = time.monotonic()
     try:
         with warnings.catch_warnings(record=True) as import_warnings:
             warnings.simplefilter("always")
-            import torch  # noqa: F401  (the whole point)
+            import torch  # the whole point
     except ImportError as exc:
         missing = getattr(exc, "name", None) == "torch"
         emit({"event": "error", "type": type(exc).__name__, "message": str(exc),
@@ -599,14 +673,14 @@ def main(argv: list[str]) -> int:
     tf = torch_facts(torch)
     import_msgs = [str(w.message).strip() for w in import_warnings]
     checks = Checks()
-    checks.add("torch_import", "PyTorch imports", "passed",
-               f"torch {tf['version']} imported in {import_s:.1f} s from {os.path.dirname(tf['file'] or '')}",
+    checks.add("torch_import", "passed", "torch_imported",
+               {"version": tf["version"], "seconds": import_s, "folder": os.path.dirname(tf["file"] or "")},
                {"seconds": import_s, "warnings": import_msgs} if import_msgs else {"seconds": import_s})
 
     backends, init_warnings = backend_facts(torch)
-    devices = device_facts(torch, backends, tf["arch_list"])
+    devices = device_facts(torch, backends)
     step("backends", "info", ", ".join(f"{k}: built={v['built']} available={v.get('available')}"
-                                       for k, v in backends.items() if k != "cudnn"), backends, "Backends")
+                                       for k, v in backends.items() if k != "cudnn"), backends, title_text("backends"))
     result = {"event": "result", "interpreter": interp, "torch": tf, "backends": backends,
               "devices": devices, "init_warnings": init_warnings, "import_warnings": import_msgs,
               "checks": checks.items}
@@ -616,47 +690,46 @@ def main(argv: list[str]) -> int:
         emit(result)
         return 0
 
-    # ---- CPU
-    cpu_dtypes = [torch.float32]
-    checks.run("cpu_matmul", "Matrix multiply on the CPU", check_matmul, torch, "cpu", cpu_dtypes)
-    checks.run("cpu_conv2d", "Convolution on the CPU", check_conv2d, torch, "cpu", cpu_dtypes)
-    checks.run("cpu_training", "A training step on the CPU (loss goes down)", check_training, torch, "cpu")
-    checks.run("cpu_autocast", "Mixed precision (bfloat16 autocast) on the CPU", check_autocast, torch,
-               "cpu", torch.bfloat16)
-    if no_dist:
-        checks.skip("gloo_all_reduce", "Two-process all_reduce on the CPU (gloo)", "not asked for (--no-dist)")
-    elif not torch.distributed.is_available():
-        checks.add("gloo_all_reduce", "Two-process all_reduce on the CPU (gloo)", "failed",
-                   "this PyTorch build has no torch.distributed")
-    else:
-        checks.run("gloo_all_reduce", "Two-process all_reduce on the CPU (gloo)", check_all_reduce, "gloo")
-
-    # ---- accelerator
-    accel = None
-    for name in ("cuda", "rocm", "xpu", "mps"):
-        if backends[name]["available"]:
-            accel = name
-            break
-    result["accelerator"] = accel
-    titles = dict(ACCEL_CHECKS)
-    if accel is None:
-        reason = _no_accel_reason(tf, backends, init_warnings, interp, expect)
-        status = "failed" if expect and expect != "cpu" else "skipped"
-        checks.add("accelerator", "An accelerator (GPU) is usable", status, reason)
-        for name, title in ACCEL_CHECKS:
-            checks.skip(name, title, "no accelerator is usable: " + _short(reason))
-    else:
-        dev = {"rocm": "cuda"}.get(accel, accel)
-        names = ", ".join(d["name"] for d in devices if d["backend"] == accel)
-        checks.add("accelerator", "An accelerator (GPU) is usable", "passed", f"{accel}: {names}")
-        _accel_checks(torch, checks, titles, accel, dev, devices, tf, backends)
-
+    _cpu_checks(torch, checks, no_dist)
+    result["accelerator"] = _accelerator(torch, checks, tf, backends, devices, init_warnings, interp, expect)
     result["checks"] = checks.items
     result["devices"] = devices
     result["loaded_libraries"] = loaded_libraries()
     result["duration_s"] = time.monotonic() - _T0
     emit(result)
     return 0
+
+
+def _cpu_checks(torch, checks: Checks, no_dist: bool) -> None:
+    cpu_dtypes = [torch.float32]
+    checks.run("cpu_matmul", check_matmul, torch, "cpu", cpu_dtypes)
+    checks.run("cpu_conv2d", check_conv2d, torch, "cpu", cpu_dtypes)
+    checks.run("cpu_training", check_training, torch, "cpu")
+    checks.run("cpu_autocast", check_autocast, torch, "cpu", torch.bfloat16)
+    if no_dist:
+        checks.skip("gloo_all_reduce", "dist_not_asked")
+    elif not torch.distributed.is_available():
+        checks.add("gloo_all_reduce", "failed", "dist_missing")
+    else:
+        checks.run("gloo_all_reduce", check_all_reduce, "gloo")
+
+
+def _accelerator(torch, checks: Checks, tf: dict, backends: dict, devices: list, init_warnings: dict,
+                 interp: dict, expect: str | None) -> str | None:
+    """The accelerator checks (or why they are skipped); the accelerator used."""
+    accel = next((name for name in ("cuda", "rocm", "xpu", "mps") if backends[name]["available"]), None)
+    if accel is None:
+        code, params = _no_accel_reason(tf, backends, init_warnings, interp)
+        status = "failed" if expect and expect != "cpu" else "skipped"
+        checks.add("accelerator", status, code, params)
+        for name in ACCEL_CHECKS:
+            checks.skip(name, "no_accelerator", {"reason": {"code": code, "params": params}})
+        return None
+    dev = {"rocm": "cuda"}.get(accel, accel)
+    names = ", ".join(d["name"] for d in devices if d["backend"] == accel)
+    checks.add("accelerator", "passed", "accelerator_ok", {"backend": accel, "devices": names})
+    _accel_checks(torch, checks, accel, dev, backends)
+    return accel
 
 
 def bf16_native(torch) -> bool:
@@ -667,74 +740,52 @@ def bf16_native(torch) -> bool:
         return bool(torch.cuda.is_bf16_supported())
 
 
-def _short(reason: str) -> str:
-    return reason[0].lower() + reason[1:] if reason else reason
-
-
-def _no_accel_reason(tf: dict, b: dict, init_warnings: dict, interp: dict, expect: str | None) -> str:
-    warn = "; ".join(init_warnings.get("cuda", []))
+def _no_accel_reason(tf: dict, b: dict, init_warnings: dict, interp: dict) -> tuple[str, dict]:
+    """Why no accelerator is usable: (code, params)."""
+    warn = "; ".join(init_warnings.get("cuda", []))[:300]
     if b["cuda"]["built"]:
-        base = f"This PyTorch is built for CUDA {tf['cuda']}, but no NVIDIA GPU can be used"
-        return base + (f" ({warn[:300]})" if warn else "") + ". Run `torch-setup doctor` to find out why."
+        return ("cuda_unusable_said", {"cuda": tf["cuda"], "warning": warn}) if warn else \
+            ("cuda_unusable", {"cuda": tf["cuda"]})
     if b["rocm"]["built"]:
-        return (f"This PyTorch is built for ROCm {tf['hip']}, but no AMD GPU can be used"
-                + (f" ({warn[:300]})" if warn else "") + ". Run `torch-setup doctor` to find out why.")
+        return ("rocm_unusable_said", {"hip": tf["hip"], "warning": warn}) if warn else \
+            ("rocm_unusable", {"hip": tf["hip"]})
     if b["mps"]["built"]:
-        return (f"This PyTorch supports Apple's MPS, but it is not available on this Mac "
-                f"(macOS {interp.get('mac_ver') or '?'}; MPS needs macOS 12.3 or newer on Apple silicon or an AMD GPU)")
+        return "mps_unusable", {"mac": interp.get("mac_ver") or "?"}
     if b["xpu"]["built"]:
-        return "This PyTorch is built for Intel GPUs (XPU), but none can be used"
-    tag = f" (+{tf['local_tag']})" if tf.get("local_tag") else ""
-    return f"This PyTorch{tag} is a CPU-only build, so it cannot use a GPU"
+        return "xpu_unusable", {}
+    if tf.get("local_tag"):
+        return "cpu_only_build_tagged", {"tag": tf["local_tag"]}
+    return "cpu_only_build", {}
 
 
-def _accel_checks(torch, checks: Checks, titles: dict, accel: str, dev: str, devices: list, tf: dict,
-                  backends: dict) -> None:
+def _accel_checks(torch, checks: Checks, accel: str, dev: str, backends: dict) -> None:
     hip = accel == "rocm"
-    # architecture
-    if accel in ("cuda", "rocm"):
-        bad = [d for d in devices if d.get("arch_supported") is False]
-        listed = " ".join(tf["arch_list"]) or "unknown"
-        if bad:
-            what = ", ".join(f"{d['name']} ({d.get('compute_capability') or d.get('gfx_target')})" for d in bad)
-            checks.add("arch_list", titles["arch_list"], "failed",
-                       f"{what} is not in this wheel's compiled architectures ({listed}): kernels will fail "
-                       "with 'no kernel image is available'")
-        elif not tf["arch_list"]:
-            checks.skip("arch_list", titles["arch_list"], "this build does not report its architecture list")
-        else:
-            what = ", ".join(f"{d.get('compute_capability') or d.get('gfx_target')}" for d in devices)
-            checks.add("arch_list", titles["arch_list"], "passed", f"device {what} is covered by {listed}")
-    else:
-        checks.skip("arch_list", titles["arch_list"], f"{accel} has no compiled architecture list")
-
-    checks.run("device_round_trip", titles["device_round_trip"], check_round_trip, torch, dev)
+    gpu = accel in ("cuda", "rocm")
+    checks.run("device_round_trip", check_round_trip, torch, dev)
     dtypes = [torch.float32, torch.float16]
-    if accel in ("cuda", "rocm") and bf16_native(torch):
+    if gpu and bf16_native(torch):
         dtypes.append(torch.bfloat16)
-    checks.run("device_matmul", titles["device_matmul"], check_matmul, torch, dev, dtypes)
-    checks.run("device_conv2d", titles["device_conv2d"], check_conv2d, torch, dev, [torch.float32, torch.float16])
-    checks.run("device_training", titles["device_training"], check_training, torch, dev)
-    if accel in ("cuda", "rocm"):
-        checks.run("dnn_library", "MIOpen convolution" if hip else "cuDNN convolution", check_dnn, torch, dev, hip)
+    checks.run("device_matmul", check_matmul, torch, dev, dtypes)
+    checks.run("device_conv2d", check_conv2d, torch, dev, [torch.float32, torch.float16])
+    checks.run("device_training", check_training, torch, dev)
+    if gpu:
+        checks.run("dnn_library", check_dnn, torch, dev, hip, title_params={"library": "MIOpen" if hip else "cuDNN"})
     else:
-        checks.skip("dnn_library", titles["dnn_library"], f"cuDNN/MIOpen are NVIDIA/AMD libraries; {accel} does not use them")
+        checks.skip("dnn_library", "dnn_not_used", {"backend": accel})
     amp = torch.float16
-    if accel in ("cuda", "rocm") and bf16_native(torch):
+    if gpu and bf16_native(torch):
         amp = torch.bfloat16
-    checks.run("device_autocast", titles["device_autocast"], check_autocast, torch, dev, amp)
-    checks.run("device_memory", titles["device_memory"], check_memory, torch, dev)
+    checks.run("device_autocast", check_autocast, torch, dev, amp)
+    checks.run("device_memory", check_memory, torch, dev)
     n_gpu = backends["cuda"]["device_count"] if accel == "cuda" else backends["rocm"]["device_count"]
-    if accel in ("cuda", "rocm") and n_gpu >= 2 and torch.distributed.is_available() \
-            and torch.distributed.is_nccl_available():
-        checks.run("nccl_all_reduce", "Two-process all_reduce across GPUs (RCCL)" if hip else titles["nccl_all_reduce"],
-                   check_all_reduce, "nccl")
-    elif accel in ("cuda", "rocm") and n_gpu < 2:
-        checks.skip("nccl_all_reduce", titles["nccl_all_reduce"], f"needs two or more GPUs; this machine has {n_gpu}")
-    elif accel in ("cuda", "rocm"):
-        checks.skip("nccl_all_reduce", titles["nccl_all_reduce"], "this PyTorch build has no NCCL")
+    if gpu and n_gpu >= 2 and torch.distributed.is_available() and torch.distributed.is_nccl_available():
+        checks.run("nccl_all_reduce", check_all_reduce, "nccl", title_params={"library": "RCCL" if hip else "NCCL"})
+    elif gpu and n_gpu < 2:
+        checks.skip("nccl_all_reduce", "nccl_needs_two_gpus", {"count": n_gpu})
+    elif gpu:
+        checks.skip("nccl_all_reduce", "nccl_missing")
     else:
-        checks.skip("nccl_all_reduce", titles["nccl_all_reduce"], f"NCCL is for NVIDIA/AMD GPUs, not {accel}")
+        checks.skip("nccl_all_reduce", "nccl_not_for", {"backend": accel})
 
 
 if __name__ == "__main__":

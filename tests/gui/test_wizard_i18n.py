@@ -104,3 +104,26 @@ def test_compiled_catalogue_matches_the_source():
         if tr.translate(ctx, src) != t.text:
             stale.append(f"{ctx}: {src!r}")
     assert not stale, f"{QM.name} is older than {TS.name} (run pyside6-lrelease):\n" + "\n".join(stale[:20])
+
+
+def test_install_page_redraws_the_package_line_on_language_change(qtbot):
+    pytest.importorskip("PySide6")
+    from app.core.events import ProgressEvent
+    from app.gui import i18n as gui_i18n
+    from app.gui.pages.install import InstallPage
+    from app.gui.state import WizardState
+
+    gui_i18n.set_language("en")
+    try:
+        page = InstallPage(WizardState())
+        qtbot.addWidget(page)
+        page.on_event(ProgressEvent("torch", 10, 10, unit="packages"))
+        assert page.package_label.text() == "torch (package 10 of 10)"
+        gui_i18n.set_language("zh_CN")
+        qtbot.waitUntil(lambda: page.package_label.text() != "torch (package 10 of 10)", timeout=3000)
+        text = page.package_label.text()
+        assert re.search(r"[\u4e00-\u9fff]", text) and "torch" in text and "10" in text
+        gui_i18n.set_language("en")
+        qtbot.waitUntil(lambda: page.package_label.text() == "torch (package 10 of 10)", timeout=3000)
+    finally:
+        gui_i18n.set_language("en")

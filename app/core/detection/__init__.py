@@ -17,27 +17,36 @@ import functools
 import os
 import re
 import time
-from typing import Any, Callable
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 from app.core.system import ProbeRecord
 
+if TYPE_CHECKING:  # pragma: no cover
+    from app.core.runner import RunResult
+
+P = ParamSpec("P")
+R = TypeVar("R")
+Row = dict[str, Any]  # one parsed item of a tool's output: raw values, checked where they are used
+
 # name -> the registered (wrapped) parser; the tests walk this.
-PARSERS: dict[str, Callable[..., Any]] = {}
+PARSERS: dict[str, Callable[..., object]] = {}
 
 DEFAULT_TIMEOUT_S = 3.0
 MAX_TIMEOUT_S = 3.0  # the issue's ceiling for any single probe
 
 
-def parser(default_factory: Callable[[], Any]):
-    """Register a text parser; on an unexpected exception return ``default_factory()``."""
+def parser(default_factory: Callable[[], object]) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Register a text parser; on an unexpected exception return ``default_factory()`` (the
+    parser's "nothing found" value: ``list``, ``dict``, ``lambda: None``)."""
 
-    def deco(fn):
+    def deco(fn: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
             try:
                 return fn(*args, **kwargs)
             except Exception:  # never let a parser bug break detection
-                return default_factory()
+                return cast(R, default_factory())  # the factory makes an empty value of the parser's type
 
         PARSERS[f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}"] = wrapper
         return wrapper
@@ -58,7 +67,7 @@ def clamp_timeout(timeout_s: float | None) -> float:
 _BUS_RE = re.compile(r"(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])")
 
 
-def norm_bus(value: Any) -> str | None:
+def norm_bus(value: object) -> str | None:
     """A PCI address in one form, ``"0000:03:00.0"``, from nvidia-smi's ``00000000:03:00.0``,
     sysfs's ``0000:03:00.0``, lspci's ``03:00.0`` or rocminfo's BDFID integer."""
     if value is None:
@@ -77,7 +86,7 @@ def norm_bus(value: Any) -> str | None:
     return f"{domain:04x}:{m.group(2).lower()}:{m.group(3).lower()}.{m.group(4)}"
 
 
-def to_int(value: Any) -> int | None:
+def to_int(value: object) -> int | None:
     """``"8192"``, ``"8192 MiB"``, ``"0x744c"``, ``"29772(0x744c)"`` -> int; else None."""
     if value is None:
         return None
@@ -98,7 +107,7 @@ def to_int(value: Any) -> int | None:
     return None
 
 
-def hex_id(value: Any) -> str | None:
+def hex_id(value: object) -> str | None:
     """``"0x744c"`` / ``"744C"`` / ``29772`` -> ``"744c"`` (4 hex digits) or None."""
     if value is None or isinstance(value, bool):
         return None
@@ -136,7 +145,8 @@ def tool_env() -> dict[str, str]:
     return clean_env({"LC_ALL": "C", "LANG": "C"})
 
 
-def run_tool(name: str, argv: list[str], timeout_s: float, *, env: dict | None = None):
+def run_tool(name: str, argv: Sequence[str], timeout_s: float, *,
+             env: Mapping[str, str] | None = None) -> tuple[RunResult, ProbeRecord | None]:
     """Run a tool once; return ``(RunResult, ProbeRecord | None)``.
 
     The record is filled in only when the tool could not give output at all (not found,
@@ -146,7 +156,7 @@ def run_tool(name: str, argv: list[str], timeout_s: float, *, env: dict | None =
     from app.core.runner import run
 
     started = time.monotonic()
-    res = run(argv, timeout=clamp_timeout(timeout_s), env=env if env is not None else tool_env())
+    res = run(list(argv), timeout=clamp_timeout(timeout_s), env=dict(env) if env is not None else tool_env())
     ms = int((time.monotonic() - started) * 1000)
     if res.start_error:
         low = res.start_error.lower()
@@ -162,9 +172,17 @@ def run_tool(name: str, argv: list[str], timeout_s: float, *, env: dict | None =
     return res, None
 
 
-def record(name: str, status: str, detail: str, started: float, command=None) -> ProbeRecord:
+def record(name: str, status: str, detail: str, started: float, command: Sequence[str] | None = None) -> ProbeRecord:
     return ProbeRecord(name, status, detail, int((time.monotonic() - started) * 1000),
                        list(command) if command else None)
+
+
+def listing(name: str, found: Sequence[str], stdout: str, started: float, command: Sequence[str] | None = None,
+            *, shown: str | None = None) -> ProbeRecord:
+    """The record of a tool that lists things: ok with what it listed; else empty (it printed
+    nothing) or garbage (it printed something that is not a list), with the start of ``shown``."""
+    status = "ok" if found else ("empty" if not stdout.strip() else "garbage")
+    return record(name, status, ", ".join(found) or snippet(stdout if shown is None else shown), started, command)
 
 
 def snippet(text: str, limit: int = 160) -> str:

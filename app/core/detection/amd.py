@@ -5,13 +5,19 @@ from __future__ import annotations
 import json
 import os
 import re
-import threading
 import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING
 
-from app.core.detection import (hex_id, norm_bus, parser, read_text, record, run_tool, snippet,
-                                to_int)
+from app.core.detection import Row, hex_id, norm_bus, parser, read_text, record, run_tool, snippet, to_int
+from app.core.detection.jobs import Jobs, result_of
 from app.core.system import GPU, ProbeRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    from app.core.runner import RunResult
 
 # AMD GPU targets that are APUs (integrated graphics sharing system memory).
 # Source: LLVM "User Guide for AMDGPU Backend", table "AMDGPU Processors" (processors marked
@@ -34,7 +40,7 @@ def amd_is_integrated(gfx: str | None = None, name: str | None = None) -> bool:
     return bool(name and _APU_NAME_RE.search(name.strip()))
 
 
-def gfx_from_target_version(value) -> str | None:
+def gfx_from_target_version(value: object) -> str | None:
     """KFD's ``gfx_target_version`` (110000, 90010, 90402) -> ``"gfx1100"``, ``"gfx90a"``, ``"gfx942"``."""
     v = to_int(value)
     if v is None or v <= 0:
@@ -66,10 +72,10 @@ def normalize_gfx(value: str | None) -> str | None:
 # ------------------------------------------------------------------------- parsers
 
 @parser(list)
-def parse_rocminfo(text: str) -> list[dict]:
+def parse_rocminfo(text: str) -> list[Row]:
     """GPU agents of ``rocminfo``: ``{"gfx", "name", "memory_mb", "bus", "device_id", "node"}``."""
-    agents: list[dict] = []
-    cur: dict | None = None
+    agents: list[Row] = []
+    cur: Row | None = None
     in_pool = False
     for raw in (text or "").splitlines():
         line = raw.rstrip()
@@ -95,7 +101,7 @@ def parse_rocminfo(text: str) -> list[dict]:
                 cur["_pools"].append({"segment": value})
             elif key == "Size" and cur["_pools"]:
                 cur["_pools"][-1].setdefault("size", value)
-    out = []
+    out: list[Row] = []
     for a in agents:
         if a.get("Device Type", "").upper() != "GPU":
             continue
@@ -128,10 +134,10 @@ def parse_rock_version(text: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _indented_blocks(text: str, head_re: str) -> list[tuple[str, dict]]:
+def _indented_blocks(text: str, head_re: str) -> list[tuple[str, dict[str, str]]]:
     """``GPU: 0`` style blocks with ``KEY: value`` lines (any depth) flattened into a dict."""
-    blocks: list[tuple[str, dict]] = []
-    cur: dict | None = None
+    blocks: list[tuple[str, dict[str, str]]] = []
+    cur: dict[str, str] | None = None
     for raw in (text or "").splitlines():
         if not raw.strip():
             continue
@@ -152,9 +158,9 @@ def _indented_blocks(text: str, head_re: str) -> list[tuple[str, dict]]:
 
 
 @parser(list)
-def parse_amd_smi_static(text: str) -> list[dict]:
+def parse_amd_smi_static(text: str) -> list[Row]:
     """``amd-smi static`` (text): ``{"index", "name", "device_id", "bus", "gfx"}`` per GPU."""
-    out = []
+    out: list[Row] = []
     for idx, kv in _indented_blocks(text, r"^GPU:\s*(\d+)$"):
         gfx = kv.get("TARGET_GRAPHICS_VERSION") or kv.get("GFX_VERSION")
         m = _GFX_RE.search(gfx or "")
@@ -168,16 +174,16 @@ def parse_amd_smi_static(text: str) -> list[dict]:
 
 
 @parser(list)
-def parse_amd_smi_list(text: str) -> list[dict]:
+def parse_amd_smi_list(text: str) -> list[Row]:
     """``amd-smi list``: ``{"index", "bus"}`` per GPU (NIC entries are skipped; UUIDs dropped)."""
     return [{"index": int(idx), "bus": norm_bus(kv.get("BDF"))}
             for idx, kv in _indented_blocks(text, r"^GPU:\s*(\d+)$")]
 
 
 @parser(dict)
-def parse_amd_smi_version(text: str) -> dict:
+def parse_amd_smi_version(text: str) -> dict[str, str]:
     """``amd-smi version``: ``{"tool", "library", "rocm"}``."""
-    out = {}
+    out: dict[str, str] = {}
     for key, pat in (("tool", r"AMDSMI Tool:\s*([0-9][\w.+-]*)"),
                      ("library", r"AMDSMI Library version:\s*([0-9][\w.+-]*)"),
                      ("rocm", r"ROCm version:\s*([0-9][\w.+-]*)")):
@@ -188,11 +194,11 @@ def parse_amd_smi_version(text: str) -> dict:
 
 
 @parser(list)
-def parse_rocm_smi_productname(text: str) -> list[dict]:
+def parse_rocm_smi_productname(text: str) -> list[Row]:
     """``rocm-smi --showproductname`` in its text, ``--csv`` or ``--json`` form:
     ``{"index", "series", "model", "gfx"}`` per card."""
     t = (text or "").strip()
-    cards: dict[int, dict] = {}
+    cards: dict[int, Row] = {}
     if t.startswith("{"):
         try:
             data = json.loads(t)
@@ -214,7 +220,7 @@ def parse_rocm_smi_productname(text: str) -> list[dict]:
             parts = ln.split(",")
             if len(parts) != len(header):
                 continue
-            row = dict(zip(header, (p.strip() for p in parts)))
+            row = dict(zip(header, (p.strip() for p in parts), strict=True))
             m = re.fullmatch(r"card(\d+)", row.get("device", ""))
             if m:
                 g = _GFX_RE.search(row.get("gfx version", ""))
@@ -234,7 +240,7 @@ def parse_rocm_smi_productname(text: str) -> list[dict]:
             elif key == "gfx version":
                 g = _GFX_RE.search(value)
                 card["gfx"] = normalize_gfx(g.group(0)) if g else None
-    out = []
+    out: list[Row] = []
     for idx in sorted(cards):
         c = cards[idx]
         series = c.get("series")
@@ -252,7 +258,7 @@ def parse_rocm_smi_productname(text: str) -> list[dict]:
 @parser(list)
 def parse_rocm_agent_enumerator(text: str) -> list[str]:
     """GPU targets from ``rocm_agent_enumerator`` (the CPU placeholder ``gfx000`` is dropped)."""
-    out = []
+    out: list[str] = []
     for ln in (text or "").splitlines():
         s = ln.strip().lower()
         if re.fullmatch(r"gfx[0-9]{1,2}[0-9a-f]{2,3}", s) and s != "gfx000":
@@ -261,9 +267,9 @@ def parse_rocm_agent_enumerator(text: str) -> list[str]:
 
 
 @parser(dict)
-def parse_kfd_properties(text: str) -> dict:
+def parse_kfd_properties(text: str) -> dict[str, int]:
     """``/sys/class/kfd/kfd/topology/nodes/N/properties``: ``key value`` lines -> ints."""
-    out = {}
+    out: dict[str, int] = {}
     for ln in (text or "").splitlines():
         parts = ln.split()
         if len(parts) == 2 and re.fullmatch(r"[a-z_0-9]+", parts[0]) and re.fullmatch(r"-?\d+", parts[1]):
@@ -282,14 +288,14 @@ class AmdFindings:
     tool_versions: dict[str, str] = field(default_factory=dict)
 
 
-def read_kfd_topology(root: str = "/") -> dict[str | None, dict]:
+def read_kfd_topology(root: str = "/") -> dict[str, Row]:
     """bus -> {"gfx", "device_id"} for GPU nodes of the kernel's KFD topology (no ROCm needed)."""
     base = os.path.join(root, "sys/class/kfd/kfd/topology/nodes")
     try:
         nodes = sorted(os.listdir(base))
     except OSError:
         return {}
-    out: dict[str | None, dict] = {}
+    out: dict[str, Row] = {}
     for n in nodes:
         props = parse_kfd_properties(read_text(os.path.join(base, n, "properties")) or "")
         if not props.get("simd_count"):
@@ -315,158 +321,180 @@ def rocm_version_from_files(root: str = "/") -> str | None:
     return None
 
 
-def detect_amd(timeout_s: float, *, family: str | None) -> AmdFindings:
-    """rocminfo, amd-smi, rocm-smi, rocm_agent_enumerator (those installed, concurrently) and KFD."""
+ROCM_TOOLS = ("rocminfo", "amd-smi", "rocm-smi", "rocm_agent_enumerator")
+_ARGS = {"rocminfo": ("rocminfo",), "amd-smi": ("amd-smi", "static"), "amd-smi-version": ("amd-smi", "version"),
+         "rocm-smi": ("rocm-smi", "--showproductname"), "rocm_agent_enumerator": ("rocm_agent_enumerator",)}
+Answer = tuple[float, "RunResult", "ProbeRecord | None"]  # (when it started, result, record if it gave no output)
+
+
+def _read_kfd(f: AmdFindings) -> None:
+    started = time.monotonic()
+    kfd = read_kfd_topology()
+    if kfd:
+        f.kfd = {k: v["gfx"] for k, v in kfd.items() if v.get("gfx")}
+        f.records.append(record("kfd-sysfs", "ok", ", ".join(f"{v['gfx'] or '?'} at {k}" for k, v in kfd.items()),
+                                started))
+    else:
+        f.records.append(record("kfd-sysfs", "not-found", "no AMD compute device in /sys/class/kfd (no amdgpu GPU, "
+                                "or the driver is not loaded)", started))
+    f.rocm_version = rocm_version_from_files()
+
+
+def _find_tools(family: str | None) -> dict[str, str]:
+    """The ROCm tools on PATH, else (Linux) in $ROCM_PATH/bin."""
     from app.core.runner import which
 
+    tools = {name: which(name) for name in ROCM_TOOLS}
+    if family == "linux" and not any(tools.values()):
+        rocm_bin = os.path.join(os.environ.get("ROCM_PATH") or "/opt/rocm", "bin")
+        for name in tools:
+            p = os.path.join(rocm_bin, name)
+            if os.access(p, os.X_OK):
+                tools[name] = p
+    return {k: v for k, v in tools.items() if v}
+
+
+def _ask(argv: list[str], key: str, timeout_s: float) -> Answer:
+    started = time.monotonic()
+    res, rec = run_tool(key, argv, timeout_s)
+    return started, res, rec
+
+
+def detect_amd(timeout_s: float, *, family: str | None) -> AmdFindings:
+    """rocminfo, amd-smi, rocm-smi, rocm_agent_enumerator (those installed, side by side) and KFD."""
     f = AmdFindings()
     try:
         if family == "linux":
-            started = time.monotonic()
-            kfd = read_kfd_topology()
-            if kfd:
-                f.kfd = {k: v["gfx"] for k, v in kfd.items() if v.get("gfx")}
-                f.records.append(record("kfd-sysfs", "ok", ", ".join(f"{v['gfx'] or '?'} at {k}"
-                                                                      for k, v in kfd.items()), started))
-            else:
-                f.records.append(record("kfd-sysfs", "not-found", "no AMD compute device in "
-                                        "/sys/class/kfd (no amdgpu GPU, or the driver is not loaded)",
-                                        started))
-            f.rocm_version = rocm_version_from_files()
-        tools = {name: which(name) for name in ("rocminfo", "amd-smi", "rocm-smi", "rocm_agent_enumerator")}
-        if family == "linux" and not any(tools.values()):
-            extra = []
-            rocm_bin = os.path.join(os.environ.get("ROCM_PATH") or "/opt/rocm", "bin")
-            for name in tools:
-                p = os.path.join(rocm_bin, name)
-                if os.access(p, os.X_OK):
-                    tools[name] = p
-                    extra.append(name)
-        present = {k: v for k, v in tools.items() if v}
+            _read_kfd(f)
+        present = _find_tools(family)
         if not present:
             f.records.append(ProbeRecord("rocm-tools", "not-found", "no ROCm tools installed "
                                          "(rocminfo, amd-smi, rocm-smi, rocm_agent_enumerator)", 0))
-            _from_kfd_only(f)
-            return f
-        results: dict[str, tuple] = {}
-        argvs = {"rocminfo": [present.get("rocminfo") or "", ],
-                 "amd-smi": [present.get("amd-smi") or "", "static"],
-                 "amd-smi-version": [present.get("amd-smi") or "", "version"],
-                 "rocm-smi": [present.get("rocm-smi") or "", "--showproductname"],
-                 "rocm_agent_enumerator": [present.get("rocm_agent_enumerator") or ""]}
-        threads = []
-        for key, argv in argvs.items():
-            if not argv[0]:
-                continue
-
-            def go(key=key, argv=argv):
-                results[key] = (time.monotonic(), run_tool(key, argv, timeout_s))
-
-            th = threading.Thread(target=go, daemon=True)
-            th.start()
-            threads.append(th)
-        for th in threads:
-            th.join(timeout_s + 5)
-        _merge_amd(f, results)
+            return f  # GPUs come later from PCI, with the gfx target from KFD
+        jobs = Jobs("rocm")
+        futures: dict[str, Future[Answer]] = {}
+        for key, (tool, *args) in _ARGS.items():
+            if tool in present:
+                futures[key] = jobs.start(key, partial(_ask, [present[tool], *args], key, timeout_s))
+        jobs.wait(time.monotonic() + timeout_s + 5)
+        answers = {k: a for k, fut in futures.items() if (a := result_of(fut)) is not None}
+        _Merge(f, answers).run()
     except Exception as exc:  # pragma: no cover - belt and braces
         f.records.append(ProbeRecord("amd", "error", f"{type(exc).__name__}: {snippet(str(exc))}"))
     return f
 
 
-def _from_kfd_only(f: AmdFindings) -> None:
-    """Nothing else to go on: GPUs are added later from PCI with the gfx target from KFD."""
+class _Merge:
+    """One slot per GPU (by bus address, else by index) filled from each tool's answer in turn."""
 
+    def __init__(self, f: AmdFindings, answers: dict[str, Answer]) -> None:
+        self.f = f
+        self.answers = answers
+        self.by_bus: dict[str, Row] = {}
+        self.order: list[str] = []
 
-def _merge_amd(f: AmdFindings, results: dict) -> None:
-    by_bus: dict[str, dict] = {}
-    order: list[str] = []
-
-    def slot(bus, idx):
+    def slot(self, bus: str | None, idx: int) -> Row:
         key = bus or f"#{idx}"
-        if key not in by_bus:
-            by_bus[key] = {"bus": bus}
-            order.append(key)
-        return by_bus[key]
+        if key not in self.by_bus:
+            self.by_bus[key] = {"bus": bus}
+            self.order.append(key)
+        return self.by_bus[key]
 
-    def done(key, parse, what):
-        if key not in results:
+    def done(self, key: str, parse: Callable[[str], Sequence[object] | dict[str, str]],
+             what: str) -> tuple[Sequence[object] | dict[str, str], float, RunResult] | None:
+        """The parsed answer of ``key``; None (with a record) when it gave nothing usable."""
+        if key not in self.answers:
             return None
-        t0, (res, rec) = results[key]
+        t0, res, rec = self.answers[key]
         if rec is not None:
-            f.records.append(rec)
+            self.f.records.append(rec)
             return None
         items = parse(res.stdout)
         if not items and key != "amd-smi-version":
             out = (res.stdout + res.stderr).strip()
             status = "empty" if not out else ("error" if res.returncode else "garbage")
-            f.records.append(ProbeRecord(key, status, f"{what}: nothing usable ({res.describe()}): "
-                                         f"{snippet(out)}", int((time.monotonic() - t0) * 1000), res.argv))
+            self.f.records.append(ProbeRecord(key, status, f"{what}: nothing usable ({res.describe()}): "
+                                              f"{snippet(out)}", int((time.monotonic() - t0) * 1000), res.argv))
             return None
         return items, t0, res
 
-    r = done("rocminfo", parse_rocminfo, "rocminfo")
-    if r:
-        items, t0, res = r
-        rock = parse_rock_version(res.stdout)
-        if rock:
-            f.tool_versions["rocminfo"] = f"ROCk {rock}"
-        for i, a in enumerate(items):
-            s = slot(a["bus"], i)
-            for k in ("gfx", "name", "memory_mb", "device_id"):
+    def ok(self, key: str, detail: str, t0: float, res: RunResult) -> None:
+        self.f.records.append(ProbeRecord(key, "ok", detail, int((time.monotonic() - t0) * 1000), res.argv))
+
+    def fill(self, rows: list[Row], keys: tuple[str, ...], source: str, index_key: str | None) -> None:
+        for i, a in enumerate(rows):
+            s = self.slot(a["bus"], a[index_key] if index_key else i)
+            for k in keys:
                 if a.get(k) and not s.get(k):
                     s[k] = a[k]
-            s.setdefault("source", "rocminfo")
-        f.records.append(ProbeRecord("rocminfo", "ok", ", ".join(f"{a['name'] or '?'} ({a['gfx'] or '?'})"
-                                                                 for a in items),
-                                     int((time.monotonic() - t0) * 1000), res.argv))
-    r = done("amd-smi", parse_amd_smi_static, "amd-smi static")
-    if r:
-        items, t0, res = r
-        for a in items:
-            s = slot(a["bus"], a["index"])
-            for k in ("gfx", "name", "device_id"):
-                if a.get(k) and not s.get(k):
-                    s[k] = a[k]
-            s.setdefault("source", "amd-smi")
-        f.records.append(ProbeRecord("amd-smi", "ok", ", ".join(f"{a['name'] or '?'} at {a['bus']}"
-                                                                for a in items),
-                                     int((time.monotonic() - t0) * 1000), res.argv))
-    r = done("amd-smi-version", parse_amd_smi_version, "amd-smi version")
-    if r:
-        v = r[0]
-        if v.get("tool"):
-            f.tool_versions["amd-smi"] = v["tool"]
-        if v.get("rocm"):
-            f.rocm_version = f.rocm_version or v["rocm"]
-    r = done("rocm-smi", parse_rocm_smi_productname, "rocm-smi --showproductname")
-    if r:
-        items, t0, res = r
-        if not by_bus:  # only when rocminfo/amd-smi gave nothing: it has no bus addresses
-            for a in items:
-                s = slot(None, a["index"])
-                s.update({k: a[k] for k in ("name", "gfx") if a.get(k)})
-                s.setdefault("source", "rocm-smi")
-        f.records.append(ProbeRecord("rocm-smi", "ok", ", ".join(str(a["name"]) for a in items),
-                                     int((time.monotonic() - t0) * 1000), res.argv))
-    r = done("rocm_agent_enumerator", parse_rocm_agent_enumerator, "rocm_agent_enumerator")
-    if r:
-        items, t0, res = r
-        if not by_bus:
-            for i, gfx in enumerate(items):
-                slot(None, i).update({"gfx": gfx, "source": "rocm_agent_enumerator"})
-        else:  # fill targets the others lacked, in order
-            missing = [by_bus[k] for k in order if not by_bus[k].get("gfx")]
-            for s, gfx in zip(missing, items):
-                s["gfx"] = gfx
-        f.records.append(ProbeRecord("rocm_agent_enumerator", "ok", ", ".join(items),
-                                     int((time.monotonic() - t0) * 1000), res.argv))
-    for n, key in enumerate(order):
-        s = by_bus[key]
-        gfx = s.get("gfx") or (f.kfd.get(s["bus"]) if s.get("bus") else None)
-        name = s.get("name") or (f"AMD GPU {gfx}" if gfx else "AMD GPU")
-        if not name.upper().startswith("AMD") and not name.lower().startswith("radeon"):
-            name = f"AMD {name}"
-        f.gpus.append((GPU(vendor="amd", name=name, gfx_target=gfx, memory_mb=s.get("memory_mb"),
-                           integrated=amd_is_integrated(gfx, name), index=n,
-                           pci_id=f"1002:{s['device_id']}" if s.get("device_id") else None,
-                           source=s.get("source")), s.get("bus")))
+            s.setdefault("source", source)
+
+    def run(self) -> None:
+        self._rocminfo()
+        self._amd_smi()
+        self._rocm_smi()
+        self._agent_enumerator()
+        self._gpus()
+
+    def _rocminfo(self) -> None:
+        r = self.done("rocminfo", parse_rocminfo, "rocminfo")
+        if r:
+            items, t0, res = r
+            rock = parse_rock_version(res.stdout)
+            if rock:
+                self.f.tool_versions["rocminfo"] = f"ROCk {rock}"
+            rows = [a for a in items if isinstance(a, dict)]
+            self.fill(rows, ("gfx", "name", "memory_mb", "device_id"), "rocminfo", None)
+            self.ok("rocminfo", ", ".join(f"{a['name'] or '?'} ({a['gfx'] or '?'})" for a in rows), t0, res)
+
+    def _amd_smi(self) -> None:
+        r = self.done("amd-smi", parse_amd_smi_static, "amd-smi static")
+        if r:
+            items, t0, res = r
+            rows = [a for a in items if isinstance(a, dict)]
+            self.fill(rows, ("gfx", "name", "device_id"), "amd-smi", "index")
+            self.ok("amd-smi", ", ".join(f"{a['name'] or '?'} at {a['bus']}" for a in rows), t0, res)
+        v = self.done("amd-smi-version", parse_amd_smi_version, "amd-smi version")
+        if v and isinstance(v[0], dict):
+            if v[0].get("tool"):
+                self.f.tool_versions["amd-smi"] = v[0]["tool"]
+            if v[0].get("rocm"):
+                self.f.rocm_version = self.f.rocm_version or v[0]["rocm"]
+
+    def _rocm_smi(self) -> None:
+        r = self.done("rocm-smi", parse_rocm_smi_productname, "rocm-smi --showproductname")
+        if r:
+            items, t0, res = r
+            rows = [a for a in items if isinstance(a, dict)]
+            if not self.by_bus:  # only when rocminfo/amd-smi gave nothing: it has no bus addresses
+                for a in rows:
+                    s = self.slot(None, a["index"])
+                    s.update({k: a[k] for k in ("name", "gfx") if a.get(k)})
+                    s.setdefault("source", "rocm-smi")
+            self.ok("rocm-smi", ", ".join(str(a["name"]) for a in rows), t0, res)
+
+    def _agent_enumerator(self) -> None:
+        r = self.done("rocm_agent_enumerator", parse_rocm_agent_enumerator, "rocm_agent_enumerator")
+        if r:
+            items, t0, res = r
+            targets = [str(x) for x in items]
+            if not self.by_bus:
+                for i, gfx in enumerate(targets):
+                    self.slot(None, i).update({"gfx": gfx, "source": "rocm_agent_enumerator"})
+            else:  # fill targets the others lacked, in order
+                missing = [self.by_bus[k] for k in self.order if not self.by_bus[k].get("gfx")]
+                for s, gfx in zip(missing, targets, strict=False):
+                    s["gfx"] = gfx
+            self.ok("rocm_agent_enumerator", ", ".join(targets), t0, res)
+
+    def _gpus(self) -> None:
+        for n, key in enumerate(self.order):
+            s = self.by_bus[key]
+            gfx = s.get("gfx") or (self.f.kfd.get(s["bus"]) if s.get("bus") else None)
+            name = s.get("name") or (f"AMD GPU {gfx}" if gfx else "AMD GPU")
+            if not name.upper().startswith("AMD") and not name.lower().startswith("radeon"):
+                name = f"AMD {name}"
+            self.f.gpus.append((GPU(vendor="amd", name=name, gfx_target=gfx, memory_mb=s.get("memory_mb"),
+                                    integrated=amd_is_integrated(gfx, name), index=n,
+                                    pci_id=f"1002:{s['device_id']}" if s.get("device_id") else None,
+                                    source=s.get("source")), s.get("bus")))

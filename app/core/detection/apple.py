@@ -2,23 +2,23 @@
 from __future__ import annotations
 
 import re
-import threading
 import time
 from dataclasses import dataclass, field
 
-from app.core.detection import hex_id, parser, record, run_tool, snippet, to_int
+from app.core.detection import Row, hex_id, listing, parser, record, run_tool, snippet, to_int
+from app.core.detection.jobs import Jobs, result_of
 from app.core.system import GPU, ProbeRecord
 
 
 @parser(dict)
-def parse_sysctl(text: str) -> dict:
+def parse_sysctl(text: str) -> dict[str, str]:
     """``sysctl name...`` output (``key: value`` or ``key = value`` lines) -> dict.
 
     ``sysctl -n`` prints bare values; a single bare line is returned as ``{"": value}``.
     Errors such as ``sysctl: unknown oid 'x'`` are skipped.
     """
-    out: dict = {}
-    bare = []
+    out: dict[str, str] = {}
+    bare: list[str] = []
     for ln in (text or "").splitlines():
         s = ln.strip()
         if not s or s.startswith("sysctl:"):
@@ -44,19 +44,18 @@ def apple_chip(brand: str | None) -> str | None:
 
 
 @parser(list)
-def parse_system_profiler_displays(text: str) -> list[dict]:
+def parse_system_profiler_displays(text: str) -> list[Row]:
     """GPUs from ``system_profiler SPDisplaysDataType`` (text):
     ``{"name", "vendor", "bus", "memory_mb", "cores", "device_id", "metal"}``."""
-    gpus: list[dict] = []
-    cur: dict | None = None
-    gpu_indent = None
+    gpus: list[Row] = []
+    cur: Row | None = None
+    gpu_indent: int | None = None
     for raw in (text or "").splitlines():
         if not raw.strip():
             continue
         indent = len(raw) - len(raw.lstrip(" "))
         s = raw.strip()
-        if s.endswith(":") and indent in (4,) or (gpu_indent is not None and indent == gpu_indent
-                                                   and s.endswith(":")):
+        if s.endswith(":") and (indent == 4 or (gpu_indent is not None and indent == gpu_indent)):
             cur = {"name": s[:-1].strip()}
             gpus.append(cur)
             gpu_indent = indent
@@ -92,7 +91,7 @@ def parse_system_profiler_displays(text: str) -> list[dict]:
             cur["device_id"] = hex_id(value)
         elif key.startswith("Metal"):
             cur["metal"] = value
-    out = []
+    out: list[Row] = []
     for g in gpus:
         if not g.get("vendor") and not g.get("bus"):
             continue  # not a GPU block
@@ -107,7 +106,7 @@ class AppleFindings:
     chip: str | None = None
     cpu_brand: str | None = None
     records: list[ProbeRecord] = field(default_factory=list)
-    sysctl: dict = field(default_factory=dict)
+    sysctl: dict[str, str] = field(default_factory=dict)
 
 
 SYSCTL_KEYS = ("machdep.cpu.brand_string", "hw.physicalcpu", "hw.logicalcpu", "hw.memsize",
@@ -122,16 +121,12 @@ def detect_apple(timeout_s: float) -> AppleFindings:
 
     f = AppleFindings()
     try:
-        results = {}
         sysctl = which("sysctl") or "/usr/sbin/sysctl"
         prof = which("system_profiler") or "/usr/sbin/system_profiler"
-
-        def go_prof():
-            results["prof"] = (time.monotonic(), run_tool("system_profiler",
-                                                          [prof, "SPDisplaysDataType"], timeout_s))
-
-        th = threading.Thread(target=go_prof, daemon=True)
-        th.start()
+        jobs = Jobs("apple")
+        t1 = time.monotonic()
+        prof_fut = jobs.start("system_profiler", lambda: run_tool("system_profiler", [prof, "SPDisplaysDataType"],
+                                                                  timeout_s))
         t0 = time.monotonic()
         # sysctl stops at the first unknown key on some versions: ask for each with -i? -> not
         # portable; one call with all keys, unknown ones are reported on stderr and skipped.
@@ -145,17 +140,15 @@ def detect_apple(timeout_s: float) -> AppleFindings:
             f.records.append(record("sysctl", "ok" if f.sysctl else "garbage",
                                     f"CPU {f.cpu_brand or '?'}" if f.sysctl else snippet(res.stdout),
                                     t0, res.argv))
-        th.join(timeout_s + 5)
-        if "prof" in results:
-            t1, (pres, prec) = results["prof"]
+        jobs.wait(time.monotonic() + timeout_s + 5)
+        got = result_of(prof_fut)
+        if got is not None:
+            pres, prec = got
             if prec is not None:
                 f.records.append(prec)
             else:
                 items = parse_system_profiler_displays(pres.stdout)
-                f.records.append(ProbeRecord("system_profiler", "ok" if items else
-                                             ("empty" if not pres.stdout.strip() else "garbage"),
-                                             ", ".join(i["name"] for i in items) or snippet(pres.stdout),
-                                             int((time.monotonic() - t1) * 1000), pres.argv))
+                f.records.append(listing("system_profiler", [i["name"] for i in items], pres.stdout, t1, pres.argv))
                 for n, it in enumerate(items):
                     vendor = it.get("vendor") or "apple"
                     builtin = (it.get("bus") or "").lower().startswith("built")

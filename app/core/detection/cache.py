@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from typing import Any
 
 _LOCK = threading.Lock()
 _VERSION = 1
@@ -14,7 +15,7 @@ _VERSION = 1
 class StampCache:
     def __init__(self, path: str | None) -> None:
         self.path = path
-        self._data: dict = {}
+        self._data: dict[str, Any] = {}  # JSON from the cache file
         self._dirty = False
         if path:
             try:
@@ -27,14 +28,14 @@ class StampCache:
                 self._data = {}
 
     @staticmethod
-    def stamp(exe: str) -> list | None:
+    def stamp(exe: str) -> list[int] | None:
         try:
             st = os.stat(exe)
         except OSError:
             return None
         return [st.st_mtime_ns, st.st_size, st.st_ino]
 
-    def get(self, kind: str, exe: str):
+    def get(self, kind: str, exe: str) -> object:
         st = self.stamp(exe)
         if st is None:
             return None
@@ -44,7 +45,7 @@ class StampCache:
             return e.get("value")
         return None
 
-    def put(self, kind: str, exe: str, value) -> None:
+    def put(self, kind: str, exe: str, value: object) -> None:
         st = self.stamp(exe)
         if st is None:
             return

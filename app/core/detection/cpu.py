@@ -4,9 +4,11 @@ from __future__ import annotations
 import os
 import platform
 import re
+import sys
 import time
+from collections.abc import Iterable, Mapping
 
-from app.core.detection import parser, read_text, record
+from app.core.detection import Row, parser, read_text, record
 from app.core.system import CPUInfo, ProbeRecord
 
 # /proc/cpuinfo flag -> the name reported. x86: avx2 and avx512f decide which oneDNN/FBGEMM
@@ -25,22 +27,25 @@ FLAG_ORDER = ("avx", "avx2", "fma", "f16c", "avx_vnni", "avx512f", "avx512bw", "
               "neon", "fp16", "bf16", "i8mm", "sve", "sve2", "sme")
 
 
-def flags_of_interest(raw_flags) -> list[str]:
+def flags_of_interest(raw_flags: Iterable[str]) -> list[str]:
     found = {_FLAG_MAP[f] for f in raw_flags if f in _FLAG_MAP}
     return [f for f in FLAG_ORDER if f in found]
 
 
 @parser(dict)
-def parse_proc_cpuinfo(text: str) -> dict:
+def parse_proc_cpuinfo(text: str) -> Row:
     """``{"model", "vendor", "flags" (of interest), "cores" (physical), "threads", "max_mhz"}``
     from /proc/cpuinfo (x86 "flags", Arm "Features"/"CPU part")."""
-    model = vendor = None
+    model: str | None = None
+    vendor: str | None = None
     flags: set[str] = set()
     pairs: set[tuple[str, str]] = set()
     processors = 0
-    phys = core = None
-    mhz = None
-    arm_impl = arm_part = None
+    phys: str | None = None
+    core: str | None = None
+    mhz: float | None = None
+    arm_impl: str | None = None
+    arm_part: str | None = None
     for ln in (text or "").splitlines():
         key, sep, value = ln.partition(":")
         if not sep:
@@ -80,10 +85,10 @@ def parse_proc_cpuinfo(text: str) -> dict:
             "cores": len(pairs) or None, "threads": processors or None, "max_mhz": mhz}
 
 
-def detect_cpu(family: str | None, sysctl: dict | None = None) -> tuple[CPUInfo, ProbeRecord]:
+def detect_cpu(family: str | None, sysctl: Mapping[str, str] | None = None) -> tuple[CPUInfo, ProbeRecord]:
     """CPU facts for this machine; ``sysctl`` is the macOS sysctl dict when already read."""
     started = time.monotonic()
-    info: dict = {"model": None, "vendor": None, "flags": [], "cores": None, "threads": None,
+    info: Row = {"model": None, "vendor": None, "flags": [], "cores": None, "threads": None,
                   "max_mhz": None}
     source = "platform"
     try:
@@ -94,7 +99,7 @@ def detect_cpu(family: str | None, sysctl: dict | None = None) -> tuple[CPUInfo,
                 source = "/proc/cpuinfo"
         elif family == "macos" and sysctl:
             info["model"] = sysctl.get("machdep.cpu.brand_string")
-            flags = []
+            flags: list[str] = []
             if sysctl.get("hw.optional.arm64") == "1" or (info["model"] or "").startswith("Apple"):
                 flags.append("neon")
             for key, name in (("hw.optional.arm.FEAT_BF16", "bf16"), ("hw.optional.arm.FEAT_I8MM", "i8mm"),
@@ -134,6 +139,8 @@ def detect_cpu(family: str | None, sysctl: dict | None = None) -> tuple[CPUInfo,
 
 
 def _windows_cpu_name() -> str | None:  # pragma: no cover - Windows only
+    if sys.platform != "win32":
+        return None
     try:
         import winreg
 

@@ -6,9 +6,10 @@ Values that can hold credentials (proxy and index URLs) are masked: ``user:secre
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
-from app.core.i18n import tr
+from app.core.text import Text, msg
+from app.core.visible import VISIBLE_VARS, Visibility, parse_visible
 
 NAMES = (
     # which devices torch can see
@@ -69,37 +70,57 @@ def collect(environ: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-def visible_devices_note(env: Mapping[str, str]) -> list[str]:
+_WHO = {"CUDA_VISIBLE_DEVICES": lambda: msg("detect.who_cuda", "PyTorch (CUDA and ROCm builds)"),
+        "HIP_VISIBLE_DEVICES": lambda: msg("detect.who_hip", "PyTorch ROCm builds"),
+        "ROCR_VISIBLE_DEVICES": lambda: msg("detect.who_rocr", "the ROCm runtime")}
+
+
+def _visible_note(var: str, value: str) -> Text | None:
+    """A note when ``var=value`` hides GPUs (app.core.visible's reading of the value)."""
+    who = _WHO[var]()
+    vis = parse_visible(value)
+    shown = hide_uuids(value.strip())
+    if vis.state is Visibility.EMPTY:
+        return msg("detect.visible_empty", "{var} is set but empty: {who} will see no GPU. Unset it (unset {var}) "
+                   "unless that is what you want.", var=var, who=who)
+    if vis.state is Visibility.DISABLED:
+        return msg("detect.visible_disabled", "{var}={value} hides every GPU from {who}.", var=var, value=shown,
+                   who=who)
+    if vis.state is Visibility.NONE_VALID:
+        return msg("detect.visible_none_valid", "{var}={value} names no GPU, so {who} will see none.", var=var,
+                   value=shown, who=who)
+    if vis.state is Visibility.PARTIAL:
+        return msg("detect.visible_partial", "{var}={value}: '{bad}' is not a GPU, so {who} will see only the "
+                   "entries before it.", var=var, value=shown, bad=hide_uuids(vis.invalid or ""), who=who)
+    return None
+
+
+def visible_devices_note(env: Mapping[str, str]) -> list[Text]:
     """Plain-words warnings about device-hiding variables."""
-    notes = []
-    for var, who in (("CUDA_VISIBLE_DEVICES", tr("PyTorch (CUDA and ROCm builds)")),
-                     ("HIP_VISIBLE_DEVICES", tr("PyTorch ROCm builds")),
-                     ("ROCR_VISIBLE_DEVICES", tr("the ROCm runtime"))):
+    notes: list[Text] = []
+    for var in VISIBLE_VARS:
         if var in env:
-            value = env[var].strip()
-            if value == "":
-                notes.append(tr("{var} is set but empty: {who} will see no GPU. Unset it "
-                                "(unset {var}) unless that is what you want.", var=var, who=who))
-            elif value in ("-1", "none", "NoDevFiles") or value.startswith("-"):
-                notes.append(tr("{var}={value} hides every GPU from {who}.", var=var, value=value, who=who))
+            note = _visible_note(var, env[var])
+            if note is not None:
+                notes.append(note)
     if env.get("NVIDIA_VISIBLE_DEVICES", "").strip() in ("void", "none"):
-        notes.append(tr("NVIDIA_VISIBLE_DEVICES={value}: this container was started without GPU access.",
-                        value=env["NVIDIA_VISIBLE_DEVICES"].strip()))
+        notes.append(msg("detect.container_no_gpu", "NVIDIA_VISIBLE_DEVICES={value}: this container was started "
+                         "without GPU access.", value=env["NVIDIA_VISIBLE_DEVICES"].strip()))
     override = env.get("HSA_OVERRIDE_GFX_VERSION", "").strip()
     if override:
         m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", override)
         if m and int(m.group(2)) < 16 and int(m.group(3)) < 16:
             target = f"gfx{int(m.group(1))}{int(m.group(2)):x}{int(m.group(3)):x}"
-            notes.append(tr("HSA_OVERRIDE_GFX_VERSION={value} is set: ROCm will treat your AMD GPU as "
-                            "{target} (a workaround for cards ROCm does not officially support; it can crash "
-                            "if the cards differ too much).", value=override, target=target))
+            notes.append(msg("detect.hsa_override", "HSA_OVERRIDE_GFX_VERSION={value} is set: ROCm will treat your AMD "
+                             "GPU as {target} (a workaround for cards ROCm does not officially support; it can crash "
+                             "if the cards differ too much).", value=override, target=target))
         else:
-            notes.append(tr("HSA_OVERRIDE_GFX_VERSION={value} is not of the form 10.3.0: ROCm may refuse to start.",
-                            value=override))
+            notes.append(msg("detect.hsa_override_bad", "HSA_OVERRIDE_GFX_VERSION={value} is not of the form 10.3.0: "
+                             "ROCm may refuse to start.", value=override))
     if env.get("CUDA_LAUNCH_BLOCKING", "").strip() == "1":
-        notes.append("CUDA_LAUNCH_BLOCKING=1 makes every GPU call wait: fine for debugging, "
-                     "very slow otherwise.")
+        notes.append(msg("detect.launch_blocking", "CUDA_LAUNCH_BLOCKING=1 makes every GPU call wait: fine for "
+                         "debugging, very slow otherwise."))
     if env.get("PYTHONPATH"):
-        notes.append("PYTHONPATH is set: a new environment may import packages from "
-                     f"{env['PYTHONPATH']} instead of its own.")
+        notes.append(msg("detect.pythonpath", "PYTHONPATH is set: a new environment may import packages from {path} "
+                         "instead of its own.", path=env["PYTHONPATH"]))
     return notes

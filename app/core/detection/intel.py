@@ -25,7 +25,7 @@ INTEL_DISCRETE_FAMILIES: tuple[tuple[str, str], ...] = (
 )
 
 
-def intel_family(device_id) -> str | None:
+def intel_family(device_id: object) -> str | None:
     """The discrete family for an Intel device id, or None (= integrated / unknown)."""
     d = hex_id(device_id)
     if d is None:
@@ -36,14 +36,12 @@ def intel_family(device_id) -> str | None:
     return None
 
 
-def intel_is_integrated(device_id, name: str | None = None) -> bool:
+def intel_is_integrated(device_id: object, name: str | None = None) -> bool:
     """True unless the device id is a known discrete part; without an id, judge by name."""
     if hex_id(device_id) is not None:
         return intel_family(device_id) is None
     n = (name or "").lower()
-    if re.search(r"arc\s*(\(tm\)\s*)?[ab]\d{3}|data center gpu|iris xe max|arc pro", n):
-        return False
-    return True
+    return not re.search(r"arc\s*(\(tm\)\s*)?[ab]\d{3}|data center gpu|iris xe max|arc pro", n)
 
 
 @parser(lambda: None)

@@ -19,13 +19,17 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from app.core.detection import (clamp_timeout, norm_bus, parser, read_text, record, run_tool,
-                                snippet, to_int)
+from app.core.detection import Row, clamp_timeout, norm_bus, parser, read_text, record, run_tool, snippet, to_int
+from app.core.detection.jobs import Jobs, result_of
 from app.core.system import GPU, ProbeRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    from app.core.runner import RunResult
 
 QUERY_FIELDS = ("index", "name", "driver_version", "compute_cap", "memory.total", "pci.bus_id",
                 "pci.device_id")
@@ -48,8 +52,30 @@ def _clean(value: str | None) -> str | None:
 
 # ------------------------------------------------------------------------- parsers
 
+def _query_row(parts: list[str], cols: list[str]) -> Row | None:
+    """One GPU row of a ``--query-gpu`` CSV, or None when the line does not look like one."""
+    row: Row = {c: _clean(parts[i]) if i < len(parts) else None for i, c in enumerate(cols)}
+    name = row.get("name")
+    if "name" in cols and (not name or len(name) > 96 or (":" in name and "failed" in name.lower())):
+        return None
+    driver = row.get("driver_version")
+    if driver is not None and not re.fullmatch(r"\d+(\.\d+){1,3}", driver):
+        return None
+    cc = row.get("compute_cap")
+    if cc is not None and not re.fullmatch(r"\d{1,2}\.\d{1,2}", cc):
+        return None
+    if row.get("index") is not None and not re.fullmatch(r"\d{1,4}", row["index"]):
+        return None
+    mem = row.get("memory.total")
+    row["memory.total"] = (to_int(mem.split()[0]) if mem.split() else None) if mem is not None else None
+    if "name" not in cols and cc is None and driver is None:
+        return None
+    row["index"] = int(row["index"]) if row.get("index") is not None else None
+    return row
+
+
 @parser(list)
-def parse_query_csv(text: str, fields: tuple[str, ...] | list[str] = QUERY_FIELDS) -> list[dict]:
+def parse_query_csv(text: str, fields: tuple[str, ...] | list[str] = QUERY_FIELDS) -> list[Row]:
     """Rows of ``nvidia-smi --query-gpu=<fields> --format=csv[,noheader][,nounits]``.
 
     A header line (``--format=csv`` without ``noheader``) overrides ``fields``; unit suffixes
@@ -59,7 +85,7 @@ def parse_query_csv(text: str, fields: tuple[str, ...] | list[str] = QUERY_FIELD
     """
     lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
     cols = [str(f).strip() for f in fields]
-    rows: list[dict] = []
+    rows: list[Row] = []
     for ln in lines:
         parts = [p.strip() for p in ln.split(",")]
         lowered = [re.sub(r"\s*\[.*?\]$", "", p).strip().lower() for p in parts]
@@ -69,37 +95,20 @@ def parse_query_csv(text: str, fields: tuple[str, ...] | list[str] = QUERY_FIELD
             continue
         if len(parts) < min(2, len(cols)) or len(parts) > len(cols):
             continue
-        row = {c: _clean(parts[i]) if i < len(parts) else None for i, c in enumerate(cols)}
-        name = row.get("name")
-        if "name" in cols and (not name or len(name) > 96 or ":" in name and "failed" in name.lower()):
-            continue
-        driver = row.get("driver_version")
-        if driver is not None and not re.fullmatch(r"\d+(\.\d+){1,3}", driver):
-            continue
-        cc = row.get("compute_cap")
-        if cc is not None and not re.fullmatch(r"\d{1,2}\.\d{1,2}", cc):
-            continue
-        if row.get("index") is not None and not re.fullmatch(r"\d{1,4}", row["index"]):
-            continue
-        mem = row.get("memory.total")
-        if mem is not None:
-            mem = to_int(mem.split()[0]) if mem.split() else None
-        row["memory.total"] = mem
-        if "name" not in cols and cc is None and driver is None:
-            continue
-        row["index"] = int(row["index"]) if row.get("index") is not None else None
-        rows.append(row)
+        row = _query_row(parts, cols)
+        if row is not None:
+            rows.append(row)
     return rows
 
 
 @parser(dict)
-def parse_smi_header(text: str) -> dict:
+def parse_smi_header(text: str) -> dict[str, str]:
     """``{"smi_version", "driver_version", "cuda_version"}`` from plain ``nvidia-smi``'s banner.
 
     Handles the classic ``Driver Version: X  CUDA Version: Y`` and the R610+ form
     ``KMD Version: X  CUDA UMD Version: Y``. Missing values are left out.
     """
-    out: dict = {}
+    out: dict[str, str] = {}
     for ln in (text or "").splitlines()[:12]:
         m = re.search(r"NVIDIA-SMI\s+(\d+(?:\.\d+)+)", ln)
         if m:
@@ -119,13 +128,13 @@ _MEM_RE = re.compile(r"(\d+)MiB\s*/\s*(\d+)MiB")
 
 
 @parser(list)
-def parse_smi_table(text: str) -> list[dict]:
+def parse_smi_table(text: str) -> list[Row]:
     """GPU rows of plain ``nvidia-smi``: ``{"index", "name", "bus", "memory_mb", "truncated"}``.
 
     Names longer than the column end in ``...`` there (``truncated`` True). The MIG and
     process sections are ignored.
     """
-    rows: list[dict] = []
+    rows: list[Row] = []
     lines = (text or "").splitlines()
     for i, ln in enumerate(lines):
         m = _ROW_RE.match(ln.strip())
@@ -195,10 +204,10 @@ def parse_proc_driver_version(text: str) -> str | None:
     return None
 
 
-def cuda_version_from_int(value) -> str | None:
+def cuda_version_from_int(value: object) -> str | None:
     """NVML's ``nvmlSystemGetCudaDriverVersion`` integer (12040) -> ``"12.4"``."""
     try:
-        v = int(value)
+        v = int(value)  # type: ignore[call-overload]  # NVML hands an int; garbage is caught
     except (TypeError, ValueError):
         return None
     if v <= 0:
@@ -222,7 +231,8 @@ CC_BY_NAME: tuple[tuple[str, str], ...] = (
     (r"RTX 20\d0|GTX 16\d0|TITAN RTX|Quadro RTX|\bT4\b|\bT[1-6]00\b|\bT1000\b", "7.5"),
     (r"\bV100\b|TITAN V\b|Quadro GV100", "7.0"),
     (r"\bP100\b|Quadro GP100", "6.0"),
-    (r"GTX 10[5-8]0|TITAN Xp|TITAN X \(Pascal\)|\bP(4|40|6|400|600|1000|2000|4000|5000|6000)\b|MX[1-3]50|GT 1030", "6.1"),
+    (r"GTX 10[5-8]0|TITAN Xp|TITAN X \(Pascal\)|\bP(4|40|6|400|600|1000|2000|4000|5000|6000)\b"
+     r"|MX[1-3]50|GT 1030", "6.1"),
     (r"GTX 9[5-8]0|GTX TITAN X\b|\bM(4|40|60|6000|5000|4000)\b", "5.2"),
     (r"GTX 750|GTX 745|MX1[13]0|\bM(10|1200|2000)\b|GeForce 9[234]0M", "5.0"),
     (r"\bK80\b", "3.7"),
@@ -251,107 +261,120 @@ class NvidiaFindings:
     records: list[ProbeRecord] = field(default_factory=list)
 
 
-def nvml_disabled(environ=None) -> bool:
+def nvml_disabled(environ: Mapping[str, str] | None = None) -> bool:
     env = os.environ if environ is None else environ
     return env.get("TORCH_SETUP_NO_NVML", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _text(v: object) -> str:
+    return v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+
+
+def _nvml_start_error(exc: Exception) -> tuple[str, str]:
+    """(status, plain words) for NVML failing to start."""
+    cls = type(exc).__name__
+    if "LibraryNotFound" in cls:
+        return "not-found", "no NVIDIA driver (the NVML library libnvidia-ml was not found)"
+    if "DriverNotLoaded" in cls:
+        return "error", "the NVIDIA driver is installed but not loaded"
+    if "LibRmVersionMismatch" in cls:
+        return "error", ("the NVIDIA driver and its library do not match (usually after a driver update without a "
+                         "reboot): reboot the computer")
+    if "NoPermission" in cls:
+        return "error", "no permission to talk to the NVIDIA driver"
+    return "error", f"NVML could not start: {cls}: {snippet(str(exc))}"
+
+
+def _nvml_cuda(nvml: Any) -> str | None:
+    for fn_name in ("nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"):
+        fn = getattr(nvml, fn_name, None)
+        if fn is None:
+            continue
+        try:
+            return cuda_version_from_int(fn())
+        except Exception:
+            continue
+    return None
+
+
+def _nvml_gpu(nvml: Any, h: object, i: int, driver: str | None) -> tuple[GPU, str | None]:
+    """One GPU from its NVML handle; each field it cannot read stays unknown."""
+    name = "NVIDIA GPU"
+    try:
+        name = _text(nvml.nvmlDeviceGetName(h))
+    except Exception:
+        pass
+    cc: str | None
+    try:
+        major, minor = nvml.nvmlDeviceGetCudaComputeCapability(h)
+        cc = f"{int(major)}.{int(minor)}"
+    except Exception:
+        cc = cc_from_name(name)
+    mem = None
+    try:
+        mem = int(nvml.nvmlDeviceGetMemoryInfo(h).total) // (1024 * 1024)
+    except Exception:
+        pass
+    bus = pci = None
+    try:
+        info = nvml.nvmlDeviceGetPciInfo(h)
+        bus = norm_bus(_text(getattr(info, "busId", "") or getattr(info, "busIdLegacy", "")))
+        dev = int(getattr(info, "pciDeviceId", 0))
+        if dev:
+            pci = f"{dev & 0xFFFF:04x}:{(dev >> 16) & 0xFFFF:04x}"
+    except Exception:
+        pass
+    return (GPU(vendor="nvidia", name=name, driver_version=driver, compute_capability=cc, memory_mb=mem,
+                integrated=_nv_integrated(name), index=i, pci_id=pci, source="nvml"), bus)
+
+
+def _nvml_read(nvml: Any, findings: NvidiaFindings, started: float) -> None:
+    driver = None
+    try:
+        driver = _text(nvml.nvmlSystemGetDriverVersion())
+    except Exception:
+        pass
+    cuda = _nvml_cuda(nvml)
+    count = int(nvml.nvmlDeviceGetCount())
+    problems = []
+    for i in range(count):
+        try:
+            h = nvml.nvmlDeviceGetHandleByIndex(i)
+        except Exception as exc:
+            problems.append(f"GPU {i}: {type(exc).__name__}")
+            continue
+        findings.gpus.append(_nvml_gpu(nvml, h, i, driver))
+    findings.driver_version = driver
+    findings.cuda_version = cuda
+    detail = f"driver {driver or '?'}, CUDA {cuda or '?'}, {count} GPU(s)"
+    if problems:
+        detail += "; could not read " + ", ".join(problems)
+    findings.records.append(record("nvml", "ok" if count else "empty", detail, started))
 
 
 def probe_nvml(findings: NvidiaFindings) -> bool:
     """Fill ``findings`` from NVML; True when NVML answered with at least the driver."""
     started = time.monotonic()
     if nvml_disabled():
-        findings.records.append(record("nvml", "skipped", "turned off by TORCH_SETUP_NO_NVML",
-                                       started))
+        findings.records.append(record("nvml", "skipped", "turned off by TORCH_SETUP_NO_NVML", started))
         return False
     try:
-        import pynvml  # nvidia-ml-py
+        import pynvml  # nvidia-ml-py; only when detecting (start-up speed)
     except Exception as exc:  # ImportError, or a broken install
-        findings.records.append(record("nvml", "not-found",
-                                       f"nvidia-ml-py is not installed ({type(exc).__name__})",
+        findings.records.append(record("nvml", "not-found", f"nvidia-ml-py is not installed ({type(exc).__name__})",
                                        started))
         return False
     try:
         pynvml.nvmlInit()
     except Exception as exc:
-        cls = type(exc).__name__
-        if "LibraryNotFound" in cls:
-            status, words = "not-found", "no NVIDIA driver (the NVML library libnvidia-ml was not found)"
-        elif "DriverNotLoaded" in cls:
-            status, words = "error", "the NVIDIA driver is installed but not loaded"
-        elif "LibRmVersionMismatch" in cls:
-            status, words = "error", ("the NVIDIA driver and its library do not match (usually "
-                                      "after a driver update without a reboot): reboot the computer")
-        elif "NoPermission" in cls:
-            status, words = "error", "no permission to talk to the NVIDIA driver"
-        else:
-            status, words = "error", f"NVML could not start: {cls}: {snippet(str(exc))}"
+        status, words = _nvml_start_error(exc)
         findings.records.append(record("nvml", status, words, started))
         return False
     try:
-        def s(v):
-            return v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
-
-        driver = None
-        try:
-            driver = s(pynvml.nvmlSystemGetDriverVersion())
-        except Exception:
-            pass
-        cuda = None
-        for fn_name in ("nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"):
-            fn = getattr(pynvml, fn_name, None)
-            if fn is None:
-                continue
-            try:
-                cuda = cuda_version_from_int(fn())
-                break
-            except Exception:
-                continue
-        count = int(pynvml.nvmlDeviceGetCount())
-        problems = []
-        for i in range(count):
-            try:
-                h = pynvml.nvmlDeviceGetHandleByIndex(i)
-            except Exception as exc:
-                problems.append(f"GPU {i}: {type(exc).__name__}")
-                continue
-            name = "NVIDIA GPU"
-            try:
-                name = s(pynvml.nvmlDeviceGetName(h))
-            except Exception:
-                pass
-            cc = None
-            try:
-                major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(h)
-                cc = f"{int(major)}.{int(minor)}"
-            except Exception:
-                cc = cc_from_name(name)
-            mem = None
-            try:
-                mem = int(pynvml.nvmlDeviceGetMemoryInfo(h).total) // (1024 * 1024)
-            except Exception:
-                pass
-            bus = pci = None
-            try:
-                info = pynvml.nvmlDeviceGetPciInfo(h)
-                bus = norm_bus(s(getattr(info, "busId", "") or getattr(info, "busIdLegacy", "")))
-                dev = int(getattr(info, "pciDeviceId", 0))
-                if dev:
-                    pci = f"{dev & 0xFFFF:04x}:{(dev >> 16) & 0xFFFF:04x}"
-            except Exception:
-                pass
-            findings.gpus.append((GPU(vendor="nvidia", name=name, driver_version=driver,
-                                      compute_capability=cc, memory_mb=mem, integrated=_nv_integrated(name),
-                                      index=i, pci_id=pci, source="nvml"), bus))
-        findings.driver_version = driver
-        findings.cuda_version = cuda
-        detail = f"driver {driver or '?'}, CUDA {cuda or '?'}, {count} GPU(s)"
-        if problems:
-            detail += "; could not read " + ", ".join(problems)
-        findings.records.append(record("nvml", "ok" if count else "empty", detail, started))
+        _nvml_read(pynvml, findings, started)
         return True
     except Exception as exc:
-        findings.records.append(record("nvml", "error", f"{type(exc).__name__}: {snippet(str(exc))}",
-                                       started))
+        findings.records.append(record("nvml", "error", f"{type(exc).__name__}: {snippet(str(exc))}", started))
         return False
     finally:
         try:
@@ -365,11 +388,12 @@ def _nv_integrated(name: str) -> bool:
     return bool(re.search(r"Orin|Xavier|Tegra|Jetson|Thor", name or "", re.IGNORECASE))
 
 
-def smi_candidates(*, wsl: bool, family: str | None, which=None) -> list[str]:
+def smi_candidates(*, wsl: bool, family: str | None,
+                   which: Callable[[str], str | None] | None = None) -> list[str]:
     from app.core.runner import which as _which
 
     which = which or _which
-    found = []
+    found: list[str] = []
     p = which("nvidia-smi")
     if p:
         found.append(p)
@@ -377,7 +401,8 @@ def smi_candidates(*, wsl: bool, family: str | None, which=None) -> list[str]:
         found.append(WSL_SMI)
     if family == "windows":
         found.extend(c for c in WINDOWS_SMI if os.path.exists(c))
-    seen, out = set(), []
+    seen: set[str] = set()
+    out: list[str] = []
     for c in found:
         key = os.path.realpath(c)
         if key not in seen:
@@ -386,67 +411,29 @@ def smi_candidates(*, wsl: bool, family: str | None, which=None) -> list[str]:
     return out
 
 
-def probe_smi(findings: NvidiaFindings, smi: str, timeout_s: float) -> bool:
-    """Ask one nvidia-smi; True when it listed GPUs."""
-    t = clamp_timeout(timeout_s)
-    started = time.monotonic()
-    results: dict[str, object] = {}
-
-    def plain():
-        results["plain"] = run_tool("nvidia-smi", [smi], t)
-
-    th = threading.Thread(target=plain, daemon=True)
-    th.start()
+def _smi_query(smi: str, t: float) -> tuple[RunResult, ProbeRecord | None, tuple[str, ...], list[str]]:
+    """``nvidia-smi --query-gpu``: (result, record when it gave no output, the fields asked, argv)."""
     argv = [smi, "--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]
     res, rec = run_tool("nvidia-smi", argv, t)
-    fields: tuple[str, ...] = QUERY_FIELDS
     if rec is None and "is not a valid field" in (res.stdout + res.stderr):
         # Drivers before compute_cap existed (R510 era): ask again without it.
         argv = [smi, "--query-gpu=" + ",".join(QUERY_FIELDS_OLD), "--format=csv,noheader,nounits"]
         res, rec = run_tool("nvidia-smi", argv, t)
-        fields = QUERY_FIELDS_OLD
-    th.join(t + 5)
-    plain_res, plain_rec = results.get("plain", (None, None))  # type: ignore[misc]
-    findings.smi_path = smi
-    header = parse_smi_header(plain_res.stdout) if plain_res is not None and plain_rec is None else {}
-    if header.get("smi_version"):
-        findings.smi_version = header["smi_version"]
-    if header.get("cuda_version"):
-        findings.cuda_version = header["cuda_version"]
-    if rec is not None:  # not found / timed out / killed
-        if rec.status == "timeout":
-            rec = ProbeRecord(rec.name, "timeout", f"nvidia-smi timed out: {smi} did not answer "
-                              f"within {t:.0f} s and was stopped (the NVIDIA driver may be hung)",
-                              rec.duration_ms, rec.command)
-        findings.records.append(rec)
-        return False
-    out = res.stdout + ("\n" + res.stderr if res.stderr else "")
-    known = classify_smi_error(out)
-    rows = parse_query_csv(res.stdout, fields)  # even on a non-zero exit: one lost GPU fails the call
-    table_rows = parse_smi_table(plain_res.stdout) if plain_res is not None and plain_rec is None else []
-    if not rows and table_rows and not known:
-        # The query form failed but the plain table is fine: names (maybe cut short), bus, memory.
-        fields = ("index", "name", "memory.total", "pci.bus_id")
-        rows = [{"index": r["index"], "name": r["name"], "memory.total": r["memory_mb"], "pci.bus_id": r["bus"]}
-                for r in table_rows]
-        findings.records.append(record("nvidia-smi-query", "garbage" if out.strip() else "empty",
-                                       f"--query-gpu gave no GPU list ({res.describe()}): {snippet(out, 120)}; "
-                                       "using the plain nvidia-smi table instead", started, argv))
-    if not rows:
-        if known:
-            status, words = known
-            findings.records.append(record("nvidia-smi", status, f"{words} [nvidia-smi said: "
-                                           f"{snippet(out, 120)}]", started, argv))
-        elif not out.strip():
-            findings.records.append(record("nvidia-smi", "empty", f"nvidia-smi printed nothing "
-                                           f"({res.describe()})", started, argv))
-        else:
-            findings.records.append(record("nvidia-smi", "garbage", "nvidia-smi printed output "
-                                           f"that is not a GPU list ({res.describe()}): "
-                                           f"{snippet(out)}", started, argv))
-        return False
-    driver = next((r.get("driver_version") for r in rows if r.get("driver_version")), None) \
-        or header.get("driver_version")
+        return res, rec, QUERY_FIELDS_OLD, argv
+    return res, rec, QUERY_FIELDS, argv
+
+
+def _no_gpu_list(known: tuple[str, str] | None, out: str, res: RunResult) -> tuple[str, str]:
+    """(status, detail) when nvidia-smi listed no GPU."""
+    if known:
+        return known[0], f"{known[1]} [nvidia-smi said: {snippet(out, 120)}]"
+    if not out.strip():
+        return "empty", f"nvidia-smi printed nothing ({res.describe()})"
+    return "garbage", f"nvidia-smi printed output that is not a GPU list ({res.describe()}): {snippet(out)}"
+
+
+def _smi_gpus(findings: NvidiaFindings, rows: list[Row], table_rows: list[Row], driver: str | None) -> list[str]:
+    """Add a GPU per row (the plain table fills bus and memory); the compute capabilities guessed by name."""
     table = {r["index"]: r for r in table_rows}
     guessed = []
     for n, r in enumerate(rows):
@@ -466,6 +453,46 @@ def probe_smi(findings: NvidiaFindings, smi: str, timeout_s: float) -> bool:
         findings.gpus.append((GPU(vendor="nvidia", name=name, driver_version=r.get("driver_version") or driver,
                                   compute_capability=cc, memory_mb=mem, integrated=_nv_integrated(name),
                                   index=idx, pci_id=pci, source="nvidia-smi"), bus))
+    return guessed
+
+
+def probe_smi(findings: NvidiaFindings, smi: str, timeout_s: float) -> bool:
+    """Ask one nvidia-smi (the plain table and the query side by side); True when it listed GPUs."""
+    t = clamp_timeout(timeout_s)
+    started = time.monotonic()
+    jobs = Jobs("nvidia-smi")
+    plain = jobs.start("plain", lambda: run_tool("nvidia-smi", [smi], t))
+    res, rec, fields, argv = _smi_query(smi, t)
+    jobs.wait(time.monotonic() + t + 5)
+    got = result_of(plain)
+    plain_out = got[0].stdout if got is not None and got[1] is None else None
+    findings.smi_path = smi
+    header = parse_smi_header(plain_out) if plain_out is not None else {}
+    findings.smi_version = header.get("smi_version") or findings.smi_version
+    findings.cuda_version = header.get("cuda_version") or findings.cuda_version
+    if rec is not None:  # not found / timed out / killed
+        if rec.status == "timeout":
+            rec = ProbeRecord(rec.name, "timeout", f"nvidia-smi timed out: {smi} did not answer within {t:.0f} s "
+                              "and was stopped (the NVIDIA driver may be hung)", rec.duration_ms, rec.command)
+        findings.records.append(rec)
+        return False
+    out = res.stdout + ("\n" + res.stderr if res.stderr else "")
+    known = classify_smi_error(out)
+    rows = parse_query_csv(res.stdout, fields)  # even on a non-zero exit: one lost GPU fails the call
+    table_rows = parse_smi_table(plain_out) if plain_out is not None else []
+    if not rows and table_rows and not known:
+        # The query form failed but the plain table is fine: names (maybe cut short), bus, memory.
+        rows = [{"index": r["index"], "name": r["name"], "memory.total": r["memory_mb"], "pci.bus_id": r["bus"]}
+                for r in table_rows]
+        findings.records.append(record("nvidia-smi-query", "garbage" if out.strip() else "empty",
+                                       f"--query-gpu gave no GPU list ({res.describe()}): {snippet(out, 120)}; "
+                                       "using the plain nvidia-smi table instead", started, argv))
+    if not rows:
+        findings.records.append(record("nvidia-smi", *_no_gpu_list(known, out, res), started, argv))
+        return False
+    driver = next((r.get("driver_version") for r in rows if r.get("driver_version")), None) \
+        or header.get("driver_version")
+    guessed = _smi_gpus(findings, rows, table_rows, driver)
     findings.driver_version = findings.driver_version or driver
     detail = f"{len(rows)} GPU(s), driver {driver or '?'}"
     if findings.cuda_version:

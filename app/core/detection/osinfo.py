@@ -12,9 +12,9 @@ from app.core.system import OSInfo, ProbeRecord
 
 
 @parser(dict)
-def parse_os_release(text: str) -> dict:
+def parse_os_release(text: str) -> dict[str, str]:
     """``/etc/os-release`` -> dict (quotes removed)."""
-    out = {}
+    out: dict[str, str] = {}
     for ln in (text or "").splitlines():
         m = re.match(r"^([A-Z][A-Z0-9_]*)=(.*)$", ln.strip())
         if not m:
@@ -64,7 +64,8 @@ def detect_os() -> tuple[OSInfo, str | None, int | None, ProbeRecord]:
         kernel = platform.release() or None
         if family == "linux":
             rel = parse_os_release(read_text("/etc/os-release") or read_text("/usr/lib/os-release") or "")
-            version = rel.get("PRETTY_NAME") or " ".join(x for x in (rel.get("NAME"), rel.get("VERSION_ID")) if x) or None
+            version = rel.get("PRETTY_NAME") or " ".join(
+                x for x in (rel.get("NAME"), rel.get("VERSION_ID")) if x) or None
             distro = rel.get("ID") or None
             wsl = wsl_version(read_text("/proc/sys/kernel/osrelease") or kernel or "")
             if wsl is None and os.path.exists("/proc/sys/fs/binfmt_misc/WSLInterop"):

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 
 from app.core.detection import norm_bus, parser, read_text, record, run_tool, snippet
+from app.core.system import ProbeRecord
 
 # PCI vendor ids. Source: PCI-SIG vendor list as carried by pci.ids (pciids.sourceforge.net).
 VENDOR_IDS = {"10de": "nvidia", "1002": "amd", "1022": "amd", "8086": "intel", "106b": "apple"}
@@ -45,7 +46,7 @@ class PCIDevice:
         d = self.description
         d = re.sub(r"\s*\(rev [0-9a-fA-F]+\)\s*$", "", d)
         d = re.sub(r"\s*\[[0-9a-fA-F]{4}:[0-9a-fA-F]{4}\]\s*$", "", d)
-        brackets = re.findall(r"\[([^\]]+)\]", d)
+        brackets: list[str] = re.findall(r"\[([^\]]+)\]", d)
         vendor_words = {"AMD/ATI"}
         product = [b for b in brackets if b not in vendor_words]
         if product:
@@ -123,10 +124,10 @@ def scan_sysfs(root: str = "/") -> list[PCIDevice]:
     return out
 
 
-def detect_pci(timeout_s: float, *, family: str | None):
+def detect_pci(timeout_s: float, *, family: str | None) -> tuple[list[PCIDevice], list[ProbeRecord]]:
     """``(devices, records)``: sysfs first; lspci only to put names on what sysfs found."""
     started = time.monotonic()
-    records = []
+    records: list[ProbeRecord] = []
     if family != "linux":
         return [], records
     devices = scan_sysfs()

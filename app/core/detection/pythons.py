@@ -13,11 +13,15 @@ import os
 import platform
 import re
 import sys
-import threading
 import time
+from collections.abc import Mapping
+from concurrent.futures import Future
+from functools import partial
 
-from app.core.detection import parser, record, run_tool, snippet
-from app.core.system import PythonInfo, ProbeRecord
+from app.core.detection import Row, parser, record, run_tool, snippet
+from app.core.detection.cache import StampCache
+from app.core.detection.jobs import Jobs, result_of
+from app.core.system import ProbeRecord, PythonInfo
 
 # Works on Python 2.7 and 3.x, with -E -s -S (no site, so it starts in ~10 ms).
 PROBE_SCRIPT = (
@@ -43,7 +47,7 @@ MAX_PROBED = 24  # interpreters asked for their version (the rest are listed fro
 
 
 @parser(lambda: None)
-def parse_probe_output(text: str) -> dict | None:
+def parse_probe_output(text: str) -> Row | None:
     """``TSA-PY 3.11.7 cpython 1 64 linux`` -> ``{"version", "implementation", "can_venv", "bits"}``."""
     m = re.search(r"TSA-PY (\d+\.\d+\.\d+) (\w+) ([01]) (\d+)", text or "")
     if not m:
@@ -57,7 +61,7 @@ def parse_probe_output(text: str) -> dict | None:
 def parse_py_launcher(text: str) -> list[tuple[str, str]]:
     """``py -0p`` -> ``[(version, path)]``. Handles `` -V:3.12 *        C:\\...\\python.exe``
     (py >= 3.11) and `` -3.9-64        C:\\...`` (older)."""
-    out = []
+    out: list[tuple[str, str]] = []
     for ln in (text or "").splitlines():
         m = re.match(r"^\s*-(?:V:)?([0-9][\w.\-]*?)(?:-(?:32|64|arm64))?\s+(?:\*\s+)?(\S.*?)\s*$", ln)
         if not m:
@@ -97,9 +101,7 @@ def _is_shim(path: str) -> bool:
     parent = os.path.basename(os.path.dirname(path)).lower()
     if parent == "shims":  # pyenv / asdf wrappers: listed through their real versions instead
         return True
-    if "windowsapps" in path.lower():  # the Microsoft Store alias that opens the store
-        return True
-    return False
+    return "windowsapps" in path.lower()  # the Microsoft Store alias that opens the store
 
 
 def _is_venv_python(path: str) -> bool:
@@ -107,8 +109,8 @@ def _is_venv_python(path: str) -> bool:
         os.path.exists(os.path.join(os.path.dirname(path), "pyvenv.cfg"))
 
 
-def candidates(environ=None, *, family: str | None = None, py_launcher: list[tuple[str, str]] | None = None
-               ) -> list[tuple[str, str]]:
+def candidates(environ: Mapping[str, str] | None = None, *, family: str | None = None,
+               py_launcher: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
     """``[(path, source)]`` in a stable order, without the running interpreter."""
     env = os.environ if environ is None else environ
     home = os.path.expanduser("~")
@@ -139,7 +141,7 @@ def candidates(environ=None, *, family: str | None = None, py_launcher: list[tup
     return found
 
 
-def _version_key(path: str):
+def _version_key(path: str) -> tuple[tuple[int, ...], str]:
     """Sort folders by the version in their name (3.6 before 3.10), then by name."""
     m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", os.path.basename(path))
     nums = tuple(int(x or 0) for x in m.groups()) if m else (9999,)
@@ -153,7 +155,7 @@ def _preferred(exes: list[str]) -> list[str]:
     return [max(exes, key=lambda p: (len(os.path.basename(p)), p))]
 
 
-def _conda_prefixes(env, home: str) -> list[str]:
+def _conda_prefixes(env: Mapping[str, str], home: str) -> list[str]:
     prefixes: list[str] = []
     for key in ("CONDA_PREFIX",):
         if env.get(key):
@@ -174,7 +176,8 @@ def _conda_prefixes(env, home: str) -> list[str]:
             prefixes += [ln.strip() for ln in fh if ln.strip()]
     except OSError:
         pass
-    seen, out = set(), []
+    seen: set[str] = set()
+    out: list[str] = []
     for p in prefixes:
         if p not in seen and os.path.isdir(p):
             seen.add(p)
@@ -182,7 +185,7 @@ def _conda_prefixes(env, home: str) -> list[str]:
     return out
 
 
-def _uv_python_dir(env, home: str, family: str | None) -> str:
+def _uv_python_dir(env: Mapping[str, str], home: str, family: str | None) -> str:
     if env.get("UV_PYTHON_INSTALL_DIR"):
         return env["UV_PYTHON_INSTALL_DIR"]
     if family == "windows":
@@ -214,77 +217,87 @@ def _key(path: str) -> str:
     return os.path.normcase(os.path.realpath(path))
 
 
-def detect_pythons(timeout_s: float, cache, *, family: str | None, arch: str | None,
-                   environ=None) -> tuple[PythonInfo, list[PythonInfo], list[ProbeRecord]]:
+def _launcher_list(timeout_s: float, started: float, records: list[ProbeRecord]) -> list[tuple[str, str]]:
+    """Windows' ``py -0p`` list."""
+    from app.core.runner import which
+
+    py = which("py")
+    if not py:
+        return []
+    res, rec = run_tool("py-launcher", [py, "-0p"], timeout_s)
+    if rec is not None:
+        records.append(rec)
+        return []
+    launcher = parse_py_launcher(res.stdout + "\n" + res.stderr)
+    records.append(record("py-launcher", "ok" if launcher else "empty", f"{len(launcher)} interpreter(s)", started,
+                          res.argv))
+    return launcher
+
+
+def _ask_version(path: str, source: str, timeout_s: float, cache: StampCache | None,
+                 arch: str | None) -> tuple[PythonInfo, str | None]:
+    """Run one interpreter with the probe script: (its info, why it failed or None)."""
+    res, rec = run_tool("python", [path, "-E", "-s", "-S", "-c", PROBE_SCRIPT], timeout_s)
+    parsed = parse_probe_output(res.stdout) if rec is None else None
+    if parsed is None:
+        why = rec.detail if rec is not None else f"{res.describe()}: {snippet(res.stdout + res.stderr, 80)}"
+        return (PythonInfo(version=version_from_path(path), executable=path, source=source,
+                           can_venv=False if rec is None else None), f"{path}: {why}")
+    if cache is not None:
+        cache.put("python", path, parsed)
+    return _info(path, source, parsed, arch), None
+
+
+def _versions(cands: list[tuple[str, str]], timeout_s: float, cache: StampCache | None,
+              arch: str | None) -> tuple[list[PythonInfo], int, list[str]]:
+    """(an info per candidate, how many were asked, the failures): cached, asked side by side, or from the path."""
+    infos: list[PythonInfo | None] = [None] * len(cands)
+    jobs = Jobs("python")
+    futures: dict[int, Future[tuple[PythonInfo, str | None]]] = {}
+    for i, (path, source) in enumerate(cands):
+        cached = cache.get("python", path) if cache is not None else None
+        if isinstance(cached, dict) and cached.get("version"):
+            infos[i] = _info(path, source, cached, arch)
+        elif len(futures) < MAX_PROBED:
+            futures[i] = jobs.start(str(i), partial(_ask_version, path, source, timeout_s, cache, arch))
+        else:
+            infos[i] = PythonInfo(version=version_from_path(path), executable=path, source=source, can_venv=None)
+    jobs.wait(time.monotonic() + timeout_s + 1.0)
+    failures: list[str] = []
+    for i, fut in futures.items():
+        got = result_of(fut)
+        if got is not None:
+            infos[i], why = got
+            if why:
+                failures.append(why)
+    out = []
+    for (path, source), info in zip(cands, infos, strict=True):  # no answer in time: listed from its path
+        out.append(info or PythonInfo(version=version_from_path(path), executable=path, source=source))
+    return out, len(futures), failures
+
+
+def detect_pythons(timeout_s: float, cache: StampCache | None, *, family: str | None, arch: str | None,
+                   environ: Mapping[str, str] | None = None
+                   ) -> tuple[PythonInfo, list[PythonInfo], list[ProbeRecord]]:
     """``(running, interpreters incl. running, records)``; never raises."""
     started = time.monotonic()
     records: list[ProbeRecord] = []
     running = running_interpreter()
     found: list[PythonInfo] = [running]
     try:
-        launcher: list[tuple[str, str]] = []
-        if family == "windows":
-            from app.core.runner import which
-
-            py = which("py")
-            if py:
-                res, rec = run_tool("py-launcher", [py, "-0p"], timeout_s)
-                if rec is not None:
-                    records.append(rec)
-                else:
-                    launcher = parse_py_launcher(res.stdout + "\n" + res.stderr)
-                    records.append(record("py-launcher", "ok" if launcher else "empty",
-                                          f"{len(launcher)} interpreter(s)", started, res.argv))
+        launcher = _launcher_list(timeout_s, started, records) if family == "windows" else []
         seen = {_key(sys.executable)}
         cands: list[tuple[str, str]] = []
         for path, source in candidates(environ, family=family, py_launcher=launcher):
             k = _key(path)
-            if k in seen:
-                continue
-            seen.add(k)
-            cands.append((path, source))
-        infos: list[PythonInfo | None] = [None] * len(cands)
-        to_probe = []
-        for i, (path, source) in enumerate(cands):
-            cached = cache.get("python", path) if cache is not None else None
-            if isinstance(cached, dict) and cached.get("version"):
-                infos[i] = _info(path, source, cached, arch)
-            elif len(to_probe) < MAX_PROBED:
-                to_probe.append(i)
-            else:
-                infos[i] = PythonInfo(version=version_from_path(path), executable=path, source=source,
-                                      can_venv=None)
-        failures: list[str] = []
-
-        def probe(i: int) -> None:
-            path, source = cands[i]
-            res, rec = run_tool("python", [path, "-E", "-s", "-S", "-c", PROBE_SCRIPT], timeout_s)
-            parsed = parse_probe_output(res.stdout) if rec is None else None
-            if parsed is None:
-                why = rec.detail if rec is not None else f"{res.describe()}: {snippet(res.stdout + res.stderr, 80)}"
-                failures.append(f"{path}: {why}")
-                infos[i] = PythonInfo(version=version_from_path(path), executable=path, source=source,
-                                      can_venv=False if rec is None else None)
-                return
-            if cache is not None:
-                cache.put("python", path, parsed)
-            infos[i] = _info(path, source, parsed, arch)
-
-        threads = [threading.Thread(target=probe, args=(i,), daemon=True) for i in to_probe]
-        for t in threads:
-            t.start()
-        deadline = time.monotonic() + timeout_s + 1.0
-        for t in threads:
-            t.join(max(0.0, deadline - time.monotonic()))
-        for i, info in enumerate(infos):
-            if info is None:  # its thread did not finish in time
-                path, source = cands[i]
-                infos[i] = PythonInfo(version=version_from_path(path), executable=path, source=source)
-        found += [i for i in infos if i is not None]
-        detail = (f"{len(found)} interpreter(s): "
-                  + ", ".join(f"{p.version or '?'} ({p.source})" for p in found))
-        if to_probe:
-            detail += f"; asked {len(to_probe)} for their version"
+            if k not in seen:
+                seen.add(k)
+                cands.append((path, source))
+        infos, asked, failures = _versions(cands, timeout_s, cache, arch)
+        found += infos
+        detail = f"{len(found)} interpreter(s): " + ", ".join(f"{p.version or '?'} ({p.source})" for p in found)
+        if asked:
+            detail += f"; asked {asked} for their version"
         if failures:
             detail += "; could not run " + "; ".join(failures[:5])
         records.append(record("pythons", "ok", detail, started))
@@ -293,7 +306,7 @@ def detect_pythons(timeout_s: float, cache, *, family: str | None, arch: str | N
     return running, found, records
 
 
-def _info(path: str, source: str, parsed: dict, arch: str | None) -> PythonInfo:
+def _info(path: str, source: str, parsed: Row, arch: str | None) -> PythonInfo:
     bits = parsed.get("bits")
     a = arch
     if bits == 32 and arch in ("x86_64", "amd64"):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Mapping
 
 from app.core.detection import parser, record, run_tool, snippet
+from app.core.detection.cache import StampCache
 from app.core.system import ProbeRecord, ToolInfo
 
 ENV_TOOLS = ("uv", "conda", "mamba", "micromamba")
@@ -29,7 +31,7 @@ def parse_tool_version(name: str, text: str) -> str | None:
 def _bundled_uv() -> str | None:
     """The uv binary shipped with the assistant (the ``uv`` wheel), if any."""
     try:
-        from uv import find_uv_bin  # type: ignore[import-not-found]
+        from uv import find_uv_bin
 
         p = find_uv_bin()
         return p if p and os.path.exists(p) else None
@@ -37,12 +39,12 @@ def _bundled_uv() -> str | None:
         return None
 
 
-def find_tools(environ=None) -> dict[str, str]:
+def find_tools(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """name -> path of the environment tools present (conda also via CONDA_EXE / MAMBA_EXE)."""
     from app.core.runner import which
 
     env = os.environ if environ is None else environ
-    out = {}
+    out: dict[str, str] = {}
     for name in ENV_TOOLS:
         p = which(name)
         if not p and name == "conda" and env.get("CONDA_EXE") and os.path.exists(env["CONDA_EXE"]):
@@ -56,7 +58,8 @@ def find_tools(environ=None) -> dict[str, str]:
     return out
 
 
-def tool_version(name: str, path: str, timeout_s: float, cache) -> tuple[ToolInfo, ProbeRecord]:
+def tool_version(name: str, path: str, timeout_s: float,
+                 cache: StampCache | None) -> tuple[ToolInfo, ProbeRecord]:
     started = time.monotonic()
     cached = cache.get("tool", path) if cache is not None else None
     if isinstance(cached, str):

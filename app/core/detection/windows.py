@@ -5,7 +5,9 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from app.core.detection import parser, record, run_tool, snippet
+from app.core.cuda import windows_driver_to_nvidia
+from app.core.detection import Row, listing, parser, record, run_tool, snippet
+from app.core.detection.amd import amd_is_integrated
 from app.core.detection.intel import intel_is_integrated, windows_pnp_ids
 from app.core.system import GPU, ProbeRecord
 
@@ -21,14 +23,14 @@ _VIRTUAL = re.compile(r"virtual|remote|basic display|basic render|parsec|citrix|
 
 
 @parser(list)
-def parse_video_controllers(text: str) -> list[dict]:
+def parse_video_controllers(text: str) -> list[Row]:
     """Adapters from ``wmic path Win32_VideoController get Name|Caption``, PowerShell
     ``(Get-WmiObject win32_VideoController).Name``, or :data:`PS_COMMAND`'s ``a|b|c|d`` lines.
 
     Each is ``{"name", "vendor", "vendor_id", "device_id", "driver_version", "memory_mb",
     "virtual"}`` (unknown values None).
     """
-    out = []
+    out: list[Row] = []
     for raw in (text or "").replace("\r", "\n").splitlines():
         s = raw.strip()
         if not s or s.lower() in _HEADERS:
@@ -66,21 +68,29 @@ def _vendor(name: str, vendor_id: str | None) -> str | None:
     return None
 
 
-def nvidia_driver_from_windows(version: str | None) -> str | None:
-    """Windows reports NVIDIA driver 546.33 as ``31.0.15.4633``: the last five digits."""
-    if not version:
-        return None
-    digits = re.sub(r"\D", "", version.split(".", 2)[-1]) if version.count(".") >= 3 else ""
-    if len(digits) < 5:
-        return None
-    tail = digits[-5:]
-    return f"{int(tail[:3])}.{tail[3:]}"
-
-
 @dataclass
 class WindowsFindings:
     gpus: list[tuple[GPU, str | None]] = field(default_factory=list)
     records: list[ProbeRecord] = field(default_factory=list)
+
+
+def adapter_gpu(it: Row, n: int) -> GPU | None:
+    """The GPU of one parsed adapter; None for virtual / remote-desktop / unknown adapters."""
+    vendor = it["vendor"]
+    if vendor is None:
+        return None
+    name = it["name"]
+    integrated = False
+    if vendor == "intel":
+        integrated = intel_is_integrated(it["device_id"], name)
+    elif vendor == "amd":
+        integrated = amd_is_integrated(None, name)
+    driver = it["driver_version"]
+    if vendor == "nvidia":  # WMI's form (32.0.15.7680) -> NVIDIA's (576.80): app.core.cuda's rule
+        driver = windows_driver_to_nvidia(driver) or driver
+    return GPU(vendor=vendor, name=name, driver_version=driver, memory_mb=it["memory_mb"], integrated=integrated,
+               index=n, pci_id=f"{it['vendor_id']}:{it['device_id']}" if it["device_id"] else None,
+               source="win32-videocontroller")
 
 
 def detect_windows(timeout_s: float) -> WindowsFindings:
@@ -90,7 +100,7 @@ def detect_windows(timeout_s: float) -> WindowsFindings:
     try:
         t0 = time.monotonic()
         ps = which("powershell") or which("pwsh")
-        items = None
+        items: list[Row] | None = None
         if ps:
             res, rec = run_tool("powershell", [ps, "-NoProfile", "-NonInteractive", "-Command", PS_COMMAND],
                                 timeout_s)
@@ -98,10 +108,8 @@ def detect_windows(timeout_s: float) -> WindowsFindings:
                 f.records.append(rec)
             else:
                 items = parse_video_controllers(res.stdout)
-                f.records.append(record("win32-videocontroller", "ok" if items else
-                                        ("empty" if not res.stdout.strip() else "garbage"),
-                                        ", ".join(i["name"] for i in items) or snippet(res.stdout + res.stderr),
-                                        t0, res.argv))
+                f.records.append(listing("win32-videocontroller", [i["name"] for i in items], res.stdout, t0,
+                                         res.argv, shown=res.stdout + res.stderr))
         ps_hung = bool(f.records) and f.records[-1].status == "timeout"
         if not items and not ps_hung:  # a hung WMI service would hang wmic too
             wmic = which("wmic")
@@ -119,24 +127,9 @@ def detect_windows(timeout_s: float) -> WindowsFindings:
                 f.records.append(ProbeRecord("win32-videocontroller", "not-found",
                                              "neither PowerShell nor wmic is available", 0))
         for n, it in enumerate(items or []):
-            vendor = it["vendor"]
-            if vendor is None:
-                continue  # virtual / remote-desktop / unknown adapters are not GPUs for PyTorch
-            name = it["name"]
-            integrated = False
-            if vendor == "intel":
-                integrated = intel_is_integrated(it["device_id"], name)
-            elif vendor == "amd":
-                from app.core.detection.amd import amd_is_integrated
-
-                integrated = amd_is_integrated(None, name)
-            driver = it["driver_version"]
-            if vendor == "nvidia":
-                driver = nvidia_driver_from_windows(driver) or driver
-            f.gpus.append((GPU(vendor=vendor, name=name, driver_version=driver, memory_mb=it["memory_mb"],
-                               integrated=integrated, index=n,
-                               pci_id=f"{it['vendor_id']}:{it['device_id']}" if it["device_id"] else None,
-                               source="win32-videocontroller"), None))
+            gpu = adapter_gpu(it, n)
+            if gpu is not None:
+                f.gpus.append((gpu, None))
     except Exception as exc:  # pragma: no cover
         f.records.append(ProbeRecord("windows-gpus", "error", f"{type(exc).__name__}: {snippet(str(exc))}"))
     return f

@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from app.core.visible import parse_visible
 from app.gui.i18n import current_language
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
@@ -166,7 +167,7 @@ class SystemPage(BasePage):
         env = r.env or {}
         for var, vendor in (("CUDA_VISIBLE_DEVICES", "NVIDIA"), ("HIP_VISIBLE_DEVICES", "AMD"),
                             ("ROCR_VISIBLE_DEVICES", "AMD")):
-            if var in env and env[var].strip() in ("", "-1"):
+            if var in env and parse_visible(env[var]).hides_all:  # app.core.visible's reading of the value
                 out.append(("warning", self.tr("{var} is set to \"{value}\"").format(var=var, value=env[var]),
                             self.tr("PyTorch will not see any {vendor} graphics card while this variable is "
                                     "set this way.").format(vendor=vendor)))

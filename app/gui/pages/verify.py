@@ -13,6 +13,9 @@ from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QProgressBar, Q
 
 from app.core.errors import UserError
 from app.core.events import LogEvent, StepEvent
+from app.core.text import render
+from app.core.verify import Check, VerifyReport, check_from_step
+from app.gui.i18n import current_language
 from app.gui.pages.base import BasePage
 from app.gui.pages._common import ErrorPanel, status_key, std_icon
 from app.gui.state import WizardState
@@ -30,6 +33,7 @@ class VerifyPage(BasePage):
         self._diag_task: Task | None = None
         self._status = IDLE
         self._items: dict[str, QTreeWidgetItem] = {}
+        self._shown: dict[str, Check] = {}  # what each row shows, re-rendered on a language switch
         self._statuses: dict[str, str] = {}
 
         self.summary = QLabel(self)
@@ -97,9 +101,7 @@ class VerifyPage(BasePage):
         if self.is_busy():
             return
         python = self.python()
-        self.checks.clear()
-        self._items.clear()
-        self._statuses.clear()
+        self._clear_checks()
         self.diagnosis.clear()
         self.state.verify_report = None
         self.state.diagnosis = None
@@ -126,47 +128,49 @@ class VerifyPage(BasePage):
 
     def on_event(self, ev) -> None:
         if isinstance(ev, StepEvent):
-            self._set_check(ev.name, ev.status, ev.detail, (ev.data or {}).get("title", ""))
+            self._set_check(check_from_step(ev))
         elif isinstance(ev, LogEvent) and ev.stream == "stderr":
             pass  # the probe's stderr goes to its log; the checklist is the view
 
-    def _set_check(self, name: str, status, detail: str, title: str = "") -> None:
-        from app.core.verify import localize_check
+    def _clear_checks(self) -> None:
+        self.checks.clear()
+        self._items.clear()
+        self._shown.clear()
+        self._statuses.clear()
 
-        key = status_key(status)
-        item = self._items.get(name)
-        if item is not None:  # the probe's own words, kept to re-translate on a language switch
-            raw_title, raw_detail = item.data(1, Qt.ItemDataRole.UserRole) or ("", "")
-            title, detail = title or raw_title, detail or raw_detail
-        raw = (title, detail)
-        title, detail = localize_check(title, detail or "")
+    def _set_check(self, check: Check) -> None:
+        key = status_key(check.status)
+        old = self._shown.get(check.name)
+        if old is not None and not render(check.detail):  # a "running" step keeps what the row said
+            check = Check(check.name, check.status, check.title, old.detail, old.code, old.params, old.data)
+        self._shown[check.name] = check
+        item = self._items.get(check.name)
         if item is None:
-            item = QTreeWidgetItem([title or name, detail or ""])
-            self._items[name] = item
+            item = QTreeWidgetItem(["", ""])
+            self._items[check.name] = item
             self.checks.addTopLevelItem(item)
-        if title:
-            item.setText(0, title)
-        item.setText(1, detail or item.text(1))
+        self._render_row(item, check)
         item.setIcon(0, std_icon(key))
-        item.setToolTip(1, detail or "")
         item.setData(0, Qt.ItemDataRole.UserRole, key)
-        item.setData(1, Qt.ItemDataRole.UserRole, raw)
-        item.setData(0, Qt.ItemDataRole.AccessibleTextRole, f"{item.text(0)}: {self._word(key)}")
-        self._statuses[name] = key
+        self._statuses[check.name] = key
         self.checks.scrollToItem(item)
 
-    def _on_report(self, report) -> None:
-        self.state.verify_report = report
-        from app.core.text import render  # the core's texts, in the window's language
+    def _render_row(self, item: QTreeWidgetItem, check: Check) -> None:
+        """The check's title and detail in the wizard's language."""
+        lang = current_language()
+        title, detail = render(check.title, lang) or check.name, render(check.detail, lang)
+        item.setText(0, title)
+        item.setText(1, detail)
+        item.setToolTip(1, detail)
+        key = item.data(0, Qt.ItemDataRole.UserRole) or status_key(check.status)
+        item.setData(0, Qt.ItemDataRole.AccessibleTextRole, f"{title}: {self._word(key)}")
 
-        lang = self.state.language
-        checks = list(report.checks)
-        if checks:  # the report is the truth: live rows that are not checks (facts) go
-            self.checks.clear()
-            self._items.clear()
-            self._statuses.clear()
-        for c in checks:
-            self._set_check(c.name, c.status, render(c.detail, lang), render(c.title, lang))
+    def _on_report(self, report: VerifyReport) -> None:
+        self.state.verify_report = report
+        if report.checks:  # the report is the truth: live rows that are not checks (facts) go
+            self._clear_checks()
+        for c in report.checks:
+            self._set_check(c)
         ok = report.ok
         log = report.log_path
         if log:
@@ -203,10 +207,14 @@ class VerifyPage(BasePage):
 
     def _on_diagnosis(self, diag) -> None:
         self.state.diagnosis = diag
-        from app.core.text import render  # the core's texts, in the window's language
+        self._show_diagnosis()
 
-        lang = self.state.language
+    def _show_diagnosis(self) -> None:
+        diag = self.state.diagnosis
+        if diag is None:
+            return
         findings = list(diag.findings)
+        lang = current_language()
         self.diagnosis_title.setText(self.tr("What went wrong and how to fix it"))
         if not findings:
             self.diagnosis.setHtml("<p>" + html.escape(self.tr(
@@ -262,8 +270,9 @@ class VerifyPage(BasePage):
         if st == RUNNING:
             text = self.tr("Checking PyTorch inside the new environment…")
         elif st == PASSED:
-            ver, res = self.state.verify_report, self.state.install_result
-            version = (ver.torch_version if ver else None) or (res.torch_version if res else None) or ""
+            report = self.state.verify_report
+            version = (report.torch_version if report is not None else None) or field_of(
+                self.state.install_result, "torch_version", default="")
             text = self.tr("PyTorch {version} works: {passed} checks passed, {skipped} skipped.").format(
                 version=version, passed=c["passed"], skipped=c["skipped"])
         elif st == FAILED:
@@ -287,14 +296,9 @@ class VerifyPage(BasePage):
         self.checks.setAccessibleName(self.tr("Verification checklist"))
         self.rerun.setText(self.tr("Run again"))
         self.diagnosis.setAccessibleName(self.tr("Diagnosis and fixes"))
-        from app.core.verify import localize_check
-
-        for name, item in self._items.items():  # the checks' titles and skip reasons in the new language
-            raw = item.data(1, Qt.ItemDataRole.UserRole)
-            if raw:
-                title, detail = localize_check(*raw)
-                item.setText(0, title or name)
-                item.setText(1, detail or "")
-                item.setToolTip(1, detail or "")
+        for name, item in self._items.items():  # the checks' titles and details in the new language
+            self._render_row(item, self._shown[name])
+        if self.diagnosis.isVisible() or not self.diagnosis.document().isEmpty():
+            self._show_diagnosis()
         self._apply()
 
