@@ -52,8 +52,7 @@ def make_verify_report(checks: Any = None, **kw: Any) -> VerifyReport:
         checks = [make_check("import", "passed", "torch 2.13.0+cpu imported", "Import PyTorch"),
                   make_check("cuda", "skipped", "no GPU", "CUDA")]
     fields: dict[str, Any] = {
-        "python": "/tmp/env/bin/python", "torch_version": "2.13.0+cpu", "build": {}, "backends": {},
-        "devices": [], "checks": list(checks), "accelerator": None,
+        "python": "/tmp/env/bin/python", "torch_version": "2.13.0+cpu", "checks": tuple(checks), "accelerator": None,
     }
     fields.update(kw)
     return VerifyReport(**fields)

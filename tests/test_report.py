@@ -67,8 +67,8 @@ def test_json_round_trip_and_summary():
 
 
 def test_from_dict_rebuilds_the_core_types():
-    rep = _full(duration_s=12.5, diagnosis=Diagnosis(python="/tmp/env/bin/python", env_path="/tmp/env", findings=[
-        Finding("cpu-wheel-with-gpu", "warning", "A CPU build", "It cannot use the GPU.", "Reinstall.", ["x"])]),
+    rep = _full(duration_s=12.5, diagnosis=Diagnosis(python="/tmp/env/bin/python", env_path="/tmp/env", findings=(
+        Finding("cpu-wheel-with-gpu", "warning", "A CPU build", "It cannot use the GPU.", "Reinstall.", ("x",)),)),
         error=Cancelled("Stopped.", hint="run again", lines=["a line"]), status="cancelled", exit_code=130,
         notes=("a note",))
     again = SessionReport.from_dict(json.loads(rep.to_json()))

@@ -80,7 +80,7 @@ def _choices(answers):
         and "\\" not in answers.python else None
     return Choices(backend=None if answers.backend == "auto" else answers.backend,
                    variant=answers.variant, torch=answers.torch, python=python,
-                   packages=list(answers.packages) or None)
+                   packages=tuple(answers.packages) or None)
 
 
 def build_request(answers, bundle, report):

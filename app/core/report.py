@@ -27,7 +27,7 @@ from typing import Any
 
 from app import __version__
 from app.core.bench import BenchReport, BenchResult, BenchStatus
-from app.core.doctor import Diagnosis, Finding
+from app.core.doctor import Diagnosis
 from app.core.errors import BadInput, Cancelled, UserError
 from app.core.install import InstallResult
 from app.core.recommend import Recommendation
@@ -178,7 +178,7 @@ class SessionReport:
             install=InstallResult.from_dict(inst) if inst else None,
             verify=VerifyReport.from_dict(ver) if ver else None,
             bench=BenchReport.from_dict(bench) if bench else None,
-            diagnosis=_diagnosis_from_dict(diag) if diag else None,
+            diagnosis=Diagnosis.from_dict(diag) if diag else None,
             created=data.get("created") or "", hostname=data.get("hostname") or "",
             assistant_version=data.get("assistant_version") or "",
             status=data.get("status"), exit_code=data.get("exit_code"),
@@ -410,15 +410,6 @@ def _diagnosis_section(d: Diagnosis) -> Section:
 
 
 # --------------------------------------------------------------------- reading back
-
-def _diagnosis_from_dict(d: dict[str, Any]) -> Diagnosis:
-    findings = [Finding(code=str(f["code"]), severity=str(f["severity"]), title=str(f.get("title", "")),
-                        explanation=str(f.get("explanation", "")), fix=str(f.get("fix", "")),
-                        evidence=[str(x) for x in f.get("evidence") or ()])
-                for f in d.get("findings") or ()]
-    return Diagnosis(python=str(d.get("python", "")), env_path=str(d.get("env_path", "")), findings=findings,
-                     facts=dict(d.get("facts") or {}), accelerator_ok=d.get("accelerator_ok"))
-
 
 _ERRORS: dict[str, type[UserError]] = {"UserError": UserError, "BadInput": BadInput, "Cancelled": Cancelled}
 

@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from app.core.compat import CompatData, load_compat
 from app.core.detect import detect
@@ -68,6 +69,24 @@ class Diagnosis:
     def to_dict(self) -> dict[str, object]:
         return {"python": self.python, "env_path": self.env_path, "findings": [f.to_dict() for f in self.findings],
                 "facts": self.facts.to_dict(), "accelerator_ok": self.accelerator_ok, "ok": self.ok}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Diagnosis:
+        """A saved diagnosis (a report read back): the findings in the English they were saved in.
+
+        The gathered facts are a summary in JSON, not the facts themselves; only the variables
+        come back (the rules never run again on a read-back diagnosis).
+        """
+        findings = tuple(Finding(code=str(f["code"]), severity=str(f["severity"]), title=str(f.get("title", "")),
+                                 explanation=str(f.get("explanation", "")), fix=str(f.get("fix", "")),
+                                 evidence=tuple(str(x) for x in f.get("evidence") or ()))
+                         for f in d.get("findings") or ())
+        facts = d.get("facts") or {}
+        env = facts.get("env") if isinstance(facts, Mapping) else None
+        ok = d.get("accelerator_ok")
+        return cls(python=str(d.get("python", "")), env_path=str(d.get("env_path", "")), findings=findings,
+                   facts=Facts(env={str(k): str(v) for k, v in env.items()} if isinstance(env, Mapping) else {}),
+                   accelerator_ok=ok if isinstance(ok, bool) else None)
 
 
 def _compat() -> CompatData | None:

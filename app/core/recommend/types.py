@@ -12,7 +12,7 @@ their codes beside them (``reason_codes``, ``warning_codes``, ``code`` per alter
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from app.core.enums import Backend
@@ -102,6 +102,16 @@ class Choices:
                    python=d.get("python"), packages=tuple(str(p) for p in pk) if pk else None)
 
 
+def _normalise(obj: object) -> None:
+    """Let callers pass plain values: "cuda" for a Backend, lists for tuples (the fields stay typed)."""
+    for f in fields(obj):  # type: ignore[arg-type]
+        value = getattr(obj, f.name)
+        if f.name == "backend" and isinstance(value, str) and not isinstance(value, Backend):
+            object.__setattr__(obj, f.name, Backend(value))
+        elif isinstance(value, list):
+            object.__setattr__(obj, f.name, tuple(value))
+
+
 # ----------------------------------------------------------------------------- the answer
 
 @dataclass(frozen=True)
@@ -113,6 +123,9 @@ class Alternative:
     torch_version: str | None
     valid: bool
     why: Text
+
+    def __post_init__(self) -> None:
+        _normalise(self)
 
     @property
     def code(self) -> str:
@@ -223,6 +236,9 @@ class Recommendation:
     unknowns: tuple[Text, ...] = ()
     choices: Choices = field(default_factory=Choices)
     summary: Text = ""
+
+    def __post_init__(self) -> None:
+        _normalise(self)
 
     @property
     def reason_codes(self) -> tuple[str, ...]:

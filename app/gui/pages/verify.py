@@ -271,8 +271,9 @@ class VerifyPage(BasePage):
             text = self.tr("Checking PyTorch inside the new environment…")
         elif st == PASSED:
             report = self.state.verify_report
-            version = (report.torch_version if report is not None else None) or field_of(
-                self.state.install_result, "torch_version", default="")
+            result = self.state.install_result
+            version = ((report.torch_version if report is not None else None)
+                       or (result.torch_version if result is not None else None) or "")
             text = self.tr("PyTorch {version} works: {passed} checks passed, {skipped} skipped.").format(
                 version=version, passed=c["passed"], skipped=c["skipped"])
         elif st == FAILED:
