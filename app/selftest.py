@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 import traceback
-from typing import Callable
+from collections.abc import Callable
 
 
 class _Missing(Exception):
@@ -131,10 +131,11 @@ class SelfTest:
         return f"{len(html) // 1024} KiB of HTML"
 
     def qt(self) -> str:
-        from PySide6.QtGui import QFontDatabase
+        from PySide6.QtGui import QFontDatabase, QGuiApplication
         from PySide6.QtWidgets import QApplication
 
         app = QApplication.instance() or QApplication(["torch-setup", "--self-test"])
+        assert isinstance(app, QGuiApplication)
         self.context["app"] = app
         families = QFontDatabase.families()
         assert families, "Qt found no fonts: every text would render as empty boxes " \

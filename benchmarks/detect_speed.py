@@ -70,7 +70,8 @@ def main() -> int:
         med = statistics.median(ts)
         print(f"{k:10} {med:9.3f} {min(ts):7.3f} {med / base_med:11.1f}  ({len(ts)})")
     print(f"\ncold detect costs {statistics.median(results['cold']) - statistics.median(results['cli-only']):.3f} s "
-          f"over the bare CLI; warm {statistics.median(results['warm']) - statistics.median(results['cli-only']):.3f} s")
+          f"over the bare CLI; warm "
+          f"{statistics.median(results['warm']) - statistics.median(results['cli-only']):.3f} s")
     return 0
 
 

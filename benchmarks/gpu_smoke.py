@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.runner import run  # noqa: E402
+from app.core.runner import run
 
 ACCEL = ("accelerator", "arch_list", "device_round_trip", "device_matmul", "device_conv2d", "device_training",
          "dnn_library", "device_autocast", "device_memory")
@@ -27,7 +27,7 @@ def cli(*args: str, timeout: float = 900) -> tuple[int, dict]:
         return res.returncode, json.loads(res.stdout)
     except ValueError:
         print(res.stdout[-3000:], res.stderr[-3000:], sep="\n")
-        raise SystemExit(f"`torch-setup {' '.join(args)}` printed no JSON ({res.describe()})")
+        raise SystemExit(f"`torch-setup {' '.join(args)}` printed no JSON ({res.describe()})") from None
 
 
 def main() -> int:

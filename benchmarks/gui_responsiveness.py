@@ -89,7 +89,7 @@ class GapMeter:
         blocks = sorted(max(0.0, g - TICK_MS) for g in self.gaps)
         if not blocks:
             return {"ticks": 0, "max_ms": 0.0, "p99_ms": 0.0, "mean_gap_ms": 0.0}
-        p99 = blocks[min(len(blocks) - 1, int(round(0.99 * (len(blocks) - 1))))]
+        p99 = blocks[min(len(blocks) - 1, round(0.99 * (len(blocks) - 1)))]
         return {"ticks": len(blocks), "max_ms": blocks[-1], "p99_ms": p99,
                 "mean_gap_ms": sum(self.gaps) / len(self.gaps)}
 

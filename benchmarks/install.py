@@ -159,8 +159,8 @@ def main(argv=None) -> int:
         for k, v in times.items():
             print(f"{mode:6} {k:16} {statistics.median(v):9.3f} {min(v):7.3f} {max(v):7.3f} "
                   f"{statistics.median(cpu[k]):10.3f}  {len(v)}")
-        paired = [x / y for x, y in zip(times[a], times[u])]
-        diffs = [x - y for x, y in zip(times[a], times[u])]
+        paired = [x / y for x, y in zip(times[a], times[u], strict=False)]
+        diffs = [x - y for x, y in zip(times[a], times[u], strict=False)]
         summary[mode] = {"paired_ratio": statistics.median(paired),
                          "median_ratio": statistics.median(times[a]) / statistics.median(times[u]),
                          "fixed_cost_ms": statistics.median(diffs) * 1000,

@@ -62,7 +62,7 @@ def sample(code: str, env: dict) -> tuple[float, float, float]:
     t0 = time.time()
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
                          timeout=120)
-    line = next((l for l in out.stdout.splitlines() if l.startswith("{")), None)
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("{")), None)
     if out.returncode != 0 or line is None:
         raise SystemExit(f"sample failed (rc {out.returncode}):\n{out.stdout}\n{out.stderr}")
     data = json.loads(line)

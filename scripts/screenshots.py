@@ -35,7 +35,7 @@ def main() -> int:
         cmd += ["--lang", args.lang]
     if shutil.which("xvfb-run"):
         env["QT_QPA_PLATFORM"] = "xcb"
-        cmd = ["xvfb-run", "-a", "-s", "-screen 0 1280x900x24"] + cmd
+        cmd = ["xvfb-run", "-a", "-s", "-screen 0 1280x900x24", *cmd]
     else:
         env["QT_QPA_PLATFORM"] = "offscreen"
     return subprocess.run(cmd, cwd=REPO, env=env).returncode

@@ -59,6 +59,9 @@ def local_wheels() -> Path:
     for d in _pip_find_links():
         if any(d.glob("torch-*.whl")):
             return d
+    if os.environ.get("TORCH_SETUP_REQUIRE_WHEELS"):  # .ci/run: the real-torch tier must run, never skip
+        pytest.fail("no local torch wheel folder, and TORCH_SETUP_REQUIRE_WHEELS is set: the real-torch tests "
+                    "(install, verify, bench) would be skipped (set TORCH_SETUP_TEST_WHEELS)")
     pytest.skip("no local torch wheel folder (set TORCH_SETUP_TEST_WHEELS)")
 
 

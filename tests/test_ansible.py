@@ -10,10 +10,10 @@ import json
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 PLAYBOOK_DIR = REPO / "installer" / "ansible"

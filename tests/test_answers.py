@@ -153,7 +153,7 @@ def test_existing_env_must_be_a_venv(tmp_path):
 
 def test_bundle_and_index_do_not_mix(tmp_path):
     (tmp_path / "b").mkdir()
-    with pytest.raises(BadInput, match="'sources.bundle'.*cannot be combined"):
+    with pytest.raises(BadInput, match=r"'sources.bundle'.*cannot be combined"):
         parse_answers('[environment]\npath = "e"\n[sources]\nbundle = "b"\n'
                       'index_url = "https://download.pytorch.org/whl/cpu"\n', base=tmp_path)
 

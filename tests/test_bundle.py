@@ -154,7 +154,7 @@ def test_bundle_input_errors(tmp_path):
     with pytest.raises(BadInput, match="does not exist"):
         core.check_bundle(tmp_path / "nope")
     (tmp_path / "plain").mkdir()
-    with pytest.raises(BadInput, match="no manifest.json"):
+    with pytest.raises(BadInput, match=r"no manifest\.json"):
         core.check_bundle(tmp_path / "plain")
     full = tmp_path / "full"
     full.mkdir()

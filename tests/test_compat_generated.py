@@ -82,7 +82,7 @@ def test_every_compiled_cc_is_served_and_the_neighbours_are_not(rel, v, platform
 
 
 def _floor_rows():
-    for major, floor in DATA.driver_floors.items():
+    for major, _floor in DATA.driver_floors.items():
         for platform in ("linux-x86_64", "windows-x86_64"):
             rel = next((r for r in DATA.releases for v in r.variants_for(platform)
                         if v.backend == "cuda" and v.cuda_major == major), None)
@@ -102,7 +102,7 @@ def _just_below(text):
         return None
     parts[i] -= 1
     if i < len(parts) - 1 or len(parts) == 1:
-        parts = parts[:i + 1] + [99]
+        parts = [*parts[:i + 1], 99]
     return ".".join(map(str, parts))
 
 

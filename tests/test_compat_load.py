@@ -49,7 +49,7 @@ def _fails(folder, *fragments):
 def test_shipped_data_loads_and_has_version_and_sources():
     data = load_compat(SRC)
     assert data.version and data.date
-    assert [r.torch for r in data.releases][0] == "2.15" and data.releases[-1].torch == "2.2"
+    assert next(r.torch for r in data.releases) == "2.15" and data.releases[-1].torch == "2.2"
     assert all(v.source.strip() for r in data.releases for v in r.variants)
     assert all(r.source.strip() for r in data.releases)
     assert all(f.source for f in data.driver_floors.values())

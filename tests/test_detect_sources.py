@@ -221,7 +221,7 @@ def test_python_discovery_sources_and_cache(monkeypatch, tmp_path):
     monkeypatch.delenv("CONDA_EXE", raising=False)
     environ = {"PATH": f"{tmp_path / 'bin'}{os.pathsep}{home / '.pyenv' / 'shims'}"}
     cache = StampCache(str(tmp_path / "cache.json"))
-    running, found, recs = detect_pythons(3.0, cache, family="linux", arch="x86_64", environ=environ)
+    running, found, _recs = detect_pythons(3.0, cache, family="linux", arch="x86_64", environ=environ)
     ours = str(tmp_path)  # a CI machine may also have /opt/conda etc.
     got = {(p.executable, p.version, p.source, p.can_venv) for p in found[1:] if p.executable.startswith(ours)}
     assert got == {(str(onpath), "3.9.20", "path", False), (str(pyenv), "3.12.9", "pyenv", True),

@@ -9,10 +9,10 @@ import sys
 import textwrap
 import threading
 import time
-import tomllib
 from dataclasses import replace
 from pathlib import Path
 
+import tomllib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

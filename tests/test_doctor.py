@@ -49,7 +49,7 @@ def _cuda_unavailable(v: VerifyReport, **build) -> VerifyReport:
 
 @pytest.mark.slow
 def test_clean_cpu_env_on_a_cpu_machine_has_no_errors(torch_env, cpu_facts):
-    env, py = torch_env
+    env, _py = torch_env
     diag = diagnose(env, report=SystemReport(os=OSInfo(family="linux"), arch="x86_64"), verify=cpu_facts,
                     env=_clean(), check_path=False)
     assert diag.ok and diag.findings == () and diag.accelerator_ok is False
@@ -57,7 +57,7 @@ def test_clean_cpu_env_on_a_cpu_machine_has_no_errors(torch_env, cpu_facts):
 
 @pytest.mark.slow
 def test_cpu_wheel_with_a_report_saying_nvidia_gpu(torch_env):
-    env, py = torch_env
+    env, _py = torch_env
     diag = diagnose(env, report=NVIDIA_REPORT, env=_clean(), check_path=False)  # runs the real probe
     f = _finding(diag, "cpu-wheel-with-gpu")
     assert f.severity == "error" and "CPU-only PyTorch (+cpu)" in str(f.title) and "NVIDIA GPU" in str(f.title)
@@ -67,7 +67,7 @@ def test_cpu_wheel_with_a_report_saying_nvidia_gpu(torch_env):
 
 @pytest.mark.slow
 def test_empty_cuda_visible_devices(torch_env, cpu_facts):
-    env, py = torch_env
+    env, _py = torch_env
     diag = diagnose(env, report=NVIDIA_REPORT, verify=cpu_facts, env=_clean({"CUDA_VISIBLE_DEVICES": ""}),
                     check_path=False)
     f = _finding(diag, "cuda-visible-devices")
@@ -77,7 +77,7 @@ def test_empty_cuda_visible_devices(torch_env, cpu_facts):
 
 @pytest.mark.slow
 def test_shadowing_ld_library_path(torch_env, cpu_facts, tmp_path):
-    env, py = torch_env
+    env, _py = torch_env
     libdir = tmp_path / "cuda-11.8" / "lib64"
     libdir.mkdir(parents=True)
     (libdir / "libcudart.so.12").write_bytes(b"\x7fELF fake")
@@ -115,7 +115,7 @@ def test_wrong_interpreter_path_is_not_an_env(tmp_path, capsys):
 def test_wrong_interpreter_torch_from_outside_the_env(torch_env, tmp_path):
     """An env without torch, but PYTHONPATH points at another env's site-packages: a plain
     `python` imports that torch. The doctor names both facts."""
-    env, py = torch_env
+    env, _py = torch_env
     other_site = next(Path(env).glob("lib/python3*/site-packages"))
     bare = tmp_path / "bare"
     venv.EnvBuilder(with_pip=False, symlinks=True).create(bare)
@@ -200,7 +200,7 @@ def test_driver_too_old_for_the_wheel():
 
 
 def test_driver_too_old_from_torchs_own_warning():
-    v, r = _collect("cuda-3x-rtx3090-torch1.12.1-cu116-ubuntu22.04.txt")
+    v, _r = _collect("cuda-3x-rtx3090-torch1.12.1-cu116-ubuntu22.04.txt")
     msg = ("CUDA initialization: The NVIDIA driver on your system is too old (found version 11040). "
            "Please update your GPU driver")
     v2 = replace(_cuda_unavailable(v, cuda="12.1"), init_warnings={"cuda": (msg,)})
@@ -228,7 +228,7 @@ def test_compute_capability_missing_from_arch_list():
 
 
 def test_rocm_gfx_target_unsupported():
-    v, r = _collect("rocm6.1-wsl2-rx6800xt-torch2.1.2-cut.txt")
+    v, _r = _collect("rocm6.1-wsl2-rx6800xt-torch2.1.2-cut.txt")
     v2 = replace(v, build=replace(v.build, arch_list=("gfx900", "gfx906", "gfx908", "gfx90a", "gfx1100")))
     r2 = SystemReport(gpus=[GPU(vendor="amd", name="AMD Radeon RX 6700 XT", gfx_target="gfx1031")])
     f = next(x for x in analyze(verify=v2, report=r2) if x.code == "rocm-gfx-unsupported")

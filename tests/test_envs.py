@@ -298,5 +298,6 @@ def test_named_indexes_get_a_real_http_request(tmp_path):
         assert not c.ok and c.severity == "warning" and not c.blocking
     finally:
         srv.shutdown()
+        srv.server_close()
     err, _ = core.probe_index("http://127.0.0.1:9/simple")
     assert err and "refused" in str(err).lower()

@@ -93,6 +93,16 @@ def test_sigint_to_the_cli_cancels_rolls_back_and_exits_130(tmp_path, local_whee
 
     t = threading.Thread(target=read, daemon=True)
     t.start()
+    with proc:  # closes the pipes at the end
+        _interrupt_mid_install(proc, seen, env, t)
+    err = "".join(seen)
+    assert proc.returncode == 130, err
+    assert "Cancelled" in err and "removed" in err
+    assert not env.exists() and not parent.exists()  # we created both; both are gone
+    assert leftover_processes(str(env)) == []
+
+
+def _interrupt_mid_install(proc, seen, env, reader) -> None:
     deadline = time.monotonic() + 240
     while not any("==> Installing" in s for s in seen) and time.monotonic() < deadline:
         assert proc.poll() is None, "".join(seen)
@@ -101,12 +111,7 @@ def test_sigint_to_the_cli_cancels_rolls_back_and_exits_130(tmp_path, local_whee
     assert env.exists() and leftover_processes(str(env)), "the install should be running"
     proc.send_signal(signal.SIGINT)
     proc.wait(timeout=120)
-    t.join(10)  # the reader thread owns stderr: it gets every last line
-    err = "".join(seen)
-    assert proc.returncode == 130, err
-    assert "Cancelled" in err and "removed" in err
-    assert not env.exists() and not parent.exists()  # we created both; both are gone
-    assert leftover_processes(str(env)) == []
+    reader.join(10)  # the reader thread owns stderr: it gets every last line
 
 
 @pytest.mark.slow

@@ -98,7 +98,6 @@ def _tiny_bundle(folder: Path, wheel: Path) -> Path:
 
 def test_offline_edition_archive_is_found_by_the_app(tmp_path, project_wheel):
     import offline_edition
-
     from app.core.bundle import find_bundle
 
     app = _fake_app(tmp_path / "dist")

@@ -9,7 +9,6 @@ import time
 import psutil
 import pytest
 
-from app.core import runner
 from app.core.errors import Cancelled, UserError
 from app.core.runner import CancelToken, _LineSplitter, clean_env, relevant_lines, run
 
@@ -19,9 +18,9 @@ PY = sys.executable
 def test_streams_lines_in_order_to_callback():
     seen = []
     res = run([PY, "-c", "import sys\nfor i in range(5): print(i, flush=True)\nprint('err', file=sys.stderr)"],
-              on_line=lambda s, l: seen.append((s, l)))
+              on_line=lambda s, line: seen.append((s, line)))
     assert res.ok
-    assert [l for s, l in seen if s == "stdout"] == ["0", "1", "2", "3", "4"]
+    assert [line for s, line in seen if s == "stdout"] == ["0", "1", "2", "3", "4"]
     assert ("stderr", "err") in seen
     assert res.stdout.splitlines() == ["0", "1", "2", "3", "4"]
 
@@ -58,7 +57,7 @@ def test_timeout_kills_and_reports():
 
 def test_cancel_kills_the_whole_tree():
     token = CancelToken()
-    pidfile_dir = os.environ.get("TMPDIR", "/tmp")
+    os.environ.get("TMPDIR", "/tmp")
     code = (
         "import subprocess, sys, time\n"
         "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
@@ -101,7 +100,7 @@ def test_log_file_keeps_everything_and_error_names_it(tmp_path):
         res.raise_for_status("Installing failed", hint="try again")
     err = ei.value
     assert err.log_path == log
-    assert any("ERROR: boom" in l for l in err.lines)
+    assert any("ERROR: boom" in line for line in err.lines)
     assert "exit code 3" in err.message
 
 

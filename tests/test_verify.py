@@ -3,7 +3,6 @@
 reason a beginner can read."""
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest

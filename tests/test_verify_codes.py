@@ -23,7 +23,7 @@ from app.core.compat import load_compat
 from app.core.events import StepEvent
 from app.core.paths import probes_dir
 from app.core.text import Msg, render
-from app.core.verify import DETAIL_CODES, Check, VerifyReport, check_from_step, check_title, detail_text
+from app.core.verify import DETAIL_CODES, Check, VerifyReport, check_from_step, check_title
 
 RECORDED = Path(__file__).parent / "fixtures" / "verify-probe" / "result-torch2.13.0-cpu-linux.json"
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -10,10 +10,10 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from app.core.doctor import Diagnosis, analyze  # noqa: E402
-from app.core.system import GPU, SystemReport  # noqa: E402
-from app.core.text import render  # noqa: E402
-from app.core.verify import VerifyReport  # noqa: E402
+from app.core.doctor import Diagnosis, analyze
+from app.core.system import GPU, SystemReport
+from app.core.text import render
+from app.core.verify import VerifyReport
 
 RECORDED = Path(__file__).parent / "fixtures" / "verify-probe" / "result-torch2.13.0-cpu-linux.json"
 CJK = re.compile(r"[\u4e00-\u9fff]")

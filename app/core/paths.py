@@ -72,6 +72,28 @@ def cache_dir() -> Path:
     return d
 
 
+def data_dir() -> Path:
+    """Per-user data that must survive (the registry of environments this app made)."""
+    d = _home_override("data")
+    if d is None:
+        from platformdirs import user_data_dir
+
+        d = Path(user_data_dir(APP_NAME, appauthor=False))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def state_dir() -> Path:
+    """Per-user run state (locks): may be lost without harm."""
+    d = _home_override("state")
+    if d is None:
+        from platformdirs import user_state_dir
+
+        d = Path(user_state_dir(APP_NAME, appauthor=False))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
 def new_log_path(name: str) -> Path:
     """A fresh, unique log file path such as ``install-20261130-101502-1234.log``."""
     stamp = time.strftime("%Y%m%d-%H%M%S")

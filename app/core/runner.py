@@ -22,11 +22,15 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any
 
 from app.core.errors import Cancelled, UserError
+
+if TYPE_CHECKING:
+    import psutil
 
 LineCallback = Callable[[str, str], None]  # (stream, line)
 
@@ -160,7 +164,7 @@ class RunResult:
             return f"killed by signal {name}"
         return f"exit code {self.returncode}"
 
-    def raise_for_status(self, message: str, hint: str = "", lines: int = 12) -> "RunResult":
+    def raise_for_status(self, message: str, hint: str = "", lines: int = 12) -> RunResult:
         if self.cancelled:
             raise Cancelled(log_path=self.log_path)
         if not self.ok:
@@ -226,24 +230,21 @@ class _LineSplitter:
         return out
 
 
-def _popen_kwargs() -> dict:
+def _popen_kwargs() -> dict[str, Any]:
     if os.name == "nt":
         return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}  # type: ignore[attr-defined]
     return {"start_new_session": True}
 
 
-def kill_tree(proc: subprocess.Popen, grace_s: float = TERMINATE_GRACE_S) -> None:
+def kill_tree(proc: subprocess.Popen[bytes], grace_s: float = TERMINATE_GRACE_S) -> None:
     """Terminate ``proc`` and every descendant, then kill what survives ``grace_s``."""
+    import psutil  # a dependency; imported here to keep it off the start-up path
+
+    descendants: list[psutil.Process] = []
     try:
-        import psutil
-    except ImportError:  # pragma: no cover - psutil is a hard dependency
-        psutil = None
-    descendants = []
-    if psutil is not None:
-        try:
-            descendants = psutil.Process(proc.pid).children(recursive=True)
-        except Exception:
-            descendants = []
+        descendants = psutil.Process(proc.pid).children(recursive=True)
+    except Exception:
+        descendants = []
     if os.name != "nt":
         try:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -285,9 +286,9 @@ def kill_tree(proc: subprocess.Popen, grace_s: float = TERMINATE_GRACE_S) -> Non
         pass
 
 
-def _alive(p) -> bool:
+def _alive(p: psutil.Process) -> bool:
     try:
-        return p.is_running() and p.status() != "zombie"
+        return bool(p.is_running() and p.status() != "zombie")
     except Exception:
         return False
 
@@ -299,7 +300,8 @@ class _Log:
         self._lock = threading.Lock()
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(path, "a", encoding="utf-8", errors="replace")
+            # kept open for the whole run, closed by close(): a context manager cannot span it
+            self._fh = open(path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
 
     def write(self, text: str) -> None:
         if self._fh is not None:
@@ -312,12 +314,13 @@ class _Log:
             self._fh.close()
 
 
+# long: one child's whole life (start, reader threads, wait/cancel/timeout, log) kept in one place
 def run(
-    argv: Sequence[str | os.PathLike],
+    argv: Sequence[str | os.PathLike[str]],
     *,
     timeout: float | None = None,
     env: Mapping[str, str] | None = None,
-    cwd: str | os.PathLike | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     on_line: LineCallback | None = None,
     cancel: CancelToken | None = None,
     log_path: Path | None = None,
@@ -371,7 +374,7 @@ def run(
 
     lock = threading.Lock()
 
-    def reader(stream_name: str, pipe) -> None:
+    def reader(stream_name: str, pipe: IO[bytes]) -> None:
         splitter = _LineSplitter()
         read = getattr(pipe, "read1", pipe.read)
         try:
@@ -448,7 +451,8 @@ def run(
             t.join(timeout=5)
         for pipe in (proc.stdout, proc.stderr):
             try:
-                pipe.close()
+                if pipe is not None:
+                    pipe.close()
             except Exception:
                 pass
 

@@ -78,8 +78,8 @@ class LogView(QWidget):
             return
         if len(self._pending) > self._max_lines:
             dropped = len(self._pending) - self._max_lines + 1
-            self._pending = [self.tr("… {n} lines not shown here (the full log has them)").format(n=dropped)] \
-                + self._pending[-(self._max_lines - 1):]
+            note = self.tr("… {n} lines not shown here (the full log has them)").format(n=dropped)
+            self._pending = [note, *self._pending[-(self._max_lines - 1):]]
         batch = self._pending[:MAX_LINES_PER_FLUSH]
         del self._pending[:MAX_LINES_PER_FLUSH]
         bar = self.text.verticalScrollBar()
@@ -134,7 +134,7 @@ class LogView(QWidget):
         self.toggle.setAccessibleName(self.tr("Show or hide the installer's output"))
         self.text.setAccessibleName(self.tr("Installer output"))
 
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt naming)
+    def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.LanguageChange:
             self.retranslate()
         super().changeEvent(event)

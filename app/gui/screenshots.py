@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QEventLoop, QSize, QTimer
 
@@ -110,8 +111,8 @@ def save_all(out_dir: str | os.PathLike, languages=None, *, wheels: str | None =
                 PageId.VERIFY: 300, PageId.SPEEDTEST: 300, PageId.DONE: 30}
     try:
         for pid in PageId:
-            wait_until(lambda: wiz.currentId() == int(pid), 10, f"the {pid.name} page")
-            page = wiz.currentPage()
+            wait_until(lambda pid=pid: wiz.currentId() == int(pid), 10, f"the {pid.name} page")
+            page: Any = wiz.currentPage()  # the driver sets each page's own widgets
             if pid == PageId.ENVIRONMENT:
                 page.location.setText(str(work / "envs"))
                 page.name.setText("torch-env")
@@ -122,22 +123,22 @@ def save_all(out_dir: str | os.PathLike, languages=None, *, wheels: str | None =
                     # with local wheels, the rest comes from the default package index.
                     page.index_url.setText(index_url or "https://pypi.org/simple")
             if pid == PageId.RECOMMENDATION and wheels:
-                wait_until(lambda: page.isComplete() and not page.is_busy(), 30, "the recommendation")
+                wait_until(lambda page=page: page.isComplete() and not page.is_busy(), 30, "the recommendation")
                 have = wheel_version(wheels)
                 rec = wiz.state.recommendation
-                if have and rec.torch_version != have:
+                if have and rec is not None and rec.torch_version != have:
                     # Install what the local wheels folder holds (an offline lab's situation).
                     page.apply_change({"backend": rec.backend, "variant": rec.variant, "torch_version": have,
                                        "packages": []})
                     wait(100)
             if pid != PageId.WELCOME:
-                wait_until(lambda: page.isComplete() and not page.is_busy(), timeouts.get(pid, 60),
+                wait_until(lambda page=page: page.isComplete() and not page.is_busy(), timeouts.get(pid, 60),
                            f"the {pid.name} page to finish")
             wait(100)
             grab(pid)
             if pid == PageId.ENVIRONMENT:
                 page.advanced.set_expanded(False)  # the install page's screenshot shows the default look
-            if stop_after is not None and pid == stop_after or pid == PageId.DONE:
+            if (stop_after is not None and pid == stop_after) or pid == PageId.DONE:
                 break
             wiz.next()
     finally:

@@ -8,13 +8,23 @@ window colour for banners.
 from __future__ import annotations
 
 import os
-from functools import lru_cache
-from typing import Callable
+from collections.abc import Callable
+from functools import cache, lru_cache
 
 from PySide6.QtCore import QEvent, QRectF, QSize, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPainter, QPalette
-from PySide6.QtWidgets import (QApplication, QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy,
-                               QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QApplication,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.core.paths import resources_dir
 
@@ -46,7 +56,7 @@ def status_name(status) -> str:
     return name if name in STATUSES else "info"
 
 
-@lru_cache(maxsize=None)
+@cache
 def icon(name: str) -> QIcon:
     """An icon by name, crisp at any device pixel ratio.
 
@@ -211,7 +221,7 @@ class Banner(QFrame):
     def text(self) -> str:
         return self.text_label.text()
 
-    def paintEvent(self, event) -> None:  # noqa: N802 (Qt name)
+    def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         base = self.palette().color(QPalette.ColorRole.Window)
@@ -266,7 +276,7 @@ class CopyButton(QPushButton):
             self.setText(self._label or self.tr("Copy"))
         self.setAccessibleName(self.tr("Copy to the clipboard"))
 
-    def changeEvent(self, event) -> None:  # noqa: N802
+    def changeEvent(self, event) -> None:
         if event.type() == QEvent.Type.LanguageChange:
             self.retranslate()
         super().changeEvent(event)

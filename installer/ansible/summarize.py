@@ -83,9 +83,9 @@ def render_text(rows: list[dict]) -> str:
     table = [[str(r[k]) for k, _ in cols] for r in rows]
     widths = [max([len(h)] + [len(t[i]) for t in table]) for i, h in enumerate(heads)]
     sep = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    out = [sep, "| " + " | ".join(h.ljust(w) for h, w in zip(heads, widths)) + " |", sep]
+    out = [sep, "| " + " | ".join(h.ljust(w) for h, w in zip(heads, widths, strict=False)) + " |", sep]
     for t in table:
-        out.append("| " + " | ".join(c.ljust(w) for c, w in zip(t, widths)) + " |")
+        out.append("| " + " | ".join(c.ljust(w) for c, w in zip(t, widths, strict=False)) + " |")
     out.append(sep)
     ok = sum(1 for r in rows if r["status"] == "ok")
     out.append(f"{ok} of {len(rows)} hosts ok")

@@ -18,12 +18,12 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import Qt, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication, QDialogButtonBox, QWizard  # noqa: E402
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QWizard
 
-from app.gui import i18n  # noqa: E402
-from app.gui.pages import PageId  # noqa: E402
-from app.gui.state import WizardState  # noqa: E402
+from app.gui import i18n
+from app.gui.pages import PageId
+from app.gui.state import WizardState
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow]
 

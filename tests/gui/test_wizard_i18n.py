@@ -34,7 +34,7 @@ def _tr_literals() -> list[tuple[str, str, str]]:
     for path in sorted((REPO / "app" / "gui").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
 
-        def visit(node, cls):
+        def visit(node, cls, path=path):
             for child in ast.iter_child_nodes(node):
                 c = child.name if isinstance(child, ast.ClassDef) else cls
                 if isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute):

@@ -14,12 +14,12 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtGui import QGuiApplication  # noqa: E402
-from PySide6.QtWidgets import QLabel, QWizard  # noqa: E402
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QLabel, QWizard
 
-from app.core.system import SystemReport  # noqa: E402
-from app.gui import i18n  # noqa: E402
-from app.gui.state import WizardState  # noqa: E402
+from app.core.system import SystemReport
+from app.gui import i18n
+from app.gui.state import WizardState
 
 pytestmark = pytest.mark.gui
 
@@ -55,7 +55,7 @@ def real_report():
 
 
 def _texts(widget) -> str:
-    return "\n".join(l.text() for l in widget.findChildren(QLabel) if l.text())
+    return "\n".join(lb.text() for lb in widget.findChildren(QLabel) if lb.text())
 
 
 def _report(**over) -> SystemReport:
@@ -90,7 +90,7 @@ def test_welcome_reports_no_bundle_then_a_found_one(qtbot, host, tmp_path):
 def test_welcome_language_selector_switches_the_app(qtbot, host):
     from app.gui.pages.welcome import WelcomePage
 
-    wiz, state, (page,) = host(WelcomePage)
+    _wiz, state, (page,) = host(WelcomePage)
     assert page.language.accessibleName() == "Language"
     assert [page.language.itemData(i) for i in range(page.language.count())] == ["en", "zh_CN"]
     with qtbot.waitSignal(page.language_changed) as blocker:
@@ -151,7 +151,7 @@ def test_system_page_says_what_looks_wrong(qtbot, host):
                 {"name": "nvidia-smi", "status": "garbage", "detail": "could not parse the CSV"}],
     )
     state = WizardState(report=report)
-    wiz, state, (page,) = host(SystemPage, state=state)
+    _wiz, state, (page,) = host(SystemPage, state=state)
     page.initializePage()
     assert page.isComplete()
     titles = [t for _, t, _ in page.problems]
@@ -175,7 +175,7 @@ def test_system_page_shows_the_engines_warning_for_an_old_driver(qtbot, host):
     rec = recommend(old)
     assert rec.driver_upgrade, "the engine knows a newer driver would unlock newer builds"
     state = WizardState(report=old, recommendation=rec)
-    wiz, state, (page,) = host(SystemPage, state=state)
+    _wiz, state, (page,) = host(SystemPage, state=state)
     page.initializePage()
     titles = [t for _, t, _ in page.problems]
     assert "NVIDIA driver 470.256.02 is too old for current PyTorch CUDA builds" in titles
@@ -198,7 +198,7 @@ def test_recommendation_page_shows_choice_reasons_and_command(qtbot, host, real_
     from app.gui.pages.recommendation import RecommendationPage, command_text
 
     state = WizardState(report=real_report)
-    wiz, state, (page,) = host(RecommendationPage, state=state)
+    _wiz, state, (page,) = host(RecommendationPage, state=state)
     with qtbot.waitSignal(page.recommended, timeout=20000):
         page.initializePage()
         assert not page.busy.isHidden() and not page.isComplete()  # until the result arrives
@@ -227,7 +227,7 @@ def test_change_dialog_offers_only_valid_choices(qtbot, host):
                             "compute_capability": "6.1", "memory_mb": 11264}], nvidia_cuda_version="12.4")
     rec = recommend(report)
     state = WizardState(report=report, recommendation=rec)
-    wiz, state, (page,) = host(RecommendationPage, state=state)
+    _wiz, state, (page,) = host(RecommendationPage, state=state)
     page._render()
     opts = options_for(report, rec)
     assert any(o["valid"] for o in opts) and any(not o["valid"] for o in opts), \
@@ -261,7 +261,7 @@ def test_change_applies_choices_and_restores(qtbot, host, real_report):
     from app.gui.pages.recommendation import RecommendationPage
 
     state = WizardState(report=real_report)
-    wiz, state, (page,) = host(RecommendationPage, state=state)
+    _wiz, state, (page,) = host(RecommendationPage, state=state)
     with qtbot.waitSignal(page.recommended, timeout=20000):
         page.initializePage()
     qtbot.waitUntil(page.isComplete)
@@ -300,7 +300,7 @@ def env_state(real_report):
 def test_environment_preflight_passes_and_fills_the_request(qtbot, host, env_state, tmp_path, local_wheels):
     from app.gui.pages.environment import EnvironmentPage
 
-    wiz, state, (page,) = host(EnvironmentPage, state=env_state)
+    _wiz, state, (page,) = host(EnvironmentPage, state=env_state)
     page.initializePage()
     assert not page.isComplete(), "not complete before the pre-flight ran"
     with qtbot.waitSignal(page.preflight_done, timeout=30000):
@@ -328,7 +328,7 @@ def test_environment_blocks_a_non_empty_folder_and_recovers(qtbot, host, env_sta
     busy = tmp_path / "envs" / "taken"
     busy.mkdir(parents=True)
     (busy / "thesis.tex").write_text("do not delete", encoding="utf-8")
-    wiz, state, (page,) = host(EnvironmentPage, state=env_state)
+    _wiz, state, (page,) = host(EnvironmentPage, state=env_state)
     page.initializePage()
     page.index_url.setText("https://pypi.org/simple")
     page.find_links.setText(str(local_wheels))
@@ -355,7 +355,7 @@ def test_environment_free_space_follows_the_path(qtbot, host, env_state, tmp_pat
     deep = tmp_path / "a" / "b" / "c"
     assert existing_ancestor(deep) == tmp_path
     assert free_mb(deep) is not None and free_mb(deep) > 0
-    wiz, state, (page,) = host(EnvironmentPage, state=env_state)
+    _wiz, _state, (page,) = host(EnvironmentPage, state=env_state)
     page.initializePage()
     page.location.setText(str(deep))  # the free space is read off the GUI thread
     qtbot.waitUntil(lambda: page._free_for == deep / "torch-env" and "free there" in page.target_label.text())
@@ -370,7 +370,7 @@ def test_environment_offers_conda_only_when_found(qtbot, host, env_state):
     from app.core.system import ToolInfo
     from app.gui.pages.environment import EnvironmentPage
 
-    wiz, state, (page,) = host(EnvironmentPage, state=env_state)
+    _wiz, state, (page,) = host(EnvironmentPage, state=env_state)
     page.initializePage()
     if not any(t in (env_state.report.tools or {}) for t in ("conda", "mamba", "micromamba")):
         assert page._conda_tool is None and page.r_conda.isHidden()
@@ -396,7 +396,7 @@ def test_every_interactive_widget_has_a_name(qtbot, host):
     from app.gui.pages.welcome import WelcomePage
 
     state = WizardState(report=_report())
-    wiz, state, pages = host(WelcomePage, SystemPage, RecommendationPage, EnvironmentPage, state=state)
+    _wiz, state, pages = host(WelcomePage, SystemPage, RecommendationPage, EnvironmentPage, state=state)
     for lang in ("en", "zh_CN"):
         i18n.set_language(lang)
         for page in pages:
@@ -435,7 +435,7 @@ def test_banner_is_readable_in_dark_mode(qtbot):
 def test_environment_keyboard_order_follows_the_layout(qtbot, host, env_state):
     from app.gui.pages.environment import EnvironmentPage
 
-    wiz, state, (page,) = host(EnvironmentPage, state=env_state)
+    wiz, _state, (page,) = host(EnvironmentPage, state=env_state)
     page.initializePage()
     wiz.show()
     page.advanced.set_expanded(True)
@@ -456,7 +456,7 @@ def test_results_are_retranslated_live(qtbot, host):
     from app.gui.pages.system import SystemPage
 
     state = WizardState(report=_report(env={"CUDA_VISIBLE_DEVICES": ""}))
-    wiz, state, (page,) = host(SystemPage, state=state)
+    _wiz, state, (page,) = host(SystemPage, state=state)
     page.initializePage()
     assert "Processor" in _texts(page) and 'CUDA_VISIBLE_DEVICES is set to ""' in _texts(page)
     i18n.set_language("zh_CN")
@@ -469,7 +469,7 @@ def test_environment_network_settings_reach_the_request(qtbot, host, env_state, 
     """Mirror, proxy and CA file (labs and campuses) go into the InstallRequest as typed."""
     from app.gui.pages.environment import EnvironmentPage
 
-    wiz, state, (page,) = host(EnvironmentPage, state=env_state)
+    _wiz, _state, (page,) = host(EnvironmentPage, state=env_state)
     page.initializePage()
     page.location.setText(str(tmp_path / "envs"))
     page.find_links.setText(str(local_wheels))
@@ -490,7 +490,7 @@ def test_environment_network_settings_reach_the_request(qtbot, host, env_state, 
 def test_environment_wheel_folders_may_hold_spaces(qtbot, host, env_state, tmp_path):
     from app.gui.pages.environment import EnvironmentPage
 
-    wiz, state, (page,) = host(EnvironmentPage, state=env_state)
+    _wiz, _state, (page,) = host(EnvironmentPage, state=env_state)
     page.initializePage()
     a, b = tmp_path / "Jane Doe" / "wheels", tmp_path / "more wheels"
     page.find_links.setText(f"{a}; {b}")

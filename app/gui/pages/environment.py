@@ -16,8 +16,21 @@ import re
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel,
-                               QLineEdit, QPushButton, QRadioButton, QVBoxLayout, QWidget, QWizard)
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+    QWizard,
+)
 
 from app.core.disk import existing_ancestor, free_mb
 from app.core.errors import UserError
@@ -172,12 +185,16 @@ class EnvironmentPage(BasePage):
                   self.mirror, self.proxy, self.ca_bundle):
             w.textChanged.connect(self.inputs_changed)
         self.python.currentIndexChanged.connect(self.inputs_changed)
-        self.kind_group.idToggled.connect(lambda _id, on: on and self.inputs_changed())
+        self.kind_group.idToggled.connect(self._kind_toggled)
         self.existing.toggled.connect(self._existing_toggled)
         self.retranslate()
 
     # ---- inputs ----
-    def initializePage(self) -> None:  # noqa: N802
+    def _kind_toggled(self, _id: int, on: bool) -> None:
+        if on:
+            self.inputs_changed()
+
+    def initializePage(self) -> None:
         report = self.state.report
         tools = getattr(report, "tools", None) or {}
         conda = next((tools[t] for t in CONDA_TOOLS if t in tools and getattr(tools[t], "path", None)), None)
@@ -225,7 +242,8 @@ class EnvironmentPage(BasePage):
                 best = self.python.count() - 1
         if want and best < 0:
             # No interpreter of that version here: uv can look for (or fetch) one by version.
-            self.python.insertItem(0, self.tr("Python {version} (found or downloaded by uv)").format(version=want), want)
+            label = self.tr("Python {version} (found or downloaded by uv)").format(version=want)
+            self.python.insertItem(0, label, want)
             best = 0
         idx = self.python.findData(prev) if prev else -1
         self.python.setCurrentIndex(idx if idx >= 0 else max(best, 0))
@@ -317,7 +335,10 @@ class EnvironmentPage(BasePage):
         self._free_wanted = path
         if self._free_task is not None:
             return  # the one running reads an older path; its end asks again for this one
-        task = Task(lambda _on_event, _cancel, p=path: (p, free_mb(p)), self, name="free-space")
+        def read(_on_event: object, _cancel: object) -> tuple[Path, int | None]:
+            return path, free_mb(path)
+
+        task = Task(read, self, name="free-space")
         task.succeeded.connect(self._on_free_space)
         task.finished.connect(self._free_task_finished)
         self._free_task = task
@@ -393,15 +414,19 @@ class EnvironmentPage(BasePage):
     def is_busy(self) -> bool:
         return bool(self._tasks)  # a task leaves the list when its "finished" reaches the GUI thread
 
-    def cancel_and_wait(self, timeout: float = 30.0) -> None:
+    def cancel_and_wait(self, timeout: float = 30.0, *, timeout_ms: int | None = None) -> bool:
+        if timeout_ms is not None:
+            timeout = timeout_ms / 1000
         self._debounce.stop()
+        done = True
         for t in list(self._tasks):
             t.cancel()
-            t.wait(timeout)
+            done = t.wait(timeout) and done
         self._tasks.clear()
         if self._free_task is not None:
             self._free_wanted = None
-            self._free_task.wait(timeout)
+            done = self._free_task.wait(timeout) and done
+        return done
 
     @property
     def checks(self) -> list[tuple[str, str, str, str]]:
@@ -409,17 +434,18 @@ class EnvironmentPage(BasePage):
         lang = current_language()
         return [(c.name, c.status, render(c.message, lang), render(c.hint, lang)) for c in self.check_results]
 
-    def isComplete(self) -> bool:  # noqa: N802
+    def isComplete(self) -> bool:
         return (self._passed and self._result_generation == self._generation and not self._debounce.isActive()
                 and self.state.install_request is not None)
 
-    def validatePage(self) -> bool:  # noqa: N802
+    def validatePage(self) -> bool:
         return self.isComplete()
 
     # ---- rendering ----
     def _render_checks(self) -> None:
         while self.checks_box.count():
-            w = self.checks_box.takeAt(0).widget()
+            item = self.checks_box.takeAt(0)
+            w = item.widget() if item is not None else None
             if w is not None:
                 w.hide()
                 w.setParent(None)  # out of the page at once (findChildren, screen readers)

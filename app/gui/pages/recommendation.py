@@ -40,7 +40,7 @@ from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, mo
 from app.gui.worker import Task
 
 if TYPE_CHECKING:  # the engine is imported when the page first asks it
-    from app.core.recommend import Recommendation
+    from app.core.recommend import Choices, Recommendation
     from app.core.system import SystemReport
 
 EXTRA_PACKAGES = ("torchvision", "torchaudio")
@@ -98,9 +98,11 @@ def backend_words(backend: str | None, variant: str | None) -> str:
         ver = v[2:] if v.startswith("cu") else v
         if ver.isdigit() and len(ver) >= 3:
             ver = f"{ver[:-1]}.{ver[-1]}"
-        return QCoreApplication.translate("RecommendationPage", "CUDA {version} (NVIDIA graphics card)").format(version=ver)
+        return QCoreApplication.translate("RecommendationPage", "CUDA {version} (NVIDIA graphics card)").format(
+            version=ver)
     if backend == "rocm":
-        return QCoreApplication.translate("RecommendationPage", "ROCm {version} (AMD graphics card)").format(version=v.replace("rocm", ""))
+        return QCoreApplication.translate("RecommendationPage", "ROCm {version} (AMD graphics card)").format(
+            version=v.replace("rocm", ""))
     if backend == "mps":
         return QCoreApplication.translate("RecommendationPage", "Metal (Apple graphics)")
     if backend == "xpu":
@@ -180,7 +182,8 @@ class ChangeDialog(QDialog):
         groups: dict[str, list[dict]] = {}
         for key, opt in pairs:
             groups.setdefault(key, []).append(opt)
-        model: QStandardItemModel = combo.model()
+        model = combo.model()
+        assert isinstance(model, QStandardItemModel)  # a QComboBox's own model
         for key, opts in groups.items():
             label = key or self.tr("(default)")
             if combo is self.backend:
@@ -197,16 +200,21 @@ class ChangeDialog(QDialog):
                 item.setData(why, Qt.ItemDataRole.AccessibleDescriptionRole)
         combo.blockSignals(False)
 
-    def _first_valid(self, combo: QComboBox) -> None:
+    @staticmethod
+    def _enabled(combo: QComboBox, i: int) -> bool:
         model = combo.model()
+        assert isinstance(model, QStandardItemModel)  # a QComboBox's own model
+        return model.item(i).isEnabled()
+
+    def _first_valid(self, combo: QComboBox) -> None:
         for i in range(combo.count()):
-            if model.item(i).isEnabled():
+            if self._enabled(combo, i):
                 combo.setCurrentIndex(i)
                 return
 
     def select(self, backend, variant, torch_version) -> None:
         i = self.backend.findData(backend)
-        if i >= 0 and self.backend.model().item(i).isEnabled():
+        if i >= 0 and self._enabled(self.backend, i):
             self.backend.setCurrentIndex(i)
         else:
             self._first_valid(self.backend)
@@ -216,7 +224,7 @@ class ChangeDialog(QDialog):
         b = self.backend.currentData()
         self._fill(self.variant, [(o["variant"] or "", o) for o in self.options if o["backend"] == b])
         i = self.variant.findData(variant or "")
-        if i >= 0 and self.variant.model().item(i).isEnabled():
+        if i >= 0 and self._enabled(self.variant, i):
             self.variant.setCurrentIndex(i)
         else:
             self._first_valid(self.variant)
@@ -227,7 +235,7 @@ class ChangeDialog(QDialog):
         opts = [o for o in self.options if o["backend"] == b and (o["variant"] or "") == v]
         self._fill(self.torch, [(o["torch_version"] or "", o) for o in opts])
         i = self.torch.findData(torch_version or "")
-        if i >= 0 and self.torch.model().item(i).isEnabled():
+        if i >= 0 and self._enabled(self.torch, i):
             self.torch.setCurrentIndex(i)
         else:
             self._first_valid(self.torch)
@@ -237,12 +245,14 @@ class ChangeDialog(QDialog):
         lines = []
         for combo in (self.backend, self.variant, self.torch):
             model = combo.model()
+            assert isinstance(model, QStandardItemModel)
             for i in range(combo.count()):
                 item = model.item(i)
                 if not item.isEnabled() and item.toolTip():
                     lines.append(f"{item.text()}: {item.toolTip()}")
         if lines:
-            self.why_not.setPlainText(self.tr("Not available on this computer:") + "\n" + "\n".join(f"• {l}" for l in lines))
+            bullets = "\n".join(f"• {line}" for line in lines)
+            self.why_not.setPlainText(self.tr("Not available on this computer:") + "\n" + bullets)
         else:
             self.why_not.setPlainText("")
         self.why_not.setVisible(bool(lines))
@@ -289,7 +299,7 @@ class RecommendationPage(BasePage):
         self._task: Task | None = None
         self._pending = False  # from start() until the result is on the GUI thread (no race with the worker)
         self._error = None
-        self._for_choices = None
+        self._for_choices: Choices | None = None
 
         self.busy = BusyLine()
         self.error_banner = Banner("error")
@@ -337,7 +347,7 @@ class RecommendationPage(BasePage):
         self.retranslate()
 
     # ---- work ----
-    def initializePage(self) -> None:  # noqa: N802
+    def initializePage(self) -> None:
         # The System page's scan already asked the engine (with the same choices): reuse that.
         if self.state.recommendation is None or self._for_choices != self.state.choices:
             self.refresh()
@@ -375,7 +385,7 @@ class RecommendationPage(BasePage):
         self._render()
         self.completeChanged.emit()
 
-    def isComplete(self) -> bool:  # noqa: N802
+    def isComplete(self) -> bool:
         return self.state.recommendation is not None and not self.is_busy() and self._error is None
 
     # ---- change ----
@@ -385,6 +395,7 @@ class RecommendationPage(BasePage):
         current = {"backend": str(rec.backend) if rec else None, "variant": rec.variant if rec else None,
                    "torch_version": rec.torch_version if rec else None,
                    "packages": list(ch.packages or []) if ch is not None else []}
+        assert self.state.report is not None  # the button is enabled once there is a recommendation
         return ChangeDialog(options_for(self.state.report, rec, current_language()), current, self)
 
     def open_change_dialog(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
@@ -19,6 +20,9 @@ from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
 from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, human_mb, muted, set_icon
 from app.gui.worker import Task
+
+if TYPE_CHECKING:  # the page is built before first paint; detection loads later
+    from app.core.system import SystemReport
 
 LOW_DISK_MB = 10 * 1024  # a CUDA build with its runtime libraries needs about 5-10 GB
 LOW_MEMORY_MB = 4 * 1024
@@ -90,7 +94,7 @@ class SystemPage(BasePage):
         self.retranslate()
 
     # ---- scanning ----
-    def initializePage(self) -> None:  # noqa: N802
+    def initializePage(self) -> None:
         if self.state.report is None and not self.is_busy():
             self.start_scan()
         else:
@@ -101,7 +105,8 @@ class SystemPage(BasePage):
             return
         self._error = None
         self.state.report = None
-        self._task = Task(lambda e, c, ch=self.state.choices: scan(e, c, ch), self, name="detect")
+        choices = self.state.choices
+        self._task = Task(lambda e, c: scan(e, c, choices), self, name="detect")
         self._task.succeeded.connect(self._on_scanned)
         self._task.failed.connect(self._on_failed)
         self._task.finished.connect(self._on_finished)
@@ -124,7 +129,7 @@ class SystemPage(BasePage):
         self.completeChanged.emit()
         self.scan_finished.emit()
 
-    def isComplete(self) -> bool:  # noqa: N802
+    def isComplete(self) -> bool:
         return self.state.report is not None and not self.is_busy()
 
     # ---- report export ----
@@ -230,16 +235,16 @@ class SystemPage(BasePage):
         else:
             self.facts.addWidget(val, row, 2, Qt.AlignmentFlag.AlignTop)
 
-    def _os_text(self) -> str:
-        o = self.state.report.os
+    def _os_text(self, report: SystemReport) -> str:
+        o = report.os
         family = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}.get(o.family or "", self.tr("Unknown"))
         text = o.version or family
         if o.family == "linux" and o.version and "linux" not in o.version.lower():
             text = f"{family}: {o.version}"
         if o.wsl:
             text += " " + self.tr("(inside WSL2 on Windows)")
-        if self.state.report.arch:
-            text += f", {self.state.report.arch}"
+        if report.arch:
+            text += f", {report.arch}"
         return text
 
     def _gpu_text(self, g) -> tuple[str, str]:
@@ -278,13 +283,16 @@ class SystemPage(BasePage):
         if not have or busy:
             return
         r = self.state.report
+        if r is None:
+            return
         row = 0
-        self._fact(row, "os", self.tr("System"), self._os_text())
+        self._fact(row, "os", self.tr("System"), self._os_text(r))
         row += 1
         cpu = r.cpu
         cores = ""
         if cpu.cores or cpu.threads:
-            cores = self.tr("{cores} cores, {threads} threads").format(cores=cpu.cores or "?", threads=cpu.threads or "?")
+            cores = self.tr("{cores} cores, {threads} threads").format(cores=cpu.cores or "?",
+                                                                       threads=cpu.threads or "?")
         self._fact(row, "cpu", self.tr("Processor"), cpu.model or self.tr("Unknown processor"), cores)
         row += 1
         self._fact(row, "memory", self.tr("Memory"), human_mb(r.memory_mb))

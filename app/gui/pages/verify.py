@@ -8,16 +8,24 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QProgressBar, QPushButton,
-                               QTextBrowser, QTreeWidget, QTreeWidgetItem)
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QTextBrowser,
+    QTreeWidget,
+    QTreeWidgetItem,
+)
 
 from app.core.errors import UserError
 from app.core.events import LogEvent, StepEvent
 from app.core.text import render
 from app.core.verify import Check, VerifyReport, check_from_step
 from app.gui.i18n import current_language
-from app.gui.pages.base import BasePage
 from app.gui.pages._common import ErrorPanel, status_key, std_icon
+from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
 from app.gui.worker import Task
 
@@ -74,11 +82,11 @@ class VerifyPage(BasePage):
         self._apply()
 
     # -- wizard hooks -------------------------------------------------------------------------
-    def initializePage(self) -> None:  # noqa: N802
+    def initializePage(self) -> None:
         if self._status == IDLE:
             self.start()
 
-    def isComplete(self) -> bool:  # noqa: N802
+    def isComplete(self) -> bool:
         # A failed verification still lets the user go on: the Done page saves the report
         # (with the diagnosis) they need to get help.
         return self._status in (PASSED, FAILED, ERROR)
