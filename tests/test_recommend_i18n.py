@@ -165,9 +165,9 @@ def test_wizard_rerenders_the_reasons_on_a_language_switch_without_asking_the_en
     from PySide6.QtWidgets import QLabel
 
     import app.core.recommend as rec_pkg
+    from app.core.session import Session
     from app.gui import i18n as gui_i18n
     from app.gui.pages.recommendation import RecommendationPage
-    from app.core.session import Session
     from app.gui.state import WizardState
     from app.gui.widgets import StatusRow
 
