@@ -73,6 +73,14 @@ DEPENDS: dict[Stage, tuple[Stage, ...]] = {
 }
 
 
+#: The attribute of :class:`Session` that holds each stage's result.
+_HELD_IN: dict[Stage, str] = {
+    Stage.SYSTEM: "system", Stage.RECOMMENDATION: "recommendation", Stage.PLAN: "planned",
+    Stage.INSTALL: "install_result", Stage.VERIFY: "verify_report", Stage.DIAGNOSIS: "diagnosis",
+    Stage.BENCH: "bench_report",
+}
+
+
 def _with_dependents(stage: Stage) -> list[Stage]:
     out, todo = [], [stage]
     while todo:
@@ -243,20 +251,7 @@ class Session:
         """Forget the result of ``stage`` and of every stage built on it."""
         with self._lock:
             for s in _with_dependents(stage):
-                if s is Stage.SYSTEM:
-                    self.system = None
-                elif s is Stage.RECOMMENDATION:
-                    self.recommendation = None
-                elif s is Stage.PLAN:
-                    self.planned = None
-                elif s is Stage.INSTALL:
-                    self.install_result = None
-                elif s is Stage.VERIFY:
-                    self.verify_report = None
-                elif s is Stage.DIAGNOSIS:
-                    self.diagnosis = None
-                else:
-                    self.bench_report = None
+                setattr(self, _HELD_IN[s], None)
 
     def use_system(self, report: SystemReport) -> None:
         """Take ``report`` as this machine's (detected here, or read from a file)."""

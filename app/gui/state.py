@@ -21,10 +21,6 @@ class WizardState:
     bundle_dir: Path | None = None  # an offline bundle found next to the app or chosen
     saved_reports: list[Path] = field(default_factory=list)
     log_paths: list[Path] = field(default_factory=list)
-    # Prefills for the Environment page's "Advanced" fields (where the torch wheels come from):
-    index_url: str | None = None
-    extra_index_urls: list[str] = field(default_factory=list)
-    find_links: list[str] = field(default_factory=list)
     # Speed test (Speed test page): None means the page's defaults; tests set tiny sweeps.
     bench_sizes: list[int] | None = None
     bench_dtypes: list[str] | None = None

@@ -39,6 +39,7 @@ from app.core.disk import existing_ancestor, free_mb
 from app.core.errors import UserError
 from app.core.install import Check
 from app.core.session import Planned, Stage
+from app.core.system import ToolInfo
 from app.core.text import Text, render
 from app.gui.i18n import current_language
 from app.gui.pages.base import BasePage
@@ -73,6 +74,7 @@ class EnvironmentPage(BasePage):
         self.check_results: list[Check] = []
         self._passed = False
         self._planned: Planned | None = None  # the plan the shown checks are for
+        self._conda_tool: ToolInfo | None = None  # conda / mamba / micromamba, when detection found one
         self._initialized = False
 
         # --- kind ---
@@ -199,8 +201,8 @@ class EnvironmentPage(BasePage):
 
     def initializePage(self) -> None:
         report = self.state.session.system
-        tools = getattr(report, "tools", None) or {}
-        conda = next((tools[t] for t in CONDA_TOOLS if t in tools and getattr(tools[t], "path", None)), None)
+        tools = report.tools if report is not None else {}
+        conda = next((tools[t] for t in CONDA_TOOLS if t in tools and tools[t].path), None)
         self.r_conda.setVisible(conda is not None)
         if conda is None and self.r_conda.isChecked():
             self.r_uv.setChecked(True)
@@ -210,25 +212,19 @@ class EnvironmentPage(BasePage):
             self._initialized = True
             if self.state.bundle_dir and not self.bundle.text():
                 self.bundle.setText(str(self.state.bundle_dir))
-            if self.state.index_url and not self.index_url.text():
-                self.index_url.setText(self.state.index_url)
-            if self.state.find_links and not self.find_links.text():
-                self.find_links.setText("; ".join(map(str, self.state.find_links)))
-            if self.state.extra_index_urls and not self.extra_index.text():
-                self.extra_index.setText(" ".join(self.state.extra_index_urls))
         self.retranslate()
         self.inputs_changed()
 
     def _fill_pythons(self) -> None:
         report = self.state.session.system
         rec = self.state.session.recommendation
-        want = str(getattr(rec, "env_python", "") or "")
+        want = str(rec.env_python or "") if rec is not None else ""
         prev = self.python.currentData()
         self.python.blockSignals(True)
         self.python.clear()
         seen = set()
-        interpreters = list(getattr(report, "interpreters", None) or [])
-        running = getattr(report, "python", None)
+        interpreters = list(report.interpreters) if report is not None else []
+        running = report.python if report is not None else None
         if running is not None and running.executable and all(i.executable != running.executable for i in interpreters):
             interpreters.insert(0, running)
         best = -1
@@ -287,7 +283,7 @@ class EnvironmentPage(BasePage):
         return loc / (self.name.text().strip() or DEFAULT_NAME)
 
     def kind_installer(self) -> tuple[str, str]:
-        if self.r_conda.isChecked() and getattr(self, "_conda_tool", None) is not None:
+        if self.r_conda.isChecked() and self._conda_tool is not None:
             return "conda", "pip"
         if self.r_pip.isChecked():
             return "venv", "pip"
@@ -480,7 +476,7 @@ class EnvironmentPage(BasePage):
         self.kind_title.setText(self.tr("How to make it"))
         self.r_uv.setText(self.tr("&uv virtual environment (fastest; recommended)"))
         self.r_pip.setText(self.tr("&Python venv with pip (the standard tools)"))
-        tool = getattr(getattr(self, "_conda_tool", None), "name", None) or "conda"
+        tool = self._conda_tool.name if self._conda_tool is not None else "conda"
         self.r_conda.setText(self.tr("&conda environment (with {tool})").format(tool=tool))
         self.existing.setText(self.tr("&Add to an existing environment instead of creating a new one"))
         self.existing.setAccessibleName(self.tr("Add to an existing environment"))

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QTreeWidgetItem,
 )
 
-from app.core.errors import UserError
+from app.core.errors import EXIT_CANCELLED, UserError
 from app.core.events import LogEvent, StepEvent
 from app.core.session import Stage
 from app.core.text import render
@@ -190,7 +190,7 @@ class VerifyPage(BasePage):
     def _on_error(self, err) -> None:
         self.error_panel.show_error(err)
         self._set_status(ERROR)
-        if self.python() is not None and getattr(err, "exit_code", 1) != 130:
+        if self.python() is not None and err.exit_code != EXIT_CANCELLED:
             self._diagnose()
 
     def _diagnose(self) -> None:
