@@ -242,9 +242,11 @@ class Session:
         """The accelerator the verification must find usable (None: a CPU build or unknown)."""
         if self.planned is not None:
             return self.planned.plan.expected_accelerator
+        from app.core.install.request import ACCELERATORS  # start-up; the rule InstallPlan applies
+
         rec = self.recommendation
-        backend = str(rec.backend).lower() if rec is not None else ""
-        return backend if backend in ("cuda", "rocm", "mps", "xpu") else None
+        backend = str(rec.backend) if rec is not None else None
+        return backend if backend in ACCELERATORS else None
 
     # ------------------------------------------------------------------ the state machine
     def invalidate(self, stage: Stage) -> None:
@@ -335,15 +337,16 @@ class Session:
         (failed, rolled back) or Cancelled (rolled back) as :func:`app.core.install.install`."""
         from app.core.install import install  # start-up
 
-        approved, checks = self.approved_plan, self.checks
-        if approved is None:
+        planned = self.planned  # read once: the plan and its checks belong together
+        approved = planned.plan if planned is not None and planned.approvable else None
+        if planned is None or approved is None:
             raise BadInput("No installation plan was approved.",
                            hint="Check the environment first (the Environment page, or torch-setup install): "
                                 "the plan its checks pass is the one that is installed.")
         if plan is not None and plan is not approved:
             raise BadInput("This is not the approved installation plan; nothing was done.",
                            hint="Check the environment again and install the plan it approves.")
-        result = install(approved, on_event=on_event, cancel=cancel, checks=revalidate(approved, checks))
+        result = install(approved, on_event=on_event, cancel=cancel, checks=revalidate(approved, planned.checks))
         with self._lock:
             if self.approved_plan is approved:
                 self.invalidate(Stage.INSTALL)
