@@ -355,7 +355,7 @@ def test_install_page_installs_the_approved_plan_object_and_plans_nothing(qtbot,
 
     env = tmp_path / "venv-approved"
     session = Session()
-    the_plan = make_plan(InstallRequest(env_path=env, kind="venv", installer="uv", packages=["torch==2.13.0"]))
+    the_plan = make_plan(InstallRequest(env_path=env, kind="venv", installer="uv", packages=["six"]))  # small: fits
     session.approve(Planned(the_plan, (Check("target", True, "ok"), Check("disk", True, "ok"))))
     assert session.approved_plan is the_plan
 
