@@ -137,8 +137,9 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["UV_CACHE_DIR"] = str(tmp / "uv-cache")
         os.environ["PIP_NO_CACHE_DIR"] = "1"
     app = QApplication.instance() or QApplication([])
-    state = WizardState(install_request=InstallRequest(env_path=tmp / "env", kind="venv", installer=args.installer,
-                                                       packages=["torch==2.13.0"], find_links=[links]))
+    state = WizardState()  # the plan is approved here, as the Environment page would
+    state.session.plan(InstallRequest(env_path=tmp / "env", kind="venv", installer=args.installer,
+                                      packages=["torch==2.13.0"], find_links=[links]))
     wiz = QWizard()
     wiz.setPage(0, QWizardPage())
     page = InstallPage(state)

@@ -361,6 +361,7 @@ def test_environment_page_renders_the_checks_in_the_new_language(qtbot, tmp_path
 
     from app.core.detect import detect
     from app.core.recommend import recommend
+    from app.core.session import Session
     from app.gui import i18n as gui_i18n
     from app.gui.pages.environment import EnvironmentPage
     from app.gui.state import WizardState
@@ -368,7 +369,7 @@ def test_environment_page_renders_the_checks_in_the_new_language(qtbot, tmp_path
     gui_i18n.set_language("en")
     try:
         report = detect()
-        state = WizardState(report=report, recommendation=recommend(report))
+        state = WizardState(session=Session.resume(system=report, recommendation=recommend(report)))
         wiz = QWizard()
         page = EnvironmentPage(state)
         wiz.setPage(0, page)

@@ -165,6 +165,7 @@ def test_wizard_rerenders_the_reasons_on_a_language_switch_without_asking_the_en
     from PySide6.QtWidgets import QLabel
 
     import app.core.recommend as rec_pkg
+    from app.core.session import Session
     from app.gui import i18n as gui_i18n
     from app.gui.pages.recommendation import RecommendationPage
     from app.gui.state import WizardState
@@ -173,13 +174,13 @@ def test_wizard_rerenders_the_reasons_on_a_language_switch_without_asking_the_en
     report = _scenario_report("gtx1080ti-driver580.toml")
     gui_i18n.set_language("en")
     try:
-        state = WizardState(report=report)
+        state = WizardState(session=Session.resume(system=report))
         page = RecommendationPage(state)
         qtbot.addWidget(page)
         with qtbot.waitSignal(page.recommended, timeout=20000):
             page.initializePage()
         qtbot.waitUntil(page.isComplete, timeout=5000)
-        rec = state.recommendation
+        rec = state.session.recommendation
 
         def reason_texts() -> list[str]:
             rows = [page.reasons_box.itemAt(i).widget() for i in range(page.reasons_box.count())]
@@ -202,12 +203,12 @@ def test_wizard_rerenders_the_reasons_on_a_language_switch_without_asking_the_en
         zh = reason_texts()
         assert len(zh) == len(english) and "GTX 1080 Ti" in zh[0] and "580.82.07" in zh[0]
         assert zh == list(rec.texts("zh_CN").reasons)
-        assert state.recommendation is rec and rec.variant == "cu126"  # the same answer, only re-drawn
+        assert state.session.recommendation is rec and rec.variant == "cu126"  # the same answer, only re-drawn
         texts = "\n".join(label.text() for label in page.findChildren(QLabel))
         assert "计算能力 6.1" in texts
         gui_i18n.set_language("en")
         qtbot.waitUntil(lambda: reason_texts() == english, timeout=5000)
-        assert calls == [] and state.recommendation is rec
+        assert calls == [] and state.session.recommendation is rec
     finally:
         gui_i18n.set_language("en")
 

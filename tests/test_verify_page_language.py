@@ -25,21 +25,24 @@ def _rows(page) -> list[tuple[str, str]]:
 
 
 def test_checks_and_findings_follow_the_language_switch(qtbot):
+    from app.core.session import Session
     from app.gui import i18n as gui_i18n
     from app.gui.pages.verify import VerifyPage
     from app.gui.state import WizardState
 
     report = VerifyReport.from_dict(json.loads(RECORDED.read_text(encoding="utf-8")))
+    gpu = SystemReport(gpus=[GPU(vendor="nvidia", name="NVIDIA GeForce RTX 3090")])
+    diagnosis = Diagnosis("/env/bin/python", "/env", tuple(analyze(verify=report, report=gpu)))
     gui_i18n.set_language("en")
     try:
-        page = VerifyPage(WizardState())
+        # The session holds what its verify and diagnose steps returned; the page is told they ended.
+        page = VerifyPage(WizardState(session=Session.resume(system=gpu, verify=report, diagnosis=diagnosis)))
         qtbot.addWidget(page)
         page._on_report(report)
         english = _rows(page)
         assert english == [(render(c.title), render(c.detail)) for c in report.checks]
         assert not any(CJK.search(t + d) for t, d in english)
-        gpu = SystemReport(gpus=[GPU(vendor="nvidia", name="NVIDIA GeForce RTX 3090")])
-        page._on_diagnosis(Diagnosis("/env/bin/python", "/env", tuple(analyze(verify=report, report=gpu))))
+        page._on_diagnosis(diagnosis)
         assert "CPU-only PyTorch (+cpu)" in page.diagnosis.toPlainText()
 
         gui_i18n.set_language("zh_CN")  # LanguageChange -> retranslate(): the same checks, re-rendered

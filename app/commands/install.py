@@ -3,7 +3,8 @@
 Without ``--packages`` / ``--from-bundle`` it detects this machine and installs what
 ``recommend`` chose (the recommend overrides --backend/--variant/--torch apply). It shows
 the plan and the pre-flight, asks before changing anything (unless ``--yes``), shows
-progress, and ends with the verification summary.
+progress, and ends with the verification summary. The steps are the session's
+(:meth:`app.core.session.Session.run_all`); this module parses, asks and shows.
 
 Exit codes: 0 installed, 1 failed (rolled back), 2 bad input or refused by the pre-flight
 (nothing was done), 130 cancelled (rolled back).
@@ -14,19 +15,21 @@ import argparse
 import json
 import os
 import sys
+from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from app.commands._render import Renderer, cancel_on_signals, confirm, print_plan
 from app.commands.unattended import run_unattended
 from app.core.enums import Phase, PhaseState
-from app.core.errors import EXIT_CANCELLED, EXIT_OK, BadInput, UserError
+from app.core.errors import EXIT_OK, BadInput, UserError
 from app.core.events import PhaseEvent
+from app.core.runner import CancelToken
+from app.core.session import Observer, Planned, RunOptions, Session
 
 if TYPE_CHECKING:  # start-up: the core is imported when the command runs, not when it registers
     from app.core.install import InstallPlan, InstallRequest, InstallResult
-    from app.core.recommend import Recommendation
-    from app.core.runner import CancelToken
+    from app.core.recommend import Choices, Recommendation
     from app.core.system import SystemReport
     from app.core.verify import VerifyReport
 
@@ -87,31 +90,31 @@ def register(sub) -> None:
 
 # --------------------------------------------------------------------------- run
 
+def choices_for(args: argparse.Namespace) -> Choices:
+    """The recommendation overrides of the command line: --backend/--variant/--torch/--python."""
+    from app.core.recommend import Choices
+
+    return Choices(backend=args.backend, variant=args.variant, torch=args.torch,
+                   python=args.python if args.python and "." in args.python
+                   and os.sep not in args.python else None)
+
+
 def recommend_for(args: argparse.Namespace, report: SystemReport) -> Recommendation:
-    """The recommendation for ``report`` with the command line's --backend/--variant/--torch/--python."""
-    try:
-        from app.core.recommend import Choices, recommend
-    except ImportError as exc:
-        raise UserError("The recommendation engine is not available in this build "
-                        f"({exc}).", hint="Pass --packages (and --index-url) explicitly.") from None
-    choices = Choices(backend=args.backend, variant=args.variant, torch=args.torch,
-                      python=args.python if args.python and "." in args.python
-                      and os.sep not in args.python else None)
-    return recommend(report, None, choices)
+    """The recommendation for ``report`` with the command line's overrides (``bundle`` uses it)."""
+    from app.core.recommend import recommend
+
+    return recommend(report, None, choices_for(args))
 
 
 def detect_machine() -> SystemReport:
-    try:
-        from app.core.detect import detect
-    except ImportError as exc:
-        raise UserError(f"System detection is not available in this build ({exc}).",
-                        hint="Pass --packages explicitly.") from None
+    from app.core.detect import detect
+
     return detect()
 
 
-def build_request(args: argparse.Namespace, *,
-                  report: SystemReport | None = None) -> tuple[InstallRequest, SystemReport | None]:
-    """The InstallRequest for parsed ``args`` (detects + recommends when needed)."""
+def build_request(args: argparse.Namespace) -> InstallRequest:
+    """The InstallRequest for parsed ``args``; without --packages / --from-bundle it names no
+    packages, and the session installs its recommendation."""
     from app.core.install import InstallRequest
 
     if not args.env:
@@ -119,69 +122,67 @@ def build_request(args: argparse.Namespace, *,
     if args.from_bundle and args.packages:
         raise BadInput("--from-bundle and --packages cannot be combined: the bundle decides "
                        "the packages.")
-    rec = None
-    if not args.packages and not args.from_bundle:
-        report = report or detect_machine()
-        rec = recommend_for(args, report)
     return InstallRequest(
         env_path=args.env, kind=args.kind, installer=args.installer, python=args.python,
-        packages=tuple(args.packages) if args.packages else None, recommendation=rec,
+        packages=tuple(args.packages) if args.packages else None,
         index_url=args.index_url, extra_index_urls=tuple(args.extra_index_url or ()),
         find_links=tuple(args.find_links or ()), bundle=Path(args.from_bundle) if args.from_bundle else None,
         existing=args.existing, proxy=args.proxy, ca_bundle=args.ca_bundle,
         default_index_url=args.default_index_url,
-    ), report
+    )
+
+
+class _Terminal(Observer):
+    """The plan and its checks, the question, and the verification as phases of the progress."""
+
+    def __init__(self, args: argparse.Namespace, out: TextIO, renderer: Renderer, cancel: CancelToken,
+                 stack: ExitStack) -> None:
+        self.args, self.out, self.renderer, self.cancel, self.stack = args, out, renderer, cancel, stack
+
+    def planned(self, planned: Planned) -> None:
+        if not self.args.json:
+            print_plan(planned.plan, planned.checks, self.out)
+
+    def approved(self, plan: InstallPlan) -> None:
+        confirm(self.args, self.out)
+        # From here on Ctrl+C / SIGTERM stop the installer and roll back (until the run ends).
+        self.stack.enter_context(cancel_on_signals(self.cancel, self.out, "stopping the installer and rolling back"))
+
+    def verifying(self) -> None:
+        self.renderer(PhaseEvent(Phase.VERIFY, PhaseState.START))
+
+    def verified(self, report: VerifyReport) -> None:
+        self.renderer(PhaseEvent(Phase.VERIFY, PhaseState.END))
+
+    def verify_failed(self, error: UserError) -> None:
+        self.renderer(PhaseEvent(Phase.VERIFY, PhaseState.FAILED, error.message))
 
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "config", None):
         return run_unattended(args)
-    from app.core import install as core
-    from app.core.runner import CancelToken
-
-    out = sys.stderr
-    request, report = build_request(args)
-    the_plan = core.plan(request, report=report)
-    checks = core.preflight(the_plan)
-    if not args.json:
-        print_plan(the_plan, checks, out)
-    core.raise_for_checks(checks, plan=the_plan)
-    confirm(args, out)
-
+    request = build_request(args)
+    session = Session(source="cli")
+    # Detection only when the recommendation is needed; a verification that cannot run is reported, not fatal.
+    options = RunOptions(detect=False, verify=not args.no_verify, strict=False)
     cancel = CancelToken()
-    renderer = Renderer(out, quiet=args.json, verbose=args.verbose)
+    renderer = Renderer(sys.stderr, quiet=args.json, verbose=args.verbose)
     try:
-        with cancel_on_signals(cancel, out, "stopping the installer and rolling back"):
-            result = core.install(the_plan, on_event=renderer, cancel=cancel, checks=checks)
-            verify = None if args.no_verify else _verify(result, the_plan, renderer, cancel)
+        with ExitStack() as stack:
+            result = session.run_all(request, choices=choices_for(args), options=options,
+                                     observer=_Terminal(args, sys.stderr, renderer, cancel, stack),
+                                     on_event=renderer, cancel=cancel)
     finally:
         renderer.close()
-
-    payload = {"install": result.to_dict(), "plan": the_plan.to_dict(),
-               "verify": verify.to_dict() if verify is not None else None}
+    plan, verify = session.approved_plan, session.verify_report
+    assert plan is not None  # run_all installed it
     if args.json:
+        payload = {"install": result.to_dict(), "plan": plan.to_dict(),
+                   "verify": verify.to_dict() if verify is not None else None}
         print(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
     else:
         _print_summary(result, verify)
     return EXIT_OK
-
-
-def _verify(result: InstallResult, plan: InstallPlan, renderer: Renderer,
-            cancel: CancelToken) -> VerifyReport | None:
-    try:
-        from app.core.verify import run_verify
-    except ImportError:
-        return None
-    renderer(PhaseEvent(Phase.VERIFY, PhaseState.START))
-    try:
-        report = run_verify(result.python, on_event=renderer, cancel=cancel, expect=plan.expected_accelerator)
-    except UserError as err:
-        if err.exit_code == EXIT_CANCELLED:
-            raise
-        renderer(PhaseEvent(Phase.VERIFY, PhaseState.FAILED, err.message))
-        return None
-    renderer(PhaseEvent(Phase.VERIFY, PhaseState.END))
-    return report
 
 
 def _print_summary(result: InstallResult, verify: VerifyReport | None) -> None:

@@ -4,8 +4,9 @@ The answer file (``app.core.answers``) holds everything the wizard asks. The run
 
 1. validates the whole answer file and the report folder: any problem is bad input
    (exit 2) before anything happens, and no report is written;
-2. detect -> recommend -> plan -> pre-flight -> install -> verify -> speed test, the same
-   core calls the wizard makes;
+2. runs the session (:class:`app.core.session.Session`) straight through: detect ->
+   recommend -> plan -> pre-flight -> install -> verify -> speed test, the steps the wizard
+   runs page by page; this module only says what happens (one ``==>`` line per step);
 3. always writes the session report (``<report folder>/<host name>.json``, plus Markdown /
    HTML when asked) once step 1 passed, whatever happened after, so a fleet run gets one
    report per host even from the machines that failed.
@@ -16,13 +17,24 @@ but the verification failed), 2 bad input or refused by the pre-flight (nothing 
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
-import time
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from app.commands._render import Renderer, cancel_on_signals, confirm, print_plan
-from app.core.errors import EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, BadInput, Cancelled, UserError
+from app.core.disk import existing_ancestor
+from app.core.errors import BadInput, UserError
+from app.core.runner import CancelToken
+from app.core.session import BenchOptions, Observer, Planned, RunOptions, Session
+
+if TYPE_CHECKING:  # start-up: the core's larger modules load when the run starts
+    from app.core.answers import Answers
+    from app.core.bench import BenchReport
+    from app.core.install import InstallRequest, InstallResult
+    from app.core.recommend import Choices, Recommendation
+    from app.core.verify import VerifyReport
 
 # install's options that an answer file replaces; giving both is ambiguous.
 _CONFLICTING = {
@@ -36,7 +48,7 @@ _CONFLICTING = {
 DEFAULT_REPORT_DIR = "~/torch-setup-reports"
 
 
-def _check_no_conflicts(args) -> None:
+def _check_no_conflicts(args: argparse.Namespace) -> None:
     given = [opt for opt in _CONFLICTING if getattr(args, opt, None)]
     if given:
         opt = given[0]
@@ -48,7 +60,7 @@ def _check_no_conflicts(args) -> None:
                        "decides them ([environment] kind / installer).")
 
 
-def resolve(answers):
+def resolve(answers: Answers) -> tuple[Path, Path | None]:
     """Settle what the answer file leaves to the machine, still before anything happens:
     the report folder (created, and proven writable) and ``bundle = "auto"``."""
     report_dir = answers.report_dir or Path(os.path.expanduser(DEFAULT_REPORT_DIR))
@@ -73,7 +85,7 @@ def resolve(answers):
     return report_dir, bundle
 
 
-def _choices(answers):
+def _choices(answers: Answers) -> Choices:
     from app.core.recommend import Choices
 
     python = answers.python if answers.python and "/" not in answers.python \
@@ -83,136 +95,83 @@ def _choices(answers):
                    packages=tuple(answers.packages) or None)
 
 
-def build_request(answers, bundle, report):
-    """The InstallRequest, and the recommendation it carries (None with a bundle)."""
+def build_request(answers: Answers, bundle: Path | None) -> InstallRequest:
+    """The InstallRequest the answer file describes (the session adds its recommendation)."""
     from app.core.install import InstallRequest
 
-    rec = None
-    if bundle is None:
-        from app.core.recommend import recommend
-
-        rec = recommend(report, None, _choices(answers))
-    request = InstallRequest(
+    assert answers.env_path is not None  # load_answers requires [environment] path
+    return InstallRequest(
         env_path=answers.env_path, kind=answers.env_kind, installer=answers.installer,
-        python=answers.python, packages=None, recommendation=rec,
+        python=answers.python, packages=None,
         index_url=answers.index_url, extra_index_urls=tuple(answers.extra_index_urls),
         find_links=tuple(str(p) for p in answers.find_links), bundle=Path(bundle) if bundle else None,
         existing=answers.existing, proxy=answers.proxy,
         ca_bundle=str(answers.ca_bundle) if answers.ca_bundle else None,
         default_index_url=answers.mirror,
     )
-    return request, rec
 
 
-class _Run:
-    """One unattended run; collects the parts of the session report as it goes."""
+def run_options(answers: Answers) -> RunOptions:
+    """Straight through, strict: a failed verification fails the run (after the diagnosis)."""
+    bench = BenchOptions(device=answers.bench_device, sizes=answers.bench_sizes or None,
+                         dtypes=answers.bench_dtypes or None, budget_s=answers.bench_budget_s) \
+        if answers.bench else None
+    assert answers.env_path is not None
+    return RunOptions(detect=True, target=existing_ancestor(answers.env_path), verify=answers.verify,
+                      strict=True, bench=bench)
 
-    def __init__(self, answers, bundle) -> None:
-        from app.core.runner import CancelToken
 
-        self.answers = answers
+class _Narrator(Observer):
+    """One ``==>`` line per step on standard error (the renderer shows the installer's progress)."""
+
+    def __init__(self, out: TextIO, bundle: Path | None) -> None:
+        self.out = out
         self.bundle = bundle
-        self.cancel = CancelToken()
-        self.out = sys.stderr
-        self.parts: dict = {}
-        self.notes: list[str] = []
 
     def say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
 
-    def steps(self, renderer) -> int:
-        from app.core import install as core
-        from app.core.detect import detect
-
-        a = self.answers
+    def detecting(self) -> None:
         self.say("==> Detecting this machine…")
-        target = a.env_path
-        while not target.exists() and target != target.parent:
-            target = target.parent
-        report = detect(target=str(target))
-        self.parts["system"] = report
-        request, rec = build_request(a, self.bundle, report)
-        self.parts["recommendation"] = rec
+
+    def recommended(self, rec: Recommendation | None) -> None:
         if rec is not None:
             self.say(f"==> Recommended: {rec.backend} ({rec.variant}), torch {rec.torch_version}")
         else:
             self.say(f"==> Installing from the offline bundle {self.bundle}")
-        plan = core.plan(request, report=report)
-        self.parts["recommendation"] = plan.recommendation  # the bundle's, when installing from one
-        checks = core.preflight(plan)
-        print_plan(plan, checks, self.out)
-        core.raise_for_checks(checks)
-        result = core.install(plan, on_event=renderer, cancel=self.cancel, checks=checks)
-        self.parts["install"] = result
+
+    def planned(self, planned: Planned) -> None:
+        print_plan(planned.plan, planned.checks, self.out)
+
+    def installed(self, result: InstallResult) -> None:
         self.say(f"==> Installed torch {result.torch_version} into {result.env_path} "
                  f"in {result.duration_s:.1f} s")
 
-        verify_ok = True
-        if a.verify:
-            from app.core.verify import run_verify
+    def verifying(self) -> None:
+        self.say("==> Verifying…")
 
-            self.say("==> Verifying…")
-            verify = run_verify(result.python, on_event=renderer, cancel=self.cancel,
-                                expect=plan.expected_accelerator)
-            self.parts["verify"] = verify
-            verify_ok = verify.ok
-            passed = sum(1 for c in verify.checks if c.status == "passed")
-            self.say(f"==> Verification {'passed' if verify.ok else 'FAILED'} "
-                     f"({passed}/{len(verify.checks)} checks passed)")
-            if not verify.ok:
-                self._diagnose(result, report, verify)
-        if a.bench and verify_ok:
-            self._bench(result, report, renderer)
-        elif a.bench:
-            self.notes.append("The speed test was skipped because the verification failed.")
-        if not verify_ok:
-            failed = [c for c in self.parts["verify"].checks if c.status == "failed"]
-            raise UserError("PyTorch was installed, but the verification failed: "
-                            + "; ".join(f"{c.title or c.name}: {c.detail}" for c in failed[:3]),
-                            hint="Read the diagnosis in the report; `torch-setup doctor --env "
-                                 f"{result.env_path}` explains the cause.",
-                            log_path=result.log_path)
-        return EXIT_OK
+    def verified(self, report: VerifyReport) -> None:
+        passed = sum(1 for c in report.checks if c.status == "passed")
+        self.say(f"==> Verification {'passed' if report.ok else 'FAILED'} "
+                 f"({passed}/{len(report.checks)} checks passed)")
 
-    def _bench(self, result, report, renderer) -> None:
-        from app.core.bench import run_bench
+    def benching(self, options: BenchOptions) -> None:
+        self.say(f"==> Speed test (budget {options.budget_s:g} s)…")
 
-        a = self.answers
-        self.say(f"==> Speed test (budget {a.bench_budget_s:g} s)…")
-        try:
-            bench = run_bench(result.python, device=a.bench_device, sizes=list(a.bench_sizes) or None,
-                              dtypes=list(a.bench_dtypes) or None, budget_s=a.bench_budget_s,
-                              on_event=renderer, cancel=self.cancel, report=report)
-        except Cancelled:
-            raise
-        except UserError as err:  # a failed speed test does not undo a working install
-            self.notes.append(f"The speed test failed: {err.message}")
-            self.say(f"==> Speed test failed: {err.message}")
-            return
-        self.parts["bench"] = bench  # a stopped sweep's measurements go into the report, marked partial
-        if bench.cancelled:
-            raise Cancelled("The speed test was stopped; the report holds what it measured until then.")
-        best = bench.best()
+    def bench_failed(self, error: UserError) -> None:
+        self.say(f"==> Speed test failed: {error.message}")
+
+    def benched(self, report: BenchReport) -> None:
+        best = report.best()
         if best is not None:
             self.say(f"==> Best: {best.gflops:.1f} GFLOP/s ({best.device} {best.dtype}, n={best.n})")
 
-    def _diagnose(self, result, report, verify) -> None:
-        try:
-            from app.core.doctor import diagnose
-        except ImportError:
-            return
-        try:
-            self.parts["diagnosis"] = diagnose(result.python, report=report, verify=verify)
-        except UserError as err:
-            self.notes.append(f"The diagnosis could not run: {err.message}")
 
-
-def run_unattended(args) -> int:
+def run_unattended(args: argparse.Namespace) -> int:
     """``install --config FILE``: validated answers -> full run -> report. Returns the exit code."""
     from app.core.answers import load_answers
-    from app.core.report import STATUS_BAD_INPUT, STATUS_CANCELLED, STATUS_FAILED, STATUS_OK, SessionReport
 
-    started = time.monotonic()
+    session = Session(source="unattended")
     # 1. Everything that can be wrong with the request, before anything happens.
     _check_no_conflicts(args)
     answers = load_answers(args.config)
@@ -222,34 +181,30 @@ def run_unattended(args) -> int:
               file=sys.stderr)
         confirm(args, sys.stderr)
 
-    run = _Run(answers, bundle)
+    # 2. The session, straight through.
+    cancel = CancelToken()
     renderer = Renderer(sys.stderr, quiet=False, verbose=getattr(args, "verbose", False))
-    error: UserError | None = None
+    error: UserError | KeyboardInterrupt | None = None
     try:
-        with cancel_on_signals(run.cancel, sys.stderr, "stopping and rolling back"):
-            code = run.steps(renderer)
-        status = STATUS_OK
-    except Cancelled as err:
-        error, code, status = err, EXIT_CANCELLED, STATUS_CANCELLED
-    except BadInput as err:
-        error, code, status = err, EXIT_BAD_INPUT, STATUS_BAD_INPUT
-    except UserError as err:
-        error, code, status = err, err.exit_code or EXIT_FAILED, STATUS_FAILED
-    except KeyboardInterrupt:
-        error, code, status = Cancelled(), EXIT_CANCELLED, STATUS_CANCELLED
+        with cancel_on_signals(cancel, sys.stderr, "stopping and rolling back"):
+            session.run_all(build_request(answers, bundle), choices=_choices(answers),
+                            options=run_options(answers), observer=_Narrator(sys.stderr, bundle),
+                            on_event=renderer, cancel=cancel)
+    except (UserError, KeyboardInterrupt) as err:
+        error = err
     finally:
         renderer.close()
+    code = session.conclude(error)
 
-    session = SessionReport(source="unattended", status=status, exit_code=code, error=error,
-                            duration_s=round(time.monotonic() - started, 2), notes=tuple(run.notes),
-                            **run.parts)
-    # JSON always (the fleet summary reads it); Markdown / HTML as the answer file asks.
+    # 3. The report, whatever happened: JSON always (the fleet summary reads it); Markdown /
+    #    HTML as the answer file asks.
+    report = session.report()
     formats = tuple(dict.fromkeys(("json", *answers.report_formats)))
-    paths = session.save(report_dir, formats=formats, stem=answers.report_name)
+    paths = report.save(report_dir, formats=formats, stem=answers.report_name)
     if getattr(args, "json", False):
-        print(session.to_json())
-    if error is not None:
-        print(f"torch-setup: {error.render()}", file=sys.stderr)
+        print(report.to_json())
+    if session.error is not None:
+        print(f"torch-setup: {session.error.render()}", file=sys.stderr)
     for p in paths:
         print(f"Report: {p}", file=sys.stderr)
     return code

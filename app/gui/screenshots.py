@@ -125,7 +125,7 @@ def save_all(out_dir: str | os.PathLike, languages=None, *, wheels: str | None =
             if pid == PageId.RECOMMENDATION and wheels:
                 wait_until(lambda page=page: page.isComplete() and not page.is_busy(), 30, "the recommendation")
                 have = wheel_version(wheels)
-                rec = wiz.state.recommendation
+                rec = wiz.state.session.recommendation
                 if have and rec is not None and rec.torch_version != have:
                     # Install what the local wheels folder holds (an offline lab's situation).
                     page.apply_change({"backend": rec.backend, "variant": rec.variant, "torch_version": have,

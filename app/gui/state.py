@@ -1,42 +1,26 @@
 """What the wizard's pages share: one object, owned by the wizard, read in initializePage.
 
-Every result is the core's own type (or None before the step ran). The types are imported
-for the type checker only: the wizard must not load the core's larger modules before its
-first paint.
+The results of the run live in :attr:`WizardState.session`, the core's
+:class:`~app.core.session.Session`: each page runs its step of it (in a worker Task) and
+reads the earlier steps' results from it. The Environment page approves the plan there,
+and the Install page installs exactly that plan. The rest of the state is the wizard's
+own: language, settings the user gave, the files written.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from app.core.bench import BenchReport
-    from app.core.doctor import Diagnosis
-    from app.core.install import InstallRequest, InstallResult
-    from app.core.recommend import Choices, Recommendation
-    from app.core.system import SystemReport
-    from app.core.verify import VerifyReport
+from app.core.session import Session  # light: the steps load the core's larger modules when they run
 
 
 @dataclass
 class WizardState:
+    session: Session = field(default_factory=Session)
     language: str = "en"
     bundle_dir: Path | None = None  # an offline bundle found next to the app or chosen
-    report: SystemReport | None = None
-    choices: Choices | None = None  # the user's overrides
-    recommendation: Recommendation | None = None
-    install_request: InstallRequest | None = None
-    install_result: InstallResult | None = None
-    verify_report: VerifyReport | None = None
-    diagnosis: Diagnosis | None = None
-    bench_report: BenchReport | None = None  # possibly partial: see BenchReport.status
     saved_reports: list[Path] = field(default_factory=list)
     log_paths: list[Path] = field(default_factory=list)
-    # Where the torch wheels come from when the user set it (Environment page, "Advanced"):
-    index_url: str | None = None
-    extra_index_urls: list[str] = field(default_factory=list)
-    find_links: list[str] = field(default_factory=list)
     # Speed test (Speed test page): None means the page's defaults; tests set tiny sweeps.
     bench_sizes: list[int] | None = None
     bench_dtypes: list[str] | None = None

@@ -141,7 +141,7 @@ class SetupWizard(QWizard):
     def start_detection(self) -> None:
         if not self.pages_built():
             self.build_pages()
-        if self.state.report is None and not self.system_page.is_busy():
+        if self.state.session.system is None and not self.system_page.is_busy():
             self.system_page.start_scan()
 
     # ---- closing ----

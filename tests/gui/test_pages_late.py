@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QApplication, QWizard  # noqa: E402
 
 from app.core.bench import BenchStatus  # noqa: E402
 from app.core.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent  # noqa: E402
+from app.core.session import Session  # noqa: E402
 from app.core.text import render  # noqa: E402
 from app.gui.state import WizardState  # noqa: E402
 from tests.factories import (  # noqa: E402
@@ -152,7 +153,7 @@ def test_verify_page_fills_checklist_live_and_passes(qtbot, wizard_with, torch_e
     from app.gui.pages.verify import VerifyPage
 
     env, py = torch_env
-    state = WizardState(install_result=make_install_result(env, py))
+    state = WizardState(session=Session.resume(install=make_install_result(env, py)))
     wiz, state, (page,) = wizard_with(VerifyPage, state=state)
     live = []  # (rows in the checklist, page status) after each step event arrived
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
@@ -164,7 +165,7 @@ def test_verify_page_fills_checklist_live_and_passes(qtbot, wizard_with, torch_e
     assert any(rows > 0 and st == "running" for rows, st in live), live
     assert page.status() == "passed", page.summary.text() + page.error_panel.message.text()
     assert page.isComplete()
-    rep = state.verify_report
+    rep = state.session.verify_report
     assert rep is not None and rep.ok
     assert rep.torch_version.startswith("2.13.0")
     # Every check is a row with its icon status and one line of explanation.
@@ -188,7 +189,7 @@ def test_verify_page_failure_shows_error_and_diagnosis(qtbot, wizard_with, tmp_p
     subprocess.run([_uv(), "venv", "--quiet", "--python", sys.executable, str(env)], check=True,
                    env=_clean_env(), timeout=120, capture_output=True)
     py = env / "bin" / "python"
-    state = WizardState(install_result=make_install_result(env, py))
+    state = WizardState(session=Session.resume(install=make_install_result(env, py)))
     wiz, state, (page,) = wizard_with(VerifyPage, state=state)
     wiz.show()
     qtbot.waitUntil(lambda: page.status() in ("failed", "error"), timeout=120000)
@@ -225,7 +226,7 @@ def test_done_page_summary_and_saved_report(qtbot, wizard_with, tmp_path):
     verify = make_verify_report([make_check("import", "passed", "torch 2.13.0+cpu imported"),
                                  make_check("cuda", "skipped", "no GPU")], torch_version="2.13.0+cpu")
     bench = make_bench_report([make_bench_result(256, 101.5)])
-    state = WizardState(install_result=make_install_result(env, py), verify_report=verify, bench_report=bench)
+    state = WizardState(session=Session.resume(install=make_install_result(env, py), verify=verify, bench=bench))
     wiz, state, (page,) = wizard_with(DonePage, state=state)
     wiz.show()
     qtbot.waitUntil(lambda: bool(state.saved_reports))
@@ -274,7 +275,8 @@ def test_speedtest_page_draws_real_measurements(qtbot, wizard_with, torch_env):
     from app.gui.pages.speedtest import SpeedTestPage
 
     env, py = torch_env
-    state = WizardState(install_result=make_install_result(env, py), bench_sizes=[64, 128, 256], bench_dtypes=["fp32"],
+    state = WizardState(session=Session.resume(install=make_install_result(env, py)), bench_sizes=[64, 128, 256],
+                        bench_dtypes=["fp32"],
                         bench_budget_s=15)
     wiz, state, (page,) = wizard_with(SpeedTestPage, state=state)
     assert page.bench_options() == {"device": "auto", "sizes": [64, 128, 256], "dtypes": ["fp32"], "budget_s": 15.0}
@@ -292,7 +294,7 @@ def test_speedtest_page_draws_real_measurements(qtbot, wizard_with, torch_env):
     xs = [p.x() for p in series[0].points()]
     assert xs == sorted(xs) and set(xs) <= {64.0, 128.0, 256.0} and len(xs) >= 2
     assert all(p.y() > 0 for p in series[0].points())
-    rep = state.bench_report
+    rep = state.session.bench_report
     best = max(r.gflops for r in rep.results)
     assert f"{best:.1f} GFLOP/s" in page.summary.text()
     assert page.details.text()  # % of peak, or why it is not known
@@ -300,10 +302,10 @@ def test_speedtest_page_draws_real_measurements(qtbot, wizard_with, torch_env):
     # Run again: a second real run replaces the first.
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
         page.run_again.click()
-    assert state.bench_report is None
+    assert state.session.bench_report is None
     with qtbot.waitSignal(page.state_changed, timeout=180000, check_params_cb=lambda s: s != "running") as done:
         pass
-    assert done.args == ["done"] and state.bench_report is not None
+    assert done.args == ["done"] and state.session.bench_report is not None
 
 
 def _fake_sweep_until_stopped(results):
@@ -330,7 +332,8 @@ def test_a_stopped_speed_test_keeps_and_reports_what_it_measured(qtbot, wizard_w
     monkeypatch.setattr(app.core.bench, "run_bench", _fake_sweep_until_stopped(measured))
     monkeypatch.setenv("TORCH_SETUP_HOME", str(tmp_path / "home"))
     env = tmp_path / "env"
-    state = WizardState(install_result=make_install_result(env), bench_sizes=[256, 512, 1024], bench_dtypes=["fp32"],
+    state = WizardState(session=Session.resume(install=make_install_result(env)), bench_sizes=[256, 512, 1024],
+                        bench_dtypes=["fp32"],
                         bench_budget_s=30)
     wiz, state, (page, done_page) = wizard_with(SpeedTestPage, DonePage, state=state)
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
@@ -339,7 +342,7 @@ def test_a_stopped_speed_test_keeps_and_reports_what_it_measured(qtbot, wizard_w
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s != "running") as stopped:
         page.stop.click()
     assert stopped.args == ["stopped"] and page.isComplete()
-    rep = state.bench_report
+    rep = state.session.bench_report
     assert rep is not None and rep.cancelled and rep.results == tuple(measured)
     assert page.chart.point_count() == 2
     assert page.summary.text() == ("The speed test was stopped. "
@@ -360,21 +363,22 @@ def test_skipping_a_running_speed_test_keeps_nothing(qtbot, wizard_with, monkeyp
     from app.gui.pages.speedtest import SpeedTestPage
 
     monkeypatch.setattr(app.core.bench, "run_bench", _fake_sweep_until_stopped([make_bench_result(256, 90.0)]))
-    state = WizardState(install_result=make_install_result(tmp_path / "env"), bench_sizes=[256])
+    state = WizardState(session=Session.resume(install=make_install_result(tmp_path / "env")), bench_sizes=[256])
     wiz, state, (page,) = wizard_with(SpeedTestPage, state=state)
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
         wiz.show()
     qtbot.waitUntil(lambda: page.chart.point_count() == 1)
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s != "running"):
         page.skip.setChecked(True)
-    assert state.bench_report is None and state.skip_bench
+    assert state.session.bench_report is None and state.skip_bench
     assert "skipped" in page.summary.text()
 
 
 def test_speedtest_can_be_skipped_without_running(qtbot, wizard_with, tmp_path):
     from app.gui.pages.speedtest import SpeedTestPage
 
-    state = WizardState(install_result=make_install_result(tmp_path, tmp_path / "bin" / "python"), skip_bench=True)
+    state = WizardState(session=Session.resume(install=make_install_result(tmp_path, tmp_path / "bin" / "python")),
+                        skip_bench=True)
     wiz, state, (page,) = wizard_with(SpeedTestPage, state=state)
     wiz.show()
     assert page.status() == "idle" and page._task is None
@@ -457,7 +461,8 @@ def test_every_control_of_the_late_pages_has_a_name(qtbot, wizard_with, tmp_path
 
     env = tmp_path / "env"
     (env / "bin").mkdir(parents=True)
-    state = WizardState(install_result=make_install_result(env, env / "bin" / "python"), skip_bench=True)
+    state = WizardState(session=Session.resume(install=make_install_result(env, env / "bin" / "python")),
+                        skip_bench=True)
     _wiz, state, pages = wizard_with(InstallPage, VerifyPage, SpeedTestPage, DonePage, state=state)
     pages[2]._ensure_chart()
     pages[3]._fill()
@@ -493,7 +498,7 @@ def test_speed_summary_on_an_accelerator_gives_speedup_and_share_of_peak(qtbot):
         device="cuda", device_name="NVIDIA H200",
         cpu_results=[make_bench_result(1024, 150.0), make_bench_result(2048, 180.0)],
         speedup=[make_speedup(1024, "fp32", 150.0, 30000.0), make_speedup(2048, "fp32", 180.0, 45000.0)])
-    state = WizardState(bench_report=rep)
+    state = WizardState(session=Session.resume(bench=rep))
     page = SpeedTestPage(state)
     qtbot.addWidget(page)
     head, details = page.summary_text()
@@ -534,19 +539,19 @@ def test_verify_expects_the_accelerator_the_install_was_for(qtbot, wizard_with, 
     from app.gui.pages.verify import VerifyPage
 
     env, py = torch_env
-    state = WizardState(install_result=make_install_result(env, py),
-                        recommendation=make_recommendation(backend="cuda", variant="cu126"))
+    state = WizardState(session=Session.resume(install=make_install_result(env, py),
+                                               recommendation=make_recommendation(backend="cuda", variant="cu126")))
     wiz, state, (page,) = wizard_with(VerifyPage, state=state)
     assert page.expected_accelerator() == "cuda"
     wiz.show()
     qtbot.waitUntil(lambda: page.status() not in ("idle", "running"), timeout=240000)
     assert page.status() == "failed"
-    assert not state.verify_report.ok
+    assert not state.session.verify_report.ok
     failed = [page.checks.topLevelItem(i) for i in range(page.checks.topLevelItemCount())
               if page.checks.topLevelItem(i).data(0, 256) == "failed"]
     assert failed and all(item.text(1) for item in failed)
     assert "checks failed" in page.summary.text()
-    qtbot.waitUntil(lambda: state.diagnosis is not None, timeout=120000)
+    qtbot.waitUntil(lambda: state.session.diagnosis is not None, timeout=120000)
     assert page.diagnosis.isVisible()
     text = page.diagnosis.toPlainText()
     assert text.strip() and "Fix:" in text

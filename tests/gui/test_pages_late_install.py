@@ -14,6 +14,7 @@ from PySide6.QtGui import QDesktopServices, QGuiApplication  # noqa: E402
 from PySide6.QtWidgets import QWizard  # noqa: E402
 
 from app.core.events import LogEvent, PhaseEvent  # noqa: E402
+from app.core.session import Session  # noqa: E402
 from app.gui.state import WizardState  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow]
@@ -21,6 +22,15 @@ pytestmark = [pytest.mark.gui, pytest.mark.slow]
 
 class _NextPage:
     """A stand-in for the page after Install, so the wizard has somewhere to go."""
+
+
+def approved(request) -> WizardState:
+    """A state whose session approved ``request``'s plan (plan + pre-flight), as the
+    Environment page does before the Install page may start."""
+    session = Session()
+    session.plan(request)
+    assert session.approved_plan is not None
+    return WizardState(session=session)
 
 
 @pytest.fixture
@@ -74,9 +84,9 @@ def test_real_install_drives_progress_and_completes(qtbot, install_wizard, tmp_p
     from app.core.install import InstallRequest
 
     env = tmp_path / "venv"
-    state = WizardState(install_request=InstallRequest(env_path=env, kind="venv", installer="uv",
-                                                       packages=["torch==2.13.0"]),
-                        find_links=[str(local_wheels)])  # the wizard-wide local-wheels setting
+    state = approved(InstallRequest(env_path=env, kind="venv", installer="uv", packages=["torch==2.13.0"],
+                                    find_links=[str(local_wheels)]))
+    plan = state.session.approved_plan
     wiz, page = install_wizard(state)
     phases, logs = [], []
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
@@ -91,11 +101,12 @@ def test_real_install_drives_progress_and_completes(qtbot, install_wizard, tmp_p
     with qtbot.waitSignal(page.state_changed, timeout=300000, check_params_cb=lambda s: s != "running") as done:
         pass
     assert done.args == ["succeeded"], page.error_panel.message.text() + "\n" + page.log.plain_text()[-2000:]
-    res = state.install_result
+    res = state.session.install_result
     assert res.torch_version.startswith("2.13.0")
     assert Path(res.python).exists() and Path(res.env_path) == env
-    # The request the page ran carried the wizard's find-links.
-    assert str(local_wheels) in [str(x) for x in state.install_request.find_links]
+    # The plan the page ran is the approved one, with its find-links.
+    assert state.session.approved_plan is plan
+    assert str(local_wheels) in [str(x) for x in plan.index.find_links]
     assert "install" in phases
     assert page.isComplete() and wiz.button(QWizard.WizardButton.CommitButton).isEnabled()
     assert not wiz.button(QWizard.WizardButton.BackButton).isEnabled()
@@ -111,9 +122,8 @@ def test_cancel_during_install_removes_env_and_leaves_no_child(qtbot, install_wi
     from app.core.install import InstallRequest
 
     env = tmp_path / "venv-cancel"
-    state = WizardState(install_request=InstallRequest(env_path=env, kind="venv", installer="pip",
-                                                       packages=["torch==2.13.0"],
-                                                       find_links=[str(local_wheels)]))
+    state = approved(InstallRequest(env_path=env, kind="venv", installer="pip", packages=["torch==2.13.0"],
+                                    find_links=[str(local_wheels)]))
     wiz, page = install_wizard(state)
     installing = []
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
@@ -146,9 +156,8 @@ def test_cancel_and_wait_for_window_close(qtbot, install_wizard, tmp_path, local
     from app.core.install import InstallRequest
 
     env = tmp_path / "venv-close"
-    state = WizardState(install_request=InstallRequest(env_path=env, kind="venv", installer="pip",
-                                                       packages=["torch==2.13.0"],
-                                                       find_links=[str(local_wheels)]))
+    state = approved(InstallRequest(env_path=env, kind="venv", installer="pip", packages=["torch==2.13.0"],
+                                    find_links=[str(local_wheels)]))
     wiz, page = install_wizard(state)
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
         wiz.next()
@@ -164,7 +173,7 @@ def test_failed_install_shows_error_and_offers_the_log(qtbot, install_wizard, tm
     from app.core.install import InstallRequest
 
     env = tmp_path / "venv-fail"
-    state = WizardState(install_request=InstallRequest(
+    state = approved(InstallRequest(
         env_path=env, kind="venv", installer="uv", find_links=[str(local_wheels)],
         packages=["torch==2.13.0", "torch-setup-no-such-package-4f7a==1.0"]))
     wiz, page = install_wizard(state)
@@ -255,9 +264,8 @@ def test_closing_the_wizard_during_a_real_install_asks_then_rolls_back(qtbot, tm
     from app.gui.wizard import SetupWizard
 
     env = tmp_path / "venv-wizard-close"
-    state = WizardState(install_request=InstallRequest(env_path=env, kind="venv", installer="pip",
-                                                       packages=["torch==2.13.0"],
-                                                       find_links=[str(local_wheels)]))
+    state = approved(InstallRequest(env_path=env, kind="venv", installer="pip", packages=["torch==2.13.0"],
+                                    find_links=[str(local_wheels)]))
     w = SetupWizard(state=state, lang="en", auto_detect=False)
     qtbot.addWidget(w)
     w.setStartId(int(PageId.INSTALL))
@@ -279,22 +287,97 @@ def test_closing_the_wizard_during_a_real_install_asks_then_rolls_back(qtbot, tm
     i18n.set_language("en")
 
 
-def test_unreachable_index_is_refused_before_anything_is_written(qtbot, install_wizard, tmp_path, local_wheels):
+def test_unreachable_index_is_refused_at_approval_and_the_install_page_runs_nothing(
+        qtbot, install_wizard, tmp_path, local_wheels):
+    """The pre-flight refuses the plan (nothing approved); the Install page, reached anyway,
+    installs nothing and sends the user back to the Environment page."""
+    from app.core.errors import BadInput
     from app.core.install import InstallRequest
 
     env = tmp_path / "venv-unreachable"
-    state = WizardState(install_request=InstallRequest(
-        env_path=env, kind="venv", installer="uv", packages=["torch==2.13.0"],
-        index_url="http://127.0.0.1:9/simple", find_links=[str(local_wheels)]))
+    session = Session()
+    with pytest.raises(BadInput) as refused:
+        session.plan(InstallRequest(env_path=env, kind="venv", installer="uv", packages=["torch==2.13.0"],
+                                    index_url="http://127.0.0.1:9/simple", find_links=[str(local_wheels)]))
+    err = refused.value
+    assert "127.0.0.1:9" in err.message + "\n".join(err.lines) + err.hint
+    assert err.hint and err.log_path is not None and err.log_path.exists()
+    assert session.approved_plan is None and session.planned is not None and not session.planned.approvable
+    wiz, page = install_wizard(WizardState(session=session))
+    with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "failed"):
+        wiz.next()
+    assert page.error_panel.hint.isVisible() and page.error_panel.hint.text().startswith("What to do:")
+    assert "Environment page" in page.error_panel.hint.text()
+    assert page.error_panel.log_path is not None and page.error_panel.log_path.exists()
+    assert not env.exists() and session.install_result is None
+    assert wiz.button(QWizard.WizardButton.BackButton).isEnabled()
+
+
+def test_target_taken_after_approval_is_refused_before_anything_is_written(qtbot, install_wizard, tmp_path,
+                                                                           local_wheels):
+    """Between approval and the run only the disk is measured again: a folder that filled up
+    meanwhile refuses the install; nothing is written and the approved plan is not changed."""
+    from app.core.install import InstallRequest
+
+    env = tmp_path / "venv-taken"
+    state = approved(InstallRequest(env_path=env, kind="venv", installer="uv", packages=["torch==2.13.0"],
+                                    find_links=[str(local_wheels)]))
+    plan = state.session.approved_plan
+    env.mkdir()
+    (env / "thesis.tex").write_text("do not delete", encoding="utf-8")
     wiz, page = install_wizard(state)
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
         wiz.next()
     with qtbot.waitSignal(page.state_changed, timeout=120000, check_params_cb=lambda s: s != "running") as done:
         pass
     assert done.args == ["failed"]
-    text = page.error_panel.message.text() + page.error_panel.lines.toPlainText() + page.error_panel.hint.text()
-    assert "127.0.0.1:9" in text
+    text = page.error_panel.message.text() + page.error_panel.lines.toPlainText()
+    assert str(env) in text and "Nothing was changed" in text
     assert page.error_panel.hint.isVisible() and page.error_panel.hint.text().startswith("What to do:")
     assert page.error_panel.log_path is not None and page.error_panel.log_path.exists()
-    assert not env.exists()
+    assert sorted(p.name for p in env.iterdir()) == ["thesis.tex"]
+    assert (env / "thesis.tex").read_text(encoding="utf-8") == "do not delete"
+    assert state.session.approved_plan is plan and state.session.install_result is None
     assert wiz.button(QWizard.WizardButton.BackButton).isEnabled()
+
+
+def test_install_page_installs_the_approved_plan_object_and_plans_nothing(qtbot, install_wizard, tmp_path,
+                                                                          monkeypatch):
+    """The object the Install page hands to the installer IS the approved plan: no plan() or
+    preflight() runs on the Install page (both fail here if called)."""
+    import app.core.install
+    import app.core.install.checks
+    import app.core.install.planning
+    from app.core.install import Check, InstallRequest
+    from app.core.install import plan as make_plan
+    from app.core.session import Planned
+    from tests.factories import make_install_result
+
+    env = tmp_path / "venv-approved"
+    session = Session()
+    the_plan = make_plan(InstallRequest(env_path=env, kind="venv", installer="uv", packages=["six"]))  # small: fits
+    session.approve(Planned(the_plan, (Check("target", True, "ok"), Check("disk", True, "ok"))))
+    assert session.approved_plan is the_plan
+
+    def no_planning(*_args, **_kw):
+        raise AssertionError("the Install page must not plan or run the pre-flight again")
+
+    for module, name in ((app.core.install, "plan"), (app.core.install, "preflight"),
+                         (app.core.install.planning, "plan"), (app.core.install.checks, "preflight")):
+        monkeypatch.setattr(module, name, no_planning)
+    installed = []
+
+    def fake_install(p, *, on_event=None, cancel=None, checks=None):
+        installed.append((p, checks))
+        return make_install_result(env)
+
+    monkeypatch.setattr(app.core.install, "install", fake_install)
+    wiz, page = install_wizard(WizardState(session=session))
+    with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "succeeded"):
+        wiz.next()
+    assert len(installed) == 1
+    ran, checks = installed[0]
+    assert ran is the_plan and ran is session.approved_plan
+    assert [c.name for c in checks] == ["target", "disk"]  # measured again, not planned again
+    assert checks[0].ok and checks[0].message != "ok"
+    assert session.install_result is not None and Path(session.install_result.env_path) == env

@@ -75,12 +75,12 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
     # 1. Welcome → 2. Your system: detection starts after the first paint.
     _next(qtbot, w, PageId.SYSTEM)
     qtbot.waitUntil(w.currentPage().isComplete, timeout=60000)
-    assert state.report is not None and state.report.schema_version == 1
+    assert state.session.system is not None and state.session.system.schema_version == 1
 
     # 3. Recommendation: CPU on this machine.
     _next(qtbot, w, PageId.RECOMMENDATION)
     qtbot.waitUntil(w.currentPage().isComplete, timeout=60000)
-    rec = state.recommendation
+    rec = state.session.recommendation
     assert rec is not None and rec.backend == "cpu", rec
     # The local wheel folder holds torch 2.13.0: pick it through "Change…" as a user would
     # (the modal dialog is driven from a timer while it runs its own loop).
@@ -103,7 +103,7 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
         qtbot.mouseClick(rec_page.change, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(rec_page.isComplete, timeout=60000)
     assert picked and picked[0]["backend"] == "cpu"
-    rec = state.recommendation
+    rec = state.session.recommendation
     assert rec.backend == "cpu" and rec.torch_version == "2.13.0", rec
 
     # 4. Environment: a new uv venv in a temp dir; torch from the local wheel folder set in
@@ -122,9 +122,11 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
     qtbot.keyClicks(env_page.index_url, "https://pypi.org/simple")
     qtbot.waitUntil(env_page.isComplete, timeout=120000)
     env_path = tmp_path / "envs" / "torch env"
-    assert Path(state.install_request.env_path) == env_path
-    assert [str(p) for p in state.install_request.find_links] == [str(local_wheels)]
-    assert state.install_request.installer == "uv"
+    approved = state.session.approved_plan  # the Environment page approved it: the Install page runs it
+    assert approved is not None and approved.request.recommendation is rec
+    assert Path(approved.request.env_path) == env_path
+    assert [str(p) for p in approved.request.find_links] == [str(local_wheels)]
+    assert approved.request.installer == "uv"
 
     # 5. Install (the commit page): a real uv install of the real wheel, off the GUI thread.
     meter = _GapMeter()
@@ -137,7 +139,8 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
     meter.timer.stop()
     assert install.status() == "succeeded", install.error_panel.message.text() + "\n" + \
         install.error_panel.lines.toPlainText()
-    res = state.install_result
+    assert state.session.approved_plan is approved, "the Install page planned nothing of its own"
+    res = state.session.install_result
     assert res.torch_version.startswith(rec.torch_version) and res.torch_version.endswith("+cpu"), res.torch_version
     assert Path(res.env_path) == env_path and (env_path / "pyvenv.cfg").is_file()
     assert install.progress.value() == install.progress.maximum()
@@ -152,7 +155,7 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
     assert not (back.isVisible() and back.isEnabled())
     verify = w.currentPage()
     qtbot.waitUntil(lambda: verify.status() not in ("idle", "running"), timeout=300000)
-    vr = state.verify_report
+    vr = state.session.verify_report
     assert verify.status() == "passed" and vr is not None and vr.ok, vr
     assert all(c.status in ("passed", "skipped") for c in vr.checks)
     assert any(c.status == "passed" for c in vr.checks)
@@ -164,10 +167,10 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
     speed = w.currentPage()
     qtbot.waitUntil(lambda: speed.status() not in ("idle", "running"), timeout=300000)
     assert speed.status() == "done", speed.error_panel.message.text()
-    assert state.bench_report is not None and state.bench_report.results
+    assert state.session.bench_report is not None and state.session.bench_report.results
     series = speed.chart.chart.series()
     assert series and all(s.count() > 0 for s in series)
-    assert sum(s.count() for s in series) == len(state.bench_report.results)
+    assert sum(s.count() for s in series) == len(state.session.bench_report.results)
     assert "GFLOP/s" in speed.summary.text()
 
     # 8. Done: the summary, the activation commands, and a saved report with the torch version.

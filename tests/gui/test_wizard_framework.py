@@ -70,14 +70,14 @@ def test_window_shows_before_detection_then_detects(qtbot, english):
 
     w = SetupWizard()
     qtbot.addWidget(w)
-    assert w.state.report is None, "nothing is detected while the wizard is built"
+    assert w.state.session.system is None, "nothing is detected while the wizard is built"
     with qtbot.waitSignal(w.system_page.scan_finished, timeout=20000):
         w.show()
         qtbot.waitExposed(w)
         # The window is up; detection runs on a worker thread, the page is not complete yet.
-        assert w.state.report is None
-    assert w.state.report is not None
-    assert w.state.report.schema_version == 1
+        assert w.state.session.system is None
+    assert w.state.session.system is not None
+    assert w.state.session.system.schema_version == 1
     w.next()
     assert w.currentId() == int(PageId.SYSTEM)
     assert w.currentPage().isComplete()
@@ -105,15 +105,18 @@ def test_close_during_install_asks_then_cancels_and_rolls_back(qtbot, english, t
     from app.core.detect import detect
     from app.core.install import InstallRequest
     from app.core.recommend import Choices, recommend
+    from app.core.session import Session
     from app.gui.wizard import SetupWizard
 
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "cold uv cache"))
     report = detect()
     rec = recommend(report, choices=Choices(backend="cpu", torch="2.13"))
     env = tmp_path / "envs" / "half made"
-    state = WizardState(report=report, recommendation=rec, install_request=InstallRequest(
+    session = Session.resume(system=report, recommendation=rec)
+    session.plan(InstallRequest(  # approved, as the Environment page does
         env_path=env, kind="venv", installer="uv", recommendation=rec, index_url="https://pypi.org/simple",
         find_links=[str(local_wheels)]))
+    state = WizardState(session=session)
     w = SetupWizard(state=state, lang="en", auto_detect=False)
     qtbot.addWidget(w)
     w.setStartId(int(PageId.INSTALL))  # straight to the install, which starts on entry
@@ -134,7 +137,7 @@ def test_close_during_install_asks_then_cancels_and_rolls_back(qtbot, english, t
     qtbot.waitUntil(lambda: not w.isVisible(), timeout=120000)  # closes once the rollback is done
     assert page.status() == "cancelled"
     assert not env.exists(), "the half-made environment was removed"
-    assert state.install_result is None
+    assert state.session.install_result is None
 
 
 def test_close_while_detecting_cancels_without_asking(qtbot, wizard, monkeypatch):

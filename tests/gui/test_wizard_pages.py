@@ -17,6 +17,7 @@ pytest.importorskip("PySide6")
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QWizard
 
+from app.core.session import Session
 from app.core.system import SystemReport
 from app.gui import i18n
 from app.gui.state import WizardState
@@ -112,9 +113,9 @@ def test_system_page_detects_off_the_gui_thread(qtbot, host, tmp_path):
         wiz.show()
         assert not page.busy.isHidden(), "a busy line while detecting"
         assert not page.isComplete()
-    assert page.isComplete() and state.report is not None
+    assert page.isComplete() and state.session.system is not None
     text = _texts(page)
-    r = state.report
+    r = state.session.system
     assert r.cpu.model and r.cpu.model in text
     assert r.python.version in text
     if not r.gpus:
@@ -150,7 +151,7 @@ def test_system_page_says_what_looks_wrong(qtbot, host):
         probes=[{"name": "rocminfo", "status": "timeout", "detail": "no answer after 3.0 s"},
                 {"name": "nvidia-smi", "status": "garbage", "detail": "could not parse the CSV"}],
     )
-    state = WizardState(report=report)
+    state = WizardState(session=Session.resume(system=report))
     _wiz, state, (page,) = host(SystemPage, state=state)
     page.initializePage()
     assert page.isComplete()
@@ -174,7 +175,7 @@ def test_system_page_shows_the_engines_warning_for_an_old_driver(qtbot, host):
                          "compute_capability": "8.6", "memory_mb": 24576}], nvidia_cuda_version="11.4")
     rec = recommend(old)
     assert rec.driver_upgrade, "the engine knows a newer driver would unlock newer builds"
-    state = WizardState(report=old, recommendation=rec)
+    state = WizardState(session=Session.resume(system=old, recommendation=rec))
     _wiz, state, (page,) = host(SystemPage, state=state)
     page.initializePage()
     titles = [t for _, t, _ in page.problems]
@@ -187,7 +188,9 @@ def test_system_page_shows_the_engines_warning_for_an_old_driver(qtbot, host):
     # A current driver: no such line.
     new = _report(gpus=[{"vendor": "nvidia", "name": "NVIDIA GeForce RTX 3090", "driver_version": "580.95.05",
                          "compute_capability": "8.6", "memory_mb": 24576}], nvidia_cuda_version="13.0")
-    state.report, state.recommendation = new, recommend(new)
+    state.session.use_system(new)  # a new report forgets the old recommendation
+    assert state.session.recommendation is None
+    state.session.recommend()
     page.initializePage()
     assert not any("too old" in t for _, t, _ in page.problems)
 
@@ -197,13 +200,13 @@ def test_recommendation_page_shows_choice_reasons_and_command(qtbot, host, real_
     pytest.importorskip("app.core.recommend")
     from app.gui.pages.recommendation import RecommendationPage, command_text
 
-    state = WizardState(report=real_report)
+    state = WizardState(session=Session.resume(system=real_report))
     _wiz, state, (page,) = host(RecommendationPage, state=state)
     with qtbot.waitSignal(page.recommended, timeout=20000):
         page.initializePage()
         assert not page.busy.isHidden() and not page.isComplete()  # until the result arrives
     qtbot.waitUntil(page.isComplete, timeout=5000)
-    rec = state.recommendation
+    rec = state.session.recommendation
     assert rec.torch_version in page.headline.text()
     page.installer.setCurrentIndex(page.installer.findData("pip"))
     assert page.command.toPlainText() == command_text(rec.command)
@@ -226,7 +229,7 @@ def test_change_dialog_offers_only_valid_choices(qtbot, host):
     report = _report(gpus=[{"vendor": "nvidia", "name": "NVIDIA GeForce GTX 1080 Ti", "driver_version": "550.54.14",
                             "compute_capability": "6.1", "memory_mb": 11264}], nvidia_cuda_version="12.4")
     rec = recommend(report)
-    state = WizardState(report=report, recommendation=rec)
+    state = WizardState(session=Session.resume(system=report, recommendation=rec))
     _wiz, state, (page,) = host(RecommendationPage, state=state)
     page._render()
     opts = options_for(report, rec)
@@ -260,32 +263,32 @@ def test_change_applies_choices_and_restores(qtbot, host, real_report):
     pytest.importorskip("app.core.recommend")
     from app.gui.pages.recommendation import RecommendationPage
 
-    state = WizardState(report=real_report)
+    state = WizardState(session=Session.resume(system=real_report))
     _wiz, state, (page,) = host(RecommendationPage, state=state)
     with qtbot.waitSignal(page.recommended, timeout=20000):
         page.initializePage()
     qtbot.waitUntil(page.isComplete)
-    rec = state.recommendation
+    rec = state.session.recommendation
     with qtbot.waitSignal(page.recommended, timeout=20000):
         page.apply_change({"backend": rec.backend, "variant": rec.variant, "torch_version": None,
                            "packages": ["torchvision"]})
     qtbot.waitUntil(page.isComplete)
-    assert state.choices is not None and list(state.choices.packages) == ["torchvision"]
-    assert any(str(p).startswith("torchvision") for p in state.recommendation.packages)
+    assert state.session.choices is not None and list(state.session.choices.packages) == ["torchvision"]
+    assert any(str(p).startswith("torchvision") for p in state.session.recommendation.packages)
     assert "own choice" in page.summary.text()
 
     # A choice the engine refuses (a torch release it does not know): its reason is shown,
     # and the page is not complete.
     page.apply_change({"backend": rec.backend, "variant": rec.variant, "torch_version": "1.0", "packages": []})
     qtbot.waitUntil(lambda: not page.is_busy() and page._error is not None, timeout=20000)
-    assert not page.isComplete() and state.recommendation is None
+    assert not page.isComplete() and state.session.recommendation is None
     assert not page.error_banner.isHidden()
     assert "1.0" in page.error_banner.text() and page._error.message in page.error_banner.text()
 
     with qtbot.waitSignal(page.recommended, timeout=20000):
         page.apply_change(None)
     qtbot.waitUntil(page.isComplete)
-    assert state.choices is None and page._error is None
+    assert state.session.choices is None and page._error is None
     assert "fits this computer best" in page.summary.text()
 
 
@@ -294,7 +297,7 @@ def test_change_applies_choices_and_restores(qtbot, host, real_report):
 def env_state(real_report):
     rec_mod = pytest.importorskip("app.core.recommend")
     pytest.importorskip("app.core.install")
-    return WizardState(report=real_report, recommendation=rec_mod.recommend(real_report))
+    return WizardState(session=Session.resume(system=real_report, recommendation=rec_mod.recommend(real_report)))
 
 
 def test_environment_preflight_passes_and_fills_the_request(qtbot, host, env_state, tmp_path, local_wheels):
@@ -312,12 +315,14 @@ def test_environment_preflight_passes_and_fills_the_request(qtbot, host, env_sta
     qtbot.waitUntil(lambda: not page.is_busy() and not page._debounce.isActive(), timeout=30000)
     failed = [(n, m) for n, s, m, h in page.checks if s == "error"]
     assert page.isComplete(), failed
-    req = state.install_request
+    plan = state.session.approved_plan
+    assert plan is not None and plan.request.recommendation is state.session.recommendation
+    req = plan.request
     assert Path(req.env_path) == tmp_path / "envs" / "my torch"
     assert req.installer == "uv" and req.kind == "venv" and not req.existing
     assert [str(p) for p in req.find_links] == [str(local_wheels)]
     assert req.index_url == "https://pypi.org/simple"
-    assert state.find_links == [str(local_wheels)]
+    assert [str(p) for p in plan.index.find_links] == [str(local_wheels)]  # the plan that will run uses them
     assert "free there" in page.target_label.text()
     assert str(tmp_path / "envs" / "my torch") in page.target_label.text()
 
@@ -337,7 +342,7 @@ def test_environment_blocks_a_non_empty_folder_and_recovers(qtbot, host, env_sta
         page.name.setText("taken")
     qtbot.waitUntil(lambda: not page.is_busy() and not page._debounce.isActive(), timeout=30000)
     assert not page.isComplete()
-    assert state.install_request is None
+    assert state.session.approved_plan is None and state.session.checks == ()
     assert any(s == "error" for _, s, _, _ in page.checks)
     assert (busy / "thesis.tex").read_text(encoding="utf-8") == "do not delete"
     with qtbot.waitSignal(page.preflight_done, timeout=30000):
@@ -372,13 +377,13 @@ def test_environment_offers_conda_only_when_found(qtbot, host, env_state):
 
     _wiz, state, (page,) = host(EnvironmentPage, state=env_state)
     page.initializePage()
-    if not any(t in (env_state.report.tools or {}) for t in ("conda", "mamba", "micromamba")):
+    if not any(t in (env_state.session.system.tools or {}) for t in ("conda", "mamba", "micromamba")):
         assert page._conda_tool is None and page.r_conda.isHidden()
-    tools = dict(env_state.report.tools or {})
+    tools = dict(env_state.session.system.tools or {})
     tools["micromamba"] = ToolInfo(name="micromamba", path="/opt/bin/micromamba", version="2.0.5")
     import dataclasses
 
-    state.report = dataclasses.replace(env_state.report, tools=tools)
+    state.session.use_system(dataclasses.replace(env_state.session.system, tools=tools))
     page.initializePage()
     assert page._conda_tool is not None and "micromamba" in page.r_conda.text()
     page.r_conda.setChecked(True)
@@ -395,7 +400,7 @@ def test_every_interactive_widget_has_a_name(qtbot, host):
     from app.gui.pages.system import SystemPage
     from app.gui.pages.welcome import WelcomePage
 
-    state = WizardState(report=_report())
+    state = WizardState(session=Session.resume(system=_report()))
     _wiz, state, pages = host(WelcomePage, SystemPage, RecommendationPage, EnvironmentPage, state=state)
     for lang in ("en", "zh_CN"):
         i18n.set_language(lang)
@@ -455,7 +460,7 @@ def test_results_are_retranslated_live(qtbot, host):
     """Switching the language re-renders what the pages show, not only their titles."""
     from app.gui.pages.system import SystemPage
 
-    state = WizardState(report=_report(env={"CUDA_VISIBLE_DEVICES": ""}))
+    state = WizardState(session=Session.resume(system=_report(env={"CUDA_VISIBLE_DEVICES": ""})))
     _wiz, state, (page,) = host(SystemPage, state=state)
     page.initializePage()
     assert "Processor" in _texts(page) and 'CUDA_VISIBLE_DEVICES is set to ""' in _texts(page)
@@ -516,3 +521,65 @@ def test_icons_are_crisp_on_high_dpi_screens(qtbot):
                 assert max(sizes) >= drawn * dpr, f"{name} at {drawn}px x{dpr}"
         pm = ic.pixmap(QSize(20, 20), 2.0)
         assert pm.width() == 40 and pm.devicePixelRatio() == 2.0
+
+
+# ---------------------------------------------------------------- the approval point
+def _settle(qtbot, page) -> None:
+    qtbot.waitUntil(lambda: not page.is_busy() and not page._debounce.isActive(), timeout=30000)
+
+
+def test_environment_page_approves_the_plan_and_plans_anew_when_anything_changes(qtbot, host, env_state,
+                                                                                  tmp_path, monkeypatch):
+    """The Environment page is where the plan is made and approved; any change of its inputs,
+    or of the recommendation behind it, withdraws the approval until the checks pass again."""
+    import app.core.install.checks
+    from app.core.recommend import Choices
+    from app.gui.pages.environment import EnvironmentPage
+
+    monkeypatch.setattr(app.core.install.checks, "check_indexes", lambda p: [])  # no network here
+    _wiz, state, (page,) = host(EnvironmentPage, state=env_state)
+    session = state.session
+    page.initializePage()
+    with qtbot.waitSignal(page.preflight_done, timeout=30000, check_params_cb=lambda ok: ok):
+        page.location.setText(str(tmp_path / "envs"))
+    _settle(qtbot, page)
+    first = session.approved_plan
+    assert page.isComplete() and first is not None and first.request.recommendation is session.recommendation
+    assert session.checks and [c.name for c in session.checks] == [n for n, *_ in page.checks]
+
+    page.name.setText("other")  # withdrawn at once, before the new checks ran
+    assert session.approved_plan is None and not page.isComplete()
+    with qtbot.waitSignal(page.preflight_done, timeout=30000, check_params_cb=lambda ok: ok):
+        pass
+    _settle(qtbot, page)
+    second = session.approved_plan
+    assert second is not None and second is not first and second.env_path == tmp_path / "envs" / "other"
+
+    # Back on the Recommendation page, other choices: the plan is gone; this page plans anew.
+    session.choose(Choices(backend="cpu", torch=session.recommendation.torch_version))
+    session.recommend()
+    assert session.approved_plan is None
+    with qtbot.waitSignal(page.preflight_done, timeout=30000, check_params_cb=lambda ok: ok):
+        page.initializePage()
+    _settle(qtbot, page)
+    third = session.approved_plan
+    assert third is not None and third.request.recommendation is session.recommendation
+    assert page.isComplete()
+
+
+def test_environment_page_refuses_an_unreachable_index(qtbot, host, env_state, tmp_path, unreachable):
+    """The pre-flight's refusal is shown on the page, and nothing is approved."""
+    from app.gui.pages.environment import EnvironmentPage
+
+    _wiz, state, (page,) = host(EnvironmentPage, state=env_state)
+    page.initializePage()
+    page.advanced.set_expanded(True)
+    with qtbot.waitSignal(page.preflight_done, timeout=60000, check_params_cb=lambda ok: not ok):
+        page.location.setText(str(tmp_path / "envs"))
+        page.index_url.setText(unreachable.refused_url)
+        page.mirror.setText(unreachable.refused_url)  # no other host is asked either
+    _settle(qtbot, page)
+    assert not page.isComplete() and state.session.approved_plan is None
+    port = unreachable.refused_url.split("//", 1)[1].split("/", 1)[0]
+    assert any(s == "error" and port in m and h for _n, s, m, h in page.checks), page.checks
+    assert not (tmp_path / "envs").exists()

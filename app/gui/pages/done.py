@@ -192,28 +192,23 @@ class DonePage(BasePage):
 
     # -- facts --------------------------------------------------------------------------------------
     def env_path(self) -> Path | None:
-        res = self.state.install_result
+        res = self.state.session.install_result
         return Path(res.env_path) if res is not None else None
 
     def python(self) -> Path | None:
-        res = self.state.install_result
+        res = self.state.session.install_result
         return Path(res.python) if res is not None else None
 
     def env_kind(self) -> str:
-        req = self.state.install_request
-        return req.kind if req is not None and req.kind else "venv"
+        res = self.state.session.install_result
+        return res.kind if res is not None and res.kind else "venv"
 
     def installer(self) -> str:
-        req = self.state.install_request
-        return req.installer if req is not None and req.installer else "pip"
+        res = self.state.session.install_result
+        return res.installer if res is not None and res.installer else "pip"
 
     def session_report(self) -> SessionReport:
-        from app.core.report import SessionReport  # loaded on the last page only
-
-        st = self.state
-        return SessionReport(system=st.report, recommendation=st.recommendation, install=st.install_result,
-                             verify=st.verify_report, bench=st.bench_report, diagnosis=st.diagnosis,
-                             source="wizard")
+        return self.state.session.report()
 
     def save_report(self, folder: str | Path, formats: Iterable[str] = ("html", "md", "json")) -> list[Path]:
         """Write the session report into ``folder``; returns the files (also kept in state)."""
@@ -259,8 +254,8 @@ class DonePage(BasePage):
             self.saved_label.setText("")
 
     def _summary_lines(self) -> tuple[str, str, list[str]]:
-        st = self.state
-        res, ver, bench, rec = st.install_result, st.verify_report, st.bench_report, st.recommendation
+        st = self.state.session
+        res, ver, bench, rec = st.install_result, st.verify_report, st.bench_report, st.recommendation_followed
         lines = []
         torch_v = (res.torch_version if res else None) or (ver.torch_version if ver else None) or "?"
         build = f" ({rec.variant or rec.backend})" if rec is not None and (rec.variant or rec.backend) else ""
@@ -368,7 +363,7 @@ class DonePage(BasePage):
         self.save_button.setAccessibleName(self.tr("Save the report as HTML, Markdown and JSON"))
         self.open_report.setText(self.tr("Open report"))
         self.retranslate_texts()
-        if self.state.install_result is not None:
+        if self.state.session.install_result is not None:
             _status, head, lines = self._summary_lines()
             self.headline.setText(head)
             self.summary.setText("\n".join(lines))

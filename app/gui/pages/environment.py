@@ -1,9 +1,12 @@
 """Page 4: where and how the new Python environment is made, and the pre-flight checks.
 
-Every change of an input restarts a short timer; when it fires, ``plan(request, report)``
-and ``preflight(plan)`` run in a :class:`Task` and their checks are shown as a checklist.
-The page is complete only when the checks for the *current* inputs all passed; it then
-holds the :class:`~app.core.install.InstallRequest` in ``state.install_request``.
+This page is where the plan is made and approved (the only place): every change of an
+input withdraws the session's plan and restarts a short timer; when it fires, the session's
+``check_plan(request)`` (plan and pre-flight) runs in a :class:`Task` and the checks are
+shown as a checklist. When the checks for the *current* inputs all passed, the page
+approves that plan in the session (``session.approve``): the Install page installs exactly
+that object. Coming back to this page (after a cancelled or failed install, or with other
+choices) plans anew.
 
 The checks are the core's :class:`~app.core.install.Check` values: their messages and hints
 are rendered in the wizard's language, and again when the language changes (no new run).
@@ -35,6 +38,8 @@ from PySide6.QtWidgets import (
 from app.core.disk import existing_ancestor, free_mb
 from app.core.errors import UserError
 from app.core.install import Check
+from app.core.session import Planned, Stage
+from app.core.system import ToolInfo
 from app.core.text import Text, render
 from app.gui.i18n import current_language
 from app.gui.pages.base import BasePage
@@ -68,7 +73,8 @@ class EnvironmentPage(BasePage):
         self._result_generation = -1
         self.check_results: list[Check] = []
         self._passed = False
-        self._plan_error = None
+        self._planned: Planned | None = None  # the plan the shown checks are for
+        self._conda_tool: ToolInfo | None = None  # conda / mamba / micromamba, when detection found one
         self._initialized = False
 
         # --- kind ---
@@ -159,7 +165,6 @@ class EnvironmentPage(BasePage):
         self.plan_label = muted(QLabel())
         self.plan_label.setWordWrap(True)
         self.plan_label.hide()
-        self._plan_info: tuple[int, list[Text]] | None = None  # (estimate MB, notes) of the checked plan
         self.free_space_mb: int | None = None
         self._free_for: Path | None = None  # the path free_space_mb was read for
         self._free_wanted: Path | None = None
@@ -195,9 +200,9 @@ class EnvironmentPage(BasePage):
             self.inputs_changed()
 
     def initializePage(self) -> None:
-        report = self.state.report
-        tools = getattr(report, "tools", None) or {}
-        conda = next((tools[t] for t in CONDA_TOOLS if t in tools and getattr(tools[t], "path", None)), None)
+        report = self.state.session.system
+        tools = report.tools if report is not None else {}
+        conda = next((tools[t] for t in CONDA_TOOLS if t in tools and tools[t].path), None)
         self.r_conda.setVisible(conda is not None)
         if conda is None and self.r_conda.isChecked():
             self.r_uv.setChecked(True)
@@ -207,25 +212,19 @@ class EnvironmentPage(BasePage):
             self._initialized = True
             if self.state.bundle_dir and not self.bundle.text():
                 self.bundle.setText(str(self.state.bundle_dir))
-            if self.state.index_url and not self.index_url.text():
-                self.index_url.setText(self.state.index_url)
-            if self.state.find_links and not self.find_links.text():
-                self.find_links.setText("; ".join(map(str, self.state.find_links)))
-            if self.state.extra_index_urls and not self.extra_index.text():
-                self.extra_index.setText(" ".join(self.state.extra_index_urls))
         self.retranslate()
         self.inputs_changed()
 
     def _fill_pythons(self) -> None:
-        report = self.state.report
-        rec = self.state.recommendation
-        want = str(getattr(rec, "env_python", "") or "")
+        report = self.state.session.system
+        rec = self.state.session.recommendation
+        want = str(rec.env_python or "") if rec is not None else ""
         prev = self.python.currentData()
         self.python.blockSignals(True)
         self.python.clear()
         seen = set()
-        interpreters = list(getattr(report, "interpreters", None) or [])
-        running = getattr(report, "python", None)
+        interpreters = list(report.interpreters) if report is not None else []
+        running = report.python if report is not None else None
         if running is not None and running.executable and all(i.executable != running.executable for i in interpreters):
             interpreters.insert(0, running)
         best = -1
@@ -284,7 +283,7 @@ class EnvironmentPage(BasePage):
         return loc / (self.name.text().strip() or DEFAULT_NAME)
 
     def kind_installer(self) -> tuple[str, str]:
-        if self.r_conda.isChecked() and getattr(self, "_conda_tool", None) is not None:
+        if self.r_conda.isChecked() and self._conda_tool is not None:
             return "conda", "pip"
         if self.r_pip.isChecked():
             return "venv", "pip"
@@ -300,7 +299,7 @@ class EnvironmentPage(BasePage):
         bundle = self.bundle.text().strip() or None
         return InstallRequest(env_path=self.env_path(), kind=kind, installer=installer,
                               python=self.python.currentData() or None,
-                              recommendation=self.state.recommendation,
+                              recommendation=self.state.session.recommendation,
                               index_url=self.index_url.text().strip() or None,
                               extra_index_urls=extra, find_links=find_links,
                               bundle=Path(bundle) if bundle else None,
@@ -312,7 +311,7 @@ class EnvironmentPage(BasePage):
     def inputs_changed(self, *_) -> None:
         self._generation += 1
         self._passed = False
-        self.state.install_request = None
+        self.state.session.invalidate(Stage.PLAN)  # the approved plan was for the old inputs
         self._update_target()
         self._render_checks()
         self.completeChanged.emit()
@@ -364,23 +363,20 @@ class EnvironmentPage(BasePage):
         try:
             request = self.build_request()
         except Exception as exc:  # a bad path or value in a field: show it as a failed check
-            self._on_checked(gen, (None, [_refused("input", exc)], exc))
+            self._on_checked(gen, (None, [_refused("input", exc)]))
             return
-        report = self.state.report
+        session = self.state.session
 
-        def fn(on_event, cancel):
-            from app.core.install import plan, preflight
-
+        def fn(on_event, cancel) -> tuple[Planned | None, list[Check]]:
             try:
-                p = plan(request, report)
+                planned = session.check_plan(request)  # records nothing: this page approves it below
             except Exception as exc:  # BadInput: a check that failed, with its message
-                return request, [_refused("plan", exc)], None
-            notes: list[Text] = [*p.notes, *p.python_notes]
-            return request, preflight(p), None, (p.estimate_mb, notes)
+                return None, [_refused("plan", exc)]
+            return planned, list(planned.checks)
 
         task = Task(fn, self, name="preflight")
         task.succeeded.connect(lambda result, g=gen: self._on_checked(g, result))
-        task.failed.connect(lambda err, g=gen: self._on_checked(g, (None, [_refused("preflight", err)], err)))
+        task.failed.connect(lambda err, g=gen: self._on_checked(g, (None, [_refused("preflight", err)])))
         task.finished.connect(lambda t=task: self._task_finished(t))
         self._tasks.append(task)
         task.start()
@@ -392,21 +388,20 @@ class EnvironmentPage(BasePage):
         self._render_checks()
         self.completeChanged.emit()
 
-    def _on_checked(self, gen: int, result) -> None:
+    def _on_checked(self, gen: int, result: tuple[Planned | None, list[Check]]) -> None:
         if gen != self._generation:
             return  # the inputs changed meanwhile; a newer run is coming
-        request, checks, error = result[:3]
-        self._plan_info = result[3] if len(result) > 3 else None
+        planned, checks = result
+        self._planned = planned
         self._result_generation = gen
         self.check_results = list(checks)
-        self._plan_error = error
-        self._passed = (bool(checks) and not any(c.blocking for c in checks)
-                        and error is None and request is not None)
-        if self._passed:
-            self.state.install_request = request
-            self.state.index_url = request.index_url
-            self.state.extra_index_urls = list(request.extra_index_urls)
-            self.state.find_links = [str(p) for p in request.find_links]
+        self._passed = planned is not None and bool(checks) and planned.approvable
+        if planned is not None and self._passed:
+            try:
+                self.state.session.approve(planned)  # the approval point: this plan is the one installed
+            except UserError as err:  # made for an earlier recommendation: not this page's plan any more
+                self._passed = False
+                self.check_results.append(_refused("plan", err))
         self._render_checks()
         self.completeChanged.emit()
         self.preflight_done.emit(self._passed)
@@ -436,7 +431,7 @@ class EnvironmentPage(BasePage):
 
     def isComplete(self) -> bool:
         return (self._passed and self._result_generation == self._generation and not self._debounce.isActive()
-                and self.state.install_request is not None)
+                and self.state.session.approved_plan is not None)
 
     def validatePage(self) -> bool:
         return self.isComplete()
@@ -464,7 +459,9 @@ class EnvironmentPage(BasePage):
         else:
             self.result_banner.set_text(self.tr("Fix the problems above (or change the choices) to go on."), "error")
         self.result_banner.setVisible(bool(self.check_results))
-        estimate_mb, notes = self._plan_info or (0, [])
+        plan = self._planned.plan if self._planned is not None else None
+        estimate_mb = plan.estimate_mb if plan is not None else 0
+        notes: list[Text] = [*plan.notes, *plan.python_notes] if plan is not None else []
         lines = []
         if estimate_mb:
             lines.append(self.tr("About {size} will be installed.").format(size=human_mb(estimate_mb)))
@@ -479,7 +476,7 @@ class EnvironmentPage(BasePage):
         self.kind_title.setText(self.tr("How to make it"))
         self.r_uv.setText(self.tr("&uv virtual environment (fastest; recommended)"))
         self.r_pip.setText(self.tr("&Python venv with pip (the standard tools)"))
-        tool = getattr(getattr(self, "_conda_tool", None), "name", None) or "conda"
+        tool = self._conda_tool.name if self._conda_tool is not None else "conda"
         self.r_conda.setText(self.tr("&conda environment (with {tool})").format(tool=tool))
         self.existing.setText(self.tr("&Add to an existing environment instead of creating a new one"))
         self.existing.setAccessibleName(self.tr("Add to an existing environment"))

@@ -1,8 +1,11 @@
 """Page 5, Install (the commit page): create the environment and install torch into it.
 
-The install runs in a :class:`~app.gui.worker.Task` (the core's ``install(plan, on_event,
-cancel)``); its events drive a progress bar from real bytes, the current package, the
-phase, elapsed and estimated time left, and the collapsible live log. Cancel really stops
+The page installs the session's approved plan, the very object the Environment page's
+pre-flight passed (``state.session.approved_plan``); it never plans anything itself. The
+install runs in a :class:`~app.gui.worker.Task` (the session's ``install(plan, on_event,
+cancel)``, which measures the target and the free space again and may refuse); its events
+drive a progress bar from real bytes, the current package, the phase, elapsed and
+estimated time left, and the collapsible live log. Cancel really stops
 the installer and the core removes the half-made environment; the page says so, and only
 then (or after a failure) may the user go back to the Environment page.
 
@@ -11,7 +14,6 @@ The arithmetic behind the bar and the time left is the core's
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,7 +35,7 @@ from app.gui.state import WizardState
 from app.gui.worker import Task
 
 if TYPE_CHECKING:
-    from app.core.install import InstallRequest, InstallResult
+    from app.core.install import InstallResult
     from app.core.runner import CancelToken
 
 # Page states.
@@ -76,24 +78,6 @@ class BackButtonGuard(QObject):
             if obj.isEnabled() and wiz is not None and wiz.currentPage() is self._page and not self._allowed():
                 obj.setEnabled(False)
         return super().eventFilter(obj, event)
-
-
-def effective_request(state: WizardState) -> InstallRequest | None:
-    """The Environment page's request, with the wizard-wide package source (and the
-    recommendation) applied where the request itself has none."""
-    req = state.install_request
-    if req is None:
-        return None
-    out = req
-    if not req.find_links and state.find_links:
-        out = dataclasses.replace(out, find_links=tuple(state.find_links))
-    if not req.index_url and state.index_url:
-        out = dataclasses.replace(out, index_url=state.index_url)
-    if not req.extra_index_urls and state.extra_index_urls:
-        out = dataclasses.replace(out, extra_index_urls=tuple(state.extra_index_urls))
-    if req.recommendation is None and state.recommendation is not None:
-        out = dataclasses.replace(out, recommendation=state.recommendation)
-    return out
 
 
 class InstallPage(BasePage):
@@ -202,24 +186,20 @@ class InstallPage(BasePage):
     def start(self) -> None:
         if self.is_busy():
             return
-        request = effective_request(self.state)
+        session = self.state.session
+        plan = session.approved_plan
         self._reset()
-        if request is None:
+        if plan is None:
             self._fail(UserError(self.tr("No environment was chosen."),
                                  hint=self.tr("Go back to the Environment page and choose where to install.")))
             return
-        self.state.install_request = request
-        self.state.install_result = None
-        self._env_path = Path(request.env_path) if request.env_path else None
-        report = self.state.report
+        self._env_path = plan.env_path
+        self._existing = not plan.new_env
 
         def work(on_event: Callable[[Event], None], cancel: CancelToken) -> InstallResult:
-            from app.core.install import install, plan  # imported here: keeps start-up fast
-
             batcher = EventBatcher(on_event)  # thousands of log lines: a few signals
             try:
-                the_plan = plan(request, report=report) if report is not None else plan(request)
-                return install(the_plan, on_event=batcher, cancel=cancel)
+                return session.install(plan, on_event=batcher, cancel=cancel)  # exactly the approved plan
             finally:
                 batcher.close()
 
@@ -298,8 +278,7 @@ class InstallPage(BasePage):
 
     # -- outcomes ----------------------------------------------------------------------------------
     def _on_succeeded(self, result: InstallResult) -> None:
-        self._result = result
-        self.state.install_result = result
+        self._result = result  # the session holds it too
         log_path = result.log_path
         if log_path and Path(log_path) not in self.state.log_paths:
             self.state.log_paths.append(Path(log_path))
@@ -319,10 +298,7 @@ class InstallPage(BasePage):
 
     def _on_cancelled(self) -> None:
         env = self._env_path
-        request = self.state.install_request
-        existing = request is not None and request.existing
-        self._existing = existing
-        self._left_behind = env if (env is not None and not existing and env.exists()) else None
+        self._left_behind = env if (env is not None and not self._existing and env.exists()) else None
         self._set_status(CANCELLED)
 
     def _save_own_log(self) -> Path | None:

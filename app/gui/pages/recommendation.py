@@ -40,7 +40,7 @@ from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, mo
 from app.gui.worker import Task
 
 if TYPE_CHECKING:  # the engine is imported when the page first asks it
-    from app.core.recommend import Choices, Recommendation
+    from app.core.recommend import Recommendation
     from app.core.system import SystemReport
 
 EXTRA_PACKAGES = ("torchvision", "torchaudio")
@@ -283,14 +283,6 @@ class ChangeDialog(QDialog):
         self._update_why()
 
 
-def _recommend(report, choices):
-    def fn(on_event, cancel):
-        from app.core.recommend import recommend
-
-        return recommend(report, choices=choices)
-    return fn
-
-
 class RecommendationPage(BasePage):
     recommended = Signal(object)
 
@@ -299,7 +291,6 @@ class RecommendationPage(BasePage):
         self._task: Task | None = None
         self._pending = False  # from start() until the result is on the GUI thread (no race with the worker)
         self._error = None
-        self._for_choices: Choices | None = None
 
         self.busy = BusyLine()
         self.error_banner = Banner("error")
@@ -348,18 +339,18 @@ class RecommendationPage(BasePage):
 
     # ---- work ----
     def initializePage(self) -> None:
-        # The System page's scan already asked the engine (with the same choices): reuse that.
-        if self.state.recommendation is None or self._for_choices != self.state.choices:
+        # The System page's scan already asked the session's engine (with the same choices): reuse that.
+        if self.state.session.recommendation is None:
             self.refresh()
         else:
             self._render()
 
     def refresh(self) -> None:
-        if self.state.report is None or self.is_busy():
+        session = self.state.session
+        if session.system is None or self.is_busy():
             return
         self._error = None
-        self._for_choices = self.state.choices
-        self._task = Task(_recommend(self.state.report, self.state.choices), self, name="recommend")
+        self._task = Task(lambda _e, _c: session.recommend(), self, name="recommend")
         self._task.succeeded.connect(self._on_done)
         self._task.failed.connect(self._on_failed)
         self._task.finished.connect(self._on_finished)
@@ -370,33 +361,34 @@ class RecommendationPage(BasePage):
 
     def _on_done(self, rec) -> None:
         self._pending = False
-        self.state.recommendation = rec
         self._render()
         self.completeChanged.emit()
         self.recommended.emit(rec)
 
     def _on_failed(self, err) -> None:
         self._pending = False
-        self._error = err
-        self.state.recommendation = None
+        self._error = err  # the session has forgotten the old recommendation
 
     def _on_finished(self) -> None:
         self._pending = False
+        stopped = self._task is not None and self._task.token.cancelled
+        if self.state.session.recommendation is None and self._error is None and not stopped:
+            self.refresh()  # the choices changed while the engine ran (its answer was dropped): ask again
         self._render()
         self.completeChanged.emit()
 
     def isComplete(self) -> bool:
-        return self.state.recommendation is not None and not self.is_busy() and self._error is None
+        return self.state.session.recommendation is not None and not self.is_busy() and self._error is None
 
     # ---- change ----
     def change_dialog(self) -> ChangeDialog:
-        rec: Recommendation | None = self.state.recommendation
-        ch = self.state.choices
+        rec: Recommendation | None = self.state.session.recommendation
+        ch = self.state.session.choices
         current = {"backend": str(rec.backend) if rec else None, "variant": rec.variant if rec else None,
                    "torch_version": rec.torch_version if rec else None,
                    "packages": list(ch.packages or []) if ch is not None else []}
-        assert self.state.report is not None  # the button is enabled once there is a recommendation
-        return ChangeDialog(options_for(self.state.report, rec, current_language()), current, self)
+        assert self.state.session.system is not None  # the button is enabled once there is a recommendation
+        return ChangeDialog(options_for(self.state.session.system, rec, current_language()), current, self)
 
     def open_change_dialog(self) -> None:
         dlg = self.change_dialog()
@@ -408,11 +400,11 @@ class RecommendationPage(BasePage):
         from app.core.recommend import Choices
 
         if sel is None:
-            self.state.choices = None
+            self.state.session.choose(None)
         else:
-            self.state.choices = Choices(backend=sel.get("backend"), variant=sel.get("variant"),
-                                         torch=sel.get("torch_version"),
-                                         packages=tuple(sel.get("packages") or ()) or None)
+            self.state.session.choose(Choices(backend=sel.get("backend"), variant=sel.get("variant"),
+                                              torch=sel.get("torch_version"),
+                                              packages=tuple(sel.get("packages") or ()) or None))
         self.refresh()
 
     # ---- rendering ----
@@ -426,7 +418,7 @@ class RecommendationPage(BasePage):
 
     def _render(self) -> None:
         busy = self.is_busy()
-        rec: Recommendation | None = self.state.recommendation if not busy else None
+        rec: Recommendation | None = self.state.session.recommendation if not busy else None
         self.busy.setVisible(busy)
         self.error_banner.setVisible(self._error is not None and not busy)
         if self._error is not None:
@@ -439,14 +431,14 @@ class RecommendationPage(BasePage):
         for w in (self.headline, self.summary, self.why_title, self.cmd_title, self.command, self.copy,
                   self.data_version, self.installer):
             w.setVisible(rec is not None)
-        self.change.setEnabled(not busy and self.state.report is not None)
+        self.change.setEnabled(not busy and self.state.session.system is not None)
         if rec is None:
             return
         self.headline.setText(self.tr("PyTorch {version} for {target}").format(
             version=rec.torch_version, target=backend_words(rec.backend, rec.variant)))
         words = rec.texts(current_language())  # the engine's sentences, in the wizard's language
         extra = [p for p in rec.packages if not p.startswith("torch") or p.startswith(("torchvision", "torchaudio"))]
-        if self.state.choices is not None:
+        if self.state.session.choices is not None:
             self.summary.setText(self.tr("This is your own choice. \"Change…\" → \"Use the recommendation\" goes "
                                          "back to the assistant's."))
         else:
@@ -473,7 +465,7 @@ class RecommendationPage(BasePage):
 
     def current_command(self):
         """The install command for the installer picked next to it (pip or uv)."""
-        rec: Recommendation | None = self.state.recommendation
+        rec: Recommendation | None = self.state.session.recommendation
         if rec is None:
             return []
         return rec.commands.get(self.installer.currentData()) or rec.command

@@ -1,7 +1,7 @@
 """Page 7, Speed test: matrix-multiply GFLOP/s in the new environment, drawn as a chart.
 
-The benchmark (``app.core.bench.run_bench``) runs in a Task with a time budget; each
-measurement arrives as a StepEvent and is drawn at once. The summary gives the best speed,
+The benchmark (the session's ``bench``, over ``app.core.bench.run_bench``) runs in a Task
+with a time budget; each measurement arrives as a StepEvent and is drawn at once. The summary gives the best speed,
 the accelerator's speedup over the CPU and the share of the device's peak where known. The
 speed test can be skipped (the checkbox), stopped, and run again; a stopped run keeps what
 it measured (a BenchReport with status "cancelled"), shown as partial results.
@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar, QPus
 
 from app.core.errors import UserError
 from app.core.events import Event, StepEvent
+from app.core.session import BenchOptions, Stage
 from app.gui.pages._common import ErrorPanel
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
@@ -111,7 +112,8 @@ class SpeedTestPage(BasePage):
         """sizes / dtypes / budget_s / device for run_bench: the state's overrides, else a short
         CPU sweep on a CPU-only machine, else the core's defaults for the accelerator."""
         st = self.state
-        backend = str(st.recommendation.backend).lower() if st.recommendation is not None else ""
+        rec = st.session.recommendation_followed
+        backend = str(rec.backend).lower() if rec is not None else ""
         cpu_only = backend in ("", "cpu")
         sizes = list(st.bench_sizes) if st.bench_sizes else (list(CPU_SIZES) if cpu_only else None)
         dtypes = list(st.bench_dtypes) if st.bench_dtypes else (list(CPU_DTYPES) if cpu_only else None)
@@ -121,21 +123,18 @@ class SpeedTestPage(BasePage):
     def start(self) -> None:
         if self.is_busy():
             return
-        result = self.state.install_result
+        session = self.state.session
         self._ensure_chart().clear()
         self.error_panel.setVisible(False)
-        self.state.bench_report = None
-        if result is None:
+        session.invalidate(Stage.BENCH)
+        if session.install_result is None:
             self._on_failed(UserError(self.tr("There is no installed environment to measure.")))
             return
-        python = result.python
-        opts = self.bench_options()
-        self._budget = opts["budget_s"]
+        options = BenchOptions(**self.bench_options())
+        self._budget = options.budget_s
 
         def work(on_event: Callable[[Event], None], cancel: CancelToken) -> BenchReport:
-            from app.core.bench import run_bench
-
-            return run_bench(python, on_event=on_event, cancel=cancel, **opts)
+            return session.bench(options, on_event=on_event, cancel=cancel)  # kept there, also when stopped
 
         self._task = Task(work, self, name="bench")
         self._task.event.connect(self.on_event)
@@ -174,7 +173,6 @@ class SpeedTestPage(BasePage):
         self.progress.setValue(max(self.progress.value(), int(1000 * frac)))
 
     def _show_report(self, report: BenchReport) -> None:
-        self.state.bench_report = report
         chart = self._ensure_chart()
         if _drawn(report):  # the final report is the truth; live points were a preview
             chart.set_report(report)
@@ -190,6 +188,8 @@ class SpeedTestPage(BasePage):
         user chose to skip the speed test altogether."""
         if not self.skip.isChecked():
             self._show_report(report)
+        else:
+            self.state.session.invalidate(Stage.BENCH)
 
     def _on_failed(self, err: UserError) -> None:
         self.error_panel.show_error(err)
@@ -219,7 +219,7 @@ class SpeedTestPage(BasePage):
 
     def summary_text(self) -> tuple[str, str]:
         """(headline, details) for the finished (or stopped) run."""
-        rep = self.state.bench_report
+        rep = self.state.session.bench_report
         results = _drawn(rep) if rep is not None else []
         if rep is None or not results:
             return self.tr("No measurement finished."), ""
@@ -289,7 +289,7 @@ class SpeedTestPage(BasePage):
             self.summary.setText(self.tr("The speed test is skipped."))
             self.details.setText("")
         elif st == STOPPED:
-            rep = self.state.bench_report
+            rep = self.state.session.bench_report
             if rep is not None and _drawn(rep):
                 head, details = self.summary_text()
                 self.summary.setText(self.tr("The speed test was stopped.") + " " + head)

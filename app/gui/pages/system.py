@@ -1,6 +1,6 @@
 """Page 2: what was found on this computer, in plain words, and what looks wrong.
 
-Detection (``app.core.detect.detect``) runs in a :class:`Task`; the page shows a busy line
+Detection (the session's ``detect``) runs in a :class:`Task`; the page shows a busy line
 until it ends and is not complete before. The same Task also asks the recommendation engine
 for its warnings (e.g. a driver too old for current CUDA builds), so that "what looks wrong"
 uses the engine's facts instead of a second copy of them.
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from app.core.session import Session, Stage
 from app.core.visible import parse_visible
 from app.gui.i18n import current_language
 from app.gui.pages.base import BasePage
@@ -28,20 +29,18 @@ LOW_DISK_MB = 10 * 1024  # a CUDA build with its runtime libraries needs about 5
 LOW_MEMORY_MB = 4 * 1024
 
 
-def scan(on_event, cancel, choices=None):
-    """detect() then recommend() (for its warnings); runs on the worker thread."""
-    from app.core.detect import detect
-
-    report = detect()
+def scan(on_event, cancel, session: Session):
+    """The session's detect() then recommend() (for its warnings); runs on the worker thread.
+    The session keeps both; a recommendation that failed is asked again (and explained) by
+    the next page."""
+    session.detect()
     cancel.raise_if_cancelled()
-    rec, rec_error = None, None
+    rec_error = None
     try:
-        from app.core.recommend import recommend
-
-        rec = recommend(report, choices=choices)
+        session.recommend()
     except Exception as exc:  # shown on the Recommendation page; here only its warnings matter
         rec_error = exc
-    return report, rec, rec_error
+    return rec_error
 
 
 class SystemPage(BasePage):
@@ -95,7 +94,7 @@ class SystemPage(BasePage):
 
     # ---- scanning ----
     def initializePage(self) -> None:
-        if self.state.report is None and not self.is_busy():
+        if self.state.session.system is None and not self.is_busy():
             self.start_scan()
         else:
             self._render()
@@ -104,21 +103,15 @@ class SystemPage(BasePage):
         if self.is_busy():
             return
         self._error = None
-        self.state.report = None
-        choices = self.state.choices
-        self._task = Task(lambda e, c: scan(e, c, choices), self, name="detect")
-        self._task.succeeded.connect(self._on_scanned)
+        session = self.state.session
+        session.invalidate(Stage.SYSTEM)
+        self._task = Task(lambda e, c: scan(e, c, session), self, name="detect")
         self._task.failed.connect(self._on_failed)
         self._task.finished.connect(self._on_finished)
         self._pending = True
         self._task.start()
         self._render()
         self.completeChanged.emit()
-
-    def _on_scanned(self, result) -> None:
-        report, rec, _rec_error = result
-        self.state.report = report
-        self.state.recommendation = rec  # None when the engine failed: the next page asks again and says why
 
     def _on_failed(self, err) -> None:
         self._error = err
@@ -130,13 +123,13 @@ class SystemPage(BasePage):
         self.scan_finished.emit()
 
     def isComplete(self) -> bool:
-        return self.state.report is not None and not self.is_busy()
+        return self.state.session.system is not None and not self.is_busy()
 
     # ---- report export ----
     def report_json(self) -> str:
-        if self.state.report is None:
+        if self.state.session.system is None:
             return ""
-        return json.dumps(self.state.report.to_dict(), indent=2, ensure_ascii=False)
+        return json.dumps(self.state.session.system.to_dict(), indent=2, ensure_ascii=False)
 
     def save_report(self, path: str | Path) -> Path:
         path = Path(path)
@@ -156,7 +149,7 @@ class SystemPage(BasePage):
 
     # ---- what looks wrong ----
     def find_problems(self) -> list[tuple[str, str, str]]:
-        r = self.state.report
+        r = self.state.session.system
         if r is None:
             return []
         out: list[tuple[str, str, str]] = []
@@ -183,7 +176,7 @@ class SystemPage(BasePage):
         if r.memory_mb is not None and r.memory_mb < LOW_MEMORY_MB:
             out.append(("warning", self.tr("Only {mem} of memory").format(mem=human_mb(r.memory_mb)),
                         self.tr("PyTorch will work, but large models will not fit.")))
-        rec = self.state.recommendation  # app.core.recommend.Recommendation, or None
+        rec = self.state.session.recommendation  # app.core.recommend.Recommendation, or None
         upgrade = rec.driver_upgrade if rec is not None else None
         if upgrade is not None:  # the engine's facts: the driver floor of the newer CUDA builds
             out.append(("warning",
@@ -267,7 +260,7 @@ class SystemPage(BasePage):
         busy = self.is_busy()
         self.busy.setVisible(busy)
         self.rescan.setEnabled(not busy)
-        have = self.state.report is not None
+        have = self.state.session.system is not None
         self.copy.setEnabled(have and not busy)
         self.save.setEnabled(have and not busy)
         if self._error is not None and not busy:
@@ -282,7 +275,7 @@ class SystemPage(BasePage):
         self.problems_title.setVisible(have and not busy)
         if not have or busy:
             return
-        r = self.state.report
+        r = self.state.session.system
         if r is None:
             return
         row = 0

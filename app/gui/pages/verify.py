@@ -1,5 +1,8 @@
 """Page 6, Verify: run the verification probe inside the new environment.
 
+The session's ``verify`` (and, after a failure, its ``diagnose``) runs in a Task; the
+results stay in the session, where the Done page's report reads them.
+
 A checklist fills live from the probe's StepEvents (passed / failed / skipped, one line of
 explanation each). When something failed, the doctor's diagnosis is shown with its fixes.
 """
@@ -19,8 +22,9 @@ from PySide6.QtWidgets import (
     QTreeWidgetItem,
 )
 
-from app.core.errors import UserError
+from app.core.errors import EXIT_CANCELLED, UserError
 from app.core.events import LogEvent, StepEvent
+from app.core.session import Stage
 from app.core.text import render
 from app.core.verify import Check, VerifyReport, check_from_step
 from app.gui.i18n import current_language
@@ -96,12 +100,10 @@ class VerifyPage(BasePage):
 
     def expected_accelerator(self) -> str | None:
         """The backend the install was for (cuda, rocm, mps, xpu), or None for a CPU build."""
-        rec = self.state.recommendation
-        backend = str(rec.backend).lower() if rec is not None else ""
-        return backend if backend in ("cuda", "rocm", "mps", "xpu") else None
+        return self.state.session.expected_accelerator
 
     def python(self):
-        res = self.state.install_result
+        res = self.state.session.install_result
         return res.python if res is not None else None
 
     # -- running --------------------------------------------------------------------------------
@@ -111,20 +113,16 @@ class VerifyPage(BasePage):
         python = self.python()
         self._clear_checks()
         self.diagnosis.clear()
-        self.state.verify_report = None
-        self.state.diagnosis = None
+        session = self.state.session
+        session.invalidate(Stage.VERIFY)
         if python is None:
             self._on_error(UserError(self.tr("There is no installed environment to verify."),
                                      hint=self.tr("Run the installation first.")))
             return
 
-        expect = self.expected_accelerator()
-
         def work(on_event, cancel):
-            from app.core.verify import run_verify
-
-            # Installed for an accelerator: "no accelerator" is then a failure, not a skip.
-            return run_verify(python, on_event=on_event, cancel=cancel, expect=expect)
+            # Installed for an accelerator: "no accelerator" is then a failure, not a skip (the session knows).
+            return session.verify(on_event=on_event, cancel=cancel)
 
         self._task = Task(work, self, name="verify")
         self._task.event.connect(self.on_event)
@@ -174,7 +172,6 @@ class VerifyPage(BasePage):
         item.setData(0, Qt.ItemDataRole.AccessibleTextRole, f"{title}: {self._word(key)}")
 
     def _on_report(self, report: VerifyReport) -> None:
-        self.state.verify_report = report
         if report.checks:  # the report is the truth: live rows that are not checks (facts) go
             self._clear_checks()
         for c in report.checks:
@@ -193,17 +190,14 @@ class VerifyPage(BasePage):
     def _on_error(self, err) -> None:
         self.error_panel.show_error(err)
         self._set_status(ERROR)
-        if self.python() is not None and getattr(err, "exit_code", 1) != 130:
+        if self.python() is not None and err.exit_code != EXIT_CANCELLED:
             self._diagnose()
 
     def _diagnose(self) -> None:
-        python = self.python()
-        report, verify = self.state.report, self.state.verify_report
+        session = self.state.session
 
         def work(on_event, cancel):
-            from app.core.doctor import diagnose
-
-            return diagnose(python, report=report, verify=verify, on_event=on_event, cancel=cancel)
+            return session.diagnose(on_event=on_event, cancel=cancel)
 
         self.diagnosis_title.setText(self.tr("Looking for the cause…"))
         self.diagnosis_title.setVisible(True)
@@ -213,12 +207,11 @@ class VerifyPage(BasePage):
             lambda e: self.diagnosis.setPlainText(self.tr("The diagnosis itself failed: {msg}").format(msg=e.message)))
         self._diag_task.start()
 
-    def _on_diagnosis(self, diag) -> None:
-        self.state.diagnosis = diag
+    def _on_diagnosis(self, _diag) -> None:
         self._show_diagnosis()
 
     def _show_diagnosis(self) -> None:
-        diag = self.state.diagnosis
+        diag = self.state.session.diagnosis
         if diag is None:
             return
         findings = list(diag.findings)
@@ -278,8 +271,8 @@ class VerifyPage(BasePage):
         if st == RUNNING:
             text = self.tr("Checking PyTorch inside the new environment…")
         elif st == PASSED:
-            report = self.state.verify_report
-            result = self.state.install_result
+            report = self.state.session.verify_report
+            result = self.state.session.install_result
             version = ((report.torch_version if report is not None else None)
                        or (result.torch_version if result is not None else None) or "")
             text = self.tr("PyTorch {version} works: {passed} checks passed, {skipped} skipped.").format(
