@@ -145,8 +145,9 @@ def plan(request: InstallRequest, report: SystemReport | None = None) -> Install
     what = _what(request, rec)
     python, python_notes = _python(request, env_path, what, report)
     index = _index(request, rec, what)
+    build_mb = rec.install_size_mb if rec is not None and not request.index_url else None  # the data's size
     estimate_mb, why = estimate(what.packages, backend, _build_backend(rec, what), index.find_links,
-                                what.manifest)
+                                what.manifest, build_mb)
     if request.existing:
         why = msg("install.estimate_upper_bound", "{why} (existing env: upper bound)", why=why)
     return InstallPlan(
