@@ -36,7 +36,7 @@ from app.core.text import Text, msg
 from app.core.wheels import parse_wheel
 
 __all__ = ["CACHE_FILE", "Build", "NewRelease", "Status", "check", "compare", "load_status", "newer_note",
-           "plan", "platform_of_tag", "save_status", "with_discovered"]
+           "plan", "platform_of_tag", "save_status", "with_discovered", "wizard_notes"]
 
 CACHE_FILE = "compat-status.json"
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
@@ -491,6 +491,17 @@ def plan(status: Status, data: CompatData) -> list[Text]:
                        "used differently: the data decides for them until it is refreshed (torch-setup compat "
                        "refresh)."))
     return out
+
+
+def wizard_notes() -> list[Text]:
+    """The wizard's line on newer releases (empty when the cached status knows of none)."""
+    from app.core.compat import load_compat
+
+    try:
+        note = newer_note(load_compat())
+    except BadInput:
+        return []
+    return [note] if note is not None else []
 
 
 def newer_note(data: CompatData, status: Status | None = None) -> Text | None:
