@@ -98,3 +98,20 @@ def test_every_new_row_names_its_source_and_date():
     checked = [v for r in DATA.releases for v in r.variants if v.provider == "amd" or v.wsl or v.install_mb]
     assert checked and all("2026-12-01" in v.source for v in checked)
     assert all("2026-12-01" in c.source for c in DATA.driver_ceilings)
+
+
+def test_an_amd_index_build_is_planned_with_pip_and_its_size(tmp_path):
+    """AMD's index answers 403 for torch's other dependencies: pip moves on to the default index, uv
+    stops there; the recommendation gives only a pip command, and the plan installs with pip."""
+    from app.core.install import InstallRequest, plan
+
+    gpu = {"vendor": "amd", "name": "AMD Radeon RX 7900 XTX"}
+    rec = recommend({"os": {"family": "windows", "version": "10.0.22631"}, "arch": "x86_64", "python": "3.13.1",
+                     "gpus": [gpu]}, DATA)
+    assert rec.variant == "rocm10.0-amd" and "uv" not in rec.commands
+    p = plan(InstallRequest(env_path=tmp_path / "env", recommendation=rec))
+    assert p.backend.installer == "pip" and p.index.torch_index == rec.index_url
+    assert p.packages[0] == "torch[device-gfx1100]==2.14.*"
+    assert 6000 <= p.estimate_mb < 8000
+    cpu = recommend({"os": {"family": "linux", "glibc": "2.39"}, "arch": "x86_64", "python": "3.12", "gpus": []}, DATA)
+    assert plan(InstallRequest(env_path=tmp_path / "env2", recommendation=cpu)).backend.installer == "uv"
