@@ -49,11 +49,12 @@ def argparse_suppress():
 
 def run(args) -> int:
     from app.core.compat import load_compat
-    from app.core.freshness import load_status, with_discovered
     from app.core.recommend import Choices, recommend
 
     data = load_compat(args.compat) if getattr(args, "compat", None) else load_compat()
-    if not getattr(args, "verified_only", False):
+    if not getattr(args, "verified_only", False) and _status_cached():
+        from app.core.freshness import load_status, with_discovered  # start-up: only when a status is cached
+
         data = with_discovered(data, load_status())  # releases found by `compat status`, marked assumed
     if args.from_report:
         from app.core.system import load_report
@@ -73,6 +74,13 @@ def run(args) -> int:
         return 0
     sys.stdout.write(render(rec) + "\n")
     return 0
+
+
+def _status_cached() -> bool:
+    from app.core.freshness import CACHE_FILE
+    from app.core.paths import cache_dir
+
+    return (cache_dir() / CACHE_FILE).is_file()
 
 
 def _quote(argv: Sequence[str]) -> str:

@@ -19,7 +19,6 @@ has no driver floor in the data is not used at all. ``recommend --verified-only`
 from __future__ import annotations
 
 import datetime
-import html.parser
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -30,8 +29,6 @@ from urllib.parse import unquote
 
 from app.core.compat import PLATFORMS, CompatData, Release, Variant, version_tuple
 from app.core.errors import BadInput
-from app.core.fetch import FetchError, get
-from app.core.indexes import display_url
 from app.core.text import Text, msg
 from app.core.wheels import parse_wheel
 
@@ -159,30 +156,37 @@ class Status:
 
 # ------------------------------------------------------------------------------ reading the index
 
-class _Links(html.parser.HTMLParser):
+def _link_names(text: str) -> list[str]:
     """The file names a PEP 503 page links to (the link text, else the href's last part)."""
+    import html.parser  # start-up: only `compat status` reads HTML pages
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: list[str] = []
-        self._href: str | None = None
-        self._text: list[str] = []
+    class Links(html.parser.HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.names: list[str] = []
+            self._href: str | None = None
+            self._text: list[str] = []
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "a":
-            self._href = dict(attrs).get("href") or ""
-            self._text = []
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag == "a":
+                self._href = dict(attrs).get("href") or ""
+                self._text = []
 
-    def handle_data(self, data: str) -> None:
-        if self._href is not None:
-            self._text.append(data)
+        def handle_data(self, data: str) -> None:
+            if self._href is not None:
+                self._text.append(data)
 
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "a" and self._href is not None:
-            text = "".join(self._text).strip()
-            href = self._href.split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
-            self.names.append(text if text.endswith(".whl") else unquote(href))
-            self._href = None
+        def handle_endtag(self, tag: str) -> None:
+            if tag == "a" and self._href is not None:
+                shown = "".join(self._text).strip()
+                href = self._href.split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+                self.names.append(shown if shown.endswith(".whl") else unquote(href))
+                self._href = None
+
+    parser = Links()
+    parser.feed(text)
+    parser.close()
+    return parser.names
 
 
 def file_names(body: bytes, content_type: str) -> list[str]:
@@ -194,10 +198,7 @@ def file_names(body: bytes, content_type: str) -> list[str]:
             return []
         files = doc.get("files") if isinstance(doc, dict) else None
         return [str(f.get("filename")) for f in files or [] if isinstance(f, dict) and f.get("filename")]
-    parser = _Links()
-    parser.feed(body.decode("utf-8", "replace"))
-    parser.close()
-    return parser.names
+    return _link_names(body.decode("utf-8", "replace"))
 
 
 def builds_of(names: Iterable[str], page_variant: str | None = None) -> list[Build]:
@@ -235,6 +236,8 @@ def _variants_of_interest(data: CompatData) -> list[str]:
 
 
 def _read(url: str, timeout: float, ca_bundle: str | None) -> tuple[list[str], str]:
+    from app.core.fetch import get  # start-up: urllib and ssl load only for `compat status`
+
     page = get(url, accept=ACCEPT, timeout=timeout, ca_bundle=ca_bundle)
     return file_names(page.body, page.content_type), page.content_type
 
@@ -243,6 +246,9 @@ def read_index(base: str, data: CompatData, *, timeout: float = 15.0,
                ca_bundle: str | None = None) -> tuple[list[Build], list[str], list[str]]:
     """(builds, pages read, errors): ``{base}/torch/`` when it answers, else one page per variant
     (the data's, and any the root page lists)."""
+    from app.core.fetch import FetchError
+    from app.core.indexes import display_url
+
     base = base.rstrip("/")
     pages: list[str] = []
     errors: list[str] = []
@@ -281,6 +287,8 @@ def read_index(base: str, data: CompatData, *, timeout: float = 15.0,
 def compare(builds: list[Build], data: CompatData, *, url: str, pages: Iterable[str] = (),
             errors: Iterable[str] = (), now: datetime.datetime | None = None) -> Status:
     """What ``builds`` (read from ``url``) say about ``data``."""
+    from app.core.indexes import display_url  # start-up: only when an index was read
+
     now = now or datetime.datetime.now(datetime.timezone.utc)
     known = {r.torch: r for r in data.releases}
     by_release: dict[str, list[Build]] = {}
@@ -328,6 +336,9 @@ def check(data: CompatData, url: str | None = None, *, timeout: float = 15.0, ca
     """Read the source (``url``, default ``[meta] status_url``), compare, and cache the result.
 
     Raises FetchError when the source cannot be read at all, BadInput for a URL that is not one."""
+    from app.core.fetch import FetchError
+    from app.core.indexes import display_url
+
     base = (url or data.status_url).strip()
     if not re.match(r"^https?://", base):
         raise BadInput(f"--index-url {display_url(base)!r} is not an http(s) URL",
