@@ -77,10 +77,10 @@ def run(args) -> int:
 
 
 def _status_cached() -> bool:
-    from app.core.freshness import CACHE_FILE
+    from app.core.compat import STATUS_CACHE
     from app.core.paths import cache_dir
 
-    return (cache_dir() / CACHE_FILE).is_file()
+    return (cache_dir() / STATUS_CACHE).is_file()
 
 
 def _quote(argv: Sequence[str]) -> str:

@@ -753,6 +753,7 @@ def build_data(docs: dict[str, dict[str, Any]], shown: Callable[[str], str], fol
 
 # ------------------------------------------------------------------------------- the per-user copy
 
+STATUS_CACHE = "compat-status.json"  # the last `compat status` result, in the per-user cache folder
 DOCUMENT = "compat-data.json"  # the signed document: {"format", "version", "date", "files": {name: text}}
 MARKER = "installed.json"  # written after verification: version, date, sha256 of the document, key id
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from app.core.compat import PLATFORMS, CompatData, Release, Variant, version_tuple
+from app.core.compat import PLATFORMS, STATUS_CACHE, CompatData, Release, Variant, version_tuple
 from app.core.errors import BadInput
 from app.core.text import Text, msg
 from app.core.wheels import parse_wheel
@@ -35,7 +35,7 @@ from app.core.wheels import parse_wheel
 __all__ = ["CACHE_FILE", "Build", "NewRelease", "Status", "check", "compare", "load_status", "newer_note",
            "plan", "platform_of_tag", "save_status", "with_discovered", "wizard_notes"]
 
-CACHE_FILE = "compat-status.json"
+CACHE_FILE = STATUS_CACHE
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 ACCEPT = f"{JSON_TYPE}, text/html;q=0.1"
 _LABEL = re.compile(r"^(cpu|xpu|cu\d{3,4}|rocm\d+(?:\.\d+)*)$")
