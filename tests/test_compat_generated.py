@@ -145,16 +145,17 @@ def _rocm_rows():
 @pytest.mark.parametrize("rel,v", list(_rocm_rows()))
 def test_every_gfx_target_is_served_and_others_are_not(rel, v):
     platform = v.platforms[0]
-    choices = Choices(variant=v.name, torch=rel.latest, python=rel.python_min)
+    python = v.python_range(rel)[0]  # the build's own range (AMD's Windows ROCm 10.0: Python 3.13 only)
+    choices = Choices(variant=v.name, torch=rel.latest, python=python)
     for gfx in v.gfx:
         gpu = {"vendor": "amd", "name": f"Synthetic {gfx}", "gfx_target": gfx}
-        rec = recommend(_report(platform, [gpu], python=rel.python_min), DATA, choices)
+        rec = recommend(_report(platform, [gpu], python=python), DATA, choices)
         assert (rec.backend, rec.variant, rec.torch_version) == ("rocm", v.name, rel.latest)
         assert rec.env_vars == {}, "a listed target never needs an override"
     for gfx in ("gfx803", "gfx1250" if "gfx1250" not in v.gfx else "gfx1013"):
         gpu = {"vendor": "amd", "name": f"Synthetic {gfx}", "gfx_target": gfx}
         with pytest.raises(BadInput):
-            recommend(_report(platform, [gpu], python=rel.python_min), DATA, choices)
+            recommend(_report(platform, [gpu], python=python), DATA, choices)
 
 
 @pytest.mark.parametrize("rel", DATA.releases, ids=[r.torch for r in DATA.releases])

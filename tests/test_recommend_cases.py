@@ -76,7 +76,8 @@ def test_python_override_forms_and_packages_as_text():
 @pytest.mark.parametrize("choices,fragment", [
     (Choices(backend="tpu"), "is not one of"),
     (Choices(backend="rocm", variant="cu126"), "is a cuda build"),
-    (Choices(variant="rocm-therock"), "no such build exists"),
+    (Choices(variant="rocm10.0-amd"), "no such build exists"),
+    (Choices(variant="rocm-therock"), "is not a build the compatibility data knows"),
     (Choices(packages=["torch>=2"]), "pin torch with --torch"),
     (Choices(packages=["torchvision==0.20"]), "pinned to match torch automatically"),
     (Choices(packages=["not a package!"]), "is not a package name"),
@@ -124,7 +125,9 @@ def test_amd_on_windows_with_backend_rocm_uses_amds_index():
     rep = SystemReport.from_dict({"os": {"family": "windows"}, "arch": "x86_64", "python": "3.12",
                                   "gpus": [{"vendor": "amd", "name": "AMD Radeon RX 6800 XT"}]})
     rec = recommend(rep, DATA, Choices(backend="rocm"))
-    assert rec.variant == "rocm-therock" and rec.index_url.startswith("https://repo.amd.com/")
+    # gfx1030 is not in AMD's ROCm 10.0 Windows packages; asking for ROCm opens AMD's ROCm 7.14 index
+    assert rec.variant == "rocm7.14-amd" and rec.index_url.startswith("https://repo.amd.com/")
+    assert rec.command[2].startswith("torch[device-gfx1030]==") and "--extra-index-url" in rec.command
     assert any("not built or validated by the PyTorch team" in w for w in rec.texts().warnings)
     assert rec.env_vars == {}
 

@@ -46,9 +46,13 @@ def _all_scenario_reports() -> list[tuple[str, SystemReport]]:
 
 
 def _chinese(text: str) -> bool:
-    """Chinese words, and no English sentence left in it (commands, names and numbers may stay; so does
-    the compat data's own note on Jetson boards, which is data, not one of the engine's sentences)."""
-    bare = text.replace(load_compat().jetson_note, " ")
+    """Chinese words, and no English sentence left in it (commands, names and numbers may stay; so do
+    the compat data's own notes: on Jetson boards, and why a row's facts are assumed, which are data,
+    not the engine's sentences)."""
+    data = load_compat()
+    bare = text.replace(data.jetson_note, " ")
+    for note in {v.assumed for r in data.releases for v in r.variants if v.assumed}:
+        bare = bare.replace(note, " ")
     bare = re.sub(r"'[^']*'|--\S+|\S+/\S+|\S+\.\S+", " ", bare)  # quoted commands, options, paths, URLs
     return bool(CJK.search(text)) and not ENGLISH.search(bare)
 

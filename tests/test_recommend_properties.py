@@ -66,7 +66,7 @@ def test_never_a_wheel_that_cannot_run(m):
     assert len(rows) == 1, (rec.variant, plat)
     v = rows[0]
     py = rec.env_python or m["python"]["version"]
-    assert rel.python_ok(py)
+    assert v.python_ok(rel, py)
     fam = m["os"]["family"]
     if fam == "linux":
         assert version_tuple(m["os"]["glibc"]) >= version_tuple(v.glibc_min or rel.glibc_min)
@@ -83,7 +83,9 @@ def test_never_a_wheel_that_cannot_run(m):
             assert g.compute_capability not in DATA.tegra
             assert _runs(g.compute_capability, v.arch), (g, v.name, v.arch)
     if v.backend == "rocm":
-        assert fam == "linux" or v.explicit
+        assert fam == "linux" or v.provider == "amd"  # ROCm on Windows: AMD's own index only
+        if v.device_extra:  # AMD's index: plain torch is host-only, so every pin carries the GPUs' extras
+            assert all(f"device-{g.gfx_target}" in rec.command[2] for g in rec.served_gpus)
         for g in rec.served_gpus:
             if g.gfx_target not in v.gfx:
                 assert "HSA_OVERRIDE_GFX_VERSION" in rec.env_vars and not v.therock

@@ -99,17 +99,43 @@ def test_scenario(path: Path):
         assert any(exp["warning"] in w for w in rec.texts().warnings), rec.texts().warnings
     if "package" in exp:
         assert exp["package"] in rec.packages and exp["package"] in rec.command
+    words = rec.texts()
+    said = list(words.reasons) + list(words.warnings)
+    for fragment in exp.get("reasons", []):
+        assert any(fragment in r for r in words.reasons), (fragment, words.reasons)
+    for fragment in exp.get("warnings", []):
+        assert any(fragment in w for w in words.warnings), (fragment, words.warnings)
+    for fragment in exp.get("absent", []):  # what must never be said (e.g. advice past a driver ceiling)
+        assert not any(fragment in t for t in said), (fragment, said)
+    if exp.get("no_driver_upgrade"):
+        assert rec.driver_upgrade is None, rec.driver_upgrade
+    if "command" in exp:
+        assert exp["command"] in " ".join(rec.command), rec.command
+    if "facts_assumed" in exp:
+        assert rec.facts_assumed is exp["facts_assumed"]
+        assert any("assumed" in r for r in words.reasons) is exp["facts_assumed"], words.reasons
+    if "vendor_name" in exp:
+        assert any(f"({exp['vendor_name']})" in r for r in words.reasons), words.reasons
     # every answer is self-consistent
     # the torch pin names the exact build: the PyTorch index's local tag on Linux and Windows,
     # so that another index or a wheel folder can never swap in a different build
     tagged = (rec.index_url.startswith("https://download.pytorch.org/")
               and rec.platform.startswith(("linux-", "windows-")))
-    pin = f"torch=={rec.torch_version}" + (f"+{rec.index_url.rstrip('/').rsplit('/', 1)[-1]}" if tagged else "")
-    assert rec.command[:2] == ("pip", "install") and pin in rec.command and pin in rec.packages
+    assert rec.command[:2] == ("pip", "install")
+    if rec.variant.endswith("-amd"):
+        # AMD's own index: torch with the GPUs' device extras (plain torch there is host-only), the
+        # index beside the default one (it answers 403 for torch's other dependencies), no uv form
+        extras = ",".join(sorted({f"device-{g.gfx_target}" for g in rec.served_gpus}))
+        assert rec.command[2].startswith(f"torch[{extras}]==") and rec.command[2] in rec.packages
+        assert rec.command[-2:] == ("--extra-index-url", rec.index_url) and "--index-url" not in rec.command
+        assert "uv" not in rec.commands
+    else:
+        pin = f"torch=={rec.torch_version}" + (f"+{rec.index_url.rstrip('/').rsplit('/', 1)[-1]}" if tagged else "")
+        assert pin in rec.command and pin in rec.packages
+        assert rec.command.count("--index-url") <= 1 and "--extra-index-url" not in rec.command
     if rec.index_url.startswith("https://download.pytorch.org/"):
         assert rec.command[-2:] == ("--index-url", rec.index_url)
         assert rec.index_url.endswith("/" + rec.variant)
-    assert rec.command.count("--index-url") <= 1 and "--extra-index-url" not in rec.command
     assert rec.compat_data_version == data.version
     assert any(data.version in r for r in rec.texts().reasons)
     # the GUI's Change… dialog offers the chosen build as valid

@@ -92,6 +92,67 @@ def test_windows_form_is_compared_as_the_nvidia_number():
 
 # ----------------------------------------------------------------------- visible devices
 
+# ------------------------------------------------------------------ driver ceilings
+
+DATA = load_compat(bundled=True)
+
+
+@given(device=ccs)
+def test_driver_ceiling_is_r580_exactly_for_maxwell_pascal_volta(device):
+    """R580 is the last branch for CC 5.x, 6.x, 7.0/7.2 (drivers.toml); Kepler has no row, Turing and newer none."""
+    cc = f"{device[0]}.{device[1]}"
+    ceiling = cuda.driver_ceiling(cc, DATA)
+    old = device[0] in (5, 6) or device in ((7, 0), (7, 1), (7, 2))
+    assert (ceiling is not None) == old
+    if ceiling is not None:
+        assert (ceiling.branch, ceiling.beyond) == ("580", "590")
+        assert ceiling.architecture == {5: "Maxwell", 6: "Pascal", 7: "Volta"}[device[0]]
+
+
+@given(device=ccs, major=st.integers(400, 700), minor=st.integers(0, 99))
+def test_advice_never_goes_past_the_ceiling(device, major, minor):
+    """A driver may be advised only below the next branch; a driver of that branch or newer is past it."""
+    ceiling = cuda.driver_ceiling(f"{device[0]}.{device[1]}", DATA)
+    driver = f"{major}.{minor:02d}"
+    allowed = cuda.capped_driver(driver, [ceiling])
+    if ceiling is None:
+        assert allowed
+    else:
+        assert allowed == (major < 590)
+        assert cuda.above_ceiling(driver, ceiling) == (major >= 590)
+
+
+@pytest.mark.parametrize("driver,above", [("580.95.05", False), ("581.57", False), ("590.48.01", True),
+                                          ("595.71.05", True), ("32.0.15.8157", False), ("32.0.15.9144", True),
+                                          ("garbage", None)])
+def test_ceiling_reads_every_driver_form(driver, above):
+    assert cuda.above_ceiling(driver, cuda.driver_ceiling("6.1", DATA)) is above
+
+
+@given(device=ccs)
+def test_the_engine_never_advises_a_driver_past_a_served_gpus_ceiling(device):
+    from app.core.recommend import recommend
+
+    cc = f"{device[0]}.{device[1]}"
+    report = {"os": {"family": "linux", "glibc": "2.39"}, "arch": "x86_64", "python": {"version": "3.12.1"},
+              "gpus": [{"vendor": "nvidia", "name": "GPU", "compute_capability": cc, "driver_version": "470.57.02"}]}
+    rec = recommend(report, DATA)
+    for g in rec.served_gpus:
+        ceiling = cuda.driver_ceiling(g.compute_capability, DATA)
+        if ceiling is not None and rec.driver_upgrade is not None:
+            assert cuda.capped_driver(rec.driver_upgrade.driver, [ceiling]), rec.driver_upgrade
+
+
+@pytest.mark.parametrize("cc,platform,last", [("6.1", "linux-x86_64", "2.14.1"), ("7.0", "windows-x86_64", "2.14.1"),
+                                              ("3.7", "linux-x86_64", "2.7.1"), ("8.9", "linux-x86_64", "2.15.0"),
+                                              ("3.5", "linux-x86_64", None)])
+def test_last_release_built_for_a_capability(cc, platform, last):
+    found = cuda.last_release(cc, platform, DATA)
+    assert (found[0].latest if found else None) == last
+
+
+# ------------------------------------------------------------------ visible devices
+
 @given(n=st.integers(0, 8), tokens=st.lists(st.integers(0, 12), min_size=1, max_size=6))
 def test_visible_indices_stop_at_the_first_invalid_entry(n, tokens):
     value = ",".join(map(str, tokens))

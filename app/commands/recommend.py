@@ -34,6 +34,9 @@ def register(sub) -> None:
     p.add_argument("--packages", metavar="P", nargs="+",
                    help="packages to install with torch: torchvision / torchaudio are pinned to match; "
                         "others come from your default index in a second step")
+    p.add_argument("--verified-only", action="store_true",
+                   help="use only the compatibility data: ignore newer releases that `torch-setup compat status` "
+                        "found on the index (their facts are assumed)")
     p.add_argument("--compat", metavar="DIR", help=argparse_suppress())
     p.set_defaults(func=run)
 
@@ -45,13 +48,14 @@ def argparse_suppress():
 
 
 def run(args) -> int:
+    from app.core.compat import load_compat
     from app.core.recommend import Choices, recommend
 
-    data = None
-    if getattr(args, "compat", None):
-        from app.core.compat import load_compat
+    data = load_compat(args.compat) if getattr(args, "compat", None) else load_compat()
+    if not getattr(args, "verified_only", False) and _status_cached():
+        from app.core.freshness import load_status, with_discovered  # start-up: only when a status is cached
 
-        data = load_compat(args.compat)
+        data = with_discovered(data, load_status())  # releases found by `compat status`, marked assumed
     if args.from_report:
         from app.core.system import load_report
 
@@ -70,6 +74,13 @@ def run(args) -> int:
         return 0
     sys.stdout.write(render(rec) + "\n")
     return 0
+
+
+def _status_cached() -> bool:
+    from app.core.compat import STATUS_CACHE
+    from app.core.paths import cache_dir
+
+    return (cache_dir() / STATUS_CACHE).is_file()
 
 
 def _quote(argv: Sequence[str]) -> str:

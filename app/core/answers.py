@@ -36,8 +36,8 @@ INSTALLERS = ("uv", "pip")
 REPORT_FORMATS = ("json", "md", "html")
 BENCH_DEVICES = ("auto", "cpu", "cuda", "mps", "xpu")
 BENCH_DTYPES = ("fp32", "tf32", "fp16", "bf16")
-# A wheel variant as the compat data names it: cpu, cu118, cu126, rocm6.4, rocm-therock, xpu, mps.
-_VARIANT_RE = re.compile(r"^(cpu|xpu|mps|cu\d{3}|rocm\d+\.\d+(\.\d+)?|rocm-[a-z]+)$")
+# A wheel variant as the compat data names it: cpu, cu118, cu126, rocm6.4, rocm10.0-amd (AMD's index), xpu, mps.
+_VARIANT_RE = re.compile(r"^(cpu|xpu|mps|cu\d{3}|rocm\d+\.\d+(\.\d+)?(-amd)?|rocm-[a-z]+)$")
 _PY_MINOR_RE = re.compile(r"^3\.\d{1,2}$")
 HELP_HINT = "see resources/answers.example.toml for every key and its allowed values"
 

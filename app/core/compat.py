@@ -57,7 +57,7 @@ def cc_tuple(text: str) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class Variant:
-    name: str  # cu126, rocm6.4, xpu, cpu, mps, rocm-therock
+    name: str  # cu126, rocm6.4, xpu, cpu, mps, rocm10.0-amd
     backend: str
     platforms: tuple[str, ...]
     index_url: str
@@ -72,6 +72,15 @@ class Variant:
     glibc_min: str | None = None  # overrides the release's
     macos_min: str | None = None  # oldest macOS the wheel installs on
     mps_macos_min: str | None = None  # oldest macOS on which MPS is usable
+    provider: str = "pytorch"  # who builds and hosts it: pytorch (download.pytorch.org / PyPI) | amd
+    device_extra: str = ""  # "device-{gfx}": torch is installed as torch[device-gfx1100] (AMD's indexes)
+    python_min: str | None = None  # overrides the release's Python range for this build
+    python_max: str | None = None
+    windows_min: str | None = None  # oldest Windows build ("10.0.22000" = Windows 11)
+    install_mb: int | None = None  # installed size of torch + its runtime, when it differs from the backend's
+    wsl: bool = False  # validated on WSL2 (Intel XPU from 2.14)
+    assumed: str = ""  # why this row's facts are assumed, not confirmed ("" = confirmed)
+    like: str = ""  # a build found on the index only: the known build its facts come from ("2.15 cu132")
 
     @property
     def cuda_major(self) -> int | None:
@@ -81,12 +90,24 @@ class Variant:
     def arch_tuples(self) -> tuple[tuple[int, int], ...]:
         return tuple(cc_tuple(a) for a in self.arch)
 
+    def python_range(self, rel: Release) -> tuple[str, str]:
+        """The Python range of this build of ``rel`` (the build's own, else the release's)."""
+        return self.python_min or rel.python_min, self.python_max or rel.python_max
+
+    def python_ok(self, rel: Release, minor: str) -> bool:
+        lo, hi = self.python_range(rel)
+        try:
+            v = version_tuple(minor)[:2]
+        except ValueError:
+            return False
+        return version_tuple(lo) <= v <= version_tuple(hi)
+
     def label(self) -> str:
         """The build's name in English ("CUDA 12.6"); sentences use recommend.words.build_label."""
         if self.backend == "cuda":
             return f"CUDA {self.cuda}"
         if self.backend == "rocm":
-            return f"ROCm {self.rocm}" + (" (AMD TheRock)" if self.name == "rocm-therock" else "")
+            return f"ROCm {self.rocm}" + (" (AMD's index)" if self.provider == "amd" else "")
         if self.backend == "xpu":
             return "Intel XPU"
         if self.backend == "mps":
@@ -107,6 +128,9 @@ class Release:
     companions: dict[str, str]  # torchvision -> "0.29.1" ("" = none published)
     companions_source: str
     variants: tuple[Variant, ...]
+    assumed: str = ""  # a release found on the index, not in the data: why its facts are assumed
+    found_at: str = ""  # where it was found (the index URL), for a release that is not in the data
+    found_on: str = ""  # when (YYYY-MM-DD)
 
     @property
     def key(self) -> tuple[int, int]:
@@ -134,6 +158,37 @@ class DriverFloor:
     linux: str
     windows: str
     source: str
+
+
+@dataclass(frozen=True)
+class DriverCeiling:
+    """The newest NVIDIA driver branch that still supports an architecture (drivers.toml
+    ``[[arch_ceiling]]``): a GPU of compute capability ``cc_min``..``cc_max`` runs no driver of a
+    newer branch."""
+
+    architecture: str  # Maxwell, Pascal, Volta
+    cc_min: str
+    cc_max: str
+    branch: str  # "580": the last branch that supports it
+    beyond: str  # "590": the first branch that no longer does
+    source: str
+
+    def covers(self, cc: tuple[int, int]) -> bool:
+        return cc_tuple(self.cc_min) <= cc <= cc_tuple(self.cc_max)
+
+
+@dataclass(frozen=True)
+class PciVendor:
+    """A GPU maker by its PCI vendor id (hardware.toml ``[[pci_vendor]]``)."""
+
+    id: str  # "10de" (lowercase hex)
+    vendor: str  # the SystemReport's vendor key: nvidia, amd, intel, apple, qualcomm, ...
+    name: str  # for people: "NVIDIA", "Moore Threads"
+    backend: str  # the PyTorch build family that serves it here ("" = none from pytorch.org)
+    source: str
+    acpi: str = ""  # the ACPI vendor id Windows shows for SoC GPUs (QCOM for Adreno)
+    accelerator: bool = False  # a compute card in PCI class 12h (processing accelerator), not 03h
+    names: tuple[str, ...] = ()  # words in an adapter's name that give the maker away ("adreno")
 
 
 @dataclass(frozen=True)
@@ -187,6 +242,11 @@ class CompatData:
     folder: str = ""
     index_pattern: str = "https://download.pytorch.org/whl/{variant}"
     extra: dict[str, Any] = field(default_factory=dict)
+    driver_ceilings: tuple[DriverCeiling, ...] = ()
+    pci_vendors: tuple[PciVendor, ...] = ()
+    status_url: str = "https://download.pytorch.org/whl"  # where `compat status` looks for torch releases
+    refresh_url: str = ""  # where this project publishes newer signed data ("" = not configured)
+    origin: str = "bundled"  # bundled | downloaded (a verified per-user copy, app.core.compat_refresh)
 
     @property
     def newest(self) -> Release:
@@ -208,6 +268,15 @@ class CompatData:
 
     def describe(self) -> str:
         return f"compat data {self.version} ({self.date})"
+
+    def vendor_row(self, vendor: str) -> PciVendor | None:
+        """The PCI vendor row of a report's vendor key (``qualcomm``), or None."""
+        return next((p for p in self.pci_vendors if p.vendor == vendor), None)
+
+    def vendor_name(self, vendor: str) -> str:
+        """A vendor key in words: ``moorethreads`` -> ``Moore Threads``; unknown keys as given."""
+        row = self.vendor_row(vendor)
+        return row.name if row else (vendor[:1].upper() + vendor[1:] if vendor else "?")
 
 
 # ------------------------------------------------------------------------------- loading
@@ -336,18 +405,54 @@ def _variant(ctx: _Ctx, rel: str, v: object, index_pattern: str, n: int) -> Vari
     for key in ("arch", "gfx", "cuda", "rocm"):
         if key in v and key not in kw:
             ctx.fail(row, f"'{key}' does not belong to a {backend} variant")
-    for key in ("glibc_min", "macos_min", "mps_macos_min"):
+    for key in ("glibc_min", "macos_min", "mps_macos_min", "windows_min"):
         if key in v:
             kw[key] = _ver(ctx, row, key, v[key])
     if backend == "mps" and (set(plats) != {"macos-arm64"} or "mps_macos_min" not in v):
         ctx.fail(row, "an mps variant is for macos-arm64 only and needs 'mps_macos_min'")
+    kw.update(_variant_extras(ctx, row, v, backend))
     known = {"name", "backend", "platforms", "index", "cuda", "arch", "ptx", "rocm", "gfx", "therock",
-             "explicit", "glibc_min", "macos_min", "mps_macos_min", "source"}
+             "explicit", "glibc_min", "macos_min", "mps_macos_min", "source", "provider", "device_extra",
+             "python_min", "python_max", "windows_min", "install_mb", "wsl", "assumed"}
     unknown = sorted(set(v) - known)
     if unknown:
         ctx.fail(row, f"unknown field(s) {', '.join(map(repr, unknown))}")
     return Variant(name=name, backend=backend, platforms=tuple(plats), index_url=index, source=source,
                    explicit=bool(v.get("explicit", False)), **kw)
+
+
+PROVIDERS = ("pytorch", "amd")
+
+
+def _variant_extras(ctx: _Ctx, row: str, v: dict[str, Any], backend: str) -> dict[str, Any]:
+    """The optional fields of a build row: who hosts it, its extra, its own Python range, ..."""
+    kw: dict[str, Any] = {}
+    provider = v.get("provider", "pytorch")
+    if provider not in PROVIDERS:
+        ctx.fail(row, f"'provider' {provider!r} is not one of {', '.join(PROVIDERS)}")
+    kw["provider"] = provider
+    extra = v.get("device_extra", "")
+    if extra:
+        if backend != "rocm" or not isinstance(extra, str) or not re.fullmatch(r"[a-z0-9-]*\{gfx\}[a-z0-9-]*", extra):
+            ctx.fail(row, f"'device_extra' {extra!r} must look like device-{{gfx}} (ROCm builds only)")
+        kw["device_extra"] = extra
+    for key in ("python_min", "python_max"):
+        if key in v:
+            if not isinstance(v[key], str) or not _MINOR_RE.match(v[key]):
+                ctx.fail(row, f"'{key}' {v[key]!r} is not a Python version like 3.12")
+            kw[key] = v[key]
+    if "python_min" in kw and "python_max" in kw and version_tuple(kw["python_min"]) > version_tuple(kw["python_max"]):
+        ctx.fail(row, f"'python_min' {kw['python_min']} is newer than 'python_max' {kw['python_max']}")
+    if "install_mb" in v:
+        mb = v["install_mb"]
+        if not isinstance(mb, int) or isinstance(mb, bool) or not 100 <= mb <= 100_000:
+            ctx.fail(row, f"'install_mb' {mb!r} is not a size in MB (100..100000)")
+        kw["install_mb"] = mb
+    if "wsl" in v:
+        kw["wsl"] = bool(_req(ctx, row, v, "wsl", bool))
+    if "assumed" in v:
+        kw["assumed"] = _req(ctx, row, v, "assumed")
+    return kw
 
 
 # long: one validation per field of a release row, each naming the row at fault
@@ -425,8 +530,20 @@ def _releases(doc: dict[str, Any], ctx: _Ctx) -> tuple[dict[str, Any], tuple[Rel
                            companions_source=str(r.get("companions_source", "")), variants=variants))
     out.sort(key=lambda rel: rel.key, reverse=True)
     meta_out = {"version": version, "date": date, "python_preference": tuple(prefs),
-                "index_pattern": index_pattern}
+                "index_pattern": index_pattern, **_meta_urls(ctx, meta)}
     return meta_out, tuple(out)
+
+
+def _meta_urls(ctx: _Ctx, meta: dict[str, Any]) -> dict[str, Any]:
+    """Where freshness looks (``status_url``) and where newer data is published (``refresh_url``)."""
+    out: dict[str, Any] = {}
+    for key in ("status_url", "refresh_url"):
+        if key in meta:
+            url = meta[key]
+            if not isinstance(url, str) or (url and not url.startswith("https://")):
+                ctx.fail("[meta]", f"'{key}' {url!r} is not an https:// URL")
+            out[key] = url
+    return out
 
 
 def _drivers(doc: dict[str, Any], ctx: _Ctx) -> tuple[dict[int, DriverFloor], dict[str, Toolkit]]:
@@ -456,6 +573,30 @@ def _drivers(doc: dict[str, Any], ctx: _Ctx) -> tuple[dict[int, DriverFloor], di
         win = _ver(ctx, row, "windows", r.get("windows", ""), allow_empty=True)
         toolkits[cuda] = Toolkit(cuda, lin, win, _req(ctx, row, r, "source"))
     return floors, toolkits
+
+
+def _ceilings(doc: dict[str, Any], ctx: _Ctx) -> tuple[DriverCeiling, ...]:
+    out: list[DriverCeiling] = []
+    for i, r in enumerate(doc.get("arch_ceiling") or []):
+        row = f"arch_ceiling {r.get('architecture', '#' + str(i + 1)) if isinstance(r, dict) else '#' + str(i + 1)}"
+        if not isinstance(r, dict):
+            ctx.fail(row, "must be a table")
+        lo, hi = _req(ctx, row, r, "cc_min"), _req(ctx, row, r, "cc_max")
+        for key, val in (("cc_min", lo), ("cc_max", hi)):
+            if not _CC_RE.match(val):
+                ctx.fail(row, f"'{key}' {val!r} is not a compute capability")
+        if cc_tuple(lo) > cc_tuple(hi):
+            ctx.fail(row, f"'cc_min' {lo} is above 'cc_max' {hi}")
+        branch = _ver(ctx, row, "branch", _req(ctx, row, r, "branch"))
+        beyond = _ver(ctx, row, "beyond", _req(ctx, row, r, "beyond"))
+        if version_tuple(beyond) <= version_tuple(branch):
+            ctx.fail(row, f"'beyond' {beyond} must be a newer branch than 'branch' {branch}")
+        ceiling = DriverCeiling(_req(ctx, row, r, "architecture"), lo, hi, branch, beyond,
+                                _req(ctx, row, r, "source"))
+        if any(c.covers(cc_tuple(lo)) or c.covers(cc_tuple(hi)) for c in out):
+            ctx.fail(row, "overlaps another arch_ceiling row")
+        out.append(ceiling)
+    return tuple(out)
 
 
 def _hardware(doc: dict[str, Any], ctx: _Ctx) -> dict[str, Any]:
@@ -515,7 +656,37 @@ def _hardware(doc: dict[str, Any], ctx: _Ctx) -> dict[str, Any]:
     out["intel_families"] = tuple(fams)
     jet = doc.get("jetson") or {}
     out["jetson_note"] = str(jet.get("note", "")) if isinstance(jet, dict) else ""
+    out["pci_vendors"] = _pci_vendors(doc, ctx)
     return out
+
+
+def _pci_vendors(doc: dict[str, Any], ctx: _Ctx) -> tuple[PciVendor, ...]:
+    out: list[PciVendor] = []
+    for i, r in enumerate(doc.get("pci_vendor") or []):
+        row = f"pci_vendor {r.get('id', '#' + str(i + 1)) if isinstance(r, dict) else '#' + str(i + 1)}"
+        if not isinstance(r, dict):
+            ctx.fail(row, "must be a table")
+        vid = _req(ctx, row, r, "id").lower()
+        if not re.fullmatch(r"[0-9a-f]{4}", vid):
+            ctx.fail(row, f"'id' {vid!r} is not a 4-digit hexadecimal PCI vendor id")
+        vendor = _req(ctx, row, r, "vendor")
+        if not re.fullmatch(r"[a-z][a-z0-9]*", vendor):
+            ctx.fail(row, f"'vendor' {vendor!r} must be a lowercase word (the report's vendor key)")
+        backend = r.get("backend", "")
+        if backend not in ("", *BACKENDS):
+            ctx.fail(row, f"'backend' {backend!r} is not one of {', '.join(BACKENDS)} (or \"\")")
+        acpi = r.get("acpi", "")
+        if not isinstance(acpi, str) or (acpi and not re.fullmatch(r"[A-Z0-9]{3,4}", acpi)):
+            ctx.fail(row, f"'acpi' {acpi!r} is not an ACPI vendor id like QCOM")
+        if any(p.id == vid for p in out):
+            ctx.fail(row, "appears twice")
+        accel = bool(_req(ctx, row, r, "accelerator", bool)) if "accelerator" in r else False
+        names = r.get("names", [])
+        if not isinstance(names, list) or not all(isinstance(n, str) and n and n == n.lower() for n in names):
+            ctx.fail(row, f"'names' must be a list of lowercase words, got {names!r}")
+        out.append(PciVendor(vid, vendor, _req(ctx, row, r, "name"), backend, _req(ctx, row, r, "source"), acpi,
+                             accel, tuple(names)))
+    return tuple(out)
 
 
 _CACHE: dict[str, CompatData] = {}
@@ -527,9 +698,20 @@ def default_folder() -> Path:
     return resources_dir() / "compat"
 
 
-def load_compat(path: str | os.PathLike[str] | None = None) -> CompatData:
-    """Read and validate the compatibility data from ``path`` (a folder; default
-    ``resources/compat``). Raises BadInput naming the file and row at fault."""
+def load_compat(path: str | os.PathLike[str] | None = None, *, bundled: bool = False) -> CompatData:
+    """Read and validate the compatibility data from ``path`` (a folder). Raises BadInput naming
+    the file and row at fault.
+
+    Without ``path``: a verified newer per-user copy (installed by ``torch-setup compat refresh``,
+    :mod:`app.core.compat_refresh`) when there is one, else the bundled ``resources/compat``. The
+    per-user copy is skipped with ``bundled=True`` or ``TORCH_SETUP_COMPAT=bundled``, and whenever
+    it is not newer than the bundled data, its digest does not match what was verified, or it
+    fails validation: the bundled data is always the fallback.
+    """
+    if path is None and not bundled and os.environ.get("TORCH_SETUP_COMPAT", "").strip().lower() != "bundled":
+        user = downloaded_copy()
+        if user is not None:
+            return user
     folder = Path(path) if path is not None else default_folder()
     if folder.is_file():
         folder = folder.parent
@@ -541,19 +723,113 @@ def load_compat(path: str | os.PathLike[str] | None = None) -> CompatData:
                        hint="Reinstall the assistant, or point it at a folder holding "
                             + ", ".join(FILES) + ".")
     docs = {name: _read(folder, name, _shown(folder, name)) for name in FILES}
-    meta, releases = _releases(docs["releases.toml"], _Ctx(_shown(folder, "releases.toml")))
-    dctx = _Ctx(_shown(folder, "drivers.toml"))
+    data = build_data(docs, lambda name: _shown(folder, name), str(folder), "bundled")
+    _CACHE[key] = data
+    return data
+
+
+def build_data(docs: dict[str, dict[str, Any]], shown: Callable[[str], str], folder: str,
+               origin: str) -> CompatData:
+    """Validate the three parsed files (``docs``: file name -> TOML document) into CompatData.
+    ``shown(name)`` names a file in error messages."""
+    meta, releases = _releases(docs["releases.toml"], _Ctx(shown("releases.toml")))
+    dctx = _Ctx(shown("drivers.toml"))
     floors, toolkits = _drivers(docs["drivers.toml"], dctx)
+    ceilings = _ceilings(docs["drivers.toml"], dctx)
     for rel in releases:
         for v in rel.variants:
             if v.backend == "cuda" and v.cuda_major not in floors:
-                _Ctx(_shown(folder, "releases.toml")).fail(
+                _Ctx(shown("releases.toml")).fail(
                     f"release {rel.torch}, variant {v.name}",
                     f"CUDA {v.cuda} has no driver floor for CUDA {v.cuda_major}.x in drivers.toml")
-    hw = _hardware(docs["hardware.toml"], _Ctx(_shown(folder, "hardware.toml")))
-    data = CompatData(version=meta["version"], date=meta["date"], releases=releases, driver_floors=floors,
+    hw = _hardware(docs["hardware.toml"], _Ctx(shown("hardware.toml")))
+    return CompatData(version=meta["version"], date=meta["date"], releases=releases, driver_floors=floors,
                       toolkits=toolkits, python_preference=meta["python_preference"],
-                      index_pattern=meta["index_pattern"], folder=str(folder), **hw)
+                      index_pattern=meta["index_pattern"], folder=folder, driver_ceilings=ceilings,
+                      status_url=meta.get("status_url", "https://download.pytorch.org/whl"),
+                      refresh_url=meta.get("refresh_url", ""), origin=origin,
+                      **hw)
+
+
+# ------------------------------------------------------------------------------- the per-user copy
+
+STATUS_CACHE = "compat-status.json"  # the last `compat status` result, in the per-user cache folder
+DOCUMENT = "compat-data.json"  # the signed document: {"format", "version", "date", "files": {name: text}}
+MARKER = "installed.json"  # written after verification: version, date, sha256 of the document, key id
+
+
+def user_folder() -> Path:
+    """Where ``compat refresh`` installs verified data: ``<data dir>/compat``."""
+    from app.core.paths import data_dir
+
+    return data_dir() / "compat"
+
+
+def data_version_key(version: str) -> tuple[int, ...]:
+    """``"2026.11.30"`` -> (2026, 11, 30); anything else sorts first."""
+    try:
+        return version_tuple(version.replace("-", "."))
+    except ValueError:
+        return (0,)
+
+
+def bundled_version() -> str:
+    """The bundled data's ``[meta] version``, read from the head of releases.toml (no full parse)."""
+    try:
+        with open(default_folder() / "releases.toml", encoding="utf-8") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return ""
+    m = re.search(r'(?m)^version\s*=\s*"([^"]+)"', head)
+    return m.group(1) if m else ""
+
+
+def parse_document(raw: bytes, shown: str) -> dict[str, dict[str, Any]]:
+    """The three TOML documents inside a data document (JSON); BadInput when it is not one."""
+    import json
+
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BadInput(f"{shown}: not a compatibility data document ({exc})") from None
+    files = doc.get("files") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or doc.get("format") != 1 or not isinstance(files, dict):
+        raise BadInput(f"{shown}: not a compatibility data document (format 1 with 'files')")
+    out: dict[str, dict[str, Any]] = {}
+    for name in FILES:
+        text = files.get(name)
+        if not isinstance(text, str):
+            raise BadInput(f"{shown}: {name} is missing from the document")
+        try:
+            out[name] = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise BadInput(f"{shown}: {name}: not valid TOML ({exc})") from None
+    return out
+
+
+def downloaded_copy() -> CompatData | None:
+    """The verified per-user copy when it is usable and newer than the bundled data, else None."""
+    import hashlib
+    import json
+
+    folder = user_folder()
+    try:
+        marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+        raw = (folder / DOCUMENT).read_bytes()
+    except (OSError, ValueError):
+        return None
+    if not isinstance(marker, dict) or hashlib.sha256(raw).hexdigest() != marker.get("sha256"):
+        return None
+    if data_version_key(str(marker.get("version", ""))) <= data_version_key(bundled_version()):
+        return None  # the bundled data is as new (an app update brought it): use it
+    key = f"downloaded:{marker['sha256']}"
+    if key in _CACHE:
+        return _CACHE[key]
+    try:
+        docs = parse_document(raw, str(folder / DOCUMENT))
+        data = build_data(docs, lambda name: f"{folder / DOCUMENT} ({name})", str(folder), "downloaded")
+    except BadInput:
+        return None
     _CACHE[key] = data
     return data
 

@@ -8,6 +8,12 @@
 * **Driver floors**: a ``+cuXY`` wheel brings its own CUDA runtime; the driver must be at least
   the floor of that CUDA major (minor-version compatibility), read from the compat data
   (``resources/compat/drivers.toml``), on Linux or Windows (WSL2 uses the Windows numbers).
+* **Driver ceilings**: an old architecture stops at a driver branch (R580 is the last for Maxwell,
+  Pascal and Volta; ``drivers.toml [[arch_ceiling]]``). :func:`driver_ceiling` finds a GPU's,
+  :func:`above_ceiling` says whether a driver is past it, :func:`capped_driver` whether advice to
+  install a driver stays under it. Advice never sends such a card past its ceiling.
+* **Last release**: :func:`last_release` is the newest torch release with a CUDA build whose kernels
+  serve a capability on a platform (torch 2.14.1 for a GTX 1080 Ti).
 * **Windows driver numbers**: WMI reports NVIDIA driver 576.80 as ``32.0.15.7680`` (the last five
   digits).
 """
@@ -19,14 +25,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from app.core.compat import CompatData, DriverFloor
+    from app.core.compat import CompatData, DriverCeiling, DriverFloor, Release, Variant
 
 __all__ = [
     "ArchEntry",
+    "above_ceiling",
     "arch_covers",
+    "capped_driver",
+    "driver_ceiling",
     "driver_floor",
     "driver_meets",
     "driver_tuple",
+    "last_release",
     "parse_arch",
     "parse_cc",
     "sass_serves",
@@ -134,3 +144,52 @@ def driver_meets(driver: object, floor: str) -> bool | None:
     if have is None or need is None:
         return None
     return _cmp_key(have) >= _cmp_key(need)
+
+
+def driver_ceiling(cc: object, data: CompatData) -> DriverCeiling | None:
+    """The newest driver branch a GPU of capability ``cc`` can run (``drivers.toml``), or None
+    when no ceiling is known (Turing and newer, or an unreadable capability)."""
+    device = parse_cc(cc)
+    if device is None:
+        return None
+    return next((c for c in data.driver_ceilings if c.covers(device)), None)
+
+
+def _major(text: object) -> int | None:
+    t = driver_tuple(windows_driver_to_nvidia(text) or text)
+    return t[0] if t else None
+
+
+def above_ceiling(driver: object, ceiling: DriverCeiling) -> bool | None:
+    """Is ``driver`` (any form) of a branch that no longer supports the ceiling's architecture?
+    None when the driver is unreadable."""
+    have, beyond = _major(driver), _major(ceiling.beyond)
+    if have is None or beyond is None:
+        return None
+    return have >= beyond
+
+
+def capped_driver(floor: str, ceilings: Iterable[DriverCeiling | None]) -> bool:
+    """May a driver of at least ``floor`` be advised to GPUs with these ceilings? False when the
+    floor lies past any of them (such a driver does not run those GPUs at all)."""
+    need = _major(floor)
+    if need is None:
+        return True
+    for c in ceilings:
+        beyond = _major(c.beyond) if c is not None else None
+        if beyond is not None and need >= beyond:
+            return False
+    return True
+
+
+def last_release(cc: object, platform: str, data: CompatData) -> tuple[Release, Variant] | None:
+    """The newest release (and its newest CUDA build) whose kernels serve ``cc`` on ``platform``;
+    None when no release of the data has one."""
+    if parse_cc(cc) is None:
+        return None
+    for rel in data.releases:  # newest first
+        builds = [v for v in rel.variants_for(platform)
+                  if v.backend == "cuda" and arch_covers(cc, v.arch, tegra=data.tegra)]
+        if builds:
+            return rel, max(builds, key=lambda v: driver_tuple(v.cuda) or (0,))
+    return None

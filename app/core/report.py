@@ -205,6 +205,8 @@ class SessionReport:
                 ("Assistant", f"torch-setup {self.assistant_version} ({self.source})")]
         if self.duration_s is not None:
             rows.append(("Duration", f"{self.duration_s:.1f} s"))
+        if self.recommendation is not None and self.recommendation.compat_data_version:
+            rows.append(("Compatibility data", _data_version(self.recommendation)))
         bullets: list[str] = []
         err = self.error
         if err is not None:
@@ -324,9 +326,17 @@ def _system_section(s: SystemReport) -> Section:
     return Section("Your system", tuple(rows), table)
 
 
+def _data_version(r: Recommendation) -> str:
+    """``2026.12.01 (2026-12-01)``, with where it came from and whether the build's facts are assumed."""
+    text = f"{r.compat_data_version} ({r.compat_data_date})" if r.compat_data_date else r.compat_data_version
+    if r.compat_data_origin == "downloaded":
+        text += ", downloaded and verified"
+    return text + ("; the chosen build's facts are assumed" if r.facts_assumed else "")
+
+
 def _recommendation_section(r: Recommendation) -> Section:
     rows = [("Backend", r.backend), ("Wheel variant", r.variant), ("PyTorch", r.torch_version or ""),
-            ("Index", r.index_url)]
+            ("Index", r.index_url), ("Compatibility data", _data_version(r))]
     if r.packages:
         rows.append(("Packages", " ".join(r.packages)))
     if r.command:

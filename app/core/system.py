@@ -19,7 +19,7 @@ from app.core.serial import to_jsonable
 SCHEMA_VERSION = 1
 
 OS_FAMILIES = ("linux", "windows", "macos")
-VENDORS = ("nvidia", "amd", "intel", "apple")
+VENDORS = ("nvidia", "amd", "intel", "apple")  # the makers PyTorch builds for; others are kept as reported
 
 
 JSONObject = Mapping[str, Any]  # a JSON object as read: values are checked field by field
@@ -105,7 +105,7 @@ class PythonInfo:
 
 @dataclass(frozen=True)
 class GPU:
-    vendor: str  # nvidia | amd | intel | apple
+    vendor: str  # nvidia | amd | intel | apple, or another maker (qualcomm, moorethreads, ...)
     name: str
     driver_version: str | None = None
     compute_capability: str | None = None  # NVIDIA: "8.6"
@@ -120,9 +120,10 @@ class GPU:
     def from_dict(cls, d: object) -> GPU:
         if not isinstance(d, dict):
             raise BadInput(f"a GPU entry must be an object, got {d!r}")
-        vendor = str(d.get("vendor", "")).lower()
-        if vendor not in VENDORS:
-            raise BadInput(f"gpus[].vendor {d.get('vendor')!r} is not one of {', '.join(VENDORS)}")
+        raw = d.get("vendor")
+        if not isinstance(raw, str) or not raw.strip():
+            raise BadInput(f"gpus[].vendor must be a maker's name such as {', '.join(VENDORS)}, got {raw!r}")
+        vendor = raw.strip().lower()  # any maker: the ones PyTorch has no build for are explained, never refused
         kw = _pick(cls, d)
         kw["vendor"] = vendor
         kw.setdefault("name", "")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from app.core.detection.envvars import visible_devices_note
 from app.core.detection.merge import BRAND
+from app.core.detection.vendors import brand as brand_of
 from app.core.system import GPU, ProbeRecord, SystemReport
 from app.core.text import Text, join, msg, render
 
@@ -86,7 +87,7 @@ def _gpu_line(g: GPU) -> Text:
         extra.append(msg("detect.driver", "driver {version}", version=g.driver_version))
     if g.integrated:
         extra.append(msg("detect.integrated", "integrated"))
-    head = msg("detect.gpu", "{brand} GPU: {name}", brand=BRAND.get(g.vendor, g.vendor), name=g.name)
+    head = msg("detect.gpu", "{brand} GPU: {name}", brand=BRAND.get(g.vendor) or brand_of(g.vendor), name=g.name)
     return join([head, " (", join(extra, ", "), ")"]) if extra else head
 
 
@@ -151,6 +152,10 @@ def _meaning(report: SystemReport) -> Text:
         return msg("detect.intel_xpu", "PyTorch can use your Intel discrete GPU through an XPU build.")
     if report.gpus_of("apple") and report.arch in ("arm64", "aarch64"):
         return msg("detect.apple_mps", "PyTorch can use your Apple GPU through MPS (part of the normal macOS build).")
+    other = [g for g in report.gpus if g.vendor not in BRAND]
+    if other:
+        return msg("detect.other_vendor", "PyTorch has no build for your {gpu} ({vendor}) here; the CPU build is "
+                   "used.", gpu=other[0].name, vendor=brand_of(other[0].vendor))
     if report.gpus:
         return msg("detect.integrated_only", "Only integrated graphics were found ({names}): the CPU build of "
                    "PyTorch is the right one here.", names=", ".join(g.name for g in report.gpus))

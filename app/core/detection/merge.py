@@ -8,6 +8,7 @@ from app.core.detection import read_text, to_int
 from app.core.detection.amd import amd_is_integrated
 from app.core.detection.intel import intel_family, intel_is_integrated
 from app.core.detection.pci import PCIDevice
+from app.core.detection.vendors import brand as brand_of
 from app.core.system import GPU
 
 __all__ = ["BRAND", "merge_gpus"]
@@ -15,7 +16,7 @@ __all__ = ["BRAND", "merge_gpus"]
 _SOURCE_RANK = {"nvml": 0, "nvidia-smi": 1, "rocminfo": 1, "amd-smi": 1, "system_profiler": 1,
                 "sysctl": 2, "rocm-smi": 2, "rocm_agent_enumerator": 3, "win32-videocontroller": 2,
                 "pci": 5}
-BRAND = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "apple": "Apple"}
+BRAND = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "apple": "Apple"}  # others: vendors.brand()
 _VENDOR_ORDER = {"nvidia": 0, "amd": 1, "intel": 2, "apple": 3}
 
 Found = tuple[GPU, "str | None"]  # a GPU and its PCI address when the source knows it
@@ -87,7 +88,7 @@ def _add_pci(merged: list[Found], dev: PCIDevice, devices: list[PCIDevice], kfd:
 
 def _pci_gpu(dev: PCIDevice, vendor: str, kfd: Mapping[str, str], nvidia_driver: str | None) -> GPU:
     """A GPU seen only on the PCI bus."""
-    brand = BRAND[vendor]
+    brand = BRAND.get(vendor) or brand_of(vendor)
     name = dev.name or (f"{brand} GPU {dev.pci_id}" if dev.pci_id else f"{brand} GPU")
     if name.lower() in ("device", "intel corporation device") or name.endswith(" Device"):
         name = f"{brand} GPU {dev.pci_id}"

@@ -2,8 +2,12 @@
 
 This is the vendor-neutral view: it sees a GPU even when its driver is missing or broken,
 which is what lets the report say "an NVIDIA GPU is present but its driver does not answer".
-Only the GPU vendors the product handles are reported; emulated adapters (QEMU, VirtIO,
-VMware, Hyper-V, ASPEED BMCs, Matrox server chips) are not GPUs for PyTorch.
+The makers come from the compatibility data's PCI vendor table (``hardware.toml
+[[pci_vendor]]``, :mod:`app.core.detection.vendors`): the ones PyTorch builds for and the others
+(Qualcomm, Moore Threads, Huawei, Cambricon, ...), which are reported too so that the engine can
+explain them; emulated adapters (QEMU, VirtIO, VMware, Hyper-V, ASPEED BMCs, Matrox server
+chips) are in no row and are not GPUs for PyTorch. Compute cards of the makers marked
+``accelerator`` sit in PCI class 12h and are read as well.
 """
 from __future__ import annotations
 
@@ -13,13 +17,13 @@ import time
 from dataclasses import dataclass
 
 from app.core.detection import norm_bus, parser, read_text, record, run_tool, snippet
+from app.core.detection.vendors import accelerator_ids, vendor_of_id
 from app.core.system import ProbeRecord
 
-# PCI vendor ids. Source: PCI-SIG vendor list as carried by pci.ids (pciids.sourceforge.net).
-VENDOR_IDS = {"10de": "nvidia", "1002": "amd", "1022": "amd", "8086": "intel", "106b": "apple"}
-# Class 0x03xx = display controller (00 VGA, 02 3D, 80 other). Source: PCI Code and ID
-# Assignment Specification, base class 03h.
+# Class 0x03xx = display controller (00 VGA, 02 3D, 80 other); 0x12xx = processing accelerator.
+# Source: PCI Code and ID Assignment Specification, base classes 03h and 12h.
 DISPLAY_CLASS_PREFIX = "03"
+ACCELERATOR_CLASS_PREFIX = "12"
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,8 @@ class PCIDevice:
 
     @property
     def vendor(self) -> str | None:
-        return VENDOR_IDS.get(self.vendor_id or "")
+        """The maker's report key (``nvidia``, ``qualcomm``, ...); None for makers in no table row."""
+        return vendor_of_id(self.vendor_id)
 
     @property
     def pci_id(self) -> str | None:
@@ -116,9 +121,12 @@ def scan_sysfs(root: str = "/") -> list[PCIDevice]:
     for e in entries:
         d = os.path.join(base, e)
         cls = (read_text(os.path.join(d, "class"), 64) or "").strip().lower()
-        if not cls.startswith("0x" + DISPLAY_CLASS_PREFIX):
+        accel = cls.startswith("0x" + ACCELERATOR_CLASS_PREFIX)
+        if not cls.startswith("0x" + DISPLAY_CLASS_PREFIX) and not accel:
             continue
         vendor = (read_text(os.path.join(d, "vendor"), 64) or "").strip().lower().replace("0x", "")
+        if accel and vendor not in accelerator_ids():
+            continue  # an NPU or crypto card of a GPU maker (Intel's NPU is 12h too): not a GPU
         device = (read_text(os.path.join(d, "device"), 64) or "").strip().lower().replace("0x", "")
         out.append(PCIDevice(norm_bus(e), vendor or None, device or None, cls[2:6], ""))
     return out

@@ -9,6 +9,7 @@ from app.core.cuda import windows_driver_to_nvidia
 from app.core.detection import Row, listing, parser, record, run_tool, snippet
 from app.core.detection.amd import amd_is_integrated
 from app.core.detection.intel import intel_is_integrated, windows_pnp_ids
+from app.core.detection.vendors import vendor_of_acpi, vendor_of_id, vendor_of_name
 from app.core.system import GPU, ProbeRecord
 
 SEP = "|"
@@ -44,7 +45,7 @@ def parse_video_controllers(text: str) -> list[Row]:
         ram = parts[3] if len(parts) > 3 else ""
         ids = windows_pnp_ids(pnp) if pnp else None
         vendor_id, device_id = ids if ids else (None, None)
-        vendor = _vendor(name, vendor_id)
+        vendor = _vendor(name, vendor_id, pnp)
         mem = None
         if re.fullmatch(r"\d+", ram or ""):
             mem = int(ram) // (1024 * 1024) or None  # AdapterRAM is a uint32: caps at 4 GiB
@@ -54,10 +55,11 @@ def parse_video_controllers(text: str) -> list[Row]:
     return out
 
 
-def _vendor(name: str, vendor_id: str | None) -> str | None:
-    by_id = {"10de": "nvidia", "1002": "amd", "8086": "intel"}
-    if vendor_id in by_id:
-        return by_id[vendor_id]
+def _vendor(name: str, vendor_id: str | None, pnp: str = "") -> str | None:
+    """The adapter's maker: its PCI or ACPI vendor id in the data's table, else words of its name."""
+    known = vendor_of_id(vendor_id) or vendor_of_acpi(pnp)
+    if known:
+        return known
     low = name.lower()
     if "nvidia" in low or "geforce" in low or "quadro" in low or "tesla" in low:
         return "nvidia"
@@ -65,7 +67,7 @@ def _vendor(name: str, vendor_id: str | None) -> str | None:
         return "amd"
     if low.startswith("intel") or "arc(tm)" in low or "iris" in low or "uhd graphics" in low:
         return "intel"
-    return None
+    return vendor_of_name(name)
 
 
 @dataclass

@@ -257,9 +257,61 @@ def arch_missing(f: Facts, data: Data) -> list[Finding]:
                                "GPU fails with 'no kernel image is available for execution on the device'. Newer CUDA "
                                "variants drop old GPUs (e.g. cu128+ dropped Maxwell/Pascal) and old releases lack new "
                                "ones (Blackwell needs cu128+).", archs=archs),
-                           msg("doctor.arch_missing.fix", "Install a PyTorch release/CUDA variant whose architecture "
-                               "list includes sm_{sm}: `torch-setup recommend` checks this.", sm=cc.replace(".", "")),
-                           (f"GPU CC {cc}", f"arch list: {archs}")))
+                           _arch_fix(name, cc, f, data), (f"GPU CC {cc}", f"arch list: {archs}")))
+    return out
+
+
+def _arch_fix(name: str, cc: str, f: Facts, data: Data) -> Text:
+    fix = msg("doctor.arch_missing.fix", "Install a PyTorch release/CUDA variant whose architecture list includes "
+              "sm_{sm}: `torch-setup recommend` checks this.", sm=cc.replace(".", ""))
+    last = _last_release_fix(name, cc, f, data)
+    return join([fix, " ", last]) if last is not None else fix
+
+
+def _wheel_platform(f: Facts) -> str:
+    fam = f.os_family or "linux"
+    arch = (f.report.arch if f.report is not None else None) or "x86_64"
+    if fam == "windows":
+        return "windows-x86_64"
+    return "linux-aarch64" if arch in ("aarch64", "arm64") else "linux-x86_64"
+
+
+def _last_release_fix(name: str, cc: str, f: Facts, data: Data) -> Text | None:
+    """"torch 2.14.1 (cu126) is the last release built for your GTX 1080 Ti", when newer releases drop it."""
+    if data is None:
+        return None
+    found = cuda.last_release(cc, _wheel_platform(f), data)
+    if found is None or found[0].key == data.newest.key:
+        return None
+    rel, v = found
+    return msg("doctor.last_release", "torch {torch} ({variant}) is the last PyTorch release built for your {name}: "
+               "install it with `torch-setup install --torch {torch} --variant {variant}`.", torch=rel.latest,
+               variant=v.name, name=name)
+
+
+def driver_above_ceiling(f: Facts, data: Data) -> list[Finding]:
+    """An old NVIDIA GPU under a driver of a branch that no longer supports it (R590+ on Pascal)."""
+    if data is None:
+        return []
+    out = []
+    for g in f.nvidia:
+        c = cuda.driver_ceiling(g.compute_capability, data) if g.compute_capability else None
+        if c is None or not g.driver_version or not cuda.above_ceiling(g.driver_version, c):
+            continue
+        fixes: list[Text] = [msg("doctor.driver_above_ceiling.fix", "Install an R{branch} driver (580.xx, NVIDIA's "
+                                 "legacy branch for this GPU) and do not update past it.", branch=c.branch)]
+        last = _last_release_fix(g.name, g.compute_capability or "", f, data)
+        if last is not None:
+            fixes.append(last)
+        out.append(Finding("driver-above-ceiling", "error",
+                           msg("doctor.driver_above_ceiling.title", "The NVIDIA driver {driver} does not support your "
+                               "{name} ({architecture})", driver=g.driver_version, name=g.name,
+                               architecture=c.architecture),
+                           msg("doctor.driver_above_ceiling.why", "R{branch} is the last driver branch for "
+                               "{architecture} GPUs; drivers of branch {beyond} and newer ignore them, so PyTorch sees "
+                               "no GPU.", branch=c.branch, architecture=c.architecture, beyond=c.beyond),
+                           join(fixes, " "), (f"driver {g.driver_version}", f"GPU CC {g.compute_capability}",
+                                              f"ceiling source: {c.source}")))
     return out
 
 
@@ -482,6 +534,7 @@ RULES: tuple[Rule, ...] = (
     cpu_wheel_with_gpu,
     wrong_vendor_wheel,
     driver_too_old,
+    driver_above_ceiling,
     arch_missing,
     rocm_gfx_unsupported,
     visible_devices,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -140,13 +140,20 @@ def plan(request: InstallRequest, report: SystemReport | None = None) -> Install
     """Decide everything without writing anything. Raises BadInput for impossible requests."""
     if not str(request.env_path).strip():
         raise BadInput("No environment path was given.", hint="Pass --env PATH.")
+    rec0 = request.recommendation
+    if rec0 is not None and request.installer == "uv" and not request.index_url and rec0.commands \
+            and "uv" not in rec0.commands:
+        # a build from AMD's own index (it answers 403 for what it does not host; pip moves on, uv stops):
+        # the recommendation gives only a pip command, so pip installs it
+        request = replace(request, installer="pip")
     env_path, backend = _env_and_backend(request)
     rec = request.recommendation
     what = _what(request, rec)
     python, python_notes = _python(request, env_path, what, report)
     index = _index(request, rec, what)
+    build_mb = rec.install_size_mb if rec is not None and not request.index_url else None  # the data's size
     estimate_mb, why = estimate(what.packages, backend, _build_backend(rec, what), index.find_links,
-                                what.manifest)
+                                what.manifest, build_mb)
     if request.existing:
         why = msg("install.estimate_upper_bound", "{why} (existing env: upper bound)", why=why)
     return InstallPlan(

@@ -2,7 +2,9 @@
 
 Documented in docs/install.md: CPU torch ~0.9 GB (measured here: 895 MB venv,
 research/feasibility.md #4); CUDA builds 5-7 GB (torch + the nvidia-* runtime wheels; we use
-7 GB); ROCm ~15 GB; XPU ~4 GB; macOS ~0.5 GB; a local wheel: its size x 4 (the CPU wheel:
+7 GB); ROCm ~15 GB (the compat data's own size of a build comes first: a TheRock-based ROCm build
+with every device's kernels ~19 GB, AMD's index with one GPU's extra ~6 GB, ultralytics/ultralytics#24137);
+XPU ~4 GB; macOS ~0.5 GB; a local wheel: its size x 4 (the CPU wheel:
 191.8 MB -> 754 MB installed); a bundle: the sum of its wheel sizes x 4; anything else 10 MB
 per package; plus the empty environment (uv ~1 MB, venv + pip ~25 MB, conda ~200 MB) and a
 10 % margin.
@@ -48,19 +50,20 @@ def local_torch_wheel_bytes(find_links: Sequence[str]) -> int | None:
     return None
 
 
-def _torch_mb(backend: Backend | None, find_links: Sequence[str]) -> tuple[float, Text]:
+def _torch_mb(backend: Backend | None, find_links: Sequence[str], build_mb: int | None = None) -> tuple[float, Text]:
     local = local_torch_wheel_bytes(find_links)
     if local:
         return (local / 1e6 * WHEEL_TO_INSTALLED,
                 msg("install.estimate_local_wheel", "torch: local wheel x {factor}", factor=WHEEL_TO_INSTALLED))
     b = backend or (Backend.CUDA if sys.platform.startswith("linux") else Backend.CPU)
-    mb = INSTALLED_MB.get(b, INSTALLED_MB[Backend.CUDA])
+    mb = build_mb or INSTALLED_MB.get(b, INSTALLED_MB[Backend.CUDA])  # the build's own size (compat data) first
     return mb, msg("install.estimate_torch", "torch ({variant}): ~{gb:.1f} GB", variant=str(b), gb=mb / 1000)
 
 
 def estimate(packages: Sequence[str], env: EnvBackend, backend: Backend | None, find_links: Sequence[str],
-             manifest: Manifest | None = None) -> tuple[int, Text]:
-    """``(MB, why)``: the installed size of ``packages`` (or of the bundle), with its reason."""
+             manifest: Manifest | None = None, build_mb: int | None = None) -> tuple[int, Text]:
+    """``(MB, why)``: the installed size of ``packages`` (or of the bundle), with its reason.
+    ``build_mb``: the recommended build's installed size when the compat data knows it (ROCm)."""
     base = ENV_BASE_MB["conda" if env.kind == "conda" else env.installer]
     if manifest is not None:
         wheels_mb = manifest.total_bytes / 1e6
@@ -72,7 +75,7 @@ def estimate(packages: Sequence[str], env: EnvBackend, backend: Backend | None, 
     why: list[Text] = []
     for name in names:
         if name == "torch":
-            mb, reason = _torch_mb(backend, find_links)
+            mb, reason = _torch_mb(backend, find_links, build_mb)
             total += mb
             why.append(reason)
         elif name in ("torchvision", "torchaudio"):

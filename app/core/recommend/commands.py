@@ -66,8 +66,13 @@ class Install:
     commands: dict[str, tuple[str, ...]]  # pip, uv; pip_extra, uv_extra for the other packages
 
 
-def install_commands(rel: Release, v: Variant, torch_version: str, wishes: Wishes, platform: str | None) -> Install:
-    """The pins and commands for ``torch_version`` of build ``v`` on ``platform`` (the wheels' platform)."""
+def install_commands(rel: Release, v: Variant, torch_version: str, wishes: Wishes, platform: str | None,
+                     gfx: tuple[str, ...] = ()) -> Install:
+    """The pins and commands for ``torch_version`` of build ``v`` on ``platform`` (the wheels' platform).
+
+    ``gfx``: the AMD GPUs' targets, for a build from AMD's own index (``device_extra``)."""
+    if v.device_extra:
+        return _amd_index(rel, v, torch_version, wishes, gfx)
     label = index_local_label(v.index_url, platform)
     pins = [f"torch=={with_local_label(torch_version, label)}"]
     for pkg in wishes.companions:
@@ -82,6 +87,29 @@ def install_commands(rel: Release, v: Variant, torch_version: str, wishes: Wishe
     commands = {"pip": ("pip", "install", *pins, *idx), "uv": ("uv", "pip", "install", *pins, *idx)}
     if wishes.extras:
         # never mix indexes: the other packages come from the default index, in a second step
+        commands["pip_extra"] = ("pip", "install", *wishes.extras)
+        commands["uv_extra"] = ("uv", "pip", "install", *wishes.extras)
+    return Install(tuple(pins) + wishes.extras, commands)
+
+
+def _amd_index(rel: Release, v: Variant, torch_version: str, wishes: Wishes, gfx: tuple[str, ...]) -> Install:
+    """A build from AMD's own index: torch with the GPUs' device extras, the release's newest patch there.
+
+    Plain ``torch`` from AMD's multi-arch indexes is host-only and does not work, so the extra is
+    part of the pin (ROCm/TheRock#5289). The index answers 403 for packages it does not host
+    (mudler/LocalAI#10997), so it is an extra index beside the default one (PyPI or a mirror),
+    which gives torch's other dependencies; pip moves on after a 403, uv stops, so only a pip
+    command is given. AMD numbers its builds with its own local label: the pin takes the
+    release's newest patch on that index (``==2.14.*``)."""
+    extras = sorted({v.device_extra.format(gfx=g) for g in gfx}) or [v.device_extra.format(gfx="all")]
+    tag = "[" + ",".join(extras) + "]"
+    minor = ".".join(torch_version.split(".")[:2]) + ".*"
+    pins = [f"torch{tag}=={torch_version if torch_version != rel.latest else minor}"]
+    for pkg in wishes.companions:
+        ver = rel.companions.get(pkg, "")
+        pins.append(f"{pkg}{tag}=={'.'.join(ver.split('.')[:2])}.*")
+    commands = {"pip": ("pip", "install", *pins, "--extra-index-url", v.index_url)}
+    if wishes.extras:
         commands["pip_extra"] = ("pip", "install", *wishes.extras)
         commands["uv_extra"] = ("uv", "pip", "install", *wishes.extras)
     return Install(tuple(pins) + wishes.extras, commands)

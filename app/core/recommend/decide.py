@@ -9,12 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from app.core.compat import Release, Variant, version_tuple
+from app.core import cuda
+from app.core.compat import DriverCeiling, Release, Variant, version_tuple
 from app.core.recommend.evaluate import Engine, Evaluation
-from app.core.recommend.facts import Machine, vtext
+from app.core.recommend.facts import GpuView, Machine, vtext
 from app.core.recommend.types import DriverUpgrade
 
-__all__ = ["Decision", "PypiDefault", "PythonChoice", "choose_python", "decide", "driver_upgrade"]
+__all__ = ["Decision", "PypiDefault", "PythonChoice", "ceilings", "choose_python", "decide", "driver_upgrade"]
 
 
 @dataclass(frozen=True)
@@ -29,38 +30,57 @@ class PythonChoice:
     found_at: str | None = None  # too_old/too_new: where it is ("" = on the machine, path unknown; None = not yet)
 
 
-def choose_python(eng: Engine, rel: Release) -> PythonChoice:
+def choose_python(eng: Engine, rel: Release, v: Variant | None = None) -> PythonChoice:
+    """The new environment's Python for build ``v`` of ``rel`` (the build's own range when it has one)."""
     m, data = eng.m, eng.data
+    lo, hi = v.python_range(rel) if v is not None else (rel.python_min, rel.python_max)
+
+    def ok(minor: str) -> bool:
+        return v.python_ok(rel, minor) if v is not None else rel.python_ok(minor)
+
     if eng.fixed_python:
-        ok = m.python == eng.fixed_python if m.python else None
-        return PythonChoice("asked", ok, eng.fixed_python if eng.fixed_python != m.python else None,
+        same = m.python == eng.fixed_python if m.python else None
+        return PythonChoice("asked", same, eng.fixed_python if eng.fixed_python != m.python else None,
                             eng.fixed_python)
     if m.emulated_x64:
-        py = next((p for p in data.python_preference if rel.python_ok(p)), rel.python_max)
+        py = next((p for p in data.python_preference if ok(p)), hi)
         return PythonChoice("emulated", False, py, py)
     if m.python is None:
         return PythonChoice("unknown", None, None, None)
-    if rel.python_ok(m.python):
+    if ok(m.python):
         return PythonChoice("supported", True, None, m.python)
-    found = [(p, exe) for p, exe in m.interpreters if rel.python_ok(p)]
+    found = [(p, exe) for p, exe in m.interpreters if ok(p)]
     found.sort(key=lambda pe: version_tuple(pe[0]), reverse=True)
-    pref = [p for p in data.python_preference if rel.python_ok(p)]
+    pref = [p for p in data.python_preference if ok(p)]
     where: str | None = None
     if found:
         in_pref = [pe for pe in found if pe[0] in pref]
         py, where = (sorted(in_pref, key=lambda pe: pref.index(pe[0]))[0] if in_pref else found[0])
     else:
-        py = pref[0] if pref else rel.python_max
-    too_old = version_tuple(m.python) < version_tuple(rel.python_min)
+        py = pref[0] if pref else hi
+    too_old = version_tuple(m.python) < version_tuple(lo)
     return PythonChoice("too_old" if too_old else "too_new", False, py, py, m.python, where)
 
 
+def ceilings(eng: Engine, gpus: tuple[GpuView, ...] | list[GpuView]) -> list[tuple[GpuView, DriverCeiling]]:
+    """The GPUs among ``gpus`` whose architecture stops at a driver branch, with that ceiling."""
+    out = []
+    for g in gpus:
+        c = cuda.driver_ceiling(g.cc_text, eng.data) if g.cc else None
+        if c is not None:
+            out.append((g, c))
+    return out
+
+
 def driver_upgrade(eng: Engine, chosen: Evaluation, evals: list[Evaluation]) -> DriverUpgrade | None:
-    """The smallest driver that unlocks the best CUDA build the driver alone holds back."""
+    """The smallest driver that unlocks the best CUDA build the driver alone holds back, never
+    past a served GPU's driver ceiling (R580 for Maxwell, Pascal, Volta)."""
     m = eng.m
     if m.driver is None:
         return None
-    cands = [x for x in evals if x.variant.backend == "cuda" and x.kinds == {"driver"} and x.rank() > chosen.rank()]
+    capped = [c for _, c in ceilings(eng, chosen.served)]
+    cands = [x for x in evals if x.variant.backend == "cuda" and x.kinds == {"driver"} and x.rank() > chosen.rank()
+             and x.floor_text and cuda.capped_driver(x.floor_text, capped)]
     if not cands:
         return None
     best = max(cands, key=lambda x: x.rank())
@@ -110,7 +130,8 @@ def decide(eng: Engine, chosen: Evaluation, tried: list[tuple[str, list[Evaluati
     frozen = tuple((b, tuple(es)) for b, es in tried)
     evals = [x for _, es in frozen for x in es]
     upgrade = driver_upgrade(eng, chosen, evals) if v.backend == "cuda" else None
-    return Decision(eng, chosen, frozen, torch_version, choose_python(eng, rel), upgrade, _pypi_default(eng, chosen))
+    return Decision(eng, chosen, frozen, torch_version, choose_python(eng, rel, v), upgrade,
+                    _pypi_default(eng, chosen))
 
 
 def _pypi_default(eng: Engine, chosen: Evaluation) -> PypiDefault | None:

@@ -77,8 +77,6 @@ def _asked_build(choices: Choices, data: CompatData) -> tuple[str | None, str | 
 def _calls_for(eng: Engine, backend: str) -> bool:
     """Without a wish, is ``backend`` worth trying on this hardware?"""
     m = eng.m
-    if backend == "rocm" and m.family == "windows":
-        return False  # AMD's own index only when asked for
     return backend == "cpu" or bool(eng.targets(backend)) or (backend == "mps" and m.platform == "macos-arm64")
 
 

@@ -131,10 +131,15 @@ class Engine:
         out: list[Problem] = []
         if v.explicit and not explicit:
             out.append(("explicit", problems.explicit_only(v)))
-        if self.fixed_python and not rel.python_ok(self.fixed_python):
-            out.append(("python", problems.python_unsupported(rel, self.fixed_python)))
+        if self.fixed_python and not v.python_ok(rel, self.fixed_python):
+            out.append(("python", problems.python_unsupported(rel, self.fixed_python, v)))
         if m.emulated_x64 and v.backend != "cpu":
             out.append(("platform", problems.windows_on_arm_cpu_only(v)))
+        win_min = version_of(v.windows_min)
+        if m.family == "windows" and m.windows and win_min and m.windows < win_min:
+            out.append(("platform", problems.windows_too_old(v, win_min, m.windows)))
+        if m.wsl and v.backend == "xpu" and not v.wsl:
+            out.append(("platform", problems.xpu_not_validated_on_wsl(rel)))
         gmin = version_of(v.glibc_min or rel.glibc_min)
         if m.family == "linux" and m.glibc and gmin and m.glibc < gmin:
             out.append(("glibc", problems.glibc_too_old(rel, v, gmin, m.glibc)))
@@ -218,6 +223,28 @@ class Engine:
         if not served:
             found.append(("gfx", unserved[0][1] if unserved else problems.no_amd_served()))
         return _Hardware(tuple(found), tuple(served), tuple(unserved), env, tuple(notes))
+
+    def serves(self, v: Variant, g: GpuView) -> bool | None:
+        """Does build ``v`` carry kernels for ``g`` (the hardware alone: no driver, no Python)?
+        None when the GPU's capability / gfx target is unknown."""
+        if v.backend == "cuda" and g.vendor == "nvidia":
+            return cuda.arch_covers(g.cc_text, v.arch, tegra=self.data.tegra) if g.cc else None
+        if v.backend == "rocm" and g.vendor == "amd":
+            return g.gfx in v.gfx if g.gfx else None
+        return False
+
+    def last_release(self, backend: str, g: GpuView) -> Release | None:
+        """The newest release with a ``backend`` build for ``g`` on this platform, when newer
+        releases of the data have none (``g`` has reached its last release); else None."""
+        plat = self.platform_for_wheels()
+        newest_serving = next((r for r in self.data.releases
+                               if any(v.backend == backend and self.serves(v, g) for v in r.variants_for(plat))), None)
+        if newest_serving is None or newest_serving.key == self.data.newest.key:
+            return None
+        newer = [r for r in self.data.releases if r.key > newest_serving.key]
+        if not any(v.backend == backend for r in newer for v in r.variants_for(plat)):
+            return None  # the newer releases have no such build here at all: that is another story
+        return newest_serving
 
     # -- candidate enumeration
     def releases(self) -> list[Release]:

@@ -7,7 +7,9 @@ none picks a language (presenters render the texts in theirs).
 """
 from __future__ import annotations
 
-from app.core.recommend.decide import Decision, PythonChoice
+from app.core import cuda
+from app.core.compat import Release, Variant
+from app.core.recommend.decide import Decision, PythonChoice, ceilings
 from app.core.recommend.evaluate import Evaluation
 from app.core.recommend.facts import GpuView
 from app.core.recommend.problems import from_release_on, mps_apple_only
@@ -48,7 +50,10 @@ def reasons(d: Decision) -> list[Text]:
     if not m.all_gpus and e.variant.backend != "mps":
         out.append(msg("rec.no_gpu", "No graphics card was found, so this is the CPU build."))
     out.extend(_backend_reasons(d))
+    out.extend(assumed_reasons(e.release, e.variant))
     out.extend(_release_reasons(d))
+    out.extend(_last_release_reasons(d))
+    out.extend(_ceiling_reasons(d))
     out.extend(_python_reasons(d.python, e))
     out.extend(e.notes)
     out.extend(m.notes)
@@ -63,18 +68,72 @@ def reasons(d: Decision) -> list[Text]:
     return out
 
 
+def assumed_reasons(rel: Release, v: Variant) -> list[Text]:
+    """What is assumed, not confirmed, about this build: said whenever the build is used."""
+    if rel.found_on:
+        return [msg("rec.assumed_discovered", "torch {torch} is not in the compatibility data: the index {url} listed "
+                    "it on {found}. Its {build} build is assumed to be like {like} (the compute capabilities and the "
+                    "driver floor are taken from there), not confirmed.", torch=rel.latest, url=rel.found_at,
+                    found=rel.found_on, build=build_label(v), like=v.like or "?")]
+    if v.assumed:
+        return [msg("rec.assumed_build", "The facts of the {build} build of torch {torch} are assumed, not "
+                    "confirmed: {why}.", build=build_label(v), torch=rel.torch, why=v.assumed)]
+    return []
+
+
+def _last_release_reasons(d: Decision) -> list[Text]:
+    """"torch 2.14.1 is the last release built for your GTX 1080 Ti", for each served GPU that has one."""
+    e, eng = d.chosen, d.eng
+    out: list[Text] = []
+    for g in e.served:
+        last = eng.last_release(e.variant.backend, g)
+        if last is not None:
+            out.append(msg("rec.last_release", "torch {torch} is the last release built for your {gpu}: newer "
+                           "releases carry no kernels for it.", torch=last.latest, gpu=gpu_words(g)))
+    return out
+
+
+def _ceiling_reasons(d: Decision) -> list[Text]:
+    """The driver branch an old NVIDIA GPU stops at, and the newer builds that it therefore cannot have."""
+    e = d.chosen
+    if e.variant.backend != "cuda":
+        return []
+    out: list[Text] = []
+    for g, c in ceilings(d.eng, e.served):
+        out.append(msg("rec.driver_ceiling", "R{branch} is the last NVIDIA driver branch for {architecture} GPUs such "
+                       "as your {gpu}: keep an R{branch} driver; branch {beyond} and newer do not run it.",
+                       branch=c.branch, architecture=c.architecture, gpu=g.name, beyond=c.beyond))
+        blocked = [x for x in d.all_evals if x.variant.backend == "cuda" and x.kinds == {"driver"}
+                   and x.rank() > e.rank() and x.floor_text and not cuda.capped_driver(x.floor_text, [c])]
+        if blocked:
+            best = max(blocked, key=lambda x: x.rank())
+            out.append(msg("rec.ceiling_blocks", "torch {torch} ({build}) needs NVIDIA driver {floor} or newer, past "
+                           "the R{branch} branch: it cannot be had on your {gpu}.", torch=best.release.latest,
+                           build=build_label(best.variant), floor=best.floor_text, branch=c.branch, gpu=g.name))
+    return out
+
+
 def _backend_reasons(d: Decision) -> list[Text]:
     e = d.chosen
     rel, v = e.release, e.variant
     if v.backend == "cuda":
         return _cuda_reasons(d)
     if v.backend == "rocm":
-        return [msg("rec.rocm_served", "Your {gpus} is served by the {build} build of torch {torch} (ROCm wheels "
-                    "use the torch.cuda API).", gpus=and_list(gpu_words(g) for g in e.served),
-                    build=build_label(v), torch=rel.torch)]
+        out: list[Text] = [msg("rec.rocm_served", "Your {gpus} is served by the {build} build of torch {torch} "
+                               "(ROCm wheels use the torch.cuda API).", gpus=and_list(gpu_words(g) for g in e.served),
+                               build=build_label(v), torch=rel.torch)]
+        if v.device_extra:
+            out.append(msg("rec.device_extra", "On AMD's index a plain torch is host-only (no GPU code), so torch is "
+                           "installed with the {extras} extra, which brings your GPU's kernels and the ROCm runtime.",
+                           extras=and_list(sorted({v.device_extra.format(gfx=g.gfx) for g in e.served if g.gfx}))))
+        return out
     if v.backend == "xpu":
-        return [msg("rec.xpu_served", "Your {gpus} ({family}) is served by the Intel XPU build of torch {torch}.",
-                    gpus=and_list(g.name for g in e.served), family=e.served[0].intel_family, torch=rel.torch)]
+        out = [msg("rec.xpu_served", "Your {gpus} ({family}) is served by the Intel XPU build of torch {torch}.",
+                   gpus=and_list(g.name for g in e.served), family=e.served[0].intel_family, torch=rel.torch)]
+        if d.m.wsl:
+            out.append(msg("rec.xpu_wsl", "Intel validates the XPU build on WSL2 (Ubuntu 24.04 and 26.04) from torch "
+                           "2.14 on; the GPU driver is the Windows one."))
+        return out
     if v.backend == "mps":
         return [msg("rec.mps_included", "On an Apple Silicon Mac, the standard macOS wheel of torch {torch} includes "
                     "MPS (Metal) GPU support; no CUDA is involved.", torch=rel.torch)]
@@ -101,11 +160,13 @@ def _cuda_support(d: Decision) -> Text:
     newer_cc = [x for x in d.all_evals if x.variant.backend == v.backend and ("cc" in x.kinds or x.unserved)
                 and x.runtime() > e.runtime()]
     dev = and_list(gpu_words(g) for g in served)
+    driver = m.driver_text if not any(g.driver_text and cuda.above_ceiling(g.driver_text, c)
+                                      for g, c in ceilings(d.eng, served)) else None  # that driver cannot run it
     if not newer_cc:
-        if m.driver_text:
+        if driver:
             return msg("rec.cuda_supported", "Your {gpu} is supported by the {build} build of torch {torch}, and your "
                        "driver {driver} runs it.", gpu=dev, build=build_label(v), torch=rel.torch,
-                       driver=m.driver_text)
+                       driver=driver)
         return msg("rec.cuda_supported_nodriver", "Your {gpu} is supported by the {build} build of torch {torch}.",
                    gpu=dev, build=build_label(v), torch=rel.torch)
     left_out: list[GpuView] = []
@@ -120,14 +181,14 @@ def _cuda_support(d: Decision) -> Text:
         whom = msg("rec.whom_all", "all your GPUs")
     cudas = cuda_versions([x.variant for x in newer_cc], v.cuda)
     one = len(left_out) <= 1
-    if m.driver_text:
+    if driver:
         if one:
             return msg("rec.cuda_left_out", "Your {who} is not supported by the {cudas} builds; the {build} build of "
                        "torch {torch} supports {whom}, and your driver {driver} runs it.", who=who, cudas=cudas,
-                       build=build_label(v), torch=rel.torch, whom=whom, driver=m.driver_text)
+                       build=build_label(v), torch=rel.torch, whom=whom, driver=driver)
         return msg("rec.cuda_left_out_many", "Your {who} are not supported by the {cudas} builds; the {build} build of "
                    "torch {torch} supports {whom}, and your driver {driver} runs it.", who=who, cudas=cudas,
-                   build=build_label(v), torch=rel.torch, whom=whom, driver=m.driver_text)
+                   build=build_label(v), torch=rel.torch, whom=whom, driver=driver)
     if one:
         return msg("rec.cuda_left_out_nodriver", "Your {who} is not supported by the {cudas} builds; the {build} build "
                    "of torch {torch} supports {whom}.", who=who, cudas=cudas, build=build_label(v), torch=rel.torch,
@@ -154,8 +215,12 @@ def _cpu_reasons(d: Decision) -> list[Text]:
     amd_win = [g for g in m.amd if not g.integrated] if m.family == "windows" else []
     if amd_win:
         out.append(msg("rec.amd_windows_cpu", "Your {gpus} is an AMD GPU on Windows: pytorch.org publishes no ROCm "
-                       "wheels for Windows, so the default is the CPU build. AMD's own (TheRock) wheels are available "
-                       "as an explicit choice: --variant rocm-therock.", gpus=and_list(g.name for g in amd_win)))
+                       "wheels for Windows, and AMD's ROCm 10.0 packages for Windows do not serve it here, so the "
+                       "default is the CPU build. AMD's ROCm 7.14 index is an explicit choice: --variant rocm7.14-amd.",
+                       gpus=and_list(g.name for g in amd_win)))
+    for g in m.other:
+        out.append(msg("rec.unknown_vendor_cpu", "PyTorch has no build for your {gpu} ({vendor}) here; the CPU build "
+                       "is used.", gpu=g.name, vendor=d.eng.data.vendor_name(g.vendor)))
     if m.platform == "macos-x86_64":
         out.append(msg("rec.intel_mac", "Intel Macs get no new PyTorch: torch 2.2.2 is the last release with macOS "
                        "x86_64 wheels, and it supports Python up to 3.12. MPS is for Apple Silicon only."))
@@ -177,6 +242,9 @@ def _release_reasons(d: Decision) -> list[Text]:
     rel, data, pinned = d.chosen.release, d.eng.data, bool(d.eng.choices.torch)
     if pinned:
         return [msg("rec.torch_pinned", "torch {torch} as you asked (--torch).", torch=d.torch_version)]
+    if rel.key == data.newest.key and rel.found_on:
+        return [msg("rec.newest_discovered", "torch {torch} is the newest release the index lists.",
+                    torch=d.torch_version)]
     if rel.key == data.newest.key:
         return [msg("rec.newest", "torch {torch} is the newest release in the compatibility data.",
                     torch=d.torch_version)]
@@ -241,7 +309,10 @@ def _newest_blockers(d: Decision, top: list[Evaluation]) -> list[Text]:
 
 
 def _python_reasons(pc: PythonChoice, e: Evaluation) -> list[Text]:
-    rel = e.release
+    rel, v = e.release, e.variant
+    lo, hi = v.python_range(rel)
+    torch: Text = rel.torch if (lo, hi) == (rel.python_min, rel.python_max) else \
+        msg("rec.torch_build", "{torch} ({build})", torch=rel.torch, build=build_label(v))
     if pc.case == "asked":
         return [msg("rec.python_asked", "The new environment uses Python {python}, as you asked.", python=pc.python)]
     if pc.case == "emulated":
@@ -250,7 +321,7 @@ def _python_reasons(pc: PythonChoice, e: Evaluation) -> list[Text]:
                     "cannot.", python=pc.python)]
     if pc.case == "supported":
         return [msg("rec.python_supported", "Your Python {python} is supported by torch {torch} (Python {lo}–{hi}).",
-                    python=pc.python, torch=rel.torch, lo=rel.python_min, hi=rel.python_max)]
+                    python=pc.python, torch=torch, lo=lo, hi=hi)]
     if pc.case not in ("too_old", "too_new"):
         return []
     if pc.found_at:
@@ -263,11 +334,11 @@ def _python_reasons(pc: PythonChoice, e: Evaluation) -> list[Text]:
     running = pc.running
     if pc.case == "too_old":
         return [msg("rec.python_too_old", "Your Python {python} is too old for torch {torch} (it supports {lo}–{hi}), "
-                    "so the new environment will use Python {env_python}{where}.", python=running, torch=rel.torch,
-                    lo=rel.python_min, hi=rel.python_max, env_python=pc.env_python, where=where)]
+                    "so the new environment will use Python {env_python}{where}.", python=running, torch=torch,
+                    lo=lo, hi=hi, env_python=pc.env_python, where=where)]
     return [msg("rec.python_too_new", "Your Python {python} is too new for torch {torch} (it supports {lo}–{hi}), "
-                "so the new environment will use Python {env_python}{where}.", python=running, torch=rel.torch,
-                lo=rel.python_min, hi=rel.python_max, env_python=pc.env_python, where=where)]
+                "so the new environment will use Python {env_python}{where}.", python=running, torch=torch,
+                lo=lo, hi=hi, env_python=pc.env_python, where=where)]
 
 
 def _pypi_reasons(d: Decision) -> list[Text]:
@@ -309,6 +380,10 @@ def unserved(d: Decision) -> list[tuple[GpuView, Text]]:
             if not g.integrated:
                 out.append((g, msg("rec.cuda_not_other_vendor", "your {gpu} (a CUDA build does not use non-NVIDIA "
                                    "GPUs)", gpu=g.name)))
+    if e.variant.backend != "cpu":
+        for g in m.other:
+            out.append((g, msg("rec.unknown_vendor_unserved", "your {gpu} ({vendor}: PyTorch has no build for it "
+                               "here)", gpu=g.name, vendor=d.eng.data.vendor_name(g.vendor))))
     return out
 
 
@@ -323,9 +398,12 @@ def warnings(d: Decision) -> list[Text]:
         out.extend(_cuda_warnings(d))
     elif e.variant.backend == "rocm":
         rocm = [
-            (e.variant.name == "rocm-therock", msg("rec.therock", "This build comes from AMD's own index (TheRock), "
-             "not from pytorch.org: it is not built or validated by the PyTorch team. AMD's install guide may name "
-             "extra packages.")),
+            (e.variant.provider == "amd", msg("rec.therock", "This build comes from AMD's own index, not from "
+             "pytorch.org: it is not built or validated by the PyTorch team. Install it with pip: that index answers "
+             "403 for the packages it does not host, which pip takes from your default index instead, and uv "
+             "stops there.")),
+            (e.variant.provider == "amd" and m.family == "windows", msg("rec.amd_windows_driver", "Install AMD's "
+             "current Adrenalin driver first; AMD's ROCm packages bring the rest (no HIP SDK is needed).")),
             (m.family == "linux", msg("rec.rocm_linux_access", "ROCm needs the amdgpu kernel driver and access to "
              "/dev/kfd and /dev/dri (add your user to the 'render' and 'video' groups).")),
             (m.wsl, msg("rec.rocm_wsl", "On WSL2, ROCm also needs AMD's WSL driver stack; the official wheels are "
@@ -338,6 +416,13 @@ def warnings(d: Decision) -> list[Text]:
     elif e.variant.backend == "mps" and m.macos is None:
         out.append(msg("rec.mps_macos_unknown", "The macOS version is unknown; MPS in torch {torch} needs macOS "
                        "{need} or newer.", torch=e.release.torch, need=e.variant.mps_macos_min))
+    if e.variant.windows_min and m.family == "windows" and m.windows is None:
+        out.append(msg("rec.windows_unknown", "The Windows version is unknown; the {build} build needs Windows "
+                       "{need} or newer (Windows 11).", build=build_label(e.variant), need=e.variant.windows_min))
+    if e.release.found_on or e.variant.assumed:
+        out.append(msg("rec.assumed_warning", "This build's facts are assumed, not confirmed by the compatibility "
+                       "data; the verification after the install checks that it runs. To install only confirmed "
+                       "builds, run recommend with --verified-only, or update the data: torch-setup compat refresh."))
     found = unknowns(d)
     if found:
         out.append(msg("rec.unknown_fields", "Unknown (not in the report): {items}.", items=tuple(found)))
@@ -347,6 +432,12 @@ def warnings(d: Decision) -> list[Text]:
 def _cuda_warnings(d: Decision) -> list[Text]:
     m, e = d.m, d.chosen
     out: list[Text] = []
+    for g, c in ceilings(d.eng, e.served):
+        if g.driver_text and cuda.above_ceiling(g.driver_text, c):
+            out.append(msg("rec.driver_above_ceiling", "Your driver {driver} is of a branch newer than R{branch}, the "
+                           "last that supports {architecture} GPUs: it does not drive your {gpu}. Install an "
+                           "R{branch} driver (580.xx) instead; do not update past it.", driver=g.driver_text,
+                           branch=c.branch, architecture=c.architecture, gpu=g.name))
     if m.driver is None:
         out.append(msg("rec.driver_unknown", "The NVIDIA driver version is unknown; this build needs driver {need} or "
                        "newer ({os}). Check with nvidia-smi.", need=e.floor_text,
@@ -374,6 +465,13 @@ def unknowns(d: Decision) -> list[Text]:
 
 
 def summary(d: Decision) -> Text:
+    base = _summary(d)
+    if d.chosen.release.found_on or d.chosen.variant.assumed:
+        return join((base, msg("rec.summary_assumed", " (facts assumed)")))
+    return base
+
+
+def _summary(d: Decision) -> Text:
     v = d.chosen.variant
     if d.python.env_python:
         return msg("rec.summary_python", "torch {torch} — {backend}, {build} build ({variant}), Python {python}",
@@ -416,8 +514,10 @@ def why_not_chosen(chosen: Evaluation, alt: Evaluation) -> Text:
     if alt.env_vars:
         parts.append(msg("rec.works_needs_vars", "; needs {vars}",
                          vars=", ".join(f"{k}={val}" for k, val in alt.env_vars.items())))
-    if v.explicit:
+    if v.explicit or v.provider == "amd":
         parts.append(msg("rec.works_not_pytorch_team", "; not built or validated by the PyTorch team"))
+    if alt.release.found_on or v.assumed:
+        parts.append(msg("rec.works_assumed", "; its facts are assumed, not confirmed"))
     return sentence(join(parts))
 
 

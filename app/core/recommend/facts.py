@@ -88,6 +88,8 @@ class Machine:
     unknowns: tuple[Text, ...]
     notes: tuple[Text, ...]
     emulated_x64: bool = False  # Windows on Arm: recommend an x64 Python under emulation
+    other: tuple[GpuView, ...] = ()  # GPUs of makers PyTorch publishes no build for (Qualcomm, Moore Threads, ...)
+    windows: tuple[int, ...] | None = None  # the Windows version (10.0.22631), when the report gives it
 
     @property
     def driver_os(self) -> str:
@@ -96,4 +98,4 @@ class Machine:
 
     @property
     def all_gpus(self) -> tuple[GpuView, ...]:
-        return self.nvidia + self.amd + self.intel + self.apple + self.jetson
+        return self.nvidia + self.amd + self.intel + self.apple + self.jetson + self.other

@@ -59,6 +59,7 @@ class _Gpus:
     intel: list[GpuView] = field(default_factory=list)
     apple: list[GpuView] = field(default_factory=list)
     jetson: list[GpuView] = field(default_factory=list)
+    other: list[GpuView] = field(default_factory=list)  # makers PyTorch has no build for (qualcomm, ...)
 
 
 def read_machine(report: SystemReport, data: CompatData) -> Machine:
@@ -83,6 +84,7 @@ def read_machine(report: SystemReport, data: CompatData) -> Machine:
     macos = version_of(report.os.version) if family == "macos" else None
     if family == "macos" and macos is None:
         said.unknowns.append("os.version")
+    windows = version_of(report.os.version) if family == "windows" else None
     if report.python.minor is None:
         said.unknowns.append("python.version")
     interps: list[tuple[str, str]] = []
@@ -108,7 +110,8 @@ def read_machine(report: SystemReport, data: CompatData) -> Machine:
     return Machine(platform=platform, family=family, arch=arch, wsl=bool(report.os.wsl), glibc=glibc, macos=macos,
                    python=report.python.minor, interpreters=tuple(interps), nvidia=tuple(nvidia),
                    amd=tuple(gpus.amd), intel=tuple(gpus.intel), apple=tuple(gpus.apple), jetson=tuple(gpus.jetson),
-                   driver=driver, driver_text=driver_text, warnings=tuple(said.warnings),
+                   other=tuple(gpus.other), windows=windows, driver=driver, driver_text=driver_text,
+                   warnings=tuple(said.warnings),
                    unknowns=tuple(said.unknowns), notes=tuple(said.notes), emulated_x64=platform == "windows-arm64")
 
 
@@ -129,6 +132,8 @@ def _read_gpus(report: SystemReport, data: CompatData, family: str, platform: st
             out.intel.append(replace(view, xpu=fam.xpu, intel_family=fam.family) if fam else view)
         elif g.vendor == "apple":
             out.apple.append(view)
+        else:  # any other maker: kept, shown and explained; the CPU build serves the machine
+            out.other.append(view)
     return out
 
 

@@ -93,9 +93,24 @@ def explicit_only(v: Variant) -> Text:
                "(--variant {variant})", build=build_label(v), variant=v.name)
 
 
-def python_unsupported(rel: Release, python: str) -> Msg:
+def python_unsupported(rel: Release, python: str, v: Variant | None = None) -> Msg:
+    if v is not None and (v.python_min or v.python_max):
+        lo, hi = v.python_range(rel)
+        return msg("rec.python_unsupported_build", "the {build} build of torch {torch} has no wheels for Python "
+                   "{python} (it supports {lo}–{hi})", build=build_label(v), torch=rel.torch, python=python, lo=lo,
+                   hi=hi)
     return msg("rec.python_unsupported", "torch {torch} has no wheels for Python {python} (it supports {lo}–{hi})",
                torch=rel.torch, python=python, lo=rel.python_min, hi=rel.python_max)
+
+
+def windows_too_old(v: Variant, need: tuple[int, ...], have: tuple[int, ...]) -> Text:
+    return msg("rec.windows_too_old", "the {build} build needs Windows {need} or newer (Windows 11 is 10.0.22000), "
+               "and this is Windows {have}", build=build_label(v), need=vtext(need), have=vtext(have))
+
+
+def xpu_not_validated_on_wsl(rel: Release) -> Text:
+    return msg("rec.xpu_wsl_not_validated", "Intel validates the XPU build on WSL2 only from torch 2.14 on; torch "
+               "{torch} was not validated there", torch=rel.torch)
 
 
 def windows_on_arm_cpu_only(v: Variant) -> Text:

@@ -78,7 +78,7 @@ class Choices:
     """
 
     backend: str | None = None  # cuda | rocm | xpu | mps | cpu
-    variant: str | None = None  # cu126, rocm6.4, xpu, cpu, mps, rocm-therock
+    variant: str | None = None  # cu126, rocm6.4, xpu, cpu, mps, rocm10.0-amd
     torch: str | None = None  # "2.14" or "2.14.1": a pin, honoured or refused with the reason
     python: str | None = None  # "3.12": the new environment's Python
     packages: tuple[str, ...] | None = None  # torch, torchvision, torchaudio, others
@@ -236,6 +236,9 @@ class Recommendation:
     unknowns: tuple[Text, ...] = ()
     choices: Choices = field(default_factory=Choices)
     summary: Text = ""
+    install_size_mb: int | None = None  # torch + its runtime installed, when the data knows it for this build
+    facts_assumed: bool = False  # the build's facts are assumed (a release found on the index, an unconfirmed row)
+    compat_data_origin: str = "bundled"  # bundled | downloaded (a verified newer copy, compat refresh)
 
     def __post_init__(self) -> None:
         _normalise(self)
@@ -273,6 +276,8 @@ class Recommendation:
             "commands": {k: list(v) for k, v in self.commands.items()}, "platform": self.platform,
             "torch_release": self.torch_release, "unknowns": list(en.unknowns), "choices": self.choices.to_dict(),
             "summary": en.summary, "reason_codes": list(self.reason_codes), "warning_codes": list(self.warning_codes),
+            "install_size_mb": self.install_size_mb, "facts_assumed": self.facts_assumed,
+            "compat_data_origin": self.compat_data_origin,
         }
 
     @classmethod
@@ -298,7 +303,13 @@ class Recommendation:
             driver_upgrade=DriverUpgrade.from_dict(upgrade) if isinstance(upgrade, dict) else None,
             commands={str(k): _strings(v) for k, v in (d.get("commands") or {}).items()},
             platform=d.get("platform"), torch_release=d.get("torch_release"), unknowns=_loaded_all(d.get("unknowns")),
-            choices=Choices.from_dict(d.get("choices")), summary=_loaded(d.get("summary")))
+            choices=Choices.from_dict(d.get("choices")), summary=_loaded(d.get("summary")),
+            install_size_mb=_size(d.get("install_size_mb")), facts_assumed=bool(d.get("facts_assumed")),
+            compat_data_origin=str(d.get("compat_data_origin") or "bundled"))
+
+
+def _size(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _strings(value: object) -> tuple[str, ...]:

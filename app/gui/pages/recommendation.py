@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.errors import BadInput
+from app.core.freshness import wizard_notes
 from app.core.text import Text, render
 from app.gui.i18n import current_language
 from app.gui.pages.base import BasePage
@@ -460,8 +461,9 @@ class RecommendationPage(BasePage):
             self.warnings_box.addWidget(Banner("info", self.tr(
                 "Updating the NVIDIA driver to {driver} or newer would unlock {unlocks}.").format(
                 driver=upgrade.driver, unlocks=upgrade.unlocks)))
-        self.data_version.setText(self.tr("compatibility data {version}").format(version=rec.compat_data_version)
-                                  if rec.compat_data_version else "")
+        self.data_version.setText("\n".join([self.tr("Compatibility data of {date}").format(  # + newer releases seen
+            date=rec.compat_data_date or rec.compat_data_version),
+            *(render(t, current_language()) for t in wizard_notes())]) if rec.compat_data_version else "")
 
     def current_command(self):
         """The install command for the installer picked next to it (pip or uv)."""
