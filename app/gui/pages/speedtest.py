@@ -238,7 +238,7 @@ class SpeedTestPage(BasePage):
         if rep.cancelled:
             lines.append(self.tr("Partial results: the speed test was stopped before it finished."))
         lines += [self.tr("The build was chosen with compatibility data {version}.").format(
-            version=r.compat_data_version) for r in (self.state.recommendation,) if r and r.compat_data_version]
+            version=r.compat_data_version) for r in (self.state.session.recommendation,) if r and r.compat_data_version]
         return head, "\n".join(lines)
 
     def _speedup_lines(self, rep: BenchReport, results: list[BenchResult]) -> list[str]:
