@@ -5,8 +5,15 @@ Without ``--packages`` / ``--from-bundle`` it detects this machine and installs 
 the plan and the pre-flight, asks before changing anything (unless ``--yes``), shows
 progress, and ends with the verification summary.
 
-Exit codes: 0 installed, 1 failed (rolled back), 2 bad input or refused by the pre-flight
-(nothing was done), 130 cancelled (rolled back).
+The environment's lock (:mod:`app.core.locks`) is held from before the plan to the end of the
+verification: a second run into the same folder is refused at once (exit 2, naming the run
+that holds it).
+
+Exit codes: 0 installed (and verified), 1 failed (rolled back) or installed but the
+verification failed (the environment is kept and the message says so), 2 bad input or refused
+by the pre-flight (nothing was done), 130 / 143 / 129 cancelled by SIGINT (Ctrl-C) / SIGTERM /
+SIGHUP (rolled back; during the verification the installed environment is kept and the
+message says so).
 """
 from __future__ import annotations
 
@@ -17,16 +24,17 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.commands._render import Renderer, cancel_on_signals, confirm, print_plan
+from app.commands._args import python_spec, requirement
+from app.commands._render import Console, Renderer, SignalCancel, cancel_on_signals, confirm, print_plan
 from app.commands.unattended import run_unattended
 from app.core.enums import Phase, PhaseState
-from app.core.errors import EXIT_CANCELLED, EXIT_OK, BadInput, UserError
+from app.core.errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, BadInput, Cancelled, UserError
 from app.core.events import PhaseEvent
 
 if TYPE_CHECKING:  # start-up: the core is imported when the command runs, not when it registers
+    from app.core import locks
     from app.core.install import InstallPlan, InstallRequest, InstallResult
     from app.core.recommend import Recommendation
-    from app.core.runner import CancelToken
     from app.core.system import SystemReport
     from app.core.verify import VerifyReport
 
@@ -37,7 +45,7 @@ def add_source_arguments(p: argparse.ArgumentParser) -> None:
                    help="override the recommended accelerator backend")
     p.add_argument("--variant", help="override the wheel variant (cpu, cu126, rocm6.4, xpu …)")
     p.add_argument("--torch", metavar="VERSION", help="override the torch version")
-    p.add_argument("--packages", nargs="+", metavar="REQ",
+    p.add_argument("--packages", nargs="+", metavar="REQ", type=requirement,
                    help="install exactly these requirements (e.g. torch==2.13.0 torchvision) "
                         "instead of the recommendation's")
     p.add_argument("--index-url", metavar="URL",
@@ -53,15 +61,17 @@ def register(sub) -> None:
     p = sub.add_parser(
         "install", help="create an environment and install PyTorch into it",
         description="Create a Python environment and install the right PyTorch build into it. "
-                    "Exit codes: 0 installed, 1 failed (rolled back), 2 bad input or refused "
-                    "before anything was done, 130 cancelled (rolled back).")
+                    "Exit codes: 0 installed and verified, 1 failed (rolled back) or installed but "
+                    "the verification failed (the environment is kept), 2 bad input or refused "
+                    "before anything was done (also: another run is changing that environment), "
+                    "130/143/129 cancelled by SIGINT/SIGTERM/SIGHUP (rolled back).")
     p.add_argument("--env", metavar="PATH", help="the environment folder (new, or existing "
                                                  "with --existing)")
     p.add_argument("--kind", choices=("venv", "conda"), default="venv",
                    help="environment type (default: venv)")
     p.add_argument("--installer", choices=("uv", "pip"), default="uv",
                    help="uv (default, fast) or pip")
-    p.add_argument("--python", metavar="X.Y|PATH",
+    p.add_argument("--python", metavar="X.Y|PATH", type=python_spec,
                    help='the Python of the new env: a version like "3.11" or an interpreter path')
     add_source_arguments(p)
     p.add_argument("--from-bundle", metavar="DIR",
@@ -136,10 +146,20 @@ def build_request(args: argparse.Namespace, *,
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "config", None):
         return run_unattended(args)
+    from app.core import locks
+
+    if not args.env:
+        raise BadInput("No environment folder was given.", hint="Pass --env PATH.")
+    # held from the plan to the end of the verification: a second run is refused at once
+    with locks.env_lock(args.env, "install") as lock:
+        return _run_locked(args, lock)
+
+
+def _run_locked(args: argparse.Namespace, lock: locks.EnvLock) -> int:
     from app.core import install as core
     from app.core.runner import CancelToken
 
-    out = sys.stderr
+    out = Console(sys.stderr)
     request, report = build_request(args)
     the_plan = core.plan(request, report=report)
     checks = core.preflight(the_plan)
@@ -150,52 +170,63 @@ def run(args: argparse.Namespace) -> int:
 
     cancel = CancelToken()
     renderer = Renderer(out, quiet=args.json, verbose=args.verbose)
+    verify_error = ""
     try:
-        with cancel_on_signals(cancel, out, "stopping the installer and rolling back"):
-            result = core.install(the_plan, on_event=renderer, cancel=cancel, checks=checks)
-            verify = None if args.no_verify else _verify(result, the_plan, renderer, cancel)
+        with cancel_on_signals(cancel, out, "stopping the installer and rolling back") as signals:
+            result = core.install(the_plan, on_event=renderer, cancel=cancel, checks=checks, lock=lock)
+            signals.what = f"stopping the verification; the installed environment {result.env_path} is kept"
+            verify, verify_error = (None, "") if args.no_verify else _verify(result, the_plan, renderer, signals)
     finally:
         renderer.close()
 
     payload = {"install": result.to_dict(), "plan": the_plan.to_dict(),
                "verify": verify.to_dict() if verify is not None else None}
+    stdout = Console(sys.stdout)
     if args.json:
-        print(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
+        print(json.dumps(payload, indent=2, ensure_ascii=False, default=str), file=stdout)
     else:
-        _print_summary(result, verify)
-    return EXIT_OK
+        _print_summary(result, verify, stdout)
+    failed = verify_error or (verify is not None and not verify.ok)
+    if failed and not args.json:
+        print(f"torch-setup: PyTorch was installed into {result.env_path} (it is kept), but the verification "
+              f"{verify_error or 'failed'}. `torch-setup doctor --env {result.env_path}` explains the cause.",
+              file=out)
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def _verify(result: InstallResult, plan: InstallPlan, renderer: Renderer,
-            cancel: CancelToken) -> VerifyReport | None:
+            signals: SignalCancel) -> tuple[VerifyReport | None, str]:
+    """The verification report, or why there is none ("could not run: ..."). A cancel keeps the
+    env (the install is complete) and says exactly that."""
     try:
         from app.core.verify import run_verify
     except ImportError:
-        return None
+        return None, ""
     renderer(PhaseEvent(Phase.VERIFY, PhaseState.START))
     try:
-        report = run_verify(result.python, on_event=renderer, cancel=cancel, expect=plan.expected_accelerator)
+        report = run_verify(result.python, on_event=renderer, cancel=signals.cancel, expect=plan.expected_accelerator)
     except UserError as err:
-        if err.exit_code == EXIT_CANCELLED:
-            raise
+        if err.exit_code == EXIT_CANCELLED or signals.cancel.cancelled:
+            raise Cancelled(f"The install is complete; the verification was cancelled. The environment is kept: "
+                            f"{result.env_path}.", log_path=result.log_path) from None
         renderer(PhaseEvent(Phase.VERIFY, PhaseState.FAILED, err.message))
-        return None
+        return None, f"could not run: {err.message}"
     renderer(PhaseEvent(Phase.VERIFY, PhaseState.END))
-    return report
+    return report, ""
 
 
-def _print_summary(result: InstallResult, verify: VerifyReport | None) -> None:
+def _print_summary(result: InstallResult, verify: VerifyReport | None, out: Console) -> None:
     print(f"Installed torch {result.torch_version or '(not installed)'} into {result.env_path} "
-          f"in {result.duration_s:.1f} s.")
-    print(f"Python: {result.python}")
+          f"in {result.duration_s:.1f} s.", file=out)
+    print(f"Python: {result.python}", file=out)
     if verify is not None:
         status = "passed" if verify.ok else "FAILED"
         passed = sum(1 for c in verify.checks if c.status == "passed")
-        print(f"Verification {status} ({passed} of {len(verify.checks)} checks passed):")
+        print(f"Verification {status} ({passed} of {len(verify.checks)} checks passed):", file=out)
         skipped = [c for c in verify.checks if c.status == "skipped"]
         for c in verify.checks:
             if c.status != "skipped":
-                print(f"  [{c.status:6}] {c.title or c.name}: {c.detail}")
+                print(f"  [{c.status:6}] {c.title or c.name}: {c.detail}", file=out)
         if skipped:
-            print(f"  [skip  ] {len(skipped)} check(s) skipped: {skipped[0].detail}")
-    print(f"Log: {result.log_path}")
+            print(f"  [skip  ] {len(skipped)} check(s) skipped: {skipped[0].detail}", file=out)
+    print(f"Log: {result.log_path}", file=out)

@@ -20,9 +20,13 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from app.commands._render import Renderer, cancel_on_signals, confirm, print_plan
+from app.commands._render import Console, Renderer, cancel_on_signals, confirm, print_plan
 from app.core.errors import EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, BadInput, Cancelled, UserError
+
+if TYPE_CHECKING:  # start-up: the core is imported when the command runs
+    from app.core.locks import EnvLock
 
 # install's options that an answer file replaces; giving both is ambiguous.
 _CONFLICTING = {
@@ -113,7 +117,8 @@ class _Run:
         self.answers = answers
         self.bundle = bundle
         self.cancel = CancelToken()
-        self.out = sys.stderr
+        self.out = Console(sys.stderr)
+        self.lock: EnvLock | None = None  # the env's lock, held by run_unattended around steps()
         self.parts: dict = {}
         self.notes: list[str] = []
 
@@ -142,7 +147,7 @@ class _Run:
         checks = core.preflight(plan)
         print_plan(plan, checks, self.out)
         core.raise_for_checks(checks)
-        result = core.install(plan, on_event=renderer, cancel=self.cancel, checks=checks)
+        result = core.install(plan, on_event=renderer, cancel=self.cancel, checks=checks, lock=self.lock)
         self.parts["install"] = result
         self.say(f"==> Installed torch {result.torch_version} into {result.env_path} "
                  f"in {result.duration_s:.1f} s")
@@ -222,15 +227,19 @@ def run_unattended(args) -> int:
               file=sys.stderr)
         confirm(args, sys.stderr)
 
+    from app.core import locks
+
     run = _Run(answers, bundle)
-    renderer = Renderer(sys.stderr, quiet=False, verbose=getattr(args, "verbose", False))
+    renderer = Renderer(run.out, quiet=False, verbose=getattr(args, "verbose", False))
     error: UserError | None = None
     try:
-        with cancel_on_signals(run.cancel, sys.stderr, "stopping and rolling back"):
+        # the env's lock from the plan to the end of the speed test: a second run is refused at once
+        with locks.env_lock(str(answers.env_path), "install") as run.lock, \
+                cancel_on_signals(run.cancel, run.out, "stopping and rolling back"):
             code = run.steps(renderer)
         status = STATUS_OK
-    except Cancelled as err:
-        error, code, status = err, EXIT_CANCELLED, STATUS_CANCELLED
+    except Cancelled as err:  # 130, or 143 / 129 for SIGTERM / SIGHUP
+        error, code, status = err, err.exit_code or EXIT_CANCELLED, STATUS_CANCELLED
     except BadInput as err:
         error, code, status = err, EXIT_BAD_INPUT, STATUS_BAD_INPUT
     except UserError as err:
@@ -247,9 +256,9 @@ def run_unattended(args) -> int:
     formats = tuple(dict.fromkeys(("json", *answers.report_formats)))
     paths = session.save(report_dir, formats=formats, stem=answers.report_name)
     if getattr(args, "json", False):
-        print(session.to_json())
+        print(session.to_json(), file=Console(sys.stdout))
     if error is not None:
-        print(f"torch-setup: {error.render()}", file=sys.stderr)
+        print(f"torch-setup: {error.render()}", file=run.out)
     for p in paths:
-        print(f"Report: {p}", file=sys.stderr)
+        print(f"Report: {p}", file=run.out)
     return code
