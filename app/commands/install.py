@@ -188,9 +188,9 @@ def _run_locked(args: argparse.Namespace, lock: locks.EnvLock) -> int:
         _print_summary(result, verify, stdout)
     failed = verify_error or (verify is not None and not verify.ok)
     if failed and not args.json:
+        why = (verify_error or "failed").rstrip(".")
         print(f"torch-setup: PyTorch was installed into {result.env_path} (it is kept), but the verification "
-              f"{verify_error or 'failed'}. `torch-setup doctor --env {result.env_path}` explains the cause.",
-              file=out)
+              f"{why}. `torch-setup doctor --env {result.env_path}` explains the cause.", file=out)
     return EXIT_FAILED if failed else EXIT_OK
 
 
