@@ -513,3 +513,28 @@ def test_the_core_install_takes_the_lock_itself(a_lock_holder, tmp_path):
     with pytest.raises(BadInput) as err:
         core.install(p, checks=[])  # even with the pre-flight skipped, the lock refuses
     assert f"PID {pid}" in err.value.message and not env.exists()
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_the_verification_keeps_the_env_and_says_exactly_that(tmp_path, local_wheels):
+    env = tmp_path / "verified env"
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "install", "--env", str(env), "--python", sys.executable,
+                             "--packages", "torch==2.13.0", "--find-links", str(local_wheels), "--yes"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            text=True)
+    seen, reader = _reader(proc.stderr)
+    with proc:
+        deadline = time.monotonic() + 280
+        while not any("==> Verifying" in s for s in seen):
+            assert proc.poll() is None and time.monotonic() < deadline, "".join(seen)
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=120)
+        reader.join(10)
+    err = "".join(seen)
+    assert proc.returncode == 130, err
+    assert "The install is complete; the verification was cancelled. The environment is kept" in err, err
+    assert "rolling back" not in err.lower() and "removed" not in err
+    assert envs.installed_distributions(env)["torch"] == "2.13.0+cpu"
+    assert leftover_processes(str(env)) == []
