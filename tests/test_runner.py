@@ -254,3 +254,27 @@ def test_a_grandchild_holding_the_output_open_does_not_hang_the_run():
     while not _dead(gc) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _dead(gc)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a bash script stands in for nvidia-smi")
+def test_detect_with_an_nvidia_smi_that_ignores_sigterm_leaves_no_process(tmp_path):
+    fake = tmp_path / "bin" / "nvidia-smi"
+    fake.parent.mkdir()
+    nap = f"300.{os.getpid()}{time.monotonic_ns() % 10000}"  # a sleep no other process has
+    fake.write_text(f"#!/bin/bash\n# {tmp_path}\ntrap '' TERM\nsleep {nap} &\nwait\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}
+    out = subprocess.run([PY, "-m", "app.cli", "detect", "--timeout", "1", "--json"], capture_output=True, text=True,
+                         timeout=120, env=env, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert out.returncode == 0, out.stderr
+    deadline = time.monotonic() + 5
+    left: list[int] = []
+    while time.monotonic() < deadline:
+        left = [p.pid for p in psutil.process_iter(["cmdline"])
+                if p.info["cmdline"] and any(str(tmp_path) in part for part in p.info["cmdline"])]
+        left += [p.pid for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", nap]]
+        if not left:
+            break
+        time.sleep(0.1)
+    assert not left, "nvidia-smi (or its child) outlived the assistant"
+
