@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.commands._render import Console, Renderer, cancel_on_signals, confirm, print_plan
+from app.commands._render import Console, Renderer, SignalCancel, cancel_on_signals, confirm, print_plan
 from app.core.errors import EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, BadInput, Cancelled, UserError
 
 if TYPE_CHECKING:  # start-up: the core is imported when the command runs
@@ -119,6 +119,7 @@ class _Run:
         self.cancel = CancelToken()
         self.out = Console(sys.stderr)
         self.lock: EnvLock | None = None  # the env's lock, held by run_unattended around steps()
+        self.signals: SignalCancel | None = None  # what a signal says it stops
         self.parts: dict = {}
         self.notes: list[str] = []
 
@@ -157,8 +158,14 @@ class _Run:
             from app.core.verify import run_verify
 
             self.say("==> Verifying…")
-            verify = run_verify(result.python, on_event=renderer, cancel=self.cancel,
-                                expect=plan.expected_accelerator)
+            if self.signals is not None:
+                self.signals.what = f"stopping the verification; the installed environment {result.env_path} is kept"
+            try:
+                verify = run_verify(result.python, on_event=renderer, cancel=self.cancel,
+                                    expect=plan.expected_accelerator)
+            except Cancelled:
+                raise Cancelled("The install is complete; the verification was cancelled. The environment is kept: "
+                                f"{result.env_path}.", log_path=result.log_path) from None
             self.parts["verify"] = verify
             verify_ok = verify.ok
             passed = sum(1 for c in verify.checks if c.status == "passed")
@@ -235,7 +242,7 @@ def run_unattended(args) -> int:
     try:
         # the env's lock from the plan to the end of the speed test: a second run is refused at once
         with locks.env_lock(str(answers.env_path), "install") as run.lock, \
-                cancel_on_signals(run.cancel, run.out, "stopping and rolling back"):
+                cancel_on_signals(run.cancel, run.out, "stopping and rolling back") as run.signals:
             code = run.steps(renderer)
         status = STATUS_OK
     except Cancelled as err:  # 130, or 143 / 129 for SIGTERM / SIGHUP
