@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -44,6 +45,17 @@ def tree_digest(root: Path) -> dict[str, str]:
         else:
             out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
     return out
+
+
+@pytest.fixture(autouse=True)
+def _free_the_disk(tmp_path):
+    """Each test unpacks torch into fresh caches and envs (GBs): removed at once, not kept by pytest."""
+    yield
+    for child in tmp_path.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
 
 
 @pytest.fixture

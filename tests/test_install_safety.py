@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import pty
+import shutil
 import signal
 import subprocess
 import sys
@@ -538,3 +539,26 @@ def test_ctrl_c_during_the_verification_keeps_the_env_and_says_exactly_that(tmp_
     assert "rolling back" not in err.lower() and "removed" not in err
     assert envs.installed_distributions(env)["torch"] == "2.13.0+cpu"
     assert leftover_processes(str(env)) == []
+    shutil.rmtree(env)  # ~0.9 GB: not kept around by pytest
+
+
+def test_a_python_that_prints_forever_is_refused_with_bounded_memory(tmp_path):
+    """``--python`` naming a program that prints without end: our capture stays bounded, and such a
+    path is never handed to uv (which would read its output without a limit)."""
+    import resource
+
+    printer = tmp_path / "printer"
+    printer.write_text("#!/bin/sh\nexec yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n")
+    printer.chmod(0o755)
+    env = tmp_path / "env"
+
+    def limit_memory() -> None:  # 3 GB of address space for the CLI and everything it starts
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    r = subprocess.run([sys.executable, "-m", "app.cli", "install", "--env", str(env), "--python", str(printer),
+                        "--packages", "six", "--yes", "--no-verify"], cwd=REPO, capture_output=True, text=True,
+                       timeout=240, stdin=subprocess.DEVNULL, preexec_fn=limit_memory)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert "No usable Python" in r.stderr and "MemoryError" not in r.stderr
+    assert not env.exists()
+    assert leftover_processes(str(printer)) == []

@@ -9,6 +9,7 @@ when no check is blocking; :func:`raise_for_checks` turns the first blocking one
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +26,8 @@ from app.core.text import Msg, Text, msg, render
 
 __all__ = ["REACH_LABELS", "check_backend", "check_disk", "check_indexes", "check_lock", "check_proxy",
            "check_python", "check_reach", "check_target", "index_targets", "preflight", "raise_for_checks"]
+
+_MINOR = re.compile(r"^\d+\.\d+$")
 
 #: What each reachability target is called in sentences; the keys name the checks (``reach:<key>``).
 REACH_LABELS: dict[str, Msg] = {
@@ -52,7 +55,9 @@ def check_backend(p: InstallPlan) -> Check:
 
 def _python_missing(p: InstallPlan) -> Check:
     want = p.python_request or "3"
-    if p.installer == "uv" and p.kind == "venv" and p.python_request:
+    # uv can download a Python VERSION; a path that did not answer like a Python is never handed to it
+    # (uv would run it and read its output without a limit)
+    if p.installer == "uv" and p.kind == "venv" and p.python_request and _MINOR.match(p.python_request):
         return Check("python", True,
                      msg("preflight.python_download", "No Python {want} was found on this machine; uv will try to "
                          "download a uv-managed Python {want} (this needs internet).", want=want),

@@ -183,7 +183,7 @@ class _Restorer:
                                             source=s.source))
             else:
                 todo.append(s)
-        idx = self.p.index
+        idx = replace(self.p.index, require_hashes=False)  # the old versions are not the bundle's files
         if not todo or self._run(self._install_argv([x for s in todo for x in s.spec], idx), 1800).ok:
             return failed
         plain = replace(idx, torch_index=None)  # a torch index ranked first may lack an older plain package
