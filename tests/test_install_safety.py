@@ -433,6 +433,8 @@ def _cli(*args, timeout=300) -> subprocess.CompletedProcess:
     (["install", "--env", "E", "--packages", "six", ""], "--packages"),
     (["install", "--env", "E", "--packages", "-e /etc"], "--packages"),
     (["bundle", "--out", "B", "--packages", "-e /etc"], "--packages"),
+    (["bundle", "--out", "B", "--python", "9.99", "--packages", "six"], "--python"),
+    (["bundle", "--out", "B", "--python", "", "--packages", "six"], "--python"),
     (["recommend", "--packages", ""], "--packages"),
     (["verify", "--env", "E", "--timeout", "0"], "--timeout"),
     (["verify", "--env", "E", "--timeout", "nan"], "--timeout"),

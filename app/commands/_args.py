@@ -9,7 +9,7 @@ import argparse
 import math
 import re
 
-__all__ = ["positive_float", "positive_int", "python_spec", "requirement"]
+__all__ = ["positive_float", "positive_int", "python_spec", "python_version", "requirement"]
 
 _VERSION_LIKE = re.compile(r"^\d+(\.\d+)*$")
 _PYTHON3 = re.compile(r"^3\.\d{1,2}$")
@@ -45,6 +45,14 @@ def python_spec(text: str) -> str:
     if _VERSION_LIKE.match(value) and not _PYTHON3.match(value):
         raise argparse.ArgumentTypeError(f"{value!r} is not a Python 3 version such as 3.12 (give X.Y, or the path "
                                          "of an interpreter)")
+    return value
+
+
+def python_version(text: str) -> str:
+    """A Python 3 version ``X.Y`` (a bundle's target)."""
+    value = text.strip()
+    if not _PYTHON3.match(value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a Python 3 version such as 3.12")
     return value
 
 
