@@ -564,3 +564,23 @@ def test_a_python_that_prints_forever_is_refused_with_bounded_memory(tmp_path):
     assert "No usable Python" in r.stderr and "MemoryError" not in r.stderr
     assert not env.exists()
     assert leftover_processes(str(printer)) == []
+
+
+def test_an_event_consumer_that_raises_cannot_stop_the_rollback(tmp_path, tiny_wheels):
+    """What a closed console does to a presenter: every event raises. The install still fails
+    cleanly and rolls back (issue 11, finding 3)."""
+    env = tmp_path / "new" / "env"
+    p = core.plan(core.InstallRequest(env, python=sys.executable, packages=["netlab-demo==9.9"],
+                                      find_links=[str(tiny_wheels)], default_index_url=str(tiny_wheels)))
+    calls = []
+
+    def broken_console(event):
+        calls.append(event)
+        raise BrokenPipeError(32, "Broken pipe")
+
+    with pytest.raises(UserError) as err:
+        core.install(p, on_event=broken_console)
+    assert "Nothing was left behind" in err.value.message
+    assert not env.exists() and not env.parent.exists()
+    assert any(isinstance(e, PhaseEvent) and e.name == "rollback" for e in calls)
+    assert "the event consumer failed" in Path(err.value.log_path).read_text()

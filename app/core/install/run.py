@@ -64,6 +64,7 @@ class _Run:
     def __init__(self, p: InstallPlan, emit: Callable[[Event], None], cancel: runner.CancelToken) -> None:
         self.p = p
         self._consumer = emit
+        self._consumer_failed = False
         self.cancel = cancel
         self.log_path = new_log_path("install")
         self.started = time.monotonic()
@@ -81,7 +82,9 @@ class _Run:
         try:
             self._consumer(event)
         except Exception as exc:
-            self._log_line(f"# the event consumer failed ({exc!r}); the run goes on")
+            if not self._consumer_failed:
+                self._consumer_failed = True
+                self._log_line(f"# the event consumer failed ({exc!r}); the run goes on")
 
     def _log_line(self, line: str) -> None:
         try:
