@@ -53,6 +53,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    code = _main(argv)
+    _flush_quietly()
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     # No words at all opens the wizard: only the gui command's parser is needed (start-up time).
     only = (words[0] if words[0] in COMMANDS else None) if words else "gui"
@@ -70,13 +76,39 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except UserError as err:
         if getattr(args, "json", False):
-            print(json.dumps(err.to_dict(), indent=2, ensure_ascii=False))
+            _say(json.dumps(err.to_dict(), indent=2, ensure_ascii=False), sys.stdout)
         else:
-            print(f"torch-setup: {err.render()}", file=sys.stderr)
+            _say(f"torch-setup: {err.render()}", sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
-        print("torch-setup: cancelled.", file=sys.stderr)
+        _say("torch-setup: cancelled.", sys.stderr)
         return EXIT_CANCELLED
+
+
+def _say(text: str, stream) -> None:
+    """A last line for the user; a console that went away (a closed pipe) does not change the exit code."""
+    try:
+        print(text, file=stream, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _flush_quietly() -> None:
+    """Flush stdout/stderr now; one that cannot be written (``| head``) is pointed at the null
+    device, so the interpreter's own flush at exit cannot fail and turn the exit code into 120."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            try:
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, stream.fileno())
+                os.close(null)
+            except (OSError, ValueError):
+                pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -158,7 +158,7 @@ def test_an_answer_for_inputs_that_changed_meanwhile_is_not_recorded(tmp_path, m
     s = Session.resume(system=machine)
     _approve(s, tmp_path / "env")
 
-    def install_while_replanned(p, *, on_event=None, cancel=None, checks=None):
+    def install_while_replanned(p, *, on_event=None, cancel=None, checks=None, lock=None):
         s.invalidate(Stage.PLAN)  # the inputs changed while it ran
         return make_install_result(tmp_path / "env")
 
@@ -196,7 +196,7 @@ def test_install_runs_exactly_the_approved_plan_and_measures_only_the_disk_again
     approved = _approve(s, tmp_path / "env")
     seen: list[tuple[InstallPlan, tuple[Check, ...]]] = []
 
-    def fake_install(p, *, on_event=None, cancel=None, checks=None):
+    def fake_install(p, *, on_event=None, cancel=None, checks=None, lock=None):
         seen.append((p, tuple(checks)))
         return make_install_result(tmp_path / "env")
 
@@ -246,7 +246,7 @@ def fake_tools(tmp_path, monkeypatch, no_network):
     """Installer, verify, doctor and bench replaced by functions returning real result types."""
     calls: dict[str, object] = {"verify": make_verify_report(), "bench": make_bench_report()}
 
-    def install(p, *, on_event=None, cancel=None, checks=None):
+    def install(p, *, on_event=None, cancel=None, checks=None, lock=None):
         return make_install_result(p.env_path)
 
     def verify(python, *, on_event=None, cancel=None, expect=None, **kw):
@@ -364,7 +364,8 @@ def observed_install(monkeypatch, tmp_path):
     """Session.install replaced by an observer: what it was asked to install, by which session."""
     seen: list[tuple[Session, InstallPlan | None, InstallPlan | None]] = []
 
-    def install(self, plan=None, *, on_event=None, cancel=None):
+    def install(self, plan=None, *, on_event=None, cancel=None, lock=None):
+        assert lock is not None and lock.held  # the CLI faces hold the env's lock across the run
         seen.append((self, plan, self.approved_plan))
         result = make_install_result(tmp_path / "env")
         self.install_result = result
@@ -423,7 +424,7 @@ name = "pc-01"
 def test_a_failed_answer_file_run_still_writes_the_sessions_report(tmp_path, monkeypatch, no_network):
     from app.cli import main
 
-    def broken(self, plan=None, *, on_event=None, cancel=None):
+    def broken(self, plan=None, *, on_event=None, cancel=None, lock=None):
         raise UserError("the installer broke", hint="read the log")
 
     monkeypatch.setattr(Session, "install", broken)

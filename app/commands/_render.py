@@ -1,21 +1,30 @@
-"""What the install commands show on a terminal: events, the plan and its checks, the prompt.
+"""What the install commands show on a terminal: events, the plan and its checks, the prompt,
+and what a signal does.
 
 Shared by ``install``, ``install --config`` (:mod:`app.commands.unattended`) and ``bundle``.
 The CLI speaks English: core texts are rendered with :func:`app.core.text.render` (English).
+
+A console that went away (``install … 2>&1 | head -2``, a dropped SSH session) never stops a
+run or its rollback: every write goes through :class:`Console`, which drops what cannot be
+written and points the dead file descriptor at the null device (so the interpreter's last flush
+cannot fail either). :func:`cancel_on_signals` turns SIGINT, SIGTERM and SIGHUP into a cancel
+(the core stops the installer's whole process tree and rolls back) and the exit status into
+128 + the signal's number: 130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING, TextIO
+from typing import IO, TYPE_CHECKING, TextIO
 
 from app.core.enums import Phase, PhaseState
-from app.core.errors import BadInput
+from app.core.errors import BadInput, Cancelled
 from app.core.events import Event, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
 from app.core.runner import CancelToken
 from app.core.text import render
@@ -43,11 +52,60 @@ _PLAIN_KEEP = ("Resolved", "Prepared", "Installed", "Downloading", " Downloaded"
 _PLAIN_KEEP_STRIPPED = tuple(k.strip() for k in _PLAIN_KEEP)
 
 
-class Renderer:
-    """Events -> terminal: a redrawn bar on a TTY, plain lines otherwise. Thread-safe."""
+class Console:
+    """A text stream whose failures are dropped: a closed pipe or a hung-up terminal loses the
+    text, never the run. After the first failure the file descriptor is pointed at the null
+    device, so later writes by anyone (and the interpreter's flush at exit) succeed too."""
 
-    def __init__(self, stream: TextIO | None = None, quiet: bool = False, verbose: bool = False) -> None:
-        self.stream = stream or sys.stderr
+    def __init__(self, stream: TextIO | IO[str] | None) -> None:
+        self.stream = stream
+        self.broken = stream is None
+
+    def write(self, text: str) -> int:
+        if not self.broken and self.stream is not None:
+            try:
+                return self.stream.write(text)
+            except (OSError, ValueError):
+                self._give_up()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.broken and self.stream is not None:
+            try:
+                self.stream.flush()
+            except (OSError, ValueError):
+                self._give_up()
+
+    def isatty(self) -> bool:
+        try:
+            return bool(not self.broken and self.stream is not None and self.stream.isatty())
+        except (OSError, ValueError):
+            return False
+
+    def _give_up(self) -> None:
+        self.broken = True
+        try:
+            fd = self.stream.fileno() if self.stream is not None else -1
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, fd)
+            finally:
+                os.close(null)
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+def console(stream: TextIO | IO[str] | Console | None) -> Console:
+    """``stream`` as a :class:`Console` (itself when it is one)."""
+    return stream if isinstance(stream, Console) else Console(stream)
+
+
+class Renderer:
+    """Events -> terminal: a redrawn bar on a TTY, plain lines otherwise. Thread-safe; a console
+    that went away is ignored (:class:`Console`)."""
+
+    def __init__(self, stream: TextIO | Console | None = None, quiet: bool = False, verbose: bool = False) -> None:
+        self.stream = console(stream or sys.stderr)
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.quiet = quiet
         self.verbose = verbose
@@ -123,8 +181,9 @@ class Renderer:
                 self._bar_shown = False
 
 
-def print_plan(plan: InstallPlan, checks: Sequence[Check], out: TextIO) -> None:
+def print_plan(plan: InstallPlan, checks: Sequence[Check], out: TextIO | Console) -> None:
     """The plan in a few lines, then one line per pre-flight check."""
+    out = console(out)
     where = "new" if plan.new_env else "existing"
     print(f"Environment : {plan.env_path} ({where} {plan.kind}, {plan.installer})", file=out)
     py = plan.python
@@ -142,7 +201,7 @@ def print_plan(plan: InstallPlan, checks: Sequence[Check], out: TextIO) -> None:
         print(f"  {mark}{render(c.message)}", file=out)
 
 
-def confirm(args: argparse.Namespace, out: TextIO) -> None:
+def confirm(args: argparse.Namespace, out: TextIO | Console) -> None:
     """Ask before changing anything, unless ``--yes``; no terminal to ask on is a refusal."""
     if args.yes:
         return
@@ -155,23 +214,49 @@ def confirm(args: argparse.Namespace, out: TextIO) -> None:
         raise BadInput("Not confirmed; nothing was done.")
 
 
-@contextmanager
-def cancel_on_signals(cancel: CancelToken, out: TextIO, what: str) -> Iterator[None]:
-    """Ctrl+C / SIGTERM set ``cancel`` (the core then stops and rolls back) instead of killing us."""
-    def on_signal(_signum: int, _frame: FrameType | None) -> None:
-        if not cancel.cancelled:
-            try:
-                out.write(f"\nCancelling: {what}…\n")
-            except Exception:
-                pass
-        cancel.cancel()
+#: The signals that cancel an install (and roll it back) instead of killing the assistant.
+CANCEL_SIGNALS = tuple(sig for sig in (getattr(signal, name, None) for name in ("SIGINT", "SIGTERM", "SIGHUP"))
+                       if sig is not None)
 
+
+class SignalCancel:
+    """What :func:`cancel_on_signals` knows: the signal that came (if any) and what it stops."""
+
+    def __init__(self, cancel: CancelToken, out: TextIO | Console, what: str) -> None:
+        self.cancel = cancel
+        self.out = console(out)
+        self.what = what  # said when a signal comes; the caller changes it as the run moves on
+        self.signum: int | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the signal's number (130 for SIGINT), or 130 when no signal came."""
+        return 128 + self.signum if self.signum is not None else 130
+
+    def __call__(self, signum: int, _frame: FrameType | None) -> None:
+        if not self.cancel.cancelled:
+            self.signum = signum
+            self.out.write(f"\nCancelling ({signal.Signals(signum).name}): {self.what}…\n")
+            self.out.flush()
+        self.cancel.cancel()  # a second signal changes nothing: the rollback runs to its end
+
+
+@contextmanager
+def cancel_on_signals(cancel: CancelToken, out: TextIO | Console, what: str) -> Iterator[SignalCancel]:
+    """SIGINT / SIGTERM / SIGHUP set ``cancel`` (the core then stops the child process tree and
+    rolls back) instead of killing us; a :class:`Cancelled` leaving the block gets the exit
+    status of the signal (130, 143, 129)."""
+    handler = SignalCancel(cancel, out, what)
     previous = {}
     if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, on_signal)
+        for sig in CANCEL_SIGNALS:
+            previous[sig] = signal.signal(sig, handler)
     try:
-        yield
+        yield handler
+    except Cancelled as err:
+        if handler.signum is not None:
+            err.exit_code = handler.exit_code
+        raise
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        for sig, old in previous.items():
+            signal.signal(sig, old)

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from app.commands._args import positive_float, positive_int
 from app.core.errors import EXIT_CANCELLED, EXIT_OK
 from app.core.serial import dumps
 
@@ -28,12 +29,14 @@ def register(sub) -> None:
     p.add_argument("--env", required=True, metavar="PATH", help="the environment folder or its python executable")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda", "mps", "xpu"),
                    help="where to run (auto: the accelerator if one works, else the CPU)")
-    p.add_argument("--sizes", nargs="+", metavar="N", help="matrix sizes (default 256 512 ... 8192)")
+    p.add_argument("--sizes", nargs="+", metavar="N", type=positive_int,
+                   help="matrix sizes (default 256 512 ... 8192)")
     p.add_argument("--dtypes", nargs="+", metavar="T", choices=("fp32", "tf32", "fp16", "bf16"),
                    help="fp32 tf32 fp16 bf16 (default: all the device supports)")
-    p.add_argument("--budget-s", type=float, default=60.0, metavar="S",
+    p.add_argument("--budget-s", type=positive_float, default=60.0, metavar="S",
                    help="time budget in seconds; larger sizes are skipped to stay within it (60)")
-    p.add_argument("--repeats", type=int, default=5, metavar="N", help="timed runs per point; the median counts (5)")
+    p.add_argument("--repeats", type=positive_int, default=5, metavar="N",
+                   help="timed runs per point; the median counts (5)")
     p.add_argument("--json", action="store_true", help="print the BenchReport as JSON")
     p.set_defaults(func=run)
 

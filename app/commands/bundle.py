@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 
+from app.commands._args import python_version
 from app.commands._render import Renderer
 from app.commands.install import add_source_arguments, detect_machine, recommend_for
 from app.core.errors import BadInput
@@ -24,7 +25,7 @@ def register(sub) -> None:
                     "manifest (tags, versions, SHA-256 of each file) and a hashed "
                     "requirements file; install it there with --from-bundle.")
     p.add_argument("--out", metavar="DIR", help="the new bundle folder")
-    p.add_argument("--python", metavar="X.Y", help="the target's Python version (default: this "
+    p.add_argument("--python", metavar="X.Y", type=python_version, help="the target's Python version (default: this "
                                                    "one's)")
     p.add_argument("--platform", metavar="TAG",
                    help="the target's platform tag, e.g. manylinux_2_28_x86_64, win_amd64, "

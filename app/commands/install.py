@@ -6,8 +6,15 @@ the plan and the pre-flight, asks before changing anything (unless ``--yes``), s
 progress, and ends with the verification summary. The steps are the session's
 (:meth:`app.core.session.Session.run_all`); this module parses, asks and shows.
 
-Exit codes: 0 installed, 1 failed (rolled back), 2 bad input or refused by the pre-flight
-(nothing was done), 130 cancelled (rolled back).
+The environment's lock (:mod:`app.core.locks`) is held from before the plan to the end of the
+verification: a second run into the same folder is refused at once (exit 2, naming the run
+that holds it).
+
+Exit codes: 0 installed (and verified), 1 failed (rolled back) or installed but the
+verification failed (the environment is kept and the message says so), 2 bad input or refused
+by the pre-flight (nothing was done), 130 / 143 / 129 cancelled by SIGINT (Ctrl-C) / SIGTERM /
+SIGHUP (rolled back; during the verification the installed environment is kept and the
+message says so).
 """
 from __future__ import annotations
 
@@ -17,17 +24,19 @@ import os
 import sys
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
-from app.commands._render import Renderer, cancel_on_signals, confirm, print_plan
+from app.commands._args import python_spec, requirement
+from app.commands._render import Console, Renderer, SignalCancel, cancel_on_signals, confirm, print_plan
 from app.commands.unattended import run_unattended
 from app.core.enums import Phase, PhaseState
-from app.core.errors import EXIT_OK, BadInput, UserError
+from app.core.errors import EXIT_FAILED, EXIT_OK, BadInput, Cancelled, UserError
 from app.core.events import PhaseEvent
 from app.core.runner import CancelToken
 from app.core.session import Observer, Planned, RunOptions, Session
 
 if TYPE_CHECKING:  # start-up: the core is imported when the command runs, not when it registers
+    from app.core import locks
     from app.core.install import InstallPlan, InstallRequest, InstallResult
     from app.core.recommend import Choices, Recommendation
     from app.core.system import SystemReport
@@ -40,7 +49,7 @@ def add_source_arguments(p: argparse.ArgumentParser) -> None:
                    help="override the recommended accelerator backend")
     p.add_argument("--variant", help="override the wheel variant (cpu, cu126, rocm6.4, xpu …)")
     p.add_argument("--torch", metavar="VERSION", help="override the torch version")
-    p.add_argument("--packages", nargs="+", metavar="REQ",
+    p.add_argument("--packages", nargs="+", metavar="REQ", type=requirement,
                    help="install exactly these requirements (e.g. torch==2.13.0 torchvision) "
                         "instead of the recommendation's")
     p.add_argument("--index-url", metavar="URL",
@@ -56,15 +65,17 @@ def register(sub) -> None:
     p = sub.add_parser(
         "install", help="create an environment and install PyTorch into it",
         description="Create a Python environment and install the right PyTorch build into it. "
-                    "Exit codes: 0 installed, 1 failed (rolled back), 2 bad input or refused "
-                    "before anything was done, 130 cancelled (rolled back).")
+                    "Exit codes: 0 installed and verified, 1 failed (rolled back) or installed but "
+                    "the verification failed (the environment is kept), 2 bad input or refused "
+                    "before anything was done (also: another run is changing that environment), "
+                    "130/143/129 cancelled by SIGINT/SIGTERM/SIGHUP (rolled back).")
     p.add_argument("--env", metavar="PATH", help="the environment folder (new, or existing "
                                                  "with --existing)")
     p.add_argument("--kind", choices=("venv", "conda"), default="venv",
                    help="environment type (default: venv)")
     p.add_argument("--installer", choices=("uv", "pip"), default="uv",
                    help="uv (default, fast) or pip")
-    p.add_argument("--python", metavar="X.Y|PATH",
+    p.add_argument("--python", metavar="X.Y|PATH", type=python_spec,
                    help='the Python of the new env: a version like "3.11" or an interpreter path')
     add_source_arguments(p)
     p.add_argument("--from-bundle", metavar="DIR",
@@ -135,9 +146,11 @@ def build_request(args: argparse.Namespace) -> InstallRequest:
 class _Terminal(Observer):
     """The plan and its checks, the question, and the verification as phases of the progress."""
 
-    def __init__(self, args: argparse.Namespace, out: TextIO, renderer: Renderer, cancel: CancelToken,
+    def __init__(self, args: argparse.Namespace, out: Console, renderer: Renderer, cancel: CancelToken,
                  stack: ExitStack) -> None:
         self.args, self.out, self.renderer, self.cancel, self.stack = args, out, renderer, cancel, stack
+        self.signals: SignalCancel | None = None
+        self.verify_error = ""  # why the verification could not run ("" when it ran)
 
     def planned(self, planned: Planned) -> None:
         if not self.args.json:
@@ -145,8 +158,13 @@ class _Terminal(Observer):
 
     def approved(self, plan: InstallPlan) -> None:
         confirm(self.args, self.out)
-        # From here on Ctrl+C / SIGTERM stop the installer and roll back (until the run ends).
-        self.stack.enter_context(cancel_on_signals(self.cancel, self.out, "stopping the installer and rolling back"))
+        # From here on SIGINT / SIGTERM / SIGHUP stop the installer and roll back (until the run ends).
+        self.signals = self.stack.enter_context(
+            cancel_on_signals(self.cancel, self.out, "stopping the installer and rolling back"))
+
+    def installed(self, result: InstallResult) -> None:
+        if self.signals is not None:
+            self.signals.what = f"stopping the verification; the installed environment {result.env_path} is kept"
 
     def verifying(self) -> None:
         self.renderer(PhaseEvent(Phase.VERIFY, PhaseState.START))
@@ -155,48 +173,72 @@ class _Terminal(Observer):
         self.renderer(PhaseEvent(Phase.VERIFY, PhaseState.END))
 
     def verify_failed(self, error: UserError) -> None:
+        self.verify_error = f"could not run: {error.message}"
         self.renderer(PhaseEvent(Phase.VERIFY, PhaseState.FAILED, error.message))
 
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "config", None):
         return run_unattended(args)
+    from app.core import locks
+
     request = build_request(args)
+    # held from the plan to the end of the verification: a second run is refused at once
+    with locks.env_lock(args.env, "install") as lock:
+        return _run_locked(args, request, lock)
+
+
+def _run_locked(args: argparse.Namespace, request: InstallRequest, lock: locks.EnvLock) -> int:
     session = Session(source="cli")
     # Detection only when the recommendation is needed; a verification that cannot run is reported, not fatal.
     options = RunOptions(detect=False, verify=not args.no_verify, strict=False)
     cancel = CancelToken()
-    renderer = Renderer(sys.stderr, quiet=args.json, verbose=args.verbose)
+    out = Console(sys.stderr)
+    renderer = Renderer(out, quiet=args.json, verbose=args.verbose)
     try:
         with ExitStack() as stack:
-            result = session.run_all(request, choices=choices_for(args), options=options,
-                                     observer=_Terminal(args, sys.stderr, renderer, cancel, stack),
-                                     on_event=renderer, cancel=cancel)
+            terminal = _Terminal(args, out, renderer, cancel, stack)
+            try:
+                result = session.run_all(request, choices=choices_for(args), options=options, observer=terminal,
+                                         on_event=renderer, cancel=cancel, lock=lock)
+            except Cancelled:
+                done = session.install_result
+                if done is None:
+                    raise
+                # the install is complete: only the verification stopped, and the env stays
+                raise Cancelled(f"The install is complete; the verification was cancelled. The environment is "
+                                f"kept: {done.env_path}.", log_path=done.log_path) from None
     finally:
         renderer.close()
     plan, verify = session.approved_plan, session.verify_report
     assert plan is not None  # run_all installed it
+    stdout = Console(sys.stdout)
     if args.json:
         payload = {"install": result.to_dict(), "plan": plan.to_dict(),
                    "verify": verify.to_dict() if verify is not None else None}
-        print(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
+        print(json.dumps(payload, indent=2, ensure_ascii=False, default=str), file=stdout)
     else:
-        _print_summary(result, verify)
-    return EXIT_OK
+        _print_summary(result, verify, stdout)
+    failed = terminal.verify_error or (verify is not None and not verify.ok)
+    if failed and not args.json:
+        why = (terminal.verify_error or "failed").rstrip(".")
+        print(f"torch-setup: PyTorch was installed into {result.env_path} (it is kept), but the verification "
+              f"{why}. `torch-setup doctor --env {result.env_path}` explains the cause.", file=out)
+    return EXIT_FAILED if failed else EXIT_OK
 
 
-def _print_summary(result: InstallResult, verify: VerifyReport | None) -> None:
+def _print_summary(result: InstallResult, verify: VerifyReport | None, out: Console) -> None:
     print(f"Installed torch {result.torch_version or '(not installed)'} into {result.env_path} "
-          f"in {result.duration_s:.1f} s.")
-    print(f"Python: {result.python}")
+          f"in {result.duration_s:.1f} s.", file=out)
+    print(f"Python: {result.python}", file=out)
     if verify is not None:
         status = "passed" if verify.ok else "FAILED"
         passed = sum(1 for c in verify.checks if c.status == "passed")
-        print(f"Verification {status} ({passed} of {len(verify.checks)} checks passed):")
+        print(f"Verification {status} ({passed} of {len(verify.checks)} checks passed):", file=out)
         skipped = [c for c in verify.checks if c.status == "skipped"]
         for c in verify.checks:
             if c.status != "skipped":
-                print(f"  [{c.status:6}] {c.title or c.name}: {c.detail}")
+                print(f"  [{c.status:6}] {c.title or c.name}: {c.detail}", file=out)
         if skipped:
-            print(f"  [skip  ] {len(skipped)} check(s) skipped: {skipped[0].detail}")
-    print(f"Log: {result.log_path}")
+            print(f"  [skip  ] {len(skipped)} check(s) skipped: {skipped[0].detail}", file=out)
+    print(f"Log: {result.log_path}", file=out)

@@ -10,6 +10,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from app.commands._args import requirement
+
 if TYPE_CHECKING:  # the engine is imported by run(), not at start-up
     from app.core.recommend import Recommendation
 
@@ -31,7 +33,7 @@ def register(sub) -> None:
     p.add_argument("--torch", metavar="VER", help="pin a torch release, e.g. 2.14 or 2.14.1 (refused with "
                                                    "the reason when it cannot work here)")
     p.add_argument("--python", metavar="X.Y", help="the Python version for the new environment")
-    p.add_argument("--packages", metavar="P", nargs="+",
+    p.add_argument("--packages", metavar="P", nargs="+", type=requirement,
                    help="packages to install with torch: torchvision / torchaudio are pinned to match; "
                         "others come from your default index in a second step")
     p.add_argument("--verified-only", action="store_true",

@@ -11,9 +11,13 @@ The answer file (``app.core.answers``) holds everything the wizard asks. The run
    HTML when asked) once step 1 passed, whatever happened after, so a fleet run gets one
    report per host even from the machines that failed.
 
+The environment's lock is held from the plan to the end of the speed test: a second run into
+the same folder is refused at once (exit 2, naming the run that holds it).
+
 Exit codes as ``install``: 0 installed and verified, 1 failed (rolled back; or installed
 but the verification failed), 2 bad input or refused by the pre-flight (nothing was done),
-130 cancelled (rolled back).
+130 / 143 / 129 cancelled by SIGINT / SIGTERM / SIGHUP (rolled back; during the verification
+the installed environment is kept and the report says so).
 """
 from __future__ import annotations
 
@@ -21,11 +25,11 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
-from app.commands._render import Renderer, cancel_on_signals, confirm, print_plan
+from app.commands._render import Console, Renderer, SignalCancel, cancel_on_signals, confirm, print_plan
 from app.core.disk import existing_ancestor
-from app.core.errors import BadInput, UserError
+from app.core.errors import BadInput, Cancelled, UserError
 from app.core.runner import CancelToken
 from app.core.session import BenchOptions, Observer, Planned, RunOptions, Session
 
@@ -124,9 +128,10 @@ def run_options(answers: Answers) -> RunOptions:
 class _Narrator(Observer):
     """One ``==>`` line per step on standard error (the renderer shows the installer's progress)."""
 
-    def __init__(self, out: TextIO, bundle: Path | None) -> None:
+    def __init__(self, out: Console, bundle: Path | None) -> None:
         self.out = out
         self.bundle = bundle
+        self.signals: SignalCancel | None = None  # what a signal says it stops
 
     def say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -146,6 +151,8 @@ class _Narrator(Observer):
     def installed(self, result: InstallResult) -> None:
         self.say(f"==> Installed torch {result.torch_version} into {result.env_path} "
                  f"in {result.duration_s:.1f} s")
+        if self.signals is not None:
+            self.signals.what = f"stopping; the installed environment {result.env_path} is kept"
 
     def verifying(self) -> None:
         self.say("==> Verifying…")
@@ -181,15 +188,28 @@ def run_unattended(args: argparse.Namespace) -> int:
               file=sys.stderr)
         confirm(args, sys.stderr)
 
-    # 2. The session, straight through.
+    # 2. The session, straight through, holding the env's lock from the plan to the end.
+    from app.core import locks
+
     cancel = CancelToken()
-    renderer = Renderer(sys.stderr, quiet=False, verbose=getattr(args, "verbose", False))
+    out = Console(sys.stderr)
+    renderer = Renderer(out, quiet=False, verbose=getattr(args, "verbose", False))
+    narrator = _Narrator(out, bundle)
     error: UserError | KeyboardInterrupt | None = None
     try:
-        with cancel_on_signals(cancel, sys.stderr, "stopping and rolling back"):
-            session.run_all(build_request(answers, bundle), choices=_choices(answers),
-                            options=run_options(answers), observer=_Narrator(sys.stderr, bundle),
-                            on_event=renderer, cancel=cancel)
+        assert answers.env_path is not None  # load_answers requires it
+        with locks.env_lock(str(answers.env_path), "install") as lock, \
+                cancel_on_signals(cancel, out, "stopping and rolling back") as narrator.signals:
+            try:
+                session.run_all(build_request(answers, bundle), choices=_choices(answers),
+                                options=run_options(answers), observer=narrator, on_event=renderer,
+                                cancel=cancel, lock=lock)
+            except Cancelled:
+                done = session.install_result
+                if done is None or session.verify_report is not None:
+                    raise  # before the install (rolled back), or the speed test (its report says so)
+                raise Cancelled(f"The install is complete; the verification was cancelled. The environment "
+                                f"is kept: {done.env_path}.", log_path=done.log_path) from None
     except (UserError, KeyboardInterrupt) as err:
         error = err
     finally:
@@ -202,9 +222,9 @@ def run_unattended(args: argparse.Namespace) -> int:
     formats = tuple(dict.fromkeys(("json", *answers.report_formats)))
     paths = report.save(report_dir, formats=formats, stem=answers.report_name)
     if getattr(args, "json", False):
-        print(report.to_json())
+        print(report.to_json(), file=Console(sys.stdout))
     if session.error is not None:
-        print(f"torch-setup: {session.error.render()}", file=sys.stderr)
+        print(f"torch-setup: {session.error.render()}", file=out)
     for p in paths:
-        print(f"Report: {p}", file=sys.stderr)
+        print(f"Report: {p}", file=out)
     return code

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
+from app.commands._args import positive_float
 from app.core.errors import EXIT_FAILED, EXIT_OK
 from app.core.serial import dumps
 from app.core.text import render as render_text
@@ -27,7 +28,8 @@ def register(sub) -> None:
     p.add_argument("--expect", choices=("cuda", "rocm", "mps", "xpu", "cpu"),
                    help="the accelerator this env was installed for: if it is not usable, that is a failure")
     p.add_argument("--no-dist", action="store_true", help="skip the two-process all_reduce check")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="give up after S seconds (300)")
+    p.add_argument("--timeout", type=positive_float, default=300.0, metavar="S",
+                   help="give up after S seconds (300; more than 0)")
     p.add_argument("--json", action="store_true", help="print the VerifyReport as JSON")
     p.set_defaults(func=run)
 

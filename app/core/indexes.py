@@ -22,7 +22,7 @@ from pathlib import Path
 from app.core.detection.envvars import mask
 from app.core.text import Text, msg
 
-__all__ = ["NET_TIMEOUT_S", "check_url", "display_url", "probe_index", "proxy_for"]
+__all__ = ["NET_TIMEOUT_S", "check_url", "display_url", "host_port", "probe_index", "proxy_for", "proxy_problem"]
 
 NET_TIMEOUT_S = 3.0
 
@@ -47,23 +47,56 @@ def proxy_for(url: str, proxy: str | None) -> str | None:
     return proxies.get(parts.scheme) or proxies.get("https") or proxies.get("http")
 
 
-def check_url(url: str, *, proxy: str | None = None, timeout: float = NET_TIMEOUT_S) -> Text | None:
-    """None when ``url`` (an index or find-links location) is reachable, else why not."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme in ("", "file"):
-        path = Path(urllib.parse.unquote(parts.path) if parts.scheme == "file" else url)
-        return None if path.exists() else msg("preflight.path_missing", "{path} does not exist", path=str(path))
+def _unparsable(url: str) -> Text:
+    return msg("preflight.url_unparsable", "{url} is not a valid URL (check the host and the port, a number "
+               "from 1 to 65535)", url=display_url(url))
+
+
+def host_port(url: str) -> tuple[str, int] | Text:
+    """``(host, port)`` of an http(s) URL, or why it has none. Never raises: a port out of range
+    or a broken IPv6 literal is an answer, not an exception (and the reason never quotes the
+    URL's text, which may hold a password)."""
     shown = display_url(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return _unparsable(url)
     if parts.scheme not in ("http", "https"):
         return msg("preflight.url_scheme", "{url}: unsupported URL scheme {scheme}", url=shown,
                    scheme=repr(parts.scheme))
-    via = proxy_for(url, proxy)
-    target = urllib.parse.urlsplit(via) if via else parts
-    host = target.hostname
-    if not host:
+    if not parts.hostname:
         return msg("preflight.url_no_host", "{url}: no host name", url=shown)
-    port = target.port or (443 if target.scheme == "https" else 80)
-    return _connect(host, port, via is not None, timeout)
+    if port == 0:
+        return _unparsable(url)
+    return parts.hostname, port or (443 if parts.scheme == "https" else 80)
+
+
+def proxy_problem(proxy: str) -> Text | None:
+    """Why the proxy setting cannot be used (None: it is a usable http(s) proxy URL)."""
+    found = host_port(proxy if "://" in proxy else "http://" + proxy)
+    return found if not isinstance(found, tuple) else None
+
+
+def check_url(url: str, *, proxy: str | None = None, timeout: float = NET_TIMEOUT_S) -> Text | None:
+    """None when ``url`` (an index or find-links location) is reachable, else why not."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return _unparsable(url)
+    if parts.scheme in ("", "file"):
+        path = Path(urllib.parse.unquote(parts.path) if parts.scheme == "file" else url)
+        return None if path.exists() else msg("preflight.path_missing", "{path} does not exist", path=str(path))
+    found = host_port(url)
+    if not isinstance(found, tuple):
+        return found
+    via = proxy_for(url, proxy)
+    if via:
+        through = host_port(via if "://" in via else "http://" + via)
+        if not isinstance(through, tuple):
+            return msg("preflight.proxy_unusable", "the proxy cannot be used: {why}", why=through)
+        found = through
+    return _connect(found[0], found[1], via is not None, timeout)
 
 
 def _connect(host: str, port: int, via_proxy: bool, timeout: float) -> Text | None:

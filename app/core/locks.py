@@ -120,6 +120,10 @@ class EnvLock:
     def held(self) -> bool:
         return self._fh is not None
 
+    def covers(self, env_path: str | os.PathLike[str]) -> bool:
+        """Whether this is the lock of ``env_path`` (another spelling of the same folder included)."""
+        return _key(env_path) == _key(self.env_path)
+
     def release(self) -> None:
         fh, self._fh = self._fh, None
         if fh is None:

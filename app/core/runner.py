@@ -7,15 +7,24 @@
 * Output is decoded incrementally as UTF-8 (a multi-byte character split across reads
   stays whole), split into lines on ``\\n`` and ``\\r`` (progress bars redraw with
   ``\\r``), and streamed to a callback as it arrives.
-* A :class:`CancelToken` or a timeout terminates the child's whole process tree, then
-  kills what is left after a grace period.
+* A :class:`CancelToken` or a timeout terminates the child's whole process tree (its process
+  group and every descendant psutil finds, looked for again while they die), then kills what
+  is left after a grace period: a child that ignores SIGTERM is SIGKILLed with its tree.
+  Children still running when the interpreter exits (a detection thread that was given up
+  on) are killed too, so nothing outlives the assistant.
+* Memory is bounded whatever the child prints: a "line" is cut at :data:`MAX_LINE_CHARS`,
+  ``stdout`` / ``stderr`` keep their last :data:`CAPTURE_LIMIT_CHARS` characters (the result
+  says ``truncated``), the tail keeps its last lines, each shortened for display.
 * Everything the child printed can be appended to a log file whose path travels with
-  every error (:meth:`RunResult.raise_for_status`).
+  every error (:meth:`RunResult.raise_for_status`); a log file stops growing at
+  :data:`LOG_LIMIT_BYTES` and says where it was cut.
 """
 from __future__ import annotations
 
+import atexit
 import codecs
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -54,6 +63,14 @@ _LEAKY_VARS = (
 _FROZEN_PATH_VARS = ("LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "DYLD_FRAMEWORK_PATH", "LIBPATH")
 
 TERMINATE_GRACE_S = 3.0
+#: Characters of each stream kept in memory (the last ones); the log file has the rest.
+CAPTURE_LIMIT_CHARS = 8 * 1024 * 1024
+#: A longer run of output without a line end is cut into pieces of this size.
+MAX_LINE_CHARS = 1024 * 1024
+#: Each line of :attr:`RunResult.tail` is shortened to this (it is for people to read).
+TAIL_LINE_CHARS = 2000
+#: A log file stops growing here (one install's log is shared by all its commands).
+LOG_LIMIT_BYTES = 50 * 1024 * 1024
 
 
 class CancelToken:
@@ -143,6 +160,7 @@ class RunResult:
     start_error: str | None = None  # the program could not be started at all
     log_path: Path | None = None
     tail: list[str] = field(default_factory=list)  # last lines of both streams, interleaved
+    truncated: bool = False  # stdout/stderr lost their oldest lines to the memory limit
 
     @property
     def ok(self) -> bool:
@@ -185,12 +203,17 @@ def relevant_lines(lines: Sequence[str], limit: int = 12) -> list[str]:
     return [ln[:300] for ln in picked]
 
 
-class _LineSplitter:
-    """Incremental UTF-8 decoding and line splitting on \\n, \\r\\n and \\r."""
+_EOL = re.compile(r"\r\n|\r|\n")
 
-    def __init__(self) -> None:
+
+class _LineSplitter:
+    """Incremental UTF-8 decoding and line splitting on \\n, \\r\\n and \\r; a run of more than
+    ``max_line`` characters without a line end comes out in pieces (memory stays bounded)."""
+
+    def __init__(self, max_line: int = MAX_LINE_CHARS) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._buf = ""
+        self._max = max_line
 
     def feed(self, data: bytes) -> list[str]:
         self._buf += self._decoder.decode(data)
@@ -201,28 +224,18 @@ class _LineSplitter:
         return self._drain(final=True)
 
     def _drain(self, final: bool) -> list[str]:
-        out: list[str] = []
         buf = self._buf
+        out: list[str] = []
         start = 0
-        i = 0
-        n = len(buf)
-        while i < n:
-            ch = buf[i]
-            if ch == "\n":
-                out.append(buf[start:i])
-                start = i + 1
-            elif ch == "\r":
-                if i + 1 < n:
-                    out.append(buf[start:i])
-                    start = i + 2 if buf[i + 1] == "\n" else i + 1
-                    i = start - 1
-                elif final:
-                    out.append(buf[start:i])
-                    start = i + 1
-                else:
-                    break  # wait: the next byte may be \n
-            i += 1
+        for m in _EOL.finditer(buf):
+            if m.group() == "\r" and m.end() == len(buf) and not final:
+                break  # wait: the next byte may be \n
+            out.append(buf[start:m.start()])
+            start = m.end()
         rest = buf[start:]
+        while len(rest) > self._max:
+            out.append(rest[:self._max])
+            rest = rest[self._max:]
         if final and rest:
             out.append(rest)
             rest = ""
@@ -236,46 +249,82 @@ def _popen_kwargs() -> dict[str, Any]:
     return {"start_new_session": True}
 
 
-def kill_tree(proc: subprocess.Popen[bytes], grace_s: float = TERMINATE_GRACE_S) -> None:
-    """Terminate ``proc`` and every descendant, then kill what survives ``grace_s``."""
+# --------------------------------------------------------------------------- ending process trees
+
+def _descendants(roots: Iterable[psutil.Process]) -> list[psutil.Process]:
     import psutil  # a dependency; imported here to keep it off the start-up path
 
-    descendants: list[psutil.Process] = []
-    try:
-        descendants = psutil.Process(proc.pid).children(recursive=True)
-    except Exception:
-        descendants = []
-    if os.name != "nt":
+    found: list[psutil.Process] = []
+    for root in roots:
         try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError, OSError):
+            found += root.children(recursive=True)
+        except psutil.Error:
             pass
-    else:  # pragma: no cover - Windows
+    return found
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    if os.name == "nt":  # pragma: no cover - Windows
         try:
-            proc.terminate()
+            proc.kill() if sig == getattr(signal, "SIGKILL", None) else proc.terminate()
         except OSError:
             pass
-    for d in descendants:
+        return
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+class _Tree:
+    """The child and every descendant seen so far (looked for again while they die: a child
+    that ignores SIGTERM may still start new processes)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        import psutil
+
+        self.proc = proc
+        self.known: dict[int, psutil.Process] = {}
         try:
-            d.terminate()
-        except Exception:
-            pass
+            self.root: psutil.Process | None = psutil.Process(proc.pid)
+        except psutil.Error:
+            self.root = None
+        self.scan()
+
+    def scan(self) -> None:
+        roots = [p for p in (self.root, *self.known.values()) if p is not None and _alive(p)]
+        for d in _descendants(roots):
+            self.known.setdefault(d.pid, d)
+
+    def signal(self, terminate: bool) -> None:
+        _signal_group(self.proc, signal.SIGTERM if terminate else getattr(signal, "SIGKILL", signal.SIGTERM))
+        for d in list(self.known.values()):
+            try:
+                d.terminate() if terminate else d.kill()
+            except Exception:
+                pass
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None or any(_alive(d) for d in self.known.values())
+
+
+def kill_tree(proc: subprocess.Popen[bytes], grace_s: float = TERMINATE_GRACE_S) -> None:
+    """Terminate ``proc`` and every descendant, then kill what survives ``grace_s``."""
+    import psutil
+
+    tree = _Tree(proc)
+    tree.signal(terminate=True)
     deadline = time.monotonic() + grace_s
+    next_scan = 0.0
     while time.monotonic() < deadline:
-        alive = proc.poll() is None or any(_alive(d) for d in descendants)
-        if not alive:
+        if time.monotonic() >= next_scan:
+            tree.scan()
+            next_scan = time.monotonic() + 0.25
+        if not tree.alive():
             break
         time.sleep(0.05)
-    if os.name != "nt":
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError, OSError):
-            pass
-    for target in [*descendants]:
-        try:
-            target.kill()
-        except Exception:
-            pass
+    tree.scan()
+    tree.signal(terminate=False)
     try:
         proc.kill()
     except OSError:
@@ -283,6 +332,10 @@ def kill_tree(proc: subprocess.Popen[bytes], grace_s: float = TERMINATE_GRACE_S)
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:  # pragma: no cover
+        pass
+    try:
+        psutil.wait_procs(list(tree.known.values()), timeout=2)
+    except psutil.Error:  # pragma: no cover
         pass
 
 
@@ -293,28 +346,250 @@ def _alive(p: psutil.Process) -> bool:
         return False
 
 
+_LIVE: dict[int, subprocess.Popen[bytes]] = {}
+_LIVE_LOCK = threading.Lock()
+
+
+def live_children() -> list[int]:
+    """PIDs of the children this module started that have not been waited for yet."""
+    with _LIVE_LOCK:
+        return list(_LIVE)
+
+
+def _kill_live_children() -> None:
+    """At interpreter exit: end every child still running (a thread that ran it was given up
+    on, e.g. a detection job past its deadline), with its tree."""
+    with _LIVE_LOCK:
+        procs = list(_LIVE.values())
+    for proc in procs:
+        if proc.poll() is None:
+            try:
+                kill_tree(proc, grace_s=0.5)
+            except Exception:  # pragma: no cover - best effort at exit
+                pass
+
+
+atexit.register(_kill_live_children)
+
+
+# --------------------------------------------------------------------------- what is kept
+
 class _Log:
-    def __init__(self, path: Path | None) -> None:
+    """The log file, appended to; it stops growing at ``limit`` bytes and says so once."""
+
+    def __init__(self, path: Path | None, limit: int | None = None) -> None:
         self.path = path
-        self._fh = None
+        self._fh: IO[str] | None = None
         self._lock = threading.Lock()
+        self._limit = LOG_LIMIT_BYTES if limit is None else limit
+        self._size = 0
+        self._full = False
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             # kept open for the whole run, closed by close(): a context manager cannot span it
             self._fh = open(path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
+            self._size = self._fh.tell()
 
-    def write(self, text: str) -> None:
-        if self._fh is not None:
-            with self._lock:
+    def write(self, text: str, *, always: bool = False) -> None:
+        """One line; past the limit only ``always`` lines (the command, its exit) are written."""
+        if self._fh is None:
+            return
+        with self._lock:
+            if not always and self._size + len(text) + 1 > self._limit:
+                if self._full:
+                    return
+                self._full = True
+                text = (f"[log truncated: it reached {self._limit / (1024 * 1024):g} MB; later output "
+                        "is not written here]")
+            try:
                 self._fh.write(text + "\n")
                 self._fh.flush()
+            except (OSError, ValueError):  # a full disk must not stop the run
+                return
+            self._size += len(text.encode("utf-8", "replace")) + 1
 
     def close(self) -> None:
         if self._fh is not None:
             self._fh.close()
 
 
-# long: one child's whole life (start, reader threads, wait/cancel/timeout, log) kept in one place
+class _Output:
+    """What a run keeps in memory: each stream's last ``limit`` characters, and the tail."""
+
+    def __init__(self, keep: bool, limit: int, tail_lines: int) -> None:
+        self.keep = keep
+        self.limit = limit
+        self.lock = threading.Lock()
+        self.lines: dict[str, deque[str]] = {"stdout": deque(), "stderr": deque()}
+        self.size = {"stdout": 0, "stderr": 0}
+        self.truncated = False
+        self.tail: deque[str] = deque(maxlen=tail_lines)
+
+    def add(self, stream: str, line: str) -> None:
+        with self.lock:
+            self.tail.append(line if len(line) <= TAIL_LINE_CHARS else line[:TAIL_LINE_CHARS] + "…")
+            if not self.keep:
+                return
+            q = self.lines[stream]
+            q.append(line)
+            self.size[stream] += len(line) + 1
+            while self.size[stream] > self.limit and q:
+                self.size[stream] -= len(q.popleft()) + 1
+                self.truncated = True
+
+    def text(self, stream: str) -> str:
+        with self.lock:
+            return "\n".join(self.lines[stream])
+
+
+# --------------------------------------------------------------------------- one child's life
+
+@dataclass
+class _Child:
+    """A started child with its reader threads."""
+
+    proc: subprocess.Popen[bytes]
+    out: _Output
+    log: _Log
+    readers: list[threading.Thread]
+
+
+def _start(args: list[str], env: Mapping[str, str] | None, cwd: str | os.PathLike[str] | None,
+           with_input: bool) -> subprocess.Popen[bytes] | str:
+    """The started child, or why it could not start."""
+    try:
+        proc = subprocess.Popen(
+            args,
+            stdin=subprocess.PIPE if with_input else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env) if env is not None else clean_env(),
+            cwd=os.fspath(cwd) if cwd is not None else None,
+            **_popen_kwargs(),
+        )
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            return f"{args[0]} was not found"
+        if isinstance(exc, PermissionError):
+            return f"{args[0]} could not be started: permission denied"
+        return f"{args[0]} could not be started: {exc}"
+    with _LIVE_LOCK:
+        _LIVE[proc.pid] = proc
+    return proc
+
+
+def _read(stream_name: str, pipe: IO[bytes], emit: Callable[[str, str], None]) -> None:
+    splitter = _LineSplitter()
+    read = getattr(pipe, "read1", pipe.read)
+    try:
+        while True:
+            data = read(65536)
+            if not data:
+                break
+            for line in splitter.feed(data):
+                emit(stream_name, line)
+    except (OSError, ValueError):
+        pass
+    for line in splitter.close():
+        emit(stream_name, line)
+
+
+def _start_readers(proc: subprocess.Popen[bytes], out: _Output, log: _Log,
+                   on_line: LineCallback | None) -> list[threading.Thread]:
+    def emit(stream_name: str, line: str) -> None:
+        out.add(stream_name, line)
+        log.write(line if stream_name == "stdout" else f"[stderr] {line}")
+        if on_line is not None:
+            try:
+                on_line(stream_name, line)
+            except Exception:  # a broken consumer must not kill the reader
+                pass
+
+    threads = [threading.Thread(target=_read, args=(name, pipe, emit), daemon=True)
+               for name, pipe in (("stdout", proc.stdout), ("stderr", proc.stderr)) if pipe is not None]
+    for t in threads:
+        t.start()
+    return threads
+
+
+def _send_input(proc: subprocess.Popen[bytes], data: bytes | None) -> None:
+    if data is not None and proc.stdin is not None:
+        try:
+            proc.stdin.write(data)
+            proc.stdin.close()
+        except OSError:
+            pass
+
+
+def _wait(proc: subprocess.Popen[bytes], cancel: CancelToken | None, deadline: float | None) -> str:
+    """Wait for the child: "" when it ended, "cancelled" or "timed out" when it must be stopped."""
+    wake = threading.Event()
+    unregister = cancel.on_cancel(wake.set) if cancel is not None else (lambda: None)
+
+    def waiter() -> None:  # wakes the loop below the moment the child exits (no poll lag)
+        try:
+            proc.wait()
+        except Exception:
+            pass
+        wake.set()
+
+    threading.Thread(target=waiter, daemon=True).start()
+    try:
+        while proc.poll() is None:
+            if cancel is not None and cancel.cancelled:
+                return "cancelled"
+            if deadline is not None and time.monotonic() >= deadline:
+                return "timed out"
+            remaining = 0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic()))
+            wake.wait(remaining)
+        return ""
+    finally:
+        unregister()
+
+
+def _finish(child: _Child) -> None:
+    """Collect the readers and close the pipes; a process left in the child's group that keeps
+    our pipes open after the child ended is ended too (it would hold the readers forever)."""
+    proc = child.proc
+    for t in child.readers:
+        t.join(timeout=2)
+    if any(t.is_alive() for t in child.readers):
+        child.log.write("[processes the command left behind kept its output open: stopping them]", always=True)
+        _signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
+        for t in child.readers:
+            t.join(timeout=3)
+    for pipe in (proc.stdout, proc.stderr):
+        try:
+            if pipe is not None:
+                pipe.close()
+        except Exception:
+            pass
+    with _LIVE_LOCK:
+        _LIVE.pop(proc.pid, None)
+
+
+def _started(args: list[str], cwd: str | os.PathLike[str] | None, log: _Log) -> None:
+    log.write(f"$ {subprocess.list2cmdline(args)}", always=True)
+    if cwd is not None:
+        log.write(f"  (in {os.fspath(cwd)})", always=True)
+
+
+def _supervise(child: _Child, cancel: CancelToken | None, deadline: float | None) -> str:
+    """Wait for the child, stopping its tree on cancel / timeout / an exception in our thread."""
+    try:
+        stop = _wait(child.proc, cancel, deadline)
+        if stop:
+            child.log.write(f"[{stop}: stopping the process tree]", always=True)
+            kill_tree(child.proc)
+        return stop
+    except BaseException:
+        # KeyboardInterrupt (or SystemExit) in the caller's thread: never leave the child behind.
+        kill_tree(child.proc)
+        raise
+    finally:
+        _finish(child)
+
+
 def run(
     argv: Sequence[str | os.PathLike[str]],
     *,
@@ -327,150 +602,44 @@ def run(
     input: bytes | None = None,
     capture: bool = True,
     tail_lines: int = 200,
+    capture_limit: int = CAPTURE_LIMIT_CHARS,
 ) -> RunResult:
     """Run ``argv`` and wait for it; never raises for the child's failure.
 
     ``env`` defaults to :func:`clean_env` (). ``on_line(stream, line)`` is called from
     reader threads as lines arrive. The result's ``tail`` keeps the last ``tail_lines``
-    lines of both streams, interleaved in arrival order.
+    lines of both streams, interleaved in arrival order; ``stdout`` / ``stderr`` keep the last
+    ``capture_limit`` characters of each (``truncated`` says when older lines were dropped).
     """
     args = [os.fspath(a) for a in argv]
     if not args:
         raise ValueError("empty command")
     log = _Log(log_path)
-    log.write(f"$ {subprocess.list2cmdline(args)}")
-    if cwd is not None:
-        log.write(f"  (in {os.fspath(cwd)})")
+    _started(args, cwd, log)
     started = time.monotonic()
-    tail: deque[str] = deque(maxlen=tail_lines)
-    chunks: dict[str, list[str]] = {"stdout": [], "stderr": []}
-
     if cancel is not None and cancel.cancelled:
-        log.write("[cancelled before start]")
+        log.write("[cancelled before start]", always=True)
         log.close()
         return RunResult(args, None, "", "", 0.0, cancelled=True, log_path=log_path)
-
-    try:
-        proc = subprocess.Popen(
-            args,
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env) if env is not None else clean_env(),
-            cwd=os.fspath(cwd) if cwd is not None else None,
-            **_popen_kwargs(),
-        )
-    except (OSError, ValueError) as exc:
-        if isinstance(exc, FileNotFoundError):
-            msg = f"{args[0]} was not found"
-        elif isinstance(exc, PermissionError):
-            msg = f"{args[0]} could not be started: permission denied"
-        else:
-            msg = f"{args[0]} could not be started: {exc}"
-        log.write(f"[{msg}]")
+    proc = _start(args, env, cwd, input is not None)
+    if isinstance(proc, str):
+        log.write(f"[{proc}]", always=True)
         log.close()
-        return RunResult(args, None, "", "", time.monotonic() - started, start_error=msg,
-                         log_path=log_path, tail=[msg])
-
-    lock = threading.Lock()
-
-    def reader(stream_name: str, pipe: IO[bytes]) -> None:
-        splitter = _LineSplitter()
-        read = getattr(pipe, "read1", pipe.read)
-        try:
-            while True:
-                data = read(65536)
-                if not data:
-                    break
-                for line in splitter.feed(data):
-                    _emit(stream_name, line)
-        except (OSError, ValueError):
-            pass
-        for line in splitter.close():
-            _emit(stream_name, line)
-
-    def _emit(stream_name: str, line: str) -> None:
-        with lock:
-            tail.append(line)
-            if capture:
-                chunks[stream_name].append(line)
-        log.write(line if stream_name == "stdout" else f"[stderr] {line}")
-        if on_line is not None:
-            try:
-                on_line(stream_name, line)
-            except Exception:  # a broken consumer must not kill the reader
-                pass
-
-    threads = [
-        threading.Thread(target=reader, args=("stdout", proc.stdout), daemon=True),
-        threading.Thread(target=reader, args=("stderr", proc.stderr), daemon=True),
-    ]
-    for t in threads:
-        t.start()
-    if input is not None and proc.stdin is not None:
-        try:
-            proc.stdin.write(input)
-            proc.stdin.close()
-        except OSError:
-            pass
-
-    wake = threading.Event()
-    unregister = cancel.on_cancel(wake.set) if cancel is not None else (lambda: None)
-
-    def _waiter() -> None:  # wakes the loop below the moment the child exits (no poll lag)
-        try:
-            proc.wait()
-        except Exception:
-            pass
-        wake.set()
-
-    threading.Thread(target=_waiter, daemon=True).start()
-    timed_out = cancelled = False
-    try:
-        deadline = started + timeout if timeout is not None else None
-        while proc.poll() is None:
-            if cancel is not None and cancel.cancelled:
-                cancelled = True
-                break
-            if deadline is not None and time.monotonic() >= deadline:
-                timed_out = True
-                break
-            remaining = 0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic()))
-            wake.wait(remaining)
-        if timed_out or cancelled:
-            log.write("[timed out: stopping the process tree]" if timed_out
-                      else "[cancelled: stopping the process tree]")
-            kill_tree(proc)
-    except BaseException:
-        # KeyboardInterrupt in the caller's thread: never leave the child behind.
-        kill_tree(proc)
-        raise
-    finally:
-        unregister()
-        for t in threads:
-            t.join(timeout=5)
-        for pipe in (proc.stdout, proc.stderr):
-            try:
-                if pipe is not None:
-                    pipe.close()
-            except Exception:
-                pass
-
+        return RunResult(args, None, "", "", time.monotonic() - started, start_error=proc,
+                         log_path=log_path, tail=[proc])
+    out = _Output(capture, capture_limit, tail_lines)
+    child = _Child(proc, out, log, _start_readers(proc, out, log, on_line))
+    _send_input(proc, input)
+    stop = _supervise(child, cancel, started + timeout if timeout is not None else None)
     duration = time.monotonic() - started
-    rc = proc.returncode
-    log.write(f"[exit {rc} after {duration:.2f} s]")
+    if out.truncated:
+        log.write(f"[only the last {capture_limit // (1024 * 1024) or 1} MB of each stream were kept in memory]",
+                  always=True)
+    log.write(f"[exit {proc.returncode} after {duration:.2f} s]", always=True)
     log.close()
-    return RunResult(
-        args,
-        rc,
-        "\n".join(chunks["stdout"]),
-        "\n".join(chunks["stderr"]),
-        duration,
-        timed_out=timed_out,
-        cancelled=cancelled,
-        log_path=log_path,
-        tail=list(tail),
-    )
+    return RunResult(args, proc.returncode, out.text("stdout"), out.text("stderr"), duration,
+                     timed_out=stop == "timed out", cancelled=stop == "cancelled", log_path=log_path,
+                     tail=list(out.tail), truncated=out.truncated)
 
 
 def which(name: str, path: str | None = None) -> str | None:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # start-up: the wizard makes a Session before its first paint
     from app.core.bench import BenchReport
     from app.core.doctor import Diagnosis
     from app.core.install import Check, InstallPlan, InstallRequest, InstallResult
+    from app.core.locks import EnvLock
     from app.core.recommend import Choices, Recommendation
     from app.core.report import SessionReport
     from app.core.system import SystemReport
@@ -329,12 +330,14 @@ class Session:
         return self.approve(planned), planned.checks
 
     def install(self, plan: InstallPlan | None = None, *, on_event: OnEvent | None = None,
-                cancel: CancelToken | None = None) -> InstallResult:
+                cancel: CancelToken | None = None, lock: EnvLock | None = None) -> InstallResult:
         """Install exactly the approved plan (``plan``, when given, must be that object).
 
         Nothing is planned anew: the target and the free space are checked again
         (:func:`revalidate`) and may refuse (BadInput, nothing written). Raises UserError
-        (failed, rolled back) or Cancelled (rolled back) as :func:`app.core.install.install`."""
+        (failed, rolled back) or Cancelled (rolled back) as :func:`app.core.install.install`.
+        ``lock``: the environment's lock when the caller already holds it (the CLI holds it from
+        before the plan to the end of the verification); otherwise the install takes it."""
         from app.core.install import install  # start-up
 
         planned = self.planned  # read once: the plan and its checks belong together
@@ -346,7 +349,8 @@ class Session:
         if plan is not None and plan is not approved:
             raise BadInput("This is not the approved installation plan; nothing was done.",
                            hint="Check the environment again and install the plan it approves.")
-        result = install(approved, on_event=on_event, cancel=cancel, checks=revalidate(approved, planned.checks))
+        result = install(approved, on_event=on_event, cancel=cancel, checks=revalidate(approved, planned.checks),
+                         lock=lock)
         with self._lock:
             if self.approved_plan is approved:
                 self.invalidate(Stage.INSTALL)
@@ -398,7 +402,8 @@ class Session:
     # ------------------------------------------------------------------ straight through
     def run_all(self, request: InstallRequest, *, choices: Choices | None = None,
                 options: RunOptions | None = None, observer: Observer | None = None,
-                on_event: OnEvent | None = None, cancel: CancelToken | None = None) -> InstallResult:
+                on_event: OnEvent | None = None, cancel: CancelToken | None = None,
+                lock: EnvLock | None = None) -> InstallResult:
         """Every step in order for ``request`` (a request without packages or a bundle installs
         the recommendation for ``choices``). Raises what the steps raise; with ``strict``
         options also UserError when the verification failed (after the diagnosis and with
@@ -417,7 +422,7 @@ class Session:
         obs.planned(planned)
         self.approve(planned)
         obs.approved(planned.plan)
-        result = self.install(planned.plan, on_event=emit, cancel=token)
+        result = self.install(planned.plan, on_event=emit, cancel=token, lock=lock)
         obs.installed(result)
         verify_ok = self._verify_step(opts, obs, emit, token) if opts.verify else True
         if opts.bench is not None and verify_ok:
@@ -483,8 +488,8 @@ class Session:
             status, code = STATUS_OK, EXIT_OK
         elif not isinstance(err, UserError):
             raise TypeError(f"conclude() takes a UserError or KeyboardInterrupt, not {error!r}")
-        elif isinstance(err, Cancelled):
-            status, code = STATUS_CANCELLED, EXIT_CANCELLED
+        elif isinstance(err, Cancelled):  # 130, or 143 / 129 when SIGTERM / SIGHUP stopped it
+            status, code = STATUS_CANCELLED, err.exit_code or EXIT_CANCELLED
         elif isinstance(err, BadInput):
             status, code = STATUS_BAD_INPUT, EXIT_BAD_INPUT
         else:

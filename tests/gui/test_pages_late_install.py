@@ -367,7 +367,7 @@ def test_install_page_installs_the_approved_plan_object_and_plans_nothing(qtbot,
         monkeypatch.setattr(module, name, no_planning)
     installed = []
 
-    def fake_install(p, *, on_event=None, cancel=None, checks=None):
+    def fake_install(p, *, on_event=None, cancel=None, checks=None, lock=None):
         installed.append((p, checks))
         return make_install_result(env)
 

@@ -23,9 +23,11 @@ Index rules (never mix one index's torch with another's):
 
 The modules: :mod:`.request` (the frozen values), :mod:`.config` (pip / uv configuration, the
 default index), :mod:`.sizing` (disk estimates), :mod:`.planning` (``plan``), :mod:`.checks`
-(``preflight``, one function per check), :mod:`.transaction` (snapshot, rollback, restore),
-:mod:`.run` (``install``). Reachability lives in :mod:`app.core.indexes` and the installer
-output -> hint table in :mod:`app.core.installer_hints` (the bundle builder uses both).
+(``preflight``, one function per check), :mod:`.transaction` (rollback: only what this run
+created), :mod:`.restore` (an existing env's snapshot and per-package restore), :mod:`.interpreter`
+(the installer only ever gets the env's own Python), :mod:`.run` (``install``). Reachability lives
+in :mod:`app.core.indexes` and the installer output -> hint table in :mod:`app.core.installer_hints`
+(the bundle builder uses both).
 """
 from __future__ import annotations
 
@@ -33,14 +35,15 @@ from app.core.events import ProgressEvent
 from app.core.indexes import check_url, probe_index
 from app.core.install.checks import preflight, raise_for_checks
 from app.core.install.config import default_index_for
+from app.core.install.interpreter import ensure_own_interpreter
 from app.core.install.planning import plan
 from app.core.install.request import Check, InstallPlan, InstallRequest, InstallResult
 from app.core.install.run import TORCH_FAMILY, install, mixed_variants
 from app.core.install.sizing import INSTALLED_MB
-from app.core.install.transaction import restore, rollback, take_snapshot
+from app.core.install.transaction import Rollback, Snapshot, restore, rollback, take_snapshot
 
 __all__ = [
     "INSTALLED_MB", "TORCH_FAMILY", "Check", "InstallPlan", "InstallRequest", "InstallResult", "ProgressEvent",
-    "check_url", "default_index_for", "install", "mixed_variants", "plan", "preflight", "probe_index",
-    "raise_for_checks", "restore", "rollback", "take_snapshot",
+    "Rollback", "Snapshot", "check_url", "default_index_for", "ensure_own_interpreter", "install", "mixed_variants",
+    "plan", "preflight", "probe_index", "raise_for_checks", "restore", "rollback", "take_snapshot",
 ]

@@ -9,21 +9,25 @@ when no check is blocking; :func:`raise_for_checks` turns the first blocking one
 from __future__ import annotations
 
 import os
+import re
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from app.core import disk
+from app.core import disk, locks
 from app.core.errors import BadInput
-from app.core.indexes import NET_TIMEOUT_S, check_url, display_url, probe_index
+from app.core.indexes import NET_TIMEOUT_S, check_url, display_url, probe_index, proxy_problem
 from app.core.install.config import CONDA_FORGE, default_index_for
 from app.core.install.request import Check, InstallPlan
 from app.core.install.sizing import fmt_mb
 from app.core.paths import new_log_path
 from app.core.text import Msg, Text, msg, render
 
-__all__ = ["REACH_LABELS", "check_backend", "check_disk", "check_indexes", "check_python", "check_reach",
-           "check_target", "index_targets", "preflight", "raise_for_checks"]
+__all__ = ["REACH_LABELS", "check_backend", "check_disk", "check_indexes", "check_lock", "check_proxy",
+           "check_python", "check_reach", "check_target", "index_targets", "preflight", "raise_for_checks"]
+
+_MINOR = re.compile(r"^\d+\.\d+$")
 
 #: What each reachability target is called in sentences; the keys name the checks (``reach:<key>``).
 REACH_LABELS: dict[str, Msg] = {
@@ -51,7 +55,9 @@ def check_backend(p: InstallPlan) -> Check:
 
 def _python_missing(p: InstallPlan) -> Check:
     want = p.python_request or "3"
-    if p.installer == "uv" and p.kind == "venv" and p.python_request:
+    # uv can download a Python VERSION; a path that did not answer like a Python is never handed to it
+    # (uv would run it and read its output without a limit)
+    if p.installer == "uv" and p.kind == "venv" and p.python_request and _MINOR.match(p.python_request):
         return Check("python", True,
                      msg("preflight.python_download", "No Python {want} was found on this machine; uv will try to "
                          "download a uv-managed Python {want} (this needs internet).", want=want),
@@ -219,34 +225,97 @@ def check_reach(key: str, url: str, error: Text | None, warning: Text | None = N
                  hint=_reach_hint(key))
 
 
+def check_proxy(p: InstallPlan) -> Check | None:
+    """The proxy setting, when one was given: a usable http(s) URL (None: no proxy given)."""
+    proxy = p.request.proxy
+    if not proxy:
+        return None
+    why = proxy_problem(proxy)
+    if why is None:
+        return Check("proxy", True, msg("preflight.proxy_ok", "proxy {proxy}", proxy=display_url(proxy)))
+    return Check("proxy", False, msg("preflight.proxy_invalid", "The proxy setting cannot be used: {why}. Nothing "
+                                     "was changed.", why=why),
+                 hint=msg("preflight.proxy_invalid_hint", "Give the proxy as http://HOST:PORT (the port a number "
+                          "from 1 to 65535), or leave it out."))
+
+
+def _reach_answer(p: InstallPlan, url: str, named: bool) -> tuple[Text | None, Text | None]:
+    if named and not p.index.offline:
+        return probe_index(url, proxy=p.request.proxy, ca_bundle=p.request.ca_bundle)
+    return check_url(url, proxy=p.request.proxy), None
+
+
 def check_indexes(p: InstallPlan) -> list[Check]:
-    """One check per target, probed in parallel (each costs up to the network timeout)."""
+    """One check per target, probed in parallel (each costs up to the network timeout). A probe
+    that raises or does not answer in time is a failed check, never a passed one."""
     targets = index_targets(p)
-    answers: list[tuple[Text | None, Text | None]] = [(None, None)] * len(targets)
+    wait_s = NET_TIMEOUT_S + 2
+    no_answer = msg("preflight.reach_no_answer", "no answer within {seconds:g} s", seconds=wait_s)
+    answers: list[tuple[Text | None, Text | None]] = [(no_answer, None)] * len(targets)
     named = {p.index.torch_index, p.index.default_index, *p.index.extra_index_urls} - {None}
 
     def work(i: int, url: str) -> None:
-        if url in named and not p.index.offline:
-            answers[i] = probe_index(url, proxy=p.request.proxy, ca_bundle=p.request.ca_bundle)
-        else:
-            answers[i] = (check_url(url, proxy=p.request.proxy), None)
+        try:
+            answers[i] = _reach_answer(p, url, url in named)
+        except Exception as exc:  # a probe's bug is a failed check, not a thread traceback
+            answers[i] = (msg("preflight.reach_crashed", "the check could not run ({error})",
+                              error=type(exc).__name__), None)
 
     threads = [threading.Thread(target=work, args=(i, u), daemon=True) for i, (_, u) in enumerate(targets)]
     for t in threads:
         t.start()
+    deadline = time.monotonic() + wait_s
     for t in threads:
-        t.join(NET_TIMEOUT_S + 2)
+        t.join(max(0.0, deadline - time.monotonic()))
     return [check_reach(key, url, err, warn) for (key, url), (err, warn) in zip(targets, answers, strict=True)]
+
+
+def check_lock(p: InstallPlan) -> Check:
+    """Nobody else is changing this environment now (the lock of :mod:`app.core.locks`)."""
+    holder = locks.holder_of(p.env_path)
+    if holder is None or holder.pid == os.getpid():
+        return Check("lock", True, msg("preflight.lock_free", "no other run is changing {env}", env=str(p.env_path)))
+    return Check("lock", False, msg("preflight.lock_held", "{env} is being changed by {holder}; two runs must not "
+                                    "change one environment at once. Nothing was changed.", env=str(p.env_path),
+                                    holder=holder.describe()),
+                 hint=msg("preflight.lock_held_hint", "Wait for that run to finish (or cancel it), then try again."))
 
 
 # --------------------------------------------------------------------------- all of them
 
+def _crashed(name: str, exc: Exception) -> Check:
+    return Check(name, False, msg("preflight.check_crashed", "The {name} check could not run: {error}. Nothing was "
+                                  "changed.", name=name, error=f"{type(exc).__name__}: {exc}"[:300]),
+                 hint=msg("preflight.check_crashed_hint", "Check the value given for {name}; if it is right, this "
+                          "is a bug: please report it with the log.", name=name))
+
+
+def _guarded(name: str, check: Callable[[InstallPlan], Check | None], p: InstallPlan) -> Check | None:
+    """``check(p)``; an exception in it is a failed check naming what was checked, never a pass."""
+    try:
+        return check(p)
+    except Exception as exc:
+        return _crashed(name, exc)
+
+
+_LOCAL_CHECKS: tuple[tuple[str, Callable[[InstallPlan], Check | None]], ...] = (
+    ("backend", check_backend), ("python", check_python), ("target", check_target), ("disk", check_disk),
+    ("proxy", check_proxy), ("lock", check_lock))
+
+
 def preflight(p: InstallPlan) -> list[Check]:
     """Every check, cheap and read-only; the install may go ahead if none is blocking."""
     net: list[Check] = []
-    t = threading.Thread(target=lambda: net.extend(check_indexes(p)), daemon=True)
+
+    def network() -> None:
+        try:
+            net.extend(check_indexes(p))
+        except Exception as exc:
+            net.append(_crashed("reach", exc))
+
+    t = threading.Thread(target=network, daemon=True)
     t.start()  # network checks overlap the local ones
-    checks = [check_backend(p), check_python(p), check_target(p), check_disk(p)]
+    checks = [c for name, fn in _LOCAL_CHECKS if (c := _guarded(name, fn, p)) is not None]
     t.join()
     return checks + net
 
@@ -268,7 +337,8 @@ def raise_for_checks(checks: Sequence[Check], log_path: Path | None = None,
                      plan: InstallPlan | None = None) -> None:
     """Raise BadInput (exit 2, nothing was done) for the first blocking check; with ``plan``
     and no ``log_path``, the plan and every check are written to a new log first."""
-    bad = [c for c in checks if c.blocking]
+    # another run holding the env explains the other refusals (its half-made folder): it comes first
+    bad = sorted((c for c in checks if c.blocking), key=lambda c: c.name != "lock")
     if not bad:
         return
     if log_path is None and plan is not None:

@@ -76,8 +76,11 @@ def _what(request: InstallRequest, rec: Recommendation | None) -> _What:
                    bundle=str(request.bundle), count=len(manifest.files), created=manifest.created)
         return _What((), manifest, request.bundle / manifest.requirements_file,
                      request.python or manifest.python_version, (note,))
-    if request.packages:
+    if request.packages is not None and any(p.strip() for p in request.packages):
         packages = tuple(p for p in request.packages if p.strip())
+    elif request.packages:  # given, but every one empty: "--packages ''"
+        raise BadInput("packages: no package name was given (only empty ones).",
+                       hint='List packages like: torch torchvision numpy')
     else:
         packages = tuple(rec.packages) if rec is not None else ()
         if not packages:
@@ -136,10 +139,21 @@ def _index(request: InstallRequest, rec: Recommendation | None, what: _What) -> 
                         find_links=request.find_links, ca_bundle=request.ca_bundle)
 
 
+_VERSION_LIKE = re.compile(r"^\d+(\.\d+)*$")
+
+
+def _check_python_request(spec: str | None) -> None:
+    """A version must be a Python 3 ``X.Y`` (``9.99`` is bad input, not a failed download)."""
+    if spec is not None and _VERSION_LIKE.match(spec.strip()) and not re.match(r"^3\.\d{1,2}$", spec.strip()):
+        raise BadInput(f"python: {spec!r} is not a Python 3 version such as 3.12.",
+                       hint="Give the version as X.Y (3.10, 3.12, ...) or the path of an interpreter.")
+
+
 def plan(request: InstallRequest, report: SystemReport | None = None) -> InstallPlan:
     """Decide everything without writing anything. Raises BadInput for impossible requests."""
     if not str(request.env_path).strip():
         raise BadInput("No environment path was given.", hint="Pass --env PATH.")
+    _check_python_request(request.python)
     rec0 = request.recommendation
     if rec0 is not None and request.installer == "uv" and not request.index_url and rec0.commands \
             and "uv" not in rec0.commands:

@@ -5,22 +5,34 @@ given, or run here), ``snapshot`` (an existing env) or ``create-env`` (a new one
 and on failure ``rollback`` / ``restore``. After the installer finished, the env's
 ``*.dist-info`` are read: every package asked for must be there, and torch, torchvision and
 torchaudio must come from one build (``+cpu`` and ``+cu126`` never mixed).
+
+Safety (nothing that was not ours is touched):
+
+* the env's lock (:mod:`app.core.locks`) is held for the whole call, rollback included; a
+  caller that holds it already (from its pre-flight to its verification) passes it as ``lock``;
+* before the installer runs, the env's interpreter must run as the env
+  (:func:`~app.core.install.interpreter.ensure_own_interpreter`): the installer can never fall
+  back to another Python;
+* rollback removes only what this run created (:class:`~app.core.install.transaction.Rollback`)
+  and names what it kept; an existing env is restored package by package;
+* the event consumer cannot stop a rollback: an exception it raises (a closed console) is
+  written to the log and otherwise ignored.
 """
 from __future__ import annotations
 
 import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
-from app.core import envs, runner, wheels
+from app.core import envs, locks, runner, wheels
 from app.core.enums import Phase, PhaseState
 from app.core.envs import env_python
 from app.core.errors import Cancelled, UserError
 from app.core.events import Event, LogEvent, PhaseEvent, StepEvent, WarningEvent, ignore
 from app.core.install.checks import preflight, raise_for_checks
+from app.core.install.interpreter import ensure_own_interpreter
 from app.core.install.request import Check, InstallPlan, InstallResult
-from app.core.install.transaction import Rollback, rollback, take_snapshot
+from app.core.install.transaction import Rollback, Snapshot, kept_text, rollback, take_snapshot
 from app.core.installer_hints import hint_for
 from app.core.paths import new_log_path
 from app.core.progress import ProgressParser
@@ -51,25 +63,40 @@ class _Run:
 
     def __init__(self, p: InstallPlan, emit: Callable[[Event], None], cancel: runner.CancelToken) -> None:
         self.p = p
-        self.emit = emit
+        self._consumer = emit
+        self._consumer_failed = False
         self.cancel = cancel
         self.log_path = new_log_path("install")
         self.started = time.monotonic()
         self.child_env = p.backend.child_env(p.index, p.request.proxy)
+        if p.installer == "pip" and p.kind == "venv":
+            self.child_env["PIP_REQUIRE_VIRTUALENV"] = "1"  # pip itself refuses a Python that is not a venv
         self.guard: Rollback | None = None
-        self.snapshot: Path | None = None
+        self.snapshot: Snapshot | None = None
         self.phase = Phase.SNAPSHOT
         self.warnings: list[Text] = []
         self.installed: dict[str, str] = {}
 
+    def emit(self, event: Event) -> None:
+        """Tell the consumer; its failure (a closed console, a GUI bug) never stops the run or its rollback."""
+        try:
+            self._consumer(event)
+        except Exception as exc:
+            if not self._consumer_failed:
+                self._consumer_failed = True
+                self._log_line(f"# the event consumer failed ({exc!r}); the run goes on")
+
+    def _log_line(self, line: str) -> None:
+        try:
+            with open(self.log_path, "a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+        except OSError:
+            pass
+
     def info(self, text: str) -> None:
         """A line of the assistant's own, to the live log and the log file."""
         self.emit(LogEvent(text, "info"))
-        try:
-            with open(self.log_path, "a", encoding="utf-8") as fh:
-                fh.write(f"# {text}\n")
-        except OSError:
-            pass
+        self._log_line(f"# {text}")
 
     def fail(self, message: str, res: runner.RunResult, default_hint: str) -> UserError:
         hint = hint_for([*res.tail, res.start_error or ""], default_hint)
@@ -99,9 +126,9 @@ class _Run:
 
     def take_snapshot(self) -> None:
         self.emit(PhaseEvent(Phase.SNAPSHOT, PhaseState.START))
-        self.snapshot, _ = take_snapshot(self.p, self.log_path, self.cancel)
-        self.info(f"snapshot of {self.p.env_path}: {self.snapshot}")
-        self.emit(PhaseEvent(Phase.SNAPSHOT, PhaseState.END, str(self.snapshot)))
+        self.snapshot = take_snapshot(self.p, self.log_path, self.cancel)
+        self.info(f"snapshot of {self.p.env_path}: {len(self.snapshot.packages)} packages in {self.snapshot.folder}")
+        self.emit(PhaseEvent(Phase.SNAPSHOT, PhaseState.END, str(self.snapshot.folder)))
 
     def _run(self, argv: list[str], on_line: runner.LineCallback) -> runner.RunResult:
         res = runner.run(argv, env=self.child_env, cancel=self.cancel, log_path=self.log_path,
@@ -118,6 +145,8 @@ class _Run:
             res = self._run(argv, lambda s, ln: self.emit(LogEvent(ln, s)))
             if not res.ok:
                 raise self._create_failed(res)
+        if self.guard is not None:
+            self.guard.record_created()
         if not env_python(p.env_path).exists():
             raise UserError(f"The environment at {p.env_path} has no Python after creation.", log_path=self.log_path)
         self.emit(PhaseEvent(Phase.CREATE_ENV, PhaseState.END))
@@ -147,6 +176,7 @@ class _Run:
 
         argv = p.backend.install_argv(p.env_path, p.packages, p.index, requirements=p.requirements_file,
                                       pip_version=envs.pip_version_in(p.env_path))
+        ensure_own_interpreter(p.env_path, log_path=self.log_path)
         res = self._run(argv, on_line)
         parser.close()
         if not res.ok:
@@ -171,36 +201,52 @@ class _Run:
     # ---------------------------------------------------------------- the end
     def undo(self, exc: BaseException) -> UserError:
         """Roll back after ``exc``; returns the error to raise (the cause, told what was undone)."""
-        p = self.p
         cancelled = isinstance(exc, (Cancelled, KeyboardInterrupt)) or self.cancel.cancelled
         self.emit(PhaseEvent(self.phase, PhaseState.FAILED,
                              msg("install.phase_cancelled", "cancelled") if cancelled else str(exc)[:200]))
-        try:
-            problems = (rollback(p, snapshot=self.snapshot, guard=self.guard, on_event=self.emit,
-                                 log_path=self.log_path)
-                        if (self.guard is not None or self.snapshot is not None) else [])
-        except Exception as rb_exc:  # never let a cleanup problem hide the real error
-            problems = [f"rollback failed: {rb_exc!r}"]
-        self.info("rolled back" + (f" with problems: {problems}" if problems else ""))
+        problems = self._roll_back()
+        self.info("rolled back" + (f" with problems: {problems}" if problems else "")
+                  + (f"; kept (not ours): {self.guard.kept}" if self.guard is not None and self.guard.kept else ""))
         extra = ""
         if problems:
-            extra = ("The environment could not be fully restored: " if not p.new_env
-                     else "Some files could not be removed: ") + "; ".join(problems[:5])
+            extra = ("The environment could not be fully restored: " if not self.p.new_env
+                     else "Some files could not be removed: ") + "; ".join(problems[:8])
         if cancelled:
-            text = "Cancelled. " + ("The new environment was removed." if p.new_env
-                                    else "The environment was restored to its earlier state.")
-            return Cancelled(text + (" " + extra if extra else ""), log_path=self.log_path)
+            return Cancelled(f"Cancelled. {self._undone(problems, cancelled)}" + (" " + extra if extra else ""),
+                             log_path=self.log_path)
         if isinstance(exc, UserError):
             if extra:
                 exc.lines = [*exc.lines, extra]
-            if p.new_env:
-                exc.message += " Nothing was left behind: the new environment was removed."
-            elif self.snapshot is not None and not problems:
-                exc.message += " The environment was restored to its earlier state."
+            done = self._undone(problems, cancelled)
+            if done:
+                exc.message += " " + done
             return exc
         return UserError(f"Unexpected error during {self.phase}: {exc!r}",
                          hint="This is a bug; please report it with the log.",
                          lines=[extra] if extra else [], log_path=self.log_path)
+
+    def _roll_back(self) -> list[str]:
+        """Undo; nothing the consumer does can stop it (see :meth:`emit`)."""
+        if self.guard is None and self.snapshot is None:
+            return []
+        try:
+            return rollback(self.p, snapshot=self.snapshot, guard=self.guard, on_event=self.emit,
+                            log_path=self.log_path)
+        except Exception as rb_exc:  # never let a cleanup problem hide the real error
+            return [f"rollback failed: {rb_exc!r}"]
+
+    def _undone(self, problems: list[str], cancelled: bool) -> str:
+        """What the rollback did, in one sentence ("" when there was nothing to undo)."""
+        p, guard = self.p, self.guard
+        if p.new_env and guard is not None and guard.kept:
+            return render(msg("rollback.removed_but_kept", "The new environment was removed, except {env}, kept "
+                              "with {what}.", env=str(p.env_path), what=kept_text(guard.kept)))
+        if p.new_env:
+            return ("The new environment was removed." if cancelled
+                    else "Nothing was left behind: the new environment was removed.")
+        if self.snapshot is not None and not problems:
+            return "The environment was restored to its earlier state."
+        return ""
 
     def result(self) -> InstallResult:
         p = self.p
@@ -213,15 +259,29 @@ class _Run:
 
 
 def install(p: InstallPlan, *, on_event: Callable[[Event], None] | None = None,
-            cancel: runner.CancelToken | None = None, checks: Sequence[Check] | None = None) -> InstallResult:
+            cancel: runner.CancelToken | None = None, checks: Sequence[Check] | None = None,
+            lock: locks.EnvLock | None = None) -> InstallResult:
     """Create the env (if new) and install; roll back on failure or cancel.
 
-    Raises BadInput (pre-flight refused; nothing written), UserError (failed, rolled back)
-    or Cancelled (rolled back). ``checks``: the pre-flight already run (else it runs here).
+    Raises BadInput (pre-flight refused, or another run holds the env; nothing written),
+    UserError (failed, rolled back) or Cancelled (rolled back). ``checks``: the pre-flight
+    already run (else it runs here). ``lock``: the env's lock when the caller holds it already
+    (it should, from its pre-flight to its verification); else it is taken for this call.
     """
-    run = _Run(p, on_event or ignore, cancel or runner.CancelToken())
+    if lock is not None and not (lock.held and lock.covers(p.env_path)):
+        raise ValueError(f"the lock given is not held for {p.env_path}")
+    own = locks.acquire(p.env_path, "install") if lock is None else None
+    try:
+        return _install(_Run(p, on_event or ignore, cancel or runner.CancelToken()), checks)
+    finally:
+        if own is not None:
+            own.release()
+
+
+def _install(run: _Run, checks: Sequence[Check] | None) -> InstallResult:
+    p = run.p
     run.checks(checks)
-    run.guard = Rollback(p.env_path) if p.new_env else None
+    run.guard = Rollback(p.env_path, p.kind) if p.new_env else None
     try:
         if p.new_env:
             run.create_env()
@@ -229,6 +289,7 @@ def install(p: InstallPlan, *, on_event: Callable[[Event], None] | None = None,
             run.take_snapshot()
         run.cancel.raise_if_cancelled()
         run.install_packages()
+        run.cancel.raise_if_cancelled()  # a cancel that came while the last check ran still counts
     except BaseException as exc:
         error = run.undo(exc)
         if error is exc:

@@ -1,42 +1,70 @@
-"""Undo: what an install created goes away again; an existing env goes back to its snapshot.
+"""Undo: what an install created goes away again, and nothing else; an existing env goes back
+to its snapshot (:mod:`.restore`).
 
-* A new env: :class:`Rollback` records, before anything is created, whether the folder (and
-  which of its parents) existed; undoing removes exactly what did not (an empty folder the
-  user chose is emptied, not removed).
-* An existing env: :func:`take_snapshot` saves its ``pip freeze`` next to the logs first;
-  :func:`restore` brings it back to exactly that list.
+A new env: :class:`Rollback` records, before anything is created, whether the folder (and which
+of its parents) existed, then, once the env was created, every entry the creator made (the venv
+skeleton). Undoing removes only what is ours:
+
+* what the creator made (recorded after it finished; while it was still running, the entries of
+  the venv layout: ``bin``, ``lib``, ``pyvenv.cfg`` ... or anything for conda, which fills the
+  whole prefix);
+* everything in the installer's own folders, ``site-packages`` and ``bin`` / ``Scripts``
+  (a cancelled installer leaves half-unpacked packages there, not yet in any RECORD), and the
+  files it works with at the top (uv's ``.lock``);
+* every file the installed packages' ``RECORD`` lists elsewhere in the env (data files,
+  headers), and byte-code caches.
+
+Anything else (a file the user saved into the env folder during the install) is KEPT, with the
+folders that hold it, and named in the message: "kept 1 file that was not ours: notes.txt".
+A folder the user chose that existed (empty) before is emptied, not removed; parents that did
+not exist are removed when empty.
 """
 from __future__ import annotations
 
+import csv
 import os
-import re
-import shutil
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from types import TracebackType
-from typing import Any
 
-from app.core import runner
+from app.core import envs
 from app.core.enums import Phase, PhaseState
-from app.core.envs import env_python
 from app.core.events import Event, PhaseEvent, ignore
 from app.core.install.request import InstallPlan
-from app.core.paths import new_log_path
-from app.core.requirements import canonical
-from app.core.text import msg
+from app.core.install.restore import PackageState, Snapshot, freeze_names, restore, take_snapshot
+from app.core.text import Text, msg
 
-__all__ = ["Rollback", "freeze_names", "restore", "rollback", "take_snapshot"]
+__all__ = ["PackageState", "Rollback", "Snapshot", "freeze_names", "kept_text", "restore", "rollback",
+           "take_snapshot"]
 
-_FREEZE_LINE = re.compile(r"^([A-Za-z0-9_.\-]+)\s*(?:==|@| @ )\s*(.*)$")
+#: Top-level entries a venv creator makes (python -m venv, uv venv, virtualenv; Windows and POSIX).
+VENV_LAYOUT = frozenset({"bin", "Scripts", "lib", "lib64", "Lib", "include", "Include", "pyvenv.cfg",
+                         ".gitignore", "CACHEDIR.TAG", "share", "etc", "python.exe", "pythonw.exe"})
+#: Files an installer writes at the top of the env while it works (``uv pip`` locks the env with ``.lock``).
+INSTALLER_FILES = frozenset({".lock"})
+
+
+def _entries(root: Path) -> Iterator[tuple[str, bool]]:
+    """``(path relative to root, is a real folder)`` for everything under ``root`` (links not followed)."""
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in dirnames:
+            rel = name if rel_dir == "." else os.path.join(rel_dir, name)
+            yield rel, not os.path.islink(os.path.join(dirpath, name))
+        for name in filenames:
+            yield (name if rel_dir == "." else os.path.join(rel_dir, name)), False
 
 
 class Rollback:
-    """Knows what install() created and takes exactly that away again."""
+    """Knows what install() created in a new env and takes exactly that away again."""
 
-    def __init__(self, env_path: Path) -> None:
+    def __init__(self, env_path: Path, kind: str = "venv") -> None:
         self.env_path = env_path
+        self.kind = kind
         self.env_existed = env_path.exists()
         self.created_parents: list[Path] = []
+        self.created: set[str] | None = None  # what the creator made; None: it has not finished
+        self.kept: list[str] = []  # what the last run() left in place because it was not ours
         p = env_path.parent
         while not p.exists():
             self.created_parents.append(p)
@@ -44,125 +72,162 @@ class Rollback:
                 break
             p = p.parent
 
+    def record_created(self) -> None:
+        """Call when the env's creator finished: everything in the folder now is its work."""
+        self.created = {rel for rel, _ in _entries(self.env_path)} if self.env_path.is_dir() else set()
+
+    # ------------------------------------------------------------------ what is ours
+    def _areas(self) -> list[str]:
+        """The installer's folders (relative): site-packages and the scripts folder."""
+        env = self.env_path
+        found = [os.path.relpath(sp, env) for sp in envs.site_packages(env)]
+        found += [rel for rel in ("bin", "Scripts") if (env / rel).is_dir() and not (env / rel).is_symlink()]
+        return found
+
+    def _recorded(self) -> set[str]:
+        """Files the installed packages' RECORDs list, relative to the env (inside it only)."""
+        env = os.path.realpath(self.env_path)
+        out: set[str] = set()
+        for sp in envs.site_packages(self.env_path):
+            for record in sp.glob("*.dist-info/RECORD"):
+                for row in _record_rows(record):
+                    full = os.path.normpath(os.path.join(os.path.realpath(sp), row))
+                    if full.startswith(env + os.sep):
+                        out.add(os.path.relpath(full, env))
+        return out
+
+    def _ours(self, rel: str, areas: list[str], recorded: set[str], recorded_dirs: set[str]) -> bool:
+        top = rel.split(os.sep, 1)[0]
+        if rel in INSTALLER_FILES:
+            return True
+        if self.created is None:
+            if self.kind == "conda" or top in VENV_LAYOUT:
+                return True
+        elif rel in self.created:
+            return True
+        return (any(rel == a or rel.startswith(a + os.sep) for a in areas) or rel in recorded
+                or rel in recorded_dirs or "__pycache__" in rel.split(os.sep))
+
+    # ------------------------------------------------------------------ undo
     def run(self) -> list[str]:
-        """Remove what was created; returns the problems met (empty: all gone)."""
+        """Remove what was ours; returns the problems met (empty: all of it is gone).
+        :attr:`kept` names what was left because it was not ours."""
         problems: list[str] = []
+        self.kept = []
         env = self.env_path
         if env.is_symlink() and not self.env_existed:
             env.unlink(missing_ok=True)
-        elif env.exists():
-            if self.env_existed:  # it was an empty folder: empty it again, keep it
-                for child in list(env.iterdir()):
-                    _remove(child, problems)
-            else:
-                _remove(env, problems)
+        elif env.is_dir():
+            self._remove_ours(problems)
+            if not self.env_existed and not self.kept:
+                _rmdir(env, problems)
         for parent in self.created_parents:  # deepest first
             try:
                 parent.rmdir()
             except FileNotFoundError:
                 pass
             except OSError:
-                break  # not empty (someone else wrote there): leave it
+                break  # not empty (the env was kept, or someone else wrote there): leave it
         return problems
 
+    def _remove_ours(self, problems: list[str]) -> None:
+        areas, recorded = self._areas(), self._recorded()
+        recorded_dirs = {d for r in recorded for d in _parents(r)}
+        entries = sorted(_entries(self.env_path), key=lambda e: e[0].count(os.sep), reverse=True)
+        kept_dirs: set[str] = set()
+        for rel, is_dir in entries:  # deepest first: a folder's content before the folder
+            full = self.env_path / rel
+            if not self._ours(rel, areas, recorded, recorded_dirs):
+                self.kept.append(rel + os.sep if is_dir else rel)
+                kept_dirs.update(_parents(rel))
+            elif rel in kept_dirs:
+                continue  # ours, but it holds something that is not: kept with it
+            elif is_dir:
+                _rmdir(full, problems)
+            else:
+                _unlink(full, problems)
+        # a kept folder is named only when nothing inside it is (its content says it all)
+        named = set(self.kept)
+        self.kept = sorted(k for k in named if not (k.endswith(os.sep) and any(
+            o != k and o.startswith(k) for o in named)))
 
-def _remove(path: Path, problems: list[str]) -> None:
-    def onerror(func: Callable[..., Any], p: str,
-                _exc: tuple[type[BaseException], BaseException, TracebackType | None]) -> None:
-        try:
-            os.chmod(p, 0o700)
-            func(p)
-        except OSError as exc:
-            problems.append(f"{p}: {exc.strerror or exc}")
 
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, onerror=onerror)
-    else:
+def _record_rows(record: Path) -> Iterable[str]:
+    try:
+        with open(record, encoding="utf-8", newline="") as fh:
+            return [row[0] for row in csv.reader(fh) if row and row[0]]
+    except (OSError, ValueError, csv.Error):
+        return []
+
+
+def _parents(rel: str) -> list[str]:
+    parts = rel.split(os.sep)
+    return [os.sep.join(parts[:i]) for i in range(1, len(parts))]
+
+
+def _writable_parent(path: Path) -> None:
+    try:
+        os.chmod(path.parent, stat.S_IRWXU)
+    except OSError:
+        pass
+
+
+def _unlink(path: Path, problems: list[str]) -> None:
+    for attempt in (1, 2):
         try:
             path.unlink()
+            return
         except FileNotFoundError:
-            pass
+            return
+        except PermissionError as exc:
+            if attempt == 2:
+                problems.append(f"{path}: {exc.strerror or exc}")
+            _writable_parent(path)
         except OSError as exc:
             problems.append(f"{path}: {exc.strerror or exc}")
+            return
 
 
-def rollback(p: InstallPlan, *, snapshot: Path | None = None, guard: Rollback | None = None,
+def _rmdir(path: Path, problems: list[str]) -> None:
+    for attempt in (1, 2):
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except PermissionError as exc:
+            if attempt == 2:
+                problems.append(f"{path}: {exc.strerror or exc}")
+            _writable_parent(path)
+        except OSError as exc:
+            problems.append(f"{path}: {exc.strerror or exc}")
+            return
+
+
+def kept_text(kept: list[str], limit: int = 5) -> Text:
+    """"1 file that was not ours: notes.txt" (folders end in the path separator)."""
+    shown = ", ".join(kept[:limit]) + (f" (+{len(kept) - limit} more)" if len(kept) > limit else "")
+    if len(kept) == 1:
+        return msg("rollback.kept_one", "1 file that was not ours: {names}", names=shown)
+    return msg("rollback.kept_many", "{count} files that were not ours: {names}", count=len(kept), names=shown)
+
+
+def rollback(p: InstallPlan, *, snapshot: Snapshot | None = None, guard: Rollback | None = None,
              on_event: Callable[[Event], None] | None = None, log_path: Path | None = None) -> list[str]:
-    """Undo an install: remove a new env completely, or restore an existing one.
+    """Undo an install: remove what a new env's install created, or restore an existing env.
 
-    ``guard``: what install() recorded before it created anything (which folders existed);
-    without it, a folder that exists now is treated as pre-existing and only emptied.
-    Returns the problems met (empty when everything was undone).
+    ``guard``: what install() recorded before it created anything (which folders existed, what
+    the creator made); without it, a folder that exists now is treated as pre-existing (emptied
+    of what is ours, never removed). Returns the problems met (empty when everything was undone).
     """
     emit = on_event or ignore
     if p.new_env:
         emit(PhaseEvent(Phase.ROLLBACK, PhaseState.START, str(p.env_path)))
-        problems = (guard or Rollback(p.env_path)).run()
-        emit(PhaseEvent(Phase.ROLLBACK, PhaseState.FAILED if problems else PhaseState.END))
+        g = guard or Rollback(p.env_path, p.kind)
+        problems = g.run()
+        emit(PhaseEvent(Phase.ROLLBACK, PhaseState.FAILED if problems else PhaseState.END,
+                        msg("rollback.kept", "kept {what}", what=kept_text(g.kept)) if g.kept else ""))
         return problems
     if snapshot is not None:
         return restore(p, snapshot, on_event=on_event, log_path=log_path)
     return []
-
-
-def take_snapshot(p: InstallPlan, log_path: Path | None = None,
-                  cancel: runner.CancelToken | None = None) -> tuple[Path, str]:
-    """``pip freeze`` of an existing env, saved next to the log. Returns (file, text)."""
-    res = runner.run(p.backend.freeze_argv(p.env_path), env=p.backend.child_env(p.index),
-                     log_path=log_path, cancel=cancel, timeout=120)
-    res.raise_for_status(f"Could not record the packages of {p.env_path} before changing it",
-                         hint="Nothing was changed. Check that the environment works "
-                              f"({env_python(p.env_path)} -m pip list).")
-    snap = new_log_path("snapshot").with_suffix(".txt")
-    snap.write_text(res.stdout.strip() + "\n", encoding="utf-8")
-    return snap, res.stdout
-
-
-def freeze_names(text: str) -> dict[str, str]:
-    """``pip freeze`` output -> ``{canonical name: its line}``."""
-    out = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        m = _FREEZE_LINE.match(line)
-        if m:
-            out[canonical(m.group(1))] = line
-    return out
-
-
-def _freeze(p: InstallPlan, env: dict[str, str], log_path: Path | None) -> runner.RunResult:
-    return runner.run(p.backend.freeze_argv(p.env_path), env=env, log_path=log_path, timeout=120)
-
-
-def _remove_new(p: InstallPlan, want: dict[str, str], env: dict[str, str], log_path: Path | None) -> list[str]:
-    """pip has no "sync": uninstall what is not in the snapshot."""
-    extra = sorted(set(freeze_names(_freeze(p, env, log_path).stdout)) - set(want))
-    if not extra:
-        return []
-    r = runner.run(p.backend.uninstall_argv(p.env_path, extra), env=env, log_path=log_path, timeout=600)
-    return [] if r.ok else [f"could not remove {', '.join(extra)} ({r.describe()})"]
-
-
-def restore(p: InstallPlan, snapshot: Path, *, on_event: Callable[[Event], None] | None = None,
-            log_path: Path | None = None) -> list[str]:
-    """Bring an existing env back to ``snapshot``. Returns problems (empty: identical)."""
-    emit = on_event or ignore
-    emit(PhaseEvent(Phase.RESTORE, PhaseState.START,
-                    msg("install.restoring", "restoring {env} from {snapshot}", env=str(p.env_path),
-                        snapshot=str(snapshot))))
-    env = p.backend.child_env(p.index, p.request.proxy)
-    want = freeze_names(snapshot.read_text(encoding="utf-8"))
-    problems = _remove_new(p, want, env, log_path) if p.installer == "pip" else []
-    for argv in p.backend.restore_argv(p.env_path, snapshot, p.index):
-        r = runner.run(argv, env=env, log_path=log_path, timeout=1800)
-        if not r.ok:
-            problems.append(f"{' '.join(argv[:3])} failed ({r.describe()}): "
-                            + " / ".join(runner.relevant_lines(r.tail, 3)))
-    after = _freeze(p, env, log_path)
-    if after.ok and freeze_names(after.stdout) != want:
-        diff = set(freeze_names(after.stdout).items()) ^ set(want.items())
-        problems.append("the environment differs from the snapshot: "
-                        + ", ".join(sorted(v for _, v in diff))[:400])
-    emit(PhaseEvent(Phase.RESTORE, PhaseState.FAILED if problems else PhaseState.END))
-    return problems

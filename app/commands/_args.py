@@ -1,0 +1,69 @@
+"""argparse value types shared by the commands: a wrong value is bad input (exit 2) naming the
+flag ("argument --timeout: must be a number greater than 0, not '0'"), before anything runs.
+
+Kept free of heavy imports: the parser is built on every start.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import re
+
+__all__ = ["positive_float", "positive_int", "python_spec", "python_version", "requirement"]
+
+_VERSION_LIKE = re.compile(r"^\d+(\.\d+)*$")
+_PYTHON3 = re.compile(r"^3\.\d{1,2}$")
+
+
+def positive_float(text: str) -> float:
+    """A finite number greater than 0 (seconds, budgets)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number greater than 0, not {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number greater than 0, not {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1 (repeats, counts)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return value
+
+
+def python_spec(text: str) -> str:
+    """A Python 3 version such as ``3.12``, or the path of an interpreter."""
+    value = text.strip()
+    if not value:
+        raise argparse.ArgumentTypeError("needs a Python version such as 3.12, or the path of an interpreter")
+    if _VERSION_LIKE.match(value) and not _PYTHON3.match(value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a Python 3 version such as 3.12 (give X.Y, or the path "
+                                         "of an interpreter)")
+    return value
+
+
+def python_version(text: str) -> str:
+    """A Python 3 version ``X.Y`` (a bundle's target)."""
+    value = text.strip()
+    if not _PYTHON3.match(value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a Python 3 version such as 3.12")
+    return value
+
+
+def requirement(text: str) -> str:
+    """One package requirement (``torch``, ``torch==2.13.0``, a wheel path); never an option or empty."""
+    from app.core.errors import BadInput
+    from app.core.requirements import requirement_name
+
+    try:
+        requirement_name(text, field="package")
+    except BadInput as err:
+        text = err.message.removeprefix("package: ")
+        raise argparse.ArgumentTypeError(text + (f" ({err.hint})" if err.hint else "")) from None
+    return text.strip()
