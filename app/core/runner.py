@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from app.core.errors import Cancelled, UserError
+from app.core.secrets import mask
 
 if TYPE_CHECKING:
     import psutil
@@ -306,7 +307,7 @@ class _Log:
     def write(self, text: str) -> None:
         if self._fh is not None:
             with self._lock:
-                self._fh.write(text + "\n")
+                self._fh.write(mask(text) + "\n")  # no secret reaches a log file
                 self._fh.flush()
 
     def close(self) -> None:

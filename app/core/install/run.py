@@ -25,6 +25,7 @@ from app.core.installer_hints import hint_for
 from app.core.paths import new_log_path
 from app.core.progress import ProgressParser
 from app.core.requirements import requirement_name
+from app.core.secrets import mask
 from app.core.text import Text, msg, render
 
 __all__ = ["TORCH_FAMILY", "install", "mixed_variants"]
@@ -67,7 +68,7 @@ class _Run:
         self.emit(LogEvent(text, "info"))
         try:
             with open(self.log_path, "a", encoding="utf-8") as fh:
-                fh.write(f"# {text}\n")
+                fh.write(mask(f"# {text}\n"))
         except OSError:
             pass
 
