@@ -53,7 +53,8 @@ _HOST_RE = re.compile(
     r"(?:\[[0-9A-Fa-f:.]{2,45}\]|(?:\d{1,3}\.){3}\d{1,3}|localhost|"
     r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})\.){1,16}[A-Za-z][A-Za-z0-9-]{0,62})"
     r"(?::\d{1,5})?(?=[/?#)\],;.!]|$)", re.IGNORECASE)
-_PORTED_HOST_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,62}:\d{1,5}(?=[/?#)\],;!]|$)")
+# ... or one intranet name ("nexus") with a port, or before a path or the end
+_PORTED_HOST_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,62}(?::\d{1,5}(?=[/?#)\],;!]|$)|(?=[/?#]|$))")
 _AUTHORITY_RE = re.compile(r"(?:[A-Za-z0-9\-._~%!$&'()*+,;=]*|\[[0-9A-Fa-f:.]*\])(?::\d*)?")
 
 
@@ -63,29 +64,28 @@ def _host_follows(token: str, at: int) -> bool:
 
 def _userinfo_end(token: str) -> int:
     """Index of the ``@`` that ends the user information in ``token`` (the part after
-    ``scheme://``), or -1 when it carries none."""
+    ``scheme://``), or -1 when it carries none.
+
+    A URL parser ends the authority at the first ``/``, ``?`` or ``#``; a person (or a tool
+    printing a decoded URL) may have a raw one in the password (``u:tok/en@x@host``). So when
+    the part before the path holds an ``@`` or a ``:`` (it is more than a plain host name),
+    a later ``@`` that a real host name follows ends the user information instead."""
     cut = len(token)
     for stop in "/?#":
         i = token.find(stop)
         if i != -1 and i < cut:
             cut = i
     at = token.rfind("@", 0, cut)
-    if at != -1:
-        return at
-    # No "@" before the path: a password with a raw "/", "?" or "#" in it ("u:tok/en@x@host")
-    # still counts when the part before the path is no valid host (a ":" that is no port),
-    # or holds a ":" at all, and a real host follows a later "@".
-    authority = token[:cut]
-    if _AUTHORITY_RE.fullmatch(authority) and ":" not in authority:
-        return -1
-    at = token.rfind("@")
+    if at == -1 and _AUTHORITY_RE.fullmatch(token[:cut]) and ":" not in token[:cut]:
+        return -1  # a plain host: an "@" further on is in the path ("repo@v1.0")
+    later = token.rfind("@")
     for _ in range(_AT_TRIES):  # bounded: a token of 50,000 "@" stays linear
-        if at <= cut:
+        if later <= cut:
             break
-        if _host_follows(token, at):
-            return at
-        at = token.rfind("@", cut, at)
-    return -1
+        if _host_follows(token, later):
+            return later
+        later = token.rfind("@", cut, later)
+    return at
 
 
 def _mask_userinfo(text: str) -> str:

@@ -96,7 +96,7 @@ def visible_devices_note(env: Mapping[str, str]) -> list[Text]:
                          "without GPU access.", value=env["NVIDIA_VISIBLE_DEVICES"].strip()))
     override = env.get("HSA_OVERRIDE_GFX_VERSION", "").strip()
     if override:
-        m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", override)
+        m = re.fullmatch(r"(\d{1,4})\.(\d{1,4})\.(\d{1,4})", override)
         if m and int(m.group(2)) < 16 and int(m.group(3)) < 16:
             target = f"gfx{int(m.group(1))}{int(m.group(2)):x}{int(m.group(3)):x}"
             notes.append(msg("detect.hsa_override", "HSA_OVERRIDE_GFX_VERSION={value} is set: ROCm will treat your AMD "
