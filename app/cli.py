@@ -34,8 +34,6 @@ COMMANDS = ("detect", "recommend", "install", "bundle", "verify", "bench", "doct
 
 # The metavars of the options that take a file or folder: they get :func:`path_argument`.
 PATH_METAVARS = frozenset({"PATH", "DIR", "FILE", "X.Y|PATH"})
-NAME_MAX = 255  # bytes in one file or folder name (Linux, macOS; Windows: 255 characters)
-PATH_MAX = 4095
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -44,16 +42,11 @@ def _short(text: str, limit: int = 60) -> str:
 
 def path_argument(value: str) -> str:
     """An option's value that must be usable as a path; argparse names the option on refusal."""
-    if "\x00" in value:
-        raise argparse.ArgumentTypeError("the path holds a NUL character")
-    raw = os.fsencode(value)
-    if len(raw) > PATH_MAX:
-        raise argparse.ArgumentTypeError(f"the path is {len(raw)} bytes long; the limit is {PATH_MAX}")
-    for part in raw.replace(b"\\", b"/").split(b"/"):
-        if len(part) > NAME_MAX:
-            shown = _short(os.fsdecode(part))
-            raise argparse.ArgumentTypeError(f"the name {shown!r} in the path is {len(part)} bytes long; "
-                                             f"a file or folder name can have at most {NAME_MAX}")
+    from app.core.schema import path_problem  # start-up: only when a path option is given
+
+    problem = path_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
     return value
 
 

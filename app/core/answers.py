@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from app.core.errors import BadInput
-from app.core.schema import MAX_DEPTH, check_depth, read_text
+from app.core.schema import MAX_DEPTH, check_depth, path_problem, read_text
 from app.core.secrets import remember_url
 from app.core.serial import to_jsonable
 from app.core.wheels import backend_of_variant
@@ -195,7 +195,11 @@ def _expanded(ctx: _Ctx, sec: str, key: str, s: str) -> Path:
     if name is not None:
         raise ctx.bad(sec, key, f"the variable ${name} in {_show(s)} is not set",
                       hint=f"set {name} in the environment, or write the path out")
-    return _expand(s, ctx.base)
+    p = _expand(s, ctx.base)
+    problem = path_problem(str(p))
+    if problem is not None:
+        raise ctx.bad(sec, key, problem)
+    return p
 
 
 def _probe(ctx: _Ctx, sec: str, key: str, p: Path, test: Callable[[Path], bool]) -> bool:
@@ -213,8 +217,6 @@ def _path(must: str | None = None) -> Converter:
         s = _str(ctx, sec, key, v)
         if not s:
             return None
-        if "\x00" in s:
-            raise ctx.bad(sec, key, "the path holds a NUL character")
         p = _expanded(ctx, sec, key, s)
         if must == "dir" and not _probe(ctx, sec, key, p, Path.is_dir):
             raise ctx.bad(sec, key, f"the folder {str(p)!r} does not exist",
@@ -483,7 +485,7 @@ def _cross_checks(ctx: _Ctx, data: dict[str, Any], kw: dict[str, Any]) -> None:
                       hint="say where the new environment goes, e.g. path = \"~/torch-env\"")
     if kw.get("existing") and kw.get("env_kind", "venv") == "venv":
         p = kw["env_path"]
-        if not (p / "pyvenv.cfg").is_file():
+        if not _probe(ctx, "environment", "path", p / "pyvenv.cfg", Path.is_file):
             raise ctx.bad("environment", "existing",
                           f"existing = true but {str(p)!r} is not a Python virtual environment")
     backend = kw.get("backend", "auto")
@@ -507,19 +509,80 @@ def parse_answers(text: str, *, source: Path | None = None, base: Path | None = 
     if len(text) > MAX_ANSWERS_BYTES:
         raise BadInput(f"Answer file {src}is {len(text)} characters long; an answer file is at most "
                        f"{MAX_ANSWERS_BYTES // 1024} KB", hint=HELP_HINT)
+    _refuse_long_dotted_keys(text, src)
     try:
         data = _toml.loads(text)
     except _toml.TOMLDecodeError as exc:
         raise BadInput(f"Answer file {src}is not valid TOML: {exc}",
                        hint="fix the syntax at that line; " + HELP_HINT) from None
     except RecursionError:
-        raise BadInput(f"Answer file {src}is nested more than {MAX_DEPTH} levels deep", hint=HELP_HINT) from None
+        raise _too_deep(ctx, text) from None
+    except ValueError as exc:  # tomllib's int() of a number over 4,300 digits
+        raise _too_long_number(ctx, text, exc) from None
     check_depth(data, what=f"Answer file {src}".rstrip(": "))
     kw: dict[str, Any] = {"source": source}
     for top, value in data.items():
         _section(ctx, top, value, kw)
     _cross_checks(ctx, data, kw)
     return Answers(**kw)
+
+
+_LONG_DIGITS_RE = re.compile(r"(?<![0-9_])[0-9_]{40}")  # (?<!...): starts only where a run starts: linear
+
+
+def _refuse_long_dotted_keys(text: str, src: str) -> None:
+    """A key of thousands of dotted parts (``a.a.a...= 1``) costs the TOML reader quadratic time
+    and memory: refuse it first, naming its line (keys here have at most two parts)."""
+    for n, line in enumerate(text.splitlines(), 1):
+        s = line.lstrip()
+        if s.startswith("["):
+            key = s.lstrip("[").split("]", 1)[0]
+        elif "=" in s and not s.startswith("#"):
+            key = s.split("=", 1)[0]
+        else:
+            continue
+        if key.count(".") >= MAX_DEPTH:
+            raise BadInput(f"Answer file {src}line {n}: the key {key.strip()[:40]!r}... is nested more than "
+                           f"{MAX_DEPTH} levels deep", hint=HELP_HINT)
+
+
+def _key_on_line(ctx: _Ctx, line_no: int) -> str:
+    line = ctx.lines[line_no - 1] if 0 < line_no <= len(ctx.lines) else ""
+    return line.split("=", 1)[0].strip().strip("\"'")[:60] if "=" in line else ""
+
+
+def _too_deep(ctx: _Ctx, text: str) -> BadInput:
+    """The key (and line) where brackets nest too deep for the TOML reader; asked only after it failed."""
+    depth, line_no, in_string = 0, 1, ""
+    for ch in text:
+        if ch == "\n":
+            line_no += 1
+        elif in_string:
+            in_string = "" if ch == in_string else in_string
+        elif ch in "\"'":
+            in_string = ch
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                break
+        elif ch in "]}":
+            depth -= 1
+    key = _key_on_line(ctx, line_no)
+    src = f"{ctx.source.name}: " if ctx.source else ""
+    where = f"'{key}' (line {line_no})" if key else f"line {line_no}"
+    return BadInput(f"Answer file {src}{where} is nested more than {MAX_DEPTH} levels deep", hint=HELP_HINT)
+
+
+def _too_long_number(ctx: _Ctx, text: str, exc: ValueError) -> BadInput:
+    """The key whose value is a number too long to read (TOML itself says nothing of it)."""
+    m = _LONG_DIGITS_RE.search(text)
+    if m is not None:
+        line_no = text.count("\n", 0, m.start()) + 1
+        key = _key_on_line(ctx, line_no)
+        if key:
+            src = f"{ctx.source.name}: " if ctx.source else ""
+            return BadInput(f"Answer file {src}'{key}' (line {line_no}): the number is too long", hint=HELP_HINT)
+    return BadInput(f"Answer file is not valid TOML: {exc}", hint=HELP_HINT)
 
 
 def _close(word: str, options: list[str]) -> str | None:

@@ -218,11 +218,12 @@ def _recommendation(f: Fields) -> Recommendation | None:
 
     try:
         return Recommendation.from_dict(dict(rec.data))
-    except UserError:
-        raise
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # the engine's reader is not ours to harden
-        raise f.fail("recommendation", f"is not a recommendation this assistant can read ({type(exc).__name__})",
-                     hint="Rebuild the bundle with torch-setup bundle.") from None
+    except UserError as err:
+        problem = err.message
+    except Exception as exc:  # an untrusted embedded object in another area's reader: never a traceback
+        problem = f"{type(exc).__name__}: {exc}"
+    raise f.fail("recommendation", f"is not a recommendation this assistant can read ({problem[:200]})",
+                 hint="Rebuild the bundle with torch-setup bundle.")
 
 
 _HASHES: dict[tuple[str, int, int, int], str] = {}

@@ -9,9 +9,10 @@ and memory linear in the input:
 * :func:`read_text`: at most :data:`MAX_FILE_BYTES` are read (``/dev/zero`` stops there),
   UTF-8 (a BOM is fine) or UTF-16 / UTF-32 with a BOM (what Windows editors and PowerShell
   redirection write); anything else is refused with the offending byte's offset;
-* :func:`parse_json`: no ``NaN`` / ``Infinity``, no number over :data:`MAX_NUMBER_CHARS`
-  characters (Python refuses integers over 4,300 digits only after the work), at most
-  :data:`MAX_DEPTH` levels of nesting;
+* :func:`parse_json`: at most :data:`MAX_DEPTH` levels of nesting; ``NaN`` / ``Infinity`` and
+  numbers over :data:`MAX_NUMBER_CHARS` characters (Python refuses integers over 4,300 digits
+  only after the work) are read as :class:`BadNumber`, which every typed reader refuses naming
+  the field (``'files[0].size' must be a whole number, not Infinity``);
 * :class:`Fields`: typed readers over one JSON object (``text``, ``integer``, ``flag``,
   ``items`` ...), each refusing the wrong type instead of coercing it (``"wsl": "false"`` is
   false, never truthy).
@@ -24,12 +25,11 @@ import math
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import NoReturn
 
 from app.core.errors import BadInput
 
-__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "MAX_NUMBER_CHARS", "Fields", "check_depth", "decode_text", "describe",
-           "parse_json", "read_text"]
+__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "MAX_NUMBER_CHARS", "NAME_MAX", "PATH_MAX", "BadNumber", "Fields",
+           "check_depth", "decode_text", "describe", "parse_json", "path_problem", "read_text"]
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 32
@@ -37,6 +37,26 @@ MAX_NUMBER_CHARS = 40
 
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+NAME_MAX = 255  # bytes in one file or folder name (Linux, macOS; Windows: 255 characters)
+PATH_MAX = 4095
+
+
+def path_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a path on any system we run on (NUL, a name over 255 bytes, over
+    4,095 bytes in all), or None. Checked before the file system is asked (it answers with an
+    OSError, ENAMETOOLONG, from deep inside a later step)."""
+    if "\x00" in value:
+        return "the path holds a NUL character"
+    raw = value.encode("utf-8", "surrogatepass")
+    if len(raw) > PATH_MAX:
+        return f"the path is {len(raw)} bytes long; the limit is {PATH_MAX}"
+    for part in raw.replace(b"\\", b"/").split(b"/"):
+        if len(part) > NAME_MAX:
+            return (f"the name {_short(part.decode('utf-8', 'replace'), 60)!r} in the path is {len(part)} bytes long; "
+                    f"a file or folder name can have at most {NAME_MAX}")
+    return None
 
 
 def _short(text: str, limit: int = 80) -> str:
@@ -47,6 +67,8 @@ def describe(value: object) -> str:
     """A value as an error message shows it: its JSON type and (the start of) the value."""
     if value is None:
         return "null"
+    if isinstance(value, BadNumber):
+        return value.text
     if isinstance(value, bool):
         return f"the flag {str(value).lower()}"
     if isinstance(value, (int, float)):
@@ -78,7 +100,7 @@ def read_text(path: str | os.PathLike[str], *, what: str, limit: int = MAX_FILE_
     if len(raw) > limit:
         size = f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit // 1024} KB"
         raise BadInput(f"{what} {p} is larger than {size}; this is not such a file",
-                       hint="give the file the assistant wrote")
+                       hint="check that this is the right file")
     return decode_text(raw, what=f"{what} {p}")
 
 
@@ -92,53 +114,94 @@ def decode_text(raw: bytes, *, what: str) -> str:
                        hint="save it as UTF-8") from None
 
 
-def _refuse_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not a number JSON allows")
+class BadNumber:
+    """A number JSON allowed through but no field takes: ``Infinity``, ``NaN``, 5,000 digits."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text if len(text) <= 24 else f"a number of {len(text)} digits"
+
+    def __repr__(self) -> str:
+        return self.text
 
 
-def _int(text: str) -> int:
+def _constant(name: str) -> BadNumber:
+    return BadNumber(name)
+
+
+def _int(text: str) -> int | BadNumber:
+    return int(text) if len(text) <= MAX_NUMBER_CHARS else BadNumber(text)
+
+
+def _float(text: str) -> float | BadNumber:
     if len(text) > MAX_NUMBER_CHARS:
-        raise ValueError(f"a number of {len(text)} digits is too large")
-    return int(text)
-
-
-def _float(text: str) -> float:
-    if len(text) > MAX_NUMBER_CHARS:
-        raise ValueError(f"a number of {len(text)} characters is too large")
+        return BadNumber(text)
     value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{_short(text, 20)} is too large a number")
-    return value
+    return value if math.isfinite(value) else BadNumber(text)
 
 
 def parse_json(text: str, *, what: str, depth: int = MAX_DEPTH) -> object:
-    """``text`` as JSON, bounded (see the module doc); errors name ``what`` and the line."""
+    """``text`` as JSON, bounded (see the module doc); errors name ``what``, the line or the field."""
     try:
-        data = json.loads(text, parse_constant=_refuse_constant, parse_int=_int, parse_float=_float)
+        data = json.loads(text, parse_constant=_constant, parse_int=_int, parse_float=_float)
     except json.JSONDecodeError as exc:
         raise BadInput(f"{what} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
     except RecursionError:
-        raise BadInput(f"{what} is nested more than {depth} levels deep") from None
+        key = _deep_key(text)
+        place = f"'{key}'" if key is not None else "it"
+        raise BadInput(f"{what}: {place} is nested more than {depth} levels deep") from None
     except ValueError as exc:
         raise BadInput(f"{what} is not valid JSON: {exc}") from None
     check_depth(data, what=what, limit=depth)
     return data
 
 
+def _deep_key(text: str) -> str | None:
+    """The top-level key whose value is too deep for the JSON reader (only asked after it failed)."""
+    dec = json.JSONDecoder(parse_constant=_constant, parse_int=_int, parse_float=_float)
+    i = len(text) - len(text.lstrip())
+    if text[i:i + 1] != "{":
+        return None
+    i += 1
+    try:
+        while True:
+            i += len(text[i:i + 64]) - len(text[i:i + 64].lstrip())
+            key, i = dec.raw_decode(text, i)
+            i = text.index(":", i) + 1
+            i += len(text[i:i + 64]) - len(text[i:i + 64].lstrip())
+            try:
+                _, i = dec.raw_decode(text, i)
+            except RecursionError:
+                return str(key)[:80]
+            i = text.index(",", i) + 1
+    except (ValueError, TypeError):
+        return None
+
+
+def _path_join(path: str, key: object) -> str:
+    part = f"[{key}]" if isinstance(key, int) else (f"{path}." if path else "") + str(key)[:40]
+    return f"{path}{part}" if isinstance(key, int) else part
+
+
 def check_depth(data: object, *, what: str, limit: int = MAX_DEPTH) -> None:
-    """Refuse ``data`` (parsed JSON / TOML) nested more than ``limit`` levels (iterative walk)."""
-    stack: list[tuple[object, int]] = [(data, 1)]
+    """Refuse ``data`` (parsed JSON / TOML) nested more than ``limit`` levels, naming where
+    (an iterative walk: no recursion however deep)."""
+    stack: list[tuple[object, int, str]] = [(data, 1, "")]
     while stack:
-        value, level = stack.pop()
+        value, level, path = stack.pop()
         if isinstance(value, Mapping):
-            children: Iterator[object] = iter(value.values())
+            children: list[tuple[object, object]] = list(value.items())
         elif isinstance(value, (list, tuple)):
-            children = iter(value)
+            children = list(enumerate(value))
         else:
             continue
         if level > limit:
-            raise BadInput(f"{what} is nested more than {limit} levels deep")
-        stack.extend((child, level + 1) for child in children)
+            place = f"'{_short(path, 60)}'" if path else "it"
+            raise BadInput(f"{what}: {place} is nested more than {limit} levels deep")
+        for key, child in children:
+            if isinstance(child, (Mapping, list, tuple)):
+                stack.append((child, level + 1, _path_join(path, key)))
 
 
 class Fields:
