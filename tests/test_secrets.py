@@ -145,7 +145,9 @@ def test_registry_ignores_short_values_and_reads_the_environment():
     remember("abc")  # too short: would hide ordinary words everywhere
     assert mask("abcdef") == "abcdef"
     remember_environ({"PIP_INDEX_URL": "https://ci:Zq9-idx@pypi.example.org/simple",
-                      "GITHUB_TOKEN": "ghp_0123456789", "PATH": "/usr/bin", "HOME": "/root"})
+                      "GITHUB_TOKEN": "ghp_0123456789", "PATH": "/usr/bin", "HOME": "/root",
+                      "XAUTHORITY": "/run/user/0/xauth_AbCd", "GIT_AUTHOR_NAME": "Ada Lovelace"})
+    assert "/run/user/0/xauth_AbCd" not in secrets.known_secrets() and "Ada Lovelace" not in secrets.known_secrets()
     assert {"Zq9-idx", "ghp_0123456789"} <= secrets.known_secrets()
     assert mask("uv: failed for ci with Zq9-idx (ghp_0123456789)") == "uv: failed for ci with *** (***)"
     assert mask("/usr/bin and /root") == "/usr/bin and /root"
@@ -244,3 +246,32 @@ def test_session_reports_are_masked_in_every_format(tmp_path):
         for s in ("Rep|Secret-7", "Rep\\|Secret-7", "Reg-Secret-6", "dXNlcjpwYXNz", "8932f937", "1324020033467"):
             assert s not in text, (p.name, s)
     json.loads(Path(written[0]).read_text(encoding="utf-8"))
+
+
+# ----------------------------------------------------------------- authenticated indexes
+def test_the_probe_authenticates_to_a_private_index_and_through_a_proxy(index_server, proxy_server, tiny_wheels,
+                                                                        monkeypatch):
+    from app.core.indexes import check_url, probe_index
+    from app.core.text import render
+
+    for var in ("no_proxy", "NO_PROXY", "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"):
+        monkeypatch.delenv(var, raising=False)  # (urllib skips a proxy for hosts in no_proxy)
+    index = index_server(list(tiny_wheels.glob("*.whl")), auth=("user", "tok/en@x"))
+    assert check_url(index.simple_url(auth=True)) is None
+    assert probe_index(index.simple_url(auth=True)) == (None, None)
+    assert index.log.all()[-1].user == "user"  # the HEAD went with Basic credentials
+    err, warn = probe_index(index.simple_url())  # without them: the server is there, but says 401
+    assert err is None and "401" in render(warn, "en")
+    err, warn = probe_index(index.simple_url().replace("://", "://user:wrong-pw@"))
+    assert err is None and "401" in render(warn, "en") and "wrong-pw" not in render(warn, "en")
+    proxy = proxy_server(auth=("puser", "p@ss/w:rd"))
+    assert probe_index(index.simple_url(auth=True), proxy=proxy.url(auth=True)) == (None, None)
+    deadline = time.monotonic() + 5  # the proxy records a request after relaying its answer
+    while not proxy.log.all() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proxy.log.all() and proxy.log.all()[-1].user == "puser"
+    # a raw "/" in the password: URL parsers read the host from it; say so (masked) instead of a DNS error
+    raw = f"http://user:tok/en@x@127.0.0.1:{index.port}/simple/"
+    for why in (check_url(raw), probe_index(raw)[0]):
+        text = render(why, "en")
+        assert "percent-encoded" in text and "tok/en" not in text and "***@" in text

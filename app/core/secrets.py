@@ -310,7 +310,12 @@ def remember_url(url: str | None) -> None:
         remember(*_url_secrets(url))
 
 
-_SECRET_VARS = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|CREDENTIAL|AUTH", re.IGNORECASE)
+_SECRET_VARS = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|CREDENTIAL|AUTH(?!OR)", re.IGNORECASE)
+
+
+def _pathlike(value: str) -> bool:
+    """A file path (XAUTHORITY, SSH_AUTH_SOCK): not a secret, and shown in many messages."""
+    return value.startswith(("/", "~", "./", "../")) or (len(value) > 2 and value[1] == ":" and value[2] in "\\/")
 
 
 def remember_environ(environ: Mapping[str, str]) -> None:
@@ -320,7 +325,7 @@ def remember_environ(environ: Mapping[str, str]) -> None:
     for name, value in environ.items():
         if not isinstance(value, str) or not value:
             continue
-        if _SECRET_VARS.search(name):
+        if _SECRET_VARS.search(name) and not _pathlike(value):
             remember(value)
         if "://" in value:
             for word in value.split():

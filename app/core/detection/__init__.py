@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
+from app.core.secrets import mask
 from app.core.system import ProbeRecord
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -197,7 +198,5 @@ def listing(name: str, found: Sequence[str], stdout: str, started: float, comman
 
 def snippet(text: str, limit: int = 160) -> str:
     """The start of some output, on one line, for a probe record."""
-    from app.core.detection.envvars import hide_uuids
-
-    s = hide_uuids(" ".join((text or "").split()))
+    s = mask(" ".join((text or "").split()))  # credentials and device ids: a probe record goes into reports
     return s if len(s) <= limit else s[: limit - 1] + "…"
