@@ -6,24 +6,59 @@ importing this module stays cheap (no Qt, no torch, no psutil) so that e.g.
 
 Exit codes: 0 success, 1 failed (anything half-made was rolled back), 2 bad input
 (nothing was done), 130 cancelled (rolled back).
+
+Two things happen here for every command, in one place:
+
+* no secret leaves on the console: ``sys.stdout`` / ``sys.stderr`` are wrapped in the masker
+  (:class:`app.core.secrets.MaskingStream`), and the credentials in the command line and the
+  environment are registered first, so a tool echoing them in another form is masked too;
+* a path argument that cannot be a path (a name over 255 bytes, NUL) is refused by the parser
+  naming the option, and an ``OSError`` about a path (too long, permission denied on a
+  parent ...) ends as exit 2 naming the option, never as a traceback.
 """
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import json
+import os
 import sys
 
 from app import __version__
-from app.core.errors import EXIT_BAD_INPUT, EXIT_CANCELLED, UserError
+from app.core import secrets
+from app.core.errors import EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILED, UserError
 
 COMMANDS = ("detect", "recommend", "install", "bundle", "verify", "bench", "doctor", "compat", "gui")
+
+
+# The metavars of the options that take a file or folder: they get :func:`path_argument`.
+PATH_METAVARS = frozenset({"PATH", "DIR", "FILE", "X.Y|PATH"})
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def path_argument(value: str) -> str:
+    """An option's value that must be usable as a path; argparse names the option on refusal."""
+    from app.core.schema import path_problem  # start-up: only when a path option is given
+
+    problem = path_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return value
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # bad usage is "bad input": exit 2, as argparse does
         self.print_usage(sys.stderr)
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+    def add_argument(self, *args, **kwargs):  # every file / folder option is checked as a path
+        if kwargs.get("metavar") in PATH_METAVARS and "type" not in kwargs:
+            kwargs["type"] = path_argument
+        return super().add_argument(*args, **kwargs)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -53,13 +88,75 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    code = _main(argv)
+    code = _masked(argv)
     _flush_quietly()
     return code
 
 
-def _main(argv: list[str] | None) -> int:
+def _masked(argv: list[str] | None) -> int:
+    """Run the command with the console streams masking every credential this run was given."""
     words = sys.argv[1:] if argv is None else list(argv)
+    # Every credential this run was given, registered before anything is printed.
+    secrets.remember_environ(os.environ)
+    for word in words:
+        secrets.remember_url(word)
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = secrets.MaskingStream(out), secrets.MaskingStream(err)
+    try:
+        return _run(argv, words)
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed or broken console: nothing more to say
+                pass
+        sys.stdout, sys.stderr = out, err
+
+
+def _option_of(args: argparse.Namespace, filename: object) -> str | None:
+    """The option whose value is ``filename``, a parent of it or inside it, as ``--from-report``."""
+    if not isinstance(filename, (str, bytes, os.PathLike)):
+        return None
+
+    def norm(p: str) -> str:
+        try:
+            return os.path.abspath(os.path.expanduser(p))
+        except (OSError, ValueError):
+            return p
+
+    target = norm(os.fsdecode(filename))
+    for dest, value in vars(args).items():
+        for v in value if isinstance(value, list) else [value]:
+            if not isinstance(v, str) or not v or "://" in v:
+                continue
+            given = norm(v)
+            if target == given or target.startswith(given.rstrip(os.sep) + os.sep) or (
+                    target != os.sep and given.startswith(target.rstrip(os.sep) + os.sep)):
+                return "--" + dest.replace("_", "-")
+    return None
+
+
+_PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.ELOOP,
+                          errno.EISDIR, errno.ENOENT, errno.EROFS, errno.EEXIST})
+
+
+def _path_error(args: argparse.Namespace, exc: OSError) -> int:
+    """An OSError that escaped a command: exit 2 naming the option when it is about a path given."""
+    what = exc.strerror or str(exc) or type(exc).__name__
+    name = os.fsdecode(exc.filename) if isinstance(exc.filename, (str, bytes, os.PathLike)) else ""
+    option = _option_of(args, exc.filename)
+    where = f" ({_short(name, 120)})" if name else ""
+    bad_input = option is not None or bool(name and exc.errno in _PATH_ERRNOS)
+    field = f"{option}: " if option else ""
+    text = f"{field}the path cannot be used: {what}{where}." if bad_input else f"{what}{where}."
+    try:
+        print(f"torch-setup: {text}", file=sys.stderr)
+    except (OSError, ValueError):  # the console itself is gone (a closed pipe)
+        pass
+    return EXIT_BAD_INPUT if bad_input else EXIT_FAILED
+
+
+def _run(argv: list[str] | None, words: list[str]) -> int:
     # No words at all opens the wizard: only the gui command's parser is needed (start-up time).
     only = (words[0] if words[0] in COMMANDS else None) if words else "gui"
     parser = build_parser(only)
@@ -83,6 +180,8 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         _say("torch-setup: cancelled.", sys.stderr)
         return EXIT_CANCELLED
+    except OSError as exc:
+        return _path_error(args, exc)
 
 
 def _say(text: str, stream) -> None:

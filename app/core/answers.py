@@ -7,7 +7,10 @@ version or requirement, or a path that must exist and does not, raises
 :class:`~app.core.errors.BadInput` (exit code 2) naming the key, its line and the value.
 
 Relative paths are taken relative to the answer file's folder (an admin ships the file and a
-bundle side by side); ``~`` and ``$VARS`` are expanded.
+bundle side by side); ``~`` and ``$VARS`` are expanded, and a ``$VAR`` that is not set is an
+error naming the key (never kept as literal text). The file is read bounded
+(:data:`MAX_ANSWERS_BYTES`, :data:`~app.core.schema.MAX_DEPTH` levels of nesting); the URLs'
+credentials are registered with the secret masker (:mod:`app.core.secrets`).
 """
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from app.core.errors import BadInput
+from app.core.schema import MAX_DEPTH, check_depth, path_problem, read_text
+from app.core.secrets import remember_url
 from app.core.serial import to_jsonable
 from app.core.wheels import backend_of_variant
 
@@ -40,6 +45,8 @@ BENCH_DTYPES = ("fp32", "tf32", "fp16", "bf16")
 _VARIANT_RE = re.compile(r"^(cpu|xpu|mps|cu\d{3}|rocm\d+\.\d+(\.\d+)?(-amd)?|rocm-[a-z]+)$")
 _PY_MINOR_RE = re.compile(r"^3\.\d{1,2}$")
 HELP_HINT = "see resources/answers.example.toml for every key and its allowed values"
+MAX_ANSWERS_BYTES = 1024 * 1024  # an answer file is a page of settings
+_VAR_RE = re.compile(r"\$(?:\{([^}\n]{0,256})\}|([A-Za-z_][A-Za-z0-9_]{0,255}))")
 
 
 @dataclass(frozen=True)
@@ -168,9 +175,40 @@ def _show(v: Any) -> str:
     return r if len(r) <= 80 else r[:77] + "..."
 
 
+def _unset_var(s: str) -> str | None:
+    """The first ``$VAR`` / ``${VAR}`` in ``s`` that is not set in the environment, or None."""
+    for m in _VAR_RE.finditer(s):
+        name = m.group(1) if m.group(1) is not None else m.group(2)
+        if name not in os.environ:
+            return name
+    return None
+
+
 def _expand(s: str, base: Path) -> Path:
     p = Path(os.path.expandvars(os.path.expanduser(s)))
     return p if p.is_absolute() else (base / p)
+
+
+def _expanded(ctx: _Ctx, sec: str, key: str, s: str) -> Path:
+    """``s`` with ``~`` and ``$VARS`` expanded, relative to the answer file; an unset variable is an error."""
+    name = _unset_var(s)
+    if name is not None:
+        raise ctx.bad(sec, key, f"the variable ${name} in {_show(s)} is not set",
+                      hint=f"set {name} in the environment, or write the path out")
+    p = _expand(s, ctx.base)
+    problem = path_problem(str(p))
+    if problem is not None:
+        raise ctx.bad(sec, key, problem)
+    return p
+
+
+def _probe(ctx: _Ctx, sec: str, key: str, p: Path, test: Callable[[Path], bool]) -> bool:
+    """``test(p)`` (is_dir, is_file, exists), an OSError (a name too long, no permission) named."""
+    try:
+        return test(p)
+    except (OSError, ValueError) as exc:
+        what = getattr(exc, "strerror", None) or str(exc)
+        raise ctx.bad(sec, key, f"the path {_show(str(p))} cannot be used: {what}") from None
 
 
 def _path(must: str | None = None) -> Converter:
@@ -179,13 +217,11 @@ def _path(must: str | None = None) -> Converter:
         s = _str(ctx, sec, key, v)
         if not s:
             return None
-        if "\x00" in s:
-            raise ctx.bad(sec, key, "the path holds a NUL character")
-        p = _expand(s, ctx.base)
-        if must == "dir" and not p.is_dir():
+        p = _expanded(ctx, sec, key, s)
+        if must == "dir" and not _probe(ctx, sec, key, p, Path.is_dir):
             raise ctx.bad(sec, key, f"the folder {str(p)!r} does not exist",
                           hint="fix the path (relative paths are taken from the answer file's folder)")
-        if must == "file" and not p.is_file():
+        if must == "file" and not _probe(ctx, sec, key, p, Path.is_file):
             raise ctx.bad(sec, key, f"the file {str(p)!r} does not exist",
                           hint="fix the path (relative paths are taken from the answer file's folder)")
         return p
@@ -207,6 +243,7 @@ def _check_url(ctx: _Ctx, sec: str, key: str, s: str, schemes: tuple[str, ...]) 
         parts = urlsplit(s)
     except ValueError as exc:
         raise ctx.bad(sec, key, f"{_show(s)} is not a URL ({exc})") from None
+    remember_url(s)  # before any message can show it
     if parts.scheme not in schemes or (parts.scheme != "file" and not parts.netloc) or " " in s:
         raise ctx.bad(sec, key, f"{_show(s)} is not a URL of the form {schemes[0]}://host/...",
                       hint=f"use a full URL starting with {' or '.join(x + '://' for x in schemes)}")
@@ -231,8 +268,8 @@ def _python(ctx: _Ctx, sec: str, key: str, v: Any) -> str | None:
     if re.match(r"^\d", s):
         raise ctx.bad(sec, key, f"{_show(s)} is neither a version like \"3.11\" nor the path of a Python",
                       hint='write the version as MAJOR.MINOR, e.g. python = "3.11"')
-    p = _expand(s, ctx.base)
-    if not p.exists():
+    p = _expanded(ctx, sec, key, s)
+    if not _probe(ctx, sec, key, p, Path.exists):
         raise ctx.bad(sec, key, f"the interpreter {str(p)!r} does not exist")
     return str(p)
 
@@ -379,8 +416,8 @@ def _find_links(ctx: _Ctx, sec: str, key: str, v: Any) -> list[Path]:
             else:
                 raise ctx.bad(sec, key, f"{_show(s)}: find_links takes local folders",
                               hint="for a web index use index_url or extra_index_urls")
-        p = _expand(s, ctx.base)
-        if not p.is_dir():
+        p = _expanded(ctx, sec, key, s)
+        if not _probe(ctx, sec, key, p, Path.is_dir):
             raise ctx.bad(sec, key, f"the folder {str(p)!r} does not exist")
         out.append(p)
     return out
@@ -413,7 +450,7 @@ def _value(ctx: _Ctx, sec: str, key: str, v: Any, kw: dict[str, Any]) -> None:
 def _section(ctx: _Ctx, top: str, value: Any, kw: dict[str, Any]) -> None:
     """One top-level entry: a known section whose keys are all known, or the answer file's version."""
     if top in TOP_LEVEL:
-        if top == "version" and value != ANSWERS_VERSION:
+        if top == "version" and (type(value) is not int or value != ANSWERS_VERSION):  # true == 1, 1.0 == 1
             raise ctx.bad(None, "version",
                           f"version {_show(value)} is not supported (this assistant reads {ANSWERS_VERSION})")
         return
@@ -448,7 +485,7 @@ def _cross_checks(ctx: _Ctx, data: dict[str, Any], kw: dict[str, Any]) -> None:
                       hint="say where the new environment goes, e.g. path = \"~/torch-env\"")
     if kw.get("existing") and kw.get("env_kind", "venv") == "venv":
         p = kw["env_path"]
-        if not (p / "pyvenv.cfg").is_file():
+        if not _probe(ctx, "environment", "path", p / "pyvenv.cfg", Path.is_file):
             raise ctx.bad("environment", "existing",
                           f"existing = true but {str(p)!r} is not a Python virtual environment")
     backend = kw.get("backend", "auto")
@@ -468,17 +505,84 @@ def parse_answers(text: str, *, source: Path | None = None, base: Path | None = 
     """Validate answer-file ``text``; ``base`` is the folder relative paths start from."""
     base = base or (source.parent if source else Path.cwd())
     ctx = _Ctx(text, base.resolve(), source)
+    src = f"{source.name}: " if source else ""
+    if len(text) > MAX_ANSWERS_BYTES:
+        raise BadInput(f"Answer file {src}is {len(text)} characters long; an answer file is at most "
+                       f"{MAX_ANSWERS_BYTES // 1024} KB", hint=HELP_HINT)
+    _refuse_long_dotted_keys(text, src)
     try:
         data = _toml.loads(text)
     except _toml.TOMLDecodeError as exc:
-        src = f"{source.name}: " if source else ""
         raise BadInput(f"Answer file {src}is not valid TOML: {exc}",
                        hint="fix the syntax at that line; " + HELP_HINT) from None
+    except RecursionError:
+        raise _too_deep(ctx, text) from None
+    except ValueError as exc:  # tomllib's int() of a number over 4,300 digits
+        raise _too_long_number(ctx, text, exc) from None
+    check_depth(data, what=f"Answer file {src}".rstrip(": "))
     kw: dict[str, Any] = {"source": source}
     for top, value in data.items():
         _section(ctx, top, value, kw)
     _cross_checks(ctx, data, kw)
     return Answers(**kw)
+
+
+_LONG_DIGITS_RE = re.compile(r"(?<![0-9_])[0-9_]{40}")  # (?<!...): starts only where a run starts: linear
+
+
+def _refuse_long_dotted_keys(text: str, src: str) -> None:
+    """A key of thousands of dotted parts (``a.a.a...= 1``) costs the TOML reader quadratic time
+    and memory: refuse it first, naming its line (keys here have at most two parts)."""
+    for n, line in enumerate(text.splitlines(), 1):
+        s = line.lstrip()
+        if s.startswith("["):
+            key = s.lstrip("[").split("]", 1)[0]
+        elif "=" in s and not s.startswith("#"):
+            key = s.split("=", 1)[0]
+        else:
+            continue
+        if key.count(".") >= MAX_DEPTH:
+            raise BadInput(f"Answer file {src}line {n}: the key {key.strip()[:40]!r}... is nested more than "
+                           f"{MAX_DEPTH} levels deep", hint=HELP_HINT)
+
+
+def _key_on_line(ctx: _Ctx, line_no: int) -> str:
+    line = ctx.lines[line_no - 1] if 0 < line_no <= len(ctx.lines) else ""
+    return line.split("=", 1)[0].strip().strip("\"'")[:60] if "=" in line else ""
+
+
+def _too_deep(ctx: _Ctx, text: str) -> BadInput:
+    """The key (and line) where brackets nest too deep for the TOML reader; asked only after it failed."""
+    depth, line_no, in_string = 0, 1, ""
+    for ch in text:
+        if ch == "\n":
+            line_no += 1
+        elif in_string:
+            in_string = "" if ch == in_string else in_string
+        elif ch in "\"'":
+            in_string = ch
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                break
+        elif ch in "]}":
+            depth -= 1
+    key = _key_on_line(ctx, line_no)
+    src = f"{ctx.source.name}: " if ctx.source else ""
+    where = f"'{key}' (line {line_no})" if key else f"line {line_no}"
+    return BadInput(f"Answer file {src}{where} is nested more than {MAX_DEPTH} levels deep", hint=HELP_HINT)
+
+
+def _too_long_number(ctx: _Ctx, text: str, exc: ValueError) -> BadInput:
+    """The key whose value is a number too long to read (TOML itself says nothing of it)."""
+    m = _LONG_DIGITS_RE.search(text)
+    if m is not None:
+        line_no = text.count("\n", 0, m.start()) + 1
+        key = _key_on_line(ctx, line_no)
+        if key:
+            src = f"{ctx.source.name}: " if ctx.source else ""
+            return BadInput(f"Answer file {src}'{key}' (line {line_no}): the number is too long", hint=HELP_HINT)
+    return BadInput(f"Answer file is not valid TOML: {exc}", hint=HELP_HINT)
 
 
 def _close(word: str, options: list[str]) -> str | None:
@@ -491,15 +595,6 @@ def _close(word: str, options: list[str]) -> str | None:
 def load_answers(path: str | os.PathLike[str]) -> Answers:
     """Read and validate an answer file; every problem is a BadInput naming the key."""
     p = Path(path).expanduser()
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise BadInput(f"answer file {p} does not exist", hint="give the path of a .toml answer file") from None
-    except OSError as exc:
-        raise BadInput(f"answer file {p} cannot be read: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise BadInput(f"answer file {p} is not UTF-8 text (byte {exc.start})",
-                       hint="save it as UTF-8") from None
+    text = read_text(p, what="answer file", limit=MAX_ANSWERS_BYTES,
+                     missing_hint="give the path of a .toml answer file")
     return parse_answers(text, source=p.resolve())

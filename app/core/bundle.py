@@ -12,11 +12,21 @@ A bundle is a folder::
 :func:`check_bundle` proves, before anything is installed, that the bundle fits this machine
 (its wheels' tags against this machine's tags) and that every file is intact (the error names
 the wheel). The install then runs with no index at all (``--no-index --find-links``).
+
+A bundle is closed: :func:`check_bundle` refuses (BadInput, exit 2) a manifest that is not
+well-formed (:mod:`app.core.schema`: types, sizes, depth), any path that leaves the folder
+(a file name with a folder in it, ``..``, an absolute path, a symbolic link pointing out,
+``wheels_dir`` / ``requirements_file`` elsewhere), a manifest entry whose package, version or
+tags contradict its wheel's FILE NAME (the tags that decide the fit are read from the name),
+a file the manifest does not list, and a requirements file that holds anything but
+``name==version --hash=sha256:...`` lines matching the manifest (so no ``pkg @ https://...``
+line can reach the network, and a wheel swapped with its manifest entry edited to match is
+still caught). ``bundle --check`` and ``install --from-bundle`` run this same function, so
+they always agree.
 """
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -34,9 +44,13 @@ from app.core.enums import Phase, PhaseState
 from app.core.envs import env_python, find_python, uv_bin
 from app.core.errors import BadInput, Cancelled, UserError
 from app.core.events import Event, LogEvent, PhaseEvent, ProgressEvent, ignore
-from app.core.indexes import display_url, probe_index
+from app.core.indexes import probe_index
 from app.core.installer_hints import hint_for
 from app.core.progress import ProgressParser
+from app.core.schema import Fields, describe, parse_json, read_text
+from app.core.secrets import mask
+from app.core.serial import dumps
+from app.core.wheels import parse_wheel
 
 if TYPE_CHECKING:  # start-up: the recommendation engine is imported only where a manifest carries one
     from app.core.recommend import Recommendation
@@ -49,6 +63,14 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 REQUIREMENTS = "requirements.txt"
 WHEELS = "wheels"
+WHAT = "bundle manifest"
+MAX_FILES = 10_000
+MAX_WHEEL_BYTES = 1 << 40
+_SHA256_RE = re.compile(r"[0-9a-f]{64}")
+_PYTHON_RE = re.compile(r"3\.\d{1,2}")
+_WORD_RE = re.compile(r"[A-Za-z0-9_.]{1,100}")  # an implementation, ABI or platform tag
+_REQ_LINE_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]{0,200})==([A-Za-z0-9.+!_-]{1,200})[ \t]{1,8}"
+                          r"--hash=sha256:([0-9a-f]{64})")
 
 
 @dataclass(frozen=True)
@@ -65,9 +87,47 @@ class BundleFile:
                 "version": self.version, "tags": list(self.tags)}
 
     @classmethod
-    def from_dict(cls, f: dict[str, Any]) -> BundleFile:
-        return cls(name=f["name"], size=int(f["size"]), sha256=f["sha256"], package=f["package"],
-                   version=f["version"], tags=tuple(f.get("tags", ())))
+    def from_dict(cls, d: object, *, path: str = "files[]", what: str = WHAT) -> BundleFile:
+        f = Fields(d, path, what=what)
+        name = _file_name(f, "name")
+        if not name.endswith(".whl") or parse_wheel(name) is None:
+            raise f.fail("name", f"{name!r} is not the file name of a wheel")
+        size = f.integer("size", hi=MAX_WHEEL_BYTES)
+        if size is None:
+            raise f.fail("size", "is missing")
+        sha = f.required_text("sha256", max_len=64)
+        if not _SHA256_RE.fullmatch(sha):
+            raise f.fail("sha256", f"is {sha!r}; it must be 64 lower-case hexadecimal digits")
+        return cls(name=name, size=size, sha256=sha, package=f.required_text("package", max_len=200),
+                   version=f.required_text("version", max_len=200),
+                   tags=tuple(f.texts("tags", max_items=1000, max_len=300)))
+
+
+def _file_name(f: Fields, key: str, default: str | None = None) -> str:
+    """A plain file name inside the bundle: no folder, no ``..``, no drive, at most 255 bytes."""
+    value = f.text(key, null=False, max_len=1024)
+    if value is None:
+        if default is None:
+            raise f.fail(key, "is missing")
+        return default
+    if (not value or value in (".", "..") or "/" in value or "\\" in value or ":" in value or "\x00" in value
+            or len(os.fsencode(value)) > 255):
+        raise f.fail(key, f"is {value[:80]!r}; it must be a plain file name inside the bundle folder",
+                     hint="Rebuild the bundle with torch-setup bundle; do not edit its files.")
+    return value
+
+
+def _folder_name(f: Fields, key: str, default: str) -> str:
+    """A relative folder inside the bundle (``wheels``): plain names, no ``..``, not absolute."""
+    value = f.text(key, null=False, max_len=1024)
+    if value is None:
+        return default
+    parts = value.replace("\\", "/").split("/")
+    if not value or any(p in ("", ".", "..") or ":" in p or "\x00" in p or len(os.fsencode(p)) > 255
+                        for p in parts):
+        raise f.fail(key, f"is {value[:80]!r}; it must be a folder inside the bundle (such as \"wheels\")",
+                     hint="Rebuild the bundle with torch-setup bundle; do not edit its files.")
+    return value
 
 
 @dataclass(frozen=True)
@@ -102,21 +162,68 @@ class Manifest:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Manifest:
-        known = {k: d[k] for k in (f.name for f in fields(cls)) if k in d and k not in ("files", "recommendation")}
-        rec = d.get("recommendation")
-        return cls(files=tuple(BundleFile.from_dict(f) for f in d["files"]),
-                   recommendation=_recommendation(rec) if rec else None, **known)
+    def from_dict(cls, d: object, *, what: str = WHAT) -> Manifest:
+        """A manifest from plain data; BadInput names the first bad field (see the module doc)."""
+        f = Fields(d, "", what=what)
+        fmt = f.text("format")
+        if fmt != FORMAT:
+            raise f.fail("format", f"is {describe(f.get('format'))}, not {FORMAT!r}: this is not a bundle manifest")
+        version = f.integer("format_version", hi=1 << 31)
+        if version is not None and version > FORMAT_VERSION:
+            raise f.fail("format_version", f"is {version}, newer than this assistant understands ({FORMAT_VERSION})",
+                         hint="Use a newer torch-setup, or rebuild the bundle with this one.")
+        python = f.get("python_version")
+        if not isinstance(python, str) or not _PYTHON_RE.fullmatch(python):
+            raise f.fail("python_version", f"must be a Python version such as \"3.11\", not "
+                                           f"{describe(f.get('python_version'))}")
+        files = tuple(BundleFile.from_dict(g.data, path=g.path, what=what)
+                      for g in f.each("files", max_items=MAX_FILES))
+        if "files" not in f.data:
+            raise f.fail("files", "is missing")
+        return cls(
+            python_version=python, implementation=_word(f, "implementation"), abi=_word(f, "abi"),
+            platforms=tuple(_words(f, "platforms")), packages=tuple(f.texts("packages", max_items=MAX_FILES)),
+            files=files, created=f.text("created") or "", assistant_version=f.text("assistant_version") or "",
+            recommendation=_recommendation(f), index_url=f.text("index_url"),
+            find_links=tuple(f.texts("find_links", max_items=256)),
+            requirements_file=_file_name(f, "requirements_file", REQUIREMENTS),
+            wheels_dir=_folder_name(f, "wheels_dir", WHEELS), format=FORMAT, format_version=version or FORMAT_VERSION)
 
     @property
     def total_bytes(self) -> int:
         return sum(f.size for f in self.files)
 
 
-def _recommendation(data: dict[str, Any]) -> Recommendation:
+def _word(f: Fields, key: str) -> str:
+    value = f.required_text(key, max_len=100)
+    if not _WORD_RE.fullmatch(value):
+        raise f.fail(key, f"is {value[:40]!r}; it must be a tag such as cp311")
+    return value
+
+
+def _words(f: Fields, key: str) -> list[str]:
+    out = f.texts(key, max_items=256, max_len=100)
+    for i, value in enumerate(out):
+        if not _WORD_RE.fullmatch(value):
+            raise f.fail(f"{key}[{i}]", f"is {value[:40]!r}; it must be a platform tag such as manylinux_2_28_x86_64")
+    return out
+
+
+def _recommendation(f: Fields) -> Recommendation | None:
+    """The recommendation the bundle was built for (the engine's own reader checks its fields)."""
+    rec = f.mapping("recommendation", max_items=256)
+    if rec is None or not rec.data:
+        return None
     from app.core.recommend import Recommendation  # start-up: only a manifest that carries one needs it
 
-    return Recommendation.from_dict(data)
+    try:
+        return Recommendation.from_dict(dict(rec.data))
+    except UserError as err:
+        problem = err.message
+    except Exception as exc:  # an untrusted embedded object in another area's reader: never a traceback
+        problem = f"{type(exc).__name__}: {exc}"
+    raise f.fail("recommendation", f"is not a recommendation this assistant can read ({problem[:200]})",
+                 hint="Rebuild the bundle with torch-setup bundle.")
 
 
 _HASHES: dict[tuple[str, int, int, int], str] = {}
@@ -252,7 +359,7 @@ def _refuse_unreachable(urls: Sequence[str]) -> None:
     for url in urls:
         err, _warn = probe_index(url)
         if err:
-            raise BadInput(f"The index {display_url(url)} cannot be reached: {err}. Nothing was downloaded.",
+            raise BadInput(f"The index {mask(url)} cannot be reached: {err}. Nothing was downloaded.",
                            hint="Check the network or proxy (HTTPS_PROXY), or use a reachable "
                                 "mirror with --index-url.")
 
@@ -313,7 +420,7 @@ def _write(out: Path, manifest: Manifest) -> None:
     (out / REQUIREMENTS).write_text("# Generated by torch-setup bundle; every wheel pinned with its SHA-256.\n"
                                     + "\n".join(req_lines) + "\n", encoding="utf-8")
     tmp = out / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
+    tmp.write_text(dumps(manifest.to_dict()), encoding="utf-8")  # credentials in index_url masked
     os.replace(tmp, out / MANIFEST)
 
 
@@ -381,49 +488,123 @@ def build_bundle(out: str | os.PathLike[str], *, packages: Sequence[str], python
 # --------------------------------------------------------------------------- check
 
 def load_manifest(folder: str | os.PathLike[str]) -> Manifest:
+    """The manifest of the bundle in ``folder``, read bounded and checked field by field."""
     folder = Path(folder)
     mpath = folder / MANIFEST
-    if not folder.is_dir():
+    try:
+        is_dir, is_file = folder.is_dir(), mpath.is_file()
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"The bundle folder {folder} cannot be used: {getattr(exc, 'strerror', None) or exc}.") from None
+    if not is_dir:
         raise BadInput(f"The bundle folder {folder} does not exist.",
                        hint="Pass the folder that holds manifest.json.")
-    if not mpath.is_file():
+    if not is_file:
         raise BadInput(f"{folder} is not a bundle: it has no {MANIFEST}.",
                        hint="Build one with: torch-setup bundle --out DIR ...")
+    _inside(_root(folder), mpath, MANIFEST)
+    what = f"{WHAT} {mpath}"
     try:
-        data = json.loads(mpath.read_text(encoding="utf-8"))
-        if data.get("format") != FORMAT:
-            raise ValueError(f"format is {data.get('format')!r}, not {FORMAT!r}")
-        if int(data.get("format_version", 0)) > FORMAT_VERSION:
-            raise ValueError(f"format_version {data.get('format_version')} is newer than this "
-                             "assistant understands")
-        return Manifest.from_dict(data)
-    except (ValueError, KeyError, TypeError, UserError) as exc:
-        raise BadInput(f"{mpath} is not a valid bundle manifest: {exc}",
-                       hint="Rebuild the bundle with torch-setup bundle.") from None
+        return Manifest.from_dict(parse_json(read_text(mpath, what=WHAT), what=what), what=what)
+    except BadInput as err:
+        raise BadInput(f"{err.message}", hint=err.hint or "Rebuild the bundle with torch-setup bundle.") from None
+
+
+def _root(folder: Path) -> Path:
+    try:
+        return folder.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise BadInput(f"The bundle folder {folder} cannot be used: {getattr(exc, 'strerror', None) or exc}.") from None
+
+
+def _inside(root: Path, path: Path, field: str) -> Path:
+    """``path`` resolved (symbolic links followed), refused unless it lies inside ``root``."""
+    try:
+        real = path.resolve(strict=True)
+    except FileNotFoundError:
+        raise BadInput(f"The bundle is incomplete: its {field} {path.name} is missing.",
+                       hint="Copy the whole bundle folder again.") from None
+    except (OSError, RuntimeError) as exc:
+        raise BadInput(f"The bundle's {field} {path.name} cannot be used: {getattr(exc, 'strerror', None) or exc}.",
+                       hint="Copy the whole bundle folder again.") from None
+    if real != root and root not in real.parents:
+        raise BadInput(f"The bundle is not closed: its {field} {path.name} points outside the bundle folder "
+                       f"(to {real}). Nothing was installed.",
+                       hint="A bundle holds its own files; rebuild it with torch-setup bundle.")
+    return real
+
+
+def _check_names(m: Manifest) -> None:
+    """Each entry once, and its package, version and tags as its wheel's file name says."""
+    from packaging.utils import canonicalize_name  # start-up: only a bundle check needs it
+    from packaging.version import InvalidVersion, Version
+
+    seen: set[str] = set()
+    for f in m.files:
+        if f.name in seen:
+            raise BadInput(f"The bundle manifest lists {f.name} twice.", hint="Rebuild the bundle.")
+        seen.add(f.name)
+        wf = parse_wheel(f.name)
+        assert wf is not None  # Manifest.from_dict refused other names
+        try:
+            same_version = Version(f.version) == Version(wf.version)
+        except InvalidVersion:
+            same_version = False
+        if canonicalize_name(f.package) != wf.name or not same_version:
+            raise BadInput(f"The bundle manifest says {f.name} is {f.package} {f.version}, but its file name "
+                           f"says {wf.name} {wf.version}. Nothing was installed.",
+                           hint="Rebuild the bundle; do not edit its files.")
+        if set(f.tags) != set(wf.tags):
+            raise BadInput(f"The bundle manifest gives {f.name} the tags {', '.join(sorted(f.tags)) or 'none'}, "
+                           f"which contradict its file name ({', '.join(wf.tags)}). Nothing was installed.",
+                           hint="Rebuild the bundle; do not edit its files.")
 
 
 def _check_tags(m: Manifest, py: str) -> None:
     ok_tags = supported_tags(py)
     for f in m.files:
-        if not set(f.tags) & ok_tags:
+        wf = parse_wheel(f.name)
+        tags = set(wf.tags) if wf is not None else set()  # the file name decides, not the manifest
+        if not tags & ok_tags:
             raise BadInput(
                 f"The bundle does not fit this machine: {f.name} is built for "
-                f"{', '.join(sorted({t.split('-')[-1] for t in f.tags}))}, and this machine "
+                f"{', '.join(sorted({t.split('-')[-1] for t in tags}))}, and this machine "
                 f"(Python {py}) accepts {this_platform()}.",
                 hint="Build the bundle with --platform set to this machine's tag "
                      f"({this_platform()}) and --python {py}.")
 
 
-def _check_files(m: Manifest, wheels: Path) -> None:
+def _check_files(m: Manifest, wheels: Path, root: Path) -> None:
     for f in m.files:
         path = wheels / f.name
-        if not path.is_file():
+        try:
+            exists = os.path.lexists(path)
+        except (OSError, ValueError):
+            exists = False
+        if not exists:
             raise BadInput(f"The bundle is incomplete: {f.name} is missing.",
                            hint="Copy the whole bundle folder again.")
-        if path.stat().st_size != f.size:
-            raise BadInput(f"The bundle is damaged: {f.name} has {path.stat().st_size} bytes, "
+        real = _inside(root, path, "wheel")
+        if not real.is_file():
+            raise BadInput(f"The bundle is damaged: {f.name} is not a file.",
+                           hint="Copy the whole bundle folder again.")
+        size = real.stat().st_size
+        if size != f.size:
+            raise BadInput(f"The bundle is damaged: {f.name} has {size} bytes, "
                            f"the manifest says {f.size}. Nothing was installed.",
                            hint="Copy that file (or the whole bundle) again.")
+
+
+def _check_unlisted(m: Manifest, wheels: Path) -> None:
+    listed = {f.name for f in m.files}
+    try:
+        present = sorted(e.name for e in os.scandir(wheels))
+    except OSError as exc:
+        raise BadInput(f"The bundle's wheel folder cannot be read: {exc.strerror or exc}.") from None
+    extra = [name for name in present if name not in listed]
+    if extra:
+        shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+        raise BadInput(f"The bundle holds files its manifest does not list: {shown}. Nothing was installed.",
+                       hint="Remove them, or rebuild the bundle; an installer could pick up an unlisted wheel.")
 
 
 def _check_hashes(m: Manifest, wheels: Path, emit: Callable[[Event], None]) -> None:
@@ -436,31 +617,56 @@ def _check_hashes(m: Manifest, wheels: Path, emit: Callable[[Event], None]) -> N
         emit(ProgressEvent(f.package, f.size, f.size))
 
 
-def _check_requirements(m: Manifest, folder: Path) -> None:
-    req = folder / m.requirements_file
-    if not req.is_file():
-        raise BadInput(f"The bundle has no {m.requirements_file}.", hint="Rebuild the bundle.")
-    listed = {part.split(":", 1)[1] for part in req.read_text(encoding="utf-8").split()
-              if part.startswith("--hash=sha256:")}
-    if listed != {f.sha256 for f in m.files}:
-        raise BadInput(f"{req.name} does not list exactly the bundle's wheels and hashes.",
+def _check_requirements(m: Manifest, req: Path) -> None:
+    """Every line ``name==version --hash=sha256:HEX``, together exactly the manifest's wheels."""
+    from packaging.utils import canonicalize_name  # start-up: only a bundle check needs it
+    from packaging.version import InvalidVersion, Version
+
+    def key(name: str, version: str, sha: str) -> tuple[str, str, str]:
+        try:
+            return canonicalize_name(name), str(Version(version)), sha
+        except InvalidVersion:
+            return canonicalize_name(name), version, sha
+
+    text = read_text(req, what=f"the bundle's {m.requirements_file}", limit=4 * 1024 * 1024)
+    listed: list[tuple[str, str, str]] = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        found = _REQ_LINE_RE.fullmatch(line)
+        if found is None:
+            raise BadInput(f"{m.requirements_file} does not list exactly the bundle's wheels and hashes: line {n} "
+                           f"is not a pinned wheel with its hash (name==version --hash=sha256:...): "
+                           f"{mask(line[:100])!r}. Nothing was installed.",
+                           hint="A bundle installs only its own hashed wheels, with no network; "
+                                "rebuild it, do not edit its files.")
+        listed.append(key(*found.groups()))
+    if sorted(listed) != sorted(key(f.package, f.version, f.sha256) for f in m.files):
+        raise BadInput(f"{m.requirements_file} does not list exactly the bundle's wheels and hashes.",
                        hint="Rebuild the bundle; do not edit its files.")
 
 
 def check_bundle(folder: str | os.PathLike[str], *, python_version: str | None = None,
                  verify_hashes: bool = True, on_event: Callable[[Event], None] | None = None) -> Manifest:
-    """Prove the bundle fits this machine and is intact; raise BadInput naming the wheel."""
+    """Prove the bundle is closed, fits this machine and is intact; raise BadInput naming the file."""
     folder = Path(folder)
     m = load_manifest(folder)
+    root = _root(folder)
     if python_version and python_version != m.python_version:
         raise BadInput(f"The bundle is for Python {m.python_version}, not {python_version}.",
                        hint=f"Use Python {m.python_version} or rebuild the bundle.")
+    wheels = _inside(root, folder / m.wheels_dir, "wheels_dir")
+    if not wheels.is_dir():
+        raise BadInput(f"The bundle's wheels_dir {m.wheels_dir} is not a folder.", hint="Rebuild the bundle.")
+    req = _inside(root, folder / m.requirements_file, "requirements_file")
+    _check_names(m)
     _check_tags(m, python_version or m.python_version)
-    wheels = folder / m.wheels_dir
-    _check_files(m, wheels)
+    _check_files(m, wheels, root)
+    _check_unlisted(m, wheels)
     if verify_hashes:
         _check_hashes(m, wheels, on_event or ignore)
-    _check_requirements(m, folder)
+    _check_requirements(m, req)
     return m
 
 
@@ -470,9 +676,9 @@ BUNDLE_DIR_NAME = "torch-bundle"
 def _bundle_at(cand: Path) -> bool:
     try:
         if cand.is_dir() and (cand / MANIFEST).is_file():
-            data = json.loads((cand / MANIFEST).read_text(encoding="utf-8"))
+            data = parse_json(read_text(cand / MANIFEST, what=WHAT), what=WHAT)
             return isinstance(data, dict) and data.get("format") == FORMAT
-    except (OSError, ValueError):
+    except (OSError, ValueError, BadInput):
         pass
     return False
 

@@ -9,7 +9,8 @@ rendered by the presenter); ``None`` means reachable.
   milliseconds, where a full TLS + HTTP request costs ~90 ms. Local paths and ``file://``
   URLs must exist.
 * :func:`probe_index`: a real HEAD request, for the indexes the user or the recommendation
-  named (a mistyped path on the right host is caught too).
+  named (a mistyped path on the right host is caught too). ``user:token@`` in the URL is
+  sent as HTTP Basic authentication (a private index answers), and never shown.
 """
 from __future__ import annotations
 
@@ -19,17 +20,13 @@ import sys
 import urllib.parse
 from pathlib import Path
 
-from app.core.detection.envvars import mask
+from app.core.secrets import basic_auth, split_credentials, unencoded_credentials
+from app.core.secrets import mask as display_url
 from app.core.text import Text, msg
 
 __all__ = ["NET_TIMEOUT_S", "check_url", "display_url", "host_port", "probe_index", "proxy_for", "proxy_problem"]
 
 NET_TIMEOUT_S = 3.0
-
-
-def display_url(url: str) -> str:
-    """``url`` as it may be shown or logged: ``user:token@`` and token query values hidden."""
-    return mask("URL", url)
 
 
 def proxy_for(url: str, proxy: str | None) -> str | None:
@@ -57,6 +54,8 @@ def host_port(url: str) -> tuple[str, int] | Text:
     or a broken IPv6 literal is an answer, not an exception (and the reason never quotes the
     URL's text, which may hold a password)."""
     shown = display_url(url)
+    if unencoded_credentials(url):
+        return _unencoded(shown)
     try:
         parts = urllib.parse.urlsplit(url)
         port = parts.port
@@ -99,6 +98,12 @@ def check_url(url: str, *, proxy: str | None = None, timeout: float = NET_TIMEOU
     return _connect(found[0], found[1], via is not None, timeout)
 
 
+def _unencoded(shown: str) -> Text:
+    return msg("preflight.url_credentials_unencoded",
+               "{url}: the user name or password holds a character that must be percent-encoded in a URL "
+               "(/ as %2F, ? as %3F, # as %23, @ as %40)", url=shown)
+
+
 def _connect(host: str, port: int, via_proxy: bool, timeout: float) -> Text | None:
     try:
         with socket.create_connection((host, port), timeout=timeout):
@@ -132,6 +137,8 @@ def probe_index(url: str, *, proxy: str | None = None, ca_bundle: str | None = N
 
     if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
         return check_url(url, proxy=proxy, timeout=timeout), None
+    if unencoded_credentials(url):
+        return _unencoded(display_url(url)), None
     handlers: list[urllib.request.BaseHandler] = []
     if proxy:
         handlers.append(urllib.request.ProxyHandler({"http": proxy, "https": proxy}))
@@ -142,8 +149,13 @@ def probe_index(url: str, *, proxy: str | None = None, ca_bundle: str | None = N
             return msg("preflight.ca_bundle_unusable", "the CA bundle {path} cannot be used ({error})",
                        path=ca_bundle, error=str(exc)), None
     opener = urllib.request.build_opener(*handlers)
-    req = urllib.request.Request(url.rstrip("/") + "/", method="HEAD",
+    # user:token@ in the URL becomes a Basic Authorization header (urllib would take
+    # "user:token@host" for the host name); it is not sent on to a redirect's target.
+    clean, user, password = split_credentials(url)
+    req = urllib.request.Request(clean.rstrip("/") + "/", method="HEAD",
                                  headers={"User-Agent": "torch-setup-assistant"})
+    if user is not None:
+        req.add_unredirected_header("Authorization", basic_auth(user, password))
     try:
         with opener.open(req, timeout=timeout):
             return None, None

@@ -31,6 +31,7 @@ from app.core.doctor import Diagnosis
 from app.core.errors import BadInput, Cancelled, UserError
 from app.core.install import InstallResult
 from app.core.recommend import Recommendation
+from app.core.secrets import mask, mask_data
 from app.core.system import SystemReport
 from app.core.text import Text, render
 from app.core.verify import VerifyReport
@@ -158,7 +159,8 @@ class SessionReport:
         }
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=str)
+        """The report as JSON, every credential and device identifier masked (it leaves the process)."""
+        return mask(json.dumps(mask_data(self.to_dict()), indent=indent, ensure_ascii=False, default=str))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SessionReport:
@@ -189,7 +191,11 @@ class SessionReport:
 
     # ------------------------------------------------------------- rendering
     def sections(self) -> list[Section]:
-        """The report's parts in reading order (the parts that are there)."""
+        """The report's parts in reading order (the parts that are there), every text masked
+        before Markdown / HTML escaping can split a secret out of sight."""
+        return [_masked(s) for s in self._sections()]
+
+    def _sections(self) -> list[Section]:
         parts = (
             _system_section(self.system) if self.system else None,
             _recommendation_section(self.recommendation) if self.recommendation else None,
@@ -220,7 +226,10 @@ class SessionReport:
         return Section("Summary", tuple(rows), None, tuple(bullets))
 
     def to_markdown(self) -> str:
-        lines = [f"# Torch Setup report: {self.hostname}", ""]
+        return mask(self._markdown())
+
+    def _markdown(self) -> str:
+        lines = [f"# Torch Setup report: {mask(self.hostname)}", ""]
         for s in self.sections():
             lines += [f"## {s.title}", ""]
             for k, v in s.rows:
@@ -240,7 +249,12 @@ class SessionReport:
         return "\n".join(lines).rstrip() + "\n"
 
     def to_html(self) -> str:
-        e = html.escape
+        return mask(self._html())
+
+    def _html(self) -> str:
+        def e(text: str) -> str:
+            return html.escape(mask(text))
+
         status = self.outcome
         parts = [
             "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -303,6 +317,12 @@ class SessionReport:
 
 
 # ------------------------------------------------------------------ sections
+
+def _masked(s: Section) -> Section:
+    return Section(mask(s.title), tuple((mask(k), mask(v)) for k, v in s.rows),
+                   tuple(tuple(mask(c) for c in row) for row in s.table) if s.table is not None else None,
+                   tuple(mask(b) for b in s.bullets))
+
 
 def _system_section(s: SystemReport) -> Section:
     rows = [("OS", " ".join(x for x in (s.os.family, s.os.version) if x) + (" (WSL)" if s.os.wsl else "")),

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from app.core.errors import Cancelled, UserError
+from app.core.secrets import mask
 
 if TYPE_CHECKING:
     import psutil
@@ -401,6 +402,7 @@ class _Log:
                 self._full = True
                 text = (f"[log truncated: it reached {self._limit / (1024 * 1024):g} MB; later output "
                         "is not written here]")
+            text = mask(text)  # no secret reaches a log file
             try:
                 self._fh.write(text + "\n")
                 self._fh.flush()

@@ -1,4 +1,7 @@
-"""JSON for the core's dataclasses: one place that knows how to turn them into plain data."""
+"""JSON for the core's dataclasses: one place that knows how to turn them into plain data.
+
+:func:`dumps` is where JSON leaves the process (``--json``, report files): its text goes
+through the secret masker (:mod:`app.core.secrets`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -6,6 +9,8 @@ import enum
 import json
 from pathlib import PurePath
 from typing import Any
+
+from app.core.secrets import mask, mask_data
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -25,4 +30,5 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def dumps(obj: Any, *, indent: int | None = 2) -> str:
-    return json.dumps(to_jsonable(obj), indent=indent, ensure_ascii=False)
+    """``obj`` as JSON text, every credential and device identifier masked."""
+    return mask(json.dumps(mask_data(to_jsonable(obj)), indent=indent, ensure_ascii=False))

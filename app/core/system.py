@@ -3,31 +3,42 @@
 A report saved on one machine can be fed to ``recommend --from-report`` on another, so
 :meth:`SystemReport.from_dict` accepts partial reports: an admin may describe a machine
 with only ``os``, ``arch``, ``python`` and ``gpus``; anything missing is *unknown*
-(``None``), never guessed.
+(``None``), never guessed. What is there is checked field by field (:mod:`app.core.schema`):
+a value of the wrong type (``"os": 5``, ``gpus[0].name: 5``, ``"wsl": "maybe"``) is bad input
+naming the field, never coerced; lists are bounded (:data:`MAX_GPUS` ...). A GPU vendor the
+assistant does not know is kept as it is written (the recommendation explains it).
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from app.core.errors import BadInput
+from app.core.schema import Fields, describe, parse_json, read_text
 from app.core.serial import to_jsonable
 
 SCHEMA_VERSION = 1
 
 OS_FAMILIES = ("linux", "windows", "macos")
-VENDORS = ("nvidia", "amd", "intel", "apple")  # the makers PyTorch builds for; others are kept as reported
+VENDORS = ("nvidia", "amd", "intel", "apple")  # the vendors the assistant knows; others are kept as written
 
+# No machine has more: a report listing more is not one machine's (and would make every
+# later step slow).
+MAX_GPUS = 128
+MAX_INTERPRETERS = 256
+MAX_TOOLS = 256
+MAX_PROBES = 1024
+MAX_ENV = 1024
+MAX_FLAGS = 4096
+WHAT = "system report"
 
 JSONObject = Mapping[str, Any]  # a JSON object as read: values are checked field by field
 
 
-def _pick(cls: type[object], data: JSONObject) -> dict[str, Any]:
-    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]  # cls is one of the dataclasses here
-    return {k: v for k, v in data.items() if k in names}
+def _fields(d: object, path: str, what: str) -> Fields:
+    return Fields(d, path, what=what)
 
 
 @dataclass(frozen=True)
@@ -40,26 +51,26 @@ class OSInfo:
     distro: str | None = None  # distribution id: debian, ubuntu, fedora...
 
     @classmethod
-    def from_dict(cls, d: JSONObject | str | None) -> OSInfo:
+    def from_dict(cls, d: object, *, what: str = WHAT) -> OSInfo:
         if d is None:
             return cls()
         if isinstance(d, str):
-            return cls(family=_norm_family(d))
-        kw = _pick(cls, d)
-        if "family" in kw:
-            kw["family"] = _norm_family(kw["family"])
-        kw["wsl"] = bool(kw.get("wsl", False))
-        return cls(**kw)
+            return cls(family=_norm_family(d, "os", what))
+        if not isinstance(d, Mapping):
+            raise BadInput(f"{what}: 'os' must be an object or a text such as \"linux\", not {describe(d)}")
+        f = _fields(d, "os", what)
+        family = f.text("family")
+        return cls(family=_norm_family(family, "os.family", what) if family is not None else None,
+                   version=f.text("version", numbers=True), wsl=f.flag("wsl"), glibc=f.text("glibc", numbers=True),
+                   kernel=f.text("kernel", numbers=True), distro=f.text("distro"))
 
 
-def _norm_family(value: object) -> str | None:
-    if value is None:
-        return None
-    v = str(value).strip().lower()
+def _norm_family(value: str, path: str, what: str) -> str:
+    v = value.strip().lower()
     aliases = {"darwin": "macos", "mac": "macos", "osx": "macos", "win32": "windows", "win": "windows"}
     v = aliases.get(v, v)
     if v not in OS_FAMILIES:
-        raise BadInput(f"os.family {value!r} is not one of {', '.join(OS_FAMILIES)}")
+        raise BadInput(f"{what}: '{path}' is {value[:80]!r}; it must be one of {', '.join(OS_FAMILIES)}")
     return v
 
 
@@ -73,8 +84,13 @@ class CPUInfo:
     max_mhz: float | None = None
 
     @classmethod
-    def from_dict(cls, d: JSONObject | None) -> CPUInfo:
-        return cls(**_pick(cls, d or {}))
+    def from_dict(cls, d: object, *, what: str = WHAT) -> CPUInfo:
+        if d is None:
+            return cls()
+        f = _fields(d, "cpu", what)
+        return cls(model=f.text("model"), vendor=f.text("vendor"), cores=f.integer("cores", hi=1 << 20),
+                   threads=f.integer("threads", hi=1 << 20), flags=f.texts("flags", max_items=MAX_FLAGS, max_len=64),
+                   max_mhz=f.number("max_mhz", hi=1e7))
 
 
 @dataclass(frozen=True)
@@ -87,12 +103,21 @@ class PythonInfo:
     arch: str | None = None
 
     @classmethod
-    def from_dict(cls, d: JSONObject | str | None) -> PythonInfo:
+    def from_dict(cls, d: object, *, path: str = "python", what: str = WHAT) -> PythonInfo:
         if d is None:
             return cls()
         if isinstance(d, str):
             return cls(version=d)
-        return cls(**_pick(cls, d))
+        if not isinstance(d, Mapping):
+            raise BadInput(f"{what}: '{path}' must be an object or a version text such as \"3.11\", "
+                           f"not {describe(d)}")
+        f = _fields(d, path, what)
+        if isinstance(f.get("version"), (int, float)) and not isinstance(f.get("version"), bool):
+            raise f.fail("version", f"must be a text such as \"3.10\" (a number loses the 0 of 3.10), "
+                                    f"not {describe(f.get('version'))}")
+        return cls(version=f.text("version"), executable=f.text("executable"),
+                   implementation=f.text("implementation") or "CPython", can_venv=f.optional_flag("can_venv"),
+                   source=f.text("source") or "running", arch=f.text("arch"))
 
     @property
     def minor(self) -> str | None:
@@ -117,22 +142,16 @@ class GPU:
     source: str | None = None  # which probe found it: nvml | nvidia-smi | rocminfo | sysfs | ...
 
     @classmethod
-    def from_dict(cls, d: object) -> GPU:
-        if not isinstance(d, dict):
-            raise BadInput(f"a GPU entry must be an object, got {d!r}")
-        raw = d.get("vendor")
-        if not isinstance(raw, str) or not raw.strip():
-            raise BadInput(f"gpus[].vendor must be a maker's name such as {', '.join(VENDORS)}, got {raw!r}")
-        vendor = raw.strip().lower()  # any maker: the ones PyTorch has no build for are explained, never refused
-        kw = _pick(cls, d)
-        kw["vendor"] = vendor
-        kw.setdefault("name", "")
-        if kw.get("compute_capability") is not None:
-            kw["compute_capability"] = str(kw["compute_capability"])
-        if kw.get("driver_version") is not None:
-            kw["driver_version"] = str(kw["driver_version"])
-        kw["integrated"] = bool(kw.get("integrated", False))
-        return cls(**kw)
+    def from_dict(cls, d: object, *, path: str = "gpus[]", what: str = WHAT) -> GPU:
+        f = _fields(d, path, what)
+        vendor = (f.text("vendor", max_len=64) or "").strip().lower()
+        if not vendor:
+            raise f.fail("vendor", "is missing", hint=f"the vendor of the GPU: one of {', '.join(VENDORS)}")
+        return cls(vendor=vendor, name=f.text("name") or "", driver_version=f.text("driver_version", numbers=True),
+                   compute_capability=f.text("compute_capability", numbers=True, max_len=16),
+                   gfx_target=f.text("gfx_target", max_len=64), memory_mb=f.integer("memory_mb", hi=1 << 40),
+                   integrated=f.flag("integrated"), index=f.integer("index", hi=1 << 20), pci_id=f.text("pci_id"),
+                   source=f.text("source"))
 
 
 @dataclass(frozen=True)
@@ -185,57 +204,68 @@ class SystemReport:
         return {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, data: object) -> SystemReport:
-        if not isinstance(data, dict):
-            raise BadInput("a system report must be a JSON object")
-        version = data.get("schema_version", SCHEMA_VERSION)
-        if version != SCHEMA_VERSION:
-            raise BadInput(f"system report schema_version {version!r} is not supported (expected {SCHEMA_VERSION})")
-        gpus_raw = data.get("gpus") or []
-        if not isinstance(gpus_raw, list):
-            raise BadInput("'gpus' must be a list")
-        arch = data.get("arch")
+    def from_dict(cls, data: object, *, what: str = WHAT) -> SystemReport:
+        """A report from plain data (JSON / TOML as read); BadInput names the first bad field."""
+        if not isinstance(data, Mapping):
+            raise BadInput(f"{what}: a system report must be a JSON object, not {describe(data)}")
+        f = _fields(data, "", what)
+        version = f.get("schema_version")
+        if version is not None and (isinstance(version, bool) or version != SCHEMA_VERSION):
+            raise BadInput(f"{what}: schema_version {describe(version)} is not supported (expected {SCHEMA_VERSION})")
+        arch = f.text("arch", max_len=64)
         if arch is not None:
-            arch = str(arch).lower()
+            arch = arch.lower()
             arch = {"amd64": "x86_64", "x64": "x86_64"}.get(arch, arch)
-        tools = {}
-        for k, v in (data.get("tools") or {}).items():
-            if isinstance(v, dict):
-                tools[k] = ToolInfo(**{"name": k, **_pick(ToolInfo, v)})
-        probes = [ProbeRecord(**_pick(ProbeRecord, p)) for p in (data.get("probes") or [])
-                  if isinstance(p, dict) and "name" in p and "status" in p]
         return cls(
             schema_version=SCHEMA_VERSION,
-            os=OSInfo.from_dict(data.get("os")),
+            os=OSInfo.from_dict(f.get("os"), what=what),
             arch=arch,
-            python=PythonInfo.from_dict(data.get("python")),
-            cpu=CPUInfo.from_dict(data.get("cpu")),
-            memory_mb=data.get("memory_mb"),
-            disk_free_mb=data.get("disk_free_mb"),
-            target=data.get("target"),
-            gpus=[GPU.from_dict(g) for g in gpus_raw],
-            nvidia_cuda_version=data.get("nvidia_cuda_version"),
-            env={str(k): str(v) for k, v in (data.get("env") or {}).items()},
-            interpreters=[PythonInfo.from_dict(p) for p in (data.get("interpreters") or [])],
-            tools=tools,
-            probes=probes,
-            created=data.get("created"),
-            hostname=data.get("hostname"),
-            assistant_version=data.get("assistant_version"),
+            python=PythonInfo.from_dict(f.get("python"), what=what),
+            cpu=CPUInfo.from_dict(f.get("cpu"), what=what),
+            memory_mb=f.integer("memory_mb", hi=1 << 40),
+            disk_free_mb=f.integer("disk_free_mb", hi=1 << 50),
+            target=f.text("target"),
+            gpus=[GPU.from_dict(g, path=f"gpus[{i}]", what=what)
+                  for i, g in enumerate(f.items("gpus", max_items=MAX_GPUS))],
+            nvidia_cuda_version=f.text("nvidia_cuda_version", numbers=True, max_len=16),
+            env=f.text_map("env", max_items=MAX_ENV),
+            interpreters=[PythonInfo.from_dict(p, path=f"interpreters[{i}]", what=what)
+                          for i, p in enumerate(f.items("interpreters", max_items=MAX_INTERPRETERS))],
+            tools=_tools(f),
+            probes=_probes(f),
+            created=f.text("created"),
+            hostname=f.text("hostname"),
+            assistant_version=f.text("assistant_version"),
         )
 
 
+def _tools(f: Fields) -> dict[str, ToolInfo]:
+    tools: dict[str, ToolInfo] = {}
+    table = f.mapping("tools", max_items=MAX_TOOLS)
+    if table is None:
+        return tools
+    for name, value in table.data.items():
+        if value is None:
+            continue
+        t = Fields(value, table.at(str(name)), what=f.what)
+        tools[str(name)] = ToolInfo(name=str(name), path=t.text("path"), version=t.text("version", numbers=True))
+    return tools
+
+
+def _probes(f: Fields) -> list[ProbeRecord]:
+    out: list[ProbeRecord] = []
+    for p in f.each("probes", max_items=MAX_PROBES):
+        name, status = p.text("name"), p.text("status")
+        if name is None or status is None:  # an incomplete record says nothing
+            continue
+        command = p.texts("command", max_items=256) if p.has("command") else None
+        out.append(ProbeRecord(name=name, status=status, detail=p.text("detail", max_len=65536) or "",
+                               duration_ms=p.integer("duration_ms", hi=1 << 40), command=command))
+    return out
+
+
 def load_report(path: str | Path) -> SystemReport:
-    """Read a SystemReport JSON file, with a clear error for a missing or malformed one."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BadInput(f"report file {p} does not exist") from None
-    except OSError as exc:
-        raise BadInput(f"report file {p} cannot be read: {exc.strerror}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInput(f"report file {p} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    return SystemReport.from_dict(data)
+    """Read a SystemReport JSON file: bounded (16 MB, 32 levels), every bad field named (BadInput)."""
+    what = f"report file {Path(path)}"
+    text = read_text(path, what="report file")
+    return SystemReport.from_dict(parse_json(text, what=what), what=what)

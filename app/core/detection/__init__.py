@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
+from app.core.secrets import mask
 from app.core.system import ProbeRecord
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,6 +87,21 @@ def norm_bus(value: object) -> str | None:
     return f"{domain:04x}:{m.group(2).lower()}:{m.group(3).lower()}.{m.group(4)}"
 
 
+MAX_INT_DIGITS = 18  # a count, size or index in tool output; longer runs of digits are garbage
+
+
+def small_int(digits: str) -> int | None:
+    """``int(digits)`` for a plausible number; None for an empty or absurdly long run (converting
+    100,000 digits is quadratic, and Python refuses over 4,300)."""
+    d = digits.strip()
+    if not d or len(d.lstrip("-+")) > MAX_INT_DIGITS:
+        return None
+    try:
+        return int(d)
+    except ValueError:
+        return None
+
+
 def to_int(value: object) -> int | None:
     """``"8192"``, ``"8192 MiB"``, ``"0x744c"``, ``"29772(0x744c)"`` -> int; else None."""
     if value is None:
@@ -97,14 +113,9 @@ def to_int(value: object) -> int | None:
     s = str(value).strip()
     m = re.match(r"^(0[xX][0-9a-fA-F]+)", s)
     if m:
-        return int(m.group(1), 16)
+        return int(m.group(1), 16) if len(m.group(1)) <= MAX_INT_DIGITS else None
     m = re.match(r"^(\d+)", s)
-    if m:
-        try:
-            return int(m.group(1))
-        except ValueError:  # pragma: no cover - digits always parse
-            return None
-    return None
+    return small_int(m.group(1)) if m else None
 
 
 def hex_id(value: object) -> str | None:
@@ -121,7 +132,7 @@ def hex_id(value: object) -> str | None:
     return None
 
 
-def first_version(text: str, pattern: str = r"(\d+\.\d+(?:\.\d+)*)") -> str | None:
+def first_version(text: str, pattern: str = r"(?<!\d)(\d+\.\d+(?:\.\d+)*)") -> str | None:
     m = re.search(pattern, text or "")
     return m.group(1) if m else None
 
@@ -187,7 +198,5 @@ def listing(name: str, found: Sequence[str], stdout: str, started: float, comman
 
 def snippet(text: str, limit: int = 160) -> str:
     """The start of some output, on one line, for a probe record."""
-    from app.core.detection.envvars import hide_uuids
-
-    s = hide_uuids(" ".join((text or "").split()))
+    s = mask(" ".join((text or "").split()))  # credentials and device ids: a probe record goes into reports
     return s if len(s) <= limit else s[: limit - 1] + "…"

@@ -28,7 +28,7 @@ AMD_APU_TARGETS = frozenset({
     "gfx801", "gfx810", "gfx902", "gfx909", "gfx90c", "gfx1013", "gfx1033", "gfx1035", "gfx1036",
     "gfx1037", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153",
 })
-_APU_NAME_RE = re.compile(r"Radeon\s*(\(TM\))?\s*(\d{3}M\s+)?Graphics$|Radeon Vega \d+ Graphics|"
+_APU_NAME_RE = re.compile(r"Radeon\s*(\(TM\)\s*)?(\d{3}M\s+)?Graphics$|Radeon Vega \d+ Graphics|"
                           r"Radeon \d{3}M\b|\bRadeon 8\d0S\b|Ryzen|Raphael|Rembrandt|Phoenix|Strix|"
                           r"Renoir|Cezanne|Picasso|Raven|Barcelo|Lucienne|Mendocino|Van Gogh|Hawk Point",
                           re.IGNORECASE)
@@ -161,7 +161,7 @@ def _indented_blocks(text: str, head_re: str) -> list[tuple[str, dict[str, str]]
 def parse_amd_smi_static(text: str) -> list[Row]:
     """``amd-smi static`` (text): ``{"index", "name", "device_id", "bus", "gfx"}`` per GPU."""
     out: list[Row] = []
-    for idx, kv in _indented_blocks(text, r"^GPU:\s*(\d+)$"):
+    for idx, kv in _indented_blocks(text, r"^GPU:\s*(\d{1,9})$"):
         gfx = kv.get("TARGET_GRAPHICS_VERSION") or kv.get("GFX_VERSION")
         m = _GFX_RE.search(gfx or "")
         name = kv.get("MARKET_NAME")
@@ -177,7 +177,7 @@ def parse_amd_smi_static(text: str) -> list[Row]:
 def parse_amd_smi_list(text: str) -> list[Row]:
     """``amd-smi list``: ``{"index", "bus"}`` per GPU (NIC entries are skipped; UUIDs dropped)."""
     return [{"index": int(idx), "bus": norm_bus(kv.get("BDF"))}
-            for idx, kv in _indented_blocks(text, r"^GPU:\s*(\d+)$")]
+            for idx, kv in _indented_blocks(text, r"^GPU:\s*(\d{1,9})$")]
 
 
 @parser(dict)
@@ -206,7 +206,7 @@ def parse_rocm_smi_productname(text: str) -> list[Row]:
             data = None
         if isinstance(data, dict):
             for key, val in data.items():
-                m = re.fullmatch(r"card(\d+)", str(key))
+                m = re.fullmatch(r"card(\d{1,9})", str(key))
                 if m and isinstance(val, dict):
                     norm = {str(k).lower(): str(v) for k, v in val.items()}
                     g = _GFX_RE.search(norm.get("gfx version", ""))
@@ -221,14 +221,15 @@ def parse_rocm_smi_productname(text: str) -> list[Row]:
             if len(parts) != len(header):
                 continue
             row = dict(zip(header, (p.strip() for p in parts), strict=True))
-            m = re.fullmatch(r"card(\d+)", row.get("device", ""))
+            m = re.fullmatch(r"card(\d{1,9})", row.get("device", ""))
             if m:
                 g = _GFX_RE.search(row.get("gfx version", ""))
                 cards[int(m.group(1))] = {"series": row.get("card series"), "model": row.get("card model"),
                                           "gfx": normalize_gfx(g.group(0)) if g else None}
     else:
         for ln in t.splitlines():
-            m = re.match(r"GPU\[(\d+)\]\s*:\s*([^:]+):\s*(.*)$", ln.strip())
+            # [^:\s] first: a key run that may also be the spaces before it went quadratic
+            m = re.match(r"GPU\[(\d{1,9})\]\s*:\s*([^:\s][^:]*):\s*(.*)$", ln.strip())
             if not m:
                 continue
             card = cards.setdefault(int(m.group(1)), {"series": None, "model": None, "gfx": None})
@@ -246,13 +247,30 @@ def parse_rocm_smi_productname(text: str) -> list[Row]:
         series = c.get("series")
         name = series
         if series:
-            inner = re.search(r"\[([^\]]*(?:Instinct|Radeon)[^\]]*)\]", series)
-            if inner:
-                name = inner.group(1)
+            inner = _bracketed_with(series, ("Instinct", "Radeon"))
+            if inner is not None:
+                name = inner
             elif re.fullmatch(r"0x[0-9a-fA-F]+", series):
                 name = None  # old rocm-smi prints only an id here
         out.append({"index": idx, "name": name, "model": c.get("model"), "gfx": c.get("gfx")})
     return out
+
+
+def _bracketed_with(text: str, words: tuple[str, ...]) -> str | None:
+    """The first ``[...]`` text holding one of ``words`` (``"0x74a1 [Instinct MI300X]"`` ->
+    ``"Instinct MI300X"``); one pass, where a regex with two unbounded runs went quadratic."""
+    start = 0
+    while True:
+        i = text.find("[", start)
+        if i == -1:
+            return None
+        j = text.find("]", i)
+        if j == -1:
+            return None
+        inside = text[i + 1:j]
+        if any(w in inside for w in words):
+            return inside
+        start = j + 1
 
 
 @parser(list)
@@ -272,7 +290,7 @@ def parse_kfd_properties(text: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for ln in (text or "").splitlines():
         parts = ln.split()
-        if len(parts) == 2 and re.fullmatch(r"[a-z_0-9]+", parts[0]) and re.fullmatch(r"-?\d+", parts[1]):
+        if len(parts) == 2 and re.fullmatch(r"[a-z_0-9]+", parts[0]) and re.fullmatch(r"-?\d{1,18}", parts[1]):
             out[parts[0]] = int(parts[1])
     return out
 

@@ -82,7 +82,7 @@ def parse_system_profiler_displays(text: str) -> list[Row]:
         elif key == "Bus":
             cur["bus"] = value
         elif key.startswith("VRAM"):
-            m = re.match(r"(\d+)\s*(GB|MB)", value)
+            m = re.match(r"(\d{1,12})\s*(GB|MB)", value)
             if m:
                 cur["memory_mb"] = int(m.group(1)) * (1024 if m.group(2) == "GB" else 1)
         elif key == "Total Number of Cores":

@@ -1,13 +1,15 @@
 """The environment variables that change what PyTorch sees or how it is installed.
 
-Values that can hold credentials (proxy and index URLs) are masked: ``user:secret@`` becomes
-``***@`` and token-looking query parameters are dropped, because reports get shared.
+Values go through the one secret masker (:func:`app.core.secrets.mask`): ``user:secret@``
+becomes ``***@``, token-looking query values ``***``, device UUIDs ``<uuid>``, because reports
+get shared; variables named like a secret are never copied at all.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 
+from app.core.secrets import hide_ids, mask
 from app.core.text import Text, msg
 from app.core.visible import VISIBLE_VARS, Visibility, parse_visible
 
@@ -33,25 +35,11 @@ NAMES = (
 PREFIXES = ("PYTORCH_", "HSA_", "CUDA_", "NCCL_", "TORCHINDUCTOR_")
 # Anything with these words may carry a secret: never copied, whatever the prefix.
 _SECRET_WORDS = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|CREDENTIAL|AUTH", re.IGNORECASE)
-_URLISH = ("INDEX", "PROXY", "URL", "FIND_LINKS")
-
-
-def mask(name: str, value: str) -> str:
-    """Hide credentials in URL-like values."""
-    if not any(w in name.upper() for w in _URLISH):
-        return value
-    v = re.sub(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@", r"\g<scheme>***@", value)
-    v = re.sub(r"([?&](?:token|key|access_token|auth)=)[^&\s]+", r"\1***", v, flags=re.IGNORECASE)
-    return v
-
-
-_UUID_RE = re.compile(r"\b(GPU|MIG)-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?:/\d+/\d+)?|"
-                      r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b")
 
 
 def hide_uuids(value: str) -> str:
-    """Device UUIDs (``CUDA_VISIBLE_DEVICES=GPU-8932f937-...``) never go into a report."""
-    return _UUID_RE.sub(lambda m: f"{m.group(1)}-<uuid>" if m.group(1) else "<uuid>", value)
+    """Device UUIDs (``CUDA_VISIBLE_DEVICES=GPU-8932f937-...``) and serials never go into a report."""
+    return hide_ids(value)
 
 
 def collect(environ: Mapping[str, str]) -> dict[str, str]:
@@ -61,12 +49,12 @@ def collect(environ: Mapping[str, str]) -> dict[str, str]:
         if _SECRET_WORDS.search(key):
             continue
         if key in NAMES or key.startswith(PREFIXES):
-            out[key] = hide_uuids(mask(key, str(environ[key])))
+            out[key] = mask(str(environ[key]))
     # A frozen (PyInstaller) assistant keeps the user's own value in NAME_ORIG.
     for var in ("LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH"):
         orig = environ.get(var + "_ORIG")
         if orig is not None:
-            out[var] = orig
+            out[var] = mask(orig)
     return out
 
 
@@ -108,7 +96,7 @@ def visible_devices_note(env: Mapping[str, str]) -> list[Text]:
                          "without GPU access.", value=env["NVIDIA_VISIBLE_DEVICES"].strip()))
     override = env.get("HSA_OVERRIDE_GFX_VERSION", "").strip()
     if override:
-        m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", override)
+        m = re.fullmatch(r"(\d{1,4})\.(\d{1,4})\.(\d{1,4})", override)
         if m and int(m.group(2)) < 16 and int(m.group(3)) < 16:
             target = f"gfx{int(m.group(1))}{int(m.group(2)):x}{int(m.group(3)):x}"
             notes.append(msg("detect.hsa_override", "HSA_OVERRIDE_GFX_VERSION={value} is set: ROCm will treat your AMD "

@@ -26,6 +26,12 @@ DISPLAY_CLASS_PREFIX = "03"
 ACCELERATOR_CLASS_PREFIX = "12"
 
 
+# (?<!\s): a match starts only where a run of spaces starts (linear; see tests/test_hostile_parsers.py)
+_REV_RE = re.compile(r"(?<!\s)\s*\(rev [0-9a-fA-F]+\)\s*$")
+_IDS_RE = re.compile(r"(?<!\s)\s*\[[0-9a-fA-F]{4}:[0-9a-fA-F]{4}\]\s*$")
+_BRACKETS_RE = re.compile(r"\[([^\[\]]+)\]")
+
+
 @dataclass(frozen=True)
 class PCIDevice:
     bus: str | None  # "0000:03:00.0"
@@ -49,9 +55,9 @@ class PCIDevice:
     def name(self) -> str:
         """A product name from lspci's text: the last bracketed marketing name if any."""
         d = self.description
-        d = re.sub(r"\s*\(rev [0-9a-fA-F]+\)\s*$", "", d)
-        d = re.sub(r"\s*\[[0-9a-fA-F]{4}:[0-9a-fA-F]{4}\]\s*$", "", d)
-        brackets: list[str] = re.findall(r"\[([^\]]+)\]", d)
+        d = _REV_RE.sub("", d)
+        d = _IDS_RE.sub("", d)
+        brackets: list[str] = _BRACKETS_RE.findall(d)
         vendor_words = {"AMD/ATI"}
         product = [b for b in brackets if b not in vendor_words]
         if product:
@@ -63,9 +69,31 @@ class PCIDevice:
         return d.strip()
 
 
-_LSPCI_RE = re.compile(
-    r"^(?P<bus>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+"
-    r"(?P<cls>[^:\[]+?)(?:\s+\[(?P<clsid>[0-9a-fA-F]{4})\])?:\s+(?P<desc>.*)$")
+_BUS_PREFIX_RE = re.compile(r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
+_CLASS_ID_RE = re.compile(r"(?<!\s)\s+\[([0-9a-fA-F]{4})\]$")
+
+
+def _lspci_line(line: str) -> tuple[str, str, str, str] | None:
+    """``01:00.0 VGA compatible controller [0300]: NVIDIA ... [10de:2204] (rev a1)`` ->
+    ``(bus, class name, class id or "", description)``; None for other lines. Read by
+    splitting (linear; the regex it replaces went quadratic on long runs of spaces)."""
+    first = line.split(None, 1)
+    if len(first) != 2 or not _BUS_PREFIX_RE.fullmatch(first[0]) or not line[len(first[0]):][:1].isspace():
+        return None
+    rest = first[1]
+    colon = rest.find(":")
+    if colon <= 0 or not rest[colon + 1:colon + 2].isspace():
+        return None
+    head, desc = rest[:colon], rest[colon + 1:].strip()
+    clsid = ""
+    if "[" in head:
+        m = _CLASS_ID_RE.search(head)
+        if m is None or "[" in head[:m.start()]:
+            return None
+        clsid, head = m.group(1), head[:m.start()]
+    if not head:
+        return None
+    return first[0], head, clsid, desc
 
 
 @parser(list)
@@ -80,18 +108,18 @@ def parse_lspci(text: str) -> list[PCIDevice]:
     for ln in (text or "").splitlines():
         if not ln or ln[0].isspace():
             continue  # -k detail lines, -v blocks
-        m = _LSPCI_RE.match(ln.strip())
-        if not m:
+        found = _lspci_line(ln.strip())
+        if found is None:
             continue
-        cls_name = m.group("cls").strip().lower()
-        clsid = (m.group("clsid") or "").lower()
+        bus, cls_name, clsid, desc = found
+        cls_name = cls_name.strip().lower()
+        clsid = clsid.lower()
         if clsid:
             if not clsid.startswith(DISPLAY_CLASS_PREFIX):
                 continue
         elif not any(w in cls_name for w in ("vga compatible controller", "3d controller",
                                               "display controller")):
             continue
-        desc = m.group("desc").strip()
         ids = re.findall(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]", desc)
         vendor_id = device_id = None
         if ids:
@@ -106,7 +134,7 @@ def parse_lspci(text: str) -> list[PCIDevice]:
                 vendor_id = "8086"
         if not clsid:
             clsid = {"vga compatible controller": "0300", "3d controller": "0302"}.get(cls_name, "0380")
-        out.append(PCIDevice(norm_bus(m.group("bus")), vendor_id, device_id, clsid, desc))
+        out.append(PCIDevice(norm_bus(bus), vendor_id, device_id, clsid, desc))
     return out
 
 

@@ -57,16 +57,23 @@ def parse_probe_output(text: str) -> Row | None:
             "bits": int(m.group(4))}
 
 
+# The path is taken greedily and stripped afterwards: a lazy ``(\S.*?)\s*$`` went quadratic on
+# a line with a long run of spaces inside.
+_LAUNCHER_RE = re.compile(r"^\s*-(?:V:)?([0-9][\w.\-]*?)(?:-(?:32|64|arm64))?\s+(?:\*\s+)?(\S.*)$")
+
+
 @parser(list)
 def parse_py_launcher(text: str) -> list[tuple[str, str]]:
     """``py -0p`` -> ``[(version, path)]``. Handles `` -V:3.12 *        C:\\...\\python.exe``
     (py >= 3.11) and `` -3.9-64        C:\\...`` (older)."""
     out: list[tuple[str, str]] = []
     for ln in (text or "").splitlines():
-        m = re.match(r"^\s*-(?:V:)?([0-9][\w.\-]*?)(?:-(?:32|64|arm64))?\s+(?:\*\s+)?(\S.*?)\s*$", ln)
+        m = _LAUNCHER_RE.match(ln)
         if not m:
             continue
-        path = re.sub(r"\s+\*$", "", m.group(2).strip())  # older launchers mark the default last
+        path = m.group(2).strip()
+        if path.endswith("*") and path[:-1][-1:].isspace():  # older launchers mark the default last
+            path = path[:-1].rstrip()
         if path.lower().endswith(".exe") or "/" in path or "\\" in path:
             out.append((m.group(1), path))
     return out
@@ -143,7 +150,7 @@ def candidates(environ: Mapping[str, str] | None = None, *, family: str | None =
 
 def _version_key(path: str) -> tuple[tuple[int, ...], str]:
     """Sort folders by the version in their name (3.6 before 3.10), then by name."""
-    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", os.path.basename(path))
+    m = re.search(r"(?<!\d)(\d+)\.(\d+)(?:\.(\d+))?", os.path.basename(path))
     nums = tuple(int(x or 0) for x in m.groups()) if m else (9999,)
     return nums, path
 

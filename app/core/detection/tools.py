@@ -20,11 +20,13 @@ def parse_tool_version(name: str, text: str) -> str | None:
     """The version in ``uv 0.13.9 (hash date)``, ``conda 24.1.2``, ``mamba 1.5.8\\nconda 24.1.2``,
     ``micromamba``'s bare ``2.0.5``; None when the text has none."""
     t = text or ""
-    m = re.search(rf"(?im)^\s*{re.escape(name)}\s+v?(\d+(?:\.\d+)+(?:[-+.\w]*)?)", t)
+    # [ \t]* (not \s*, which crosses lines) and \d+\.\d[-+.\w]* (the same words as
+    # \d+(?:\.\d+)+(?:[-+.\w]*)?, without overlapping runs): linear on hostile text
+    m = re.search(rf"(?im)^[ \t]*{re.escape(name)}\s+v?(\d+\.\d[-+.\w]*)", t)
     if m:
         return m.group(1).rstrip(".")
     first = next((ln.strip() for ln in t.splitlines() if ln.strip()), "")
-    m = re.fullmatch(r"v?(\d+(?:\.\d+)+(?:[-+.\w]*)?)", first)
+    m = re.fullmatch(r"v?(\d+\.\d[-+.\w]*)", first)
     return m.group(1) if m else None
 
 

@@ -22,6 +22,7 @@ from app.core.install.config import CONDA_FORGE, default_index_for
 from app.core.install.request import Check, InstallPlan
 from app.core.install.sizing import fmt_mb
 from app.core.paths import new_log_path
+from app.core.secrets import mask
 from app.core.text import Msg, Text, msg, render
 
 __all__ = ["REACH_LABELS", "check_backend", "check_disk", "check_indexes", "check_lock", "check_proxy",
@@ -324,9 +325,9 @@ def _log_refusal(plan: InstallPlan, checks: Sequence[Check]) -> Path | None:
     try:
         log_path = new_log_path("install")
         with open(log_path, "a", encoding="utf-8") as fh:
-            fh.write(f"# plan: {plan.to_dict()!r}\n")
+            fh.write(mask(f"# plan: {plan.to_dict()!r}\n"))
             for c in checks:
-                fh.write(f"# check {c.name}: {'ok' if c.ok else 'FAILED'}: {render(c.message)}\n")
+                fh.write(mask(f"# check {c.name}: {'ok' if c.ok else 'FAILED'}: {render(c.message)}\n"))
             fh.write("# refused by the pre-flight; nothing was changed\n")
     except OSError:
         return None

@@ -37,6 +37,7 @@ from app.core.installer_hints import hint_for
 from app.core.paths import new_log_path
 from app.core.progress import ProgressParser
 from app.core.requirements import requirement_name
+from app.core.secrets import mask
 from app.core.text import Text, msg, render
 
 __all__ = ["TORCH_FAMILY", "install", "mixed_variants"]
@@ -89,7 +90,7 @@ class _Run:
     def _log_line(self, line: str) -> None:
         try:
             with open(self.log_path, "a", encoding="utf-8") as fh:
-                fh.write(line + "\n")
+                fh.write(mask(line) + "\n")  # no secret reaches a log file
         except OSError:
             pass
 
