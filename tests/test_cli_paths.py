@@ -55,6 +55,7 @@ def test_a_300_character_name_is_refused_naming_the_option(command, option, rest
 
 def test_path_options_all_carry_the_check():
     from app.cli import PATH_METAVARS, build_parser, path_argument
+    from app.commands._args import python_spec  # --python: a version or a path, checked as a path when one
 
     parser = build_parser()
     checked = []
@@ -62,7 +63,7 @@ def test_path_options_all_carry_the_check():
     for name, p in sub.choices.items():
         for a in p._actions:
             if a.metavar in PATH_METAVARS:
-                assert a.type is path_argument, (name, a.option_strings)
+                assert a.type in (path_argument, python_spec), (name, a.option_strings)
                 checked.append(f"{name} {a.option_strings[0]}")
     assert {f"{c} {o}" for c, o, _ in CASES} == set(checked)
 

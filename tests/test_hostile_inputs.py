@@ -403,21 +403,45 @@ def test_arbitrary_json_is_loaded_or_refused(doc):
 
 
 # ----------------------------------------------------------------- through the real CLI
+# The child's own peak memory: ru_maxrss of an exec'd child starts from the parent's high-water mark on
+# Linux (a big pytest process inflates it), so the child reads VmHWM of its own address space at exit.
+_PEAK_LAUNCHER = """
+import atexit, os, runpy, sys
+def _peak():
+    try:
+        with open('/proc/self/status') as f:
+            kb = next((int(l.split()[1]) for l in f if l.startswith('VmHWM:')), 0)
+        with open(os.environ['TORCH_SETUP_TEST_PEAK_FILE'], 'w') as out:
+            out.write(str(kb))
+    except OSError:
+        pass
+atexit.register(_peak)
+sys.argv = ['torch-setup', *sys.argv[1:]]
+runpy.run_module('app.cli', run_name='__main__', alter_sys=True)
+"""
+
+
 def run_cli(*args, timeout=120) -> tuple[int, str, str, float, float]:
     """(exit code, stdout, stderr, seconds, peak RSS in MB) of ``python -m app.cli ARGS``."""
     import tempfile
 
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.TemporaryDirectory() as peak_dir:
+        peak_file = os.path.join(peak_dir, "peak")
+        env = {**os.environ, "TORCH_SETUP_TEST_PEAK_FILE": peak_file}
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "app.cli", *map(str, args)], cwd=REPO, stdout=out, stderr=err,
-                                stdin=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak RSS
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc = subprocess.run([sys.executable, "-c", _PEAK_LAUNCHER, *map(str, args)], cwd=REPO, stdout=out,
+                              stderr=err, stdin=subprocess.DEVNULL, env=env, timeout=timeout)
         seconds = time.perf_counter() - t0
         out.seek(0)
         err.seek(0)
+        try:
+            with open(peak_file) as f:
+                peak_mb = int(f.read() or 0) / 1024
+        except FileNotFoundError:
+            peak_mb = float("inf")  # no reading is a failure, not a pass
         return (proc.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                seconds, usage.ru_maxrss / 1024)
+                seconds, peak_mb)
 
 
 def _cli_refuses(args, *fields, max_s=30.0, max_mb=400.0):

@@ -45,6 +45,12 @@ def python_spec(text: str) -> str:
     if _VERSION_LIKE.match(value) and not _PYTHON3.match(value):
         raise argparse.ArgumentTypeError(f"{value!r} is not a Python 3 version such as 3.12 (give X.Y, or the path "
                                          "of an interpreter)")
+    if not _VERSION_LIKE.match(value):  # a path: usable as one (length, NUL) or refused naming the flag
+        from app.core.schema import path_problem  # start-up: only when a path is given
+
+        problem = path_problem(value)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(problem)
     return value
 
 

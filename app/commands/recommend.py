@@ -82,7 +82,10 @@ def _status_cached() -> bool:
     from app.core.compat import STATUS_CACHE
     from app.core.paths import cache_dir
 
-    return (cache_dir() / STATUS_CACHE).is_file()
+    try:
+        return (cache_dir() / STATUS_CACHE).is_file()
+    except OSError:  # an unusable per-user cache folder: there is no cached status
+        return False
 
 
 def _quote(argv: Sequence[str]) -> str:

@@ -812,8 +812,8 @@ def downloaded_copy() -> CompatData | None:
     import hashlib
     import json
 
-    folder = user_folder()
-    try:
+    try:  # an unreachable per-user folder (permissions, a broken home) means: no downloaded copy
+        folder = user_folder()
         marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
         raw = (folder / DOCUMENT).read_bytes()
     except (OSError, ValueError):

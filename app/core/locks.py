@@ -48,10 +48,24 @@ def _key(env_path: str | os.PathLike[str]) -> str:
     return hashlib.sha256(resolved.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+def _lock_dir() -> Path:
+    """The per-user state folder's ``locks``; when that folder cannot be used (a read-only or
+    foreign home), a per-user folder in the system's temporary directory."""
+    try:
+        d = state_dir() / "locks"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+    except OSError:
+        import tempfile
+
+        uid = os.getuid() if hasattr(os, "getuid") else os.getlogin()
+        d = Path(tempfile.gettempdir()) / f"torch-setup-locks-{uid}"
+        d.mkdir(mode=0o700, exist_ok=True)
+        return d
+
+
 def lock_file_for(env_path: str | os.PathLike[str]) -> Path:
-    d = state_dir() / "locks"
-    d.mkdir(parents=True, exist_ok=True)
-    return d / f"{_key(env_path)}.lock"
+    return _lock_dir() / f"{_key(env_path)}.lock"
 
 
 def _try_lock(fh: IO[str]) -> bool:

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QWizard
 from app.core import freshness
 from app.core.compat import load_compat
 from app.core.recommend import recommend
+from app.core.session import Session
 from app.gui import i18n
 from app.gui.state import WizardState
 from tests.factories import make_bench_report, make_bench_result
@@ -41,7 +42,7 @@ def page_of(qtbot, tmp_path, monkeypatch):
 def test_recommendation_page_shows_the_data_date_and_newer_releases(page_of):
     from app.gui.pages.recommendation import RecommendationPage
 
-    state = WizardState(recommendation=recommend(REPORT, DATA))
+    state = WizardState(session=Session.resume(system=REPORT, recommendation=recommend(REPORT, DATA)))
     page = page_of(RecommendationPage, state)
     page.initializePage()
     assert page.data_version.text() == f"Compatibility data of {DATA.date}"
@@ -64,8 +65,8 @@ def test_recommendation_page_shows_the_data_date_and_newer_releases(page_of):
 def test_speed_test_page_names_the_data_version(page_of):
     from app.gui.pages.speedtest import SpeedTestPage
 
-    state = WizardState(recommendation=recommend(REPORT, DATA),
-                        bench_report=make_bench_report([make_bench_result(256, 50.0)]))
+    state = WizardState(session=Session.resume(recommendation=recommend(REPORT, DATA),
+                                               bench=make_bench_report([make_bench_result(256, 50.0)])))
     page = page_of(SpeedTestPage, state)
     _head, details = page.summary_text()
     assert f"The build was chosen with compatibility data {DATA.version}." in details.split("\n")
