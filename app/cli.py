@@ -12,10 +12,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 
 from app import __version__
+from app.commands._errors import format_error
 from app.core.errors import EXIT_BAD_INPUT, EXIT_CANCELLED, UserError
+from app.core.text import normalise_lang
 
 COMMANDS = ("detect", "recommend", "install", "bundle", "verify", "bench", "doctor", "gui")
 
@@ -72,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "json", False):
             print(json.dumps(err.to_dict(), indent=2, ensure_ascii=False))
         else:
-            print(f"torch-setup: {err.render()}", file=sys.stderr)
+            lang = normalise_lang(os.environ.get("TORCH_SETUP_LANG"))
+            print(f"torch-setup: {format_error(err, words, lang)}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         print("torch-setup: cancelled.", file=sys.stderr)

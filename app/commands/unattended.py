@@ -204,7 +204,9 @@ def run_unattended(args: argparse.Namespace) -> int:
     if getattr(args, "json", False):
         print(report.to_json())
     if session.error is not None:
-        print(f"torch-setup: {session.error.render()}", file=sys.stderr)
+        from app.commands._errors import format_error  # start-up: only when the run failed
+
+        print(f"torch-setup: {format_error(session.error, sys.argv[1:])}", file=sys.stderr)
     for p in paths:
         print(f"Report: {p}", file=sys.stderr)
     return code

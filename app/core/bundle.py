@@ -29,14 +29,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app import __version__
-from app.core import paths, runner
+from app.core import paths, remedies, runner
 from app.core.enums import Phase, PhaseState
 from app.core.envs import env_python, find_python, uv_bin
 from app.core.errors import BadInput, Cancelled, UserError
 from app.core.events import Event, LogEvent, PhaseEvent, ProgressEvent, ignore
 from app.core.indexes import display_url, probe_index
-from app.core.installer_hints import hint_for
 from app.core.progress import ProgressParser
+from app.core.text import msg
 
 if TYPE_CHECKING:  # start-up: the recommendation engine is imported only where a manifest carries one
     from app.core.recommend import Recommendation
@@ -284,10 +284,16 @@ def _download(argv: list[str], target: _Target, emit: Callable[[Event], None], c
     parser.close()
     if res.cancelled:
         raise Cancelled("Cancelled; the partial bundle was removed.", log_path=log_path)
-    default = ("Every package needs a wheel for that Python and platform (no source builds in a bundle). "
-               "Check the versions, the --platform tag and the index.")
-    res.raise_for_status(f"Downloading wheels for Python {target.python_version} on {target.platform} failed",
-                         hint=str(hint_for(res.tail, default)))
+    if not res.ok:
+        found = remedies.diagnose(res.tail)
+        raise UserError(msg("bundle.download_failed", "Downloading wheels for Python {python} on {platform} failed "
+                            "({outcome})", python=target.python_version, platform=target.platform,
+                            outcome=remedies.run_outcome(res.returncode, timed_out=res.timed_out,
+                                                         duration_s=res.duration_s, start_error=res.start_error)),
+                        hint="" if found else msg("bundle.download_hint", "Every package needs a wheel for that "
+                                                  "Python and platform (no source builds in a bundle). Check the "
+                                                  "versions, the platform tag and the index."),
+                        lines=remedies.failure_lines(res.tail), log_path=log_path, remedies=found)
 
 
 def _hash_wheels(wheels: Path, emit: Callable[[Event], None], cancel: runner.CancelToken,

@@ -28,9 +28,11 @@ from typing import Any
 from app import __version__
 from app.core.bench import BenchReport, BenchResult, BenchStatus
 from app.core.doctor import Diagnosis
-from app.core.errors import BadInput, Cancelled, UserError
+from app.core.errors import BadInput, Cancelled, UserError, render_hint
 from app.core.install import InstallResult
 from app.core.recommend import Recommendation
+from app.core.remedies import Remedy
+from app.core.remedies.commands import answer_line
 from app.core.system import SystemReport
 from app.core.text import Text, render
 from app.core.verify import VerifyReport
@@ -130,7 +132,8 @@ class SessionReport:
             "best_dtype": best.dtype if best else None,
             "bench_status": bench.status.value if bench else None,
             "duration_s": self.duration_s,
-            "error": self.error.message if self.error else None,
+            "error": self.error.text() if self.error else None,
+            "error_code": self.error.error_code if self.error else None,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -208,9 +211,14 @@ class SessionReport:
         bullets: list[str] = []
         err = self.error
         if err is not None:
-            rows.append(("Error", err.message))
+            rows.append(("Error", err.text()))
+            for r in err.remedies:
+                rows.append(("Why", render(r.explanation)))
             if err.hint:
-                rows.append(("What to do", err.hint))
+                rows.append(("What to do", render_hint(err.hint)))
+            for a in err.actions:  # an answer-file run is fixed in its answer file
+                line = answer_line(a) if self.source == "unattended" else None
+                rows.append(("Fix", line or render(a.label())))
             if err.log_path:
                 rows.append(("Full log", str(err.log_path)))
             bullets = [str(x) for x in err.lines]
@@ -420,6 +428,9 @@ def _error_from_dict(d: dict[str, Any]) -> UserError:
     kw: dict[str, Any] = {"lines": [str(x) for x in d.get("lines") or ()], "log_path": Path(log) if log else None}
     if d.get("exit_code") is not None:
         kw["exit_code"] = int(d["exit_code"])
+    if d.get("code"):
+        kw["code"] = str(d["code"])
+    kw["remedies"] = tuple(Remedy.from_dict(r) for r in d.get("remedies") or () if isinstance(r, dict))
     return cls(str(d.get("message", "")), str(d.get("hint", "")), **kw)
 
 

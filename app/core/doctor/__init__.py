@@ -112,7 +112,7 @@ def _not_an_env(target: Path, exc: BadInput) -> Diagnosis:
                 msg("doctor.not_an_env.why", "It holds no bin/python (or Scripts/python.exe), so nothing can run "
                     "PyTorch from it."),
                 msg("doctor.not_an_env.fix", "Pass the folder that `torch-setup install` created, a venv/conda env "
-                    "folder, or the path of a Python interpreter."), (exc.message,))
+                    "folder, or the path of a Python interpreter."), (exc.text(),))
     return Diagnosis(str(target), str(target), (f,))
 
 

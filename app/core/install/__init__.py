@@ -25,7 +25,7 @@ The modules: :mod:`.request` (the frozen values), :mod:`.config` (pip / uv confi
 default index), :mod:`.sizing` (disk estimates), :mod:`.planning` (``plan``), :mod:`.checks`
 (``preflight``, one function per check), :mod:`.transaction` (snapshot, rollback, restore),
 :mod:`.run` (``install``). Reachability lives in :mod:`app.core.indexes` and the installer
-output -> hint table in :mod:`app.core.installer_hints` (the bundle builder uses both).
+output -> remedy catalogue in :mod:`app.core.remedies` (the bundle builder uses both).
 """
 from __future__ import annotations
 

@@ -407,6 +407,23 @@ class RecommendationPage(BasePage):
                                               packages=tuple(sel.get("packages") or ()) or None))
         self.refresh()
 
+    def apply_action(self, action) -> None:
+        """A remedy's button (app.gui.pages._common.ErrorPanel) chose another torch version or build:
+        ask the engine again with that wish added to the user's others."""
+        import dataclasses
+
+        from app.core.recommend import Choices
+        from app.core.remedies import ActionKind
+
+        ch = self.state.session.choices or Choices()
+        if action.kind is ActionKind.SET_TORCH_VERSION:
+            ch = dataclasses.replace(ch, torch=action.value or None,
+                                     **({"variant": action.variant, "backend": None} if action.variant else {}))
+        elif action.kind is ActionKind.SET_VARIANT:
+            ch = dataclasses.replace(ch, variant=action.variant or None, backend=None)
+        self.state.session.choose(ch)
+        self.refresh()
+
     # ---- rendering ----
     def _clear(self, layout) -> None:
         while layout.count():
