@@ -115,8 +115,8 @@ class Action:
             return msg("remedy.act_installer", "Create the environment with {installer}", installer=v)
         if k is ActionKind.FREE_SPACE:
             if self.gb is not None:
-                return msg("remedy.act_free_gb", "I freed {gb:.1f} GB: check again", gb=self.gb)
-            return msg("remedy.act_free", "I freed some space: check again")
+                return msg("remedy.act_free_gb", "Free {gb:.1f} GB, then check again", gb=self.gb)
+            return msg("remedy.act_free", "Free some space, then check again")
         if k is ActionKind.CHOOSE_OTHER_LOCATION:
             return msg("remedy.act_location", "Choose another folder…")
         if k is ActionKind.SET_PROXY:

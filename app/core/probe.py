@@ -211,8 +211,8 @@ def run_probe(name: str, python: str | os.PathLike[str], args: Sequence[str] = (
         raise ProbeFailed(msg("probe.no_result", "{what:cap} ended ({outcome}) without a result.", what=told,
                               outcome=remedies.run_outcome(res.returncode, timed_out=res.timed_out,
                                                            duration_s=res.duration_s, start_error=res.start_error)),
-                          hint=msg("probe.no_result_hint", "The environment's Python may be broken; the log has "
-                                   "its output."),
+                          hint="" if found else msg("probe.no_result_hint", "The environment's Python may be "
+                                                    "broken; the log has its output."),
                           kind="no-result", lines=relevant or res.tail[-8:], log_path=log_path, facts=facts,
                           remedies=found)
     return ProbeOutput(result=results[-1], steps=tuple(steps), log_path=log_path, duration_s=res.duration_s)

@@ -28,7 +28,7 @@ from app.core.progress import ProgressParser
 from app.core.requirements import requirement_name
 from app.core.text import Msg, Text, join, msg, render
 
-__all__ = ["TORCH_FAMILY", "install", "mixed_variants"]
+__all__ = ["TORCH_FAMILY", "install", "installer_failure", "mixed_variants", "outcome"]
 
 TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 
@@ -51,6 +51,17 @@ def outcome(res: runner.RunResult) -> Msg:
     """How a command ended, in words (the translated :meth:`~app.core.runner.RunResult.describe`)."""
     return remedies.run_outcome(res.returncode, timed_out=res.timed_out, duration_s=res.duration_s,
                                 start_error=res.start_error)
+
+
+def installer_failure(message: Text, res: runner.RunResult, ctx: remedies.Context, default_hint: Text = "",
+                      log_path: Path | None = None) -> UserError:
+    """The error for a failed installer run: its output through the remedy catalogue (the
+    explanation and actions; ``default_hint`` when it knows nothing), its error lines and the
+    installer's reasoning kept."""
+    found = remedies.diagnose([*res.tail, res.start_error or ""], ctx)
+    return UserError(msg("install.failed_with", "{what} ({outcome})", what=message, outcome=outcome(res)),
+                     hint="" if found else default_hint, lines=remedies.failure_lines(res.tail),
+                     log_path=log_path, remedies=found)
 
 
 def os_family() -> str:
@@ -97,12 +108,7 @@ class _Run:
             free_mb=disk.free_mb(disk.existing_ancestor(p.env_path)), data=data)
 
     def fail(self, message: Text, res: runner.RunResult, default_hint: Text) -> UserError:
-        """The error for a failed installer run: its output through the remedy catalogue (the
-        explanation and actions), its error lines and reasoning kept."""
-        found = remedies.diagnose([*res.tail, res.start_error or ""], self.context())
-        return UserError(msg("install.failed_with", "{what} ({outcome})", what=message, outcome=outcome(res)),
-                         hint="" if found else default_hint, lines=remedies.failure_lines(res.tail),
-                         log_path=self.log_path, remedies=found)
+        return installer_failure(message, res, self.context(), default_hint, self.log_path)
 
     # ---------------------------------------------------------------- phases
     def checks(self, checks: Sequence[Check] | None) -> None:

@@ -85,7 +85,7 @@ class Restartable(Protocol):
     def start(self) -> None: ...
 
 
-#: The wizard page where each kind of action is applied.
+# The wizard page where each kind of action is applied.
 STEP_PAGE = {"recommendation": PageId.RECOMMENDATION, "environment": PageId.ENVIRONMENT}
 
 
@@ -185,6 +185,7 @@ class ErrorPanel(QWidget):
         self.hint.setVisible(bool(hint))
         self._make_buttons(err.actions, lang)
         has_lines = bool(err.lines)
+        self._retitle_output()
         self.show_output.setVisible(has_lines)
         self.lines.setVisible(has_lines and self.show_output.isChecked())
         self._show_path()
