@@ -390,11 +390,12 @@ def load_manifest(folder: str | os.PathLike[str]) -> Manifest:
     folder = Path(folder)
     mpath = folder / MANIFEST
     if not folder.is_dir():
-        raise BadInput(f"The bundle folder {folder} does not exist.",
-                       hint="Pass the folder that holds manifest.json.")
+        raise BadInput(msg("bundle.folder_missing", "The bundle folder {path} does not exist.", path=str(folder)),
+                       hint=msg("bundle.folder_missing_hint", "Give the folder that holds manifest.json."))
     if not mpath.is_file():
-        raise BadInput(f"{folder} is not a bundle: it has no {MANIFEST}.",
-                       hint="Build one with: torch-setup bundle --out DIR ...")
+        raise BadInput(msg("bundle.not_a_bundle", "{path} is not a bundle: it has no {manifest}.", path=str(folder),
+                           manifest=MANIFEST),
+                       hint=msg("bundle.not_a_bundle_hint", "Build one with: torch-setup bundle --out DIR ..."))
     try:
         data = json.loads(mpath.read_text(encoding="utf-8"))
         if data.get("format") != FORMAT:
@@ -404,8 +405,9 @@ def load_manifest(folder: str | os.PathLike[str]) -> Manifest:
                              "assistant understands")
         return Manifest.from_dict(data)
     except (ValueError, KeyError, TypeError, UserError) as exc:
-        raise BadInput(f"{mpath} is not a valid bundle manifest: {exc}",
-                       hint="Rebuild the bundle with torch-setup bundle.") from None
+        raise BadInput(msg("bundle.bad_manifest", "{path} is not a valid bundle manifest: {reason}", path=str(mpath),
+                           reason=str(exc)),
+                       hint=msg("bundle.rebuild_hint", "Rebuild the bundle with torch-setup bundle.")) from None
 
 
 def _check_tags(m: Manifest, py: str) -> None:
@@ -413,44 +415,48 @@ def _check_tags(m: Manifest, py: str) -> None:
     for f in m.files:
         if not set(f.tags) & ok_tags:
             raise BadInput(
-                f"The bundle does not fit this machine: {f.name} is built for "
-                f"{', '.join(sorted({t.split('-')[-1] for t in f.tags}))}, and this machine "
-                f"(Python {py}) accepts {this_platform()}.",
-                hint="Build the bundle with --platform set to this machine's tag "
-                     f"({this_platform()}) and --python {py}.")
+                msg("bundle.wrong_platform", "The bundle does not fit this machine: {wheel} is built for {built}, and "
+                    "this machine (Python {python}) accepts {platform}.", wheel=f.name,
+                    built=", ".join(sorted({t.split('-')[-1] for t in f.tags})), python=py, platform=this_platform()),
+                hint=msg("bundle.wrong_platform_hint", "Build the bundle with --platform set to this machine's tag "
+                         "({platform}) and --python {python}.", platform=this_platform(), python=py))
 
 
 def _check_files(m: Manifest, wheels: Path) -> None:
     for f in m.files:
         path = wheels / f.name
         if not path.is_file():
-            raise BadInput(f"The bundle is incomplete: {f.name} is missing.",
-                           hint="Copy the whole bundle folder again.")
+            raise BadInput(msg("bundle.incomplete", "The bundle is incomplete: {wheel} is missing.", wheel=f.name),
+                           hint=msg("bundle.copy_again", "Copy the whole bundle folder again."))
         if path.stat().st_size != f.size:
-            raise BadInput(f"The bundle is damaged: {f.name} has {path.stat().st_size} bytes, "
-                           f"the manifest says {f.size}. Nothing was installed.",
-                           hint="Copy that file (or the whole bundle) again.")
+            raise BadInput(msg("bundle.wrong_size", "The bundle is damaged: {wheel} has {size} bytes, the manifest "
+                               "says {expected}. Nothing was installed.", wheel=f.name, size=path.stat().st_size,
+                               expected=f.size),
+                           hint=msg("bundle.copy_file_again", "Copy that file (or the whole bundle) again."))
 
 
 def _check_hashes(m: Manifest, wheels: Path, emit: Callable[[Event], None]) -> None:
     for f in m.files:
         got = sha256_of(wheels / f.name)
         if got != f.sha256:
-            raise BadInput(f"The bundle is damaged: {f.name} does not match its SHA-256 "
-                           f"(expected {f.sha256[:16]}…, found {got[:16]}…). Nothing was "
-                           "installed.", hint="Copy that file (or the whole bundle) again.")
+            raise BadInput(msg("bundle.wrong_hash", "The bundle is damaged: {wheel} does not match its SHA-256 "
+                               "(expected {expected}…, found {found}…). Nothing was installed.", wheel=f.name,
+                               expected=f.sha256[:16], found=got[:16]),
+                           hint=msg("bundle.copy_file_again", "Copy that file (or the whole bundle) again."))
         emit(ProgressEvent(f.package, f.size, f.size))
 
 
 def _check_requirements(m: Manifest, folder: Path) -> None:
     req = folder / m.requirements_file
     if not req.is_file():
-        raise BadInput(f"The bundle has no {m.requirements_file}.", hint="Rebuild the bundle.")
+        raise BadInput(msg("bundle.no_requirements", "The bundle has no {file}.", file=m.requirements_file),
+                       hint=msg("bundle.rebuild", "Rebuild the bundle."))
     listed = {part.split(":", 1)[1] for part in req.read_text(encoding="utf-8").split()
               if part.startswith("--hash=sha256:")}
     if listed != {f.sha256 for f in m.files}:
-        raise BadInput(f"{req.name} does not list exactly the bundle's wheels and hashes.",
-                       hint="Rebuild the bundle; do not edit its files.")
+        raise BadInput(msg("bundle.requirements_differ", "{file} does not list exactly the bundle's wheels and "
+                           "hashes.", file=req.name),
+                       hint=msg("bundle.rebuild_untouched", "Rebuild the bundle; do not edit its files."))
 
 
 def check_bundle(folder: str | os.PathLike[str], *, python_version: str | None = None,
@@ -459,8 +465,10 @@ def check_bundle(folder: str | os.PathLike[str], *, python_version: str | None =
     folder = Path(folder)
     m = load_manifest(folder)
     if python_version and python_version != m.python_version:
-        raise BadInput(f"The bundle is for Python {m.python_version}, not {python_version}.",
-                       hint=f"Use Python {m.python_version} or rebuild the bundle.")
+        raise BadInput(msg("bundle.python", "The bundle is for Python {bundle}, not {python}.",
+                           bundle=m.python_version, python=python_version),
+                       hint=msg("bundle.python_hint", "Use Python {version} or rebuild the bundle.",
+                                version=m.python_version))
     _check_tags(m, python_version or m.python_version)
     wheels = folder / m.wheels_dir
     _check_files(m, wheels)

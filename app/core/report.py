@@ -31,10 +31,10 @@ from app.core.doctor import Diagnosis
 from app.core.errors import BadInput, Cancelled, UserError, render_hint
 from app.core.install import InstallResult
 from app.core.recommend import Recommendation
-from app.core.remedies import Remedy
+from app.core.remedies import Remedy, os_error_text
 from app.core.remedies.commands import answer_line
 from app.core.system import SystemReport
-from app.core.text import Text, render
+from app.core.text import Text, msg, render
 from app.core.verify import VerifyReport
 from app.core.wheels import backend_of_variant, variant_of_version
 
@@ -294,8 +294,9 @@ class SessionReport:
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise BadInput(f"the report folder {folder} cannot be created: {exc.strerror or exc}",
-                           hint="choose a folder you can write to") from None
+            raise BadInput(msg("report.folder_failed", "the report folder {path} cannot be created: {reason}",
+                               path=str(folder), reason=os_error_text(exc)),
+                           hint=msg("report.folder_failed_hint", "choose a folder you can write to")) from None
         stem = safe_stem(stem) if stem else self.default_stem()
         renderers = {"json": self.to_json, "md": self.to_markdown, "html": self.to_html}
         written = []
@@ -441,9 +442,10 @@ def load_session_report(path: str | Path) -> SessionReport:
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise BadInput(f"report file {p} does not exist") from None
+        raise BadInput(msg("report.missing", "report file {path} does not exist", path=str(p))) from None
     except json.JSONDecodeError as exc:
-        raise BadInput(f"report file {p} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        raise BadInput(msg("report.bad_json", "report file {path} is not valid JSON (line {line}: {reason})",
+                           path=str(p), line=exc.lineno, reason=exc.msg)) from None
     return SessionReport.from_dict(data)
 
 

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import BadInput
+from app.core.oserrors import os_error_text
 from app.core.serial import to_jsonable
+from app.core.text import msg
 
 SCHEMA_VERSION = 1
 
@@ -230,11 +232,13 @@ def load_report(path: str | Path) -> SystemReport:
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise BadInput(f"report file {p} does not exist") from None
+        raise BadInput(msg("report.missing", "report file {path} does not exist", path=str(p))) from None
     except OSError as exc:
-        raise BadInput(f"report file {p} cannot be read: {exc.strerror}") from None
+        raise BadInput(msg("report.unreadable", "report file {path} cannot be read: {reason}", path=str(p),
+                           reason=os_error_text(exc))) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise BadInput(f"report file {p} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        raise BadInput(msg("report.bad_json", "report file {path} is not valid JSON (line {line}: {reason})",
+                           path=str(p), line=exc.lineno, reason=exc.msg)) from None
     return SystemReport.from_dict(data)

@@ -75,9 +75,8 @@ def allowed(token: str) -> bool:
         return True
     if "/" in t or "\\" in t or re.match(r"^[A-Za-z]:", t):  # paths and URLs
         return True
-    if re.fullmatch(r"[A-Za-z0-9\-]+(\.[A-Za-z0-9\-]+)+(:\d+)?", t):  # host names, file names (c10.dll)
-        return True
-    return False
+    # host names and file names (c10.dll)
+    return re.fullmatch(r"[A-Za-z0-9\-]+(\.[A-Za-z0-9\-]+)+(:\d+)?", t) is not None
 
 
 def foreign_words(texts: list[str]) -> list[str]:
@@ -89,9 +88,7 @@ def visible_texts(panel: ErrorPanel) -> list[str]:
     for w in [panel, *panel.findChildren(QWidget)]:
         if not w.isVisibleTo(panel) and w is not panel:
             continue
-        if isinstance(w, QLabel):
-            out.append(w.text())
-        elif isinstance(w, QAbstractButton):
+        if isinstance(w, (QLabel, QAbstractButton)):
             out.append(w.text())
         elif isinstance(w, QPlainTextEdit):
             out.append(w.toPlainText())

@@ -110,9 +110,10 @@ def take_snapshot(p: InstallPlan, log_path: Path | None = None,
     """``pip freeze`` of an existing env, saved next to the log. Returns (file, text)."""
     res = runner.run(p.backend.freeze_argv(p.env_path), env=p.backend.child_env(p.index),
                      log_path=log_path, cancel=cancel, timeout=120)
-    res.raise_for_status(f"Could not record the packages of {p.env_path} before changing it",
-                         hint="Nothing was changed. Check that the environment works "
-                              f"({env_python(p.env_path)} -m pip list).")
+    res.raise_for_status(msg("install.snapshot_failed", "Could not record the packages of {path} before changing it",
+                             path=str(p.env_path)),
+                         hint=msg("install.snapshot_failed_hint", "Nothing was changed. Check that the environment "
+                                  "works ({command}).", command=f"{env_python(p.env_path)} -m pip list"))
     snap = new_log_path("snapshot").with_suffix(".txt")
     snap.write_text(res.stdout.strip() + "\n", encoding="utf-8")
     return snap, res.stdout

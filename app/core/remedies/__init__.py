@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.core.oserrors import errno_text, os_error_text
 from app.core.remedies.catalogue import CATALOGUE, Entry, diagnose
-from app.core.remedies.oserrors import errno_text, os_error_text
 from app.core.remedies.reasons import explain_reasoning, reasoning_lines, suggested_torch
 from app.core.remedies.types import Action, ActionKind, Context, Remedy, Step
 from app.core.text import Msg, msg

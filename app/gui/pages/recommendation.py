@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import BadInput
+from app.core.errors import BadInput, render_hint
 from app.core.text import Text, render
 from app.gui.i18n import current_language
 from app.gui.pages.base import BasePage
@@ -439,9 +439,11 @@ class RecommendationPage(BasePage):
         self.busy.setVisible(busy)
         self.error_banner.setVisible(self._error is not None and not busy)
         if self._error is not None:
-            text = self.tr("No PyTorch build could be recommended: {message}").format(message=self._error.message)
+            lang = current_language()  # the core's sentences in the wizard's language, hints as the wizard tells them
+            text = self.tr("No PyTorch build could be recommended: {message}").format(
+                message=render(self._error.message, lang))
             if self._error.hint:
-                text += "\n" + self._error.hint
+                text += "\n" + render_hint(self._error.hint, lang, "gui")
             self.error_banner.set_text(text, "error")
         self._clear(self.reasons_box)
         self._clear(self.warnings_box)
