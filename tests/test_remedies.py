@@ -244,3 +244,43 @@ def test_common_os_errors_have_translated_sentences(exc, code):
 def test_an_unknown_os_error_keeps_the_systems_words():
     assert render(os_error_text(OSError(errno.EXDEV, "Invalid cross-device link")), "zh_CN") == \
         "Invalid cross-device link"
+
+
+# ------------------------------------------------------------------ doctor findings carry actions
+
+def test_doctor_findings_carry_their_actions():
+    from app.core.doctor import analyze
+    from app.core.system import GPU, OSInfo, SystemReport
+    from app.core.verify import BackendState, TorchBuild, VerifyReport
+
+    report = SystemReport(os=OSInfo(family="linux"), gpus=[GPU(vendor="nvidia", name="GTX 1080 Ti",
+                                                               driver_version="470.86", compute_capability="6.1")])
+    verify = VerifyReport(python="/env/bin/python", torch_version="2.14.1+cu128",
+                          build=TorchBuild(cuda="12.8", local_tag="cu128", arch_list=("sm_75", "sm_80", "sm_90")),
+                          backends={"cuda": BackendState(built=True, available=False)}, accelerator="cuda")
+    found = {f.code: f for f in analyze(verify=verify, report=report, env={"CUDA_VISIBLE_DEVICES": ""}, data=DATA)}
+    driver = found["driver-too-old"].actions
+    assert driver[0] == Action(ActionKind.UPDATE_DRIVER, "525.60.13", url=driver[0].url)
+    assert found["arch-missing"].actions == (Action(ActionKind.SET_VARIANT),)
+    assert found["cuda-visible-devices"].actions[0] == Action(ActionKind.UNSET_ENV, "CUDA_VISIBLE_DEVICES", path="")
+    assert found["arch-missing"].to_dict()["actions"][0]["kind"] == "set_variant"
+
+
+# ------------------------------------------------------------------ answer-file host reports
+
+def test_answer_file_reports_hold_the_remedies_structured_and_the_keys_to_set(tmp_path):
+    from app.core.report import SessionReport, load_session_report
+
+    lines = (FIX / "failures" / "pip-resolution-impossible-22.2.2.txt").read_text(encoding="utf-8").splitlines()
+    err = UserError("Installing torch failed (exit code 1)", lines=failure_lines(lines), remedies=diagnose(lines))
+    report = SessionReport(error=err, status="failed", exit_code=1, source="unattended", hostname="lab-07")
+    d = report.to_dict()
+    assert d["summary"]["error_code"] == "resolution-conflict"
+    assert d["error"]["remedies"][0]["code"] == "resolution-conflict"
+    assert [a["kind"] for a in d["error"]["actions"]] == ["set_torch_version", "switch_source"]
+    assert d["error"]["actions"][0]["value"] == "1.12.0"
+    md = report.to_markdown()
+    assert '[torch] version = "1.12.0"' in md and "need different versions" in md
+    paths = report.save(tmp_path, formats=("json",))
+    back = load_session_report(paths[0])
+    assert back.error is not None and back.error.actions == err.actions and back.error.error_code == "resolution-conflict"
