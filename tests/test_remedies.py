@@ -284,3 +284,38 @@ def test_answer_file_reports_hold_the_remedies_structured_and_the_keys_to_set(tm
     paths = report.save(tmp_path, formats=("json",))
     back = load_session_report(paths[0])
     assert back.error is not None and back.error.actions == err.actions and back.error.error_code == "resolution-conflict"
+
+
+# ------------------------------------------------------------------ a real failing install, end to end
+
+def test_a_real_403_install_failure_prints_the_explanation_and_the_commands(tmp_path, index_server, tiny_wheels):
+    import json
+    import subprocess
+
+    from tests.netlab.behaviours import FORBIDDEN
+
+    server = index_server(sorted(tiny_wheels.glob("*.whl")), behaviours={"netlab_demo-*.whl": FORBIDDEN})
+    env = tmp_path / "env"
+    args = ["install", "--env", str(env), "--packages", "netlab-demo==1.0", "--index-url", server.simple_url(),
+            "--default-index-url", server.simple_url(), "--yes", "--no-verify"]
+    repo = Path(__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=repo, capture_output=True, text=True,
+                         timeout=600, stdin=subprocess.DEVNULL)
+    assert run.returncode == 1, run.stdout + run.stderr
+    err = run.stderr
+    assert "refused the download (HTTP 403)" in err and "What to do:" in err, err
+    assert "1. Run, with URL filled in: torch-setup install" in err and "--index-url URL" in err, err
+    assert "2. Run it again: torch-setup install" in err, err
+    as_json = subprocess.run([sys.executable, "-m", "app.cli", *args, "--json"], cwd=repo, capture_output=True,
+                             text=True, timeout=600, stdin=subprocess.DEVNULL)
+    d = json.loads(as_json.stdout)
+    assert d["code"] == "http-403" and [a["kind"] for a in d["actions"]] == ["switch_source", "retry"]
+    assert not env.exists()
+
+
+def test_every_entry_cites_where_its_output_was_seen():
+    repo = Path(__file__).resolve().parents[1]
+    for e in CATALOGUE:
+        assert re.search(r"[\w.-]+/[\w.-]+#\d+|tests/fixtures/", e.source), e.code
+        for p in re.findall(r"tests/fixtures/\S+?\.txt", e.source):
+            assert (repo / p).is_file(), (e.code, p)

@@ -7,7 +7,7 @@ into the wizard's :class:`~app.gui.pages._common.ErrorPanel` with the language s
 and every text the panel shows (labels, buttons, tooltips, accessible names) is read: no
 Latin-script word may appear but names of packages and products, versions, paths and numbers.
 
-Why these ten: tests/fixtures/../field-2026-12.md §1 ranks the pain points by frequency ×
+Why these ten: the project's field research (research/field-2026-12.md §1) ranks the pain points by frequency ×
 damage; the top four are PyTorch's own errors (a CPU build on a GPU machine, "no kernel image",
 Windows DLL failures, the driver too old), then mirrors refusing files (#5), slow downloads that
 time out (#5/#8), damaged huge downloads and full disks (#8), "no version of torch==X+cpu"
@@ -216,3 +216,81 @@ def test_unset_env_clears_the_variable_and_runs_the_step_again(qtbot, tmp_path, 
     assert [b.text() for b in panel.action_buttons] == ["Ignore CUDA_VISIBLE_DEVICES and try again"]
     panel.action_buttons[0].click()
     assert "CUDA_VISIBLE_DEVICES" not in os.environ and Page.runs == 1
+
+
+def test_a_button_goes_back_to_its_page_and_applies_the_choice_there(qtbot, tmp_path):
+    """set_torch_version from the (commit) Install page: back on the Recommendation page, which applies it."""
+    from PySide6.QtWidgets import QVBoxLayout, QWizard, QWizardPage
+
+    from app.gui.pages import PageId
+
+    class Target(QWizardPage):
+        def __init__(self):
+            super().__init__()
+            self.got = []
+
+        def apply_action(self, action):
+            self.got.append(action)
+
+    wizard = QWizard()
+    qtbot.addWidget(wizard)
+    pages = {pid: Target() for pid in (PageId.RECOMMENDATION, PageId.ENVIRONMENT)}
+    install = QWizardPage()
+    install.setCommitPage(True)
+    panel = ErrorPanel(install)
+    QVBoxLayout(install).addWidget(panel)
+    for pid, page in pages.items():
+        wizard.setPage(int(pid), page)
+    wizard.setPage(int(PageId.INSTALL), install)
+    wizard.setStartId(int(PageId.RECOMMENDATION))
+    wizard.show()
+    wizard.next()
+    wizard.next()
+    assert wizard.currentId() == int(PageId.INSTALL)
+    lines = _lines("failures/pip-resolution-impossible-22.2.2.txt")
+    panel.show_error(UserError("x", remedies=remedies.diagnose(lines)))
+    assert [b.text() for b in panel.action_buttons] == ["Use torch 1.12.0", "Choose another package source…"]
+    panel.action_buttons[0].click()
+    assert wizard.currentId() == int(PageId.RECOMMENDATION)
+    assert [a.value for a in pages[PageId.RECOMMENDATION].got] == ["1.12.0"]
+    # from there forward again, and "another source" goes to the Environment page
+    wizard.next()
+    wizard.next()
+    panel.action_buttons[1].click()
+    assert wizard.currentId() == int(PageId.ENVIRONMENT)
+    assert [a.kind for a in pages[PageId.ENVIRONMENT].got] == [ActionKind.SWITCH_SOURCE]
+
+
+def test_the_real_pages_apply_the_actions(qtbot):
+    """RecommendationPage pins the version (the engine is asked again); EnvironmentPage opens the
+    sources, fills the certificates and picks the installer, then checks again."""
+    from PySide6.QtWidgets import QWizard
+
+    from app.core.actions import Action
+    from app.core.session import Session
+    from app.core.system import SystemReport
+    from app.gui.pages.environment import EnvironmentPage
+    from app.gui.pages.recommendation import RecommendationPage
+    from app.gui.state import WizardState
+
+    report = SystemReport.from_dict({"schema_version": 1, "os": {"family": "linux"}, "arch": "x86_64",
+                                     "python": {"version": "3.11.7", "executable": sys.executable}, "gpus": []})
+    state = WizardState(session=Session.resume(system=report))
+    wiz = QWizard()
+    qtbot.addWidget(wiz)
+    rec_page, env_page = RecommendationPage(state), EnvironmentPage(state)
+    wiz.setPage(0, rec_page)
+    wiz.setPage(1, env_page)
+    with qtbot.waitSignal(rec_page.recommended, timeout=30000):
+        rec_page.apply_action(Action(ActionKind.SET_TORCH_VERSION, "2.13.0"))
+    assert state.session.choices is not None and state.session.choices.torch == "2.13.0"
+    assert state.session.recommendation is not None and state.session.recommendation.torch_version == "2.13.0"
+    with qtbot.waitSignal(rec_page.recommended, timeout=30000):
+        rec_page.apply_action(Action(ActionKind.SET_TORCH_VERSION, ""))
+    assert state.session.choices.torch is None
+    env_page.initializePage()
+    env_page.apply_action(Action(ActionKind.SET_CA_BUNDLE, "system"))
+    assert env_page.ca_bundle.text() == "system" and env_page.advanced.is_expanded()
+    env_page.apply_action(Action(ActionKind.USE_INSTALLER, "pip"))
+    assert env_page.kind_installer() == ("venv", "pip")
+    env_page.cancel_and_wait(30)

@@ -28,7 +28,7 @@ __all__ = [
 
 _ERROR_WORDS = ("error", "failed", "exception", "traceback", "denied", "no space", "not found",
                 "could not", "cannot", "unable", "refused", "timed out", "no matching", "killed",
-                "hint:", "help:", "forbidden", "too long", "too old", "read-only", "mismatch")
+                "hint:", "help:", "forbidden", "too long", "too old", "read-only", "mismatch", "no solution")
 
 
 def failure_lines(lines: Sequence[str], limit: int = 16) -> list[str]:

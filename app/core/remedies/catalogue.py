@@ -378,7 +378,7 @@ def _entries() -> tuple[Entry, ...]:
               lambda f: msg("remedy.no_version", "The package sources have no {req} for this Python and this "
                             "computer.", req=clean_req(f.group("req") or f.group("req2"))),
               lambda f: (*_torch_pick(f), Action(A.CHOOSE_PYTHON), Action(A.SWITCH_SOURCE)),
-              "astral-sh/uv#1497; jgravelle/GroqCasters#1; tests/fixtures/failures/uv-no-solution-torch-0.13.9.txt"),
+              "astral-sh/uv#1497; jgravelle/GroqCasters#1; tests/fixtures/failures/uv-no-version-torch-cpu-0.1.2.txt"),
         Entry("no-matching-build", "resolve",
               (r"no wheels (?:are |were )?available with a matching", r"has no wheels with a matching",
                r"not a supported wheel on this platform"),
