@@ -26,8 +26,10 @@ import os
 import sys
 
 from app import __version__
+from app.commands._errors import format_error
 from app.core import secrets
 from app.core.errors import EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILED, UserError
+from app.core.text import normalise_lang
 
 COMMANDS = ("detect", "recommend", "install", "bundle", "verify", "bench", "doctor", "compat", "gui")
 
@@ -175,7 +177,8 @@ def _run(argv: list[str] | None, words: list[str]) -> int:
         if getattr(args, "json", False):
             _say(json.dumps(err.to_dict(), indent=2, ensure_ascii=False), sys.stdout)
         else:
-            _say(f"torch-setup: {err.render()}", sys.stderr)
+            lang = normalise_lang(os.environ.get("TORCH_SETUP_LANG"))
+            _say(f"torch-setup: {format_error(err, words, lang)}", sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         _say("torch-setup: cancelled.", sys.stderr)

@@ -146,8 +146,8 @@ def test_a_bundle_for_another_platform_is_refused_naming_the_wheel(tmp_path):
     b = _fake_bundle(tmp_path / "win", "foo-1.0-cp311-cp311-win_amd64.whl")
     with pytest.raises(BadInput) as err:
         core.check_bundle(b)
-    assert "foo-1.0-cp311-cp311-win_amd64.whl" in err.value.message
-    assert "win_amd64" in err.value.message and core.this_platform() in err.value.hint
+    assert "foo-1.0-cp311-cp311-win_amd64.whl" in err.value.text()
+    assert "win_amd64" in err.value.text() and core.this_platform() in str(err.value.hint)
 
 
 def test_bundle_input_errors(tmp_path):

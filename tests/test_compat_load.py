@@ -39,7 +39,7 @@ def _section(path: Path, start: str, old: str, new: str) -> None:
 def _fails(folder, *fragments):
     with pytest.raises(BadInput) as info:
         load_compat(folder)
-    msg = info.value.message
+    msg = info.value.text()
     for f in fragments:
         assert f in msg, msg
     assert info.value.exit_code == EXIT_BAD_INPUT

@@ -168,7 +168,9 @@ def test_findings_are_texts_by_code_and_json_keeps_english():
     assert isinstance(f.title, Msg) and f.title.code == "doctor.arch_missing.title"
     d = f.to_dict()
     assert d == {"code": "arch-missing", "severity": "error", "title": render(f.title),
-                 "explanation": render(f.explanation), "fix": render(f.fix), "evidence": list(f.evidence)}
+                 "explanation": render(f.explanation), "fix": render(f.fix), "evidence": list(f.evidence),
+                 "actions": [a.to_dict() for a in f.actions]}
+    assert [a["kind"] for a in d["actions"]] == ["set_variant"]  # the build for this machine's GPU
     assert d["title"] == "NVIDIA GeForce GTX 1080 Ti (compute capability 6.1) is not supported by this PyTorch build"
 
 

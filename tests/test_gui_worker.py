@@ -57,7 +57,7 @@ def test_user_error_and_bugs_become_failed(qtbot):
     task2 = Task(lambda e, c: 1 / 0)
     with qtbot.waitSignal(task2.failed, timeout=5000) as blocker:
         task2.start()
-    assert "Unexpected error" in blocker.args[0].message
+    assert "Unexpected error" in blocker.args[0].text()
 
 
 def test_a_cancelled_call_that_returns_a_value_delivers_it_as_partial(qtbot):

@@ -56,8 +56,11 @@ def test_disk_filling_up_during_the_install_rolls_back(tmpfs):
     r = cli("install", "--env", env, "--packages", "numpy", "--yes", "--no-verify", "--json")
     assert r.returncode == 1, r.stdout + r.stderr
     err = json.loads(r.stdout)
-    assert "No space left" in " ".join(err["lines"]) or "disk is full" in err["hint"]
-    assert "disk is full" in err["hint"]
+    # what happened and what to do: the remedy catalogue's explanation and actions (free N GB there)
+    remedy = err["remedies"][0]
+    assert remedy["code"] == "disk-full" and "is full" in remedy["explanation"], err
+    free = next(a for a in err["actions"] if a["kind"] == "free_space")
+    assert free["gb"] > 0 and free["path"] == str(env)
     assert "Nothing was left behind" in err["message"]
     assert list(tmpfs.iterdir()) == []  # the env and the "sub dir" we created are gone
     assert Path(err["log_path"]).is_file()

@@ -156,7 +156,7 @@ def test_the_installer_never_runs_on_the_interpreter_the_env_links_to(tmp_path):
     (env / "pyvenv.cfg").unlink()  # another program emptied the folder: bin/python now runs the base Python
     with pytest.raises(UserError) as err:
         core.ensure_own_interpreter(env)
-    assert "no longer a Python environment" in err.value.message
+    assert "no longer a Python environment" in render(err.value.message)
     (env / "pyvenv.cfg").write_text("home = /nonexistent\n")
     # bin/python replaced by something that runs ANOTHER Python: its sys.prefix is not the env
     py = envs.env_python(env)
@@ -165,8 +165,8 @@ def test_the_installer_never_runs_on_the_interpreter_the_env_links_to(tmp_path):
     py.chmod(0o755)
     with pytest.raises(UserError) as err:
         core.ensure_own_interpreter(env)
-    assert f"runs as {sys.base_prefix}, not as the environment" in err.value.message
-    assert "installer was not run" in err.value.message
+    assert f"runs as {sys.base_prefix}, not as the environment" in render(err.value.message)
+    assert "installer was not run" in render(err.value.message)
 
 
 def test_install_refuses_when_the_env_stops_being_its_own_before_the_installer(tmp_path, tiny_wheels):
@@ -182,7 +182,7 @@ def test_install_refuses_when_the_env_stops_being_its_own_before_the_installer(t
 
     with pytest.raises(UserError) as err:
         core.install(p, on_event=on_event)
-    assert "the installer was not run" in err.value.message
+    assert "the installer was not run" in render(err.value.message)
     log = Path(err.value.log_path).read_text()
     assert "pip install" not in log  # uv pip install never started
     assert not env.exists()
@@ -249,7 +249,7 @@ def test_existing_env_is_restored_package_by_package_and_names_what_could_not_be
     assert "zz-demo 1.0 could not be restored (its source" in text and "no longer exists" in text, text
     assert "1.1 from this run is still installed" in text
     assert "zz-lib" not in " ".join(err.value.lines), "a restored package is not a problem"
-    assert "restored to its earlier state" not in err.value.message
+    assert "restored to its earlier state" not in render(err.value.message)
     assert {k: v for k, v in after.items() if k != "zz-demo"} == {k: v for k, v in before.items() if k != "zz-demo"}
     assert any(isinstance(e, PhaseEvent) and e.name == "restore" and e.state == "failed" for e in events)
     assert (Path(err.value.log_path).parent / "..").exists()
@@ -270,7 +270,7 @@ def test_existing_env_fully_restored_says_so(tmp_path):
                                                 "torchaudio==0.99.0+cpu"]))
     with pytest.raises(UserError) as err:
         core.install(p)
-    assert "restored to its earlier state" in err.value.message, err.value.render()
+    assert "restored to its earlier state" in render(err.value.message), err.value.render()
     assert envs.installed_distributions(env) == before
     snap = [d for d in Path(err.value.log_path).parent.glob("snapshot-*") if d.is_dir()]
     assert snap and any((d / "dist-info").is_dir() for d in snap)  # the dist-info copies are kept
@@ -460,7 +460,7 @@ def test_the_core_refuses_the_same_values_whoever_drives_it(tmp_path):
         with pytest.raises(BadInput) as err:
             core.plan(core.InstallRequest(tmp_path / "env", **kw))
         assert err.value.exit_code == 2
-        assert err.value.message.split(":")[0] in ("python", "packages")
+        assert render(err.value.message).split(":")[0] in ("python", "packages")
 
 
 def test_install_exits_1_when_the_verification_fails_and_keeps_the_env(tmp_path):
@@ -515,7 +515,7 @@ def test_the_core_install_takes_the_lock_itself(a_lock_holder, tmp_path):
                                       default_index_url=str(tmp_path)))
     with pytest.raises(BadInput) as err:
         core.install(p, checks=[])  # even with the pre-flight skipped, the lock refuses
-    assert f"PID {pid}" in err.value.message and not env.exists()
+    assert f"PID {pid}" in render(err.value.message) and not env.exists()
 
 
 @pytest.mark.slow
@@ -580,7 +580,7 @@ def test_an_event_consumer_that_raises_cannot_stop_the_rollback(tmp_path, tiny_w
 
     with pytest.raises(UserError) as err:
         core.install(p, on_event=broken_console)
-    assert "Nothing was left behind" in err.value.message
+    assert "Nothing was left behind" in render(err.value.message)
     assert not env.exists() and not env.parent.exists()
     assert any(isinstance(e, PhaseEvent) and e.name == "rollback" for e in calls)
     assert "the event consumer failed" in Path(err.value.log_path).read_text()

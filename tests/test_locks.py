@@ -22,7 +22,7 @@ def test_second_lock_in_the_same_process_is_refused_naming_the_holder(tmp_path):
         assert lock.held
         with pytest.raises(BadInput) as err:
             locks.acquire(env, "repair")
-        assert "install" in err.value.message and "PID" in err.value.message
+        assert "install" in err.value.text() and "PID" in err.value.text()
         assert err.value.exit_code == 2
         holder = locks.holder_of(env)
         assert holder is not None and holder.purpose == "install"
@@ -60,7 +60,7 @@ def test_a_lock_held_by_another_process_is_refused_and_dies_with_it(tmp_path):
             time.sleep(0.05)
         with pytest.raises(BadInput) as err:
             locks.acquire(env, "install")
-        assert f"PID {proc.pid}" in err.value.message
+        assert f"PID {proc.pid}" in err.value.text()
     finally:
         proc.kill()
         proc.wait()

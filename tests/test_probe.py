@@ -52,8 +52,8 @@ def test_segfault_while_importing_torch_is_a_clear_crash(fake_env):
         run_verify(py, timeout_s=60)
     err = ei.value
     assert err.kind == "crash" and err.code == "torch-crashed"
-    assert "crashed" in err.message and "SIGSEGV" in err.message and "torch_import" in err.message
-    assert "Reinstall" in err.hint
+    assert "crashed" in err.text() and "SIGSEGV" in err.text() and "torch_import" in err.text()
+    assert "Reinstall" in str(err.hint)
     assert err.log_path is not None and Path(err.log_path).exists()
     # the interpreter facts printed before the import survive the crash (the doctor uses them)
     assert err.facts.get("executable") == str(py)
@@ -63,31 +63,31 @@ def test_segfault_while_importing_torch_is_a_clear_crash(fake_env):
 def test_torch_missing_and_torch_that_cannot_load(fake_env):
     with pytest.raises(ProbeFailed) as ei:
         run_verify(fake_env(None, "bare"), timeout_s=60)
-    assert ei.value.code == "torch-missing" and "not installed" in ei.value.message
+    assert ei.value.code == "torch-missing" and "not installed" in ei.value.text()
 
     broken = fake_env("from torch._C import _initExtension  # the native part is missing\n", "broken")
     with pytest.raises(ProbeFailed) as ei:
         run_verify(broken, timeout_s=60)
     assert ei.value.code == "torch-import-failed"
-    assert "cannot be loaded" in ei.value.message and "torch._C" in ei.value.message
+    assert "cannot be loaded" in ei.value.text() and "torch._C" in ei.value.text()
 
     oserr = fake_env("raise OSError('libtorch_cpu.so: cannot open shared object file')\n", "oserr")
     with pytest.raises(ProbeFailed) as ei:
         run_verify(oserr, timeout_s=60)
-    assert ei.value.code == "torch-import-failed" and "libtorch_cpu.so" in ei.value.message
+    assert ei.value.code == "torch-import-failed" and "libtorch_cpu.so" in ei.value.text()
 
 
 def test_exit_without_result_and_timeout(fake_env):
     py = fake_env("import os\nos._exit(0)\n", "quiet")
     with pytest.raises(ProbeFailed) as ei:
         run_verify(py, timeout_s=60)
-    assert ei.value.kind == "no-result" and "without a result" in ei.value.message
+    assert ei.value.kind == "no-result" and "without a result" in ei.value.text()
 
     hang = fake_env("import time\ntime.sleep(600)\n", "hang")
     t0 = time.monotonic()
     with pytest.raises(ProbeFailed) as ei:
         run_verify(hang, timeout_s=3)
-    assert ei.value.kind == "timeout" and "did not finish within 3 s" in ei.value.message
+    assert ei.value.kind == "timeout" and "did not finish within 3 s" in ei.value.text()
     assert time.monotonic() - t0 < 20
 
 
@@ -129,11 +129,11 @@ def test_cancel_kills_the_probe_and_its_children(fake_env, tmp_path):
 def test_resolve_python(tmp_path, fake_env):
     with pytest.raises(BadInput) as ei:
         resolve_python(tmp_path / "nope")
-    assert ei.value.exit_code == 2 and "does not exist" in ei.value.message
+    assert ei.value.exit_code == 2 and "does not exist" in ei.value.text()
     (tmp_path / "empty").mkdir()
     with pytest.raises(BadInput) as ei:
         resolve_python(tmp_path / "empty")
-    assert "not a Python environment" in ei.value.message
+    assert "not a Python environment" in ei.value.text()
     py = fake_env(None, "ok")
     assert resolve_python(py.parent.parent) == py
     assert resolve_python(py) == py

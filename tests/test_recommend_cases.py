@@ -88,7 +88,7 @@ def test_python_override_forms_and_packages_as_text():
 def test_bad_overrides_are_refused_with_the_reason(choices, fragment):
     with pytest.raises(BadInput) as info:
         recommend(_rep(), DATA, choices)
-    assert fragment in info.value.message
+    assert fragment in info.value.text()
 
 
 def test_patch_pin_pins_companions_by_minor():

@@ -102,7 +102,7 @@ def test_log_file_keeps_everything_and_error_names_it(tmp_path):
     err = ei.value
     assert err.log_path == log
     assert any("ERROR: boom" in line for line in err.lines)
-    assert "exit code 3" in err.message
+    assert "exit code 3" in err.text()
 
 
 def test_clean_env_drops_leaks_and_sets_utf8(monkeypatch):

@@ -182,7 +182,7 @@ def test_a_blocking_check_is_recorded_but_nothing_is_approved(tmp_path, machine)
     blocked = (Check("target", False, "the folder is taken", hint="choose another"), OK_CHECKS[1])
     with pytest.raises(BadInput) as refused:
         _approve(s, tmp_path / "env", blocked)
-    assert refused.value.message == "the folder is taken" and refused.value.hint == "choose another"
+    assert refused.value.text() == "the folder is taken" and refused.value.hint == "choose another"
     assert refused.value.log_path is not None and refused.value.log_path.exists()
     assert s.planned is not None and not s.planned.approvable
     assert s.approved_plan is None and s.checks == blocked
@@ -224,7 +224,7 @@ def test_a_target_filled_after_approval_is_refused_and_nothing_is_written(tmp_pa
     (env / "notes.txt").write_text("mine", encoding="utf-8")
     with pytest.raises(BadInput) as refused:
         s.install()
-    assert str(env) in refused.value.message and "Nothing was changed" in refused.value.message
+    assert str(env) in refused.value.text() and "Nothing was changed" in refused.value.text()
     assert [p.name for p in env.iterdir()] == ["notes.txt"]
     assert s.approved_plan is approved and s.install_result is None
 
@@ -295,8 +295,8 @@ def test_a_failed_verification_is_diagnosed_and_fails_a_strict_run(tmp_path, fak
     s, obs = Session(source="unattended"), _Recorder()
     with pytest.raises(UserError) as err:
         s.run_all(_request(tmp_path / "env"), options=RunOptions(detect=False, bench=BenchOptions()), observer=obs)
-    assert "verification failed: Import PyTorch: No module named 'torch'" in err.value.message
-    assert "torch-setup doctor --env" in err.value.hint
+    assert "verification failed: Import PyTorch: No module named 'torch'" in err.value.text()
+    assert "torch-setup doctor --env" in str(err.value.hint)
     assert "benching" not in obs.calls and s.bench_report is None
     assert fake_tools["diagnosed"] is failed and s.diagnosis is not None
     assert s.conclude(err.value) == 1

@@ -64,12 +64,14 @@ def python_version(text: str) -> str:
 
 def requirement(text: str) -> str:
     """One package requirement (``torch``, ``torch==2.13.0``, a wheel path); never an option or empty."""
-    from app.core.errors import BadInput
+    from app.core.errors import BadInput, render_hint
     from app.core.requirements import requirement_name
+    from app.core.text import render
 
     try:
         requirement_name(text, field="package")
     except BadInput as err:
-        text = err.message.removeprefix("package: ")
-        raise argparse.ArgumentTypeError(text + (f" ({err.hint})" if err.hint else "")) from None
+        text = render(err.message).removeprefix("package: ")
+        hint = f" ({render_hint(err.hint, 'en', 'cli')})" if err.hint else ""
+        raise argparse.ArgumentTypeError(text + hint) from None
     return text.strip()

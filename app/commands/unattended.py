@@ -224,7 +224,9 @@ def run_unattended(args: argparse.Namespace) -> int:
     if getattr(args, "json", False):
         print(report.to_json(), file=Console(sys.stdout))
     if session.error is not None:
-        print(f"torch-setup: {session.error.render()}", file=out)
+        from app.commands._errors import format_error  # start-up: only when the run failed
+
+        print(f"torch-setup: {format_error(session.error, sys.argv[1:])}", file=out)
     for p in paths:
         print(f"Report: {p}", file=out)
     return code

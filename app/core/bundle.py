@@ -39,17 +39,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app import __version__
-from app.core import paths, runner
+from app.core import paths, remedies, runner
 from app.core.enums import Phase, PhaseState
 from app.core.envs import env_python, find_python, uv_bin
 from app.core.errors import BadInput, Cancelled, UserError
 from app.core.events import Event, LogEvent, PhaseEvent, ProgressEvent, ignore
 from app.core.indexes import probe_index
-from app.core.installer_hints import hint_for
 from app.core.progress import ProgressParser
 from app.core.schema import Fields, describe, parse_json, read_text
 from app.core.secrets import mask
 from app.core.serial import dumps
+from app.core.text import msg, render
 from app.core.wheels import parse_wheel
 
 if TYPE_CHECKING:  # start-up: the recommendation engine is imported only where a manifest carries one
@@ -219,7 +219,7 @@ def _recommendation(f: Fields) -> Recommendation | None:
     try:
         return Recommendation.from_dict(dict(rec.data))
     except UserError as err:
-        problem = err.message
+        problem = render(err.message)
     except Exception as exc:  # an untrusted embedded object in another area's reader: never a traceback
         problem = f"{type(exc).__name__}: {exc}"
     raise f.fail("recommendation", f"is not a recommendation this assistant can read ({problem[:200]})",
@@ -391,10 +391,16 @@ def _download(argv: list[str], target: _Target, emit: Callable[[Event], None], c
     parser.close()
     if res.cancelled:
         raise Cancelled("Cancelled; the partial bundle was removed.", log_path=log_path)
-    default = ("Every package needs a wheel for that Python and platform (no source builds in a bundle). "
-               "Check the versions, the --platform tag and the index.")
-    res.raise_for_status(f"Downloading wheels for Python {target.python_version} on {target.platform} failed",
-                         hint=str(hint_for(res.tail, default)))
+    if not res.ok:
+        found = remedies.diagnose(res.tail)
+        raise UserError(msg("bundle.download_failed", "Downloading wheels for Python {python} on {platform} failed "
+                            "({outcome})", python=target.python_version, platform=target.platform,
+                            outcome=remedies.run_outcome(res.returncode, timed_out=res.timed_out,
+                                                         duration_s=res.duration_s, start_error=res.start_error)),
+                        hint="" if found else msg("bundle.download_hint", "Every package needs a wheel for that "
+                                                  "Python and platform (no source builds in a bundle). Check the "
+                                                  "versions, the platform tag and the index."),
+                        lines=remedies.failure_lines(res.tail), log_path=log_path, remedies=found)
 
 
 def _hash_wheels(wheels: Path, emit: Callable[[Event], None], cancel: runner.CancelToken,
@@ -496,17 +502,19 @@ def load_manifest(folder: str | os.PathLike[str]) -> Manifest:
     except (OSError, ValueError) as exc:
         raise BadInput(f"The bundle folder {folder} cannot be used: {getattr(exc, 'strerror', None) or exc}.") from None
     if not is_dir:
-        raise BadInput(f"The bundle folder {folder} does not exist.",
-                       hint="Pass the folder that holds manifest.json.")
+        raise BadInput(msg("bundle.folder_missing", "The bundle folder {path} does not exist.", path=str(folder)),
+                       hint=msg("bundle.folder_missing_hint", "Give the folder that holds manifest.json."))
     if not is_file:
-        raise BadInput(f"{folder} is not a bundle: it has no {MANIFEST}.",
-                       hint="Build one with: torch-setup bundle --out DIR ...")
+        raise BadInput(msg("bundle.not_a_bundle", "{path} is not a bundle: it has no {manifest}.", path=str(folder),
+                           manifest=MANIFEST),
+                       hint=msg("bundle.not_a_bundle_hint", "Build one with: torch-setup bundle --out DIR ..."))
     _inside(_root(folder), mpath, MANIFEST)
     what = f"{WHAT} {mpath}"
     try:
         return Manifest.from_dict(parse_json(read_text(mpath, what=WHAT), what=what), what=what)
     except BadInput as err:
-        raise BadInput(f"{err.message}", hint=err.hint or "Rebuild the bundle with torch-setup bundle.") from None
+        raise BadInput(err.message, hint=err.hint or msg("bundle.rebuild_hint", "Rebuild the bundle with torch-setup "
+                                                         "bundle.")) from None
 
 
 def _root(folder: Path) -> Path:
@@ -566,11 +574,11 @@ def _check_tags(m: Manifest, py: str) -> None:
         tags = set(wf.tags) if wf is not None else set()  # the file name decides, not the manifest
         if not tags & ok_tags:
             raise BadInput(
-                f"The bundle does not fit this machine: {f.name} is built for "
-                f"{', '.join(sorted({t.split('-')[-1] for t in tags}))}, and this machine "
-                f"(Python {py}) accepts {this_platform()}.",
-                hint="Build the bundle with --platform set to this machine's tag "
-                     f"({this_platform()}) and --python {py}.")
+                msg("bundle.wrong_platform", "The bundle does not fit this machine: {wheel} is built for {built}, and "
+                    "this machine (Python {python}) accepts {platform}.", wheel=f.name,
+                    built=", ".join(sorted({t.split('-')[-1] for t in tags})), python=py, platform=this_platform()),
+                hint=msg("bundle.wrong_platform_hint", "Build the bundle with --platform set to this machine's tag "
+                         "({platform}) and --python {python}.", platform=this_platform(), python=py))
 
 
 def _check_files(m: Manifest, wheels: Path, root: Path) -> None:
@@ -581,17 +589,17 @@ def _check_files(m: Manifest, wheels: Path, root: Path) -> None:
         except (OSError, ValueError):
             exists = False
         if not exists:
-            raise BadInput(f"The bundle is incomplete: {f.name} is missing.",
-                           hint="Copy the whole bundle folder again.")
+            raise BadInput(msg("bundle.incomplete", "The bundle is incomplete: {wheel} is missing.", wheel=f.name),
+                           hint=msg("bundle.copy_again", "Copy the whole bundle folder again."))
         real = _inside(root, path, "wheel")
         if not real.is_file():
             raise BadInput(f"The bundle is damaged: {f.name} is not a file.",
                            hint="Copy the whole bundle folder again.")
         size = real.stat().st_size
         if size != f.size:
-            raise BadInput(f"The bundle is damaged: {f.name} has {size} bytes, "
-                           f"the manifest says {f.size}. Nothing was installed.",
-                           hint="Copy that file (or the whole bundle) again.")
+            raise BadInput(msg("bundle.wrong_size", "The bundle is damaged: {wheel} has {size} bytes, the manifest "
+                               "says {expected}. Nothing was installed.", wheel=f.name, size=size, expected=f.size),
+                           hint=msg("bundle.copy_file_again", "Copy that file (or the whole bundle) again."))
 
 
 def _check_unlisted(m: Manifest, wheels: Path) -> None:
@@ -611,9 +619,10 @@ def _check_hashes(m: Manifest, wheels: Path, emit: Callable[[Event], None]) -> N
     for f in m.files:
         got = sha256_of(wheels / f.name)
         if got != f.sha256:
-            raise BadInput(f"The bundle is damaged: {f.name} does not match its SHA-256 "
-                           f"(expected {f.sha256[:16]}…, found {got[:16]}…). Nothing was "
-                           "installed.", hint="Copy that file (or the whole bundle) again.")
+            raise BadInput(msg("bundle.wrong_hash", "The bundle is damaged: {wheel} does not match its SHA-256 "
+                               "(expected {expected}…, found {found}…). Nothing was installed.", wheel=f.name,
+                               expected=f.sha256[:16], found=got[:16]),
+                           hint=msg("bundle.copy_file_again", "Copy that file (or the whole bundle) again."))
         emit(ProgressEvent(f.package, f.size, f.size))
 
 
@@ -643,8 +652,9 @@ def _check_requirements(m: Manifest, req: Path) -> None:
                                 "rebuild it, do not edit its files.")
         listed.append(key(*found.groups()))
     if sorted(listed) != sorted(key(f.package, f.version, f.sha256) for f in m.files):
-        raise BadInput(f"{m.requirements_file} does not list exactly the bundle's wheels and hashes.",
-                       hint="Rebuild the bundle; do not edit its files.")
+        raise BadInput(msg("bundle.requirements_differ", "{file} does not list exactly the bundle's wheels and "
+                           "hashes.", file=m.requirements_file),
+                       hint=msg("bundle.rebuild_untouched", "Rebuild the bundle; do not edit its files."))
 
 
 def check_bundle(folder: str | os.PathLike[str], *, python_version: str | None = None,
@@ -654,11 +664,14 @@ def check_bundle(folder: str | os.PathLike[str], *, python_version: str | None =
     m = load_manifest(folder)
     root = _root(folder)
     if python_version and python_version != m.python_version:
-        raise BadInput(f"The bundle is for Python {m.python_version}, not {python_version}.",
-                       hint=f"Use Python {m.python_version} or rebuild the bundle.")
+        raise BadInput(msg("bundle.python", "The bundle is for Python {bundle}, not {python}.",
+                           bundle=m.python_version, python=python_version),
+                       hint=msg("bundle.python_hint", "Use Python {version} or rebuild the bundle.",
+                                version=m.python_version))
     wheels = _inside(root, folder / m.wheels_dir, "wheels_dir")
     if not wheels.is_dir():
-        raise BadInput(f"The bundle's wheels_dir {m.wheels_dir} is not a folder.", hint="Rebuild the bundle.")
+        raise BadInput(f"The bundle's wheels_dir {m.wheels_dir} is not a folder.",
+                       hint=msg("bundle.rebuild", "Rebuild the bundle."))
     req = _inside(root, folder / m.requirements_file, "requirements_file")
     _check_names(m)
     _check_tags(m, python_version or m.python_version)

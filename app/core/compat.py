@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from app.core.errors import BadInput
+from app.core.oserrors import os_error_text
+from app.core.text import msg
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -335,7 +337,8 @@ def _read(folder: Path, name: str, shown: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise BadInput(f"{shown}: not valid TOML ({exc})", hint="Fix the syntax of that file.") from None
     except OSError as exc:
-        raise BadInput(f"{shown}: cannot be read ({exc.strerror})") from None
+        raise BadInput(msg("compat.unreadable", "{file}: cannot be read ({reason})", file=shown,
+                           reason=os_error_text(exc))) from None
 
 
 def _shown(folder: Path, name: str) -> str:

@@ -242,9 +242,9 @@ def find_python(spec: str | None, report: SystemReport | None = None) -> tuple[P
     if spec and not _VERSION_RE.match(spec):
         p = Path(spec).expanduser()
         if not p.exists():
-            raise BadInput(f"The Python interpreter {spec} does not exist.",
-                           hint='Pass a version such as "3.11" or the full path of a python '
-                                "executable.")
+            raise BadInput(msg("install.python_missing", "The Python interpreter {path} does not exist.", path=spec),
+                           hint=msg("install.python_missing_hint", "Give a version such as \"3.11\" or the full "
+                                    "path of a python executable."))
         info, why = probe_python(p)
         if info is None:
             notes.append(why)
@@ -458,7 +458,7 @@ class PipVenv(EnvBackend):
     def create_argv(self, env_path: Path, python: PythonInfo | None,
                     python_request: str | None) -> list[list[str]]:
         if python is None:
-            raise BadInput("No Python interpreter to create the environment with.")
+            raise BadInput(msg("install.no_interpreter", "No Python interpreter to create the environment with."))
         return [[python.path, "-m", "venv", str(env_path)]]
 
 
@@ -483,9 +483,11 @@ class CondaEnv(EnvBackend):
 def backend_for(kind: str = "venv", installer: str = "uv") -> EnvBackend:
     """The backend for ``kind`` (venv|conda) and ``installer`` (uv|pip)."""
     if kind not in KINDS:
-        raise BadInput(f"Unknown environment kind {kind!r}.", hint="Use venv or conda.")
+        raise BadInput(msg("install.unknown_kind", "Unknown environment kind {kind!r}.", kind=kind),
+                       hint=msg("install.unknown_kind_hint", "Use venv or conda."))
     if installer not in INSTALLERS:
-        raise BadInput(f"Unknown installer {installer!r}.", hint="Use uv or pip.")
+        raise BadInput(msg("install.unknown_installer", "Unknown installer {installer!r}.", installer=installer),
+                       hint=msg("install.unknown_installer_hint", "Use uv or pip."))
     uv = uv_bin()
     if kind == "conda":
         return CondaEnv(kind=kind, installer=installer, tool=conda_bin(), uv=uv)

@@ -20,6 +20,7 @@ import sys
 import urllib.parse
 from pathlib import Path
 
+from app.core.oserrors import os_error_text
 from app.core.secrets import basic_auth, split_credentials, unencoded_credentials
 from app.core.secrets import mask as display_url
 from app.core.text import Text, msg
@@ -110,9 +111,9 @@ def _connect(host: str, port: int, via_proxy: bool, timeout: float) -> Text | No
             pass
     except socket.gaierror as exc:
         return msg("preflight.dns_failed", "cannot resolve {host} ({error})", host=host,
-                   error=str(exc.strerror or exc))
+                   error=os_error_text(exc))
     except OSError as exc:
-        what = exc.strerror or str(exc) or type(exc).__name__
+        what = os_error_text(exc) if (exc.errno is not None or exc.strerror) else (str(exc) or type(exc).__name__)
         if via_proxy:
             return msg("preflight.proxy_connect_failed", "cannot connect to {host}:{port} (proxy): {error}",
                        host=host, port=port, error=what)
@@ -166,6 +167,8 @@ def probe_index(url: str, *, proxy: str | None = None, ca_bundle: str | None = N
                          code=exc.code, reason=str(exc.reason))
     except urllib.error.URLError as exc:
         reason = exc.reason
-        return str(getattr(reason, "strerror", None) or reason), None
+        if isinstance(reason, OSError) and reason.errno is not None:
+            return os_error_text(reason), None
+        return str(reason), None
     except (OSError, ValueError) as exc:
         return str(exc), None

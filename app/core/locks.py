@@ -22,6 +22,7 @@ from typing import IO
 
 from app.core.errors import BadInput
 from app.core.paths import state_dir
+from app.core.text import msg
 
 __all__ = ["EnvLock", "LockHolder", "env_lock", "holder_of", "lock_file_for"]
 
@@ -162,9 +163,12 @@ def acquire(env_path: str | os.PathLike[str], purpose: str) -> EnvLock:
     if not _try_lock(fh):
         fh.close()
         holder = _read_holder(file)
-        who = holder.describe() if holder else "another run"
-        raise BadInput(f"{env} is being changed by {who}; two runs must not change one environment at once",
-                       hint="Wait for that run to finish (or cancel it), then try again.")
+        who = (msg("locks.holder", "PID {pid} ({purpose}, started {started})", pid=holder.pid,
+                   purpose=holder.purpose, started=holder.started) if holder else
+               msg("locks.another_run", "another run"))
+        raise BadInput(msg("locks.busy", "{path} is being changed by {who}; two runs must not change one environment "
+                           "at once", path=str(env), who=who),
+                       hint=msg("locks.busy_hint", "Wait for that run to finish (or cancel it), then try again."))
     fh.seek(0)
     fh.truncate()
     started = time.strftime("%Y-%m-%d %H:%M:%S")

@@ -14,21 +14,23 @@ from __future__ import annotations
 import json
 import os
 import signal
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core import runner
-from app.core.errors import BadInput, Cancelled, UserError
+from app.core import remedies, runner
+from app.core.errors import BadInput, Cancelled, ForFace, Hint, UserError
 from app.core.events import EventCallback, LogEvent, StepEvent
 from app.core.paths import new_log_path, probes_dir
+from app.core.text import Msg, Text, msg
 
 
 class ProbeFailed(UserError):
     """A probe gave no usable result. ``kind``: crash | error | no-result | timeout | start."""
 
-    def __init__(self, message: str, hint: str = "", *, kind: str = "error", code: str | None = None,
+    def __init__(self, message: Text, hint: Hint = "", *, kind: str = "error", code: str | None = None,
                  facts: dict[str, Any] | None = None, **kw: Any) -> None:
         super().__init__(message, hint, **kw)
         self.kind = kind
@@ -60,21 +62,25 @@ def resolve_python(env: str | os.PathLike[str]) -> Path:
     """
     p = Path(env).expanduser()
     if not p.exists():
-        raise BadInput(f"{p} does not exist",
-                       hint="Pass the folder of a virtual environment or conda environment "
-                            "(the one holding bin/python or python.exe), or a Python interpreter.")
+        raise BadInput(msg("probe.env_missing", "{path} does not exist", path=str(p)),
+                       hint=msg("probe.env_missing_hint", "Give the folder of a virtual environment or conda "
+                                "environment (the one holding bin/python or python.exe), or a Python interpreter."))
     if p.is_file():
         if os.access(p, os.X_OK) or p.suffix.lower() == ".exe":
             return p
-        raise BadInput(f"{p} is a file but not a program that can be run",
-                       hint="Pass the environment folder or its python executable.")
+        raise BadInput(msg("probe.not_a_program", "{path} is a file but not a program that can be run", path=str(p)),
+                       hint=msg("probe.not_a_program_hint", "Give the environment folder or its python program."))
     for rel in ("bin/python", "bin/python3", "Scripts/python.exe", "python.exe"):
         cand = p / rel
         if cand.is_file():
             return cand
-    raise BadInput(f"{p} is not a Python environment: it holds no bin/python or Scripts/python.exe",
-                   hint="Pass the folder `torch-setup install` created (or any venv / conda env), "
-                        "or the path of a Python interpreter.")
+    raise BadInput(msg("probe.not_an_env", "{path} is not a Python environment: it holds no bin/python or "
+                       "Scripts/python.exe", path=str(p)),
+                   hint=ForFace(msg("probe.not_an_env_gui", "Choose the folder the assistant created (or any venv "
+                                    "or conda environment), or a Python interpreter."),
+                                msg("probe.not_an_env_cli", "Pass the folder `torch-setup install` created (or any "
+                                    "venv / conda env), or the path of a Python interpreter.")),
+                   code="not-an-env")
 
 
 def probe_path(name: str) -> Path:
@@ -103,7 +109,7 @@ def run_probe(name: str, python: str | os.PathLike[str], args: Sequence[str] = (
     With ``keep_partial``, a cancel is not an error: the output comes back with ``cancelled``
     set and the result the probe printed while stopping (``{}`` when it printed none).
     """
-    what = what or f"the {name} probe"
+    told: Text = _WHAT.get(what or "") or what or msg("probe.what_probe", "the {name} probe", name=name)
     py = Path(python)
     script = probe_path(name)
     log_path = new_log_path(log_name or f"probe-{name}")
@@ -142,48 +148,88 @@ def run_probe(name: str, python: str | os.PathLike[str], args: Sequence[str] = (
         if keep_partial:
             return ProbeOutput(result=results[-1] if results else {}, steps=tuple(steps), log_path=log_path,
                                duration_s=res.duration_s, cancelled=True)
-        raise Cancelled(f"{what.capitalize()} was cancelled; its process was stopped.", log_path=log_path)
+        raise Cancelled(msg("probe.cancelled", "{what:cap} was cancelled; its process was stopped.", what=told),
+                        log_path=log_path)
     if res.start_error:
-        raise ProbeFailed(f"Could not start {py}: {res.start_error}",
-                          hint="Check that the environment still exists and its Python runs.",
+        raise ProbeFailed(msg("probe.not_started", "Could not start {python}: {reason}", python=str(py),
+                              reason=res.start_error),
+                          hint=msg("probe.not_started_hint", "Check that the environment still exists and its "
+                                   "Python runs."),
                           kind="start", log_path=log_path)
     stderr_lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     relevant = runner.relevant_lines(stderr_lines, 10)
+    found = remedies.diagnose([*stderr_lines, *(f"{e.get('type', '')}: {e.get('message', '')}" for e in errors)],
+                              _context(env))
     if res.timed_out:
-        raise ProbeFailed(f"{what.capitalize()} did not finish within {timeout_s:.0f} s and was stopped.",
-                          hint="The device may be hung or very slow; try again, or run with a longer timeout.",
-                          kind="timeout", lines=relevant, log_path=log_path, facts=facts)
+        raise ProbeFailed(msg("probe.timed_out", "{what:cap} did not finish within {seconds:.0f} s and was stopped.",
+                              what=told, seconds=timeout_s or 0),
+                          hint=msg("probe.timed_out_hint", "The device may be hung or very slow; try again, or "
+                                   "allow it more time."),
+                          kind="timeout", lines=relevant, log_path=log_path, facts=facts, remedies=found)
     sig = _signal_name(res.returncode)
     if sig and not results:
         last = steps[-1] if steps else None
-        during = f" while running '{last.get('name')}'" if last else ""
         importing = bool(last and last.get("name") == "torch_import" and last.get("status") == "running")
-        hint = ("PyTorch crashed the Python process while loading. Reinstall it (a broken or mismatched "
-                "wheel, or a conflicting native library on LD_LIBRARY_PATH, are the usual causes); "
-                "`torch-setup doctor` can look for the cause." if importing else
-                "A native library crashed. `torch-setup doctor` can look for a cause; the log has the details.")
-        raise ProbeFailed(f"{what.capitalize()} crashed (killed by {sig}){during}.", hint=hint,
-                          kind="crash", code="torch-crashed" if importing else "crash",
-                          lines=relevant, log_path=log_path, facts=facts)
+        crash_hint = (ForFace(msg("probe.crash_import_gui", "PyTorch crashed the Python process while loading. "
+                                  "Install it again (a broken or mismatched wheel, or a conflicting native library on "
+                            "LD_LIBRARY_PATH, are the usual causes)."),
+                        msg("probe.crash_import_cli", "PyTorch crashed the Python process while loading. Reinstall "
+                            "it (a broken or mismatched wheel, or a conflicting native library on LD_LIBRARY_PATH, "
+                            "are the usual causes); `torch-setup doctor` can look for the cause."))
+                if importing else
+                ForFace(msg("probe.crash_gui", "A native library crashed; the log has the details."),
+                        msg("probe.crash_cli", "A native library crashed. `torch-setup doctor` can look for a cause; "
+                            "the log has the details.")))
+        crashed = (msg("probe.crashed_during", "{what:cap} crashed (killed by {signal}) while running '{step}'.",
+                       what=told, signal=sig, step=str(last.get("name"))) if last else
+                   msg("probe.crashed", "{what:cap} crashed (killed by {signal}).", what=told, signal=sig))
+        raise ProbeFailed(crashed, hint=crash_hint, kind="crash", code="torch-crashed" if importing else "crash",
+                          lines=relevant, log_path=log_path, facts=facts, remedies=found)
     if errors and not results:
         err = errors[-1]
-        msg = f"{err.get('type', 'Error')}: {err.get('message', '')}".strip()
+        said = f"{err.get('type', 'Error')}: {err.get('message', '')}".strip()
         tb = [ln for ln in str(err.get("traceback", "")).splitlines() if ln.strip()]
         code = err.get("code")
+        found = remedies.diagnose([*tb, said], _context(env)) or found
+        message: Text
+        hint: Hint = str(err.get("hint", ""))
         if code == "torch-missing":
-            message = f"PyTorch is not installed in {py.parent.parent if py.parent.name in ('bin', 'Scripts') else py}."
+            where = py.parent.parent if py.parent.name in ("bin", "Scripts") else py
+            message = msg("probe.torch_missing", "PyTorch is not installed in {path}.", path=str(where))
+            hint = msg("probe.torch_missing_hint", "Install PyTorch into this environment.")
         elif code == "torch-import-failed":
-            message = f"PyTorch is installed but cannot be loaded ({msg[:200]})."
+            message = msg("probe.torch_import_failed", "PyTorch is installed but cannot be loaded ({error}).",
+                          error=said[:200])
+            hint = "" if found else msg("probe.torch_import_failed_hint", "Install PyTorch into this environment "
+                                        "again; the lines below say what failed to load.")
         else:
-            message = f"{what.capitalize()} failed: {msg[:300]}"
-        raise ProbeFailed(message, hint=str(err.get("hint", "")), kind="error", code=code,
+            message = msg("probe.failed", "{what:cap} failed: {error}", what=told, error=said[:300])
+        raise ProbeFailed(message, hint=hint, kind="error", code=code,
                           lines=runner.relevant_lines(tb, 8) or relevant, log_path=log_path,
-                          facts=err.get("interpreter") or facts)
+                          facts=err.get("interpreter") or facts, remedies=found)
     if not results:
-        raise ProbeFailed(f"{what.capitalize()} ended ({res.describe()}) without a result.",
-                          hint="The environment's Python may be broken; the log has its output.",
-                          kind="no-result", lines=relevant or res.tail[-8:], log_path=log_path, facts=facts)
+        raise ProbeFailed(msg("probe.no_result", "{what:cap} ended ({outcome}) without a result.", what=told,
+                              outcome=remedies.run_outcome(res.returncode, timed_out=res.timed_out,
+                                                           duration_s=res.duration_s, start_error=res.start_error)),
+                          hint="" if found else msg("probe.no_result_hint", "The environment's Python may be "
+                                                    "broken; the log has its output."),
+                          kind="no-result", lines=relevant or res.tail[-8:], log_path=log_path, facts=facts,
+                          remedies=found)
     return ProbeOutput(result=results[-1], steps=tuple(steps), log_path=log_path, duration_s=res.duration_s)
+
+
+#: The steps callers name, as words (``run_probe(what="the verification")``).
+_WHAT: dict[str, Msg] = {
+    "the verification": msg("probe.what_verify", "the verification"),
+    "the speed test": msg("probe.what_bench", "the speed test"),
+}
+
+
+def _context(env: Mapping[str, str] | None) -> remedies.Context:
+    """What the catalogue needs for a probe's failure: the OS and CUDA_VISIBLE_DEVICES."""
+    family = "windows" if os.name == "nt" else ("macos" if sys.platform == "darwin" else "linux")
+    return remedies.Context.with_env(("CUDA_VISIBLE_DEVICES",), env if env is not None else os.environ,
+                                     os_family=family)
 
 
 def _step_data(obj: dict[str, Any]) -> dict[str, Any] | None:

@@ -28,12 +28,14 @@ from typing import Any
 from app import __version__
 from app.core.bench import BenchReport, BenchResult, BenchStatus
 from app.core.doctor import Diagnosis
-from app.core.errors import BadInput, Cancelled, UserError
+from app.core.errors import BadInput, Cancelled, UserError, render_hint
 from app.core.install import InstallResult
 from app.core.recommend import Recommendation
+from app.core.remedies import Remedy, os_error_text
+from app.core.remedies.commands import answer_line
 from app.core.secrets import mask, mask_data
 from app.core.system import SystemReport
-from app.core.text import Text, render
+from app.core.text import Text, msg, render
 from app.core.verify import VerifyReport
 from app.core.wheels import backend_of_variant, variant_of_version
 
@@ -131,7 +133,8 @@ class SessionReport:
             "best_dtype": best.dtype if best else None,
             "bench_status": bench.status.value if bench else None,
             "duration_s": self.duration_s,
-            "error": self.error.message if self.error else None,
+            "error": self.error.text() if self.error else None,
+            "error_code": self.error.error_code if self.error else None,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -216,9 +219,14 @@ class SessionReport:
         bullets: list[str] = []
         err = self.error
         if err is not None:
-            rows.append(("Error", err.message))
+            rows.append(("Error", err.text()))
+            for r in err.remedies:
+                rows.append(("Why", render(r.explanation)))
             if err.hint:
-                rows.append(("What to do", err.hint))
+                rows.append(("What to do", render_hint(err.hint)))
+            for a in err.actions:  # an answer-file run is fixed in its answer file
+                line = answer_line(a) if self.source == "unattended" else None
+                rows.append(("Fix", line or render(a.label())))
             if err.log_path:
                 rows.append(("Full log", str(err.log_path)))
             bullets = [str(x) for x in err.lines]
@@ -302,8 +310,9 @@ class SessionReport:
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise BadInput(f"the report folder {folder} cannot be created: {exc.strerror or exc}",
-                           hint="choose a folder you can write to") from None
+            raise BadInput(msg("report.folder_failed", "the report folder {path} cannot be created: {reason}",
+                               path=str(folder), reason=os_error_text(exc)),
+                           hint=msg("report.folder_failed_hint", "choose a folder you can write to")) from None
         stem = safe_stem(stem) if stem else self.default_stem()
         renderers = {"json": self.to_json, "md": self.to_markdown, "html": self.to_html}
         written = []
@@ -450,6 +459,9 @@ def _error_from_dict(d: dict[str, Any]) -> UserError:
     kw: dict[str, Any] = {"lines": [str(x) for x in d.get("lines") or ()], "log_path": Path(log) if log else None}
     if d.get("exit_code") is not None:
         kw["exit_code"] = int(d["exit_code"])
+    if d.get("code"):
+        kw["code"] = str(d["code"])
+    kw["remedies"] = tuple(Remedy.from_dict(r) for r in d.get("remedies") or () if isinstance(r, dict))
     return cls(str(d.get("message", "")), str(d.get("hint", "")), **kw)
 
 
@@ -460,9 +472,10 @@ def load_session_report(path: str | Path) -> SessionReport:
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise BadInput(f"report file {p} does not exist") from None
+        raise BadInput(msg("report.missing", "report file {path} does not exist", path=str(p))) from None
     except json.JSONDecodeError as exc:
-        raise BadInput(f"report file {p} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        raise BadInput(msg("report.bad_json", "report file {path} is not valid JSON (line {line}: {reason})",
+                           path=str(p), line=exc.lineno, reason=exc.msg)) from None
     return SessionReport.from_dict(data)
 
 

@@ -36,8 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from app.core.errors import Cancelled, UserError
+from app.core import remedies
+from app.core.errors import Cancelled, Hint, UserError
 from app.core.secrets import mask
+from app.core.text import Text, msg
 
 if TYPE_CHECKING:
     import psutil
@@ -119,7 +121,7 @@ class CancelToken:
 
         return remove
 
-    def raise_if_cancelled(self, message: str = "Cancelled.") -> None:
+    def raise_if_cancelled(self, message: Text | None = None) -> None:
         if self.cancelled:
             raise Cancelled(message)
 
@@ -183,13 +185,19 @@ class RunResult:
             return f"killed by signal {name}"
         return f"exit code {self.returncode}"
 
-    def raise_for_status(self, message: str, hint: str = "", lines: int = 12) -> RunResult:
+    def raise_for_status(self, message: Text, hint: Hint = "", lines: int = 12) -> RunResult:
+        """Raise (Cancelled, or a UserError with the remedy catalogue's reading of the output)
+        unless the command succeeded."""
         if self.cancelled:
             raise Cancelled(log_path=self.log_path)
         if not self.ok:
-            relevant = relevant_lines(self.tail, lines)
-            raise UserError(f"{message} ({self.describe()})", hint=hint, lines=relevant,
-                            log_path=self.log_path)
+            found = remedies.diagnose([*self.tail, self.start_error or ""])
+            outcome = remedies.run_outcome(self.returncode, timed_out=self.timed_out, duration_s=self.duration_s,
+                                           start_error=self.start_error)
+            raise UserError(msg("install.failed_with", "{what} ({outcome})", what=message, outcome=outcome),
+                            hint="" if found and not hint else hint,
+                            lines=remedies.failure_lines(self.tail, max(lines, 12)), log_path=self.log_path,
+                            remedies=found)
         return self
 
 

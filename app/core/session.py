@@ -21,6 +21,7 @@ step, and what a later step needs comes from there, never from a second derivati
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -29,10 +30,19 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from app.core.errors import EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, BadInput, Cancelled, UserError
+from app.core.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_CANCELLED,
+    EXIT_FAILED,
+    EXIT_OK,
+    BadInput,
+    Cancelled,
+    ForFace,
+    UserError,
+)
 from app.core.events import Event, ignore
 from app.core.runner import CancelToken
-from app.core.text import Text, msg, render
+from app.core.text import Msg, Text, join, msg, render
 
 if TYPE_CHECKING:  # start-up: the wizard makes a Session before its first paint; the steps load their modules
     from app.core.bench import BenchReport
@@ -40,6 +50,7 @@ if TYPE_CHECKING:  # start-up: the wizard makes a Session before its first paint
     from app.core.install import Check, InstallPlan, InstallRequest, InstallResult
     from app.core.locks import EnvLock
     from app.core.recommend import Choices, Recommendation
+    from app.core.remedies import types as remedies_types
     from app.core.report import SessionReport
     from app.core.system import SystemReport
     from app.core.verify import VerifyReport
@@ -174,9 +185,9 @@ def revalidate(plan: InstallPlan, checks: Sequence[Check]) -> tuple[Check, ...]:
     return tuple(fresh.get(c.name, c) for c in checks)
 
 
-def _need(value: T | None, step: str, hint: str) -> T:
+def _need(value: T | None, missing: Msg, hint: Text) -> T:
     if value is None:
-        raise BadInput(f"There is no {step} yet.", hint=hint)
+        raise BadInput(missing, hint=hint)
     return value
 
 
@@ -282,7 +293,9 @@ class Session:
         Raises BadInput when the choices cannot work (the old recommendation is then gone)."""
         from app.core.recommend import recommend  # start-up
 
-        system, choices = _need(self.system, "system report", "Detect this machine first."), self.choices
+        system = _need(self.system, msg("session.no_system", "There is no system report yet."),
+                       msg("session.no_system_hint", "Detect this machine first."))
+        choices = self.choices
         try:
             rec = recommend(system, None, choices)
         except UserError:
@@ -317,8 +330,10 @@ class Session:
 
         with self._lock:
             if planned.system is not self.system or planned.recommendation is not self.recommendation:
-                raise BadInput("The plan was made for an earlier system report or recommendation.",
-                               hint="Check the environment again: the plan is made anew.")
+                raise BadInput(msg("session.plan_outdated", "The plan was made for an earlier system report or "
+                                   "recommendation."),
+                               hint=msg("session.plan_outdated_hint", "Check the environment again: the plan is "
+                                        "made anew."))
             self.invalidate(Stage.PLAN)
             self.planned = planned
         raise_for_checks(planned.checks, plan=planned.plan)
@@ -343,12 +358,16 @@ class Session:
         planned = self.planned  # read once: the plan and its checks belong together
         approved = planned.plan if planned is not None and planned.approvable else None
         if planned is None or approved is None:
-            raise BadInput("No installation plan was approved.",
-                           hint="Check the environment first (the Environment page, or torch-setup install): "
-                                "the plan its checks pass is the one that is installed.")
+            raise BadInput(msg("session.no_plan", "No installation plan was approved."),
+                           hint=ForFace(msg("session.no_plan_gui", "Go back to the Environment page: the plan its "
+                                            "checks pass is the one that is installed."),
+                                        msg("session.no_plan_cli", "Check the environment first (torch-setup "
+                                            "install): the plan its checks pass is the one that is installed.")))
         if plan is not None and plan is not approved:
-            raise BadInput("This is not the approved installation plan; nothing was done.",
-                           hint="Check the environment again and install the plan it approves.")
+            raise BadInput(msg("session.not_approved", "This is not the approved installation plan; nothing was "
+                               "done."),
+                           hint=msg("session.not_approved_hint", "Check the environment again and install the plan "
+                                    "it approves."))
         result = install(approved, on_event=on_event, cancel=cancel, checks=revalidate(approved, planned.checks),
                          lock=lock)
         with self._lock:
@@ -358,7 +377,8 @@ class Session:
         return result
 
     def _installed(self) -> InstallResult:
-        return _need(self.install_result, "installed environment", "Run the installation first.")
+        return _need(self.install_result, msg("session.no_install", "There is no installed environment yet."),
+                     msg("session.no_install_hint", "Run the installation first."))
 
     def verify(self, *, on_event: OnEvent | None = None, cancel: CancelToken | None = None) -> VerifyReport:
         """Verify PyTorch in the installed environment (an accelerator build must find its accelerator)."""
@@ -455,13 +475,43 @@ class Session:
         return report.ok
 
     def _verify_error(self, result: InstallResult) -> UserError:
+        from app.core import remedies  # start-up: only a failed verification needs the catalogue
+
         report = self.verify_report
         failed = [c for c in report.checks if c.status == "failed"] if report is not None else []
-        return UserError("PyTorch was installed, but the verification failed: "
-                         + "; ".join(f"{render(c.title) or c.name}: {render(c.detail)}" for c in failed[:3]),
-                         hint="Read the diagnosis in the report; `torch-setup doctor --env "
-                              f"{result.env_path}` explains the cause.",
-                         log_path=result.log_path)
+        parts = [join((c.title if render(c.title) else c.name, c.detail), ": ") for c in failed[:3]]
+        evidence = [render(c.detail) for c in failed]
+        if self.diagnosis is not None:
+            evidence += [e for f in self.diagnosis.findings for e in f.evidence]
+        return UserError(msg("session.verify_failed", "PyTorch was installed, but the verification failed: {checks}",
+                             checks=join(parts, "; ")),
+                         hint=ForFace(msg("session.verify_failed_gui", "Read the diagnosis on the Verify page: it "
+                                          "explains the cause."),
+                                      msg("session.verify_failed_cli", "Read the diagnosis in the report; "
+                                          "`torch-setup doctor --env {env}` explains the cause.",
+                                          env=str(result.env_path))),
+                         log_path=result.log_path, remedies=remedies.diagnose(evidence, self.failure_context()))
+
+    def failure_context(self) -> remedies_types.Context:
+        """What the remedy catalogue needs to know about this machine and run."""
+        from app.core.compat import load_compat  # start-up: read only for a failure
+        from app.core.remedies.types import Context
+
+        system = self.system
+        gpu = next((g for g in system.gpus if g.vendor == "nvidia"), None) if system is not None else None
+        rec = self.recommendation_followed
+        try:
+            data = load_compat()
+        except UserError:
+            data = None
+        inst = self.install_result
+        return Context.with_env(("CUDA_VISIBLE_DEVICES",), os.environ,
+                                os_family=system.os.family if system is not None else "",
+                                path=str(inst.env_path) if inst is not None else "",
+                                torch=(inst.torch_version if inst is not None else None) or "",
+                                variant=rec.variant if rec is not None else "",
+                                compute_capability=(gpu.compute_capability or "") if gpu else "",
+                                driver=(gpu.driver_version or "") if gpu else "", data=data)
 
     def _bench_step(self, options: BenchOptions, obs: Observer, emit: OnEvent, cancel: CancelToken) -> None:
         obs.benching(options)
@@ -474,7 +524,8 @@ class Session:
             obs.bench_failed(err)
             return
         if report.cancelled:  # its measurements are recorded: the report holds them, marked partial
-            raise Cancelled("The speed test was stopped; the report holds what it measured until then.")
+            raise Cancelled(msg("session.bench_stopped", "The speed test was stopped; the report holds what it "
+                                "measured until then."))
         obs.benched(report)
 
     # ------------------------------------------------------------------ the end

@@ -28,6 +28,7 @@ from PySide6.QtCore import QObject, Signal, SignalInstance
 from app.core.errors import Cancelled, UserError
 from app.core.events import Event
 from app.core.runner import CancelToken
+from app.core.text import msg
 
 CoreCall = Callable[[Callable[[Event], None], CancelToken], object]
 
@@ -89,9 +90,9 @@ class Task(QObject):
             self._emit(self.failed, err)
         except Exception as exc:  # a bug in the core: show it, never crash the GUI
             self._running = False
-            self._emit(self.failed, UserError(f"Unexpected error: {exc}",
-                                              hint="This is a bug in Torch Setup Assistant; please report it "
-                                                   "with the saved report.",
+            self._emit(self.failed, UserError(msg("gui.unexpected", "Unexpected error: {error}", error=str(exc)),
+                                              hint=msg("gui.bug_hint", "This is a bug in Torch Setup Assistant; "
+                                                       "please report it with the saved report."),
                                               lines=traceback.format_exc().splitlines()[-8:]))
         else:
             self._running = False

@@ -143,7 +143,7 @@
 <context>
     <name>DonePage</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="+237"/>
+        <location filename="../../app/gui/pages/done.py" line="+232"/>
         <source>Save the report into…</source>
         <translation>把报告保存到…</translation>
     </message>
@@ -296,7 +296,7 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+239"/>
+        <location filename="../../app/gui/pages/environment.py" line="+238"/>
         <source>(recommended)</source>
         <translation>（推荐）</translation>
     </message>
@@ -322,17 +322,17 @@
     </message>
     <message>
         <location line="+6"/>
-        <location line="+246"/>
+        <location line="+273"/>
         <source>Choose the CA certificates file</source>
         <translation>选择 CA 证书文件</translation>
     </message>
     <message>
-        <location line="-245"/>
+        <location line="-272"/>
         <source>Certificates (*.pem *.crt *.cer);;All files (*)</source>
         <translation>证书 (*.pem *.crt *.cer);;所有文件 (*)</translation>
     </message>
     <message>
-        <location line="+48"/>
+        <location line="+77"/>
         <source>PyTorch will be added to the environment in {path}.</source>
         <translation>PyTorch 将安装到 {path} 中的已有环境。</translation>
     </message>
@@ -347,7 +347,7 @@
         <translation>该位置剩余 {free}。</translation>
     </message>
     <message>
-        <location line="+134"/>
+        <location line="+130"/>
         <source>Everything is ready. Press Install to create the environment and install PyTorch.</source>
         <translation>一切就绪。点击“安装”即可创建环境并安装 PyTorch。</translation>
     </message>
@@ -357,7 +357,7 @@
         <translation>请先解决上面的问题（或更改选项），然后继续。</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+7"/>
         <source>About {size} will be installed.</source>
         <translation>大约需要安装 {size}。</translation>
     </message>
@@ -586,17 +586,27 @@
 <context>
     <name>ErrorPanel</name>
     <message>
-        <location filename="../../app/gui/pages/_common.py" line="+110"/>
+        <location filename="../../app/gui/pages/_common.py" line="+184"/>
         <source>What to do: {hint}</source>
         <translation>解决办法：{hint}</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+35"/>
+        <source>Hide the tool&apos;s output</source>
+        <translation>隐藏工具的原始输出</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Show the tool&apos;s output ({count} lines)</source>
+        <translation>显示工具的原始输出（{count} 行）</translation>
+    </message>
+    <message>
+        <location line="+6"/>
         <source>Full log: {path}</source>
         <translation>完整日志：{path}</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+58"/>
         <source>Open log</source>
         <translation>打开日志</translation>
     </message>
@@ -624,7 +634,7 @@
 <context>
     <name>InstallPage</name>
     <message>
-        <location filename="../../app/gui/pages/install.py" line="+208"/>
+        <location filename="../../app/gui/pages/install.py" line="+193"/>
         <source>No environment was chosen.</source>
         <translation>还没有选择环境。</translation>
     </message>
@@ -634,7 +644,7 @@
         <translation>请回到“环境”页面，选择安装位置。</translation>
     </message>
     <message>
-        <location line="+77"/>
+        <location line="+72"/>
         <source>{package} (package {done} of {total})</source>
         <translation>{package}（第 {done} 个，共 {total} 个包）</translation>
     </message>
@@ -654,7 +664,7 @@
         <translation>正在解压并安装软件包…</translation>
     </message>
     <message>
-        <location line="+104"/>
+        <location line="+100"/>
         <source>Cancelling… removing the half-made environment</source>
         <translation>正在取消…删除装了一半的环境</translation>
     </message>
@@ -862,12 +872,12 @@
         <translation>处理器（仅 CPU）</translation>
     </message>
     <message>
-        <location line="+322"/>
+        <location line="+332"/>
         <source>No PyTorch build could be recommended: {message}</source>
         <translation>无法推荐 PyTorch 版本：{message}</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+13"/>
         <source>PyTorch {version} for {target}</source>
         <translation>PyTorch {version} — {target}</translation>
     </message>
@@ -1009,12 +1019,12 @@ Stop and close?</source>
 <context>
     <name>SpeedTestPage</name>
     <message>
-        <location filename="../../app/gui/pages/speedtest.py" line="+129"/>
+        <location filename="../../app/gui/pages/speedtest.py" line="+131"/>
         <source>There is no installed environment to measure.</source>
         <translation>没有可以测速的已安装环境。</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location line="+16"/>
         <source>Starting PyTorch in the new environment…</source>
         <translation>正在新环境中启动 PyTorch…</translation>
     </message>
@@ -1024,7 +1034,7 @@ Stop and close?</source>
         <translation>{device} {dtype}，{size}×{size}：{gflops:.1f} GFLOP/s</translation>
     </message>
     <message>
-        <location line="+34"/>
+        <location line="+35"/>
         <source>Stopped.</source>
         <translation>已停止。</translation>
     </message>
@@ -1133,7 +1143,7 @@ Stop and close?</source>
 <context>
     <name>SystemPage</name>
     <message>
-        <location filename="../../app/gui/pages/system.py" line="+144"/>
+        <location filename="../../app/gui/pages/system.py" line="+138"/>
         <source>Saved to {path}</source>
         <translation>已保存到 {path}</translation>
     </message>
@@ -1243,12 +1253,12 @@ Stop and close?</source>
         <translation>集成在处理器中</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+12"/>
         <source>Looking at this computer failed: {message}</source>
         <translation>检测这台电脑时出错：{message}</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+16"/>
         <source>System</source>
         <translation>系统</translation>
     </message>
@@ -1387,7 +1397,7 @@ Stop and close?</source>
 <context>
     <name>VerifyPage</name>
     <message>
-        <location filename="../../app/gui/pages/verify.py" line="+117"/>
+        <location filename="../../app/gui/pages/verify.py" line="+119"/>
         <source>There is no installed environment to verify.</source>
         <translation>没有可以验证的已安装环境。</translation>
     </message>
@@ -1397,12 +1407,12 @@ Stop and close?</source>
         <translation>请先完成安装。</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+11"/>
         <source>Verification was cancelled.</source>
         <translation>验证已取消。</translation>
     </message>
     <message>
-        <location line="+75"/>
+        <location line="+71"/>
         <source>Looking for the cause…</source>
         <translation>正在查找原因…</translation>
     </message>
@@ -1618,7 +1628,7 @@ Stop and close?</source>
 <context>
     <name>_CommandRow</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="-192"/>
+        <location filename="../../app/gui/pages/done.py" line="-187"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>

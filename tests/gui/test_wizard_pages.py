@@ -283,7 +283,7 @@ def test_change_applies_choices_and_restores(qtbot, host, real_report):
     qtbot.waitUntil(lambda: not page.is_busy() and page._error is not None, timeout=20000)
     assert not page.isComplete() and state.session.recommendation is None
     assert not page.error_banner.isHidden()
-    assert "1.0" in page.error_banner.text() and page._error.message in page.error_banner.text()
+    assert "1.0" in page.error_banner.text() and page._error.text() in page.error_banner.text()
 
     with qtbot.waitSignal(page.recommended, timeout=20000):
         page.apply_change(None)

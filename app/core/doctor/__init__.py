@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.core.actions import Action
 from app.core.compat import CompatData, load_compat
 from app.core.detect import detect
 from app.core.doctor.collect_env import from_collect_env
@@ -79,7 +80,9 @@ class Diagnosis:
         """
         findings = tuple(Finding(code=str(f["code"]), severity=str(f["severity"]), title=str(f.get("title", "")),
                                  explanation=str(f.get("explanation", "")), fix=str(f.get("fix", "")),
-                                 evidence=tuple(str(x) for x in f.get("evidence") or ()))
+                                 evidence=tuple(str(x) for x in f.get("evidence") or ()),
+                                 actions=tuple(Action.from_dict(a) for a in f.get("actions") or ()
+                                               if isinstance(a, Mapping)))
                          for f in d.get("findings") or ())
         facts = d.get("facts") or {}
         env = facts.get("env") if isinstance(facts, Mapping) else None
@@ -112,7 +115,7 @@ def _not_an_env(target: Path, exc: BadInput) -> Diagnosis:
                 msg("doctor.not_an_env.why", "It holds no bin/python (or Scripts/python.exe), so nothing can run "
                     "PyTorch from it."),
                 msg("doctor.not_an_env.fix", "Pass the folder that `torch-setup install` created, a venv/conda env "
-                    "folder, or the path of a Python interpreter."), (exc.message,))
+                    "folder, or the path of a Python interpreter."), (exc.text(),))
     return Diagnosis(str(target), str(target), (f,))
 
 

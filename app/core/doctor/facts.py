@@ -53,7 +53,7 @@ class ProbeError:
 
     @classmethod
     def of(cls, exc: ProbeFailed) -> ProbeError:
-        return cls(exc.kind, exc.code, exc.message, tuple(exc.lines))
+        return cls(exc.kind, exc.code, exc.text(), tuple(exc.lines))
 
 
 @dataclass(frozen=True)

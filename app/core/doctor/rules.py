@@ -8,15 +8,19 @@ data (``hardware.toml``).
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from app.core import cuda
+from app.core.actions import Action, ActionKind
 from app.core.compat import CompatData
 from app.core.detection.envvars import hide_uuids
 from app.core.doctor.facts import Facts, inside
+from app.core.remedies import diagnose
+from app.core.remedies.catalogue import DRIVER_URL
 from app.core.serial import to_jsonable
 from app.core.text import Msg, Text, join, msg, render
 from app.core.visible import Visibility, parse_visible
@@ -34,12 +38,13 @@ class Finding:
     explanation: Text  # why that stops the accelerator
     fix: Text  # what to do
     evidence: tuple[str, ...] = ()  # the facts that show it (values, not sentences)
+    actions: tuple[Action, ...] = ()  # what fixes it, as values (see app.core.actions)
 
     def to_dict(self) -> dict[str, object]:
-        """English texts (the JSON contract) with the finding's code."""
+        """English texts (the JSON contract) with the finding's code and its actions."""
         return {"code": self.code, "severity": self.severity, "title": render(self.title),
                 "explanation": render(self.explanation), "fix": render(self.fix),
-                "evidence": to_jsonable(self.evidence)}
+                "evidence": to_jsonable(self.evidence), "actions": [a.to_dict() for a in self.actions]}
 
 
 Data = CompatData | None
@@ -557,4 +562,30 @@ def run_rules(facts: Facts, data: Data) -> list[Finding]:
         one = fallback(facts, data, out)
         if one is not None:
             out.append(one)
+    out = [dataclasses.replace(x, actions=finding_actions(x, facts, data)) if not x.actions else x for x in out]
     return sorted(out, key=lambda x: SEVERITIES.index(x.severity) if x.severity in SEVERITIES else 9)
+
+
+_GPU_BUILD = ("cpu-wheel-with-gpu", "wrong-vendor-wheel", "cuda-wheel-without-gpu", "arch-missing")
+_VARIABLE = {"cuda-visible-devices": "CUDA_VISIBLE_DEVICES", "ld-library-path-shadowing": "LD_LIBRARY_PATH"}
+
+
+def finding_actions(x: Finding, f: Facts, data: Data) -> tuple[Action, ...]:
+    """The actions that fix a finding, where one is natural: the build for this machine's GPU
+    (the engine checks the driver and the compute capability), a newer driver, clearing the
+    variable that hides the GPU, the Visual C++ runtime for a DLL that does not load."""
+    if x.code in _GPU_BUILD:
+        return (Action(ActionKind.SET_VARIANT),)
+    if x.code == "driver-too-old":
+        found = cuda.driver_floor(f.cuda, f.os_family, data) if (f.cuda and data is not None) else None
+        return (Action(ActionKind.UPDATE_DRIVER, found[0] if found else "", url=DRIVER_URL),
+                Action(ActionKind.SET_VARIANT))
+    var = _VARIABLE.get(x.code)
+    if var is None and x.code == "visible-devices-hidden":
+        var = next((v for v in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES") if v in f.env), None)
+    if var is not None and var in f.env:
+        return (Action(ActionKind.UNSET_ENV, var, path=f.env[var]), Action(ActionKind.RETRY))
+    if x.code in ("torch-import-failed", "torch-crashes"):
+        found_remedies = diagnose(list(x.evidence))
+        return found_remedies[0].actions if found_remedies else ()
+    return ()

@@ -23,11 +23,9 @@ Index rules (never mix one index's torch with another's):
 
 The modules: :mod:`.request` (the frozen values), :mod:`.config` (pip / uv configuration, the
 default index), :mod:`.sizing` (disk estimates), :mod:`.planning` (``plan``), :mod:`.checks`
-(``preflight``, one function per check), :mod:`.transaction` (rollback: only what this run
-created), :mod:`.restore` (an existing env's snapshot and per-package restore), :mod:`.interpreter`
-(the installer only ever gets the env's own Python), :mod:`.run` (``install``). Reachability lives
-in :mod:`app.core.indexes` and the installer output -> hint table in :mod:`app.core.installer_hints`
-(the bundle builder uses both).
+(``preflight``, one function per check), :mod:`.transaction` (snapshot, rollback, restore),
+:mod:`.run` (``install``). Reachability lives in :mod:`app.core.indexes` and the installer
+output -> remedy catalogue in :mod:`app.core.remedies` (the bundle builder uses both).
 """
 from __future__ import annotations
 

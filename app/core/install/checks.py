@@ -21,6 +21,7 @@ from app.core.indexes import NET_TIMEOUT_S, check_url, display_url, probe_index,
 from app.core.install.config import CONDA_FORGE, default_index_for
 from app.core.install.request import Check, InstallPlan
 from app.core.install.sizing import fmt_mb
+from app.core.oserrors import os_error_text
 from app.core.paths import new_log_path
 from app.core.secrets import mask
 from app.core.text import Msg, Text, msg, render
@@ -118,7 +119,7 @@ def _target_in_the_way(env: Path) -> Check | None:
         non_empty = any(env.iterdir())
     except OSError as exc:
         return Check("target", False, msg("preflight.target_unreadable", "{env} cannot be read: {error}",
-                                          env=str(env), error=str(exc.strerror or exc)),
+                                          env=str(env), error=os_error_text(exc)),
                      hint=msg("preflight.target_unreadable_hint", "Choose another folder."))
     if non_empty:
         return Check("target", False,

@@ -18,7 +18,7 @@ from app.core import envs, requirements
 from app.core.bundle import Manifest, check_bundle
 from app.core.enums import Backend
 from app.core.envs import EnvBackend, IndexOptions, PythonInfo, env_python
-from app.core.errors import BadInput
+from app.core.errors import BadInput, ForFace
 from app.core.install.request import InstallPlan, InstallRequest
 from app.core.install.sizing import estimate
 from app.core.text import Text, msg
@@ -51,20 +51,29 @@ def _env_and_backend(request: InstallRequest) -> tuple[Path, EnvBackend]:
     is_env = envs.is_env(env_path)
     if not request.existing:
         if is_env:
-            raise BadInput(f"{env_path} already is a Python environment.",
-                           hint="Choose a new folder, or add to this environment on purpose "
-                                "(--existing; it is snapshotted and restored if anything fails).")
+            raise BadInput(msg("install.already_env", "{path} already is a Python environment.", path=str(env_path)),
+                           hint=ForFace(msg("install.already_env_gui", "Choose a new folder, or tick \"Add to an "
+                                            "existing environment\" to add to this one on purpose (it is "
+                                            "snapshotted and restored if anything fails)."),
+                                        msg("install.already_env_cli", "Choose a new folder, or add to this "
+                                            "environment on purpose (--existing; it is snapshotted and restored "
+                                            "if anything fails).")))
         return env_path, backend
     if not is_env:
-        raise BadInput(f"{env_path} is not a Python environment, so nothing can be added to it.",
-                       hint="Pick the folder of an existing venv or conda env (it holds pyvenv.cfg or "
-                            "conda-meta), or create a new one.")
+        raise BadInput(msg("install.not_env", "{path} is not a Python environment, so nothing can be added to it.",
+                           path=str(env_path)),
+                       hint=msg("install.not_env_hint", "Pick the folder of an existing venv or conda env (it holds "
+                                "pyvenv.cfg or conda-meta), or create a new one."))
     actual = envs.env_kind(env_path)
     if actual is not None and actual != request.kind:
         backend = envs.backend_for(actual, request.installer)
     if request.installer == "pip" and not envs.pip_version_in(env_path):
-        raise BadInput(f"{env_path} has no pip, so pip cannot add packages to it.",
-                       hint="Use --installer uv (it needs no pip inside the environment).")
+        raise BadInput(msg("install.no_pip", "{path} has no pip, so pip cannot add packages to it.",
+                           path=str(env_path)),
+                       hint=ForFace(msg("install.no_pip_gui", "Choose the uv environment type: it needs no pip inside "
+                                        "the environment."),
+                                    msg("install.no_pip_cli", "Use --installer uv (it needs no pip inside the "
+                                        "environment).")))
     return env_path, backend
 
 
@@ -84,8 +93,11 @@ def _what(request: InstallRequest, rec: Recommendation | None) -> _What:
     else:
         packages = tuple(rec.packages) if rec is not None else ()
         if not packages:
-            raise BadInput("Nothing to install: no packages and no recommendation.",
-                           hint="Pass --packages torch ... or let the assistant recommend.")
+            raise BadInput(msg("install.nothing", "Nothing to install: no packages and no recommendation."),
+                           hint=ForFace(msg("install.nothing_gui", "Go back to the Recommendation page and let the "
+                                            "assistant recommend."),
+                                        msg("install.nothing_cli", "Pass --packages torch ... or let the assistant "
+                                            "recommend.")))
     for p in packages:
         requirements.requirement_name(p)  # validates: raises BadInput naming the requirement
     python_spec = request.python
@@ -101,15 +113,21 @@ def _python(request: InstallRequest, env_path: Path, what: _What,
     if request.existing:
         python, why = envs.probe_python(env_python(env_path))
         if python is None:
-            raise BadInput(f"The Python of {env_path} does not run: {why}", hint="Repair or recreate that environment.")
+            raise BadInput(msg("install.python_broken", "The Python of {path} does not run: {why}", path=str(env_path),
+                               why=why),
+                           hint=msg("install.python_broken_hint", "Repair or recreate that environment."))
     else:
         python, notes = envs.find_python(what.python_spec, report)
     m = what.manifest
     if m is not None and python is not None and python.major_minor != m.python_version:
-        raise BadInput(f"The bundle is for Python {m.python_version}, but the environment would use "
-                       f"Python {python.version}.",
-                       hint=f"Pass --python {m.python_version} (that Python must be installed here), or "
-                            "build the bundle for this Python.")
+        raise BadInput(msg("install.bundle_python", "The bundle is for Python {bundle}, but the environment would "
+                           "use Python {python}.", bundle=m.python_version, python=python.version),
+                       hint=ForFace(msg("install.bundle_python_gui", "Choose Python {version} on the Environment "
+                                        "page (that Python must be installed here), or build the bundle for this "
+                                        "Python.", version=m.python_version),
+                                    msg("install.bundle_python_cli", "Pass --python {version} (that Python must be "
+                                        "installed here), or build the bundle for this Python.",
+                                        version=m.python_version)))
     return python, tuple(notes)
 
 
@@ -152,7 +170,9 @@ def _check_python_request(spec: str | None) -> None:
 def plan(request: InstallRequest, report: SystemReport | None = None) -> InstallPlan:
     """Decide everything without writing anything. Raises BadInput for impossible requests."""
     if not str(request.env_path).strip():
-        raise BadInput("No environment path was given.", hint="Pass --env PATH.")
+        raise BadInput(msg("install.no_env_path", "No environment path was given."),
+                       hint=ForFace(msg("install.no_env_path_gui", "Choose where to create the environment."),
+                                    msg("install.no_env_path_cli", "Pass --env PATH.")))
     _check_python_request(request.python)
     rec0 = request.recommendation
     if rec0 is not None and request.installer == "uv" and not request.index_url and rec0.commands \

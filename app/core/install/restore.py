@@ -112,9 +112,10 @@ def take_snapshot(p: InstallPlan, log_path: Path | None = None,
     """Record the env's packages before changing it (freeze + a copy of each dist-info)."""
     res = runner.run(p.backend.freeze_argv(p.env_path), env=p.backend.child_env(p.index),
                      log_path=log_path, cancel=cancel, timeout=120)
-    res.raise_for_status(f"Could not record the packages of {p.env_path} before changing it",
-                         hint="Nothing was changed. Check that the environment works "
-                              f"({env_python(p.env_path)} -m pip list).")
+    res.raise_for_status(msg("install.snapshot_failed", "Could not record the packages of {path} before changing it",
+                             path=str(p.env_path)),
+                         hint=msg("install.snapshot_failed_hint", "Nothing was changed. Check that the environment "
+                                  "works ({command}).", command=f"{env_python(p.env_path)} -m pip list"))
     folder = new_log_path("snapshot").with_suffix("")
     (folder / "dist-info").mkdir(parents=True, exist_ok=True)
     (folder / "freeze.txt").write_text(res.stdout.strip() + "\n", encoding="utf-8")
@@ -150,7 +151,7 @@ class _Restorer:
         try:
             ensure_own_interpreter(self.p.env_path, log_path=self.log_path)
         except UserError as err:
-            return runner.RunResult(list(argv), None, "", "", 0.0, start_error=err.message)
+            return runner.RunResult(list(argv), None, "", "", 0.0, start_error=render(err.message))
         return runner.run(argv, env=self.env, log_path=self.log_path, timeout=timeout,
                           on_line=lambda s, ln: self.emit(LogEvent(ln, s)))
 

@@ -20,27 +20,29 @@ Safety (nothing that was not ours is touched):
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
-from app.core import envs, locks, runner, wheels
+from app.core import disk, envs, locks, remedies, runner, wheels
+from app.core.compat import CompatData, load_compat
 from app.core.enums import Phase, PhaseState
 from app.core.envs import env_python
-from app.core.errors import Cancelled, UserError
+from app.core.errors import Cancelled, ForFace, UserError
 from app.core.events import Event, LogEvent, PhaseEvent, StepEvent, WarningEvent, ignore
 from app.core.install.checks import preflight, raise_for_checks
 from app.core.install.interpreter import ensure_own_interpreter
 from app.core.install.request import Check, InstallPlan, InstallResult
 from app.core.install.transaction import Rollback, Snapshot, kept_text, rollback, take_snapshot
-from app.core.installer_hints import hint_for
 from app.core.paths import new_log_path
 from app.core.progress import ProgressParser
 from app.core.requirements import requirement_name
 from app.core.secrets import mask
-from app.core.text import Text, msg, render
+from app.core.text import Msg, Text, join, msg, render
 
-__all__ = ["TORCH_FAMILY", "install", "mixed_variants"]
+__all__ = ["TORCH_FAMILY", "install", "installer_failure", "mixed_variants", "outcome"]
 
 TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 
@@ -57,6 +59,27 @@ def mixed_variants(installed: dict[str, str]) -> str:
 
 def _check_status(c: Check) -> str:
     return "passed" if c.ok else ("failed" if c.severity == "error" else "warning")
+
+
+def outcome(res: runner.RunResult) -> Msg:
+    """How a command ended, in words (the translated :meth:`~app.core.runner.RunResult.describe`)."""
+    return remedies.run_outcome(res.returncode, timed_out=res.timed_out, duration_s=res.duration_s,
+                                start_error=res.start_error)
+
+
+def installer_failure(message: Text, res: runner.RunResult, ctx: remedies.Context, default_hint: Text = "",
+                      log_path: Path | None = None) -> UserError:
+    """The error for a failed installer run: its output through the remedy catalogue (the
+    explanation and actions; ``default_hint`` when it knows nothing), its error lines and the
+    installer's reasoning kept."""
+    found = remedies.diagnose([*res.tail, res.start_error or ""], ctx)
+    return UserError(msg("install.failed_with", "{what} ({outcome})", what=message, outcome=outcome(res)),
+                     hint="" if found else default_hint, lines=remedies.failure_lines(res.tail),
+                     log_path=log_path, remedies=found)
+
+
+def os_family() -> str:
+    return "windows" if os.name == "nt" else ("macos" if sys.platform == "darwin" else "linux")
 
 
 class _Run:
@@ -99,10 +122,22 @@ class _Run:
         self.emit(LogEvent(text, "info"))
         self._log_line(f"# {text}")
 
-    def fail(self, message: str, res: runner.RunResult, default_hint: str) -> UserError:
-        hint = hint_for([*res.tail, res.start_error or ""], default_hint)
-        return UserError(f"{message} ({res.describe()})", hint=render(hint),
-                         lines=runner.relevant_lines(res.tail, 12), log_path=self.log_path)
+    def context(self) -> remedies.Context:
+        """What the catalogue needs to give its actions real values (sizes, the folder, versions)."""
+        p = self.p
+        torch = next((r.split("==", 1)[1] for r in p.packages if requirement_name(r) == "torch" and "==" in r), "")
+        try:
+            data: CompatData | None = load_compat()
+        except UserError:  # the catalogue then suggests no version
+            data = None
+        return remedies.Context.with_env(
+            ("CUDA_VISIBLE_DEVICES",), os.environ, os_family=os_family(), path=str(p.env_path),
+            python=p.python.version if p.python else (p.python_request or ""), torch=torch, variant=p.variant or "",
+            installer=p.installer, bundle=p.bundle_manifest is not None, need_mb=p.estimate_mb,
+            free_mb=disk.free_mb(disk.existing_ancestor(p.env_path)), data=data)
+
+    def fail(self, message: Text, res: runner.RunResult, default_hint: Text) -> UserError:
+        return installer_failure(message, res, self.context(), default_hint, self.log_path)
 
     # ---------------------------------------------------------------- phases
     def checks(self, checks: Sequence[Check] | None) -> None:
@@ -149,21 +184,30 @@ class _Run:
         if self.guard is not None:
             self.guard.record_created()
         if not env_python(p.env_path).exists():
-            raise UserError(f"The environment at {p.env_path} has no Python after creation.", log_path=self.log_path)
+            raise UserError(msg("install.no_python_after_create", "The environment at {path} has no Python after "
+                                "creation.", path=str(p.env_path)), log_path=self.log_path)
         self.emit(PhaseEvent(Phase.CREATE_ENV, PhaseState.END))
 
     def _create_failed(self, res: runner.RunResult) -> UserError:
         p = self.p
         if p.python is None and p.installer == "uv" and p.kind == "venv":
             want = p.python_request or "3"
-            err = self.fail(f"No Python {want} was found on this machine, and uv could not download one", res, "")
-            err.hint = (f"Downloading a Python needs internet access. Install Python {want} (python.org, your "
-                        "package manager or pyenv), or choose a Python you have with --python (a version such as "
-                        f"{sys.version_info[0]}.{sys.version_info[1]} or a path).")
+            err = self.fail(msg("install.no_python_found", "No Python {version} was found on this machine, and uv "
+                                "could not download one", version=want), res, "")
+            mine = f"{sys.version_info[0]}.{sys.version_info[1]}"
+            err.hint = ForFace(
+                msg("install.no_python_gui", "Downloading a Python needs internet access. Install Python {version} "
+                    "(python.org, your package manager or pyenv), or choose a Python that is on this computer on "
+                    "the Environment page.", version=want),
+                msg("install.no_python_cli", "Downloading a Python needs internet access. Install Python {version} "
+                    "(python.org, your package manager or pyenv), or choose a Python you have with --python (a "
+                    "version such as {mine} or a path).", version=want, mine=mine))
             return err
         who = p.python.path if p.python else (p.python_request or "python")
-        return self.fail(f"Could not create the environment at {p.env_path} with {who}", res,
-                         "Check the Python interpreter, or try --installer uv.")
+        return self.fail(msg("install.create_failed", "Could not create the environment at {path} with {python}",
+                             path=str(p.env_path), python=who), res,
+                         msg("install.create_failed_hint", "Check the Python interpreter, or create the environment "
+                             "with uv instead."))
 
     def install_packages(self) -> None:
         p = self.p
@@ -181,8 +225,9 @@ class _Run:
         res = self._run(argv, on_line)
         parser.close()
         if not res.ok:
-            raise self.fail("Installing " + (", ".join(p.packages) or "the bundle") + " failed", res,
-                            "See the lines above and the full log.")
+            what = msg("install.install_failed", "Installing {packages} failed", packages=p.packages) if p.packages \
+                else msg("install.bundle_failed", "Installing the bundle failed")
+            raise self.fail(what, res, msg("install.see_log", "See the lines above and the full log."))
         self.check_installed()
         self.emit(PhaseEvent(Phase.INSTALL, PhaseState.END))
 
@@ -191,13 +236,15 @@ class _Run:
         self.installed = envs.installed_distributions(self.p.env_path)
         mixed = mixed_variants(self.installed)
         if mixed:
-            raise UserError(f"The environment ended up with torch packages from different builds: {mixed}.",
-                            hint="Pin torch, torchvision and torchaudio to one variant (e.g. all +cpu or all "
-                                 "+cu126) and use one torch index.", log_path=self.log_path)
+            raise UserError(msg("install.mixed_builds", "The environment ended up with torch packages from "
+                                "different builds: {mixed}.", mixed=mixed),
+                            hint=msg("install.mixed_builds_hint", "Pin torch, torchvision and torchaudio to one "
+                                     "variant (e.g. all +cpu or all +cu126) and use one torch index."),
+                            log_path=self.log_path)
         missing = [n for n in (requirement_name(x) for x in self.p.packages) if n and n not in self.installed]
         if missing:
-            raise UserError(f"The installer finished but {', '.join(missing)} is not in the environment.",
-                            log_path=self.log_path)
+            raise UserError(msg("install.missing_after", "The installer finished but {packages} is not in the "
+                                "environment.", packages=tuple(missing)), log_path=self.log_path)
 
     # ---------------------------------------------------------------- the end
     def undo(self, exc: BaseException) -> UserError:
@@ -208,23 +255,34 @@ class _Run:
         problems = self._roll_back()
         self.info("rolled back" + (f" with problems: {problems}" if problems else "")
                   + (f"; kept (not ours): {self.guard.kept}" if self.guard is not None and self.guard.kept else ""))
-        extra = ""
+        extra: Text = ""
         if problems:
-            extra = ("The environment could not be fully restored: " if not self.p.new_env
-                     else "Some files could not be removed: ") + "; ".join(problems[:8])
+            extra = (msg("install.not_restored", "The environment could not be fully restored: {problems}",
+                         problems="; ".join(problems[:8])) if not self.p.new_env else
+                     msg("install.not_removed", "Some files could not be removed: {problems}",
+                         problems="; ".join(problems[:8])))
+        done = self._undone(problems)
         if cancelled:
-            return Cancelled(f"Cancelled. {self._undone(problems, cancelled)}" + (" " + extra if extra else ""),
-                             log_path=self.log_path)
+            kept = self.guard is not None and bool(self.guard.kept)
+            head: Text
+            if self.p.new_env and not kept:
+                head = msg("install.cancelled_removed", "Cancelled. The new environment was removed.")
+            elif not self.p.new_env and done:
+                head = msg("install.cancelled_restored", "Cancelled. The environment was restored to its earlier "
+                           "state.")
+            else:
+                head = join([t for t in (msg("install.cancelled_word", "Cancelled."), done) if t], " ")
+            return Cancelled(join((head, extra), " ") if extra else head, log_path=self.log_path)
         if isinstance(exc, UserError):
             if extra:
-                exc.lines = [*exc.lines, extra]
-            done = self._undone(problems, cancelled)
+                exc.lines = [*exc.lines, render(extra)]
             if done:
-                exc.message += " " + done
+                exc.message = join((exc.message, done), " ")
             return exc
-        return UserError(f"Unexpected error during {self.phase}: {exc!r}",
-                         hint="This is a bug; please report it with the log.",
-                         lines=[extra] if extra else [], log_path=self.log_path)
+        return UserError(msg("install.unexpected", "Unexpected error during {phase}: {error}", phase=str(self.phase),
+                             error=repr(exc)),
+                         hint=msg("install.bug_hint", "This is a bug; please report it with the log."),
+                         lines=[render(extra)] if extra else [], log_path=self.log_path)
 
     def _roll_back(self) -> list[str]:
         """Undo; nothing the consumer does can stop it (see :meth:`emit`)."""
@@ -236,17 +294,16 @@ class _Run:
         except Exception as rb_exc:  # never let a cleanup problem hide the real error
             return [f"rollback failed: {rb_exc!r}"]
 
-    def _undone(self, problems: list[str], cancelled: bool) -> str:
+    def _undone(self, problems: list[str]) -> Text:
         """What the rollback did, in one sentence ("" when there was nothing to undo)."""
         p, guard = self.p, self.guard
         if p.new_env and guard is not None and guard.kept:
-            return render(msg("rollback.removed_but_kept", "The new environment was removed, except {env}, kept "
-                              "with {what}.", env=str(p.env_path), what=kept_text(guard.kept)))
+            return msg("rollback.removed_but_kept", "The new environment was removed, except {env}, kept with {what}.",
+                       env=str(p.env_path), what=kept_text(guard.kept))
         if p.new_env:
-            return ("The new environment was removed." if cancelled
-                    else "Nothing was left behind: the new environment was removed.")
+            return msg("install.left_nothing", "Nothing was left behind: the new environment was removed.")
         if self.snapshot is not None and not problems:
-            return "The environment was restored to its earlier state."
+            return msg("install.restored", "The environment was restored to its earlier state.")
         return ""
 
     def result(self) -> InstallResult:

@@ -8,16 +8,17 @@ language or other global state; its sentences are texts rendered by the presente
 """
 from __future__ import annotations
 
+from app.core.actions import Action, ActionKind, Remedy
 from app.core.compat import BACKENDS, CompatData, load_compat
 from app.core.enums import Backend
-from app.core.errors import BadInput
+from app.core.errors import BadInput, ForFace, Hint
 from app.core.recommend.assemble import build
 from app.core.recommend.decide import decide
 from app.core.recommend.evaluate import Engine, Evaluation
 from app.core.recommend.types import Choices, Recommendation
 from app.core.recommend.words import backend_words, platform_words
 from app.core.system import SystemReport
-from app.core.text import render
+from app.core.text import Text, join, msg
 
 __all__ = ["recommend"]
 
@@ -36,8 +37,8 @@ def recommend(report: SystemReport | dict[str, object], data: CompatData | None 
     req_backend, req_variant = _asked_build(choices, data)
     explicit = bool(req_backend or req_variant)
     if not any(r.variants_for(eng.platform_for_wheels()) for r in data.releases):
-        raise BadInput("No PyTorch release in the compatibility data has wheels for "
-                       f"{render(platform_words(eng.m.platform))}.")
+        raise BadInput(msg("recommend.no_platform", "No PyTorch release in the compatibility data has wheels for "
+                           "{platform}.", platform=platform_words(eng.m.platform)))
     if choices.torch and not req_backend:
         # a pin keeps the backend this machine gets without it; it never silently falls to CPU
         try:
@@ -61,15 +62,17 @@ def _asked_build(choices: Choices, data: CompatData) -> tuple[str | None, str | 
     backend = (choices.backend or "").strip().lower() or None
     variant = (choices.variant or "").strip().lower() or None
     if backend and Backend.parse(backend) is None:
-        raise BadInput(f"--backend {choices.backend!r} is not one of {', '.join(BACKENDS)}")
+        raise BadInput(msg("recommend.bad_backend", "--backend {value!r} is not one of {choices}",
+                           value=str(choices.backend), choices=", ".join(BACKENDS)))
     if variant:
         names = data.variant_names()
         if variant not in names:
-            raise BadInput(f"--variant {choices.variant!r} is not a build the compatibility data knows "
-                           f"({', '.join(names)})")
+            raise BadInput(msg("recommend.bad_variant", "--variant {value!r} is not a build the compatibility data "
+                               "knows ({names})", value=str(choices.variant), names=", ".join(names)))
         of_variant = next(v.backend for r in data.releases for v in r.variants if v.name == variant)
         if backend and backend != of_variant:
-            raise BadInput(f"--variant {variant} is a {of_variant} build, but --backend {backend} was asked for")
+            raise BadInput(msg("recommend.variant_clash", "--variant {variant} is a {of} build, but --backend "
+                               "{backend} was asked for", variant=variant, of=of_variant, backend=backend))
         backend = of_variant
     return backend, variant
 
@@ -92,29 +95,43 @@ def _pick(evals: list[Evaluation], eng: Engine) -> Evaluation | None:
 
 def _refusal(eng: Engine, backend: str | None, variant: str | None, tried: Tried) -> BadInput:
     evals = [e for _, es in tried for e in es]
-    what = []
+    what: list[Text] = []
     if variant:
-        what.append(f"the {variant} build")
+        what.append(msg("recommend.asked_variant", "the {variant} build", variant=variant))
     elif backend:
-        what.append(render(backend_words(backend)))
+        what.append(backend_words(backend))
     if eng.choices.torch:
-        what.append(f"torch {eng.choices.torch}")
+        what.append(msg("recommend.asked_torch", "torch {version}", version=str(eng.choices.torch)))
     if eng.fixed_python:
-        what.append(f"Python {eng.fixed_python}")
+        what.append(msg("recommend.asked_python", "Python {version}", version=eng.fixed_python))
     if eng.wishes.companions:
-        what.append(" and ".join(eng.wishes.companions))
-    asked = " with ".join(what) or "any build"
+        what.append(join(eng.wishes.companions, msg("recommend.and", " and ")))
+    asked: Text = join(what, msg("recommend.with", " with ")) if what else msg("recommend.any_build", "any build")
+    why: Text
     if not evals:
-        why = f"no such build exists for {render(platform_words(eng.m.platform))}"
+        why = msg("recommend.no_such_build", "no such build exists for {platform}",
+                  platform=platform_words(eng.m.platform))
     else:
         newest = max(evals, key=lambda e: (e.release.key, -len(e.whys)))
-        why = "; ".join(render(w) for w in newest.whys[:2])
-    hint = "Run without that override to get the recommended build, or see the valid choices (GUI: Change…)."
+        why = join(newest.whys[:2], "; ")
+    gui = msg("recommend.refused_gui", "Choose another combination with Change…, or go back to the recommended "
+              "build.")
+    cli = msg("recommend.refused_cli", "Run without that override to get the recommended build, or see the valid "
+              "choices with torch-setup recommend.")
+    hint: Hint = ForFace(gui, cli)
+    found: tuple[Remedy, ...] = ()
     plain = Choices(python=eng.choices.python, packages=eng.choices.packages)
     if plain != eng.choices:
         try:
             fallback = recommend(eng.report, eng.data, plain)
-            hint = f"The build that works here is torch {fallback.torch_version} ({fallback.variant}). " + hint
+            works = msg("recommend.works_here", "The build that works here is torch {version} ({variant}).",
+                        version=fallback.torch_version, variant=fallback.variant)
+            hint = ForFace(join((works, gui), " "), join((works, cli), " "))
+            found = (Remedy("recommend-refused", works,
+                            (Action(ActionKind.SET_TORCH_VERSION, fallback.torch_version or "",
+                                    variant=fallback.variant or ""),),
+                            source="the recommendation engine"),)
         except BadInput:
             pass
-    return BadInput(f"Cannot recommend {asked} on this machine: {why}.", hint=hint)
+    return BadInput(msg("recommend.refused", "Cannot recommend {asked} on this machine: {why}.", asked=asked, why=why),
+                    hint=hint, remedies=found)

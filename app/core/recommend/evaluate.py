@@ -13,15 +13,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.core import cuda
+from app.core.actions import Action, ActionKind, Remedy
 from app.core.compat import CompatData, Release, Variant, version_tuple
-from app.core.errors import BadInput
+from app.core.errors import BadInput, ForFace
 from app.core.recommend import problems
 from app.core.recommend.commands import Wishes, read_wishes
 from app.core.recommend.facts import GpuView, Machine, version_of
 from app.core.recommend.machine import read_machine
 from app.core.recommend.types import Choices
 from app.core.system import SystemReport
-from app.core.text import Text
+from app.core.text import Text, msg
 
 __all__ = ["Engine", "Evaluation"]
 
@@ -256,15 +257,25 @@ class Engine:
         want = str(self.choices.torch).strip().lstrip("v")
         m = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?$", want)
         if not m:
-            raise BadInput(f"--torch {self.choices.torch!r} is not a version like 2.14 or 2.14.1")
+            raise BadInput(msg("recommend.bad_torch", "--torch {value!r} is not a version like 2.14 or 2.14.1",
+                               value=str(self.choices.torch)))
         rel = self.data.release(f"{m.group(1)}.{m.group(2)}")
         known = ", ".join(r.torch for r in reversed(self.data.releases))
         if rel is None:
-            raise BadInput(f"torch {want} is not in the compatibility data ({self.data.version}), which knows "
-                           f"releases {known}.", hint="Pick one of those releases.")
+            raise BadInput(msg("recommend.unknown_torch", "torch {version} is not in the compatibility data ({data}), "
+                               "which knows releases {known}.", version=want, data=self.data.version, known=known),
+                           hint=msg("recommend.unknown_torch_hint", "Pick one of those releases."))
         if m.group(3) is not None and version_tuple(want) > version_tuple(rel.latest):
-            raise BadInput(f"torch {want} is newer than the newest {rel.torch} release the compatibility data "
-                           f"knows ({rel.latest}).", hint=f"Use --torch {rel.latest}.")
+            raise BadInput(msg("recommend.torch_too_new", "torch {version} is newer than the newest {release} release "
+                               "the compatibility data knows ({latest}).", version=want, release=rel.torch,
+                               latest=rel.latest),
+                           hint=ForFace(msg("recommend.torch_too_new_gui", "Choose torch {latest} with Change….",
+                                            latest=rel.latest),
+                                        msg("recommend.torch_too_new_cli", "Use --torch {latest}.", latest=rel.latest)),
+                           remedies=(Remedy("recommend-torch-too-new",
+                                            msg("recommend.torch_latest", "The newest {release} release is {latest}.",
+                                                release=rel.torch, latest=rel.latest),
+                                            (Action(ActionKind.SET_TORCH_VERSION, rel.latest),)),))
         return rel
 
     def pinned_version(self, rel: Release) -> str:
@@ -295,5 +306,5 @@ def norm_python(text: str) -> str:
     """``"3.12"``, ``"python3.12"``, ``"3.12.4"`` -> ``"3.12"``."""
     m = re.match(r"^\s*(?:python)?(\d)\.(\d{1,2})(?:\.\d+)?\s*$", str(text))
     if not m:
-        raise BadInput(f"--python {text!r} is not a Python version like 3.12")
+        raise BadInput(msg("recommend.bad_python", "--python {value!r} is not a Python version like 3.12", value=text))
     return f"{m.group(1)}.{m.group(2)}"

@@ -16,7 +16,7 @@ from app.core.errors import BadInput
 from app.core.recommend import problems
 from app.core.recommend.facts import GpuView, Machine, short_name, version_of
 from app.core.system import GPU, SystemReport
-from app.core.text import Text
+from app.core.text import Text, msg
 from app.core.visible import Visibility, parse_visible
 
 __all__ = ["read_machine", "wheel_platform"]
@@ -66,8 +66,10 @@ def read_machine(report: SystemReport, data: CompatData) -> Machine:
     """The engine's view of ``report``; BadInput when it names no OS or an unknown architecture."""
     family = report.os.family
     if family is None:
-        raise BadInput("The system report does not say which operating system it is for (os.family).",
-                       hint='Add "os": {"family": "linux"} (or windows / macos) to the report.')
+        raise BadInput(msg("recommend.no_os", "The system report does not say which operating system it is for "
+                           "(os.family)."),
+                       hint=msg("recommend.no_os_hint", "Add \"os\": {{\"family\": \"linux\"}} (or windows / macos) to "
+                                "the report."))
     said = _Said()
     arch = report.arch
     if arch is None:
@@ -76,8 +78,9 @@ def read_machine(report: SystemReport, data: CompatData) -> Machine:
         said.warnings.append(problems.arch_assumed(arch))
     platform = wheel_platform(family, arch)
     if platform is None:
-        raise BadInput(f"The processor architecture {report.arch!r} is not one PyTorch publishes wheels for.",
-                       hint="Use x86_64 (amd64) or arm64 (aarch64).")
+        raise BadInput(msg("recommend.bad_arch", "The processor architecture {arch!r} is not one PyTorch publishes "
+                           "wheels for.", arch=str(report.arch)),
+                       hint=msg("recommend.bad_arch_hint", "Use x86_64 (amd64) or arm64 (aarch64)."))
     glibc = version_of(report.os.glibc) if family == "linux" else None
     if family == "linux" and glibc is None:
         said.unknowns.append("os.glibc")

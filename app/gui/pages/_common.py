@@ -1,16 +1,30 @@
 """Small helpers the late pages share (status icons, the error panel, time formatting)."""
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from PySide6.QtCore import QEvent, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QIcon
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+    QWizardPage,
+)
 
-from app.core.errors import UserError
+from app.core.errors import UserError, render_hint
+from app.core.remedies import Action, ActionKind
+from app.core.text import render
+from app.gui.i18n import current_language
 from app.gui.logview import monospace_font
+from app.gui.pages import PageId
 
 _ICON_NAMES = {"passed": "ok", "ok": "ok", "failed": "error", "error": "error", "skipped": "skipped",
                "running": "pending", "warning": "warning", "info": "info", "folder": "folder"}
@@ -56,13 +70,38 @@ def fmt_bytes(n: float) -> str:
     return f"{n:.1f} GB"
 
 
+@runtime_checkable
+class AcceptsAction(Protocol):
+    """A page that applies a remedy's action to its own controls (the Recommendation page pins a
+    torch version, the Environment page selects another Python, folder, proxy, …)."""
+
+    def apply_action(self, action: Action) -> None: ...
+
+
+@runtime_checkable
+class Restartable(Protocol):
+    """A page whose step can run again (Install, Verify, Speed test)."""
+
+    def start(self) -> None: ...
+
+
+# The wizard page where each kind of action is applied.
+STEP_PAGE = {"recommendation": PageId.RECOMMENDATION, "environment": PageId.ENVIRONMENT}
+
+
 class ErrorPanel(QWidget):
-    """A failure, shown the way the issue asks: the message, the few relevant lines, the
-    hint, and the full log's path with "Open log" and "Copy path"."""
+    """A failure, shown the way the issue asks: the message; what the remedy catalogue made of
+    it (the explanation and the tool's own reasoning, in the wizard's language); one button per
+    action, which applies the change and goes back to the page where it belongs; the hint; the
+    few relevant lines of the tool's output (folded away when there is an explanation); and the
+    full log's path with "Open log" and "Copy path"."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.log_path: Path | None = None
+        self.error: UserError | None = None
+        self.action_buttons: list[QPushButton] = []
+        self.applied: list[Action] = []  # what the buttons did (tests and the log read it)
         self.icon = QLabel(self)
         put_icon(self.icon, "failed", 32)
         self.message = QLabel(self)
@@ -71,6 +110,17 @@ class ErrorPanel(QWidget):
         f = self.message.font()
         f.setBold(True)
         self.message.setFont(f)
+        self.explanation = QLabel(self)
+        self.explanation.setWordWrap(True)
+        self.explanation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details = QLabel(self)
+        self.details.setWordWrap(True)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.actions_row = QHBoxLayout()
+        self.show_output = QToolButton(self)
+        self.show_output.setCheckable(True)
+        self.show_output.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.show_output.toggled.connect(self._output_toggled)
         self.lines = QPlainTextEdit(self)
         self.lines.setReadOnly(True)
         self.lines.setFont(monospace_font())
@@ -95,24 +145,81 @@ class ErrorPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(top)
-        lay.addWidget(self.lines)
+        lay.addWidget(self.explanation)
+        lay.addWidget(self.details)
+        lay.addLayout(self.actions_row)
         lay.addWidget(self.hint)
+        lay.addWidget(self.show_output, 0, Qt.AlignmentFlag.AlignLeft)
+        lay.addWidget(self.lines)
         lay.addWidget(self.path_label)
         lay.addLayout(btns)
         self.retranslate()
 
+    # -- showing -----------------------------------------------------------------------------
     def show_error(self, err: UserError, log_path: Path | None = None) -> None:
-        self.message.setText(err.message)
-        lines = list(err.lines)
-        self.lines.setPlainText("\n".join(lines))
-        self.lines.setVisible(bool(lines))
-        hint = err.hint
-        self.hint.setText(self.tr("What to do: {hint}").format(hint=hint) if hint else "")
-        self.hint.setVisible(bool(hint))
+        self.error = err
         path = err.log_path or log_path
         self.log_path = Path(path) if path else None
-        self._show_path()
+        self.lines.setPlainText("\n".join(err.lines))
+        # The tool's raw output is folded away when the catalogue explained it (it is in the tool's
+        # language); with no explanation it is the only account, so it shows.
+        self.show_output.setChecked(not err.remedies)
+        self._render()
         self.setVisible(True)
+
+    def _render(self) -> None:
+        """Every text of the error in the wizard's language (again on a language switch)."""
+        err = self.error
+        if err is None:
+            return
+        lang = current_language()
+        self.message.setText(render(err.message, lang))
+        explanation = [render(r.explanation, lang) for r in err.remedies]
+        self.explanation.setText("\n".join(explanation))
+        self.explanation.setVisible(bool(explanation))
+        details = [render(d, lang) for r in err.remedies for d in r.details]
+        self.details.setText("\n".join("• " + d for d in details))
+        self.details.setVisible(bool(details))
+        hint = render_hint(err.hint, lang, "gui") if err.hint else ""
+        self.hint.setText(self.tr("What to do: {hint}").format(hint=hint) if hint else "")
+        self.hint.setVisible(bool(hint))
+        self._make_buttons(err.actions, lang)
+        has_lines = bool(err.lines)
+        self._retitle_output()
+        self.show_output.setVisible(has_lines)
+        self.lines.setVisible(has_lines and self.show_output.isChecked())
+        self._show_path()
+
+    def _make_buttons(self, actions: tuple[Action, ...], lang: str) -> None:
+        for b in self.action_buttons:
+            self.actions_row.removeWidget(b)
+            b.hide()
+            b.setParent(None)
+            b.deleteLater()
+        self.action_buttons = []
+        while self.actions_row.count():
+            self.actions_row.takeAt(0)
+        for action in actions:
+            if action.kind is ActionKind.OPEN_LOG:
+                continue  # "Open log" is always there
+            b = QPushButton(render(action.label(), lang), self)
+            b.setToolTip(render(action.tooltip(), lang))
+            b.setAccessibleName(render(action.label(), lang))
+            b.clicked.connect(lambda _=False, a=action: self.apply(a))
+            self.actions_row.addWidget(b)
+            self.action_buttons.append(b)
+        self.actions_row.addStretch(1)
+
+    def _output_toggled(self, on: bool) -> None:
+        self.lines.setVisible(on and bool(self.error is not None and self.error.lines))
+        self._retitle_output()
+
+    def _retitle_output(self) -> None:
+        n = len(self.error.lines) if self.error is not None else 0
+        self.show_output.setText(self.tr("Hide the tool's output") if self.show_output.isChecked()
+                                 else self.tr("Show the tool's output ({count} lines)").format(count=n))
+        self.show_output.setArrowType(Qt.ArrowType.DownArrow if self.show_output.isChecked()
+                                      else Qt.ArrowType.RightArrow)
 
     def _show_path(self) -> None:
         has = self.log_path is not None
@@ -120,6 +227,51 @@ class ErrorPanel(QWidget):
         for w in (self.path_label, self.open_log, self.copy_path):
             w.setVisible(has)
 
+    # -- the actions -------------------------------------------------------------------------
+    def apply(self, action: Action) -> None:
+        """Do what ``action`` says: open the official page, clear the variable and run the step
+        again, or go back to the page where the choice is made, with the choice applied there."""
+        self.applied.append(action)
+        if action.kind is ActionKind.OPEN_LOG:
+            self._open_log()
+        elif action.step == "outside":
+            QDesktopServices.openUrl(QUrl(action.url))
+        elif action.kind is ActionKind.UNSET_ENV:
+            os.environ.pop(action.value, None)  # the assistant and every program it starts from now on
+            self._retry()
+        elif action.kind is ActionKind.RETRY:
+            self._retry()
+        else:
+            self._go_back(STEP_PAGE[action.step], action)
+
+    def _page(self) -> QWizardPage | None:
+        w = self.parentWidget()
+        while w is not None and not isinstance(w, QWizardPage):
+            w = w.parentWidget()
+        return w
+
+    def _retry(self) -> None:
+        page = self._page()
+        if isinstance(page, Restartable):
+            page.start()
+
+    def _go_back(self, pid: PageId, action: Action) -> None:
+        page = self._page()
+        wizard = page.wizard() if page is not None else None
+        if wizard is None:
+            return
+        target = int(pid)
+        # Back through the pages seen (past the commit page too: the failed step left nothing behind).
+        while wizard.currentId() != target and target in wizard.visitedIds()[:-1]:
+            before = wizard.currentId()
+            wizard.back()
+            if wizard.currentId() == before:
+                break
+        dest = wizard.page(target)
+        if isinstance(dest, AcceptsAction):
+            dest.apply_action(action)
+
+    # -- log buttons, language ----------------------------------------------------------------
     def _open_log(self) -> None:
         if self.log_path:
             QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.log_path)))
@@ -134,6 +286,8 @@ class ErrorPanel(QWidget):
         self.open_log.setAccessibleName(self.tr("Open the full log in the default viewer"))
         self.copy_path.setAccessibleName(self.tr("Copy the log file's path"))
         self.lines.setAccessibleName(self.tr("The lines of the log that matter"))
+        self._retitle_output()
+        self._render()
         if self.log_path is not None:
             self._show_path()
 

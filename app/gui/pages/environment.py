@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.disk import existing_ancestor, free_mb
-from app.core.errors import UserError
+from app.core.errors import UserError, hint_text
 from app.core.install import Check
 from app.core.session import Planned, Stage
 from app.core.system import ToolInfo
@@ -59,7 +59,7 @@ def default_location() -> Path:
 def _refused(name: str, err: Exception) -> Check:
     """A request the core refused before any check ran (a BadInput from ``plan``), as a failed check."""
     if isinstance(err, UserError):
-        return Check(name, False, err.message, hint=err.hint, code=f"install.{name}_refused")
+        return Check(name, False, err.message, hint=hint_text(err.hint, "gui"), code=f"install.{name}_refused")
     return Check(name, False, str(err), code=f"install.{name}_refused")
 
 
@@ -275,6 +275,35 @@ class EnvironmentPage(BasePage):
                                               self.tr("Certificates (*.pem *.crt *.cer);;All files (*)"))
         if path:
             self.ca_bundle.setText(path)
+
+    def apply_action(self, action) -> None:
+        """A remedy's button (app.gui.pages._common.ErrorPanel) sent the user here: apply what it
+        can (a Python version, the installer, the system certificates) and put the cursor on the
+        control to change; the checks then run again."""
+        from app.core.remedies import ActionKind
+
+        k = action.kind
+        focus: QWidget = self.location
+        if k is ActionKind.CHOOSE_PYTHON:
+            focus = self.python
+            idx = next((i for i in range(self.python.count())
+                        if action.value and action.value in self.python.itemText(i)), -1)
+            if idx >= 0:
+                self.python.setCurrentIndex(idx)
+        elif k is ActionKind.USE_INSTALLER:
+            (self.r_pip if action.value == "pip" else self.r_uv).setChecked(True)
+            focus = self.r_pip if action.value == "pip" else self.r_uv
+        elif k in (ActionKind.SET_PROXY, ActionKind.SET_CA_BUNDLE, ActionKind.SWITCH_SOURCE):
+            self.advanced.set_expanded(True)
+            focus = {ActionKind.SET_PROXY: self.proxy, ActionKind.SET_CA_BUNDLE: self.ca_bundle}.get(k, self.index_url)
+            if k is ActionKind.SET_CA_BUNDLE and action.value:
+                self.ca_bundle.setText(action.value)
+            if k is ActionKind.SWITCH_SOURCE and action.value:
+                self.index_url.setText(action.value)
+        focus.setFocus()
+        if isinstance(focus, QLineEdit):
+            focus.selectAll()
+        self.inputs_changed()
 
     def env_path(self) -> Path:
         loc = Path(self.location.text().strip() or str(default_location())).expanduser()

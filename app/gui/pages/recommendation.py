@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import BadInput
+from app.core.errors import BadInput, render_hint
 from app.core.freshness import wizard_notes
 from app.core.text import Text, render
 from app.gui.i18n import current_language
@@ -408,6 +408,23 @@ class RecommendationPage(BasePage):
                                               packages=tuple(sel.get("packages") or ()) or None))
         self.refresh()
 
+    def apply_action(self, action) -> None:
+        """A remedy's button (app.gui.pages._common.ErrorPanel) chose another torch version or build:
+        ask the engine again with that wish added to the user's others."""
+        import dataclasses
+
+        from app.core.recommend import Choices
+        from app.core.remedies import ActionKind
+
+        ch = self.state.session.choices or Choices()
+        if action.kind is ActionKind.SET_TORCH_VERSION:
+            ch = dataclasses.replace(ch, torch=action.value or None,
+                                     **({"variant": action.variant, "backend": None} if action.variant else {}))
+        elif action.kind is ActionKind.SET_VARIANT:
+            ch = dataclasses.replace(ch, variant=action.variant or None, backend=None)
+        self.state.session.choose(ch)
+        self.refresh()
+
     # ---- rendering ----
     def _clear(self, layout) -> None:
         while layout.count():
@@ -423,9 +440,11 @@ class RecommendationPage(BasePage):
         self.busy.setVisible(busy)
         self.error_banner.setVisible(self._error is not None and not busy)
         if self._error is not None:
-            text = self.tr("No PyTorch build could be recommended: {message}").format(message=self._error.message)
+            lang = current_language()  # the core's sentences in the wizard's language, hints as the wizard tells them
+            text = self.tr("No PyTorch build could be recommended: {message}").format(
+                message=render(self._error.message, lang))
             if self._error.hint:
-                text += "\n" + self._error.hint
+                text += "\n" + render_hint(self._error.hint, lang, "gui")
             self.error_banner.set_text(text, "error")
         self._clear(self.reasons_box)
         self._clear(self.warnings_box)

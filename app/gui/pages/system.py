@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from app.core.errors import render_hint
 from app.core.session import Session, Stage
 from app.core.visible import parse_visible
 from app.gui.i18n import current_language
@@ -264,8 +265,10 @@ class SystemPage(BasePage):
         self.copy.setEnabled(have and not busy)
         self.save.setEnabled(have and not busy)
         if self._error is not None and not busy:
+            lang = current_language()
             self.error_banner.set_text(self.tr("Looking at this computer failed: {message}").format(
-                message=self._error.message) + ("\n" + self._error.hint if self._error.hint else ""), "error")
+                message=self._error.text(lang)) + ("\n" + render_hint(self._error.hint, lang, "gui")
+                                                   if self._error.hint else ""), "error")
             self.error_banner.show()
         else:
             self.error_banner.hide()

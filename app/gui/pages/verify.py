@@ -204,7 +204,8 @@ class VerifyPage(BasePage):
         self._diag_task = Task(work, self, name="doctor")
         self._diag_task.succeeded.connect(self._on_diagnosis)
         self._diag_task.failed.connect(
-            lambda e: self.diagnosis.setPlainText(self.tr("The diagnosis itself failed: {msg}").format(msg=e.message)))
+            lambda e: self.diagnosis.setPlainText(self.tr("The diagnosis itself failed: {msg}").format(
+                msg=e.text(current_language()))))
         self._diag_task.start()
 
     def _on_diagnosis(self, _diag) -> None:

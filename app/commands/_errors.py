@@ -1,0 +1,36 @@
+"""How the command line shows a failure (``torch-setup`` and answer-file runs alike)."""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from app.core.errors import UserError, render_hint
+from app.core.text import msg, render
+
+__all__ = ["format_error"]
+
+
+def format_error(err: UserError, argv: Sequence[str], lang: str = "en") -> str:
+    """The error as the command line shows it: the message, the lines that matter, what the remedy
+    catalogue made of it, and for each action the exact command that applies it (for a run from
+    an answer file, the key to set there), then the hint and the log."""
+    os_family = "windows" if os.name == "nt" else "linux"
+    answers = "--config" in argv or any(a.startswith("--config=") for a in argv)
+    out = [render(err.message, lang)]
+    if err.lines:
+        out += ["", *("    " + ln for ln in err.lines)]
+    for r in err.remedies:
+        out += ["", render(r.explanation, lang), *("  - " + render(d, lang) for d in r.details)]
+    actions = err.actions
+    if actions:
+        from app.core.remedies.commands import cli_text  # start-up: only a failed run needs it
+
+        out += ["", render(msg("cli.what_to_do", "What to do:"), lang)]
+        out += [f"  {i}. " + render(cli_text(a, argv, os_family=os_family, answers=answers), lang)
+                for i, a in enumerate(actions, 1)]
+    if err.hint:
+        out += ["", render(msg("errors.what_to_do", "What to do: {hint}", hint=render_hint(err.hint, lang, "cli")),
+                           lang)]
+    if err.log_path:
+        out.append(render(msg("errors.full_log", "Full log: {path}", path=str(err.log_path)), lang))
+    return "\n".join(out)

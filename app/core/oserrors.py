@@ -1,0 +1,72 @@
+"""Operating-system errors in words: an errno (or a socket lookup failure) as a translated sentence.
+
+Python's ``strerror`` is the C library's English ("No space left on device"); a person reading
+Chinese gets :func:`os_error_text` instead: the common errnos each have a sentence of their own,
+and anything else keeps the system's words.
+"""
+from __future__ import annotations
+
+import errno
+import socket
+
+from app.core.text import Msg, msg
+
+__all__ = ["errno_text", "os_error_text"]
+
+_GAI_NONAME = {getattr(socket, "EAI_NONAME", -2), -2}
+_GAI_AGAIN = {getattr(socket, "EAI_AGAIN", -3), -3}
+#: Windows' own numbers (``OSError.winerror``, WSA codes) -> the errno with the same meaning.
+_WINDOWS = {112: errno.ENOSPC, 5: errno.EACCES, 2: errno.ENOENT, 3: errno.ENOENT, 206: errno.ENAMETOOLONG,
+            32: errno.EBUSY, 10061: errno.ECONNREFUSED, 10060: errno.ETIMEDOUT, 10054: errno.ECONNRESET,
+            10051: errno.ENETUNREACH, 10065: errno.EHOSTUNREACH, 11001: -2, 11004: -2, 11002: -3}
+
+
+# long: one sentence per errno, each a literal the catalogue test can read
+def errno_text(code: int | None, fallback: str = "", *, windows: bool = False) -> Msg:
+    """The sentence for ``code`` (an ``errno`` value, or with ``windows`` a Windows error number),
+    or the system's own words ``fallback`` when there is none."""
+    if windows and code is not None:
+        code = _WINDOWS.get(code, code)
+    if code == errno.ENOSPC:
+        return msg("oserror.no_space", "the disk is full")
+    if code in (errno.EACCES, errno.EPERM):
+        return msg("oserror.access", "permission denied")
+    if code == errno.ENOENT:
+        return msg("oserror.not_found", "no such file or folder")
+    if code == errno.EROFS:
+        return msg("oserror.read_only", "the disk is read-only")
+    if code == errno.ENAMETOOLONG:
+        return msg("oserror.name_too_long", "the path is too long")
+    if code == errno.ECONNREFUSED:
+        return msg("oserror.refused", "the server refused the connection")
+    if code == errno.ETIMEDOUT:
+        return msg("oserror.timed_out", "the connection timed out")
+    if code == errno.ECONNRESET:
+        return msg("oserror.reset", "the connection was reset")
+    if code in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+        return msg("oserror.unreachable", "the network cannot be reached")
+    if code in _GAI_NONAME:
+        return msg("oserror.no_such_host", "the server name could not be found (DNS)")
+    if code in _GAI_AGAIN:
+        return msg("oserror.dns_again", "the server name could not be looked up now (DNS)")
+    if code == errno.EEXIST:
+        return msg("oserror.exists", "it already exists")
+    if code == errno.ENOTDIR:
+        return msg("oserror.not_a_folder", "a part of the path is not a folder")
+    if code == errno.EISDIR:
+        return msg("oserror.is_a_folder", "it is a folder")
+    if code == errno.EBUSY:
+        return msg("oserror.busy", "another program is using it")
+    if code == errno.ENOTEMPTY:
+        return msg("oserror.not_empty", "the folder is not empty")
+    return msg("oserror.other", "{reason}", reason=fallback or (f"error {code}" if code is not None else "error"))
+
+
+def os_error_text(exc: BaseException) -> Msg:
+    """``exc`` (an OSError, a socket error) as a sentence; unknown ones keep their own text."""
+    if isinstance(exc, OSError):
+        winerror = getattr(exc, "winerror", None)
+        if isinstance(winerror, int):
+            return errno_text(winerror, exc.strerror or str(exc), windows=True)
+        return errno_text(exc.errno, exc.strerror or str(exc))
+    return errno_text(None, str(exc))

@@ -1,0 +1,119 @@
+"""An action as the command line applies it: the exact ``torch-setup`` command (the one that
+failed, with the option changed), or for an answer-file run the key to set.
+
+``argv`` is the failing command's arguments (without the program name). Values only the user
+knows (another folder, the proxy, an index) appear as an upper-case placeholder to fill in.
+"""
+from __future__ import annotations
+
+import shlex
+import subprocess
+from collections.abc import Sequence
+
+from app.core.remedies.types import Action, ActionKind
+from app.core.text import Msg, msg
+
+__all__ = ["PLACEHOLDERS", "answer_line", "cli_text", "command_for", "replace_option"]
+
+A = ActionKind
+PROG = "torch-setup"
+
+#: What the user fills in where the action cannot know the value.
+PLACEHOLDERS: dict[ActionKind, str] = {
+    A.CHOOSE_OTHER_LOCATION: "NEW_FOLDER", A.SET_PROXY: "http://USER:PASSWORD@HOST:PORT",
+    A.SWITCH_SOURCE: "URL", A.CHOOSE_PYTHON: "X.Y", A.SET_CA_BUNDLE: "FILE",
+}
+_PLACEHOLDER_OPTION: dict[ActionKind, str] = {
+    A.CHOOSE_OTHER_LOCATION: "--env", A.SET_PROXY: "--proxy", A.SWITCH_SOURCE: "--index-url",
+    A.CHOOSE_PYTHON: "--python", A.SET_CA_BUNDLE: "--ca-bundle",
+}
+
+
+def replace_option(argv: Sequence[str], option: str, value: str | None) -> list[str]:
+    """``argv`` without ``option`` (``--opt V`` or ``--opt=V``), then ``option value`` appended
+    (nothing appended for None)."""
+    out: list[str] = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+            continue
+        if word == option:
+            skip = True
+            continue
+        if word.startswith(option + "="):
+            continue
+        out.append(word)
+    if value is not None:
+        out += [option, value]
+    return out
+
+
+def _join(words: Sequence[str], os_family: str) -> str:
+    return subprocess.list2cmdline(list(words)) if os_family == "windows" else shlex.join(words)
+
+
+def command_for(action: Action, argv: Sequence[str], *, os_family: str = "linux") -> str:
+    """The command that applies ``action`` (the same command when no option applies it)."""
+    words = [PROG, *argv]
+    opt = action.cli_option()
+    if opt is not None:
+        words = [PROG, *replace_option(argv, opt[0], opt[1])]
+    elif action.kind in _PLACEHOLDER_OPTION:
+        words = [PROG, *replace_option(argv, _PLACEHOLDER_OPTION[action.kind], PLACEHOLDERS[action.kind])]
+    cmd = _join(words, os_family)
+    if action.kind is A.UNSET_ENV:
+        if os_family == "windows":
+            return f"set {action.value}= && {cmd}"
+        return f"env -u {action.value} {cmd}"
+    return cmd
+
+
+def answer_line(action: Action) -> str | None:
+    """The answer-file line that applies ``action`` (``[torch] version = "2.14.1"``), a removal
+    note (``[torch] version: remove``), or None when no key does."""
+    found = action.answer_key()
+    if found is None:
+        return None
+    section, key, value = found
+    if value is None:
+        return f"[{section}] {key}: remove"
+    shown = value or PLACEHOLDERS.get(action.kind, "...")
+    return f'[{section}] {key} = "{shown}"'
+
+
+# long: one sentence per kind, each a literal the catalogue test can read
+def cli_text(action: Action, argv: Sequence[str], *, os_family: str = "linux", answers: bool = False) -> Msg:
+    """What the command line prints for ``action``: the exact command (or, for an answer-file
+    run, the key to set), with the step outside the assistant said in words."""
+    line = answer_line(action) if answers else None
+    if line is not None:
+        return msg("remedy.cli_answer", "In the answer file: {line}", line=line)
+    cmd = command_for(action, argv, os_family=os_family)
+    k = action.kind
+    if k is A.FREE_SPACE:
+        if action.gb is not None:
+            return msg("remedy.cli_free_gb", "Free {gb:.1f} GB on the disk of {path}, then run: {command}",
+                       gb=action.gb, path=action.path or ".", command=cmd)
+        return msg("remedy.cli_free", "Free some space on the disk of {path}, then run: {command}",
+                   path=action.path or ".", command=cmd)
+    if k is A.INSTALL_VCREDIST:
+        return msg("remedy.cli_vcredist", "Install the Microsoft Visual C++ Redistributable (x64) from {url}, "
+                   "then run: {command}", url=action.url, command=cmd)
+    if k is A.UPDATE_DRIVER:
+        if action.value:
+            return msg("remedy.cli_driver_min", "Install NVIDIA driver {version} or newer ({url}), then run: "
+                       "{command}", version=action.value, url=action.url, command=cmd)
+        return msg("remedy.cli_driver", "Install a newer NVIDIA driver ({url}), then run: {command}",
+                   url=action.url, command=cmd)
+    if k is A.ENABLE_LONG_PATHS:
+        return msg("remedy.cli_long_paths", "Allow long paths in Windows ({url}), then run: {command}",
+                   url=action.url, command=cmd)
+    if k is A.OPEN_LOG:
+        return msg("remedy.cli_log", "The full log: {path}", path=action.path)
+    if k is A.RETRY:
+        return msg("remedy.cli_retry", "Run it again: {command}", command=cmd)
+    if k in PLACEHOLDERS and (action.cli_option() is None):
+        return msg("remedy.cli_fill", "Run, with {placeholder} filled in: {command}",
+                   placeholder=PLACEHOLDERS[k], command=cmd)
+    return msg("remedy.cli_run", "Run: {command}", command=cmd)
