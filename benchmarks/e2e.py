@@ -175,9 +175,11 @@ def main(argv: list[str] | None = None) -> int:
         raw(work / "warm-up", py, args.wheels, args.requirement, uv, env)
         shutil.rmtree(work / "warm-up", ignore_errors=True)
         for r in range(args.rounds):
-            sides = [("assistant", lambda: ours.append(assistant(work / f"a{r}", py, args.wheels, args.requirement,
-                                                                 env))),
-                     ("raw", lambda: theirs.append(raw(work / f"r{r}", py, args.wheels, args.requirement, uv, env)))]
+            a_env, r_env = work / f"a{r}", work / f"r{r}"
+            sides = [("assistant", lambda a_env=a_env: ours.append(assistant(a_env, py, args.wheels, args.requirement,
+                                                                             env))),
+                     ("raw", lambda r_env=r_env: theirs.append(raw(r_env, py, args.wheels, args.requirement, uv,
+                                                                   env)))]
             if r % 2:
                 sides.reverse()
             for _name, fn in sides:
@@ -219,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"unattended path   assistant {res['assistant_total_s']:6.2f} s   raw {res['raw_total_s']:6.2f} s   "
           f"ratio {res['e2e_ratio']:.2f}x (goal <= {E2E_LIMIT}): "
           f"{'OK' if res['e2e_ratio'] <= E2E_LIMIT else 'OVER'}")
-    print(f"verification      verify {res['assistant_verify_s']:6.2f} s   bare import torch {res['raw_import_s']:6.2f} s"
+    print(f"verification      verify {res['assistant_verify_s']:6.2f} s   "
+          f"bare import torch {res['raw_import_s']:6.2f} s"
           f"   ratio {res['verify_import_ratio']:.2f}x (goal <= {VERIFY_LIMIT}, first import after the install): "
           f"{'OK' if res['verify_import_ratio'] <= VERIFY_LIMIT else 'OVER'}")
     print(f"  warm (.pyc written): run_verify {res['warm_verify_s']:.2f} s, bare import {res['warm_import_s']:.2f} s,"

@@ -9,6 +9,7 @@ from app.core.bench import BenchReport, BenchStatus, result_of_step, run_bench
 from app.core.errors import BadInput
 from app.core.peak import cpu_peak, gpu_peak, load_gpu_peaks
 from app.core.system import CPUInfo, SystemReport
+from app.core.text import render
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,9 @@ def test_cpu_sweep_measures_and_reports_peak_fraction(small_bench):
         assert r.gflops == pytest.approx(2 * r.n ** 3 / r.median_s / 1e9)
         assert r.peak_gflops == pytest.approx(rep.peak.gflops["fp32"])
         assert r.fraction_of_peak == pytest.approx(r.gflops / r.peak_gflops)
-    assert rep.peak is not None and rep.peak.assumptions and "GHz" in rep.peak.assumptions[0]
+    assert rep.peak is not None and rep.peak.assumptions and "GHz" in render(rep.peak.assumptions[0])
+    assert "GHz" in render(rep.peak.assumptions[0], "zh_CN") and render(rep.peak.assumptions[0], "zh_CN") != \
+        render(rep.peak.assumptions[0])
 
 
 @pytest.mark.slow

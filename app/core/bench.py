@@ -424,16 +424,16 @@ def _pct(x: float) -> float:
 
 
 def headline_text(rep: BenchReport, result: BenchResult | None = None) -> Msg | None:
-    """"<device>: 112.3 GFLOP/s in fp32 at 2048×2048 (the median of 12 runs, ±3 %)"."""
+    """"<device>: 112.3 GFLOP/s in fp32 at 2048×2048 (the median of 12 runs, ±3 %)."""
     r = result or rep.headline()
     if r is None:
         return None
     name = (rep.cpu_name or rep.device_name or r.device) if r.device == "cpu" else (rep.device_name or r.device)
     if r.spread is None:
         return msg("bench.headline", "{device}: {gflops:,.1f} GFLOP/s in {dtype} at {n}×{n} (the median of {runs} "
-                   "runs)", device=name, gflops=r.gflops, dtype=r.dtype, n=r.n, runs=r.runs)
+                   "runs).", device=name, gflops=r.gflops, dtype=r.dtype, n=r.n, runs=r.runs)
     return msg("bench.headline_spread", "{device}: {gflops:,.1f} GFLOP/s in {dtype} at {n}×{n} (the median of {runs} "
-               "runs, ±{spread:.0f} %)", device=name, gflops=r.gflops, dtype=r.dtype, n=r.n, runs=r.runs,
+               "runs, ±{spread:.0f} %).", device=name, gflops=r.gflops, dtype=r.dtype, n=r.n, runs=r.runs,
                spread=_pct(r.spread))
 
 
@@ -479,9 +479,12 @@ def peak_text(rep: BenchReport) -> Msg | None:
     r = rep.headline()
     if r is None:
         return None
-    if r.fraction_of_peak is None or r.peak_gflops is None:
+    if r.fraction_of_peak is None:
         return msg("bench.peak_unknown", "The peak of {device} is not known, so no share of it is shown.",
                    device=rep.device_name or rep.device)
+    if r.peak_gflops is None:
+        return msg("bench.of_peak_share", "That is {pct:.0f} % of the estimated {dtype} peak.",
+                   pct=_pct(r.fraction_of_peak), dtype=r.dtype)
     return msg("bench.of_peak", "That is {pct:.0f} % of the estimated {dtype} peak of {peak:,.0f} GFLOP/s.",
                pct=_pct(r.fraction_of_peak), dtype=r.dtype, peak=r.peak_gflops)
 

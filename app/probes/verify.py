@@ -595,7 +595,7 @@ class DistRun:
 
     def _collect_forked(self) -> tuple[list[dict], list[str], bool]:
         results, errors, timed_out = [], [], False
-        for rank, (pid, fd) in enumerate(zip(self.pids, self.fds)):
+        for rank, fd in enumerate(self.fds):
             line = _read_line(fd, self.deadline)
             try:
                 obj = json.loads(line) if line else None

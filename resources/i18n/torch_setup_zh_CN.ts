@@ -23,6 +23,38 @@
         <source>Chart of GFLOP/s against matrix size</source>
         <translation>不同矩阵大小下的 GFLOP/s 图表</translation>
     </message>
+    <message>
+        <source>{device} · {dtype}</source>
+        <translation>{device} · {dtype}</translation>
+    </message>
+    <message>
+        <source>spread of the runs</source>
+        <translation>各次运行的离散范围</translation>
+    </message>
+    <message>
+        <source>estimated peak · {dtype}</source>
+        <translation>估算峰值 · {dtype}</translation>
+    </message>
+    <message>
+        <source>Matrix multiply speed on {device}</source>
+        <translation>{device} 上的矩阵乘法速度</translation>
+    </message>
+    <message>
+        <source>GFLOP/s, log scale (higher is faster)</source>
+        <translation>GFLOP/s，对数刻度（越高越快）</translation>
+    </message>
+    <message>
+        <source>Speed-up over the CPU</source>
+        <translation>相对 CPU 的加速比</translation>
+    </message>
+    <message>
+        <source>Chart of the accelerator's speed-up over the CPU</source>
+        <translation>加速器相对 CPU 的加速比图表</translation>
+    </message>
+    <message>
+        <source>× faster than the CPU</source>
+        <translation>比 CPU 快的倍数</translation>
+    </message>
 </context>
 <context>
     <name>ChangeDialog</name>
@@ -1128,6 +1160,14 @@ Stop and close?</source>
     <message>
         <source>Partial results: the speed test was stopped before it finished.</source>
         <translation>部分结果：速度测试在完成前被停止。</translation>
+    </message>
+    <message>
+        <source>How the peak is estimated</source>
+        <translation>峰值是怎样估算的</translation>
+    </message>
+    <message>
+        <source>Source: {source}</source>
+        <translation>来源：{source}</translation>
     </message>
 </context>
 <context>
