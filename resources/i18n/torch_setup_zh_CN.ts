@@ -839,6 +839,18 @@
         <source>Installation progress</source>
         <translation>安装进度</translation>
     </message>
+    <message>
+        <source>Unpacking and installing the packages: {done} of about {total}</source>
+        <translation>正在解包并安装软件包：已完成 {done}，共约 {total}</translation>
+    </message>
+    <message>
+        <source>{rate}/s</source>
+        <translation>{rate}/秒</translation>
+    </message>
+    <message>
+        <source>{rate:.1f} packages/s</source>
+        <translation>每秒 {rate:.1f} 个软件包</translation>
+    </message>
 </context>
 <context>
     <name>LogView</name>

@@ -23,7 +23,7 @@ from app.core.install.request import Check, InstallPlan, InstallResult
 from app.core.install.transaction import Rollback, rollback, take_snapshot
 from app.core.installer_hints import hint_for
 from app.core.paths import new_log_path
-from app.core.progress import ProgressParser
+from app.core.progress import ProgressParser, unpack_watch
 from app.core.requirements import requirement_name
 from app.core.text import Text, msg, render
 
@@ -139,7 +139,9 @@ class _Run:
         p = self.p
         self.phase = Phase.INSTALL
         self.emit(PhaseEvent(Phase.INSTALL, PhaseState.START, ", ".join(p.packages) or "bundle"))
-        parser = ProgressParser(p.installer, self.emit)
+        # the unpacking, which no installer reports, is measured on disk (UnpackWatch)
+        parser = ProgressParser(p.installer, self.emit,
+                                watch=unpack_watch(p.installer, p.env_path, p.estimate_mb, self.emit, self.child_env))
 
         def on_line(stream: str, line: str) -> None:
             self.emit(LogEvent(line, stream))
@@ -147,8 +149,10 @@ class _Run:
 
         argv = p.backend.install_argv(p.env_path, p.packages, p.index, requirements=p.requirements_file,
                                       pip_version=envs.pip_version_in(p.env_path))
-        res = self._run(argv, on_line)
-        parser.close()
+        try:
+            res = self._run(argv, on_line)
+        finally:
+            parser.close()
         if not res.ok:
             raise self.fail("Installing " + (", ".join(p.packages) or "the bundle") + " failed", res,
                             "See the lines above and the full log.")
