@@ -529,6 +529,8 @@ class DistRun:
         self.backend, self.world, self.mode = backend, world, mode
         self.timeout_s = timeout_s
         self.deadline = time.monotonic() + timeout_s
+        self.started_s = time.monotonic() - _T0  # when the ranks started, in the probe's time
+        self.others_started_s: float | None = None  # when the checks that ran meanwhile began
         self.pids: list[int] = []
         self.fds: list[int] = []
         self.procs: list[subprocess.Popen] = []
@@ -655,16 +657,19 @@ class DistRun:
     def collect(self) -> tuple:
         """(status, code, params[, data]) of the check, as the other checks return."""
         backend = self.backend
+        waiting = time.monotonic()
         if self.mode == "fork":
             results, errors, timed_out = self._collect_forked()
         else:
             results, errors, timed_out = self._collect_spawned()
+        timing = {"mode": self.mode, "started_s": self.started_s, "others_started_s": self.others_started_s,
+                  "waited_s": time.monotonic() - waiting}
         if timed_out:
             return ("failed", "all_reduce_timeout", {"backend": backend, "seconds": self.timeout_s})
         if len(results) == self.world and all(r.get("ok") for r in results) and not errors:
             ms = max(r["seconds"] for r in results) * 1000
             return ("passed", "all_reduce_ok", {"world": self.world, "backend": backend, "ms": ms},
-                    {"ms": ms, "mode": self.mode, **({"port": self.port} if self.port else {})})
+                    {"ms": ms, **timing, **({"port": self.port} if self.port else {})})
         bad = [r for r in results if not r.get("ok")]
         if bad:
             return ("failed", "all_reduce_wrong", {"backend": backend, "value": bad[0]["value"],
@@ -907,6 +912,8 @@ def main(argv: list[str]) -> int:
 def _cpu_checks(torch, checks: Checks, no_dist: bool, gloo: DistRun | None = None) -> None:
     """The CPU checks; the gloo ranks (``gloo``, started early) run meanwhile and are collected last."""
     cpu_dtypes = [torch.float32]
+    if gloo is not None:
+        gloo.others_started_s = time.monotonic() - _T0
     checks.run("cpu_matmul", check_matmul, torch, "cpu", cpu_dtypes)
     checks.run("cpu_conv2d", check_conv2d, torch, "cpu", cpu_dtypes)
     checks.run("cpu_training", check_training, torch, "cpu")
@@ -973,6 +980,8 @@ def _accel_checks(torch, checks: Checks, accel: str, dev: str, backends: dict) -
     # NCCL ranks need CUDA, which this process has initialised by now: fresh processes, started
     # before the device checks so that they run meanwhile.
     nccl_run = DistRun.spawn("nccl") if nccl else None
+    if nccl_run is not None:
+        nccl_run.others_started_s = time.monotonic() - _T0
     checks.run("device_round_trip", check_round_trip, torch, dev)
     dtypes = [torch.float32, torch.float16]
     if gpu and bf16_native(torch):
