@@ -6,7 +6,6 @@ the full log. The CLI maps ``exit_code`` onto the process exit status.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,16 +15,38 @@ EXIT_BAD_INPUT = 2
 EXIT_CANCELLED = 130
 
 
-@dataclass
 class UserError(Exception):
-    message: str
-    hint: str = ""
-    lines: list[str] = field(default_factory=list)
-    log_path: Path | None = None
-    exit_code: int = EXIT_FAILED
+    """``message``, ``hint``, ``lines`` (the few relevant ones), ``log_path``, ``exit_code``.
 
-    def __post_init__(self) -> None:
+    Written out by hand rather than as a dataclass (same fields, equality and repr): this
+    module is imported before the wizard's first window, and the dataclass machinery would
+    cost that window a few milliseconds.
+    """
+
+    __match_args__ = ("message", "hint", "lines", "log_path", "exit_code")
+    __hash__ = None  # type: ignore[assignment]  # mutable and compared by value, as a dataclass
+
+    def __init__(self, message: str, hint: str = "", lines: list[str] | None = None, log_path: Path | None = None,
+                 exit_code: int = EXIT_FAILED) -> None:
+        self.message = message
+        self.hint = hint
+        self.lines: list[str] = lines if lines is not None else []
+        self.log_path = log_path
+        self.exit_code = exit_code
         super().__init__(self.message)
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.message, self.hint, self.lines, self.log_path, self.exit_code)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, UserError)
+        return self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__qualname__}(message={self.message!r}, hint={self.hint!r}, lines={self.lines!r}, "
+                f"log_path={self.log_path!r}, exit_code={self.exit_code!r})")
 
     def __str__(self) -> str:
         return self.render()
