@@ -10,7 +10,7 @@ shared machine hits both alike):
   + ``E/bin/python -c "import torch; <one training step>; <one matmul>"`` (the step a person
   runs to see that it works: a small model, ``torch.optim.SGD``, forward, backward, step).
 
-Both use the same base interpreter and the same (warm) uv cache, and neither sets
+Both use the same base interpreter and the same (warm, private to the run) uv cache, and neither sets
 PYTHONDONTWRITEBYTECODE (a user's shell does not; the first import writes the .pyc files on
 both sides). Printed, from the same rounds:
 
@@ -163,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     for var in ("PYTHONDONTWRITEBYTECODE", "VIRTUAL_ENV", "PYTHONPATH"):
         env.pop(var, None)
     env["TORCH_SETUP_HOME"] = str(work / "home")
+    env["UV_CACHE_DIR"] = str(work / "uv-cache")  # the same for both sides, warmed below, private to this run
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # run_verify's probe, as a user runs it
     ours: list[dict[str, float]] = []
     theirs: list[dict[str, float]] = []

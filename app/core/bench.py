@@ -39,6 +39,10 @@ from app.core.serial import to_jsonable
 from app.core.system import SystemReport
 from app.core.text import Msg, Text, msg
 
+__all__ = ["BUSY_SHARE", "SPREAD_HIGH", "BenchReport", "BenchResult", "BenchStatus", "CopyResult", "LoadSummary",
+           "Skipped", "Speedup", "busy_text", "dtype_lines", "emulated_text", "headline_text", "notes",
+           "peak_text", "result_of_step", "run_bench", "speedup_lines", "spread_of", "warnings_of"]
+
 DEVICES = ("auto", "cpu", "cuda", "mps", "xpu")
 
 #: Runs of one measurement scattering more than this (relative half inter-quartile range:
@@ -529,8 +533,3 @@ def notes(rep: BenchReport) -> list[Msg]:
 def warnings_of(rep: BenchReport) -> list[Text]:
     """The notes that lower the trust in the numbers (busy machine, scattered runs)."""
     return [m for m in notes(rep) if m.code in ("bench.busy", "bench.spread_high")]
-
-
-__all__ = ["BUSY_SHARE", "SPREAD_HIGH", "BenchReport", "BenchResult", "BenchStatus", "CopyResult", "LoadSummary",
-           "Skipped", "Speedup", "busy_text", "dtype_lines", "emulated_text", "headline_text", "notes",
-           "peak_text", "result_of_step", "run_bench", "speedup_lines", "spread_of", "warnings_of"]

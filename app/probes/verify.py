@@ -1020,4 +1020,7 @@ if __name__ == "__main__":
               "traceback": traceback.format_exc()[-3000:]})
         code = 4
     sys.stdout.flush()
-    sys.exit(code)
+    sys.stderr.flush()
+    # Leave at once: tearing down the thousands of modules torch (and, after a training step,
+    # its compiler stack) loaded takes most of a second and tells the assistant nothing.
+    os._exit(code)
