@@ -163,6 +163,13 @@ def free_memory(torch, device: str) -> int | None:
         except Exception:
             return None
     if device in ("cpu", "mps"):  # MPS shares system memory
+        try:  # Linux: what can be had without swapping, the page cache that can be dropped included
+            with open("/proc/meminfo", encoding="utf-8") as fh:
+                for line in fh:
+                    if line.startswith("MemAvailable:"):
+                        return int(line.split()[1]) * 1024
+        except (OSError, ValueError, IndexError):
+            pass
         try:
             return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         except (ValueError, OSError, AttributeError):
