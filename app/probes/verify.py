@@ -980,7 +980,7 @@ def main(argv: list[str]) -> int:
                                        for k, v in backends.items() if k != "cudnn"), backends, title_text("backends"))
     result = {"event": "result", "interpreter": interp, "torch": tf, "backends": backends,
               "devices": devices, "init_warnings": init_warnings, "import_warnings": import_msgs,
-              "checks": checks.items}
+              "checks": checks.items, "compile_helper": helper is not None}
     if facts_only:
         result["loaded_libraries"] = loaded_libraries()
         result["duration_s"] = time.monotonic() - _T0
