@@ -125,7 +125,7 @@ def test_spawned_ranks_are_stopped_when_torch_is_missing(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_new_environment_gets_its_compiler_stack_compiled_on_another_core(local_wheels, tmp_path):
+def test_a_new_environment_gets_its_compiler_stack_compiled_on_another_core(torch_wheelhouse, tmp_path):
     """Right after an install no .pyc exists for torch's compiler stack (what torch.optim loads):
     the probe starts a helper that compiles it while torch is imported; once the .pyc files
     exist, no helper starts. The checks pass either way."""
@@ -137,8 +137,9 @@ def test_a_new_environment_gets_its_compiler_stack_compiled_on_another_core(loca
     uv = find_uv_bin()
     subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(env)], check=True, timeout=120)
     py = env / "bin" / "python"
-    subprocess.run([uv, "pip", "install", "--quiet", "--python", str(py), "--find-links", str(local_wheels),
-                    "torch==2.13.0"], check=True, timeout=600, env=clean_env({"UV_NO_PROGRESS": "1"}))
+    subprocess.run([uv, "pip", "install", "--quiet", "--python", str(py), "--offline", "--no-index", "--find-links",
+                    str(torch_wheelhouse.folder), torch_wheelhouse.requirement], check=True, timeout=600,
+                   env=clean_env({"UV_NO_PROGRESS": "1"}))
     site = next((env / "lib").glob("python3*/site-packages"))
     dynamo = site / "torch" / "_dynamo" / "__init__.py"
     assert not Path(importlib.util.cache_from_source(str(dynamo))).exists()
