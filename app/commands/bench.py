@@ -42,21 +42,29 @@ def register(sub) -> None:
 
 
 def render(rep: BenchReport) -> str:
+    from app.core.bench import dtype_lines, headline_text, notes, peak_text, speedup_lines, warnings_of
+    from app.core.text import render as text
+
     if rep.cancelled and not rep.all_results():
         return "The speed test was stopped before its first measurement." + (
             f"\nFull log: {rep.log_path}" if rep.log_path else "")
     lines = [f"Matmul speed on {rep.device}: {rep.device_name} (torch {rep.torch_version}, {rep.threads} threads)", ""]
     if rep.cancelled:
         lines[1:1] = ["Stopped before the end: these are the measurements made until then (partial results)."]
-    lines.append(f"  {'dtype':<6} {'n':>6} {'median ms':>10} {'GFLOP/s':>10} {'of peak':>8}")
+    # The warnings first, where they cannot be missed: a busy machine, scattered runs.
+    for w in warnings_of(rep):
+        lines[-1:-1] = [f"!! {text(w)}"]
+    lines.append(f"  {'dtype':<6} {'n':>6} {'median ms':>10} {'GFLOP/s':>10} {'spread':>7} {'runs':>5} {'of peak':>8}")
     for r in sorted(rep.results + rep.cpu_results, key=lambda r: (r.device != rep.device, r.dtype, r.n)):
         frac = f"{r.fraction_of_peak * 100:.0f} %" if r.fraction_of_peak is not None else "?"
+        spread = f"±{r.spread * 100:.0f} %" if r.spread is not None else "?"
         dev = "" if r.device == rep.device else f" ({r.device})"
-        lines.append(f"  {r.dtype:<6} {r.n:>6} {r.median_s * 1000:>10.2f} {r.gflops:>10.1f} {frac:>8}{dev}")
+        lines.append(f"  {r.dtype:<6} {r.n:>6} {r.median_s * 1000:>10.2f} {r.gflops:>10.1f} {spread:>7} {r.runs:>5} "
+                     f"{frac:>8}{dev}")
     for s in rep.skipped:
         lines.append(f"  – {s.dtype} {'n=' + str(s.n) if s.n else '(all sizes)'}: {s.reason}")
-    for sp in rep.speedup:
-        lines.append(f"  {sp.dtype} n={sp.n}: {sp.speedup:.1f}x faster than the CPU")
+    for sp in speedup_lines(rep):
+        lines.append(f"  {text(sp)}")
     for c in rep.copy:
         lines.append(f"  copy {c.direction.replace('_', ' ')} ({c.memory}): {c.gb_per_s:.1f} GB/s")
     lines.append("")
@@ -64,18 +72,25 @@ def render(rep: BenchReport) -> str:
         pk = ", ".join(f"{k} {v:,.0f}" for k, v in rep.peak.gflops.items())
         lines.append(f"Estimated peak ({rep.peak.name}): {pk} GFLOP/s")
         for a in rep.peak.assumptions:
-            lines.append(f"  assumption: {a}")
+            lines.append(f"  assumption: {text(a)}")
         lines.append(f"  source: {rep.peak.source}")
-    else:
-        lines.append(f"The peak of {rep.device_name} is not in the table, so no share of it is shown.")
-    best = rep.best()
-    if best is not None:
-        frac = (f", {best.fraction_of_peak * 100:.0f} % of the estimated {best.dtype} peak"
-                if best.fraction_of_peak is not None else "")
-        lines.append(f"Best: {best.gflops:,.1f} GFLOP/s ({best.dtype}, n={best.n}){frac}.")
-        if best.fraction_of_peak is not None and best.fraction_of_peak > 1.0:
+    head = headline_text(rep)
+    if head is not None:
+        lines.append(f"Result: {text(head)}")
+        for d in dtype_lines(rep):
+            lines.append(f"  {text(d)}")
+        share = peak_text(rep)
+        if share is not None:
+            lines.append(f"  {text(share)}")
+        top = rep.headline()
+        if top is not None and top.fraction_of_peak is not None and top.fraction_of_peak > 1.0:
             lines.append("  (above the estimate: the chip ran faster than the clock the OS reports, e.g. turbo "
                          "in a virtual machine, or a matrix unit the estimate does not count)")
+    elif rep.peak is None:
+        lines.append(f"The peak of {rep.device_name} is not in the table, so no share of it is shown.")
+    for n in notes(rep):
+        if n not in warnings_of(rep):
+            lines.append(text(n))
     if rep.log_path:
         lines.append(f"Full log: {rep.log_path}")
     return "\n".join(lines)

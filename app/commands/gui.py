@@ -38,6 +38,10 @@ def run(args: argparse.Namespace) -> int:
 
 def launch(argv: list[str] | None = None) -> int:
     """Parse the wizard's arguments and open it (returns the application's exit status)."""
+    if not argv:  # ``torch-setup`` alone: nothing to parse (start-up time)
+        from app.gui.app import launch as open_wizard
+
+        return open_wizard()
     parser = argparse.ArgumentParser(prog="torch-setup gui")
     _add_arguments(parser)
     args = parser.parse_args(list(argv or []))

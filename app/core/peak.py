@@ -37,6 +37,7 @@ from typing import Any
 from app.core.errors import BadInput
 from app.core.paths import resources_dir
 from app.core.system import SystemReport
+from app.core.text import Msg, Text, msg, render
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -51,36 +52,66 @@ class Peak:
     device: str  # cpu | cuda | rocm | mps | xpu
     name: str
     gflops: dict[str, float] = field(default_factory=dict)  # dtype -> GFLOP/s; absent = unknown
-    assumptions: tuple[str, ...] = ()
+    assumptions: tuple[Text, ...] = ()  # how the estimate was made, one sentence each
     source: str = ""
 
     def fraction(self, dtype: str, gflops: float) -> float | None:
         p = self.gflops.get(dtype)
         return gflops / p if p else None
 
+    def to_dict(self) -> dict[str, Any]:
+        """English assumptions (the JSON contract: rendered text), plus the texts by code
+        (``assumption_texts``) that bring them back in any language."""
+        return {"device": self.device, "name": self.name, "gflops": dict(self.gflops),
+                "assumptions": [render(a) for a in self.assumptions],
+                "assumption_texts": [_text_data(a) for a in self.assumptions],
+                "source": self.source}
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Peak:
+        english = [str(a) for a in d.get("assumptions") or ()]
+        coded = d.get("assumption_texts")
+        texts: tuple[Text, ...] = tuple(english)
+        if isinstance(coded, list) and len(coded) == len(english):
+            texts = tuple(_text_of(x, e) for x, e in zip(coded, english, strict=True))
         return cls(device=str(d.get("device", "")), name=str(d.get("name", "")),
                    gflops={str(k): float(v) for k, v in (d.get("gflops") or {}).items()},
-                   assumptions=tuple(str(a) for a in d.get("assumptions") or ()), source=str(d.get("source", "")))
+                   assumptions=texts, source=str(d.get("source", "")))
 
 
-def _fp32_flop_per_cycle(flags: set[str], arch: str, model: str) -> tuple[int, str]:
+def _text_data(t: Text) -> Any:
+    """A text as plain data that :func:`_text_of` turns back into the same text."""
+    if isinstance(t, Msg):
+        return {"code": t.code, "en": t.en, "args": {k: _text_data(v) if isinstance(v, Msg) else v
+                                                     for k, v in t.args}}
+    return render(t)
+
+
+def _text_of(data: Any, fallback: str) -> Text:
+    if not (isinstance(data, dict) and isinstance(data.get("code"), str) and isinstance(data.get("en"), str)):
+        return fallback
+    raw = data.get("args")
+    args: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    return Msg(data["code"], data["en"], tuple((str(k), _text_of(v, "") if isinstance(v, dict) else v)
+                                               for k, v in args.items()))
+
+
+def _fp32_flop_per_cycle(flags: set[str], arch: str, model: str) -> tuple[int, Msg]:
     arch = (arch or "").lower()
     if arch in ("arm64", "aarch64"):
         m = (model or "").lower()
         if "apple" in m or re.search(r"\bm[1-9]\b", m):
-            return 32, "Apple M-series performance core: 4 NEON FMA pipes x 4 fp32 lanes x 2"
+            return 32, msg("peak.apple", "Apple M-series performance core: 4 NEON FMA pipes x 4 fp32 lanes x 2")
         if any(x in m for x in ("neoverse-v", "neoverse v", "grace", "graviton3", "graviton4")):
-            return 32, "Neoverse V-class core: 4 x 128-bit FMA pipes x 4 lanes x 2"
-        return 16, "generic arm64 core: 2 NEON FMA pipes x 4 fp32 lanes x 2"
+            return 32, msg("peak.neoverse_v", "Neoverse V-class core: 4 x 128-bit FMA pipes x 4 lanes x 2")
+        return 16, msg("peak.arm64", "generic arm64 core: 2 NEON FMA pipes x 4 fp32 lanes x 2")
     if "avx512f" in flags:
-        return 64, "AVX-512: 2 FMA units x 16 fp32 lanes x 2 FLOP (typical server core)"
+        return 64, msg("peak.avx512", "AVX-512: 2 FMA units x 16 fp32 lanes x 2 FLOP (typical server core)")
     if "avx2" in flags and "fma" in flags:
-        return 32, "AVX2: 2 FMA units x 8 fp32 lanes x 2 FLOP"
+        return 32, msg("peak.avx2", "AVX2: 2 FMA units x 8 fp32 lanes x 2 FLOP")
     if "avx" in flags:
-        return 16, "AVX without FMA: 8-lane add + 8-lane multiply per cycle"
-    return 8, "SSE2: 4-lane add + 4-lane multiply per cycle"
+        return 16, msg("peak.avx", "AVX without FMA: 8-lane add + 8-lane multiply per cycle")
+    return 8, msg("peak.sse2", "SSE2: 4-lane add + 4-lane multiply per cycle")
 
 
 def cpu_peak(*, cores: int, mhz: float, flags: Iterable[str] | None, arch: str = "x86_64", model: str = "",
@@ -94,27 +125,28 @@ def cpu_peak(*, cores: int, mhz: float, flags: Iterable[str] | None, arch: str =
     ghz = mhz / 1000.0
     fp32 = n * ghz * fpc
     out = {"fp32": fp32}
-    notes = [f"{n} core(s) x {ghz:.2f} GHz x {fpc} fp32 FLOP/cycle ({why}) = {fp32:.0f} GFLOP/s fp32"]
+    notes: list[Text] = [msg("peak.cpu_fp32", "{n} core(s) x {ghz:.2f} GHz x {fpc} fp32 FLOP/cycle ({why}) = "
+                             "{fp32:.0f} GFLOP/s fp32", n=n, ghz=ghz, fpc=fpc, why=why, fp32=fp32)]
     if "amx_bf16" in flag_set:
         out["bf16"] = n * ghz * 1024
-        notes.append("bf16 via Intel AMX tiles: 1024 FLOP/cycle/core")
+        notes.append(msg("peak.bf16_amx", "bf16 via Intel AMX tiles: 1024 FLOP/cycle/core"))
     elif "avx512_bf16" in flag_set:
         out["bf16"] = fp32 * 2
-        notes.append("bf16 via AVX512_BF16 dot products: 2x the fp32 rate")
+        notes.append(msg("peak.bf16_avx512", "bf16 via AVX512_BF16 dot products: 2x the fp32 rate"))
     else:
         out["bf16"] = fp32
-        notes.append("no native bf16: the fp32 peak is used as the bound")
+        notes.append(msg("peak.bf16_none", "no native bf16: the fp32 peak is used as the bound"))
     if "amx_fp16" in flag_set:
         out["fp16"] = n * ghz * 1024
-        notes.append("fp16 via Intel AMX-FP16 tiles: 1024 FLOP/cycle/core")
+        notes.append(msg("peak.fp16_amx", "fp16 via Intel AMX-FP16 tiles: 1024 FLOP/cycle/core"))
     elif "avx512_fp16" in flag_set:
         out["fp16"] = fp32 * 2
-        notes.append("fp16 via AVX512-FP16: 2x the fp32 rate")
+        notes.append(msg("peak.fp16_avx512", "fp16 via AVX512-FP16: 2x the fp32 rate"))
     else:
         out["fp16"] = fp32
-        notes.append("no native fp16: the fp32 peak is used as the bound")
-    notes.append("the clock is the OS-reported maximum; wide-vector code often runs slower, "
-                 "so 50-80 % of this is a good result")
+        notes.append(msg("peak.fp16_none", "no native fp16: the fp32 peak is used as the bound"))
+    notes.append(msg("peak.cpu_clock", "the clock is the OS-reported maximum; wide-vector code often runs slower, "
+                     "so 50-80 % of this is a good result"))
     return Peak("cpu", model or "CPU", out, tuple(notes),
                 "estimate from cores, clock and SIMD width (app/core/peak.py)")
 
@@ -220,4 +252,4 @@ def gpu_peak(device_name: str, device: str = "cuda", rows: list[GPUPeakRow] | No
     if best is None:
         return None
     return Peak(device, best.name, {k: v * 1000.0 for k, v in best.tflops.items() if k in DTYPES},
-                ("vendor peak (dense; FP32 accumulation for fp16/bf16)",), best.source)
+                (msg("peak.vendor", "vendor peak (dense; FP32 accumulation for fp16/bf16)"),), best.source)

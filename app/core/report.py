@@ -27,6 +27,11 @@ from typing import Any
 
 from app import __version__
 from app.core.bench import BenchReport, BenchResult, BenchStatus
+from app.core.bench import dtype_lines as bench_dtype_lines
+from app.core.bench import headline_text as bench_headline_text
+from app.core.bench import notes as bench_notes
+from app.core.bench import peak_text as bench_peak_text
+from app.core.bench import speedup_lines as bench_speedup_lines
 from app.core.doctor import Diagnosis
 from app.core.errors import BadInput, Cancelled, UserError, render_hint
 from app.core.install import InstallResult
@@ -132,6 +137,7 @@ class SessionReport:
             "best_device": best.device if best else None,
             "best_dtype": best.dtype if best else None,
             "bench_status": bench.status.value if bench else None,
+            **_bench_summary(bench),
             "duration_s": self.duration_s,
             "error": self.error.text() if self.error else None,
             "error_code": self.error.error_code if self.error else None,
@@ -401,8 +407,27 @@ def _bench_section(b: BenchReport) -> Section:
     device = " ".join(x for x in (b.device, b.device_name) if x)
     if device:
         rows.append(("Device", device))
+    if b.cpu_name and b.device != "cpu":
+        rows.append(("CPU", b.cpu_name))
     if b.cancelled:
         rows.append(("Status", "partial: the speed test was stopped before it finished"))
+    head = bench_headline_text(b)
+    if head is not None:
+        rows.append(("Result", _t(head)))
+    per_dtype = bench_dtype_lines(b)
+    if len(per_dtype) > 1:
+        rows.append(("Per dtype", "; ".join(_t(line) for line in per_dtype)))
+    share = bench_peak_text(b)
+    if share is not None and head is not None:
+        rows.append(("Share of the peak", _t(share)))
+    if b.load is not None:
+        verdict = "busy" if b.load.busy else "quiet"
+        rows.append(("Machine load", f"{verdict}: other programs used {b.load.other_share * 100:.0f} % of the CPU "
+                                     f"({b.load.other_cpus:.1f} of {b.load.cpus} CPUs) during the test"))
+    if b.spread is not None:
+        rows.append(("Spread of the runs", f"±{b.spread * 100:.0f} % (typical)"))
+    if b.remeasured:
+        rows.append(("Measured again", f"{b.remeasured} more round(s)"))
     if b.threads is not None:
         rows.append(("CPU threads", str(b.threads)))
     for peak, label in ((b.peak, "Estimated peak"), (b.cpu_peak, "Estimated CPU peak")):
@@ -414,8 +439,8 @@ def _bench_section(b: BenchReport) -> Section:
         rows.append((label, text))
     for c in b.copy:
         rows.append((f"Copy {c.direction} ({c.memory})", f"{_fmt_num(c.gb_per_s, 2)} GB/s"))
-    for sp in b.speedup:
-        rows.append((f"Speed-up over the CPU ({sp.dtype}, n={sp.n})", f"{sp.speedup:.1f}×"))
+    for sp in bench_speedup_lines(b):
+        rows.append(("Speed-up over the CPU", _t(sp)))
     ended = {BenchStatus.BUDGET: " (time budget reached)",
              BenchStatus.CANCELLED: " (stopped: partial results)"}.get(b.status, "")
     if b.budget_exhausted and not ended:
@@ -424,13 +449,16 @@ def _bench_section(b: BenchReport) -> Section:
     results = b.all_results()
     table = None
     if results:
-        table = (("Device", "dtype", "Size", "GFLOP/s", "Time (ms)", "of peak"),
+        table = (("Device", "dtype", "Size", "GFLOP/s", "Time (ms)", "of peak", "Spread", "Runs"),
                  *((r.device, r.dtype, str(r.n), _fmt_num(r.gflops), _fmt_num(r.median_s * 1000.0, 2),
-                    f"{r.fraction_of_peak * 100:.0f} %" if r.fraction_of_peak is not None else "")
+                    f"{r.fraction_of_peak * 100:.0f} %" if r.fraction_of_peak is not None else "",
+                    f"±{r.spread * 100:.0f} %" if r.spread is not None else "", str(r.runs))
                    for r in results))
-    notes = []
+    notes = [_t(n) for n in bench_notes(b) if n.code not in ("bench.partial", "bench.budget", "bench.quiet")]
     if b.cancelled:
         notes.append("The speed test was stopped before it finished; these are the measurements made until then.")
+    if b.peak is not None and b.peak.assumptions:
+        notes.append("How the peak is estimated: " + "; ".join(_t(a) for a in b.peak.assumptions))
     for sk in b.skipped:
         what = " ".join(x for x in (sk.device, sk.dtype, f"n={sk.n}" if sk.n else None) if x)
         notes.append(f"Skipped {what}: {sk.reason}")
@@ -488,6 +516,15 @@ def safe_stem(name: str) -> str:
 def _backend_name(variant: str | None) -> str | None:
     backend = backend_of_variant(variant)
     return backend.value if backend is not None else None
+
+
+def _bench_summary(bench: BenchReport | None) -> dict[str, Any]:
+    """The figure to quote (the median at the largest size, see BenchReport.headline) and how
+    certain it is: the busy verdict from the measured load, the typical spread of the runs."""
+    head = bench.headline() if bench is not None else None
+    return {"bench_gflops": head.gflops if head else None, "bench_dtype": head.dtype if head else None,
+            "bench_n": head.n if head else None, "bench_busy": bench.busy if bench is not None else None,
+            "bench_spread": bench.spread if bench is not None else None}
 
 
 def _best_bench(bench: BenchReport | None) -> BenchResult | None:

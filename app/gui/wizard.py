@@ -13,9 +13,10 @@ from __future__ import annotations
 import importlib
 
 from PySide6.QtCore import QEvent, QSize, QTimer
-from PySide6.QtGui import QIcon
+from PySide6.QtGui import QGuiApplication, QIcon, QPixmap
 from PySide6.QtWidgets import QWidget, QWizard
 
+from app.core.paths import resources_dir
 from app.gui import i18n
 from app.gui.pages import PageId
 from app.gui.pages.base import BasePage
@@ -50,6 +51,17 @@ def app_icon() -> QIcon:
     return icon("app")
 
 
+def logo_pixmap(dpr: float = 1.0) -> QPixmap:
+    """The 48 px logo of the page header, read straight from its PNG (at the screen's pixel
+    ratio): the first window needs no QIcon, whose type alone costs a few ms to create."""
+    size = 96 if dpr > 1.0 else 48
+    pix = QPixmap(str(resources_dir() / "icons" / "png" / f"app-{size}.png"))
+    if pix.isNull():  # a trimmed build without the PNGs: the icon machinery finds another
+        return app_icon().pixmap(QSize(48, 48), dpr)
+    pix.setDevicePixelRatio(size / 48)
+    return pix
+
+
 class SetupWizard(QWizard):
     """The wizard. ``lazy=True`` (what ``torch-setup gui`` uses) builds only the Welcome page
     before the window shows and the seven others right after its first paint; if the user
@@ -66,14 +78,14 @@ class SetupWizard(QWizard):
         self._painted = False
         self._closing = False
         self.setObjectName("SetupWizard")
-        self.setWindowIcon(app_icon())
+        if not lazy:  # lazy: set after the first paint (the window manager shows it a moment later)
+            self.setWindowIcon(app_icon())
         self.setMinimumSize(MIN_SIZE.boundedTo(self._available()))  # small laptop screens: never larger
         self.resize(self.minimumSize())
         opt = QWizard.WizardOption
         self.setOptions((self.options() | opt.NoBackButtonOnStartPage | opt.NoCancelButtonOnLastPage)
                         & ~opt.HaveHelpButton)  # one call: each setOption() re-lays the wizard out
-        logo = app_icon().pixmap(QSize(48, 48), self.devicePixelRatioF())
-        self.setPixmap(QWizard.WizardPixmap.LogoPixmap, logo)
+        self.setPixmap(QWizard.WizardPixmap.LogoPixmap, logo_pixmap(self.devicePixelRatioF()))
         welcome = WelcomePage(self.state, self)
         welcome.defer_work = lazy
         self.setPage(int(PageId.WELCOME), welcome)
@@ -133,6 +145,10 @@ class SetupWizard(QWizard):
     def _after_first_paint(self) -> None:
         if not self.isVisible():  # closed before this turn of the event loop: start nothing
             return
+        if self.lazy:
+            ic = app_icon()
+            self.setWindowIcon(ic)
+            QGuiApplication.setWindowIcon(ic)  # dialogs and the task bar
         self.build_pages()
         self.welcome.check_bundle()
         if self.auto_detect:

@@ -1,6 +1,7 @@
 """Verify probe: does PyTorch work in THIS interpreter, on the CPU and on the accelerator?
 
-Run as ``<env python> -I verify.py [--expect cuda|rocm|mps|xpu] [--facts-only] [--no-dist]``.
+Run as ``<env python> -I verify.py [--expect cuda|rocm|mps|xpu] [--facts-only] [--no-dist]
+[--dist-mode fork|spawn]``.
 Stdlib + torch only. Prints one JSON object per line on stdout:
 
 * ``{"event": "step", "name", "status", "detail", "title", "data"}`` while working
@@ -20,8 +21,10 @@ verdicts that need the assistant's rules: whether a device's architecture is com
 the wheel (the ``arch_list`` check) is decided by the assistant from ``devices`` and the
 build's ``arch_list``.
 
-``verify.py --dist-worker RANK WORLD PORT BACKEND`` is the internal entry point of one rank
-of the two-process all_reduce check.
+The two ranks of the all_reduce check start at the beginning and run while the other checks
+do (see :class:`DistRun`): forked right after ``import torch`` where that is safe (Linux, gloo),
+fresh interpreters otherwise (``--dist-mode spawn`` forces these). ``verify.py --dist-worker
+RANK WORLD PORT BACKEND`` is the internal entry point of one spawned rank.
 """
 from __future__ import annotations
 
@@ -407,6 +410,17 @@ def check_memory(torch, device: str) -> tuple:
 
 
 # ------------------------------------------------------------ two-process all_reduce
+#
+# The ranks start at the beginning, in parallel with the single-process checks, and the
+# check collects them when its turn comes. Where it is safe they are forked from the probe
+# right after `import torch` (no interpreter start, no second import; nothing has touched an
+# accelerator or started a thread pool yet): Linux, for gloo on the CPU. Where it is not
+# (macOS and Windows, or NCCL, whose ranks need a CUDA the parent has initialised by then),
+# they are fresh interpreters running this file with --dist-worker, started as early as the
+# check allows (gloo: before the probe itself imports torch, so the imports overlap).
+
+DIST_TIMEOUT_S = 90.0
+
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -414,20 +428,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def dist_worker(rank: int, world: int, port: int, backend: str) -> int:
+def fork_is_safe() -> bool:
+    """Forking a process that imported torch is safe on Linux before any accelerator or
+    thread pool is initialised; macOS frameworks and Windows (no fork) need fresh processes."""
+    return hasattr(os, "fork") and sys.platform.startswith("linux")
+
+
+def all_reduce_once(torch, dist, backend: str, rank: int, world: int, **init) -> dict:
+    """One rank: join the group, sum a 4 MiB tensor, check the result."""
     import datetime
 
-    import torch
-    import torch.distributed as dist
-
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ["MASTER_PORT"] = str(port)
     device = "cpu"
     if backend == "nccl":
         torch.cuda.set_device(rank)
         device = f"cuda:{rank}"
-    dist.init_process_group(backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=60))
+    dist.init_process_group(backend, rank=rank, world_size=world, timeout=datetime.timedelta(seconds=60), **init)
     try:
         t = torch.full((1 << 20,), float(rank + 1), device=device)
         t0 = time.perf_counter()
@@ -437,40 +452,193 @@ def dist_worker(rank: int, world: int, port: int, backend: str) -> int:
         dt = time.perf_counter() - t0
         expected = world * (world + 1) / 2
         ok = bool(torch.all(t == expected).item())
-        emit({"event": "dist", "rank": rank, "ok": ok, "value": float(t[0].item()), "expected": expected,
-              "seconds": dt})
+        return {"event": "dist", "rank": rank, "ok": ok, "value": float(t[0].item()), "expected": expected,
+                "seconds": dt}
     finally:
         dist.destroy_process_group()
-    return 0 if ok else 3
 
 
-def check_all_reduce(backend: str, world: int = 2, timeout_s: float = 90.0) -> tuple:
-    last_err = ""
-    for _attempt in range(2):  # a second try if the free port was taken meanwhile
-        port = free_port()
+def dist_worker(rank: int, world: int, port: int, backend: str) -> int:
+    """A spawned rank (``--dist-worker``): rendezvous on 127.0.0.1:PORT."""
+    import torch
+    import torch.distributed as dist
+
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ["MASTER_PORT"] = str(port)
+    res = all_reduce_once(torch, dist, backend, rank, world, init_method=f"tcp://127.0.0.1:{port}")
+    emit(res)
+    return 0 if res["ok"] else 3
+
+
+def _read_line(fd: int, deadline: float) -> str:
+    """One line from a pipe, or what came before EOF / the deadline."""
+    import select
+
+    buf = b""
+    while not buf.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            break
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        buf += chunk
+    return buf.decode("utf-8", "replace").strip()
+
+
+def _forked_rank(torch, backend: str, rank: int, world: int, out_fd: int, port_in: int | None,
+                 port_outs: list[int], deadline: float) -> None:
+    """The body of a forked rank: never returns (os._exit), writes one JSON line to out_fd."""
+    code = 0
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)  # the probe's stdout is the protocol: a rank prints nothing there
+        import datetime
+
+        import torch.distributed as dist
+
+        timeout = datetime.timedelta(seconds=60)
+        if rank == 0:  # the store on an ephemeral port (no race for a "free" one), told to the others
+            store = dist.TCPStore("127.0.0.1", 0, world, True, timeout=timeout, wait_for_workers=False)
+            for fd in port_outs:
+                os.write(fd, f"{store.port}\n".encode())
+                os.close(fd)
+        else:
+            port = _read_line(port_in, deadline) if port_in is not None else ""
+            if not port.isdigit():
+                raise RuntimeError("rank 0 did not start its store")
+            store = dist.TCPStore("127.0.0.1", int(port), world, False, timeout=timeout)
+        res = all_reduce_once(torch, dist, backend, rank, world, store=store)
+    except BaseException as exc:  # reported to the parent, which writes the check's outcome
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        res = {"event": "dist", "rank": rank, "error": f"{type(exc).__name__}: {first}"[:300]}
+        code = 3
+    try:
+        os.write(out_fd, (json.dumps(res, default=str) + "\n").encode())
+    finally:
+        os._exit(code)
+
+
+class DistRun:
+    """The ranks of one all_reduce check, started early; :meth:`collect` gives the outcome."""
+
+    def __init__(self, backend: str, world: int, mode: str, timeout_s: float) -> None:
+        self.backend, self.world, self.mode = backend, world, mode
+        self.timeout_s = timeout_s
+        self.deadline = time.monotonic() + timeout_s
+        self.started_s = time.monotonic() - _T0  # when the ranks started, in the probe's time
+        self.others_started_s: float | None = None  # when the checks that ran meanwhile began
+        self.pids: list[int] = []
+        self.fds: list[int] = []
+        self.procs: list[subprocess.Popen] = []
+        self.port: int | None = None
+
+    @classmethod
+    def fork(cls, torch, backend: str = "gloo", world: int = 2, timeout_s: float = DIST_TIMEOUT_S) -> DistRun:
+        run = cls(backend, world, "fork", timeout_s)
+        results = [os.pipe() for _ in range(world)]
+        ports = [os.pipe() for _ in range(world - 1)]  # rank 0 -> rank r
+        sys.stdout.flush()
+        sys.stderr.flush()
+        own = {fd for pair in results + ports for fd in pair}
+        with warnings.catch_warnings():  # Python 3.12+ warns about forking with threads; none runs torch yet
+            warnings.simplefilter("ignore", DeprecationWarning)
+            for rank in range(world):
+                pid = os.fork()
+                if pid == 0:
+                    keep = {results[rank][1]} | ({ports[rank - 1][0]} if rank else {w for _, w in ports})
+                    for fd in own - keep:
+                        os.close(fd)
+                    _forked_rank(torch, backend, rank, world, results[rank][1],
+                                 ports[rank - 1][0] if rank else None, [w for _, w in ports] if rank == 0 else [],
+                                 run.deadline)
+                run.pids.append(pid)
+        for fd in own - {r for r, _ in results}:
+            os.close(fd)
+        run.fds = [r for r, _ in results]
+        return run
+
+    @classmethod
+    def spawn(cls, backend: str = "gloo", world: int = 2, timeout_s: float = DIST_TIMEOUT_S) -> DistRun:
+        run = cls(backend, world, "spawn", timeout_s)
+        run.port = free_port()
         env = dict(os.environ)
         env.setdefault("MASTER_ADDR", "127.0.0.1")
-        env["MASTER_PORT"] = str(port)
-        procs = [subprocess.Popen([sys.executable, "-I", os.path.abspath(__file__), "--dist-worker", str(r),
-                                   str(world), str(port), backend],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-                 for r in range(world)]
+        env["MASTER_PORT"] = str(run.port)
+        run.procs = [subprocess.Popen([sys.executable, "-I", os.path.abspath(__file__), "--dist-worker", str(r),
+                                       str(world), str(run.port), backend],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                     for r in range(world)]
+        return run
+
+    def abandon(self) -> None:
+        """Stop the ranks (the probe failed before their check)."""
+        import signal
+
+        for pid in self.pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.communicate()
+        self.pids, self.fds, self.procs = [], [], []
+
+    def _collect_forked(self) -> tuple[list[dict], list[str], bool]:
+        results, errors, timed_out = [], [], False
+        for rank, fd in enumerate(self.fds):
+            line = _read_line(fd, self.deadline)
+            try:
+                obj = json.loads(line) if line else None
+            except ValueError:
+                obj = None
+            if obj is None and time.monotonic() >= self.deadline:
+                timed_out = True
+            elif obj is None:
+                errors.append(f"rank {rank} ended without a result")
+            elif "error" in obj:
+                errors.append(str(obj["error"]))
+            else:
+                results.append(obj)
+        if timed_out:
+            self.abandon()
+        else:
+            for pid in self.pids:
+                _, status = os.waitpid(pid, 0)
+                sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+                if sig:
+                    errors.append(f"a rank was killed by signal {sig}")
+            for fd in self.fds:
+                os.close(fd)
+            self.pids, self.fds = [], []
+        return results, errors, timed_out
+
+    def _collect_spawned(self) -> tuple[list[dict], list[str], bool]:
         outs = []
-        deadline = time.monotonic() + timeout_s
         try:
-            for p in procs:
-                out, err = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            for p in self.procs:
+                out, err = p.communicate(timeout=max(1.0, self.deadline - time.monotonic()))
                 outs.append((p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")))
         except subprocess.TimeoutExpired:
-            for p in procs:
-                p.kill()
-                p.wait()
-            return ("failed", "all_reduce_timeout", {"backend": backend, "seconds": timeout_s})
+            self.abandon()
+            return [], [], True
         finally:
-            for p in procs:
+            for p in self.procs:
                 if p.poll() is None:
                     p.kill()
-                    p.wait()
+                    p.communicate()
+        self.procs = []
         results = []
         for _rc, out, _err in outs:
             for line in out.splitlines():
@@ -478,22 +646,131 @@ def check_all_reduce(backend: str, world: int = 2, timeout_s: float = 90.0) -> t
                     obj = json.loads(line)
                 except ValueError:
                     continue
-                if obj.get("event") == "dist":
+                if isinstance(obj, dict) and obj.get("event") == "dist":
                     results.append(obj)
-        if len(results) == world and all(r["ok"] for r in results) and all(o[0] == 0 for o in outs):
+        errors = [ln for o in outs for ln in o[2].splitlines() if ln.strip()]
+        if any(o[0] != 0 for o in outs) and not errors:
+            errors = [f"a rank exited with code {next(o[0] for o in outs if o[0] != 0)}"]
+        last = next((ln for ln in reversed(errors) if "Error" in ln), errors[-1] if errors else "")
+        return results, [last] if last else [], False
+
+    def collect(self) -> tuple:
+        """(status, code, params[, data]) of the check, as the other checks return."""
+        backend = self.backend
+        waiting = time.monotonic()
+        if self.mode == "fork":
+            results, errors, timed_out = self._collect_forked()
+        else:
+            results, errors, timed_out = self._collect_spawned()
+        timing = {"mode": self.mode, "started_s": self.started_s, "others_started_s": self.others_started_s,
+                  "waited_s": time.monotonic() - waiting}
+        if timed_out:
+            return ("failed", "all_reduce_timeout", {"backend": backend, "seconds": self.timeout_s})
+        if len(results) == self.world and all(r.get("ok") for r in results) and not errors:
             ms = max(r["seconds"] for r in results) * 1000
-            return ("passed", "all_reduce_ok", {"world": world, "backend": backend, "ms": ms}, {"port": port, "ms": ms})
-        errs = [ln for o in outs for ln in o[2].splitlines() if ln.strip()]
-        last_err = next((ln for ln in reversed(errs) if "Error" in ln), errs[-1] if errs else "")
-        if "address already in use" not in last_err.lower():
-            break
-    bad = [r for r in results if not r.get("ok")]
-    if bad:
-        return ("failed", "all_reduce_wrong", {"backend": backend, "value": bad[0]["value"],
-                                               "expected": bad[0]["expected"]})
-    if not last_err.strip():
-        return ("failed", "all_reduce_no_output", {"backend": backend})
-    return ("failed", "all_reduce_failed", {"backend": backend, "error": last_err.strip()[:300]})
+            return ("passed", "all_reduce_ok", {"world": self.world, "backend": backend, "ms": ms},
+                    {"ms": ms, **timing, **({"port": self.port} if self.port else {})})
+        bad = [r for r in results if not r.get("ok")]
+        if bad:
+            return ("failed", "all_reduce_wrong", {"backend": backend, "value": bad[0]["value"],
+                                                   "expected": bad[0]["expected"]})
+        last_err = errors[-1] if errors else ""
+        if not last_err.strip():
+            return ("failed", "all_reduce_no_output", {"backend": backend})
+        return ("failed", "all_reduce_failed", {"backend": backend, "error": last_err.strip()[:300]})
+
+
+def check_all_reduce(backend: str, world: int = 2, timeout_s: float = DIST_TIMEOUT_S,
+                     started: DistRun | None = None) -> tuple:
+    """The all_reduce check: collect the ranks started early (``started``), else spawn them now.
+    A spawned group whose port was taken meanwhile is tried once more."""
+    run = started or DistRun.spawn(backend, world, timeout_s)
+    out = run.collect()
+    if run.mode == "spawn" and out[1] == "all_reduce_failed" and "address already in use" in str(out[2]).lower():
+        out = DistRun.spawn(backend, world, timeout_s).collect()
+    return out
+
+
+# ------------------------------------------------------------- compile ahead (cold env)
+#
+# The training checks use torch.optim, which loads torch's compiler stack (torch._dynamo and the
+# ~800 modules it imports, sympy among them: ~21 MB of Python source). Right after an install no
+# .pyc file exists yet, and compiling them is most of a cold verification. While this process
+# imports torch on one core, a helper compiles them on another: it imports sympy (pure Python,
+# loaded whole, so exactly what is needed) and byte-compiles torch's compiler packages, writing
+# the same .pyc files an import writes. It only starts when they are missing, and stops when the
+# checks are done.
+
+# What `import torch._dynamo` loads beyond `import torch` (measured with torch 2.13: 805 modules,
+# 21 MB): most of torch/_dynamo, torch/_numpy and torch/utils/_sympy, half of torch/distributed
+# and torch/onnx, and sympy with mpmath. The helper takes them roughly from the END of the
+# import order while the probe's own import compiles from the front, so that the two meet in
+# the middle instead of compiling the same files.
+PRECOMPILE = ("dir:onnx", "dir:distributed", "dir:_numpy", "import:sympy", "dir:utils/_sympy", "dir:_dynamo")
+
+
+def _stale(src: str) -> bool:
+    import importlib.util
+
+    try:
+        return os.stat(importlib.util.cache_from_source(src)).st_mtime < os.stat(src).st_mtime
+    except OSError:
+        return True
+
+
+def precompile(torch_dir: str) -> int:
+    """The helper (``--precompile DIR``): byte-compile torch's compiler packages, import sympy."""
+    import importlib
+    import py_compile
+
+    for item in PRECOMPILE:
+        kind, _, name = item.partition(":")
+        if kind == "import":
+            try:
+                importlib.import_module(name)  # pure Python, loaded whole: it writes its own .pyc files
+            except Exception:  # not installed, or broken: the checks will say so
+                pass
+            continue
+        for folder, subdirs, files in os.walk(os.path.join(torch_dir, name), topdown=True):
+            subdirs[:] = sorted((d for d in subdirs if d not in ("__pycache__", "test", "tests")), reverse=True)
+            for fname in sorted(files, reverse=True):
+                src = os.path.join(folder, fname)
+                if fname.endswith(".py") and _stale(src):
+                    py_compile.compile(src, doraise=False, quiet=2)
+    return 0
+
+
+_HELPERS: list[subprocess.Popen] = []  # stopped at the latest when the probe leaves
+
+
+def start_precompile() -> subprocess.Popen | None:
+    """Start the helper when torch's compiler stack has no .pyc yet (a new environment)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("torch")  # where, without importing it
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    torch_dir = os.path.dirname(spec.origin)
+    marker = os.path.join(torch_dir, "_dynamo", "__init__.py")
+    if not os.path.exists(marker) or not _stale(marker):
+        return None
+    try:
+        helper = subprocess.Popen([sys.executable, "-I", os.path.abspath(__file__), "--precompile", torch_dir],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+    _HELPERS.append(helper)
+    return helper
+
+
+def stop_precompile(helper: subprocess.Popen | None) -> None:
+    if helper is not None:
+        if helper.poll() is None:
+            helper.kill()
+        helper.wait()
 
 
 # ------------------------------------------------------------------------- facts
@@ -638,17 +915,25 @@ def main(argv: list[str]) -> int:
         return dist_worker(int(argv[1]), int(argv[2]), int(argv[3]), argv[4])
     if argv[:1] == ["--where"]:
         return where_torch()
+    if argv[:1] == ["--precompile"]:
+        return precompile(argv[1])
     expect = None
     if "--expect" in argv:
         expect = argv[argv.index("--expect") + 1]
     facts_only = "--facts-only" in argv
     no_dist = "--no-dist" in argv
+    dist_mode = argv[argv.index("--dist-mode") + 1] if "--dist-mode" in argv else "auto"  # auto | fork | spawn
+    fork = dist_mode != "spawn" and fork_is_safe()
 
     interp = interpreter_facts()
     params = {"version": interp["python_version"], "executable": interp["executable"]}
     step("python", "info", detail_text("python_at", params), interp, title_text("python"),
          {"code": "python_at", "params": params})
 
+    # The gloo ranks start now: spawned ones import torch while this process does; so does the
+    # helper that compiles torch's compiler stack in a new environment.
+    gloo = DistRun.spawn("gloo") if not (facts_only or no_dist or fork) else None
+    helper = start_precompile() if not (facts_only or "--no-precompile" in argv) else None
     step("torch_import", "running", title=title_text("torch_import"))
     t0 = time.monotonic()
     try:
@@ -656,6 +941,9 @@ def main(argv: list[str]) -> int:
             warnings.simplefilter("always")
             import torch  # the whole point
     except ImportError as exc:
+        if gloo is not None:
+            gloo.abandon()
+        stop_precompile(helper)
         missing = getattr(exc, "name", None) == "torch"
         emit({"event": "error", "type": type(exc).__name__, "message": str(exc),
               "code": "torch-missing" if missing else "torch-import-failed",
@@ -664,12 +952,21 @@ def main(argv: list[str]) -> int:
               "interpreter": interp, "traceback": traceback.format_exc()[-3000:]})
         return 3
     except BaseException as exc:
+        if gloo is not None:
+            gloo.abandon()
+        stop_precompile(helper)
         emit({"event": "error", "type": type(exc).__name__, "message": str(exc) or repr(exc),
               "code": "torch-import-failed",
               "hint": "PyTorch is installed but cannot be loaded; reinstalling it usually fixes this.",
               "interpreter": interp, "traceback": traceback.format_exc()[-3000:]})
         return 3
     import_s = time.monotonic() - t0
+    if fork and not (facts_only or no_dist) and torch.distributed.is_available():
+        # Forked now: after the import, before anything initialises an accelerator or a thread pool.
+        try:
+            gloo = DistRun.fork(torch, "gloo")
+        except OSError:
+            gloo = None  # spawned when the check's turn comes
     tf = torch_facts(torch)
     import_msgs = [str(w.message).strip() for w in import_warnings]
     checks = Checks()
@@ -683,14 +980,15 @@ def main(argv: list[str]) -> int:
                                        for k, v in backends.items() if k != "cudnn"), backends, title_text("backends"))
     result = {"event": "result", "interpreter": interp, "torch": tf, "backends": backends,
               "devices": devices, "init_warnings": init_warnings, "import_warnings": import_msgs,
-              "checks": checks.items}
+              "checks": checks.items, "compile_helper": helper is not None}
     if facts_only:
         result["loaded_libraries"] = loaded_libraries()
         result["duration_s"] = time.monotonic() - _T0
         emit(result)
         return 0
 
-    _cpu_checks(torch, checks, no_dist)
+    _cpu_checks(torch, checks, no_dist, gloo)
+    stop_precompile(helper)  # the compiler stack is loaded by now (the training check)
     result["accelerator"] = _accelerator(torch, checks, tf, backends, devices, init_warnings, interp, expect)
     result["checks"] = checks.items
     result["devices"] = devices
@@ -700,8 +998,11 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _cpu_checks(torch, checks: Checks, no_dist: bool) -> None:
+def _cpu_checks(torch, checks: Checks, no_dist: bool, gloo: DistRun | None = None) -> None:
+    """The CPU checks; the gloo ranks (``gloo``, started early) run meanwhile and are collected last."""
     cpu_dtypes = [torch.float32]
+    if gloo is not None:
+        gloo.others_started_s = time.monotonic() - _T0
     checks.run("cpu_matmul", check_matmul, torch, "cpu", cpu_dtypes)
     checks.run("cpu_conv2d", check_conv2d, torch, "cpu", cpu_dtypes)
     checks.run("cpu_training", check_training, torch, "cpu")
@@ -709,9 +1010,11 @@ def _cpu_checks(torch, checks: Checks, no_dist: bool) -> None:
     if no_dist:
         checks.skip("gloo_all_reduce", "dist_not_asked")
     elif not torch.distributed.is_available():
+        if gloo is not None:
+            gloo.abandon()
         checks.add("gloo_all_reduce", "failed", "dist_missing")
     else:
-        checks.run("gloo_all_reduce", check_all_reduce, "gloo")
+        checks.run("gloo_all_reduce", check_all_reduce, "gloo", 2, DIST_TIMEOUT_S, gloo)
 
 
 def _accelerator(torch, checks: Checks, tf: dict, backends: dict, devices: list, init_warnings: dict,
@@ -761,6 +1064,13 @@ def _no_accel_reason(tf: dict, b: dict, init_warnings: dict, interp: dict) -> tu
 def _accel_checks(torch, checks: Checks, accel: str, dev: str, backends: dict) -> None:
     hip = accel == "rocm"
     gpu = accel in ("cuda", "rocm")
+    n_gpu = backends["cuda"]["device_count"] if accel == "cuda" else backends["rocm"]["device_count"]
+    nccl = gpu and n_gpu >= 2 and torch.distributed.is_available() and torch.distributed.is_nccl_available()
+    # NCCL ranks need CUDA, which this process has initialised by now: fresh processes, started
+    # before the device checks so that they run meanwhile.
+    nccl_run = DistRun.spawn("nccl") if nccl else None
+    if nccl_run is not None:
+        nccl_run.others_started_s = time.monotonic() - _T0
     checks.run("device_round_trip", check_round_trip, torch, dev)
     dtypes = [torch.float32, torch.float16]
     if gpu and bf16_native(torch):
@@ -777,9 +1087,9 @@ def _accel_checks(torch, checks: Checks, accel: str, dev: str, backends: dict) -
         amp = torch.bfloat16
     checks.run("device_autocast", check_autocast, torch, dev, amp)
     checks.run("device_memory", check_memory, torch, dev)
-    n_gpu = backends["cuda"]["device_count"] if accel == "cuda" else backends["rocm"]["device_count"]
-    if gpu and n_gpu >= 2 and torch.distributed.is_available() and torch.distributed.is_nccl_available():
-        checks.run("nccl_all_reduce", check_all_reduce, "nccl", title_params={"library": "RCCL" if hip else "NCCL"})
+    if nccl:
+        checks.run("nccl_all_reduce", check_all_reduce, "nccl", 2, DIST_TIMEOUT_S, nccl_run,
+                   title_params={"library": "RCCL" if hip else "NCCL"})
     elif gpu and n_gpu < 2:
         checks.skip("nccl_all_reduce", "nccl_needs_two_gpus", {"count": n_gpu})
     elif gpu:
@@ -798,5 +1108,10 @@ if __name__ == "__main__":
               "hint": "The verification probe itself failed; the traceback is in the log.",
               "traceback": traceback.format_exc()[-3000:]})
         code = 4
+    for h in _HELPERS:  # a check that broke the probe left its compile helper running
+        stop_precompile(h)
     sys.stdout.flush()
-    sys.exit(code)
+    sys.stderr.flush()
+    # Leave at once: tearing down the thousands of modules torch (and, after a training step,
+    # its compiler stack) loaded takes most of a second and tells the assistant nothing.
+    os._exit(code)

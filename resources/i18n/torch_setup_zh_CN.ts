@@ -4,24 +4,60 @@
 <context>
     <name>BenchChart</name>
     <message>
-        <location filename="../../app/gui/charts.py" line="+118"/>
+        <location filename="../../app/gui/charts.py" line="+302"/>
         <source>Matrix multiply speed</source>
         <translation>矩阵乘法速度</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+4"/>
         <source>Matrix size (n × n)</source>
         <translation>矩阵大小（n × n）</translation>
     </message>
     <message>
-        <location line="+1"/>
-        <source>GFLOP/s (higher is faster)</source>
-        <translation>GFLOP/s（越高越快）</translation>
+        <location line="+2"/>
+        <source>Chart of GFLOP/s against matrix size</source>
+        <translation>不同矩阵大小下的 GFLOP/s 图表</translation>
+    </message>
+    <message>
+        <location line="-205"/>
+        <source>{device} · {dtype}</source>
+        <translation>{device} · {dtype}</translation>
+    </message>
+    <message>
+        <location line="+52"/>
+        <source>spread of the runs</source>
+        <translation>各次运行的离散范围</translation>
+    </message>
+    <message>
+        <location line="+36"/>
+        <location line="+123"/>
+        <source>estimated peak · {dtype}</source>
+        <translation>估算峰值 · {dtype}</translation>
+    </message>
+    <message>
+        <location line="-14"/>
+        <source>Matrix multiply speed on {device}</source>
+        <translation>{device} 上的矩阵乘法速度</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>GFLOP/s, log scale (higher is faster)</source>
+        <translation>GFLOP/s，对数刻度（越高越快）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Speed-up over the CPU</source>
+        <translation>相对 CPU 的加速比</translation>
     </message>
     <message>
         <location line="+1"/>
-        <source>Chart of GFLOP/s against matrix size</source>
-        <translation>不同矩阵大小下的 GFLOP/s 图表</translation>
+        <source>Chart of the accelerator&apos;s speed-up over the CPU</source>
+        <translation>加速器相对 CPU 的加速比图表</translation>
+    </message>
+    <message>
+        <location line="-65"/>
+        <source>× faster than the CPU</source>
+        <translation>比 CPU 快的倍数</translation>
     </message>
 </context>
 <context>
@@ -644,7 +680,7 @@
         <translation>请回到“环境”页面，选择安装位置。</translation>
     </message>
     <message>
-        <location line="+72"/>
+        <location line="+75"/>
         <source>{package} (package {done} of {total})</source>
         <translation>{package}（第 {done} 个，共 {total} 个包）</translation>
     </message>
@@ -776,7 +812,7 @@
         <translation>已用时间：{elapsed}</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+9"/>
         <source>About {left} left</source>
         <translation>大约还剩 {left}</translation>
     </message>
@@ -814,6 +850,21 @@
         <location line="+1"/>
         <source>Installation progress</source>
         <translation>安装进度</translation>
+    </message>
+    <message>
+        <location line="-185"/>
+        <source>Unpacking and installing the packages: {done} of about {total}</source>
+        <translation>正在解包并安装软件包：已完成 {done}，共约 {total}</translation>
+    </message>
+    <message>
+        <location line="+167"/>
+        <source>{rate}/s</source>
+        <translation>{rate}/秒</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>{rate:.1f} packages/s</source>
+        <translation>每秒 {rate:.1f} 个软件包</translation>
     </message>
 </context>
 <context>
@@ -975,7 +1026,7 @@
 <context>
     <name>SetupWizard</name>
     <message>
-        <location filename="../../app/gui/wizard.py" line="+161"/>
+        <location filename="../../app/gui/wizard.py" line="+177"/>
         <source>Stop the installation?</source>
         <translation>要停止安装吗？</translation>
     </message>
@@ -1019,7 +1070,7 @@ Stop and close?</source>
 <context>
     <name>SpeedTestPage</name>
     <message>
-        <location filename="../../app/gui/pages/speedtest.py" line="+131"/>
+        <location filename="../../app/gui/pages/speedtest.py" line="+149"/>
         <source>There is no installed environment to measure.</source>
         <translation>没有可以测速的已安装环境。</translation>
     </message>
@@ -1029,57 +1080,27 @@ Stop and close?</source>
         <translation>正在新环境中启动 PyTorch…</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="+22"/>
         <source>{device} {dtype}, {size}×{size}: {gflops:.1f} GFLOP/s</source>
         <translation>{device} {dtype}，{size}×{size}：{gflops:.1f} GFLOP/s</translation>
     </message>
     <message>
-        <location line="+35"/>
+        <location line="+36"/>
         <source>Stopped.</source>
         <translation>已停止。</translation>
     </message>
     <message>
-        <location line="+26"/>
+        <location line="+30"/>
         <source>No measurement finished.</source>
         <translation>没有完成任何测量。</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>Fastest: {gflops:.1f} GFLOP/s ({device}, {dtype}, {size}×{size}).</source>
-        <translation>最快：{gflops:.1f} GFLOP/s（{device}，{dtype}，{size}×{size}）。</translation>
-    </message>
-    <message>
-        <location line="+27"/>
-        <source>The accelerator</source>
-        <translation>加速器</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>{device} is {x:.1f}× faster than the CPU in {dtype} (at {n}×{n}).</source>
-        <translation>在 {dtype} 下，{device} 比 CPU 快 {x:.1f} 倍（{n}×{n}）。</translation>
-    </message>
-    <message>
-        <location line="+10"/>
-        <source>{device} is {x:.1f}× faster than the CPU in {dtype}.</source>
-        <translation>在 {dtype} 下，{device} 比 CPU 快 {x:.1f} 倍。</translation>
-    </message>
-    <message>
-        <location line="-32"/>
-        <source>That is {pct:.0f}% of the theoretical peak of {device} in {dtype}.</source>
-        <translation>这是 {device} 在 {dtype} 下理论峰值的 {pct:.0f}%。</translation>
-    </message>
-    <message>
-        <location line="+3"/>
-        <source>The theoretical peak of this device is not known, so no share of it is shown.</source>
-        <translation>不知道这个设备的理论峰值，所以不显示占比。</translation>
-    </message>
-    <message>
-        <location line="+3"/>
+        <location line="+11"/>
         <source>The build was chosen with compatibility data {version}.</source>
         <translation>这个版本是依据兼容性数据 {version} 选定的。</translation>
     </message>
     <message>
-        <location line="+35"/>
+        <location line="+32"/>
         <source>Run again</source>
         <translation>再运行一次</translation>
     </message>
@@ -1089,7 +1110,7 @@ Stop and close?</source>
         <translation>运行速度测试</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+9"/>
         <source>Measuring… (at most {s:.0f} s)</source>
         <translation>正在测量…（最多 {s:.0f} 秒）</translation>
     </message>
@@ -1130,14 +1151,19 @@ Stop and close?</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>Speed test progress</source>
         <translation>速度测试进度</translation>
     </message>
     <message>
-        <location line="-73"/>
-        <source>Partial results: the speed test was stopped before it finished.</source>
-        <translation>部分结果：速度测试在完成前被停止。</translation>
+        <location line="-2"/>
+        <source>How the peak is estimated</source>
+        <translation>峰值是怎样估算的</translation>
+    </message>
+    <message>
+        <location line="-48"/>
+        <source>Source: {source}</source>
+        <translation>来源：{source}</translation>
     </message>
 </context>
 <context>
@@ -1520,7 +1546,7 @@ Stop and close?</source>
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../../app/gui/pages/welcome.py" line="+151"/>
+        <location filename="../../app/gui/pages/welcome.py" line="+155"/>
         <source>Welcome to Torch Setup Assistant</source>
         <translation>欢迎使用 Torch 安装助手</translation>
     </message>

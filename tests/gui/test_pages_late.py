@@ -138,13 +138,45 @@ def test_chart_draws_one_series_per_device_and_dtype(qtbot):
     qtbot.addWidget(chart)
     chart.set_report(report)
     names = sorted(s.name() for s in chart.series())
-    assert names == ["cpu · bf16", "cpu · fp32"]
+    assert names == ["Test CPU · bf16", "Test CPU · fp32"]  # the device by its real name
     assert chart.point_count() == 3
     assert len([r for r in report.all_results() if drawable(r)]) == 3
     fp32 = next(s for s in chart.series() if s.name().endswith("fp32"))
     assert [(p.x(), p.y()) for p in fp32.points()] == [(256.0, 90.0), (512.0, 120.0)]
     assert chart.x_axis.base() == 2.0
     assert chart.y_axis.max() >= 120.0
+    # a log axis: the slow dtype is drawn where it can be seen, not as a line at zero
+    assert chart.y_axis.base() == 10.0 and chart.y_axis.min() <= 30.0 < chart.y_axis.max()
+
+
+def test_chart_draws_spread_bands_peak_lines_and_the_speedup_chart(qtbot):
+    """Each line's spread (from its runs' times) as a band; the estimated peak of each dtype as a
+    dashed line (dtypes bounded by the same peak share one); on an accelerator the speed-up over
+    the CPU is its own chart."""
+    from app.core.peak import cpu_peak
+    from app.gui.charts import BenchChart
+
+    def timed(n, gflops, dtype="fp32", spread=0.1):
+        t = 2 * n ** 3 / gflops / 1e9
+        return make_bench_result(n, gflops, dtype=dtype, times_s=(t * (1 - spread), t, t, t * (1 + spread)))
+
+    peak = cpu_peak(cores=2, mhz=2500, flags=["avx2", "fma"])  # no native bf16/fp16: all bounded by fp32
+    report = make_bench_report([timed(256, 90.0), timed(512, 120.0), timed(256, 3.0, dtype="bf16")], peak=peak,
+                               cpu_name="Some CPU")
+    chart = BenchChart()
+    qtbot.addWidget(chart)
+    chart.set_report(report)
+    assert chart.band_count() == 2
+    assert chart.peak_lines() == {"fp32, bf16": pytest.approx(peak.gflops["fp32"])}
+    assert chart.y_axis.max() >= peak.gflops["fp32"] and chart.y_axis.min() <= 3.0
+    assert "Test CPU" in chart.chart.title()
+    assert chart.speedups() == [] and not chart.speedup_view.isVisibleTo(chart)
+    gpu = make_bench_report([make_bench_result(2048, 45000.0, device="cuda")], device="cuda",
+                            device_name="NVIDIA H200", cpu_results=[make_bench_result(2048, 180.0)],
+                            speedup=[make_speedup(2048, "fp32", 180.0, 45000.0)])
+    chart.set_report(gpu)
+    assert chart.speedups() == [("fp32", 2048, 250.0)] and chart.speedup_view.isVisibleTo(chart)
+    assert sorted(s.name() for s in chart.series()) == ["NVIDIA H200 · fp32", "cpu · fp32"]
 
 
 # ------------------------------------------------------------------------------- verify
@@ -290,14 +322,16 @@ def test_speedtest_page_draws_real_measurements(qtbot, wizard_with, torch_env):
     assert done.args == ["done"], page.error_panel.message.text()
     assert any(n > 0 for n in live), "points are drawn while the test runs"
     series = page.chart.series()
-    assert [s.name() for s in series] == ["cpu · fp32"]
+    rep = state.session.bench_report
+    assert rep.cpu_name and [s.name() for s in series] == [f"{rep.cpu_name} · fp32"]  # the CPU by its name
     xs = [p.x() for p in series[0].points()]
     assert xs == sorted(xs) and set(xs) <= {64.0, 128.0, 256.0} and len(xs) >= 2
     assert all(p.y() > 0 for p in series[0].points())
-    rep = state.session.bench_report
-    best = max(r.gflops for r in rep.results)
-    assert f"{best:.1f} GFLOP/s" in page.summary.text()
-    assert page.details.text()  # % of peak, or why it is not known
+    head = rep.headline()  # the median at the largest size, not the fastest point
+    assert head.n == max(r.n for r in rep.results)
+    assert f"{head.gflops:,.1f} GFLOP/s in fp32 at {head.n}×{head.n} (the median of {head.runs} runs" \
+        in page.summary.text()
+    assert page.details.text()  # % of peak, or why it is not known; how busy the machine was
     assert page.isComplete() and page.run_again.isVisible()
     # Run again: a second real run replaces the first.
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
@@ -346,7 +380,7 @@ def test_a_stopped_speed_test_keeps_and_reports_what_it_measured(qtbot, wizard_w
     assert rep is not None and rep.cancelled and rep.results == tuple(measured)
     assert page.chart.point_count() == 2
     assert page.summary.text() == ("The speed test was stopped. "
-                                   "Fastest: 110.0 GFLOP/s (cpu, fp32, 512×512).")
+                                   "Test CPU: 110.0 GFLOP/s in fp32 at 512×512 (the median of 5 runs).")
     assert "Partial results: the speed test was stopped before it finished." in page.details.text()
     # The Done page and its report include the partial results, marked as such.
     wiz.next()
@@ -502,13 +536,16 @@ def test_speed_summary_on_an_accelerator_gives_speedup_and_share_of_peak(qtbot):
     page = SpeedTestPage(state)
     qtbot.addWidget(page)
     head, details = page.summary_text()
-    assert head == "Fastest: 400000.0 GFLOP/s (cuda, bf16, 2048×2048)."
-    assert "cuda is 250.0× faster than the CPU in fp32 (at 2048×2048)." in details
-    assert "81% of the theoretical peak of cuda in bf16" in details
+    assert head == "NVIDIA H200: 400,000.0 GFLOP/s in bf16 at 2048×2048 (the median of 5 runs)."
+    assert "fp32: 45,000.0 GFLOP/s at 2048×2048 (median of 5 runs)" in details
+    assert "NVIDIA H200 is 250.0× faster than the CPU in fp32 (at 2048×2048)." in details
+    assert "That is 81 % of the estimated bf16 peak." in details
     page._ensure_chart()
     page.chart.set_report(rep)
-    assert sorted(s.name() for s in page.chart.series()) == ["cpu · fp32", "cuda · bf16", "cuda · fp32"]
+    assert sorted(s.name() for s in page.chart.series()) == ["NVIDIA H200 · bf16", "NVIDIA H200 · fp32",
+                                                            "cpu · fp32"]
     assert page.chart.point_count() == 5
+    assert page.chart.speedups() == [("fp32", 1024, 200.0), ("fp32", 2048, 250.0)]
 
 
 def test_qtcharts_loads_only_when_the_speed_test_is_shown():

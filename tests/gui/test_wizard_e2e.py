@@ -168,7 +168,7 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
     qtbot.waitUntil(lambda: speed.status() not in ("idle", "running"), timeout=300000)
     assert speed.status() == "done", speed.error_panel.message.text()
     assert state.session.bench_report is not None and state.session.bench_report.results
-    series = speed.chart.chart.series()
+    series = speed.chart.series()  # the measurement lines (beside them: spread bands, peak lines)
     assert series and all(s.count() > 0 for s in series)
     assert sum(s.count() for s in series) == len(state.session.bench_report.results)
     assert "GFLOP/s" in speed.summary.text()

@@ -301,3 +301,32 @@ def test_screenshots_of_the_first_pages_in_both_languages(qtbot, tmp_path, engli
         assert len(colours) > 8, f"{p.name} looks blank"
     assert (tmp_path / "1-welcome-en.png").read_bytes() != (tmp_path / "1-welcome-zh_CN.png").read_bytes()
     assert i18n.current_language() == "en", "the driver switches back to the first language"
+
+
+def test_torch_setup_alone_shows_the_window_before_anything_heavy_loads(tmp_path):
+    """The real entry point with no arguments (TORCH_SETUP_REPORT_FIRST_PAINT=1 reports the
+    first paint and closes): no QtCharts, no psutil, none of the core's larger modules, no worker
+    and no page but Welcome before the window is painted."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, json\n"
+            "import app.gui.app as ga\n"
+            "seen = {}\n"
+            "def report():\n"
+            "    seen.update(modules=sorted(sys.modules))\n"
+            "    print(json.dumps(seen), flush=True)\n"
+            "ga.print_startup = report\n"
+            "from app.cli import main\n"
+            "sys.exit(main([]))\n")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "TORCH_SETUP_REPORT_FIRST_PAINT": "1",
+           "TORCH_SETUP_HOME": str(tmp_path)}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert res.returncode == 0, res.stderr[-2000:]
+    mods = set(json.loads(next(ln for ln in res.stdout.splitlines() if ln.startswith("{")))["modules"])
+    heavy = {"PySide6.QtCharts", "psutil", "app.core.bench", "app.core.detect",
+             "app.core.install", "app.gui.charts", "app.gui.pages.system", "app.gui.worker"}
+    assert not heavy & mods, sorted(heavy & mods)
+    assert "app.gui.pages.welcome" in mods and "app.core.errors" in mods

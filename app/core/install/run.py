@@ -37,7 +37,7 @@ from app.core.install.interpreter import ensure_own_interpreter
 from app.core.install.request import Check, InstallPlan, InstallResult
 from app.core.install.transaction import Rollback, Snapshot, kept_text, rollback, take_snapshot
 from app.core.paths import new_log_path
-from app.core.progress import ProgressParser
+from app.core.progress import ProgressParser, unpack_watch
 from app.core.requirements import requirement_name
 from app.core.secrets import mask
 from app.core.text import Msg, Text, join, msg, render
@@ -213,7 +213,9 @@ class _Run:
         p = self.p
         self.phase = Phase.INSTALL
         self.emit(PhaseEvent(Phase.INSTALL, PhaseState.START, ", ".join(p.packages) or "bundle"))
-        parser = ProgressParser(p.installer, self.emit)
+        # the unpacking, which no installer reports, is measured on disk (UnpackWatch)
+        parser = ProgressParser(p.installer, self.emit,
+                                watch=unpack_watch(p.installer, p.env_path, p.estimate_mb, self.emit, self.child_env))
 
         def on_line(stream: str, line: str) -> None:
             self.emit(LogEvent(line, stream))
@@ -222,8 +224,10 @@ class _Run:
         argv = p.backend.install_argv(p.env_path, p.packages, p.index, requirements=p.requirements_file,
                                       pip_version=envs.pip_version_in(p.env_path))
         ensure_own_interpreter(p.env_path, log_path=self.log_path)
-        res = self._run(argv, on_line)
-        parser.close()
+        try:
+            res = self._run(argv, on_line)
+        finally:
+            parser.close()
         if not res.ok:
             what = msg("install.install_failed", "Installing {packages} failed", packages=p.packages) if p.packages \
                 else msg("install.bundle_failed", "Installing the bundle failed")

@@ -260,7 +260,10 @@ class InstallPage(BasePage):
         line = self.model.line
         if line is None:
             return
-        if line.unit == "unpacking":
+        if line.unit == "unpacking" and line.total > 0:  # measured on disk
+            self.package_label.setText(self.tr("Unpacking and installing the packages: {done} of about {total}").format(
+                done=fmt_bytes(line.done), total=fmt_bytes(line.total)))
+        elif line.unit == "unpacking":
             self.package_label.setText(self.tr("Unpacking and installing the packages…"))
         elif line.unit == "packages":
             self.package_label.setText(self.tr("{package} (package {done} of {total})").format(
@@ -423,6 +426,11 @@ class InstallPage(BasePage):
         elapsed = end - self._started_at
         text = self.tr("Elapsed: {elapsed}").format(elapsed=fmt_duration(elapsed))
         if self._status == RUNNING:
+            rate = self.model.rate()
+            if rate is not None and self.model.mode in ("download", "unpack"):
+                text += "  ·  " + self.tr("{rate}/s").format(rate=fmt_bytes(rate))
+            elif rate is not None and self.model.mode == "packages":
+                text += "  ·  " + self.tr("{rate:.1f} packages/s").format(rate=rate)
             left = self.model.eta()
             if left is not None:
                 text += "  ·  " + self.tr("About {left} left").format(left=fmt_duration(left))

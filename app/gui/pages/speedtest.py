@@ -1,10 +1,15 @@
 """Page 7, Speed test: matrix-multiply GFLOP/s in the new environment, drawn as a chart.
 
 The benchmark (the session's ``bench``, over ``app.core.bench.run_bench``) runs in a Task
-with a time budget; each measurement arrives as a StepEvent and is drawn at once. The summary gives the best speed,
-the accelerator's speedup over the CPU and the share of the device's peak where known. The
-speed test can be skipped (the checkbox), stopped, and run again; a stopped run keeps what
-it measured (a BenchReport with status "cancelled"), shown as partial results.
+with a time budget; each measurement arrives as a StepEvent and is drawn at once (with the spread of its runs). The
+summary quotes the median at the largest size (never the single fastest point), per dtype,
+the accelerator's speed-up over the CPU and the share of the estimated peak, whose
+assumptions are one click away. When other programs kept the machine busy or the runs
+scattered, a warning says that the results are lower and less certain; a dtype without native
+arithmetic on this CPU says why it is slow. The sentences are the core's texts by code
+(``app.core.bench``), rendered in the wizard's language. The speed test can be skipped (the
+checkbox), stopped, and run again; a stopped run keeps what it measured (a BenchReport with
+status "cancelled"), shown as partial results.
 """
 from __future__ import annotations
 
@@ -18,13 +23,16 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar, QPus
 from app.core.errors import UserError
 from app.core.events import Event, StepEvent
 from app.core.session import BenchOptions, Stage
+from app.core.text import render
+from app.gui.i18n import current_language
 from app.gui.pages._common import ErrorPanel
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
+from app.gui.widgets import Banner, Collapsible
 from app.gui.worker import Task
 
 if TYPE_CHECKING:
-    from app.core.bench import BenchReport, BenchResult, Speedup
+    from app.core.bench import BenchReport, BenchResult
     from app.core.runner import CancelToken
     from app.gui.charts import BenchChart
 
@@ -55,6 +63,13 @@ class SpeedTestPage(BasePage):
         self.summary.setFont(f)
         self.details = QLabel(self)
         self.details.setWordWrap(True)
+        # "The machine was busy: ..." / "The runs varied by ±25 %": what lowers the trust in the numbers
+        self.warning = Banner("warning", "", self)
+        self.warning.setVisible(False)
+        self.peak_text = QLabel(self)
+        self.peak_text.setWordWrap(True)
+        self.peak_box = Collapsible("", self.peak_text, self)  # the peak's assumptions, one click away
+        self.peak_box.setVisible(False)
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 1000)
         self.current = QLabel(self)
@@ -73,10 +88,12 @@ class SpeedTestPage(BasePage):
         row.addWidget(self.stop)
         row.addWidget(self.run_again)
         self.body.addWidget(self.summary)
+        self.body.addWidget(self.warning)
         self.body.addWidget(self.details)
         self.body.addWidget(self.progress)
         self.body.addWidget(self.current)
         self._chart_index = self.body.count()
+        self.body.addWidget(self.peak_box)
         self.body.addWidget(self.error_panel)
         self.body.addLayout(row)
 
@@ -127,6 +144,7 @@ class SpeedTestPage(BasePage):
         self._ensure_chart().clear()
         self.error_panel.setVisible(False)
         session.invalidate(Stage.BENCH)
+        self._show_peak(None)
         if session.install_result is None:
             self._on_failed(UserError(self.tr("There is no installed environment to measure.")))
             return
@@ -158,6 +176,11 @@ class SpeedTestPage(BasePage):
             return
         from app.core.bench import result_of_step  # loaded with the speed test, not at start-up
 
+        data = ev.data or {}
+        if ev.name == "device" and self.chart is not None:  # the probe names the devices first
+            names = {str(data.get("device") or ""): str(data.get("device_name") or ""),
+                     "cpu": str(data.get("cpu_name") or "")}
+            self.chart.set_device_names({k: v for k, v in names.items() if k and v})
         r = result_of_step(ev)
         if r is not None and self.chart is not None:
             self.chart.add_result(r)
@@ -176,6 +199,7 @@ class SpeedTestPage(BasePage):
         chart = self._ensure_chart()
         if _drawn(report):  # the final report is the truth; live points were a preview
             chart.set_report(report)
+        self._show_peak(report)
 
     def _on_report(self, report: BenchReport) -> None:
         self._show_report(report)
@@ -218,54 +242,51 @@ class SpeedTestPage(BasePage):
         self.state_changed.emit(status)
 
     def summary_text(self) -> tuple[str, str]:
-        """(headline, details) for the finished (or stopped) run."""
+        """(headline, details) for the finished (or stopped) run: the median at the largest size,
+        each dtype's, the speed-up, the share of the peak, and what to know about them."""
+        from app.core.bench import dtype_lines, headline_text, notes, peak_text, speedup_lines, warnings_of
+
         rep = self.state.session.bench_report
         results = _drawn(rep) if rep is not None else []
-        if rep is None or not results:
+        head = headline_text(rep) if rep is not None and results else None
+        if rep is None or head is None:
             return self.tr("No measurement finished."), ""
-        best = max(results, key=lambda r: r.gflops)
-        head = self.tr("Fastest: {gflops:.1f} GFLOP/s ({device}, {dtype}, {size}×{size}).").format(
-            gflops=best.gflops, device=best.device, dtype=best.dtype, size=best.n)
-        lines = self._speedup_lines(rep, results)
-        # Share of the device's peak, where the core knows the peak.
-        known = [r for r in rep.results if r.fraction_of_peak is not None]
-        if known:
-            top = max(known, key=lambda r: r.fraction_of_peak or 0.0)
-            lines.append(self.tr("That is {pct:.0f}% of the theoretical peak of {device} in {dtype}.").format(
-                pct=100 * (top.fraction_of_peak or 0.0), device=top.device, dtype=top.dtype))
-        else:
-            lines.append(self.tr("The theoretical peak of this device is not known, so no share of it is shown."))
-        if rep.cancelled:
-            lines.append(self.tr("Partial results: the speed test was stopped before it finished."))
-        lines += [self.tr("The build was chosen with compatibility data {version}.").format(
-            version=r.compat_data_version) for r in (self.state.session.recommendation,) if r and r.compat_data_version]
-        return head, "\n".join(lines)
+        lang = current_language()
+        lines = [render(m, lang) for m in dtype_lines(rep)] if len(rep.dtypes()) > 1 else []
+        lines += [render(m, lang) for m in speedup_lines(rep)]
+        share = peak_text(rep)
+        if share is not None:
+            lines.append(render(share, lang))
+        warned = warnings_of(rep)
+        lines += [render(m, lang) for m in notes(rep) if m not in warned]
+        rec = self.state.session.recommendation
+        if rec is not None and rec.compat_data_version:
+            lines.append(self.tr("The build was chosen with compatibility data {version}.").format(
+                version=rec.compat_data_version))
+        return render(head, lang), "\n".join(lines)
 
-    def _speedup_lines(self, rep: BenchReport, results: list[BenchResult]) -> list[str]:
-        """The accelerator against the CPU: the probe's same-size pairs (the largest size per
-        dtype), else the best of each where both were measured."""
-        lines = []
-        if rep.speedup:
-            per_dtype: dict[str, Speedup] = {}
-            for s in rep.speedup:
-                if s.dtype not in per_dtype or s.n > per_dtype[s.dtype].n:
-                    per_dtype[s.dtype] = s
-            acc = next((r.device for r in results if not r.device.lower().startswith("cpu")),
-                       self.tr("The accelerator"))
-            for d, s in sorted(per_dtype.items()):
-                lines.append(self.tr("{device} is {x:.1f}× faster than the CPU in {dtype} (at {n}×{n}).").format(
-                    device=acc, x=s.speedup, dtype=d, n=s.n))
-            return lines
-        by: dict[tuple[str, str], tuple[float, str]] = {}
-        for r in results:
-            key = ("cpu" if r.device.lower().startswith("cpu") else "acc", r.dtype)
-            by[key] = max(by.get(key, (0.0, r.device))[0], r.gflops), r.device
-        for (kind, dtype), (gf, dev) in sorted(by.items()):
-            cpu = by.get(("cpu", dtype))
-            if kind == "acc" and cpu and cpu[0] > 0:
-                lines.append(self.tr("{device} is {x:.1f}× faster than the CPU in {dtype}.").format(
-                    device=dev, x=gf / cpu[0], dtype=dtype))
-        return lines
+    def warning_text(self) -> str:
+        """The busy-machine / scattered-runs warnings of the report shown ("" when none)."""
+        from app.core.bench import warnings_of
+
+        rep = self.state.session.bench_report
+        if rep is None or self._status not in (DONE, STOPPED):
+            return ""
+        return "\n".join(render(w, current_language()) for w in warnings_of(rep))
+
+    def _show_peak(self, report: BenchReport | None) -> None:
+        """The estimated peak's assumptions, behind the "How the peak is estimated" toggle."""
+        peak = report.peak if report is not None else None
+        self.peak_box.setVisible(peak is not None and bool(peak.assumptions))
+        if peak is None:
+            self.peak_text.clear()
+            return
+        lang = current_language()
+        values = ", ".join(f"{d} {v:,.0f} GFLOP/s" for d, v in peak.gflops.items())
+        lines = [f"{peak.name}: {values}"] + ["• " + render(a, lang) for a in peak.assumptions]
+        if peak.source:
+            lines.append(self.tr("Source: {source}").format(source=peak.source))
+        self.peak_text.setText("\n".join(lines))
 
     def _apply(self) -> None:
         st = self._status
@@ -277,6 +298,9 @@ class SpeedTestPage(BasePage):
         self.error_panel.setVisible(st == FAILED)
         if self.chart is not None:
             self.chart.setVisible(not (skipping and st == IDLE))
+        warning = self.warning_text()
+        self.warning.set_text(warning)
+        self.warning.setVisible(bool(warning))
         if st == RUNNING:
             self.summary.setText(self.tr("Measuring… (at most {s:.0f} s)").format(s=self._budget))
             self.details.setText("")
@@ -309,6 +333,8 @@ class SpeedTestPage(BasePage):
                                  "here. It takes under a minute and can be skipped."))
         self.skip.setText(self.tr("Skip the speed test"))
         self.stop.setText(self.tr("Stop"))
+        self.peak_box.set_title(self.tr("How the peak is estimated"))
+        self._show_peak(self.state.session.bench_report if self._status in (DONE, STOPPED) else None)
         self.progress.setAccessibleName(self.tr("Speed test progress"))
         self._apply()
 
