@@ -17,7 +17,7 @@ import sys
 from app import __version__
 from app.core.errors import EXIT_BAD_INPUT, EXIT_CANCELLED, UserError
 
-COMMANDS = ("detect", "recommend", "install", "bundle", "verify", "bench", "doctor", "gui")
+COMMANDS = ("detect", "recommend", "install", "bundle", "verify", "bench", "doctor", "envs", "upgrade", "cache", "gui")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -156,6 +156,9 @@ def run(args: argparse.Namespace) -> int:
             verify = None if args.no_verify else _verify(result, the_plan, renderer, cancel)
     finally:
         renderer.close()
+    from app.core.registry import record_install  # the env goes into the list (and the guard, if verified)
+
+    record_install(result, the_plan, verify)
 
     payload = {"install": result.to_dict(), "plan": the_plan.to_dict(),
                "verify": verify.to_dict() if verify is not None else None}

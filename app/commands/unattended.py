@@ -161,6 +161,9 @@ class _Run:
                      f"({passed}/{len(verify.checks)} checks passed)")
             if not verify.ok:
                 self._diagnose(result, report, verify)
+        from app.core.registry import record_install  # the env goes into the list (and the guard, if verified)
+
+        record_install(result, plan, self.parts.get("verify"))
         if a.bench and verify_ok:
             self._bench(result, report, renderer)
         elif a.bench:
