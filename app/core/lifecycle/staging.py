@@ -92,7 +92,7 @@ _RENAME_EXCHANGE = 2
 
 def exchange(a: Path, b: Path) -> bool:
     """Swap two paths in one atomic step (Linux ``renameat2``); False when the OS cannot (nothing moved)."""
-    if not sys.platform.startswith("linux") or os.environ.get("TORCH_SETUP_NO_RENAME_EXCHANGE"):
+    if not sys.platform.startswith("linux"):
         return False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
