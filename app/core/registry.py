@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from app.core import guard as guard_mod
 from app.core.detection.envvars import mask
-from app.core.distinfo import TORCH_FAMILY
+from app.core.distinfo import TORCH_FAMILY, distributions
 from app.core.envs import IndexOptions
 from app.core.errors import BadInput
 from app.core.locks import EnvLock, acquire
@@ -62,6 +62,7 @@ __all__ = [
     "now",
     "record_install",
     "record_verification",
+    "record_verify",
     "registry_file",
     "update",
 ]
@@ -542,6 +543,28 @@ def record_install(result: InstallResult, plan: InstallPlan, verify: VerifyRepor
 
     try:
         return update(result.env_path, change)
+    except (OSError, BadInput):
+        return None
+
+
+def record_verify(env_path: str | os.PathLike[str], report: VerifyReport, *, guard: bool = True) -> EnvRecord | None:
+    """Record a verification of an env this app installed (the wizard's Verify page; the session).
+
+    Like :func:`record_install`'s second half: the torch family is read from the env's dist-info,
+    a passed verification puts the guard in place. Never raises for the registry's own problems.
+    """
+    env = Path(os.path.abspath(os.fspath(env_path)))
+    dists = distributions(env)
+    family = {n: dists[n].version for n in TORCH_FAMILY if n in dists}
+    guard_rec = _guard_after_install(env, family, report.ok and guard)
+
+    def change(old: EnvRecord | None) -> EnvRecord:
+        base = old or EnvRecord(path=str(env), origin="checked", created=now())
+        return replace(base, verification=Verification.of(report), family=family, torch=family.get("torch", base.torch),
+                       guard=guard_rec or base.guard, updated=now())
+
+    try:
+        return update(env, change)
     except (OSError, BadInput):
         return None
 

@@ -4,7 +4,7 @@
 <context>
     <name>BenchChart</name>
     <message>
-        <location filename="../../app/gui/charts.py" line="+148"/>
+        <location filename="../../app/gui/charts.py" line="+118"/>
         <source>Matrix multiply speed</source>
         <translation>矩阵乘法速度</translation>
     </message>
@@ -27,7 +27,7 @@
 <context>
     <name>ChangeDialog</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="+176"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="+188"/>
         <source>(default)</source>
         <translation>（默认）</translation>
     </message>
@@ -57,7 +57,7 @@
         <translation>Intel（XPU）</translation>
     </message>
     <message>
-        <location line="+56"/>
+        <location line="+63"/>
         <source>Not available on this computer:</source>
         <translation>这台电脑上不可用：</translation>
     </message>
@@ -125,7 +125,7 @@
 <context>
     <name>CopyButton</name>
     <message>
-        <location filename="../../app/gui/widgets.py" line="+254"/>
+        <location filename="../../app/gui/widgets.py" line="+264"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
@@ -143,7 +143,7 @@
 <context>
     <name>DonePage</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="+220"/>
+        <location filename="../../app/gui/pages/done.py" line="+237"/>
         <source>Save the report into…</source>
         <translation>把报告保存到…</translation>
     </message>
@@ -153,7 +153,7 @@
         <translation>报告已保存在：{folders}</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+12"/>
         <source>Installed: PyTorch {version}{build} in {path}</source>
         <translation>已安装：PyTorch {version}{build}，位于 {path}</translation>
     </message>
@@ -163,12 +163,12 @@
         <translation>Python：{python}</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+2"/>
         <source>Installation took {s:.0f} s.</source>
         <translation>安装用时 {s:.0f} 秒。</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+9"/>
         <source>Verification: {passed} passed, {failed} failed, {skipped} skipped.</source>
         <translation>验证：{passed} 项通过，{failed} 项失败，{skipped} 项跳过。</translation>
     </message>
@@ -178,7 +178,7 @@
         <translation>验证：未运行。</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>Speed: up to {gflops:.1f} GFLOP/s ({device}, {dtype}).</source>
         <translation>速度：最高 {gflops:.1f} GFLOP/s（{device}，{dtype}）。</translation>
     </message>
@@ -288,14 +288,284 @@
         <translation>打开报告</translation>
     </message>
     <message>
+        <location line="-79"/>
         <source>Speed (partial, the test was stopped): up to {gflops:.1f} GFLOP/s ({device}, {dtype}).</source>
         <translation>速度（部分结果，测试已停止）：最高 {gflops:.1f} GFLOP/s（{device}，{dtype}）。</translation>
     </message>
 </context>
 <context>
+    <name>EnvTaskPage</name>
+    <message>
+        <location filename="../../app/gui/pages/env_task.py" line="+259"/>
+        <source>no PyTorch</source>
+        <extracomment>The rows each task shows: (key, the Phase (or step name) that drives it).</extracomment>
+        <translation>没有 PyTorch</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Now: {build}</source>
+        <translation>现在：{build}</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>New: {packages}</source>
+        <translation>新版本：{packages}</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>{count} other package(s) are kept at their versions.</source>
+        <translation>其他 {count} 个包保持原版本。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The new stack is built and checked in {staging}; your environment changes only if it passes.</source>
+        <translation>新版本先在 {staging} 中安装并检查；只有检查通过，你的环境才会改变。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>From: {index}</source>
+        <translation>来源：{index}</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Reinstall: {packages}</source>
+        <translation>重新安装：{packages}</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The other packages stay. The environment is recorded first and put back if anything fails.</source>
+        <translation>其他包保持不变。会先记录环境的状态，出错时恢复原样。</translation>
+    </message>
+    <message>
+        <location line="+194"/>
+        <source>Cancelling… the environment is being put back as it was.</source>
+        <translation>正在取消……正在把环境恢复原样。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>This can take a few minutes; Cancel stops it and leaves the environment as it was.</source>
+        <translation>这可能需要几分钟；点“取消”会停止它，并让环境保持原样。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>What to do:</source>
+        <translation>怎么做：</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Full log: {path}</source>
+        <translation>完整日志：{path}</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Cancelled. The environment was left as it was.</source>
+        <translation>已取消。环境保持原样。</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>The upgrade is kept; the old environment was deleted.</source>
+        <translation>已保留升级；旧环境已删除。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The upgrade was undone: the environment is back as it was before.</source>
+        <translation>已撤销升级：环境恢复到了升级之前的样子。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>The verification could not run: {why}</source>
+        <translation>验证无法运行：{why}</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>PyTorch {version} works here: {passed} checks passed.</source>
+        <translation>PyTorch {version} 在这里可以正常工作：{passed} 项检查通过。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Problems were found; see below.</source>
+        <translation>发现了问题，见下方。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Repaired: PyTorch {version} is installed and verified; the torch guard protects it.</source>
+        <translation>已修复：PyTorch {version} 已安装并通过验证；torch 防护会保护它。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Upgraded from torch {old} to {new}, verified before the swap. The old environment is kept at {path} until you choose.</source>
+        <translation>已从 torch {old} 升级到 {new}，切换前已通过验证。在你作出选择之前，旧环境保留在 {path}。</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>The doctor found nothing to fix.</source>
+        <translation>诊断没有发现需要修复的问题。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Fix:</source>
+        <translation>解决方法：</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Checking an environment</source>
+        <translation>检查环境</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Repairing an environment</source>
+        <translation>修复环境</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Upgrading PyTorch safely</source>
+        <translation>安全地升级 PyTorch</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>PyTorch is run inside the environment, then the doctor looks for anything that stops it from using the graphics card.</source>
+        <translation>在环境中运行 PyTorch，然后由诊断程序查找妨碍它使用显卡的原因。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The right PyTorch build for this computer is reinstalled; your other packages stay.</source>
+        <translation>重新安装适合这台电脑的 PyTorch 版本；你的其他包保持不变。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The new PyTorch is built next to the environment and checked there first; only then is it swapped in, and you can still go back.</source>
+        <translation>新的 PyTorch 先在环境旁边安装并检查；通过后才会切换过去，而且你仍然可以退回。</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Run PyTorch in the environment</source>
+        <translation>在环境中运行 PyTorch</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Look for problems</source>
+        <translation>查找问题</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Decide what to install</source>
+        <translation>确定要安装的内容</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Record the installed packages</source>
+        <translation>记录已安装的包</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Create the staging environment</source>
+        <translation>创建暂存环境</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Install</source>
+        <translation>安装</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Swap the new environment in</source>
+        <translation>切换到新环境</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Check the new PyTorch in the staging environment</source>
+        <translation>在暂存环境中检查新的 PyTorch</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>PyTorch version:</source>
+        <translation>PyTorch 版本：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>default: the newest that fits</source>
+        <translation>默认：适合的最新版本</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>default: the verified one</source>
+        <translation>默认：验证过的版本</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>PyTorch index:</source>
+        <translation>PyTorch 索引：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>default: the one the environment came from</source>
+        <translation>默认：该环境原来的来源</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Extra indexes:</source>
+        <translation>附加索引：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Local wheels folder:</source>
+        <translation>本地安装包文件夹：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Plan again</source>
+        <translation>重新规划</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Advanced: version and package sources</source>
+        <translation>高级：版本和包的来源</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Start the upgrade</source>
+        <translation>开始升级(&amp;S)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Start the repair</source>
+        <translation>开始修复(&amp;S)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Keep the upgrade (delete the old copy)</source>
+        <translation>保留升级（删除旧副本）(&amp;K)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Undo the upgrade</source>
+        <translation>撤销升级(&amp;U)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Check</source>
+        <translation>检查项</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Verification checklist</source>
+        <translation>验证清单</translation>
+    </message>
+</context>
+<context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+230"/>
+        <location filename="../../app/gui/pages/environment.py" line="+239"/>
         <source>(recommended)</source>
         <translation>（推荐）</translation>
     </message>
@@ -305,7 +575,7 @@
         <translation>Python {version}（由 uv 查找或下载）</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+15"/>
         <source>Choose the existing environment</source>
         <translation>选择已有的环境</translation>
     </message>
@@ -321,17 +591,17 @@
     </message>
     <message>
         <location line="+6"/>
-        <location line="+207"/>
+        <location line="+246"/>
         <source>Choose the CA certificates file</source>
         <translation>选择 CA 证书文件</translation>
     </message>
     <message>
-        <location line="-206"/>
+        <location line="-245"/>
         <source>Certificates (*.pem *.crt *.cer);;All files (*)</source>
         <translation>证书 (*.pem *.crt *.cer);;所有文件 (*)</translation>
     </message>
     <message>
-        <location line="+49"/>
+        <location line="+48"/>
         <source>PyTorch will be added to the environment in {path}.</source>
         <translation>PyTorch 将安装到 {path} 中的已有环境。</translation>
     </message>
@@ -346,7 +616,7 @@
         <translation>该位置剩余 {free}。</translation>
     </message>
     <message>
-        <location line="+94"/>
+        <location line="+134"/>
         <source>Everything is ready. Press Install to create the environment and install PyTorch.</source>
         <translation>一切就绪。点击“安装”即可创建环境并安装 PyTorch。</translation>
     </message>
@@ -583,9 +853,222 @@
     </message>
 </context>
 <context>
+    <name>EnvironmentsPage</name>
+    <message>
+        <location filename="../../app/gui/pages/environments.py" line="+191"/>
+        <source>never</source>
+        <extracomment>status -&gt; icon</extracomment>
+        <translation>从未</translation>
+    </message>
+    <message>
+        <location line="+22"/>
+        <source>CPU only</source>
+        <translation>仅 CPU</translation>
+    </message>
+    <message>
+        <location line="+27"/>
+        <source>Found by: {how}</source>
+        <translation>发现途径：{how}</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Made by this assistant</source>
+        <translation>由本助手创建</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Not made by this assistant</source>
+        <translation>不是本助手创建的</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Torch guard: on</source>
+        <translation>torch 防护：开启</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Torch guard: off</source>
+        <translation>torch 防护：关闭</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Jupyter kernel: {name}</source>
+        <translation>Jupyter 内核：{name}</translation>
+    </message>
+    <message>
+        <location line="+20"/>
+        <source>Remove the Jupyter kernel</source>
+        <translation>删除 Jupyter 内核</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Add a Jupyter kernel</source>
+        <translation>添加 Jupyter 内核</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <source>What to do:</source>
+        <translation>怎么做：</translation>
+    </message>
+    <message>
+        <location line="+27"/>
+        <source>Adding a Jupyter kernel for {path}…</source>
+        <translation>正在为 {path} 添加 Jupyter 内核……</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Jupyter now offers the kernel &quot;{name}&quot;.</source>
+        <translation>Jupyter 现在提供内核“{name}”。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>The Jupyter kernel was removed ({folder}).</source>
+        <translation>Jupyter 内核已删除（{folder}）。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>{path} was removed.</source>
+        <translation>{path} 已删除。</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>A terminal opened with {path} active.</source>
+        <translation>已打开一个激活了 {path} 的终端。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>No terminal program was found. In a terminal, run:
+{command}</source>
+        <translation>没有找到终端程序。请在终端中运行：
+{command}</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>This deletes:
+{summary}</source>
+        <translation>将删除：
+{summary}</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>This environment was not made by this assistant.</source>
+        <translation>这个环境不是本助手创建的。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Delete the environment?</source>
+        <translation>删除这个环境吗？</translation>
+    </message>
+    <message>
+        <location line="+44"/>
+        <source>Your PyTorch environments</source>
+        <translation>你的 PyTorch 环境</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The environments this assistant made (★) and the PyTorch environments found on this computer. Choose one to check, repair or upgrade it.</source>
+        <translation>本助手创建的环境（★）以及在这台电脑上找到的 PyTorch 环境。选择一个进行检查、修复或升级。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Looking for environments…</source>
+        <translation>正在查找环境……</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Environment</source>
+        <translation>环境</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>PyTorch</source>
+        <translation>PyTorch</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Runs on</source>
+        <translation>运行于</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Python</source>
+        <translation>Python</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Last check</source>
+        <translation>上次检查</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Environments</source>
+        <translation>环境</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No PyTorch environment was found. Go back and choose &quot;Set up a new environment&quot; to make one.</source>
+        <translation>没有找到 PyTorch 环境。请返回并选择“建立新环境”来创建一个。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Check</source>
+        <translation>检查(&amp;C)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Run the verification and the doctor in this environment</source>
+        <translation>在这个环境中运行验证和诊断</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Repair</source>
+        <translation>修复(&amp;R)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Reinstall the right PyTorch build for this computer, keeping the other packages</source>
+        <translation>重新安装适合这台电脑的 PyTorch 版本，保留其他包</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Upgrade</source>
+        <translation>升级(&amp;U)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Build a newer PyTorch next to it, check it, then swap it in (undoable)</source>
+        <translation>在旁边安装较新的 PyTorch 并检查，然后切换过去（可撤销）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open a &amp;terminal here</source>
+        <translation>在这里打开终端(&amp;T)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Re&amp;move</source>
+        <translation>删除(&amp;M)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Re&amp;fresh</source>
+        <translation>刷新(&amp;F)</translation>
+    </message>
+</context>
+<context>
     <name>ErrorPanel</name>
     <message>
-        <location filename="../../app/gui/pages/_common.py" line="+109"/>
+        <location filename="../../app/gui/pages/_common.py" line="+110"/>
         <source>What to do: {hint}</source>
         <translation>解决办法：{hint}</translation>
     </message>
@@ -623,7 +1106,7 @@
 <context>
     <name>InstallPage</name>
     <message>
-        <location filename="../../app/gui/pages/install.py" line="+166"/>
+        <location filename="../../app/gui/pages/install.py" line="+208"/>
         <source>No environment was chosen.</source>
         <translation>还没有选择环境。</translation>
     </message>
@@ -633,12 +1116,12 @@
         <translation>请回到“环境”页面，选择安装位置。</translation>
     </message>
     <message>
-        <location line="+68"/>
+        <location line="+81"/>
         <source>{package} (package {done} of {total})</source>
         <translation>{package}（第 {done} 个，共 {total} 个包）</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+3"/>
         <source>{package}: {done} of {total}</source>
         <translation>{package}：{done} / {total}</translation>
     </message>
@@ -648,12 +1131,12 @@
         <translation>{package}：{done}</translation>
     </message>
     <message>
-        <location line="+23"/>
+        <location line="-8"/>
         <source>Unpacking and installing the packages…</source>
         <translation>正在解压并安装软件包…</translation>
     </message>
     <message>
-        <location line="+116"/>
+        <location line="+104"/>
         <source>Cancelling… removing the half-made environment</source>
         <translation>正在取消…删除装了一半的环境</translation>
     </message>
@@ -683,41 +1166,38 @@
         <translation>安装失败。装了一半的内容没有保留；详情见下方。</translation>
     </message>
     <message>
-        <location line="+22"/>
+        <location line="+6"/>
         <source>Planning the installation</source>
         <translation>正在规划安装</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Recording what the environment holds now</source>
         <translation>正在记录环境当前的内容</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-1"/>
         <source>Checking space, permissions and the network</source>
         <translation>正在检查空间、权限和网络</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Creating the environment</source>
         <translation>正在创建环境</translation>
     </message>
     <message>
-        <location line="+1"/>
-        <source>Working out which packages are needed</source>
-        <translation>正在确定需要哪些包</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Downloading packages</source>
         <translation>正在下载软件包</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-1"/>
         <source>Downloading and installing packages</source>
         <translation>正在下载并安装软件包</translation>
     </message>
     <message>
+        <location line="+2"/>
+        <location line="+1"/>
         <location line="+1"/>
         <source>Checking the installed packages</source>
         <translation>正在检查已安装的软件包</translation>
@@ -733,7 +1213,7 @@
         <translation>正在清理</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+7"/>
         <source>Ready to install.</source>
         <translation>准备安装。</translation>
     </message>
@@ -758,7 +1238,7 @@
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+4"/>
         <source>Starting…</source>
         <translation>正在启动…</translation>
     </message>
@@ -778,7 +1258,7 @@
         <translation>正在估算剩余时间…</translation>
     </message>
     <message>
-        <location line="+49"/>
+        <location line="+5"/>
         <source>Installing PyTorch</source>
         <translation>正在安装 PyTorch</translation>
     </message>
@@ -839,17 +1319,17 @@
 <context>
     <name>RecommendationPage</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="-171"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="-181"/>
         <source>CUDA {version} (NVIDIA graphics card)</source>
         <translation>CUDA {version}（NVIDIA 显卡）</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>ROCm {version} (AMD graphics card)</source>
         <translation>ROCm {version}（AMD 显卡）</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Metal (Apple graphics)</source>
         <translation>Metal（Apple 图形处理器）</translation>
     </message>
@@ -904,7 +1384,7 @@
         <translation>兼容性数据 {version}</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+11"/>
         <source>Recommendation</source>
         <translation>推荐方案</translation>
     </message>
@@ -967,8 +1447,9 @@
 <context>
     <name>SetupWizard</name>
     <message>
-        <location filename="../../app/gui/wizard.py" line="+154"/>
+        <location filename="../../app/gui/wizard.py" line="+171"/>
         <source>Stop the installation?</source>
+        <extracomment>The last page of each path (Welcome -&gt; ... -&gt; Done, Welcome -&gt; Environments -&gt; a task).</extracomment>
         <translation>要停止安装吗？</translation>
     </message>
     <message>
@@ -981,7 +1462,7 @@ Stop and close?</source>
 停止并关闭吗？</translation>
     </message>
     <message>
-        <location line="+57"/>
+        <location line="+59"/>
         <location line="+6"/>
         <source>Torch Setup Assistant</source>
         <translation>Torch 安装助手</translation>
@@ -1011,27 +1492,27 @@ Stop and close?</source>
 <context>
     <name>SpeedTestPage</name>
     <message>
-        <location filename="../../app/gui/pages/speedtest.py" line="+122"/>
+        <location filename="../../app/gui/pages/speedtest.py" line="+129"/>
         <source>There is no installed environment to measure.</source>
         <translation>没有可以测速的已安装环境。</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="+19"/>
         <source>Starting PyTorch in the new environment…</source>
         <translation>正在新环境中启动 PyTorch…</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location line="+17"/>
         <source>{device} {dtype}, {size}×{size}: {gflops:.1f} GFLOP/s</source>
         <translation>{device} {dtype}，{size}×{size}：{gflops:.1f} GFLOP/s</translation>
     </message>
     <message>
-        <location line="+31"/>
+        <location line="+34"/>
         <source>Stopped.</source>
         <translation>已停止。</translation>
     </message>
     <message>
-        <location line="+28"/>
+        <location line="+26"/>
         <source>No measurement finished.</source>
         <translation>没有完成任何测量。</translation>
     </message>
@@ -1041,27 +1522,22 @@ Stop and close?</source>
         <translation>最快：{gflops:.1f} GFLOP/s（{device}，{dtype}，{size}×{size}）。</translation>
     </message>
     <message>
-        <location line="+5"/>
-        <source>Accelerator speedup over the CPU: {x:.1f}×.</source>
-        <translation>加速器比 CPU 快 {x:.1f} 倍。</translation>
-    </message>
-    <message>
-        <location line="+8"/>
+        <location line="+25"/>
         <source>The accelerator</source>
         <translation>加速器</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+2"/>
         <source>{device} is {x:.1f}× faster than the CPU in {dtype} (at {n}×{n}).</source>
         <translation>在 {dtype} 下，{device} 比 CPU 快 {x:.1f} 倍（{n}×{n}）。</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+10"/>
         <source>{device} is {x:.1f}× faster than the CPU in {dtype}.</source>
         <translation>在 {dtype} 下，{device} 比 CPU 快 {x:.1f} 倍。</translation>
     </message>
     <message>
-        <location line="+16"/>
+        <location line="-30"/>
         <source>That is {pct:.0f}% of the theoretical peak of {device} in {dtype}.</source>
         <translation>这是 {device} 在 {dtype} 下理论峰值的 {pct:.0f}%。</translation>
     </message>
@@ -1071,7 +1547,7 @@ Stop and close?</source>
         <translation>不知道这个设备的理论峰值，所以不显示占比。</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+36"/>
         <source>Run again</source>
         <translation>再运行一次</translation>
     </message>
@@ -1096,6 +1572,7 @@ Stop and close?</source>
         <translation>已跳过速度测试。</translation>
     </message>
     <message>
+        <location line="+6"/>
         <location line="+3"/>
         <source>The speed test was stopped.</source>
         <translation>速度测试已停止。</translation>
@@ -1126,6 +1603,7 @@ Stop and close?</source>
         <translation>速度测试进度</translation>
     </message>
     <message>
+        <location line="-71"/>
         <source>Partial results: the speed test was stopped before it finished.</source>
         <translation>部分结果：速度测试在完成前被停止。</translation>
     </message>
@@ -1133,7 +1611,7 @@ Stop and close?</source>
 <context>
     <name>SystemPage</name>
     <message>
-        <location filename="../../app/gui/pages/system.py" line="+146"/>
+        <location filename="../../app/gui/pages/system.py" line="+144"/>
         <source>Saved to {path}</source>
         <translation>已保存到 {path}</translation>
     </message>
@@ -1203,7 +1681,7 @@ Stop and close?</source>
         <translation>PyTorch 可以运行，但放不下大模型。</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+5"/>
         <source>NVIDIA driver {current} is too old for current PyTorch CUDA builds</source>
         <translation>NVIDIA 驱动 {current} 太旧，用不了当前的 PyTorch CUDA 版本</translation>
     </message>
@@ -1248,7 +1726,7 @@ Stop and close?</source>
         <translation>检测这台电脑时出错：{message}</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+15"/>
         <source>System</source>
         <translation>系统</translation>
     </message>
@@ -1258,7 +1736,7 @@ Stop and close?</source>
         <translation>{cores} 核，{threads} 线程</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Processor</source>
         <translation>处理器</translation>
     </message>
@@ -1387,7 +1865,7 @@ Stop and close?</source>
 <context>
     <name>VerifyPage</name>
     <message>
-        <location filename="../../app/gui/pages/verify.py" line="+105"/>
+        <location filename="../../app/gui/pages/verify.py" line="+117"/>
         <source>There is no installed environment to verify.</source>
         <translation>没有可以验证的已安装环境。</translation>
     </message>
@@ -1397,12 +1875,12 @@ Stop and close?</source>
         <translation>请先完成安装。</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+21"/>
         <source>Verification was cancelled.</source>
         <translation>验证已取消。</translation>
     </message>
     <message>
-        <location line="+63"/>
+        <location line="+75"/>
         <source>Looking for the cause…</source>
         <translation>正在查找原因…</translation>
     </message>
@@ -1412,7 +1890,7 @@ Stop and close?</source>
         <translation>诊断本身出错了：{msg}</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+13"/>
         <source>What went wrong and how to fix it</source>
         <translation>出了什么问题，怎么解决</translation>
     </message>
@@ -1432,7 +1910,7 @@ Stop and close?</source>
         <translation>正在新环境中检查 PyTorch…</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+6"/>
         <source>PyTorch {version} works: {passed} checks passed, {skipped} skipped.</source>
         <translation>PyTorch {version} 运行正常：{passed} 项检查通过，{skipped} 项跳过。</translation>
     </message>
@@ -1510,7 +1988,7 @@ Stop and close?</source>
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../../app/gui/pages/welcome.py" line="+144"/>
+        <location filename="../../app/gui/pages/welcome.py" line="+185"/>
         <source>Welcome to Torch Setup Assistant</source>
         <translation>欢迎使用 Torch 安装助手</translation>
     </message>
@@ -1536,6 +2014,26 @@ Stop and close?</source>
     </message>
     <message>
         <location line="+1"/>
+        <source>What would you like to do?</source>
+        <translation>你想做什么？</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Set up a new environment with PyTorch</source>
+        <translation>建立一个装有 PyTorch 的新环境(&amp;S)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Check, repair or upgrade an existing environment</source>
+        <translation>检查、修复或升级已有的环境(&amp;C)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The next page lists the PyTorch environments this assistant made and the ones it finds on this computer, with what each holds and whether it still works.</source>
+        <translation>下一页列出本助手创建的 PyTorch 环境以及在这台电脑上找到的环境，显示每个环境装了什么、是否仍能正常工作。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
         <source>What will happen</source>
         <translation>接下来会做什么</translation>
     </message>
@@ -1618,7 +2116,7 @@ Stop and close?</source>
 <context>
     <name>_CommandRow</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="-274"/>
+        <location filename="../../app/gui/pages/done.py" line="-192"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>

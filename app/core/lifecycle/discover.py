@@ -167,18 +167,26 @@ def status_of(path: Path, record: EnvRecord | None, torch: TorchBuildInfo | None
         return "broken", msg("envs.status_broken", "its Python is missing (the environment is broken)")
     if torch is None:
         return "no-torch", msg("envs.status_no_torch", "PyTorch is not installed")
-    verified = record.verified_family if record is not None else {}
-    if verified:
-        changed = [f"{n} {v} -> {family.get(n) or 'removed'}" for n, v in verified.items() if family.get(n) != v]
-        if changed:
-            return "changed", msg("envs.status_changed", "PyTorch changed since it was verified: {what}",
-                                  what=", ".join(changed))
-        return "ok", msg("envs.status_ok", "verified {when}", when=_short(record.verification.when
-                                                                           if record and record.verification else ""))
-    if record is not None and record.verification is not None:
-        return "failed", msg("envs.status_failed", "the last check failed ({when})",
-                             when=_short(record.verification.when))
-    return "unchecked", msg("envs.status_unchecked", "not checked yet")
+    verified = _protected(record)
+    changed = [f"{n} {v} -> {family.get(n) or 'removed'}" for n, v in verified.items() if family.get(n) != v]
+    if changed:
+        return "changed", msg("envs.status_changed", "PyTorch changed since it was verified: {what}",
+                              what=", ".join(changed))
+    last = record.verification if record is not None else None
+    if last is None:
+        return "unchecked", msg("envs.status_unchecked", "not checked yet")
+    if last.ok:
+        return "ok", msg("envs.status_ok", "verified {when}", when=_short(last.when))
+    return "failed", msg("envs.status_failed", "the last check failed ({when})", when=_short(last.when))
+
+
+def _protected(record: EnvRecord | None) -> dict[str, str]:
+    """The build the env should hold: the guard's pins, else the last verified one (as the doctor reads it)."""
+    if record is None:
+        return {}
+    if record.guard is not None and record.guard.enabled and record.guard.pins:
+        return guard.parse_pins(record.guard.pins)
+    return record.verified_family
 
 
 def _short(when: str) -> str:

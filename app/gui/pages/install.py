@@ -219,7 +219,11 @@ class InstallPage(BasePage):
             batcher = EventBatcher(on_event)  # thousands of log lines: a few signals
             try:
                 the_plan = plan(request, report=report) if report is not None else plan(request)
-                return install(the_plan, on_event=batcher, cancel=cancel)
+                result = install(the_plan, on_event=batcher, cancel=cancel)
+                from app.core.registry import record_install  # the env goes into the list of environments
+
+                record_install(result, the_plan, None)
+                return result
             finally:
                 batcher.close()
 

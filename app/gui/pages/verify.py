@@ -119,12 +119,18 @@ class VerifyPage(BasePage):
             return
 
         expect = self.expected_accelerator()
+        env_path = self.state.install_result.env_path if self.state.install_result is not None else None
 
         def work(on_event, cancel):
             from app.core.verify import run_verify
 
             # Installed for an accelerator: "no accelerator" is then a failure, not a skip.
-            return run_verify(python, on_event=on_event, cancel=cancel, expect=expect)
+            report = run_verify(python, on_event=on_event, cancel=cancel, expect=expect)
+            if env_path is not None:
+                from app.core.registry import record_verify  # recorded; a passed verification is guarded
+
+                record_verify(env_path, report)
+            return report
 
         self._task = Task(work, self, name="verify")
         self._task.event.connect(self.on_event)
