@@ -896,7 +896,22 @@
         <translation>Jupyter 内核：{name}</translation>
     </message>
     <message>
-        <location line="+20"/>
+        <location line="+6"/>
+        <source>this assistant&apos;s list</source>
+        <translation>本助手的列表</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>the current folder</source>
+        <translation>当前文件夹</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>a Python interpreter on this computer</source>
+        <translation>这台电脑上的一个 Python 解释器</translation>
+    </message>
+    <message>
+        <location line="+18"/>
         <source>Remove the Jupyter kernel</source>
         <translation>删除 Jupyter 内核</translation>
     </message>

@@ -237,7 +237,7 @@ class EnvironmentsPage(BasePage):
             self.details.setText("")
         else:
             lines = [html.escape(e.path)]
-            lines.append(self.tr("Found by: {how}").format(how=", ".join(e.found_by) or "–"))
+            lines.append(self.tr("Found by: {how}").format(how=", ".join(self._how(h) for h in e.found_by) or "–"))
             lines.append(self.tr("Made by this assistant") if e.made_by_app else
                          self.tr("Not made by this assistant"))
             lines.append(self.tr("Torch guard: on") if e.guarded else self.tr("Torch guard: off"))
@@ -246,6 +246,11 @@ class EnvironmentsPage(BasePage):
                 lines.append(self.tr("Jupyter kernel: {name}").format(name=html.escape(rec.kernel.display_name)))
             self.details.setText("<br>".join(lines))
         self._update_buttons()
+
+    def _how(self, how: str) -> str:
+        """Where an env was found, in words (folder names such as ~/.venvs stay as they are)."""
+        return {"registry": self.tr("this assistant's list"), "current folder": self.tr("the current folder"),
+                "interpreter": self.tr("a Python interpreter on this computer")}.get(how, how)
 
     def _update_buttons(self) -> None:
         e = self.selected()
