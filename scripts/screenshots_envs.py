@@ -28,9 +28,10 @@ NAMES = {"welcome": "9-welcome-existing", "list": "10-environments", "check": "1
 
 def _setup(work: Path, wheels: Path) -> dict[str, object]:
     """Two real envs: one this app made (torch 2.13.0+cpu, recorded), one found in the current folder."""
+    from tests.second_torch import find
+
     from app.core import registry
     from app.core.install import InstallRequest, install, plan
-    from tests.second_torch import find
 
     second = find(work / "sources")
     if second is None:

@@ -68,9 +68,9 @@ def test_forget_drops_the_record_and_deletes_nothing(tmp_path, capsys):
     env = tmp_path / "e"
     make_venv(env)
     registry.record_verification(env, registry.Verification(True, registry.now()))
-    rc, out, _ = _cli(capsys, "envs", "forget", str(env))
+    rc, _, _ = _cli(capsys, "envs", "forget", str(env))
     assert rc == 0 and registry.find(env) is None and (env / "pyvenv.cfg").exists()
-    rc, _, err = _cli(capsys, "envs", "forget", str(env))
+    rc, _, _ = _cli(capsys, "envs", "forget", str(env))
     assert rc == 2
 
 
@@ -128,3 +128,34 @@ def test_jupyter_kernel_registration_and_removal(tmp_path, capsys, monkeypatch):
     rc, _, err = _cli(capsys, "envs", "kernel", str(env), "--remove")
     assert rc == 2 and "No Jupyter kernel was registered" in err
     assert sys.executable  # the assistant's own interpreter was never touched
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the Linux terminal programs")
+def test_open_terminal_starts_a_terminal_with_the_env_active(tmp_path, monkeypatch):
+    import time
+
+    from app.core.lifecycle.terminal import open_terminal
+
+    env = tmp_path / "e"
+    make_venv(env)
+    seen = tmp_path / "seen.txt"
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "xterm"  # a stand-in terminal: runs what it is given (the rc file) and notes its args
+    fake.write_text(f'#!/bin/sh\necho "$@" > "{seen}"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    setsid = subprocess.run(["sh", "-c", "command -v setsid"], capture_output=True, text=True).stdout.strip()
+    if not setsid:
+        pytest.skip("no setsid here")
+    monkeypatch.setenv("PATH", f"{bindir}:{Path(setsid).parent}")
+    assert open_terminal(env)
+    deadline = time.monotonic() + 10
+    while not seen.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    args = seen.read_text(encoding="utf-8").split()
+    assert args[:2] == ["-e", "bash"] and "--rcfile" in args
+    rc = Path(args[args.index("--rcfile") + 1])
+    assert f"source {env}/bin/activate" in rc.read_text(encoding="utf-8")
+    rc.unlink()
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
+    assert not open_terminal(env)

@@ -36,7 +36,7 @@ def _venv(root: Path, torch: str | None = "2.13.0+cpu", cuda: str | None = None,
         (sp / "torch").mkdir()
         (sp / "torch" / "version.py").write_text(
             f"from typing import Optional\n__version__ = '{torch}'\ndebug = False\n"
-            f"cuda: Optional[str] = {repr(cuda)}\nhip: Optional[str] = None\n", encoding="utf-8")
+            f"cuda: Optional[str] = {cuda!r}\nhip: Optional[str] = None\n", encoding="utf-8")
         (sp / "torch" / "_C.so").write_bytes(b"\0" * 10_000)
     return root
 

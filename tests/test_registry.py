@@ -156,3 +156,15 @@ def test_sources_of_a_bundle(home):
     s = Sources.of(IndexOptions(find_links=("/b/wheels",), offline=True), "/b")
     assert s.offline and s.bundle == "/b" and not s.credentials_removed
     assert Sources.from_dict(s.to_dict()) == s
+
+
+def test_record_verify_reads_the_family_from_the_env_and_guards_a_pass(home):
+    env = _fake_env(home / "e1")
+    sp = env / "lib" / "python3.11" / "site-packages"
+    for name, version in (("torch", "2.13.0+cpu"), ("torchvision", "0.28.0+cpu"), ("numpy", "2.0.0")):
+        (sp / f"{name}-{version}.dist-info").mkdir(parents=True)
+    rec = registry.record_verify(env, make_verify_report())
+    assert rec is not None and rec.family == {"torch": "2.13.0+cpu", "torchvision": "0.28.0+cpu"}
+    assert rec.guard is not None and rec.guard.pins == ("torch==2.13.0+cpu", "torchvision==0.28.0+cpu")
+    assert guard.status(env).active
+    assert registry.guard_facts(env) is not None and not registry.guard_facts(env).changed

@@ -1,7 +1,8 @@
 """"Open a terminal here": the command that activates an env, and a terminal program that runs it.
 
-The core only builds argument lists (the wizard starts the program detached; the CLI prints the
-activation command for the user to paste).
+:func:`open_terminal` starts a terminal window through the runner; the command returns at once
+(``setsid -f`` on Linux, ``open -a Terminal`` on macOS, ``cmd /c start`` on Windows), so the window
+lives on its own. The CLI prints the activation command for the user to paste instead.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 from app.core import runner
 from app.core.envs import WINDOWS, env_kind
 
-__all__ = ["Activation", "activation", "terminal_argv"]
+__all__ = ["Activation", "activation", "open_terminal", "terminal_argv"]
 
 
 @dataclass(frozen=True)
@@ -89,3 +90,18 @@ def terminal_argv(env: Path) -> list[str] | None:
         return [term, "-e", " ".join(shlex.quote(a) for a in inner)] if term in ("xfce4-terminal", "mate-terminal",
                                                                                  "tilix") else [term, "-e", *inner]
     return [term, "-e", *inner]
+
+
+def open_terminal(env: Path) -> bool:
+    """Open a terminal window with ``env`` activated; False when no terminal program could be started."""
+    argv = terminal_argv(env)
+    if argv is None:
+        return False
+    if sys.platform.startswith("linux"):
+        setsid = runner.which("setsid")
+        if setsid is None and argv[0] != "gnome-terminal":  # gnome-terminal hands the window to its server
+            return False
+        if setsid is not None:
+            argv = [setsid, "-f", *argv]  # returns at once; the terminal is not our child
+    res = runner.run(argv, timeout=20, capture=True)
+    return res.ok

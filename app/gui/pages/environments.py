@@ -11,7 +11,7 @@ import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QProcess, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QGridLayout,
     QHeaderView,
@@ -340,13 +340,22 @@ class EnvironmentsPage(BasePage):
         e = self.selected()
         if e is None:
             return
-        from app.core.lifecycle.terminal import activation, terminal_argv
+        path = e.path
 
-        argv = terminal_argv(Path(e.path))
-        if argv and QProcess.startDetached(argv[0], argv[1:]):
-            self._say(self.tr("A terminal opened with {path} active.").format(path=e.path))
+        def work(on_event, cancel):
+            from app.core.lifecycle.terminal import open_terminal
+
+            return open_terminal(Path(path))
+
+        self._run_action(work, lambda opened: self._terminal_opened(path, opened), "terminal")
+
+    def _terminal_opened(self, path: str, opened: bool) -> None:
+        from app.core.lifecycle.terminal import activation
+
+        if opened:
+            self._say(self.tr("A terminal opened with {path} active.").format(path=path))
             return
-        command = activation(Path(e.path))[0].command
+        command = activation(Path(path))[0].command
         self._say(self.tr("No terminal program was found. In a terminal, run:\n{command}").format(command=command),
                   "info")
 
