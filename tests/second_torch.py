@@ -104,3 +104,19 @@ def broken_index(root: Path, second: SecondTorch) -> str:
     (simple / "index.html").write_text("<html><body>" + "".join(
         f'<a href="{p}/">{p}</a>' for p in ("torch", "nvidia-cudnn-cu13")) + "</body></html>\n", encoding="utf-8")
     return simple.as_uri()
+
+
+@pytest.fixture(scope="session")
+def session_uv_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("uv-cache")
+
+
+@pytest.fixture
+def own_uv_cache(session_uv_cache: Path, monkeypatch) -> Path:
+    """uv's cache for these tests: one of this session's own (cold once, then warm).
+
+    The real-install tests here install several GB; a cache of their own keeps them independent of
+    what happens to the shared per-user uv cache meanwhile (another tool pruning or cleaning it).
+    """
+    monkeypatch.setenv("UV_CACHE_DIR", str(session_uv_cache))
+    return session_uv_cache

@@ -46,6 +46,7 @@ def home(tmp_path, monkeypatch):
     h = tmp_path / "me"
     h.mkdir()
     monkeypatch.setenv("HOME", str(h))
+    monkeypatch.setenv("TORCH_SETUP_HOME", str(tmp_path / "assistant"))  # a registry of this test's own
     monkeypatch.delenv("CONDA_EXE", raising=False)
     monkeypatch.delenv("MAMBA_EXE", raising=False)
     return h

@@ -29,7 +29,7 @@ from app.core import guard, registry
 from app.core.distinfo import distributions
 from tests.netlab.clients import clean_env, uv_bin
 from tests.netlab.files import build_wheel
-from tests.second_torch import SecondTorch, second_torch  # noqa: F401 - the fixture
+from tests.second_torch import SecondTorch, own_uv_cache, second_torch, session_uv_cache  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -47,13 +47,14 @@ def _cli(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def _run(argv: list[str], **kw) -> subprocess.CompletedProcess[str]:
-    env = clean_env()
-    env.pop("UV_CONSTRAINT", None)
-    env.pop("VIRTUAL_ENV", None)
+    env = clean_env()  # no PIP_* / UV_* of this machine; this test's own uv cache
+    if os.environ.get("UV_CACHE_DIR"):
+        env["UV_CACHE_DIR"] = os.environ["UV_CACHE_DIR"]
     return subprocess.run(argv, capture_output=True, text=True, timeout=900, env=env, **kw)
 
 
-def test_guard_against_pip_and_uv(tmp_path, capsys, local_wheels, second_torch: SecondTorch):  # noqa: F811
+def test_guard_against_pip_and_uv(tmp_path, capsys, local_wheels, second_torch: SecondTorch,  # noqa: F811
+                                  own_uv_cache):  # noqa: F811
     env = tmp_path / "guarded"
     default_index = second_torch.indexes[1] if len(second_torch.indexes) > 1 else second_torch.indexes[0]
     rc, _, err = _cli(capsys, "install", "--env", str(env), "--packages", "torch==2.13.0+cpu", "pip", "--find-links",

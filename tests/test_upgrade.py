@@ -24,7 +24,13 @@ from app.core.lifecycle.common import Refused
 from app.core.lifecycle.companions import check_companions
 from app.core.lifecycle.upgrade import keep_requirements, plan_upgrade
 from app.core.text import render
-from tests.second_torch import SecondTorch, broken_index, second_torch  # noqa: F401 - the fixture
+from tests.second_torch import (  # noqa: F401 - fixtures
+    SecondTorch,
+    broken_index,
+    own_uv_cache,
+    second_torch,
+    session_uv_cache,
+)
 from tests.tree import digest
 
 
@@ -59,14 +65,15 @@ def _upgrade_args(env: Path, second: SecondTorch, torch_index: str | None = None
 
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
-def test_upgrade_verifies_in_staging_swaps_and_undoes(tmp_path, capsys, local_wheels, second_torch):  # noqa: F811
+def test_upgrade_verifies_in_staging_swaps_and_undoes(tmp_path, capsys, local_wheels, second_torch,  # noqa: F811
+                                                      own_uv_cache):  # noqa: F811
     default_index = second_torch.indexes[1] if len(second_torch.indexes) > 1 else second_torch.indexes[0]
     env = _make_env(tmp_path / "work env", local_wheels, default_index)  # a space in the path, on purpose
     (env / "notes.txt").write_text("my notes, kept in the env folder\n", encoding="utf-8")
     before = digest(env)
 
     rc, out, err = _cli(capsys, *_upgrade_args(env, second_torch))
-    assert rc == 0, err
+    assert rc == 0, out + err
     res = json.loads(out)
     with capsys.disabled():
         print("\nupgrade timings:", res["timings"], "total", res["duration_s"], "s")
@@ -108,7 +115,7 @@ def test_upgrade_verifies_in_staging_swaps_and_undoes(tmp_path, capsys, local_wh
 
     # again, and keep it: the old copy is deleted
     rc, out, err = _cli(capsys, *_upgrade_args(env, second_torch))
-    assert rc == 0, err
+    assert rc == 0, out + err
     old = Path(json.loads(out)["old_copy"])
     rc, out, err = _cli(capsys, "upgrade", "--env", str(env), "--confirm", "--yes", "--json")
     assert rc == 0, err
@@ -119,7 +126,7 @@ def test_upgrade_verifies_in_staging_swaps_and_undoes(tmp_path, capsys, local_wh
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_a_failed_verification_leaves_the_env_byte_for_byte_unchanged(tmp_path, capsys, local_wheels,
-                                                                       second_torch):  # noqa: F811
+                                                                       second_torch, own_uv_cache):  # noqa: F811
     default_index = second_torch.indexes[1] if len(second_torch.indexes) > 1 else second_torch.indexes[0]
     env = _make_env(tmp_path / "env", local_wheels, default_index)
     guard.apply(env, ("torch==2.13.0+cpu",))
