@@ -31,7 +31,8 @@ from app.core import secrets
 from app.core.errors import EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILED, UserError
 from app.core.text import normalise_lang
 
-COMMANDS = ("detect", "recommend", "install", "bundle", "verify", "bench", "doctor", "compat", "gui")
+COMMANDS = ("detect", "recommend", "install", "bundle", "verify", "bench", "doctor", "compat", "envs", "upgrade",
+            "cache", "gui")
 
 
 # The metavars of the options that take a file or folder: they get :func:`path_argument`.

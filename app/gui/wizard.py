@@ -34,7 +34,11 @@ PAGE_CLASSES = {
     PageId.VERIFY: ("app.gui.pages.verify", "VerifyPage"),
     PageId.SPEEDTEST: ("app.gui.pages.speedtest", "SpeedTestPage"),
     PageId.DONE: ("app.gui.pages.done", "DonePage"),
+    PageId.ENVS: ("app.gui.pages.environments", "EnvironmentsPage"),
+    PageId.ENV_TASK: ("app.gui.pages.env_task", "EnvTaskPage"),
 }
+#: The last page of each path (Welcome -> ... -> Done, Welcome -> Environments -> a task).
+LAST_PAGES = (PageId.DONE, PageId.ENV_TASK)
 
 
 def page_class(pid: PageId):
@@ -111,6 +115,12 @@ class SetupWizard(QWizard):
             if self.page(int(pid)) is None:
                 self.setPage(int(pid), page_class(pid)(self.state, self))
         self.page(int(PageId.INSTALL)).setCommitPage(True)
+
+    def nextId(self) -> int:
+        """The two paths end at their own last page (the default would run on into the next id)."""
+        if self.currentId() in LAST_PAGES:
+            return -1
+        return super().nextId()
 
     def validateCurrentPage(self) -> bool:
         if not self.pages_built():

@@ -330,6 +330,275 @@
     </message>
 </context>
 <context>
+    <name>EnvTaskPage</name>
+    <message>
+        <location filename="../../app/gui/pages/env_task.py" line="+259"/>
+        <source>no PyTorch</source>
+        <extracomment>The rows each task shows: (key, the Phase (or step name) that drives it).</extracomment>
+        <translation>没有 PyTorch</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Now: {build}</source>
+        <translation>现在：{build}</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>New: {packages}</source>
+        <translation>新版本：{packages}</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>{count} other package(s) are kept at their versions.</source>
+        <translation>其他 {count} 个包保持原版本。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The new stack is built and checked in {staging}; your environment changes only if it passes.</source>
+        <translation>新版本先在 {staging} 中安装并检查；只有检查通过，你的环境才会改变。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>From: {index}</source>
+        <translation>来源：{index}</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Reinstall: {packages}</source>
+        <translation>重新安装：{packages}</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The other packages stay. The environment is recorded first and put back if anything fails.</source>
+        <translation>其他包保持不变。会先记录环境的状态，出错时恢复原样。</translation>
+    </message>
+    <message>
+        <location line="+194"/>
+        <source>Cancelling… the environment is being put back as it was.</source>
+        <translation>正在取消……正在把环境恢复原样。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>This can take a few minutes; Cancel stops it and leaves the environment as it was.</source>
+        <translation>这可能需要几分钟；点“取消”会停止它，并让环境保持原样。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>What to do:</source>
+        <translation>怎么做：</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Full log: {path}</source>
+        <translation>完整日志：{path}</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Cancelled. The environment was left as it was.</source>
+        <translation>已取消。环境保持原样。</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>The upgrade is kept; the old environment was deleted.</source>
+        <translation>已保留升级；旧环境已删除。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The upgrade was undone: the environment is back as it was before.</source>
+        <translation>已撤销升级：环境恢复到了升级之前的样子。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>The verification could not run: {why}</source>
+        <translation>验证无法运行：{why}</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>PyTorch {version} works here: {passed} checks passed.</source>
+        <translation>PyTorch {version} 在这里可以正常工作：{passed} 项检查通过。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Problems were found; see below.</source>
+        <translation>发现了问题，见下方。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Repaired: PyTorch {version} is installed and verified; the torch guard protects it.</source>
+        <translation>已修复：PyTorch {version} 已安装并通过验证；torch 防护会保护它。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Upgraded from torch {old} to {new}, verified before the swap. The old environment is kept at {path} until you choose.</source>
+        <translation>已从 torch {old} 升级到 {new}，切换前已通过验证。在你作出选择之前，旧环境保留在 {path}。</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>The doctor found nothing to fix.</source>
+        <translation>诊断没有发现需要修复的问题。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Fix:</source>
+        <translation>解决方法：</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Checking an environment</source>
+        <translation>检查环境</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Repairing an environment</source>
+        <translation>修复环境</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Upgrading PyTorch safely</source>
+        <translation>安全地升级 PyTorch</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>PyTorch is run inside the environment, then the doctor looks for anything that stops it from using the graphics card.</source>
+        <translation>在环境中运行 PyTorch，然后由诊断程序查找妨碍它使用显卡的原因。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The right PyTorch build for this computer is reinstalled; your other packages stay.</source>
+        <translation>重新安装适合这台电脑的 PyTorch 版本；你的其他包保持不变。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The new PyTorch is built next to the environment and checked there first; only then is it swapped in, and you can still go back.</source>
+        <translation>新的 PyTorch 先在环境旁边安装并检查；通过后才会切换过去，而且你仍然可以退回。</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Run PyTorch in the environment</source>
+        <translation>在环境中运行 PyTorch</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Look for problems</source>
+        <translation>查找问题</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Decide what to install</source>
+        <translation>确定要安装的内容</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Record the installed packages</source>
+        <translation>记录已安装的包</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Create the staging environment</source>
+        <translation>创建暂存环境</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Install</source>
+        <translation>安装</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Swap the new environment in</source>
+        <translation>切换到新环境</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Check the new PyTorch in the staging environment</source>
+        <translation>在暂存环境中检查新的 PyTorch</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>PyTorch version:</source>
+        <translation>PyTorch 版本：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>default: the newest that fits</source>
+        <translation>默认：适合的最新版本</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>default: the verified one</source>
+        <translation>默认：验证过的版本</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>PyTorch index:</source>
+        <translation>PyTorch 索引：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>default: the one the environment came from</source>
+        <translation>默认：该环境原来的来源</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Extra indexes:</source>
+        <translation>附加索引：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Local wheels folder:</source>
+        <translation>本地安装包文件夹：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Plan again</source>
+        <translation>重新规划</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Advanced: version and package sources</source>
+        <translation>高级：版本和包的来源</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Start the upgrade</source>
+        <translation>开始升级(&amp;S)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Start the repair</source>
+        <translation>开始修复(&amp;S)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Keep the upgrade (delete the old copy)</source>
+        <translation>保留升级（删除旧副本）(&amp;K)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Undo the upgrade</source>
+        <translation>撤销升级(&amp;U)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Check</source>
+        <translation>检查项</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Verification checklist</source>
+        <translation>验证清单</translation>
+    </message>
+</context>
+<context>
     <name>EnvironmentPage</name>
     <message>
         <location filename="../../app/gui/pages/environment.py" line="+238"/>
@@ -617,6 +886,234 @@
         <location line="+1"/>
         <source>Checking…</source>
         <translation>正在检查…</translation>
+    </message>
+</context>
+<context>
+    <name>EnvironmentsPage</name>
+    <message>
+        <location filename="../../app/gui/pages/environments.py" line="+191"/>
+        <source>never</source>
+        <extracomment>status -&gt; icon</extracomment>
+        <translation>从未</translation>
+    </message>
+    <message>
+        <location line="+22"/>
+        <source>CPU only</source>
+        <translation>仅 CPU</translation>
+    </message>
+    <message>
+        <location line="+27"/>
+        <source>Found by: {how}</source>
+        <translation>发现途径：{how}</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Made by this assistant</source>
+        <translation>由本助手创建</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Not made by this assistant</source>
+        <translation>不是本助手创建的</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Torch guard: on</source>
+        <translation>torch 防护：开启</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Torch guard: off</source>
+        <translation>torch 防护：关闭</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Jupyter kernel: {name}</source>
+        <translation>Jupyter 内核：{name}</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>this assistant&apos;s list</source>
+        <translation>本助手的列表</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>the current folder</source>
+        <translation>当前文件夹</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>a Python interpreter on this computer</source>
+        <translation>这台电脑上的一个 Python 解释器</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>Remove the Jupyter kernel</source>
+        <translation>删除 Jupyter 内核</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Add a Jupyter kernel</source>
+        <translation>添加 Jupyter 内核</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <source>What to do:</source>
+        <translation>怎么做：</translation>
+    </message>
+    <message>
+        <location line="+27"/>
+        <source>Adding a Jupyter kernel for {path}…</source>
+        <translation>正在为 {path} 添加 Jupyter 内核……</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Jupyter now offers the kernel &quot;{name}&quot;.</source>
+        <translation>Jupyter 现在提供内核“{name}”。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>The Jupyter kernel was removed ({folder}).</source>
+        <translation>Jupyter 内核已删除（{folder}）。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>{path} was removed.</source>
+        <translation>{path} 已删除。</translation>
+    </message>
+    <message>
+        <location line="+20"/>
+        <source>A terminal opened with {path} active.</source>
+        <translation>已打开一个激活了 {path} 的终端。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>No terminal program was found. In a terminal, run:
+{command}</source>
+        <translation>没有找到终端程序。请在终端中运行：
+{command}</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>This deletes:
+{summary}</source>
+        <translation>将删除：
+{summary}</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>This environment was not made by this assistant.</source>
+        <translation>这个环境不是本助手创建的。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Delete the environment?</source>
+        <translation>删除这个环境吗？</translation>
+    </message>
+    <message>
+        <location line="+44"/>
+        <source>Your PyTorch environments</source>
+        <translation>你的 PyTorch 环境</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The environments this assistant made (★) and the PyTorch environments found on this computer. Choose one to check, repair or upgrade it.</source>
+        <translation>本助手创建的环境（★）以及在这台电脑上找到的 PyTorch 环境。选择一个进行检查、修复或升级。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Looking for environments…</source>
+        <translation>正在查找环境……</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Environment</source>
+        <translation>环境</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>PyTorch</source>
+        <translation>PyTorch</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Runs on</source>
+        <translation>运行于</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Python</source>
+        <translation>Python</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Last check</source>
+        <translation>上次检查</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Environments</source>
+        <translation>环境</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No PyTorch environment was found. Go back and choose &quot;Set up a new environment&quot; to make one.</source>
+        <translation>没有找到 PyTorch 环境。请返回并选择“建立新环境”来创建一个。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Check</source>
+        <translation>检查(&amp;C)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Run the verification and the doctor in this environment</source>
+        <translation>在这个环境中运行验证和诊断</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Repair</source>
+        <translation>修复(&amp;R)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Reinstall the right PyTorch build for this computer, keeping the other packages</source>
+        <translation>重新安装适合这台电脑的 PyTorch 版本，保留其他包</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Upgrade</source>
+        <translation>升级(&amp;U)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Build a newer PyTorch next to it, check it, then swap it in (undoable)</source>
+        <translation>在旁边安装较新的 PyTorch 并检查，然后切换过去（可撤销）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open a &amp;terminal here</source>
+        <translation>在这里打开终端(&amp;T)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Re&amp;move</source>
+        <translation>删除(&amp;M)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Re&amp;fresh</source>
+        <translation>刷新(&amp;F)</translation>
     </message>
 </context>
 <context>
@@ -1026,8 +1523,9 @@
 <context>
     <name>SetupWizard</name>
     <message>
-        <location filename="../../app/gui/wizard.py" line="+177"/>
+        <location filename="../../app/gui/wizard.py" line="+187"/>
         <source>Stop the installation?</source>
+        <extracomment>The last page of each path (Welcome -&gt; ... -&gt; Done, Welcome -&gt; Environments -&gt; a task).</extracomment>
         <translation>要停止安装吗？</translation>
     </message>
     <message>
@@ -1546,7 +2044,7 @@ Stop and close?</source>
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../../app/gui/pages/welcome.py" line="+155"/>
+        <location filename="../../app/gui/pages/welcome.py" line="+189"/>
         <source>Welcome to Torch Setup Assistant</source>
         <translation>欢迎使用 Torch 安装助手</translation>
     </message>
@@ -1572,6 +2070,26 @@ Stop and close?</source>
     </message>
     <message>
         <location line="+1"/>
+        <source>What would you like to do?</source>
+        <translation>你想做什么？</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Set up a new environment with PyTorch</source>
+        <translation>建立一个装有 PyTorch 的新环境(&amp;S)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Check, repair or upgrade an existing environment</source>
+        <translation>检查、修复或升级已有的环境(&amp;C)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The next page lists the PyTorch environments this assistant made and the ones it finds on this computer, with what each holds and whether it still works.</source>
+        <translation>下一页列出本助手创建的 PyTorch 环境以及在这台电脑上找到的环境，显示每个环境装了什么、是否仍能正常工作。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
         <source>What will happen</source>
         <translation>接下来会做什么</translation>
     </message>

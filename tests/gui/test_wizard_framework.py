@@ -36,7 +36,9 @@ def wizard(qtbot, english):
 
 def test_builds_with_no_arguments(qtbot, english):
     from app.gui.pages.done import DonePage
+    from app.gui.pages.env_task import EnvTaskPage
     from app.gui.pages.environment import EnvironmentPage
+    from app.gui.pages.environments import EnvironmentsPage
     from app.gui.pages.install import InstallPage
     from app.gui.pages.recommendation import RecommendationPage
     from app.gui.pages.speedtest import SpeedTestPage
@@ -49,7 +51,7 @@ def test_builds_with_no_arguments(qtbot, english):
     qtbot.addWidget(w)
     assert w.pageIds() == [int(p) for p in PageId]
     expected = [WelcomePage, SystemPage, RecommendationPage, EnvironmentPage, InstallPage, VerifyPage,
-                SpeedTestPage, DonePage]
+                SpeedTestPage, DonePage, EnvironmentsPage, EnvTaskPage]
     for pid, cls in zip(PageId, expected, strict=True):
         page = w.page(int(pid))
         assert type(page) is cls, pid

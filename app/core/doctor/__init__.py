@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.core import registry
 from app.core.actions import Action
 from app.core.compat import CompatData, load_compat
 from app.core.detect import detect
@@ -32,6 +33,7 @@ from app.core.doctor.facts import (
 from app.core.doctor.rules import SEVERITIES, Finding, run_rules
 from app.core.errors import BadInput
 from app.core.events import EventCallback
+from app.core.guard import GuardFacts
 from app.core.probe import ProbeFailed, resolve_python
 from app.core.runner import CancelToken
 from app.core.system import SystemReport
@@ -102,10 +104,11 @@ def _compat() -> CompatData | None:
 def analyze(*, verify: VerifyReport | None = None, report: SystemReport | None = None,
             env: Mapping[str, str] | None = None, probe_error: ProbeError | None = None, python: str | None = None,
             env_dir: str | None = None, where: WhereTorch | None = None, path_python: str | None = None,
-            lib_dirs: Mapping[str, tuple[str, ...]] | None = None, data: CompatData | None = None) -> list[Finding]:
+            lib_dirs: Mapping[str, tuple[str, ...]] | None = None, data: CompatData | None = None,
+            guard: GuardFacts | None = None) -> list[Finding]:
     """The findings for these facts (pure; no I/O but reading the compat data when ``data`` is None)."""
     facts = Facts(verify=verify, report=report, env=dict(env or {}), probe_error=probe_error, python=python,
-                  env_dir=env_dir, where=where, path_python=path_python, lib_dirs=dict(lib_dirs or {}))
+                  env_dir=env_dir, where=where, path_python=path_python, lib_dirs=dict(lib_dirs or {}), guard=guard)
     return run_rules(facts, data if data is not None else _compat())
 
 
@@ -148,7 +151,8 @@ def diagnose(python: str | os.PathLike[str], report: SystemReport | None = None,
     facts = Facts(verify=verify, report=report, env=env_for_checks(report, env_vars), probe_error=probe_error,
                   python=str(py), env_dir=env_dir, where=where,
                   path_python=python_on_path(env_vars) if check_path else None,
-                  lib_dirs=scan_library_path(env_vars.get("LD_LIBRARY_PATH"), exclude_under=[prefix]))
+                  lib_dirs=scan_library_path(env_vars.get("LD_LIBRARY_PATH"), exclude_under=[prefix]),
+                  guard=registry.guard_facts(env_dir))
     accel = None
     if verify is not None:
         accel = any(verify.backend(b).available for b in ("cuda", "rocm", "mps", "xpu"))

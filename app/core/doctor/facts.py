@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core import runner
+from app.core.guard import GuardFacts
 from app.core.probe import ProbeFailed, probe_path
 from app.core.serial import to_jsonable
 from app.core.system import GPU, SystemReport
@@ -79,6 +80,7 @@ class Facts:
     where: WhereTorch | None = None
     path_python: str | None = None  # what `python` on PATH is
     lib_dirs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # LD_LIBRARY_PATH dirs with GPU libs
+    guard: GuardFacts | None = None  # the verified torch build (registry) against the env's files now
 
     # ---- the machine
     @property
@@ -144,6 +146,7 @@ class Facts:
             "where": to_jsonable(self.where),
             "path_python": self.path_python,
             "probe_error": to_jsonable(self.probe_error),
+            "guard": self.guard.to_dict() if self.guard is not None else None,
         }
 
 

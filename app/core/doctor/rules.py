@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -530,6 +531,43 @@ def cuda_init_failed(f: Facts, data: Data, found: Sequence[Finding]) -> Finding 
                    (said[:300],) if said else ())
 
 
+# ----------------------------------------------------------------------------- the torch guard
+
+def _when(stamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp)) if stamp else "?"
+
+
+def torch_guard_bypassed(f: Facts, data: Data) -> Finding | None:
+    """The torch build verified in this env (the guard's pins, else the last passed check) was replaced."""
+    g = f.guard
+    if g is None or not g.changed:
+        return None
+    what = ", ".join(f"{n} {v} -> {now or 'removed'}" for n, v, now in g.changed)
+    who, when, env = g.torch_installer or "an installer", _when(g.torch_installed_at), g.env
+    evidence = (*(f"verified: {n} {v}" for n, v in g.verified.items()),
+                *(f"now: {n} {v}" for n, v in g.installed.items()), f"torch written by {who} at {when}")
+    if not g.guard_recorded:
+        return Finding("torch-changed-since-verified", "warning",
+                       msg("doctor.torch_changed.title", "PyTorch changed after it was verified: {what}", what=what),
+                       msg("doctor.torch_changed.why", "It was replaced by {installer} on {when}; the build now "
+                           "installed has not been verified in this environment.", installer=who, when=when),
+                       msg("doctor.torch_changed.fix", "Check it: `torch-setup envs check {env}`; to go back to the "
+                           "right build for this machine: `torch-setup envs repair {env}`.", env=env), evidence)
+    why = (msg("doctor.torch_guard_bypassed.why", "The guard pins the verified build for pip (this environment's "
+               "pip.conf) and for `uv pip` while the environment is active. This change was written by {installer} "
+               "on {when}, through a way the guard does not cover: for example `uv pip install --python ...` "
+               "without activating the environment, pip with --isolated, or PIP_CONSTRAINT set.",
+               installer=who, when=when) if g.guarded else
+           msg("doctor.torch_guard_removed.why", "The guard's files are gone from this environment (pip.conf or the "
+               "constraints file), and {installer} replaced the build on {when}.", installer=who, when=when))
+    return Finding("torch-guard-bypassed", "warning",
+                   msg("doctor.torch_guard_bypassed.title", "The verified PyTorch was replaced despite the guard: "
+                       "{what}", what=what), why,
+                   msg("doctor.torch_guard_bypassed.fix", "To go back to the verified build: `torch-setup envs repair "
+                       "{env}`. To keep the new one: `torch-setup envs check {env}`, then `torch-setup envs guard "
+                       "{env}`.", env=env), evidence)
+
+
 # ----------------------------------------------------------------------------- the table
 
 RULES: tuple[Rule, ...] = (
@@ -545,6 +583,7 @@ RULES: tuple[Rule, ...] = (
     visible_devices,
     ld_library_path_shadowing,
     mac_gpu,
+    torch_guard_bypassed,
 )
 FALLBACKS: tuple[Fallback, ...] = (cuda_wheel_without_gpu, cuda_init_failed)
 

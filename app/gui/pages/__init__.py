@@ -11,3 +11,6 @@ class PageId(IntEnum):
     VERIFY = 5
     SPEEDTEST = 6
     DONE = 7
+    # After the install: the user's environments (Welcome's second path), and a task on one of them.
+    ENVS = 8
+    ENV_TASK = 9

@@ -1,11 +1,15 @@
-"""Page 1: welcome, language, what will happen, and whether an offline bundle was found."""
+"""Page 1: welcome, language, what to do, what will happen, and whether an offline bundle was found.
+
+Two paths start here: "Set up a new environment" (System -> ... -> Done) and "Check, repair or
+upgrade an existing one" (the Environments page, then a task page).
+"""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QFormLayout, QGridLayout, QLabel, QWidget
+from PySide6.QtWidgets import QButtonGroup, QComboBox, QFormLayout, QGridLayout, QLabel, QRadioButton, QWidget
 
 from app.gui import i18n
 from app.gui.pages import PageId
@@ -53,6 +57,17 @@ class WelcomePage(BasePage):
         form = QFormLayout()
         form.addRow(self.language_label, self.language)
 
+        self.choice_title = heading()
+        self.new_env = QRadioButton()
+        self.existing_env = QRadioButton()
+        self.new_env.setChecked(True)
+        self.choice = QButtonGroup(self)
+        self.choice.addButton(self.new_env)
+        self.choice.addButton(self.existing_env)
+        self.existing_note = muted(QLabel())
+        self.existing_note.setWordWrap(True)
+        self.existing_env.toggled.connect(self._on_choice)
+
         self.steps_title = heading()
         self.steps = QGridLayout()
         self.steps.setHorizontalSpacing(14)
@@ -77,6 +92,11 @@ class WelcomePage(BasePage):
         self.body.addWidget(self.intro)
         self.body.addLayout(form)
         self.body.addSpacing(6)
+        self.body.addWidget(self.choice_title)
+        self.body.addWidget(self.new_env)
+        self.body.addWidget(self.existing_env)
+        self.body.addWidget(self.existing_note)
+        self.body.addSpacing(6)
         self.body.addWidget(self.steps_title)
         self.body.addLayout(self.steps)
         self.body.addWidget(self.total)
@@ -84,6 +104,7 @@ class WelcomePage(BasePage):
         self.body.addWidget(self.safety)
         self.body.addStretch(1)
 
+        self._on_choice(False)
         self.select_language(self.state.language or "en", apply=False)
         self.language.currentIndexChanged.connect(self._on_language_index)
         self.retranslate()
@@ -112,7 +133,20 @@ class WelcomePage(BasePage):
             self.check_bundle()
 
     def nextId(self) -> int:  # the wizard may add the later pages after the first paint
-        return int(PageId.SYSTEM)
+        return int(PageId.ENVS if self.existing_env.isChecked() else PageId.SYSTEM)
+
+    def choose_existing(self, on: bool = True) -> None:
+        """Pick the "existing environment" path (or the new-setup one)."""
+        (self.existing_env if on else self.new_env).setChecked(True)
+
+    def _on_choice(self, _on: bool) -> None:
+        existing = self.existing_env.isChecked()
+        for w in (self.steps_title, self.total, self.safety):
+            w.setVisible(not existing)
+        for num, text, when in self.step_labels:
+            for w in (num, text, when):
+                w.setVisible(not existing)
+        self.existing_note.setVisible(existing)
 
     def check_bundle(self) -> None:
         from app.gui.worker import Task  # imported at first use: start-up stays lean
@@ -160,6 +194,12 @@ class WelcomePage(BasePage):
                                    "you change it if you want to."))
         self.language_label.setText(self.tr("&Language:"))
         self.language.setAccessibleName(self.tr("Language"))
+        self.choice_title.setText(self.tr("What would you like to do?"))
+        self.new_env.setText(self.tr("&Set up a new environment with PyTorch"))
+        self.existing_env.setText(self.tr("&Check, repair or upgrade an existing environment"))
+        self.existing_note.setText(self.tr("The next page lists the PyTorch environments this assistant made and "
+                                           "the ones it finds on this computer, with what each holds and whether "
+                                           "it still works."))
         self.steps_title.setText(self.tr("What will happen"))
         steps = [
             (self.tr("Look at your computer: system, processor, memory, graphics card and driver."),

@@ -1,0 +1,92 @@
+"""What the lifecycle modules share: refusals with a coded text, and reading an env without running it."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from app.core.envs import env_kind, env_python, is_env
+from app.core.errors import BadInput, Hint, UserError
+from app.core.text import Text, msg
+
+__all__ = ["Failed", "Refused", "env_root", "python_version_of", "pyvenv_cfg"]
+
+
+class Refused(BadInput):
+    """Nothing was done, and why (exit 2); message and hint are texts, rendered in any language."""
+
+    def __init__(self, text: Text, hint: Hint = "", **kw: Any) -> None:
+        super().__init__(text, hint, **kw)
+
+
+class Failed(UserError):
+    """It ran and did not work (exit 1); message and hint are texts, rendered in any language."""
+
+    def __init__(self, text: Text, hint: Hint = "", *, lines: list[str] | None = None,
+                 log_path: Path | None = None) -> None:
+        super().__init__(text, hint, lines=list(lines or []), log_path=log_path)
+
+
+def env_root(target: str | os.PathLike[str]) -> Path:
+    """The env folder for ``target`` (the folder itself, or its python executable). Raises Refused."""
+    p = Path(os.path.abspath(os.path.expanduser(os.fspath(target))))
+    if p.is_file() and p.parent.name in ("bin", "Scripts") and is_env(p.parent.parent):
+        return p.parent.parent
+    if p.is_file() and is_env(p.parent):  # a conda env on Windows: python.exe at the top
+        return p.parent
+    if not p.exists():
+        raise Refused(msg("envs.no_such_env", "{path} does not exist", path=str(p)),
+                      msg("envs.no_such_env_hint", "Pass an environment folder: `torch-setup envs list` shows them."))
+    if not is_env(p):
+        raise Refused(msg("envs.not_an_env", "{path} is not a Python environment (it holds neither pyvenv.cfg nor "
+                          "conda-meta)", path=str(p)),
+                      msg("envs.no_such_env_hint", "Pass an environment folder: `torch-setup envs list` shows them."))
+    return p
+
+
+def pyvenv_cfg(env: Path) -> dict[str, str]:
+    """The ``key = value`` lines of a venv's pyvenv.cfg (empty when there is none)."""
+    out: dict[str, str] = {}
+    try:
+        text = (env / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            out[key.strip().lower()] = value.strip()
+    return out
+
+
+_CONDA_PY = re.compile(r"^python-(\d+\.\d+(?:\.\d+)?)-")
+_LIB_PY = re.compile(r"^python(\d+\.\d+)t?$")
+
+
+def python_version_of(env: Path) -> str | None:
+    """The env's Python version, read from its files (pyvenv.cfg, conda-meta, lib/pythonX.Y)."""
+    cfg = pyvenv_cfg(env)
+    for key in ("version_info", "version"):
+        if cfg.get(key):
+            return cfg[key].split()[0]
+    if env_kind(env) == "conda":
+        try:
+            for f in (env / "conda-meta").iterdir():
+                m = _CONDA_PY.match(f.name)
+                if m:
+                    return m.group(1)
+        except OSError:
+            pass
+    try:
+        for d in (env / "lib").iterdir():
+            m = _LIB_PY.match(d.name)
+            if m:
+                return m.group(1)
+    except OSError:
+        pass
+    return None
+
+
+def has_python(env: Path) -> bool:
+    py = env_python(env)
+    return py.exists()

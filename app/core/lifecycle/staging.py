@@ -1,0 +1,158 @@
+"""The file-level moves of a staged upgrade: path fix-ups, the swap, what belongs to the user, the journal.
+
+A venv is not relocatable: its activation scripts, its console scripts' ``#!`` lines and (with
+``python -m venv``) its pyvenv.cfg name the folder it was made in. The staging env is therefore
+created with ``uv venv --relocatable`` (activation scripts find their folder at run time, console
+scripts start the ``python`` next to them) and, before the swap, :func:`fix_paths` rewrites any
+remaining mention of the staging folder in ``bin/`` (``Scripts\\``), ``pyvenv.cfg`` and
+``*.pth`` files to the final path.
+
+The swap (:func:`swap`) is one ``renameat2(RENAME_EXCHANGE)`` on Linux (the env's path is never
+missing, not even for a moment), else two renames in the same parent folder (same filesystem,
+each atomic), undone if the second fails. A small journal in the per-user data folder records
+each step, so an interrupted swap is put back by :func:`recover`.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+from app.core.envs import WINDOWS
+from app.core.paths import data_dir
+
+__all__ = ["USER_KEEP", "VENV_LAYOUT", "exchange", "fix_paths", "foreign_entries", "journal_file", "read_journal",
+           "recover", "swap", "write_journal"]
+
+#: What a venv (or uv) puts at the top of an env folder; anything else there is the user's.
+VENV_LAYOUT = frozenset({"bin", "Scripts", "lib", "lib64", "Lib", "include", "Include", "share", "etc", "man",
+                         "pyvenv.cfg", ".gitignore", "CACHEDIR.TAG", ".lock", "pip-selfcheck.json", "Tools", "DLLs",
+                         "libs", "conda-meta"})
+#: Files the assistant itself writes at the top of an env (the guard's, the staging marker).
+OURS = frozenset({"torch-setup-constraints.txt", "torch-setup-guard.json", ".torch-setup-staging"})
+#: pip's own configuration: carried over to the new env (the guard is then put back on top).
+USER_KEEP = frozenset({"pip.conf", "pip.ini"})
+
+
+def foreign_entries(env: Path) -> list[str]:
+    """Top-level entries of ``env`` that no installer made (notebooks, scripts, data the user put there)."""
+    try:
+        names = sorted(p.name for p in env.iterdir())
+    except OSError:
+        return []
+    return [n for n in names if n not in VENV_LAYOUT and n not in OURS and n not in USER_KEEP]
+
+
+def _text_file(path: Path) -> bytes | None:
+    try:
+        st = path.lstat()
+        if not stat.S_ISREG(st.st_mode) or st.st_size > 2_000_000:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return None if b"\0" in data[:4096] else data
+
+
+def fix_paths(env: Path, old: str, new: str) -> list[str]:
+    """Rewrite ``old`` (the staging folder) as ``new`` in the env's scripts, pyvenv.cfg and .pth files.
+
+    Returns the files changed (relative). Symlinks and binaries are left alone.
+    """
+    targets = [env / "pyvenv.cfg"]
+    scripts = env / ("Scripts" if WINDOWS else "bin")
+    try:
+        targets += sorted(scripts.iterdir())
+    except OSError:
+        pass
+    for sp in (env / "lib").glob("python*/site-packages") if not WINDOWS else [env / "Lib" / "site-packages"]:
+        targets += sorted(sp.glob("*.pth"))
+    changed = []
+    old_b, new_b = old.encode(), new.encode()
+    for path in targets:
+        data = _text_file(path)
+        if data is None or old_b not in data:
+            continue
+        mode = path.stat().st_mode
+        tmp = path.with_name(path.name + ".torch-setup-tmp")
+        tmp.write_bytes(data.replace(old_b, new_b))
+        os.chmod(tmp, stat.S_IMODE(mode))
+        os.replace(tmp, path)
+        changed.append(str(path.relative_to(env)))
+    return changed
+
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one atomic step (Linux ``renameat2``); False when the OS cannot (nothing moved)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    rc = int(fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE))
+    return rc == 0
+
+
+def swap(env: Path, staging: Path, old_copy: Path) -> None:
+    """``staging`` becomes ``env``; the old env goes to ``old_copy``. Raises OSError (nothing moved then)."""
+    if exchange(staging, env):  # env now holds the new stack; staging's path the old env
+        os.rename(staging, old_copy)
+        return
+    os.rename(env, old_copy)
+    try:
+        os.rename(staging, env)
+    except OSError:
+        os.rename(old_copy, env)
+        raise
+
+
+def journal_file(env: Path) -> Path:
+    key = hashlib.sha256(os.path.normcase(os.path.abspath(env)).encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    d = data_dir() / "upgrades"
+    d.mkdir(parents=True, exist_ok=True)
+    return d / f"{key}.json"
+
+
+def write_journal(env: Path, **fields: object) -> None:
+    path = journal_file(env)
+    data = read_journal(env)
+    data.update(fields)
+    data["env"] = str(env)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_journal(env: Path) -> dict[str, object]:
+    try:
+        data = json.loads(journal_file(env).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def clear_journal(env: Path) -> None:
+    journal_file(env).unlink(missing_ok=True)
+
+
+def recover(env: Path) -> str | None:
+    """Put back an interrupted swap: the env's path missing while the old copy exists. Returns what was done."""
+    j = read_journal(env)
+    old = j.get("old_copy")
+    if j.get("state") != "swapping" or not isinstance(old, str):
+        return None
+    if not env.exists() and Path(old).exists():
+        os.rename(old, env)
+        clear_journal(env)
+        return f"moved {old} back to {env}"
+    return None

@@ -1,0 +1,107 @@
+""""Open a terminal here": the command that activates an env, and a terminal program that runs it.
+
+:func:`open_terminal` starts a terminal window through the runner; the command returns at once
+(``setsid -f`` on Linux, ``open -a Terminal`` on macOS, ``cmd /c start`` on Windows), so the window
+lives on its own. The CLI prints the activation command for the user to paste instead.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core import runner
+from app.core.envs import WINDOWS, env_kind
+
+__all__ = ["Activation", "activation", "open_terminal", "terminal_argv"]
+
+
+@dataclass(frozen=True)
+class Activation:
+    shell: str  # bash | zsh | fish | cmd | powershell | conda
+    command: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"shell": self.shell, "command": self.command}
+
+
+def activation(env: Path) -> list[Activation]:
+    """How to activate ``env`` in the shells of this platform (the first is the usual one)."""
+    if env_kind(env) == "conda":
+        return [Activation("conda", f"conda activate {_quote(str(env))}")]
+    if WINDOWS:
+        scripts = env / "Scripts"
+        return [Activation("powershell", f"& {_quote_win(str(scripts / 'Activate.ps1'))}"),
+                Activation("cmd", _quote_win(str(scripts / "activate.bat")))]
+    out = [Activation("bash", f"source {_quote(str(env / 'bin' / 'activate'))}")]
+    if (env / "bin" / "activate.fish").exists():
+        out.append(Activation("fish", f"source {_quote(str(env / 'bin' / 'activate.fish'))}"))
+    return out
+
+
+def _quote(text: str) -> str:
+    return shlex.quote(text)
+
+
+def _quote_win(text: str) -> str:
+    return f'"{text}"' if " " in text else text
+
+
+def _rc_file(env: Path) -> Path:
+    """A bash rc file that reads the user's ~/.bashrc and then activates ``env``."""
+    fd, name = tempfile.mkstemp(prefix="torch-setup-", suffix=".bashrc")
+    act = activation(env)[0].command
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write('[ -f "$HOME/.bashrc" ] && . "$HOME/.bashrc"\n')
+        fh.write(f"{act}\ncd {_quote(str(env.parent))}\n")
+        fh.write(f"echo 'PyTorch environment {env.name} is active (deactivate to leave it).'\n")
+    return Path(name)
+
+
+_LINUX_TERMINALS = ("x-terminal-emulator", "gnome-terminal", "konsole", "xfce4-terminal", "mate-terminal",
+                    "tilix", "alacritty", "kitty", "xterm")
+
+
+def terminal_argv(env: Path) -> list[str] | None:
+    """A command that opens a terminal window with ``env`` activated, or None when no terminal is known."""
+    if WINDOWS:
+        if env_kind(env) == "conda":
+            return ["cmd.exe", "/c", "start", "cmd.exe", "/k", f"conda activate {_quote_win(str(env))}"]
+        return ["cmd.exe", "/c", "start", "cmd.exe", "/k", _quote_win(str(env / "Scripts" / "activate.bat"))]
+    if sys.platform == "darwin":
+        fd, name = tempfile.mkstemp(prefix="torch-setup-", suffix=".command")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"#!/bin/bash\n{activation(env)[0].command}\ncd {_quote(str(env.parent))}\n"
+                     'exec "${SHELL:-/bin/bash}" -i\n')
+        script = Path(name)
+        script.chmod(0o755)
+        return ["open", "-a", "Terminal", str(script)]
+    term = next((t for t in _LINUX_TERMINALS if runner.which(t)), None)
+    if term is None:
+        return None
+    rc = _rc_file(env)
+    inner = ["bash", "--rcfile", str(rc), "-i"]
+    if term == "gnome-terminal":
+        return [term, "--", *inner]
+    if term in ("konsole", "xterm", "x-terminal-emulator", "mate-terminal", "xfce4-terminal", "tilix"):
+        return [term, "-e", " ".join(shlex.quote(a) for a in inner)] if term in ("xfce4-terminal", "mate-terminal",
+                                                                                 "tilix") else [term, "-e", *inner]
+    return [term, "-e", *inner]
+
+
+def open_terminal(env: Path) -> bool:
+    """Open a terminal window with ``env`` activated; False when no terminal program could be started."""
+    argv = terminal_argv(env)
+    if argv is None:
+        return False
+    if sys.platform.startswith("linux"):
+        setsid = runner.which("setsid")
+        if setsid is None and argv[0] != "gnome-terminal":  # gnome-terminal hands the window to its server
+            return False
+        if setsid is not None:
+            argv = [setsid, "-f", *argv]  # returns at once; the terminal is not our child
+    res = runner.run(argv, timeout=20, capture=True)
+    return res.ok

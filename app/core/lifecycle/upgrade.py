@@ -1,0 +1,611 @@
+"""Safe torch upgrade: build the new stack next to the env, verify it there, swap it in; undo until confirmed.
+
+``plan_upgrade(env, torch="2.14")`` decides everything before anything is written:
+
+* the new torch family (the recommendation for this machine, or the packages given) and its
+  index; the env's Python (the staging env is built on the same base interpreter);
+* the user's other packages (kept at their versions: a requirements file written from the env's
+  dist-info; direct-URL and editable installs kept as they were), leaving out torch's own
+  dependencies, which the new torch brings in the versions it needs;
+* the companion check (:mod:`.companions`): conflicts stop here, with the list.
+
+``upgrade(plan)`` then, holding the env's lock:
+
+1. creates ``.<name>.torch-setup-staging`` next to the env with ``uv venv --relocatable`` and installs
+   the new stack plus the kept packages (uv links them from its cache: hard links on Linux,
+   clones on macOS, so an already-downloaded stack costs little disk and time);
+2. verifies the staging env on this machine's accelerator (the verify probe) and imports each
+   compiled extension the env had;
+3. only then rewrites the staging folder's name in its scripts to the final path and swaps it in
+   (:func:`.staging.swap`); the old env stays at ``.<name>.torch-setup-old-<time>``; the user's own
+   files at the env's top level and its pip.conf move along; the guard pins the new build.
+
+Any failure before the swap (including a failed verification or a cancel) removes the staging
+env and leaves the original env exactly as it was: nothing under it is opened for writing.
+``undo(env)`` swaps the old env back; ``confirm(env)`` deletes it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
+from packaging.requirements import InvalidRequirement, Requirement
+
+from app.core import guard, registry, runner
+from app.core.compat import CompatData, load_compat
+from app.core.disk import free_mb
+from app.core.distinfo import TORCH_FAMILY, Dist, TorchBuildInfo, distributions, requires_dist, torch_build
+from app.core.enums import Phase, PhaseState
+from app.core.envs import WINDOWS, IndexOptions, backend_for, env_python, uv_bin
+from app.core.errors import BadInput, Cancelled
+from app.core.events import Event, LogEvent, PhaseEvent, StepEvent, ignore
+from app.core.lifecycle import staging as st
+from app.core.lifecycle.common import Failed, Refused, env_root, python_version_of, pyvenv_cfg
+from app.core.lifecycle.companions import CompanionReport, check_companions, import_names
+from app.core.lifecycle.remove import delete_tree
+from app.core.lifecycle.sizes import tree_size
+from app.core.locks import env_lock
+from app.core.paths import new_log_path
+from app.core.probe import ProbeFailed
+from app.core.progress import ProgressParser
+from app.core.registry import EnvRecord, PendingUpgrade, Sources, Verification
+from app.core.requirements import canonical, requirement_name
+from app.core.text import Text, msg, render
+from app.core.verify import VerifyReport, run_verify
+from app.core.wheels import variant_of_version
+
+if TYPE_CHECKING:  # start-up: only the types
+    from app.core.system import SystemReport
+
+__all__ = ["UpgradePlan", "UpgradeResult", "base_python", "confirm", "plan_upgrade", "undo", "upgrade"]
+
+ACCELERATORS = ("cuda", "rocm", "mps", "xpu")
+#: Never carried over as "the user's packages": installers and build tools come with the env.
+_TOOLING = frozenset({"pip", "setuptools", "wheel", "uv"})
+
+
+@dataclass(frozen=True)
+class UpgradePlan:
+    env: Path
+    staging: Path
+    old_copy: Path
+    base_python: Path
+    python_version: str | None
+    current: TorchBuildInfo
+    packages: tuple[str, ...]  # the new torch family, pinned
+    keep: tuple[str, ...]  # the user's other requirements, as they are now
+    index: IndexOptions
+    companions: CompanionReport
+    new_torch: str
+    expect: str | None = None
+    record: EnvRecord | None = None
+    notes: tuple[Text, ...] = ()
+    timeout_s: float | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"env": str(self.env), "staging": str(self.staging), "old_copy": str(self.old_copy),
+                "base_python": str(self.base_python), "python": self.python_version,
+                "current": self.current.to_dict(), "new_torch": self.new_torch, "packages": list(self.packages),
+                "keep": list(self.keep), "torch_index": self.index.torch_index,
+                "default_index": self.index.default_index, "extra_index_urls": list(self.index.extra_index_urls),
+                "find_links": list(self.index.find_links), "companions": self.companions.to_dict(),
+                "expect": self.expect, "notes": [str(n) for n in self.notes]}
+
+
+@dataclass(frozen=True)
+class UpgradeResult:
+    env: str
+    old_copy: str
+    old_torch: str
+    new_torch: str | None
+    verify: VerifyReport
+    duration_s: float
+    log_path: str
+    fixed_paths: tuple[str, ...] = ()
+    moved: tuple[str, ...] = ()  # the user's top-level files carried into the new env
+    guard: guard.GuardStatus | None = None
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"env": self.env, "old_copy": self.old_copy, "old_torch": self.old_torch, "new_torch": self.new_torch,
+                "verify": self.verify.to_dict(), "duration_s": self.duration_s, "log_path": self.log_path,
+                "fixed_paths": list(self.fixed_paths), "moved": list(self.moved),
+                "guard": self.guard.to_dict() if self.guard else None, "timings": dict(self.timings)}
+
+
+# --------------------------------------------------------------------------- planning
+
+def base_python(env: Path) -> Path | None:
+    """The interpreter a venv was made from (its pyvenv.cfg ``home``), or None."""
+    cfg = pyvenv_cfg(env)
+    version = python_version_of(env) or ""
+    minor = ".".join(version.split(".")[:2])
+    home = cfg.get("home")
+    names = ["python.exe"] if WINDOWS else [f"python{minor}" if minor else "python3", "python3", "python"]
+    if home:
+        for name in names:
+            cand = Path(home) / name
+            if cand.exists():
+                return cand
+    py = env_python(env)
+    try:
+        real = py.resolve()
+    except OSError:
+        return None
+    return real if real.exists() and env not in real.parents else None
+
+
+def _markers(python: str | None) -> dict[str, str]:
+    if not python:
+        return {"extra": ""}
+    return {"extra": "", "python_version": ".".join(python.split(".")[:2]), "python_full_version": python}
+
+
+def family_closure(dists: Mapping[str, Dist], python: str | None) -> set[str]:
+    """The torch family and everything it depends on (as installed), by canonical name."""
+    todo = [n for n in TORCH_FAMILY if n in dists]
+    seen: set[str] = set(todo)
+    while todo:
+        d = dists.get(todo.pop())
+        if d is None:
+            continue
+        for line in requires_dist(d):
+            try:
+                req = Requirement(line)
+                if req.marker is not None and not req.marker.evaluate(_markers(python)):
+                    continue
+            except (InvalidRequirement, InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+                continue
+            name = canonical(req.name)
+            if name not in seen:
+                seen.add(name)
+                todo.append(name)
+    return seen
+
+
+def _direct_url(dist: Dist) -> str | None:
+    """``name @ url`` / ``-e path`` for a package installed from a URL or a folder (PEP 610)."""
+    try:
+        data = json.loads((dist.path / "direct_url.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    url = data.get("url") if isinstance(data, dict) else None
+    if not isinstance(url, str):
+        return None
+    if (data.get("dir_info") or {}).get("editable"):
+        return f"-e {url}"
+    vcs = data.get("vcs_info")
+    if isinstance(vcs, dict) and vcs.get("vcs") and vcs.get("commit_id"):
+        return f"{dist.name} @ {vcs['vcs']}+{url}@{vcs['commit_id']}"
+    return f"{dist.name} @ {url}"
+
+
+def keep_requirements(dists: Mapping[str, Dist], python: str | None) -> tuple[str, ...]:
+    """The user's packages to carry into the new env (torch family, its dependencies and tooling left out)."""
+    skip = family_closure(dists, python) | _TOOLING
+    out = []
+    for name in sorted(dists):
+        if name in skip:
+            continue
+        out.append(_direct_url(dists[name]) or f"{name}=={dists[name].version}")
+    return tuple(out)
+
+
+def _pinned_version(packages: Sequence[str], name: str) -> str | None:
+    for p in packages:
+        try:
+            req = Requirement(p)
+        except InvalidRequirement:
+            continue
+        if canonical(req.name) == name:
+            for spec in req.specifier:
+                if spec.operator in ("==", "==="):
+                    return spec.version
+    return None
+
+
+def _family_pins(packages: tuple[str, ...], report: CompanionReport, torch_label: str | None) -> tuple[str, ...]:
+    """The packages, plus a pin for each installed family member they do not name."""
+    named = {requirement_name(p) for p in packages}
+    extra = []
+    for name in ("torchvision", "torchaudio"):
+        version = report.family.get(name)
+        if name not in named and version:
+            full = version if "+" in version or not torch_label else f"{version}+{torch_label}"
+            extra.append(f"{name}=={full}")
+    return (*packages, *extra)
+
+
+def _sources(record: EnvRecord | None, torch_index: str | None, extra: Sequence[str], links: Sequence[str],
+             default_index: str | None) -> IndexOptions:
+    src = record.sources if record is not None else Sources()
+    return IndexOptions(torch_index=torch_index or src.torch_index, default_index=default_index or src.default_index,
+                        extra_index_urls=tuple(extra) or src.extra_index_urls,
+                        find_links=tuple(links) or src.find_links, offline=False)
+
+
+@dataclass(frozen=True)
+class _Target:
+    packages: tuple[str, ...]
+    torch_index: str | None
+    expect: str | None
+
+
+def _target(python: str | None, dists: Mapping[str, Dist], *, torch: str | None, packages: Sequence[str] | None,
+            variant: str | None, backend: str | None, report: SystemReport | None,
+            data: CompatData | None) -> _Target:
+    if packages:
+        for p in packages:
+            requirement_name(p)  # validates (BadInput names a bad one)
+        return _Target(tuple(packages), None, None)
+    from app.core.detect import detect  # start-up: detection only when no packages were given
+    from app.core.recommend import Choices, recommend  # start-up: the engine only runs here
+
+    fam = [n for n in TORCH_FAMILY if n in dists]
+    minor = ".".join((python or "").split(".")[:2]) or None
+    rec = recommend(report or detect(), data, Choices(torch=torch, variant=variant, backend=backend, python=minor,
+                                                      packages=tuple(fam)))
+    b = str(rec.backend)
+    return _Target(tuple(p for p in rec.packages if requirement_name(p) in TORCH_FAMILY), rec.index_url,
+                   b if b in ACCELERATORS else None)
+
+
+# long: one check after another, each refusing with its own sentence before anything is written
+def plan_upgrade(target: str | os.PathLike[str], *, torch: str | None = None, packages: Sequence[str] | None = None,
+                 variant: str | None = None, backend: str | None = None, index_url: str | None = None,
+                 extra_index_urls: Sequence[str] = (), find_links: Sequence[str] = (),
+                 default_index_url: str | None = None, expect: str | None = None, report: SystemReport | None = None,
+                 data: CompatData | None = None, timeout_s: float | None = None) -> UpgradePlan:
+    """Everything about the upgrade, decided without writing anything. Raises Refused / BadInput."""
+    env = env_root(target)
+    st.recover(env)
+    if (env / "conda-meta").is_dir():
+        raise Refused(msg("envs.upgrade_conda", "{path} is a conda environment: a staged upgrade swaps venvs only",
+                          path=str(env)),
+                      msg("envs.upgrade_conda_hint", "Use `torch-setup envs repair` with --torch VERSION for a conda "
+                          "environment (it is snapshotted and restored on failure)."))
+    if os.path.ismount(env):
+        raise Refused(msg("envs.upgrade_mount", "{path} is a mount point, so it cannot be swapped by renaming",
+                          path=str(env)))
+    record = registry.find(env)
+    if record is not None and record.pending_upgrade is not None:
+        raise Refused(msg("envs.upgrade_pending", "An earlier upgrade of {path} waits to be confirmed or undone",
+                          path=str(env)),
+                      msg("envs.upgrade_pending_hint", "Run `torch-setup upgrade --env {path} --confirm` to keep it "
+                          "or `--undo` to go back.", path=str(env)))
+    dists = distributions(env)
+    current = torch_build(env, dists)
+    if current is None:
+        raise Refused(msg("envs.upgrade_no_torch", "{path} has no PyTorch to upgrade", path=str(env)),
+                      msg("envs.upgrade_no_torch_hint", "Install it: torch-setup install --env {path} --existing",
+                          path=str(env)))
+    base = base_python(env)
+    if base is None:
+        raise Refused(msg("envs.upgrade_no_base", "The Python that {path} was made from cannot be found, so a "
+                          "staging environment cannot be built on it", path=str(env)),
+                      msg("envs.upgrade_no_base_hint", "Repair the environment instead (torch-setup envs repair)."))
+    if uv_bin() is None:
+        raise Refused(msg("install.uv_missing", "uv was not found (the uv package is missing from the assistant)"))
+    python = python_version_of(env)
+    data = data if data is not None else _compat()
+    tgt = _target(python, dists, torch=torch, packages=packages, variant=variant, backend=backend, report=report,
+                  data=data)
+    new_torch = _pinned_version(tgt.packages, "torch")
+    if not new_torch:
+        raise Refused(msg("envs.upgrade_unpinned", "The new torch must be an exact version (torch==X.Y.Z)"),
+                      msg("envs.upgrade_unpinned_hint", "Pass --torch X.Y or --packages torch==X.Y.Z ..."))
+    if new_torch in (current.version, current.full_version):
+        raise Refused(msg("envs.upgrade_same", "torch {version} is already installed in {path}", version=new_torch,
+                          path=str(env)),
+                      msg("envs.upgrade_same_hint", "To reinstall it, use `torch-setup envs repair`."))
+    given = {n: v for n in ("torchvision", "torchaudio") if (v := _pinned_version(tgt.packages, n))}
+    comp = check_companions(dists, new_torch, data, python=python, new_family=given)
+    if not comp.ok:
+        raise Refused(msg("envs.upgrade_conflicts", "Nothing was changed: {count} installed package(s) do not fit "
+                          "torch {torch}: {list}", count=len(comp.conflicts), torch=new_torch,
+                          list="; ".join(str(c.text) for c in comp.conflicts)),
+                      msg("envs.upgrade_conflicts_hint", "Upgrade or remove those packages first, or choose a torch "
+                          "version they accept (--torch)."))
+    label = new_torch.split("+", 1)[1] if "+" in new_torch else None
+    pkgs = _family_pins(tgt.packages, comp, label)
+    index = _sources(record, index_url or tgt.torch_index, extra_index_urls, find_links, default_index_url)
+    need = max(2048, tree_size(env, max_seconds=2.0).bytes // (1024 * 1024) // 2)
+    free = free_mb(env.parent)
+    if free is not None and free < need:
+        raise Refused(msg("envs.upgrade_disk", "Only {free} MB are free next to {path}; the staging environment "
+                          "needs about {need} MB", free=free, need=need, path=str(env)))
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    notes: list[Text] = list(comp.warnings)
+    if record is not None and record.sources.credentials_removed:
+        notes.append(msg("envs.credentials_not_stored", "the index needed credentials, which were not stored: "
+                         "they come from your netrc / keyring (or pass the index again)"))
+    return UpgradePlan(env=env, staging=env.parent / f".{env.name}.torch-setup-staging",
+                       old_copy=env.parent / f".{env.name}.torch-setup-old-{stamp}", base_python=base,
+                       python_version=python, current=current, packages=pkgs,
+                       keep=keep_requirements(dists, python), index=index, companions=comp, new_torch=new_torch,
+                       expect=expect or tgt.expect, record=record, notes=tuple(notes), timeout_s=timeout_s)
+
+
+def _compat() -> CompatData | None:
+    try:
+        return load_compat()
+    except BadInput:
+        return None
+
+
+# --------------------------------------------------------------------------- running
+
+class _Run:
+    def __init__(self, p: UpgradePlan, emit: Callable[[Event], None], cancel: runner.CancelToken) -> None:
+        self.p = p
+        self.emit = emit
+        self.cancel = cancel
+        self.log = new_log_path("upgrade")
+        self.started = time.monotonic()
+        self.timings: dict[str, float] = {}
+        self.backend = backend_for("venv", "uv")
+        # A guarded env the assistant itself was started from must not constrain the new stack.
+        self.child_env = runner.clean_env({"UV_NO_PROGRESS": "1"}, drop=("UV_CONSTRAINT", "PIP_CONSTRAINT"))
+
+    def info(self, text: str) -> None:
+        self.emit(LogEvent(text, "info"))
+        try:
+            with open(self.log, "a", encoding="utf-8") as fh:
+                fh.write(f"# {text}\n")
+        except OSError:
+            pass
+
+    def _run(self, argv: list[str], on_line: runner.LineCallback | None = None,
+             timeout: float | None = None) -> runner.RunResult:
+        res = runner.run(argv, env=self.child_env, cancel=self.cancel, log_path=self.log,
+                         timeout=timeout if timeout is not None else self.p.timeout_s,
+                         on_line=on_line or (lambda s, ln: self.emit(LogEvent(ln, s))))
+        if res.cancelled:
+            raise Cancelled(log_path=self.log)
+        return res
+
+    def _fail(self, text: Text, res: runner.RunResult | None = None) -> Failed:
+        lines = runner.relevant_lines(res.tail, 12) if res is not None else []
+        return Failed(text, msg("envs.upgrade_unchanged", "Your environment was not changed."), lines=lines,
+                      log_path=self.log)
+
+    def create(self) -> None:
+        p = self.p
+        t0 = time.monotonic()
+        self.emit(PhaseEvent(Phase.CREATE_ENV, PhaseState.START, str(p.staging)))
+        if p.staging.exists():  # a staging env an interrupted run left: ours (the marker says so)
+            if not (p.staging / ".torch-setup-staging").exists():
+                raise Refused(msg("envs.upgrade_staging_taken", "{path} exists and was not made by this assistant",
+                                  path=str(p.staging)))
+            delete_tree(p.staging)
+        argv = [self.backend.uv or "uv", "venv", str(p.staging), "--python", str(p.base_python), "--relocatable",
+                "--no-project", "--no-config", "--quiet"]
+        res = self._run(argv, timeout=300)
+        if not res.ok:
+            raise self._fail(msg("envs.upgrade_create_failed", "The staging environment could not be created "
+                                 "({why})", why=res.describe()), res)
+        (p.staging / ".torch-setup-staging").write_text(str(p.env) + "\n", encoding="utf-8")
+        self.emit(PhaseEvent(Phase.CREATE_ENV, PhaseState.END))
+        self.timings["create_s"] = round(time.monotonic() - t0, 3)
+
+    def install(self) -> None:
+        p = self.p
+        t0 = time.monotonic()
+        self.emit(PhaseEvent(Phase.INSTALL, PhaseState.START, ", ".join(p.packages)))
+        reqs = self.log.with_suffix(".requirements.txt")
+        reqs.write_text("".join(line + "\n" for line in p.keep), encoding="utf-8")
+        self.info(f"kept packages ({len(p.keep)}): {reqs}")
+        parser = ProgressParser("uv", self.emit)
+
+        def on_line(stream: str, line: str) -> None:
+            self.emit(LogEvent(line, stream))
+            parser.feed(line)
+
+        argv = self.backend.install_argv(p.staging, p.packages, p.index, requirements=reqs if p.keep else None)
+        res = self._run(argv, on_line)
+        parser.close()
+        if not res.ok:
+            raise self._fail(msg("envs.upgrade_install_failed", "Installing the new stack into the staging environment "
+                                 "failed ({why})", why=res.describe()), res)
+        got = distributions(p.staging)
+        want = {n for n in (requirement_name(x) for x in p.packages) if n}
+        missing = sorted(n for n in want if n not in got)
+        if missing:
+            raise self._fail(msg("envs.upgrade_missing", "The installer finished but {names} is not in the staging "
+                                 "environment", names=", ".join(missing)))
+        self.emit(PhaseEvent(Phase.INSTALL, PhaseState.END))
+        self.timings["install_s"] = round(time.monotonic() - t0, 3)
+
+    def verify(self) -> VerifyReport:
+        p = self.p
+        t0 = time.monotonic()
+        self.emit(PhaseEvent(Phase.VERIFY, PhaseState.START, str(p.staging)))
+        try:
+            report = run_verify(env_python(p.staging), on_event=self.emit, cancel=self.cancel, expect=p.expect)
+        except ProbeFailed as exc:
+            self.emit(PhaseEvent(Phase.VERIFY, PhaseState.FAILED, render(exc.message)[:200]))
+            raise Failed(msg("envs.upgrade_verify_error", "The new stack does not work in the staging environment: "
+                             "{why}", why=render(exc.message)[:300]),
+                         msg("envs.upgrade_unchanged", "Your environment was not changed."),
+                         lines=list(exc.lines)[-12:], log_path=exc.log_path or self.log) from None
+        if not report.ok:
+            self.emit(PhaseEvent(Phase.VERIFY, PhaseState.FAILED))
+            raise Failed(msg("envs.upgrade_verify_failed", "The new stack failed verification in the staging "
+                             "environment ({names})", names=", ".join(c.name for c in report.failed)),
+                         msg("envs.upgrade_unchanged", "Your environment was not changed."),
+                         lines=[f"{c.name}: {c.detail}" for c in report.failed][:12],
+                         log_path=Path(report.log_path) if report.log_path else self.log)
+        for module in import_names(p.companions.extensions):
+            res = self._run([str(env_python(p.staging)), "-I", "-c", f"import {module}"], timeout=300)
+            self.emit(StepEvent(f"import:{module}", "passed" if res.ok else "failed"))
+            if not res.ok:
+                raise self._fail(msg("envs.upgrade_extension_failed", "{module} does not import with the new torch "
+                                     "(it was built for another release)", module=module), res)
+        self.emit(PhaseEvent(Phase.VERIFY, PhaseState.END))
+        self.timings["verify_s"] = round(time.monotonic() - t0, 3)
+        return report
+
+    def swap(self) -> tuple[list[str], list[str]]:
+        """Fix the paths, swap, carry the user's files. Returns (files fixed, entries moved)."""
+        p = self.p
+        self.cancel.raise_if_cancelled()
+        self.emit(StepEvent("swap", "running", str(p.env)))
+        fixed = st.fix_paths(p.staging, str(p.staging), str(p.env))
+        (p.staging / ".torch-setup-staging").unlink(missing_ok=True)
+        user_conf = _user_pip_conf(p.env)
+        st.write_journal(p.env, state="swapping", staging=str(p.staging), old_copy=str(p.old_copy))
+        try:
+            st.swap(p.env, p.staging, p.old_copy)
+        except OSError as exc:  # nothing was moved
+            st.clear_journal(p.env)
+            delete_tree(p.staging)
+            raise Failed(msg("envs.upgrade_swap_failed", "The new stack worked but could not be moved into place: "
+                             "{why}", why=exc.strerror or str(exc)),
+                         msg("envs.upgrade_unchanged", "Your environment was not changed."), log_path=self.log) from exc
+        st.write_journal(p.env, state="swapped")
+        moved = []
+        for name in st.foreign_entries(p.old_copy):  # after the swap: a problem here is reported, not raised
+            try:
+                os.rename(p.old_copy / name, p.env / name)
+                moved.append(name)
+            except OSError as exc:
+                self.info(f"could not move {name} into the new environment: {exc}")
+        if user_conf is not None:
+            try:
+                guard.pip_config_file(p.env).write_text(user_conf, encoding="utf-8")
+            except OSError as exc:
+                self.info(f"could not carry pip's configuration over: {exc}")
+        st.write_journal(p.env, moved=moved)
+        self.emit(StepEvent("swap", "passed", str(p.env)))
+        return fixed, moved
+
+
+def _user_pip_conf(env: Path) -> str | None:
+    """The env's pip configuration as the user had it (without the guard's line)."""
+    state_file = env / guard.STATE_FILE
+    try:
+        state = json.loads(state_file.read_text(encoding="utf-8"))
+        if isinstance(state, dict) and "pip_conf_original" in state:
+            original = state["pip_conf_original"]
+            return original if isinstance(original, str) else None
+    except (OSError, ValueError):
+        pass
+    try:
+        return guard.pip_config_file(env).read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def upgrade(p: UpgradePlan, *, on_event: Callable[[Event], None] | None = None,
+            cancel: runner.CancelToken | None = None) -> UpgradeResult:
+    """Run the plan. Raises Failed / Cancelled with the env unchanged, or returns after the swap."""
+    run = _Run(p, on_event or ignore, cancel or runner.CancelToken())
+    with env_lock(p.env, "upgrade"):
+        run.info("upgrade plan: " + json.dumps(p.to_dict()))
+        try:
+            run.create()
+            run.install()
+            report = run.verify()
+            run.cancel.raise_if_cancelled()
+        except BaseException:
+            if p.staging.exists():
+                delete_tree(p.staging)
+            raise
+        fixed, moved = run.swap()
+        new_family = {n: d.version for n, d in distributions(p.env).items() if n in TORCH_FAMILY}
+        status = None
+        try:
+            status = guard.apply(p.env, guard.pins_for(new_family))
+        except OSError as exc:
+            run.info(f"the guard could not be written: {exc}")
+        _record(p, report, new_family, status)
+        st.clear_journal(p.env)
+    return UpgradeResult(str(p.env), str(p.old_copy), p.current.version, new_family.get("torch"), report,
+                         round(time.monotonic() - run.started, 3), str(run.log), tuple(fixed), tuple(moved), status,
+                         run.timings)
+
+
+def _record(p: UpgradePlan, report: VerifyReport, family: dict[str, str], status: guard.GuardStatus | None) -> None:
+    pending = PendingUpgrade(str(p.old_copy), p.current.version, family.get("torch"), registry.now(),
+                             p.record.to_dict() if p.record is not None else {})
+
+    def change(old: EnvRecord | None) -> EnvRecord:
+        base = old or EnvRecord(path=str(p.env), origin="installed", created=registry.now())
+        return replace(base, torch=family.get("torch"), family=family, packages=p.packages,
+                       python=p.python_version or base.python, installer="uv",
+                       variant=variant_of_version(family.get("torch")) or p.current.variant,
+                       sources=Sources.of(p.index), verification=Verification.of(report),
+                       guard=registry.GuardRecord(status.active, status.pins, registry.now()) if status else base.guard,
+                       pending_upgrade=pending, updated=registry.now())
+
+    try:
+        registry.update(p.env, change)
+    except (OSError, BadInput):
+        pass
+
+
+# --------------------------------------------------------------------------- undo / confirm
+
+def _pending(env: Path) -> tuple[EnvRecord, PendingUpgrade]:
+    rec = registry.find(env)
+    if rec is None or rec.pending_upgrade is None:
+        raise Refused(msg("envs.no_pending", "No upgrade of {path} is waiting to be confirmed or undone",
+                          path=str(env)))
+    return rec, rec.pending_upgrade
+
+
+def undo(target: str | os.PathLike[str]) -> dict[str, object]:
+    """Swap the old env back in and delete the new stack (the registry record goes back too)."""
+    env = env_root(target)
+    st.recover(env)
+    _rec, pend = _pending(env)
+    old = Path(pend.old_path)
+    if not old.is_dir() or old.is_symlink():
+        raise Refused(msg("envs.undo_gone", "The old environment {path} is no longer there, so the upgrade cannot "
+                          "be undone", path=str(old)))
+    with env_lock(env, "upgrade-undo"):
+        moved: list[str] = []
+        for name in st.foreign_entries(env):
+            if not (old / name).exists():
+                os.rename(env / name, old / name)
+                moved.append(name)
+        trash = env.parent / f".{env.name}.torch-setup-undone"
+        if trash.exists():
+            delete_tree(trash)
+        st.write_journal(env, state="swapping", old_copy=str(trash))
+        st.swap(env, old, trash)  # env <- the old env; trash <- the new stack
+        st.write_journal(env, state="swapped")
+        problems = delete_tree(trash)
+        st.clear_journal(env)
+        back = EnvRecord.from_dict(pend.old_record) if pend.old_record else None
+
+        def change(_old: EnvRecord | None) -> EnvRecord | None:
+            return replace(back, updated=registry.now()) if back is not None else None
+
+        registry.update(env, change)
+    return {"env": str(env), "restored_torch": pend.old_torch, "removed_torch": pend.new_torch,
+            "moved_back": moved, "problems": problems}
+
+
+def confirm(target: str | os.PathLike[str]) -> dict[str, object]:
+    """Keep the upgrade: delete the old env (only the folder the upgrade moved aside)."""
+    env = env_root(target)
+    _rec, pend = _pending(env)
+    old = Path(pend.old_path)
+    freed = 0
+    problems: list[str] = []
+    with env_lock(env, "upgrade-confirm"):
+        if old.exists():
+            if old.is_symlink() or old.parent != env.parent or ".torch-setup-old-" not in old.name:
+                raise Refused(msg("envs.confirm_odd", "{path} is not the copy an upgrade set aside; it is not "
+                                  "deleted", path=str(old)))
+            freed = tree_size(old).bytes
+            problems = delete_tree(old)
+        registry.update(env, lambda r: replace(r, pending_upgrade=None, updated=registry.now()) if r else None)
+    return {"env": str(env), "deleted": str(old), "freed_bytes": freed, "problems": problems}

@@ -1,0 +1,184 @@
+"""Must-show 3: ``envs remove`` deletes an environment and nothing else.
+
+Each refusal is exit 2 with a clear message, and the file-tree checksums of what was pointed at
+are the same before and after: a symlink to a folder with files, the home folder, ``/``, a parent
+of a user folder, a folder that is not an environment, an environment this app did not make
+(without --force), an environment holding a mount point. A removal that goes ahead unlinks a
+symlink inside the env as a link: the folder it points to keeps every file.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.core import registry
+from app.core.envs import IndexOptions, backend_for
+from app.core.install import InstallPlan, InstallRequest
+from app.core.lifecycle.common import Refused
+from app.core.lifecycle.remove import delete_tree, plan_remove
+from tests.factories import make_install_result
+from tests.tree import digest
+
+
+def _env(path: Path, *, ours: bool = True) -> Path:
+    """A small venv-shaped folder with files (no installer needed to show what removal does)."""
+    (path / "bin").mkdir(parents=True)
+    (path / "lib" / "python3.11" / "site-packages" / "pkg").mkdir(parents=True)
+    (path / "pyvenv.cfg").write_text("home = /usr/bin\nversion_info = 3.11.7\n", encoding="utf-8")
+    (path / "lib" / "python3.11" / "site-packages" / "pkg" / "__init__.py").write_text("x = 1\n", encoding="utf-8")
+    (path / "bin" / "python").symlink_to("/usr/bin/python3")
+    if ours:
+        p = InstallPlan(request=InstallRequest(env_path=path), env_path=path, backend=backend_for("venv", "uv"),
+                        python=None, python_request=None, packages=("torch",), index=IndexOptions(), new_env=True,
+                        estimate_mb=1, estimate_why="test")
+        registry.record_install(make_install_result(path), p, None)
+    return path
+
+
+def _data(path: Path) -> Path:
+    (path / "models").mkdir(parents=True)
+    (path / "models" / "weights.bin").write_bytes(os.urandom(4096))
+    (path / "README.txt").write_text("precious\n", encoding="utf-8")
+    return path
+
+
+def _remove(capsys, *argv: str) -> tuple[int, str]:
+    capsys.readouterr()
+    rc = main(["envs", "remove", *argv])
+    return rc, capsys.readouterr().err
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A fake home folder (HOME points there, so Path.home() and platformdirs use it)."""
+    h = tmp_path / "home" / "me"
+    for d in ("Desktop", "Documents", "Downloads"):
+        (h / d).mkdir(parents=True)
+    (h / "Documents" / "thesis.txt").write_text("do not lose\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(h))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    return h
+
+
+def test_a_symlink_to_a_folder_with_files_is_refused(tmp_path, capsys):
+    target = _data(_env(tmp_path / "real-env"))  # even an env this app made
+    link = tmp_path / "link"
+    link.symlink_to(target, target_is_directory=True)
+    before = digest(target)
+    rc, err = _remove(capsys, str(link), "--force", "--yes")
+    assert rc == 2
+    assert f"{link} is a symbolic link: it is not followed and nothing is deleted" in err
+    assert link.is_symlink() and digest(target) == before
+
+
+def test_the_home_folder_is_refused_even_when_it_looks_like_an_env(home, capsys):
+    _env(home)  # pyvenv.cfg in the home folder, and recorded as made here
+    before = digest(home)
+    rc, err = _remove(capsys, str(home), "--force", "--yes")
+    assert rc == 2
+    assert "must never be deleted" in err and str(home) in err
+    assert digest(home) == before
+
+
+def test_a_parent_of_a_user_folder_is_refused(home, capsys):
+    parent = home.parent
+    (parent / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    before = digest(parent)
+    rc, err = _remove(capsys, str(parent), "--force", "--yes")
+    assert rc == 2 and "holds, a folder that must never be deleted" in err
+    assert digest(parent) == before
+    rc, err = _remove(capsys, str(home / "Documents"), "--force", "--yes")
+    assert rc == 2 and (home / "Documents" / "thesis.txt").exists()
+
+
+def test_the_filesystem_root_is_refused(capsys):
+    before = {p.name: p.lstat().st_mtime_ns for p in Path("/").iterdir()}
+    rc, err = _remove(capsys, "/", "--force", "--yes")
+    assert rc == 2 and "/ is the root of a filesystem: it is never deleted" in err
+    assert {p.name: p.lstat().st_mtime_ns for p in Path("/").iterdir()} == before
+
+
+def test_a_folder_that_is_not_an_env_is_refused(tmp_path, capsys):
+    folder = _data(tmp_path / "projects")
+    before = digest(folder)
+    rc, err = _remove(capsys, str(folder), "--force", "--yes")
+    assert rc == 2
+    assert "is not a Python environment (it holds neither pyvenv.cfg nor conda-meta): nothing is deleted" in err
+    assert digest(folder) == before
+
+
+def test_an_env_this_app_did_not_make_needs_force(tmp_path, capsys):
+    env = _env(tmp_path / "theirs", ours=False)
+    before = digest(env)
+    rc, err = _remove(capsys, str(env), "--yes")
+    assert rc == 2 and "was not made by this assistant, so it is not deleted without --force" in err
+    assert digest(env) == before
+    registry.record_verification(env, registry.Verification(True, registry.now()))  # checked is not "made"
+    rc, err = _remove(capsys, str(env), "--yes")
+    assert rc == 2 and digest(env) == before
+    rc, err = _remove(capsys, str(env), "--yes", "--force")
+    assert rc == 0 and not env.exists()
+    assert registry.find(env) is None
+
+
+def test_without_yes_and_without_a_terminal_nothing_is_deleted(tmp_path, capsys, monkeypatch):
+    env = _env(tmp_path / "mine")
+    before = digest(env)
+    with open(os.devnull, encoding="utf-8") as devnull:
+        monkeypatch.setattr("sys.stdin", devnull)
+        rc, err = _remove(capsys, str(env))
+    assert rc == 2 and "Refusing without confirmation" in err
+    assert digest(env) == before
+
+
+def test_removal_shows_what_goes_and_unlinks_links_without_following_them(tmp_path, capsys):
+    outside = _data(tmp_path / "shared-models")
+    env = _env(tmp_path / "mine")
+    (env / "models").symlink_to(outside, target_is_directory=True)
+    (env / "lib" / "python3.11" / "site-packages" / "weights").symlink_to(outside / "models")
+    before = digest(outside)
+    p = plan_remove(env)
+    assert p.size.files == 2 and p.links == 3 and "models" in p.top
+    rc, err = _remove(capsys, str(env), "--yes")
+    assert rc == 0, err
+    assert "This deletes:" in err and "2 files" in err and "3 links" in err
+    assert not env.exists() and digest(outside) == before
+    assert registry.find(env) is None
+
+
+def test_delete_tree_refuses_a_link(tmp_path):
+    target = _data(tmp_path / "t")
+    link = tmp_path / "l"
+    link.symlink_to(target)
+    with pytest.raises(ValueError):
+        delete_tree(link)
+    assert (target / "README.txt").exists()
+
+
+@pytest.fixture
+def mounted(tmp_path):
+    env = _env(tmp_path / "with-mount")
+    point = env / "data"
+    point.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "none", str(point)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    (point / "dataset.bin").write_bytes(b"x" * 100)
+    yield env, point
+    subprocess.run(["umount", str(point)], capture_output=True)
+
+
+def test_an_env_holding_a_mount_point_is_refused(mounted, capsys):
+    env, point = mounted
+    before = digest(env)
+    rc, err = _remove(capsys, str(env), "--yes")
+    assert rc == 2 and f"holds another filesystem mounted at {point}: nothing is deleted" in err
+    assert digest(env) == before
+    with pytest.raises(Refused):
+        plan_remove(point, force=True)  # a mount point itself is a filesystem root

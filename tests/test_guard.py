@@ -1,0 +1,132 @@
+"""The torch guard's files: pins, the env's pip.conf, the activate hook for uv; lifted exactly.
+
+The real installers against a guarded env are in tests/test_guard_real.py.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.core import guard
+from app.core.doctor import analyze
+from app.core.guard import GuardFacts
+from app.core.text import render
+from tests.netlab.clients import make_venv
+
+BASH = "/bin/bash" if Path("/bin/bash").exists() else None
+
+
+def test_pins_use_exact_equality_and_arbitrary_equality_without_a_label():
+    assert guard.pin("torch", "2.13.0+cpu") == "torch==2.13.0+cpu"
+    # ==2.14.1 would also accept 2.14.1+cpu from another index: === accepts exactly "2.14.1"
+    assert guard.pin("torch", "2.14.1") == "torch===2.14.1"
+    assert guard.pins_for({"torch": "2.14.1+cu130", "torchvision": "0.29.1+cu130", "numpy": "2.0"}) == (
+        "torch==2.14.1+cu130", "torchvision==0.29.1+cu130")
+    assert guard.parse_pins(["torch===2.14.1", "torchvision==0.29.1+cu130"]) == {
+        "torch": "2.14.1", "torchvision": "0.29.1+cu130"}
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Path:
+    env = tmp_path_factory.mktemp("guard") / "env"
+    make_venv(env)
+    return env
+
+
+def _tree(env: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(env)): p.read_bytes() for p in sorted(env.rglob("*"))
+            if p.is_file() and not p.is_symlink() and "site-packages" not in p.parts}
+
+
+def test_apply_and_lift_leave_the_env_exactly_as_it_was(venv):
+    before = _tree(venv)
+    st = guard.apply(venv, ("torch==2.13.0+cpu",))
+    assert st.active and st.activate_hook and st.pins == ("torch==2.13.0+cpu",)
+    conf = guard.pip_config_file(venv).read_text(encoding="utf-8")
+    assert f"constraint = {venv / guard.CONSTRAINTS_FILE}" in conf
+    assert guard.apply(venv, ("torch==2.13.0+cpu",)).active  # idempotent
+    assert (venv / "bin" / "activate").read_text(encoding="utf-8").count(guard.BEGIN) == 2  # on + off, once
+    assert oct((venv / "bin" / "activate").stat().st_mode & 0o777) == oct(0o644)  # permissions kept
+    lifted = guard.lift(venv)
+    assert not lifted.constraints and not lifted.pip_config and not lifted.activate_hook
+    assert _tree(venv) == before
+
+
+def test_a_pip_conf_the_user_had_is_kept_and_put_back(venv):
+    conf = guard.pip_config_file(venv)
+    mine = "[global]\nindex-url = https://mirror.example.org/simple\nconstraint = /home/me/c.txt\n"
+    conf.write_text(mine, encoding="utf-8")
+    guard.apply(venv, ("torch==2.13.0+cpu",))
+    text = conf.read_text(encoding="utf-8")
+    assert "index-url = https://mirror.example.org/simple" in text
+    assert f"constraint = /home/me/c.txt {venv / guard.CONSTRAINTS_FILE}" in text
+    guard.lift(venv)
+    assert conf.read_text(encoding="utf-8") == mine
+    # edited by the user while guarded: only our value goes
+    guard.apply(venv, ("torch==2.13.0+cpu",))
+    conf.write_text(conf.read_text(encoding="utf-8") + "[install]\nno-compile = yes\n", encoding="utf-8")
+    guard.lift(venv)
+    text = conf.read_text(encoding="utf-8")
+    assert guard.CONSTRAINTS_FILE not in text and "/home/me/c.txt" in text and "no-compile" in text
+    conf.unlink()
+
+
+@pytest.mark.skipif(BASH is None or sys.platform == "win32", reason="needs bash")
+def test_activate_exports_uv_constraint_and_deactivate_restores_the_previous_value(venv):
+    guard.apply(venv, ("torch==2.13.0+cpu",))
+    try:
+        script = (f'source "{venv}/bin/activate"; echo "on=$UV_CONSTRAINT"; deactivate; '
+                  'echo "off=${UV_CONSTRAINT-unset}"; export UV_CONSTRAINT=/mine.txt; '
+                  f'source "{venv}/bin/activate"; echo "on2=$UV_CONSTRAINT"; deactivate; echo "off2=$UV_CONSTRAINT"')
+        env = {k: v for k, v in os.environ.items() if k not in ("UV_CONSTRAINT", "VIRTUAL_ENV")}
+        out = subprocess.run([BASH, "-c", script], capture_output=True, text=True, env=env, timeout=30).stdout
+        cons = f"{venv}/{guard.CONSTRAINTS_FILE}"
+        assert f"on={cons}\n" in out
+        assert "off=unset\n" in out
+        assert f"on2=/mine.txt {cons}\n" in out
+        assert "off2=/mine.txt\n" in out
+    finally:
+        guard.lift(venv)
+
+
+def test_no_pins_no_guard(venv):
+    assert not guard.apply(venv, ()).active
+    assert not (venv / guard.CONSTRAINTS_FILE).exists()
+
+
+def test_status_of_a_folder_without_a_guard(tmp_path):
+    st = guard.status(tmp_path)
+    assert not st.active and st.pins == ()
+
+
+def test_facts_name_what_changed(tmp_path):
+    assert guard.facts(tmp_path, None) is None
+    f = guard.facts(tmp_path, {"torch": "2.13.0+cpu"}, guard_recorded=True)
+    assert f is not None and f.changed == (("torch", "2.13.0+cpu", None),)
+
+
+def test_the_doctor_names_a_bypass_and_what_replaced_torch():
+    g = GuardFacts("/envs/sd", {"torch": "2.13.0+cpu"}, {"torch": "2.14.1"}, guarded=True, guard_recorded=True,
+                   torch_installer="uv", torch_installed_at=1796120425.0)
+    found = analyze(guard=g, env_dir="/envs/sd", data=None)
+    f = next(x for x in found if x.code == "torch-guard-bypassed")
+    assert render(f.title) == "The verified PyTorch was replaced despite the guard: torch 2.13.0+cpu -> 2.14.1"
+    assert "written by uv" in render(f.explanation) and "uv pip install --python" in render(f.explanation)
+    assert "torch-setup envs repair /envs/sd" in render(f.fix)
+    assert "防护" in render(f.title, "zh_CN")
+    assert "torch written by uv at" in f.evidence[-1]
+    # the guard's files gone
+    gone = GuardFacts("/envs/sd", {"torch": "2.13.0+cpu"}, {"torch": "2.14.1"}, guarded=False, guard_recorded=True)
+    f = next(x for x in analyze(guard=gone, data=None) if x.code == "torch-guard-bypassed")
+    assert "files are gone" in render(f.explanation)
+    # no guard, only a verification: the change is named differently
+    plain = GuardFacts("/envs/sd", {"torch": "2.13.0+cpu"}, {"torch": "2.14.1"}, torch_installer="pip")
+    f = next(x for x in analyze(guard=plain, data=None) if x.code == "torch-changed-since-verified")
+    assert "replaced by pip" in render(f.explanation)
+    # unchanged: nothing to say
+    same = GuardFacts("/envs/sd", {"torch": "2.13.0+cpu"}, {"torch": "2.13.0+cpu"}, guarded=True, guard_recorded=True)
+    assert not [x for x in analyze(guard=same, data=None) if x.code.startswith("torch-")]

@@ -1,0 +1,252 @@
+"""Must-show 2: a staged torch upgrade verifies in staging and swaps; a failed one changes nothing.
+
+Real envs, real uv, real verify probe: torch 2.13.0+cpu (the local wheel folder) is upgraded to
+PyPI's torch 2.14.1 (a CUDA 13 build from the local index; it runs on the CPU). The failed case
+stages a torch whose ``nvidia-cudnn-cu13`` wheel is empty, so importing it fails with
+"libcudnn.so.9: cannot open shared object file" -- the original env's file tree checksums are
+the same before and after.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.core import guard, registry
+from app.core.distinfo import Dist, distributions
+from app.core.install import InstallRequest, install, plan
+from app.core.lifecycle import staging
+from app.core.lifecycle.common import Refused
+from app.core.lifecycle.companions import check_companions
+from app.core.lifecycle.upgrade import keep_requirements, plan_upgrade
+from app.core.text import render
+from tests.second_torch import (  # noqa: F401 - fixtures
+    SecondTorch,
+    broken_index,
+    own_uv_cache,
+    second_torch,
+    session_uv_cache,
+)
+from tests.tree import digest
+
+
+def _make_env(env: Path, wheels: Path, default_index: str, *extra: str) -> Path:
+    p = plan(InstallRequest(env_path=env, packages=("torch==2.13.0+cpu", "six", *extra), find_links=(str(wheels),),
+                            default_index_url=default_index))
+    result = install(p)
+    registry.record_install(result, p, None)
+    return env
+
+
+def _torch(env: Path) -> str | None:
+    d = distributions(env).get("torch")
+    return d.version if d else None
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    rc = main(list(argv))
+    got = capsys.readouterr()
+    return rc, got.out, got.err
+
+
+def _upgrade_args(env: Path, second: SecondTorch, torch_index: str | None = None) -> list[str]:
+    idx, *rest = second.indexes
+    args = ["upgrade", "--env", str(env), "--packages", f"torch=={second.version}", "--index-url", torch_index or idx,
+            "--find-links", str(second.links), "--default-index-url", rest[0] if rest else idx]
+    if torch_index:
+        args += ["--extra-index-url", idx]
+    return [*args, "--yes", "--json"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1500)
+def test_upgrade_verifies_in_staging_swaps_and_undoes(tmp_path, capsys, local_wheels, second_torch,  # noqa: F811
+                                                      own_uv_cache):  # noqa: F811
+    default_index = second_torch.indexes[1] if len(second_torch.indexes) > 1 else second_torch.indexes[0]
+    env = _make_env(tmp_path / "work env", local_wheels, default_index)  # a space in the path, on purpose
+    (env / "notes.txt").write_text("my notes, kept in the env folder\n", encoding="utf-8")
+    before = digest(env)
+
+    rc, out, err = _cli(capsys, *_upgrade_args(env, second_torch))
+    assert rc == 0, out + err
+    res = json.loads(out)
+    with capsys.disabled():
+        print("\nupgrade timings:", res["timings"], "total", res["duration_s"], "s")
+    assert _torch(env) == "2.14.1" and "six" in distributions(env)  # the user's package came along
+    assert res["verify"]["ok"]
+    old = Path(res["old_copy"])
+    assert old.parent == env.parent and _torch(old) == "2.13.0+cpu"
+    assert (env / "notes.txt").read_text(encoding="utf-8").startswith("my notes")  # the user's file moved along
+    staging_name = f".{env.name}.torch-setup-staging"
+    assert not (env.parent / staging_name).exists()
+    # the swapped env works at its final path: interpreter, console scripts, activation, pyvenv.cfg
+    probe = subprocess.run([str(env / "bin" / "python"), "-c", "import sys, torch, six; print(sys.prefix); "
+                            "print(torch.__version__)"], capture_output=True, text=True, timeout=300)
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.splitlines()[0] == str(env)
+    assert subprocess.run([str(env / "bin" / "torchrun"), "--help"], capture_output=True, timeout=300).returncode == 0
+    shell = subprocess.run(["bash", "-c", f'source "{env}/bin/activate" && echo "$VIRTUAL_ENV" && command -v python'],
+                           capture_output=True, text=True, timeout=60,
+                           env={k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"})
+    assert shell.stdout.splitlines() == [str(env), str(env / "bin" / "python")]
+    for f in [env / "pyvenv.cfg", *(p for p in (env / "bin").iterdir() if p.is_file() and not p.is_symlink())]:
+        assert staging_name not in f.read_bytes().decode("utf-8", "replace"), f
+    # the new build is guarded; the registry waits for --confirm / --undo
+    assert guard.status(env).pins == ("torch===2.14.1",)
+    rec = registry.find(env)
+    assert rec is not None and rec.pending_upgrade is not None and rec.pending_upgrade.old_torch == "2.13.0+cpu"
+    rc, out, _ = _cli(capsys, "envs", "list", "--json", "--no-size")
+    row = next(e for e in json.loads(out)["environments"] if e["path"] == str(env))
+    assert row["status"] == "pending"
+    rc, out, _ = _cli(capsys, *_upgrade_args(env, second_torch))
+    assert rc == 2 and "waits to be confirmed or undone" in json.loads(out)["message"]
+
+    # undo: the env from before the upgrade, byte for byte; the new stack is gone
+    rc, out, err = _cli(capsys, "upgrade", "--env", str(env), "--undo", "--yes", "--json")
+    assert rc == 0, err
+    assert digest(env) == before
+    assert not old.exists()
+    assert registry.find(env).pending_upgrade is None
+
+    # again, and keep it: the old copy is deleted
+    rc, out, err = _cli(capsys, *_upgrade_args(env, second_torch))
+    assert rc == 0, out + err
+    old = Path(json.loads(out)["old_copy"])
+    rc, out, err = _cli(capsys, "upgrade", "--env", str(env), "--confirm", "--yes", "--json")
+    assert rc == 0, err
+    assert not old.exists() and _torch(env) == "2.14.1"
+    assert registry.find(env).pending_upgrade is None
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_failed_verification_leaves_the_env_byte_for_byte_unchanged(tmp_path, capsys, local_wheels,
+                                                                       second_torch, own_uv_cache):  # noqa: F811
+    default_index = second_torch.indexes[1] if len(second_torch.indexes) > 1 else second_torch.indexes[0]
+    env = _make_env(tmp_path / "env", local_wheels, default_index)
+    guard.apply(env, ("torch==2.13.0+cpu",))
+    before = digest(env)
+    broken = broken_index(tmp_path / "sources", second_torch)
+    siblings = sorted(p.name for p in env.parent.iterdir())
+
+    rc, out, _ = _cli(capsys, *_upgrade_args(env, second_torch, torch_index=broken))
+    assert rc == 1, out
+    failure = json.loads(out)  # --json: the error as JSON on stdout
+    assert "does not work in the staging environment" in failure["message"]
+    assert "libcudnn.so.9" in failure["message"] + " ".join(failure["lines"])
+    assert failure["hint"] == "Your environment was not changed."
+    assert digest(env) == before
+    assert sorted(p.name for p in env.parent.iterdir()) == siblings  # no staging env, no old copy left
+    rec = registry.find(env)
+    assert rec is not None and rec.pending_upgrade is None and rec.torch == "2.13.0+cpu"
+
+
+# --------------------------------------------------------------------------- fast: planning, companions, swap
+
+def _fake_env(root: Path, torch: str = "2.13.0+cpu", extra: dict[str, list[str]] | None = None) -> Path:
+    sp = root / "lib" / "python3.11" / "site-packages"
+    sp.mkdir(parents=True)
+    (root / "bin").mkdir()
+    (root / "pyvenv.cfg").write_text("home = /usr/bin\nversion_info = 3.11.7\n", encoding="utf-8")
+    for name, version, reqs in [("torch", torch, ["filelock", "sympy>=1.13.3"]), ("filelock", "3.0", []),
+                                ("sympy", "1.13.3", ["mpmath"]), ("mpmath", "1.3.0", []), ("six", "1.17.0", []),
+                                *((n, "1.0", r) for n, r in (extra or {}).items())]:
+        d = sp / f"{name.replace('-', '_')}-{version}.dist-info"
+        d.mkdir()
+        (d / "METADATA").write_text("Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n"
+                                    + "".join(f"Requires-Dist: {r}\n" for r in reqs), encoding="utf-8")
+    (sp / "torch").mkdir()
+    (sp / "torch" / "version.py").write_text("__version__ = '2.13.0+cpu'\ncuda: Optional[str] = None\n",
+                                             encoding="utf-8")
+    return root
+
+
+def test_kept_packages_leave_out_torch_and_its_dependencies(tmp_path):
+    env = _fake_env(tmp_path / "e")
+    assert keep_requirements(distributions(env), "3.11.7") == ("six==1.17.0",)
+
+
+def test_companions_requires_dist_and_family_and_extensions(tmp_path):
+    env = _fake_env(tmp_path / "e", extra={"needs-old": ["torch<2.13"], "xformers": ["torch"],
+                                           "fine": ["torch>=2.0; python_version >= '3.8'"],
+                                           "py2only": ["torch<1.0; python_version < '3.0'"]})
+    dists: dict[str, Dist] = distributions(env)
+    rep = check_companions(dists, "2.14.1", None, python="3.11.7")
+    assert [c.package for c in rep.conflicts] == ["needs-old"]
+    assert render(rep.conflicts[0].text) == "needs-old 1.0 requires torch<2.13, which torch 2.14.1 does not satisfy"
+    assert rep.extensions == ("xformers",)
+    assert "不满足" in render(rep.conflicts[0].text, "zh_CN")
+    # torchvision with no release for the new torch (compat data: "")
+    from app.core.compat import load_compat
+
+    build_dist = env / "lib" / "python3.11" / "site-packages" / "torchvision-0.28.0.dist-info"
+    build_dist.mkdir()
+    (build_dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torchvision\nVersion: 0.28.0\n"
+                                         "Requires-Dist: torch==2.13.0\n", encoding="utf-8")
+    rep = check_companions(distributions(env), "2.15.0", load_compat(), python="3.11.7")
+    assert any(c.package == "torchvision" and c.requirement == "" for c in rep.conflicts)
+    rep = check_companions(distributions(env), "2.14.1", load_compat(), python="3.11.7")
+    assert rep.family["torchvision"] == "0.29.1"  # the compat data's companion for 2.14
+
+
+def test_plan_refusals(tmp_path):
+    env = _fake_env(tmp_path / "e", extra={"needs-old": ["torch<2.13"]})
+    with pytest.raises(Refused, match=r"do not fit torch 2\.14\.1"):
+        plan_upgrade(env, packages=["torch==2.14.1"])
+    with pytest.raises(Refused, match="already installed"):
+        plan_upgrade(env, packages=["torch==2.13.0+cpu"])
+    with pytest.raises(Refused, match="exact version"):
+        plan_upgrade(env, packages=["torch>=2.14"])
+    conda = tmp_path / "c"
+    (conda / "conda-meta").mkdir(parents=True)
+    with pytest.raises(Refused, match="conda environment"):
+        plan_upgrade(conda, packages=["torch==2.14.1"])
+    with pytest.raises(Refused, match="not a Python environment"):
+        plan_upgrade(tmp_path, packages=["torch==2.14.1"])
+
+
+@pytest.mark.parametrize("atomic", [True, False])
+def test_swap_and_recover(tmp_path, monkeypatch, atomic):
+    if not atomic:
+        monkeypatch.setattr(staging, "exchange", lambda a, b: False)
+    env, new, old = tmp_path / "env", tmp_path / ".env.staging", tmp_path / ".env.old"
+    env.mkdir()
+    (env / "which").write_text("old", encoding="utf-8")
+    new.mkdir()
+    (new / "which").write_text("new", encoding="utf-8")
+    staging.swap(env, new, old)
+    assert (env / "which").read_text() == "new" and (old / "which").read_text() == "old" and not new.exists()
+    # an interrupted swap (env missing, old copy there) is put back
+    os.rename(env, tmp_path / "gone")
+    staging.write_journal(env, state="swapping", old_copy=str(old))
+    assert staging.recover(env) is not None
+    assert (env / "which").read_text() == "old"
+
+
+def test_fix_paths_rewrites_scripts_and_pyvenv_cfg(tmp_path):
+    env = tmp_path / ".e.torch-setup-staging"
+    (env / "bin").mkdir(parents=True)
+    (env / "pyvenv.cfg").write_text(f"home = /usr/bin\ncommand = /usr/bin/python3 -m venv {env}\n", encoding="utf-8")
+    script = env / "bin" / "tool"
+    script.write_text(f"#!{env}/bin/python\nprint(1)\n", encoding="utf-8")
+    script.chmod(0o755)
+    (env / "bin" / "blob").write_bytes(b"\0\0" + str(env).encode())  # binaries are left alone
+    final = tmp_path / "e"
+    changed = staging.fix_paths(env, str(env), str(final))
+    assert sorted(changed) == ["bin/tool", "pyvenv.cfg"]
+    assert script.read_text().startswith(f"#!{final}/bin/python") and os.access(script, os.X_OK)
+    assert str(env).encode() in (env / "bin" / "blob").read_bytes()
+
+
+def test_foreign_entries_are_the_users_files(tmp_path):
+    env = _fake_env(tmp_path / "e")
+    (env / "notebook.ipynb").write_text("{}", encoding="utf-8")
+    (env / guard.CONSTRAINTS_FILE).write_text("torch==1\n", encoding="utf-8")
+    (env / "pip.conf").write_text("[global]\n", encoding="utf-8")
+    assert staging.foreign_entries(env) == ["notebook.ipynb"]
+
