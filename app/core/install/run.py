@@ -18,13 +18,16 @@ from app.core.enums import Phase, PhaseState
 from app.core.envs import env_python
 from app.core.errors import Cancelled, UserError
 from app.core.events import Event, LogEvent, PhaseEvent, StepEvent, WarningEvent, ignore
-from app.core.install.checks import preflight, raise_for_checks
+from app.core.install.checks import preflight, raise_for_checks, route_of
 from app.core.install.request import Check, InstallPlan, InstallResult
 from app.core.install.transaction import Rollback, rollback, take_snapshot
+from app.core.install.wheelhouse import fetch_wheelhouse, wheelhouse_index
 from app.core.installer_hints import hint_for
 from app.core.paths import new_log_path
 from app.core.progress import ProgressParser
 from app.core.requirements import requirement_name
+from app.core.sources.routing import Route
+from app.core.sources.wheelhouse import Wheelhouse, cleanup
 from app.core.text import Text, msg, render
 
 __all__ = ["TORCH_FAMILY", "install", "mixed_variants"]
@@ -61,6 +64,8 @@ class _Run:
         self.phase = Phase.SNAPSHOT
         self.warnings: list[Text] = []
         self.installed: dict[str, str] = {}
+        self.route: Route | None = None  # the verified sources the pre-flight found
+        self.house: Wheelhouse | None = None  # the per-run wheelhouse, once filled
 
     def info(self, text: str) -> None:
         """A line of the assistant's own, to the live log and the log file."""
@@ -90,6 +95,7 @@ class _Run:
         if any(c.blocking for c in checks):
             self.emit(PhaseEvent(Phase.PREFLIGHT, PhaseState.FAILED))
             raise_for_checks(checks, self.log_path)
+        self.route = route_of(checks)
         for c in checks:
             if c.severity == "warning" and (not c.ok or p.python is None):
                 self.emit(WarningEvent(c.message))
@@ -135,6 +141,14 @@ class _Run:
         return self.fail(f"Could not create the environment at {p.env_path} with {who}", res,
                          "Check the Python interpreter, or try --installer uv.")
 
+    def fetch_wheels(self) -> None:
+        """The verified route's wheels (and, for a new env, every other wheel) into a per-run wheelhouse."""
+        if self.route is None:
+            return
+        self.phase = Phase.DOWNLOAD
+        self.house = fetch_wheelhouse(self.p, self.route, self.emit, self.cancel, self.child_env, self.log_path,
+                                      self.info, self.warnings)
+
     def install_packages(self) -> None:
         p = self.p
         self.phase = Phase.INSTALL
@@ -145,7 +159,10 @@ class _Run:
             self.emit(LogEvent(line, stream))
             parser.feed(line)
 
-        argv = p.backend.install_argv(p.env_path, p.packages, p.index, requirements=p.requirements_file,
+        packages, index, req_file = p.packages, p.index, p.requirements_file
+        if self.house is not None:  # the wheelhouse's files, with no index (or only for the rest)
+            packages, index, req_file = wheelhouse_index(p, self.house)
+        argv = p.backend.install_argv(p.env_path, packages, index, requirements=req_file,
                                       pip_version=envs.pip_version_in(p.env_path))
         res = self._run(argv, on_line)
         parser.close()
@@ -209,6 +226,7 @@ class _Run:
             log_path=self.log_path, duration_s=round(time.monotonic() - self.started, 3),
             packages=dict(sorted(self.installed.items())), kind=p.kind, installer=p.installer,
             created=p.new_env, warnings=tuple(self.warnings),
+            downloads=self.house.served if self.house is not None else (),
         )
 
 
@@ -228,12 +246,17 @@ def install(p: InstallPlan, *, on_event: Callable[[Event], None] | None = None,
         else:
             run.take_snapshot()
         run.cancel.raise_if_cancelled()
+        run.fetch_wheels()
         run.install_packages()
     except BaseException as exc:
+        if run.house is not None:
+            cleanup(run.house, keep_downloads=True)  # a retry goes on from these downloads
         error = run.undo(exc)
         if error is exc:
             raise
         if isinstance(error, Cancelled):
             raise error from None
         raise error from exc
+    if run.house is not None:
+        cleanup(run.house, keep_downloads=False)
     return run.result()

@@ -22,4 +22,5 @@ def build(d: Decision) -> Recommendation:
         compat_data_date=data.date, env_vars=dict(e.env_vars), served_gpus=tuple(g.ref() for g in e.served),
         unserved_gpus=tuple(UnservedGpu(g.ref(), why) for g, why in explain.unserved(d)),
         driver_upgrade=d.upgrade, commands=install.commands, platform=eng.m.platform, torch_release=rel.torch,
-        unknowns=tuple(explain.unknowns(d)), choices=eng.choices, summary=explain.summary(d))
+        unknowns=tuple(explain.unknowns(d)), choices=eng.choices, summary=explain.summary(d),
+        availability=explain.availability(d))

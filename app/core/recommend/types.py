@@ -207,6 +207,7 @@ class RecommendationText:
     unknowns: tuple[str, ...]
     alternatives: tuple[str, ...]  # each alternative's why, in the order of ``alternatives``
     unserved: tuple[str, ...]  # each unserved GPU's why
+    availability: str = ""  # why this version, when the user's sources decided it
 
 
 @dataclass(frozen=True)
@@ -236,6 +237,7 @@ class Recommendation:
     unknowns: tuple[Text, ...] = ()
     choices: Choices = field(default_factory=Choices)
     summary: Text = ""
+    availability: Text = ""  # why this version when the user's sources decided it (also among reasons)
 
     def __post_init__(self) -> None:
         _normalise(self)
@@ -257,7 +259,7 @@ class Recommendation:
         return RecommendationText(
             summary=render(self.summary, lang), reasons=all_(self.reasons), warnings=all_(self.warnings),
             unknowns=all_(self.unknowns), alternatives=all_([a.why for a in self.alternatives]),
-            unserved=all_([u.why for u in self.unserved_gpus]))
+            unserved=all_([u.why for u in self.unserved_gpus]), availability=render(self.availability, lang))
 
     def to_dict(self) -> dict[str, Any]:
         en = self.texts("en")
@@ -273,6 +275,8 @@ class Recommendation:
             "commands": {k: list(v) for k, v in self.commands.items()}, "platform": self.platform,
             "torch_release": self.torch_release, "unknowns": list(en.unknowns), "choices": self.choices.to_dict(),
             "summary": en.summary, "reason_codes": list(self.reason_codes), "warning_codes": list(self.warning_codes),
+            "availability": en.availability,
+            "availability_code": code_of(self.availability) if self.availability else None,
         }
 
     @classmethod
@@ -298,7 +302,8 @@ class Recommendation:
             driver_upgrade=DriverUpgrade.from_dict(upgrade) if isinstance(upgrade, dict) else None,
             commands={str(k): _strings(v) for k, v in (d.get("commands") or {}).items()},
             platform=d.get("platform"), torch_release=d.get("torch_release"), unknowns=_loaded_all(d.get("unknowns")),
-            choices=Choices.from_dict(d.get("choices")), summary=_loaded(d.get("summary")))
+            choices=Choices.from_dict(d.get("choices")), summary=_loaded(d.get("summary")),
+            availability=_loaded(d.get("availability"), d.get("availability_code")))
 
 
 def _strings(value: object) -> tuple[str, ...]:
