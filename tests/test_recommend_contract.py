@@ -24,6 +24,7 @@ SHAPE = {
     "compat_data_date": (str,), "env_vars": (dict,), "served_gpus": (list,), "unserved_gpus": (list,),
     "driver_upgrade": (dict, type(None)), "commands": (dict,), "platform": (str,), "torch_release": (str,),
     "unknowns": (list,), "choices": (dict,), "summary": (str,), "reason_codes": (list,), "warning_codes": (list,),
+    "availability": (str,), "availability_code": (str, type(None)),  # why this version, when the sources decided
 }
 ALT_SHAPE = {"backend": (str,), "variant": (str,), "torch_version": (str, type(None)), "valid": (bool,),
              "why": (str,), "code": (str,)}

@@ -291,6 +291,10 @@
         <source>Speed (partial, the test was stopped): up to {gflops:.1f} GFLOP/s ({device}, {dtype}).</source>
         <translation>速度（部分结果，测试已停止）：最高 {gflops:.1f} GFLOP/s（{device}，{dtype}）。</translation>
     </message>
+    <message>
+        <source>Downloaded from: {sources}</source>
+        <translation>下载来源：{sources}</translation>
+    </message>
 </context>
 <context>
     <name>EnvironmentPage</name>
@@ -580,6 +584,58 @@
         <location line="+1"/>
         <source>Checking…</source>
         <translation>正在检查…</translation>
+    </message>
+    <message>
+        <source>Automatic: the PyTorch server, then verified mirrors</source>
+        <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
+    </message>
+    <message>
+        <source>The PyTorch server only</source>
+        <translation>只用 PyTorch 官方服务器</translation>
+    </message>
+    <message>
+        <source>{mirror}, then the PyTorch server</source>
+        <translation>{mirror}，然后是 PyTorch 官方服务器</translation>
+    </message>
+    <message>
+        <source>Why this version: {why}</source>
+        <translation>为什么是这个版本：{why}</translation>
+    </message>
+    <message>
+        <source>Checking the mirrors…</source>
+        <translation>正在检查镜像…</translation>
+    </message>
+    <message>
+        <source>{source}: has the exact file, {speed:.1f} MB/s</source>
+        <translation>{source}：有这个确切的文件，{speed:.1f} MB/s</translation>
+    </message>
+    <message>
+        <source>{source}: {reason}</source>
+        <translation>{source}：{reason}</translation>
+    </message>
+    <message>
+        <source>Verified mirrors are listed first under "Download PyTorch from": each has the exact file with the PyTorch server's SHA-256. Choose one to use it; nothing changes until you do.</source>
+        <translation>已验证的镜像列在“PyTorch 下载来源”的最前面：每个镜像都有这个确切的文件，且 SHA-256 与 PyTorch 官方服务器的一致。选择一个即可使用；在你选择之前不会有任何改变。</translation>
+    </message>
+    <message>
+        <source>Where PyTorch comes from</source>
+        <translation>PyTorch 从哪里下载</translation>
+    </message>
+    <message>
+        <source>&amp;Download PyTorch from:</source>
+        <translation>PyTorch 下载来源(&amp;D)：</translation>
+    </message>
+    <message>
+        <source>Download PyTorch from</source>
+        <translation>PyTorch 下载来源</translation>
+    </message>
+    <message>
+        <source>Chec&amp;k the mirrors</source>
+        <translation>检查镜像(&amp;K)</translation>
+    </message>
+    <message>
+        <source>Ask every mirror of this build whether it has the exact file, with the same SHA-256, and how fast it answers</source>
+        <translation>询问这个版本的每个镜像：是否有这个确切的文件、SHA-256 是否相同、响应有多快</translation>
     </message>
 </context>
 <context>

@@ -7,7 +7,8 @@ say. :func:`candidates` turns it into the ordered :class:`Source` list for one w
 1. the user's own index, when given (it then replaces the PyTorch server: "auto" never
    overrides an explicit choice), else the PyTorch server (the *origin*,
    ``download.pytorch.org/whl/<variant>/``);
-2. the mirrors the user listed (catalogue ids or URLs), in their order;
+2. the mirrors the user listed (catalogue ids or URLs), in their order (``"origin"`` in the
+   list puts the first source at that place instead: a mirror the user chose comes first);
 3. with ``mirrors = "auto"`` and no index of the user's: the catalogue's mirrors of
    ``download.pytorch.org`` that carry the variant (:mod:`app.core.mirrors`), as fallbacks
    that are only asked when nothing before them is usable. A PyPI mirror is never a
@@ -78,6 +79,8 @@ def parse_mirrors(value: object, catalogue: MirrorCatalogue | None = None) -> Mi
     cat = catalogue or default_catalogue()
     known = sorted(m.id for m in cat.mirrors if m.kind in ("torch", "python"))
     for item in items:
+        if item == "origin":  # the PyTorch server's place in the order (default: first)
+            continue
         if item.startswith(("http://", "https://")):
             if not urllib.parse.urlsplit(item).netloc:
                 raise BadInput(f"mirror {display_url(item)!r} is not a URL of the form https://host/...")
@@ -168,12 +171,16 @@ def candidates(settings: SourceSettings, index_url: str, *, catalogue: MirrorCat
     variant = variant_of_index(index_url)
     out: list[Source] = []
     if settings.index_url:
-        out.append(Source("index", msg("sources.name_user", "your index"), "user", settings.index_url))
+        first = Source("index", msg("sources.name_user", "your index"), "user", settings.index_url)
     else:
-        out.append(Source("origin", msg("sources.name_origin", "the PyTorch server"), "origin",
-                          torch_origin(index_url)))
+        first = Source("origin", msg("sources.name_origin", "the PyTorch server"), "origin", torch_origin(index_url))
     listed = settings.mirrors if isinstance(settings.mirrors, tuple) else ()
+    if "origin" not in listed:
+        out.append(first)
     for n, item in enumerate(listed, start=1):
+        if item == "origin":
+            out.append(first)
+            continue
         src = _url_source(n, item) if item.startswith(("http://", "https://")) else _catalogue_source(cat, item)
         if src is not None and src.carries(variant):
             out.append(src)

@@ -345,6 +345,12 @@ class RecommendationPage(BasePage):
         else:
             self._render()
 
+    def showEvent(self, event) -> None:
+        # Back from the Environment page: its sources may have made the recommendation anew
+        # (the newest build the local wheels folder holds); draw the one the session has now.
+        super().showEvent(event)
+        self._render()
+
     def refresh(self) -> None:
         session = self.state.session
         if session.system is None or self.is_busy():
@@ -441,6 +447,8 @@ class RecommendationPage(BasePage):
         if self.state.session.choices is not None:
             self.summary.setText(self.tr("This is your own choice. \"Change…\" → \"Use the recommendation\" goes "
                                          "back to the assistant's."))
+        elif rec.availability:  # the sources decided the version: say so first
+            self.summary.setText(words.availability)
         else:
             self.summary.setText(self.tr("This is the build that fits this computer best."))
         if extra:
