@@ -270,7 +270,8 @@ def check_route(p: InstallPlan, wanted: tuple[str, ...]) -> list[Check]:
                    "the PyTorch server's)"))
         out.append(Check("reach:torch index", True, msg(
             "sources.route_chosen", "{files} will come from {source}: {how}; {speed} MB/s, the fastest of {count} "
-            "verified source(s)", files=tuple(f.filename for f in chosen.files), source=chosen.source.label(),
+            "verified source(s)", files=tuple(f.filename for f in chosen.files),
+            source=chosen.source.label(variant_of_index(rec.index_url)),
             how=how, speed=round((chosen.speed_bps or 0) / 1e6, 1), count=len(route.verified)), route=route))
     else:
         first = route.verdicts[0]
@@ -282,13 +283,15 @@ def check_route(p: InstallPlan, wanted: tuple[str, ...]) -> list[Check]:
             out.append(Check("reach:torch index", False, msg(
                 "sources.route_none", "No source has {want} for this computer: {why}. Nothing was changed.",
                 want=tuple(wanted), why=msg("sources.route_skipped", "Skipped {source}: {reason}.",
-                                            source=first.source.label(), reason=first.reason)),
+                                            source=first.source.label(variant_of_index(rec.index_url)),
+                                            reason=first.reason)),
                 hint=_route_hint(route), route=route))
     for v in route.skipped:
         if chosen is None and v is route.verdicts[0]:
             continue  # said by the blocking check above
         out.append(Check(f"source:{v.source.id}", False, msg("sources.route_skipped", "Skipped {source}: {reason}.",
-                                                              source=v.source.label(), reason=v.reason),
+                                                              source=v.source.label(variant_of_index(rec.index_url)),
+                                                              reason=v.reason),
                          hint=v.failure.fix if v.failure is not None else "", severity="warning"))
     return out
 

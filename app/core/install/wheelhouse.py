@@ -18,7 +18,7 @@ from app.core.envs import IndexOptions, env_python
 from app.core.events import Event, PhaseEvent
 from app.core.install.config import default_index_for
 from app.core.install.request import InstallPlan
-from app.core.sources import Net
+from app.core.sources import Net, variant_of_index
 from app.core.sources.routing import Route
 from app.core.sources.wheelhouse import Wheelhouse, fill, new_wheelhouse, resolve
 from app.core.text import Text, msg, render
@@ -41,7 +41,7 @@ def fetch_wheelhouse(p: InstallPlan, route: Route, emit: Callable[[Event], None]
     chosen = route.chosen
     assert chosen is not None  # route_of() only gives verified routes
     emit(PhaseEvent(Phase.DOWNLOAD, PhaseState.START, msg("sources.download_from", "from {source}",
-                                                          source=chosen.source.label())))
+                                                          source=chosen.source.label(variant_of_index(route.index_url)))))
     python = _python(p)
     locked = None
     if p.new_env and p.backend.uv:

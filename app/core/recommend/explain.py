@@ -185,10 +185,10 @@ def availability(d: Decision) -> Text:
     if a is None or a.offer is None or a.skipped is None:
         return ""
     if a.reachable:
-        return msg("rec.available_lacking", "torch {torch} ({build}), the newest build available in {where}; "
+        return msg("rec.available_lacking", "torch {torch} ({build}), the newest build available {where}; "
                    "{newest} exists but none of your sources holds it.", torch=d.torch_version,
                    build=_short_build(d), where=a.offer.where, newest=a.skipped_version)
-    return msg("rec.available_unreachable", "torch {torch} ({build}), the newest build available in {where}; "
+    return msg("rec.available_unreachable", "torch {torch} ({build}), the newest build available {where}; "
                "{newest} exists but is not reachable.", torch=d.torch_version, build=_short_build(d),
                where=a.offer.where, newest=a.skipped_version)
 
@@ -198,7 +198,7 @@ def _release_reasons(d: Decision) -> list[Text]:
     if why:
         return [why]
     if d.availed is not None and d.availed.offer is not None:
-        return [*_plain_release_reasons(d), msg("rec.offered_by", "It is available in {where}.",
+        return [*_plain_release_reasons(d), msg("rec.offered_by", "It is available {where}.",
                                                    where=d.availed.offer.where)]
     return _plain_release_reasons(d)
 

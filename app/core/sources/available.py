@@ -59,8 +59,8 @@ class Availability:
     def folder_words(self) -> Text:
         folders = sorted({lw.folder for lw in self.local})
         if len(folders) == 1:
-            return msg("sources.where_folder", "your folder {folder}", folder=folders[0])
-        return msg("sources.where_folders", "your folders")
+            return msg("sources.where_folder", "in your folder {folder}", folder=folders[0])
+        return msg("sources.where_folders", "in your folders")
 
     def _page(self, url: str, project: str) -> list[Link] | Failure:
         with self._lock:
@@ -94,7 +94,8 @@ class Availability:
                 for lk in page:
                     w = lk.wheel
                     if w is not None and _fits(w, project, label, python):
-                        out.append(Offer(public(w.version), False, src.name))
+                        out.append(Offer(public(w.version), False, msg("sources.where_source", "from {source}",
+                                                                       source=src.name)))
         return out
 
     def has(self, project: str, version: str, index_url: str, label: str | None,

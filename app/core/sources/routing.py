@@ -152,6 +152,8 @@ def _listing(src: Source, net: Net, variant: str | None, requirements: Sequence[
         try:
             links = read_page(net, url, project)
         except NetError as err:
+            if err.failure.status == 404:  # no page for the project in this variant: the variant is missing
+                return Verdict(src, False, _lacks(req, python))
             return Verdict(src, False, msg("sources.skip_page", "its page for {project} cannot be read: {why}",
                                            project=project, why=err.failure.text), failure=err.failure)
         link = best_link(links, req, python)

@@ -114,11 +114,12 @@ class Source:
     def carries(self, variant: str | None) -> bool:
         return self.variants is None or (variant is not None and variant in self.variants)
 
-    def label(self) -> Text:
-        """``NJU (PyTorch wheels) (https://…)`` with the URL masked (a URL the user gave: itself)."""
+    def label(self, variant: str | None = None) -> Text:
+        """``NJU (PyTorch wheels) (https://…/cu130/)`` with the URL masked (a URL the user gave: itself)."""
+        url = display_url(self.url_for(variant) if variant else self.url)
         if self.kind == "mirror" and self.id.startswith("mirror-"):
-            return self.name
-        return msg("sources.source_label", "{name} ({url})", name=self.name, url=display_url(self.url))
+            return url
+        return msg("sources.source_label", "{name} ({url})", name=self.name, url=url)
 
 
 def _url_source(n: int, url: str) -> Source:
