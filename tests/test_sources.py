@@ -270,3 +270,19 @@ def test_routing_names_each_skipped_source_and_picks_a_verified_one(torch_wheelh
     assert not any("torch-" in r.path and r.method == "GET" and r.status == 200 for s in bad.values()
                    for r in s.log.all())  # nothing but pages and short range probes were read from them
     json.dumps([render(v.reason, "zh_CN") for v in route.verdicts], ensure_ascii=False)
+
+
+# ---------------------------------------------------------------- answer files
+def test_answer_files_take_mirrors_auto_off_or_a_list(tmp_path):
+    from app.core.answers import parse_answers
+
+    base = '[environment]\npath = "env"\n[sources]\n'
+    assert parse_answers(base, base=tmp_path).mirrors == "auto"
+    assert parse_answers(base + 'mirrors = "off"\n', base=tmp_path).mirrors == "off"
+    listed = parse_answers(base + 'mirrors = ["nju-torch", "https://m.example/whl/{variant}/"]\n', base=tmp_path)
+    assert listed.mirrors == ("nju-torch", "https://m.example/whl/{variant}/")
+    for bad, words in (('mirrors = ["tuna-pypi"]', "PyPI mirror"), ('mirrors = ["nope"]', "not a mirror"),
+                       ('mirrors = "sometimes"', 'not "auto" or "off"'), ("mirrors = 3", "expected")):
+        with pytest.raises(BadInput) as err:
+            parse_answers(base + bad + "\n", base=tmp_path)
+        assert "'sources.mirrors' (line 4)" in err.value.message and words in err.value.message
