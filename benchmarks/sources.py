@@ -30,29 +30,45 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from app.core.envs import uv_bin  # noqa: E402
-from app.core.install import InstallRequest, install, plan, preflight  # noqa: E402
-from app.core.recommend import Choices, recommend  # noqa: E402
-from app.core.system import SystemReport  # noqa: E402
 from tests.netlab import IndexServer, gather_wheelhouse  # noqa: E402
 from tests.netlab.clients import clean_env  # noqa: E402
 from tests.netlab.unreachable import Unreachable  # noqa: E402
 
+from app.core.envs import uv_bin  # noqa: E402
+from app.core.events import Event, PhaseEvent  # noqa: E402
+from app.core.install import InstallRequest, install, plan, preflight  # noqa: E402
+from app.core.recommend import Choices, recommend  # noqa: E402
+from app.core.system import SystemReport  # noqa: E402
+
 CPU_BOX = {"os": {"family": "linux", "glibc": "2.36"}, "arch": "x86_64",
            "python": {"version": f"{sys.version_info[0]}.{sys.version_info[1]}.0"}, "gpus": []}
+
+
+ADDED: list[float] = []  # per "ours" sample: seconds of the steps raw uv does not have
 
 
 def ours(work: Path, mirror: str, default_index: str) -> float:
     rec = recommend(SystemReport.from_dict(CPU_BOX), None, Choices(torch="2.13.0"))
     request = InstallRequest(work / "env-ours", recommendation=rec, python=sys.executable, mirrors=(mirror,),
                              default_index_url=default_index)
+    phases: dict[str, float] = {}
+
+    def on_event(e: Event) -> None:
+        if isinstance(e, PhaseEvent):
+            phases[f"{e.name}:{e.state}"] = time.perf_counter()
+
     began = time.perf_counter()
     p = plan(request)
-    checks = preflight(p)
-    result = install(p, checks=checks)
+    checks = preflight(p)  # the verified routing
+    checked = time.perf_counter()
+    result = install(p, checks=checks, on_event=on_event)
     took = time.perf_counter() - began
     assert result.torch_version == "2.13.0+cpu", result
     assert result.downloads and all(s.source_id == "mirror-1" for s in result.downloads), result.downloads
+    download = phases["download:end"] - phases["download:start"]  # uv pip compile + our downloads
+    ADDED.append(checked - began + download)
+    print(f"         plan + pre-flight (routing) {checked - began:.2f} s, download phase (resolve + fetch "
+          f"{sum(s.size for s in result.downloads) / 1e6:.0f} MB) {download:.2f} s", flush=True)
     return took
 
 
@@ -103,8 +119,12 @@ def main() -> int:
             server.stop()
     med = {k: statistics.median(v) for k, v in times.items()}
     over = (med["ours"] / med["raw"] - 1) * 100
+    paired = statistics.median(o / r for o, r in zip(times["ours"], times["raw"], strict=True))
     print(f"median: ours {med['ours']:.2f} s (verified routing + own downloads + --no-index install), "
-          f"raw uv {med['raw']:.2f} s; overhead {over:+.1f} % (goal: under 10 %)")
+          f"raw uv {med['raw']:.2f} s; overhead {over:+.1f} % (paired median ratio {paired:.3f}; goal: under 10 %)")
+    added = statistics.median(ADDED)
+    print(f"the steps raw uv does not have (pre-flight routing, resolve, own downloads): median {added:.2f} s "
+          f"= {added / med['raw'] * 100:.1f} % of raw uv's median")
     return 0
 
 

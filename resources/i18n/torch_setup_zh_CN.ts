@@ -1019,6 +1019,10 @@
         <source>Change the backend, build, PyTorch version or packages</source>
         <translation>更改后端、构建版本、PyTorch 版本或软件包</translation>
     </message>
+    <message>
+        <source>This is the newest build your sources hold, not the newest release; the reason is below.</source>
+        <translation>这是你的来源中能获取的最新版本，而不是最新发布的版本；原因见下方。</translation>
+    </message>
 </context>
 <context>
     <name>SetupWizard</name>

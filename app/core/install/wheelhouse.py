@@ -8,6 +8,7 @@ then pointed at it.
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -19,8 +20,10 @@ from app.core.events import Event, PhaseEvent
 from app.core.install.config import default_index_for
 from app.core.install.request import InstallPlan
 from app.core.sources import Net, variant_of_index
+from app.core.sources.download import Served
 from app.core.sources.routing import Route
 from app.core.sources.wheelhouse import Wheelhouse, fill, new_wheelhouse, resolve
+from app.core.sources.wheelhouse import prefetch as _prefetch
 from app.core.text import Text, msg, render
 
 __all__ = ["fetch_wheelhouse", "wheelhouse_index"]
@@ -43,14 +46,29 @@ def fetch_wheelhouse(p: InstallPlan, route: Route, emit: Callable[[Event], None]
     emit(PhaseEvent(Phase.DOWNLOAD, PhaseState.START, msg("sources.download_from", "from {source}",
                                                           source=chosen.source.label(variant_of_index(route.index_url)))))
     python = _python(p)
+    net = Net(p.request.proxy, p.request.ca_bundle)
+    folders = p.request.sources.folders
+    fetched: dict[str, tuple[Path, Served]] = {}
+    stop_early = runner.CancelToken()  # stops the early downloads when resolving fails (or on cancel)
+    unhook = cancel.on_cancel(stop_early.cancel)
+    early = threading.Thread(target=lambda: fetched.update(
+        _prefetch(route, net, emit, stop_early, local_folders=folders)), daemon=True)
+    early.start()  # the big torch wheels arrive while uv resolves the rest
     locked = None
-    if p.new_env and p.backend.uv:
-        locked = resolve(p.backend.uv, p.packages, python, route,
-                         default_index=p.index.default_index or default_index_for(p.installer),
-                         extra_index_urls=p.index.extra_index_urls, find_links=p.index.find_links,
-                         env=child_env, cancel=cancel, log_path=log_path)
-    house = fill(new_wheelhouse(), route, Net(p.request.proxy, p.request.ca_bundle), emit, cancel,
-                 locked=locked, local_folders=p.request.sources.folders)
+    try:
+        if p.new_env and p.backend.uv:
+            locked = resolve(p.backend.uv, p.packages, python, route,
+                             default_index=p.index.default_index or default_index_for(p.installer),
+                             extra_index_urls=p.index.extra_index_urls, find_links=p.index.find_links,
+                             env=child_env, cancel=cancel, log_path=log_path)
+    except BaseException:
+        stop_early.cancel()
+        raise
+    finally:
+        early.join()
+        unhook()
+    cancel.raise_if_cancelled()
+    house = fill(new_wheelhouse(), route, net, emit, cancel, locked=locked, local_folders=folders, fetched=fetched)
     for s in house.served:
         info(f"{s.filename}: {render(s.source)} ({s.url}), {s.size} bytes"
              + (f", resumed at byte {s.resumed_at}" if s.resumed_at else "") + (" (already here)" if s.cached else ""))

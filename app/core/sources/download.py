@@ -146,6 +146,7 @@ class Downloader:
                 failure = self._from(a, src, url)
                 if failure is None:
                     os.replace(a.part, final)
+                    remember_sha256(final, a.hasher.hexdigest())
                     earlier = tuple(sid for sid, _ in a.failures)
                     return final, Served(w.filename, src.id, src.name, display_url(url), a.have,
                                          time.monotonic() - began, w.sha256, resumed_at, earlier,
@@ -248,6 +249,12 @@ def _hash_into(path: Path, hasher: Any) -> int:
 
 
 _SHA: dict[tuple[str, int, int], str] = {}
+
+
+def remember_sha256(path: Path, digest: str) -> None:
+    """``path`` was just written with ``digest`` (hashed while it arrived): no need to read it again."""
+    st = path.stat()
+    _SHA[(str(path.resolve()), st.st_size, st.st_mtime_ns)] = digest
 
 
 def file_sha256(path: Path) -> str:

@@ -31,7 +31,7 @@ from app.core.errors import Cancelled, UserError
 from app.core.events import Event
 from app.core.paths import cache_dir
 from app.core.requirements import canonical
-from app.core.sources.download import Downloader, Served, Wanted, file_sha256, link_or_copy
+from app.core.sources.download import Downloader, DownloadFailed, Served, Wanted, file_sha256, link_or_copy
 from app.core.sources.local import scan, tag_rank
 from app.core.sources.net import Net, NetError
 from app.core.sources.pages import project_url, read_page
@@ -46,7 +46,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = ["Locked", "Wheelhouse", "cleanup", "download_folder", "fill", "forget_downloads", "new_wheelhouse",
-           "resolve"]
+           "prefetch", "resolve"]
 
 REQUIREMENTS = "requirements.txt"
 
@@ -189,11 +189,32 @@ def _source_of(url: str, route: Route) -> Source:
 
 
 # long: the three kinds of file (routed, resolved elsewhere, local) and the wheelhouse's bookkeeping
+def prefetch(route: Route, net: Net, emit: Callable[[Event], None], cancel: runner.CancelToken, *,
+             local_folders: Sequence[str] = ()) -> dict[str, tuple[Path, Served]]:
+    """The route's pinned wheels (those not in the folders), fetched while uv resolves the rest;
+    a file that fails here is fetched again (and its failure reported) by :func:`fill`."""
+    local = {lw.path.name for lw in scan(local_folders)}
+    wanted = [Wanted(f.filename, f.sha256, tuple((s, g.url) for s, g in route.sources_for(f.filename)),
+                     canonical(f.requirement.split("==")[0].split("[")[0]))
+              for f in route.files if f.filename not in local]
+    dl = Downloader(net, download_folder(), emit, cancel, more=_alternatives(route, net))
+    out: dict[str, tuple[Path, Served]] = {}
+    for w in wanted:
+        try:
+            out[w.filename] = dl.fetch(w)
+        except (DownloadFailed, Cancelled):  # fill() fetches it again and reports why it failed
+            continue
+    return out
+
+
 def fill(folder: Path, route: Route, net: Net, emit: Callable[[Event], None], cancel: runner.CancelToken, *,
-         locked: Sequence[Locked] | None, local_folders: Sequence[str] = ()) -> Wheelhouse:
+         locked: Sequence[Locked] | None, local_folders: Sequence[str] = (),
+         fetched: Mapping[str, tuple[Path, Served]] | None = None) -> Wheelhouse:
     """Fetch the files into ``folder`` (the per-run wheelhouse). ``locked`` None: only the
-    route's pinned torch wheels (the installer resolves the rest)."""
+    route's pinned torch wheels (the installer resolves the rest). ``fetched``: files
+    :func:`prefetch` already has."""
     folder.mkdir(parents=True, exist_ok=True)
+    done = dict(fetched or {})
     local = {lw.path.name: lw for lw in scan(local_folders)}
     routed = {f.filename: f for f in route.files}
     wanted: list[Wanted] = []
@@ -202,6 +223,8 @@ def fill(folder: Path, route: Route, net: Net, emit: Callable[[Event], None], ca
         Locked(canonical(f.requirement.split("==")[0].split("[")[0]), "", f.filename, f.url, None, f.sha256)
         for f in route.files]
     for e in entries:
+        if e.filename in done:
+            continue
         src = local[e.filename].path if e.filename in local else (Path(e.path) if e.path else None)
         if src is not None and (e.sha256 is None or e.url is None or file_sha256(src) == e.sha256):
             link_or_copy(src, folder / e.filename)
@@ -218,7 +241,7 @@ def fill(folder: Path, route: Route, net: Net, emit: Callable[[Event], None], ca
     wanted.sort(key=lambda w: 0 if w.filename in routed else 1)  # the big ones first
     dl = Downloader(net, download_folder(), emit, cancel, more=_alternatives(route, net))
     served = list(linked)
-    for path, s in dl.fetch_all(wanted):
+    for path, s in [*done.values(), *dl.fetch_all(wanted)]:
         link_or_copy(path, folder / s.filename)
         served.append(s)
     req_file = None

@@ -447,8 +447,9 @@ class RecommendationPage(BasePage):
         if self.state.session.choices is not None:
             self.summary.setText(self.tr("This is your own choice. \"Change…\" → \"Use the recommendation\" goes "
                                          "back to the assistant's."))
-        elif rec.availability:  # the sources decided the version: say so first
-            self.summary.setText(words.availability)
+        elif rec.availability:  # the sources decided the version (the reason is the first "why" after the GPU's)
+            self.summary.setText(self.tr("This is the newest build your sources hold, not the newest release; "
+                                         "the reason is below."))
         else:
             self.summary.setText(self.tr("This is the build that fits this computer best."))
         if extra:
