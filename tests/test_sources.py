@@ -286,3 +286,11 @@ def test_answer_files_take_mirrors_auto_off_or_a_list(tmp_path):
         with pytest.raises(BadInput) as err:
             parse_answers(base + bad + "\n", base=tmp_path)
         assert "'sources.mirrors' (line 4)" in err.value.message and words in err.value.message
+
+
+def test_a_python_builds_mirror_in_the_list_goes_to_uv():
+    from app.core.sources.settings import python_mirror_env
+
+    assert python_mirror_env(("nju-torch", "ustc-python")) == {
+        "UV_PYTHON_INSTALL_MIRROR": "https://mirrors.ustc.edu.cn/github-release/astral-sh/python-build-standalone"}
+    assert python_mirror_env("auto") == {} and python_mirror_env(("nju-torch",)) == {}

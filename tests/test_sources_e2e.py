@@ -102,7 +102,6 @@ name = "host"
 """, encoding="utf-8")
     env = clean_env(TORCH_SETUP_HOME=str(home), TORCH_SETUP_TORCH_INDEX=servers["origin"].origin + "/whl/")
     r = cli("install", "--config", answers, "--yes", env=env)
-    print(r.stderr)
     assert r.returncode == 0, r.stdout + r.stderr
     assert torch_of(tmp_path / "E") == "2.13.0+cpu"
     # the plan names each skipped mirror with its reason
@@ -122,6 +121,8 @@ name = "host"
     assert torch["source_id"] == "mirror-5" and torch["earlier"] == ["mirror-4"] and torch["resumed_at"] > 0
     assert str(servers["https"].port) in torch["url"] and torch["url"].startswith("https://")
     assert any(f"127.0.0.1:{servers['https'].port}" == h for h in proxy.hosts_reached)  # through the proxy
+    md = (reports / "host.md").read_text(encoding="utf-8")
+    assert md.count("Source of ") == len(installed) and "resumed at byte" in md
     assert not any(r.method == "GET" and r.path.startswith("/files/torch-") and r.status == 200
                    for k in ("forbidden", "redirect", "wrong-hash") for r in servers[k].log.all())
     # the password is in no output, no log and no report (any file this run wrote)

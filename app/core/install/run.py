@@ -27,6 +27,7 @@ from app.core.paths import new_log_path
 from app.core.progress import ProgressParser
 from app.core.requirements import requirement_name
 from app.core.sources.routing import Route
+from app.core.sources.settings import python_mirror_env
 from app.core.sources.wheelhouse import Wheelhouse, cleanup
 from app.core.text import Text, msg, render
 
@@ -59,6 +60,7 @@ class _Run:
         self.log_path = new_log_path("install")
         self.started = time.monotonic()
         self.child_env = p.backend.child_env(p.index, p.request.proxy)
+        self.child_env.update(python_mirror_env(p.request.mirrors))  # a Python-builds mirror the user chose
         self.guard: Rollback | None = None
         self.snapshot: Path | None = None
         self.phase = Phase.SNAPSHOT

@@ -34,7 +34,7 @@ from app.core.text import Text, msg
 from app.core.wheels import PYTORCH_INDEX
 
 __all__ = ["ORIGIN", "ORIGIN_ENV", "Mirrors", "Source", "SourceSettings", "candidates", "origin_url",
-           "parse_mirrors", "torch_origin", "variant_of_index"]
+           "parse_mirrors", "python_mirror_env", "torch_origin", "variant_of_index"]
 
 ORIGIN = PYTORCH_INDEX + "whl/{variant}/"
 ORIGIN_ENV = "TORCH_SETUP_TORCH_INDEX"
@@ -94,6 +94,21 @@ def parse_mirrors(value: object, catalogue: MirrorCatalogue | None = None) -> Mi
             raise BadInput(f"{item!r} is a PyPI mirror: it holds no PyTorch builds of its own",
                            hint="Give it as the package mirror (--default-index-url / [sources] mirror) instead.")
     return tuple(items)
+
+
+def python_mirror_env(mirrors: Mirrors, catalogue: MirrorCatalogue | None = None) -> dict[str, str]:
+    """``UV_PYTHON_INSTALL_MIRROR`` when the mirrors list names a Python-builds mirror (for uv's
+    own download of a Python the machine lacks); else nothing."""
+    if not isinstance(mirrors, tuple):
+        return {}
+    cat = catalogue or default_catalogue()
+    for item in mirrors:
+        if item.startswith(("http://", "https://")) or item == "origin":
+            continue
+        m = cat.by_id(item)
+        if m.kind == "python":
+            return {"UV_PYTHON_INSTALL_MIRROR": m.url.rstrip("/")}
+    return {}
 
 
 @dataclass(frozen=True)
