@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Save a PNG of every wizard page, in English and Chinese, from a real run under Xvfb.
 
-    .venv/bin/python scripts/screenshots.py [--out docs/screenshots] [--wheels DIR] [--lang en]
+    .venv/bin/python scripts/screenshots.py [--out docs/screenshots] [--wheels DIR] [--lang en] [--offline]
 
 Runs ``torch-setup gui --screenshot-dir OUT`` under ``xvfb-run`` with the xcb platform (the
 real X11 code path, fonts and all); without xvfb-run it falls back to Qt's offscreen
@@ -26,8 +26,18 @@ def main() -> int:
     ap.add_argument("--out", default=str(REPO / "docs" / "screenshots"))
     ap.add_argument("--wheels", default=None, help="a folder holding the torch wheel (find-links)")
     ap.add_argument("--lang", default=None, help="only this language (en or zh_CN)")
+    ap.add_argument("--offline", action="store_true",
+                    help="the PyTorch index out of reach, only the local wheels field filled with a folder holding "
+                         "torch and everything it needs (made from --wheels with tests.netlab); *-offline-*.png")
     args = ap.parse_args()
     env = dict(os.environ)
+    if args.offline:
+        sys.path.insert(0, str(REPO))
+        from tests.netlab import gather_wheelhouse
+
+        folder = Path(args.wheels) if args.wheels else Path("/opt/wheels")
+        args.wheels = str(gather_wheelhouse([folder]).folder)
+        env["TORCH_SETUP_SCREENSHOT_OFFLINE"] = "1"
     if args.wheels:
         env["TORCH_SETUP_WHEELS"] = args.wheels
     cmd = [sys.executable, "-m", "app", "gui", "--screenshot-dir", args.out]

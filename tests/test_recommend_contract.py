@@ -25,6 +25,7 @@ SHAPE = {
     "driver_upgrade": (dict, type(None)), "commands": (dict,), "platform": (str,), "torch_release": (str,),
     "unknowns": (list,), "choices": (dict,), "summary": (str,), "reason_codes": (list,), "warning_codes": (list,),
     "install_size_mb": (int, type(None)), "facts_assumed": (bool,), "compat_data_origin": (str,),
+    "availability": (str,), "availability_code": (str, type(None)),  # why this version, when the sources decided
 }
 ALT_SHAPE = {"backend": (str,), "variant": (str,), "torch_version": (str, type(None)), "valid": (bool,),
              "why": (str,), "code": (str,)}

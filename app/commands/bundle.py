@@ -34,6 +34,10 @@ def register(sub) -> None:
                    help="a SystemReport saved on the target (torch-setup detect --json) to "
                         "recommend for")
     add_source_arguments(p)
+    p.add_argument("--ca-bundle", metavar="FILE",
+                   help='a CA certificate file for HTTPS (or "system" for the OS trust store)')
+    p.add_argument("--proxy", metavar="URL",
+                   help="an HTTP(S) proxy (default: HTTPS_PROXY/HTTP_PROXY from the environment)")
     p.add_argument("--check", metavar="DIR", help="only check an existing bundle and exit")
     p.add_argument("--json", action="store_true", help="print the manifest as JSON")
     p.set_defaults(func=run)
@@ -41,6 +45,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from app.core import bundle as core
+    from app.core.sources import SourceSettings, availability, parse_mirrors
 
     if args.check:
         m = core.check_bundle(args.check)
@@ -56,6 +61,9 @@ def run(args) -> int:
     rec = None
     packages = args.packages
     index_url = args.index_url
+    mirrors = parse_mirrors(args.mirrors)
+    sources = SourceSettings(find_links=tuple(args.find_links or ()), index_url=args.index_url, mirrors=mirrors,
+                             proxy=args.proxy, ca_bundle=args.ca_bundle)
     if not packages:
         if args.from_report:
             from app.core.system import load_report
@@ -64,7 +72,7 @@ def run(args) -> int:
         else:
             report = detect_machine()
         args.python = python
-        rec = recommend_for(args, report)
+        rec = recommend_for(args, report, availability(sources))  # the newest build the sources hold
         packages = list(rec.packages)
         index_url = index_url or rec.index_url
         if not packages:
@@ -76,7 +84,8 @@ def run(args) -> int:
                               platform=args.platform, index_url=index_url,
                               extra_index_urls=args.extra_index_url or (),
                               find_links=args.find_links or (), recommendation=rec,
-                              on_event=renderer)
+                              on_event=renderer, mirrors=mirrors, proxy=args.proxy, ca_bundle=args.ca_bundle,
+                              user_index=bool(args.index_url))
     finally:
         renderer.close()
     if args.json:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # start-up: the core is imported when the command runs, not w
     from app.core import locks
     from app.core.install import InstallPlan, InstallRequest, InstallResult
     from app.core.recommend import Choices, Recommendation
+    from app.core.sources import Availability
     from app.core.system import SystemReport
     from app.core.verify import VerifyReport
 
@@ -58,7 +59,11 @@ def add_source_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--extra-index-url", metavar="URL", action="append", default=[],
                    help="an additional index (repeatable)")
     p.add_argument("--find-links", metavar="DIR", action="append", default=[],
-                   help="a folder (or URL) of wheels to use as well (repeatable)")
+                   help="a folder (or URL) of wheels to use as well (repeatable); what the folders hold "
+                        "bounds the recommendation, and when they hold everything no index is used")
+    p.add_argument("--mirrors", metavar="auto|off|ID,URL,...", default="auto",
+                   help="mirrors of the PyTorch index: auto (the catalogue's, only when the PyTorch server "
+                        "fails), off, or catalogue ids / URLs tried after it (docs/mirrors.md)")
 
 
 def register(sub) -> None:
@@ -110,11 +115,13 @@ def choices_for(args: argparse.Namespace) -> Choices:
                    and os.sep not in args.python else None)
 
 
-def recommend_for(args: argparse.Namespace, report: SystemReport) -> Recommendation:
-    """The recommendation for ``report`` with the command line's overrides (``bundle`` uses it)."""
+def recommend_for(args: argparse.Namespace, report: SystemReport,
+                  available: Availability | None = None) -> Recommendation:
+    """The recommendation for ``report`` with the command line's overrides (``bundle`` uses it),
+    over what ``available`` sources hold (None: every release counts as available)."""
     from app.core.recommend import recommend
 
-    return recommend(report, None, choices_for(args))
+    return recommend(report, None, choices_for(args), available)
 
 
 def detect_machine() -> SystemReport:
@@ -127,6 +134,7 @@ def build_request(args: argparse.Namespace) -> InstallRequest:
     """The InstallRequest for parsed ``args``; without --packages / --from-bundle it names no
     packages, and the session installs its recommendation."""
     from app.core.install import InstallRequest
+    from app.core.sources import parse_mirrors
 
     if not args.env:
         raise BadInput("No environment folder was given.", hint="Pass --env PATH.")
@@ -139,7 +147,7 @@ def build_request(args: argparse.Namespace) -> InstallRequest:
         index_url=args.index_url, extra_index_urls=tuple(args.extra_index_url or ()),
         find_links=tuple(args.find_links or ()), bundle=Path(args.from_bundle) if args.from_bundle else None,
         existing=args.existing, proxy=args.proxy, ca_bundle=args.ca_bundle,
-        default_index_url=args.default_index_url,
+        default_index_url=args.default_index_url, mirrors=parse_mirrors(args.mirrors),
     )
 
 

@@ -48,12 +48,15 @@ _CONFLICTING = {
     "default_index_url": "[sources] mirror", "ca_bundle": "[sources] ca_bundle",
     "proxy": "[sources] proxy", "existing": "[environment] existing",
     "extra_index_url": "[sources] extra_index_urls", "find_links": "[sources] find_links",
+    "mirrors": "[sources] mirrors",
 }
 DEFAULT_REPORT_DIR = "~/torch-setup-reports"
 
 
 def _check_no_conflicts(args: argparse.Namespace) -> None:
-    given = [opt for opt in _CONFLICTING if getattr(args, opt, None)]
+    given = [opt for opt in _CONFLICTING if opt != "mirrors" and getattr(args, opt, None)]
+    if getattr(args, "mirrors", "auto") not in (None, "auto"):
+        given.append("mirrors")
     if given:
         opt = given[0]
         raise BadInput(f"--{opt.replace('_', '-')} cannot be combined with --config: the answer "
@@ -111,7 +114,7 @@ def build_request(answers: Answers, bundle: Path | None) -> InstallRequest:
         find_links=tuple(str(p) for p in answers.find_links), bundle=Path(bundle) if bundle else None,
         existing=answers.existing, proxy=answers.proxy,
         ca_bundle=str(answers.ca_bundle) if answers.ca_bundle else None,
-        default_index_url=answers.mirror,
+        default_index_url=answers.mirror, mirrors=answers.mirrors,
     )
 
 

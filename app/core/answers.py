@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from app.core.errors import BadInput
+from app.core.errors import BadInput, render_hint
 from app.core.schema import MAX_DEPTH, check_depth, path_problem, read_text
 from app.core.secrets import remember_url
 from app.core.serial import to_jsonable
+from app.core.text import render
 from app.core.wheels import backend_of_variant
 
 if sys.version_info >= (3, 11):
@@ -74,6 +75,7 @@ class Answers:
     bundle_auto: bool = False  # bundle = "auto": the bundle folder next to the app, if any
     proxy: str | None = None
     ca_bundle: Path | None = None
+    mirrors: str | tuple[str, ...] = "auto"  # mirrors of the torch index: "auto", "off", or ids / URLs
     # [verify]
     verify: bool = True
     # [bench]
@@ -310,6 +312,21 @@ def _requirements(ctx: _Ctx, sec: str, key: str, v: Any) -> list[str]:
     return items
 
 
+def _mirrors(ctx: _Ctx, sec: str, key: str, v: Any) -> str | tuple[str, ...]:
+    """``"auto"``, ``"off"`` or a list of catalogue ids / http(s) URLs (app.core.sources)."""
+    from app.core.sources import parse_mirrors  # start-up: only answer files that name mirrors
+
+    if not (isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v))):
+        raise ctx.bad(sec, key, f'expected "auto", "off" or a list of mirror ids or URLs, got {_show(v)}')
+    if isinstance(v, str) and v.strip().lower() not in ("auto", "off"):
+        raise ctx.bad(sec, key, f'{_show(v)} is not "auto" or "off"',
+                      hint='a list of mirrors is written mirrors = ["nju-torch", "https://…"]')
+    try:
+        return parse_mirrors(v)
+    except BadInput as err:
+        raise ctx.bad(sec, key, render(err.message), hint=render_hint(err.hint) if err.hint else HELP_HINT) from None
+
+
 def _backend(ctx: _Ctx, sec: str, key: str, v: Any) -> str:
     s = _str(ctx, sec, key, v).lower() or "auto"
     if s in BACKENDS or _VARIANT_RE.match(s):
@@ -386,6 +403,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Converter | None]]] = {
         "bundle": ("bundle", None),  # special-cased: a folder or "auto"
         "proxy": ("proxy", _url(("http", "https", "socks5", "socks5h"))),
         "ca_bundle": ("ca_bundle", _path("file")),
+        "mirrors": ("mirrors", _mirrors),
     },
     "verify": {
         "enabled": ("verify", _bool),

@@ -49,6 +49,9 @@ from app.core.progress import ProgressParser
 from app.core.schema import Fields, describe, parse_json, read_text
 from app.core.secrets import mask
 from app.core.serial import dumps
+from app.core.sources import Mirrors, Net, SourceSettings, closure, scan, torch_origin, variant_of_index
+from app.core.sources.routing import Route, verify
+from app.core.sources.wheelhouse import fill, forget_downloads
 from app.core.text import msg, render
 from app.core.wheels import parse_wheel
 
@@ -355,22 +358,53 @@ def _refuse_bad_request(out: Path, packages: Sequence[str], python_version: str)
                        hint="Choose a new folder for the bundle.")
 
 
-def _refuse_unreachable(urls: Sequence[str]) -> None:
+def _refuse_unreachable(urls: Sequence[str], proxy: str | None = None, ca_bundle: str | None = None) -> None:
     for url in urls:
-        err, _warn = probe_index(url)
+        err, _warn = probe_index(url, proxy=proxy, ca_bundle=ca_bundle)
         if err:
             raise BadInput(f"The index {mask(url)} cannot be reached: {err}. Nothing was downloaded.",
                            hint="Check the network or proxy (HTTPS_PROXY), or use a reachable "
-                                "mirror with --index-url.")
+                                "mirror with --index-url; a wheel folder (--find-links) that holds everything "
+                                "needs no index at all.")
+
+
+def _all_in_folders(packages: Sequence[str], find_links: Sequence[str | os.PathLike[str]], target: _Target) -> bool:
+    """The wheel folders hold ``packages`` and everything they need on the target (this machine's
+    platform only: the tags of another platform are not this machine's)."""
+    if target.platform != this_platform() or not find_links:
+        return False
+    wheels = scan([f for f in map(str, find_links) if not f.startswith(("http://", "https://"))])
+    return bool(wheels) and closure(packages, wheels, target.python_version).complete
+
+
+def _route(packages: Sequence[str], index_url: str, target: _Target, settings: SourceSettings) -> Route | None:
+    """The verified sources of the pinned torch wheels (this machine's platform, a PyTorch index)."""
+    from app.core.requirements import requirement_name  # start-up: only a routed bundle needs it
+
+    pins = [p for p in packages if requirement_name(p) in ("torch", "torchvision", "torchaudio") and "==" in p]
+    if not pins or target.platform != this_platform() or not (settings.index_url or variant_of_index(index_url)):
+        return None
+    pins.sort(key=lambda x: requirement_name(x) != "torch")
+    route = verify(settings, index_url, pins, target.python_version)
+    if route.chosen is None:
+        why = "; ".join(f"{render(v.source.label())}: {render(v.reason)}" for v in route.verdicts)
+        fix = next((render(v.failure.fix) for v in route.verdicts if v.failure is not None and v.failure.fix), "")
+        raise BadInput(f"No source has {', '.join(pins)} for Python {target.python_version} on {target.platform}: "
+                       f"{why}. Nothing was downloaded.",
+                       hint=fix or "Check the network or proxy (HTTPS_PROXY), name a mirror (--mirrors), or use a "
+                                   "wheel folder (--find-links) that holds the wheels.")
+    return route
 
 
 def _download_argv(py: str, dest: Path, target: _Target, packages: Sequence[str], index_urls: Sequence[str],
-                   find_links: Sequence[str | os.PathLike[str]]) -> list[str]:
+                   find_links: Sequence[str | os.PathLike[str]], *, no_index: bool = False) -> list[str]:
     argv = [py, "-m", "pip", "download", "--disable-pip-version-check", "--no-input",
             "--only-binary=:all:", "--dest", str(dest), "--python-version", target.python_version,
             "--implementation", target.implementation, "--abi", target.abi, "--abi", "abi3", "--abi", "none"]
     for plat in target.platforms:
         argv += ["--platform", plat]
+    if no_index:
+        argv.append("--no-index")
     for u in index_urls:
         argv += ["--extra-index-url", u]
     for fl in find_links:
@@ -379,7 +413,7 @@ def _download_argv(py: str, dest: Path, target: _Target, packages: Sequence[str]
 
 
 def _download(argv: list[str], target: _Target, emit: Callable[[Event], None], cancel: runner.CancelToken,
-              log_path: Path) -> None:
+              log_path: Path, env: dict[str, str] | None = None) -> None:
     parser = ProgressParser("pip", emit)
 
     def on_line(stream: str, line: str) -> None:
@@ -387,7 +421,7 @@ def _download(argv: list[str], target: _Target, emit: Callable[[Event], None], c
         parser.feed(line)
 
     res = runner.run(argv, cancel=cancel, log_path=log_path, on_line=on_line,
-                     env=runner.clean_env({"PIP_NO_INPUT": "1"}))
+                     env=env or runner.clean_env({"PIP_NO_INPUT": "1"}))
     parser.close()
     if res.cancelled:
         raise Cancelled("Cancelled; the partial bundle was removed.", log_path=log_path)
@@ -442,24 +476,50 @@ def _clear(out: Path, created: bool) -> None:
             child.unlink()
 
 
+def _pip_env(proxy: str | None, ca_bundle: str | None) -> dict[str, str]:
+    extra = {"PIP_NO_INPUT": "1"}
+    if proxy:
+        extra.update({"HTTPS_PROXY": proxy, "HTTP_PROXY": proxy, "https_proxy": proxy, "http_proxy": proxy})
+    if ca_bundle and ca_bundle != "system":
+        extra["PIP_CERT"] = ca_bundle
+    return runner.clean_env(extra)
+
+
+# long: the build from request to manifest, with the three ways to the wheels (folders, route, index)
 def build_bundle(out: str | os.PathLike[str], *, packages: Sequence[str], python_version: str,
                  platform: str | None = None, implementation: str = "cp",
                  index_url: str | None = None, extra_index_urls: Sequence[str] = (),
                  find_links: Sequence[str | os.PathLike[str]] = (), recommendation: Recommendation | None = None,
-                 on_event: Callable[[Event], None] | None = None, cancel: runner.CancelToken | None = None
-                 ) -> Manifest:
+                 on_event: Callable[[Event], None] | None = None, cancel: runner.CancelToken | None = None,
+                 mirrors: Mirrors = "auto", proxy: str | None = None, ca_bundle: str | None = None,
+                 user_index: bool = False) -> Manifest:
     """Download every wheel ``packages`` need on the target and write the manifest.
 
     ``platform``: the target's platform tag (default: this machine's). The folder ``out``
-    must be new or empty; if anything fails, what was created is removed.
+    must be new or empty; if anything fails, what was created is removed. The wheels come
+    from the ``find_links`` folders alone when they hold everything (no index is asked, so an
+    unreachable one does not matter); else the pinned torch wheels of a PyTorch index come
+    through the verified routing of :mod:`app.core.sources` (``mirrors``, ``proxy``,
+    ``ca_bundle``; ``user_index``: ``index_url`` is the user's own, not the recommendation's).
     """
     emit = on_event or ignore
     cancel = cancel or runner.CancelToken()
     out = Path(out).absolute()
     _refuse_bad_request(out, packages, python_version)
     target = _Target(python_version, implementation, platform or this_platform())
-    index_urls = [u for u in (index_url, *extra_index_urls) if u]
-    _refuse_unreachable(index_urls)
+    local_only = _all_in_folders(packages, find_links, target)
+    route = None
+    torch_index = torch_origin(index_url) if index_url else None
+    if not local_only and index_url:
+        settings = SourceSettings(find_links=tuple(map(str, find_links)), index_url=index_url if user_index else None,
+                                  mirrors=mirrors, proxy=proxy, ca_bundle=ca_bundle)
+        route = _route(packages, index_url, target, settings)
+    chosen = route.chosen if route is not None else None
+    if chosen is not None:
+        torch_index = chosen.source.url_for(variant_of_index(route.index_url) if route else None)
+    index_urls = [] if local_only else [u for u in (torch_index, *extra_index_urls) if u]
+    if not local_only:
+        _refuse_unreachable([u for u in index_urls if chosen is None or u != torch_index], proxy, ca_bundle)
     log_path = paths.new_log_path("bundle")
     created = not out.exists()
     wheels = out / WHEELS
@@ -468,9 +528,15 @@ def build_bundle(out: str | os.PathLike[str], *, packages: Sequence[str], python
         wheels.mkdir(parents=True, exist_ok=True)
         emit(PhaseEvent(Phase.DOWNLOAD, PhaseState.START,
                         f"{' '.join(packages)} for {target.abi} {target.platform}"))
+        links = list(find_links)
+        if route is not None:  # the torch wheels through our own verified downloads, straight into wheels/
+            house = fill(wheels, route, Net(proxy, ca_bundle), emit, cancel, locked=None,
+                         local_folders=[str(f) for f in links])
+            forget_downloads(house.served)
+            links.append(wheels)
         py, tmp_pip = _pip_python(cancel, log_path)
-        _download(_download_argv(py, wheels, target, packages, index_urls, find_links), target, emit, cancel,
-                  log_path)
+        _download(_download_argv(py, wheels, target, packages, index_urls, links, no_index=local_only), target,
+                  emit, cancel, log_path, _pip_env(proxy, ca_bundle))
         emit(PhaseEvent(Phase.DOWNLOAD, PhaseState.END))
         emit(PhaseEvent(Phase.HASH, PhaseState.START))
         manifest = Manifest(
@@ -478,7 +544,8 @@ def build_bundle(out: str | os.PathLike[str], *, packages: Sequence[str], python
             platforms=tuple(target.platforms), packages=tuple(packages),
             files=_hash_wheels(wheels, emit, cancel, log_path),
             created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), assistant_version=__version__,
-            recommendation=recommendation, index_url=index_url, find_links=tuple(str(f) for f in find_links),
+            recommendation=recommendation, index_url=index_url,
+            find_links=tuple(str(f) for f in find_links),
         )
         _write(out, manifest)
         emit(PhaseEvent(Phase.HASH, PhaseState.END))

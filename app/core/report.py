@@ -387,6 +387,12 @@ def _install_section(i: InstallResult) -> Section:
         rows.append(("Log", str(i.log_path)))
     if i.packages:
         rows.append(("Packages", ", ".join(f"{k} {v}" for k, v in i.packages.items())))
+    for s in i.downloads:  # which source served each wheel (the assistant's own downloads)
+        how = f"{_t(s.source)} ({s.url})"
+        if s.earlier:
+            how += f", resumed at byte {s.resumed_at} after {', '.join(s.earlier)} failed: " + \
+                "; ".join(_t(f) for f in s.failures)
+        rows.append((f"Source of {s.filename}", how))
     return Section("Installation", tuple(rows))
 
 

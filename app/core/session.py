@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # start-up: the wizard makes a Session before its first paint
     from app.core.recommend import Choices, Recommendation
     from app.core.remedies import types as remedies_types
     from app.core.report import SessionReport
+    from app.core.sources import SourceSettings
     from app.core.system import SystemReport
     from app.core.verify import VerifyReport
 
@@ -209,6 +210,7 @@ class Session:
         self.verify_report: VerifyReport | None = None
         self.diagnosis: Diagnosis | None = None
         self.bench_report: BenchReport | None = None
+        self.sources: SourceSettings | None = None  # what the user's sources hold bounds the recommendation
         self.notes: list[Text] = []
         self.status: str | None = None  # set by conclude()
         self.exit_code: int | None = None
@@ -273,6 +275,12 @@ class Session:
             self.invalidate(Stage.SYSTEM)
             self.system = report
 
+    def use_sources(self, sources: SourceSettings | None) -> None:
+        """The sources the next recommendation is computed over (None or no named source: the
+        compatibility data's releases all count as available)."""
+        with self._lock:
+            self.sources = sources
+
     def choose(self, choices: Choices | None) -> None:
         """The user's wishes for the recommendation (None: none); forgets the old recommendation."""
         with self._lock:
@@ -292,12 +300,13 @@ class Session:
         """The recommendation for the detected system and the current :attr:`choices`.
         Raises BadInput when the choices cannot work (the old recommendation is then gone)."""
         from app.core.recommend import recommend  # start-up
+        from app.core.sources import availability  # start-up
 
         system = _need(self.system, msg("session.no_system", "There is no system report yet."),
                        msg("session.no_system_hint", "Detect this machine first."))
         choices = self.choices
         try:
-            rec = recommend(system, None, choices)
+            rec = recommend(system, None, choices, availability(self.sources))
         except UserError:
             with self._lock:
                 if self.system is system and self.choices is choices:
@@ -308,6 +317,28 @@ class Session:
                 self.invalidate(Stage.RECOMMENDATION)
                 self.recommendation = rec
         return rec
+
+    def fit_sources(self, request: InstallRequest) -> Recommendation | None:
+        """Make the recommendation fit ``request``'s sources (the wizard's Environment page, where
+        the local wheels folder and the mirrors are set): when they offer the recommended build,
+        it stays as it is; otherwise the recommendation is made anew over what they offer (and
+        recorded as :meth:`recommend` records it). Returns the recommendation to plan with."""
+        from app.core.sources import Availability  # start-up
+        from app.core.wheels import index_local_label
+
+        rec = self.recommendation
+        if request.packages is not None or request.bundle is not None:
+            return rec
+        settings = request.sources
+        self.use_sources(settings)
+        if rec is None or not settings.constrains or rec.torch_version is None:
+            return rec
+        av = Availability(settings)
+        python = rec.env_python or (self.system.python.minor if self.system is not None else None)
+        if av.has("torch", rec.torch_version, rec.index_url, index_local_label(rec.index_url, rec.platform),
+                  python) is not None:
+            return rec
+        return self.recommend()
 
     def check_plan(self, request: InstallRequest) -> Planned:
         """Plan ``request`` and run the pre-flight, recording nothing (a worker may call it).
@@ -442,6 +473,7 @@ class Session:
             self.detect(opts.target)
         if wants_rec:
             self.choose(choices)
+            self.use_sources(request.sources)
             self.recommend()
         obs.recommended(self.recommendation)
         planned = self.check_plan(request)

@@ -7,6 +7,13 @@ installed (from a local wheels folder when one is given, as the Environment page
 "Local wheels folder" setting), verified and measured with a short speed test. Each page is
 captured once its work is done, first in English, then switched live to Chinese (which is
 also a check that every page retranslates its results).
+
+``offline=True`` (or ``TORCH_SETUP_SCREENSHOT_OFFLINE=1``) shows the issue-12 run: the PyTorch
+index out of reach (``TORCH_SETUP_TORCH_INDEX`` pointed at a port where nothing listens, unless
+set), only the local wheels field filled with a folder that holds torch and everything it
+needs; the Environment page makes the recommendation fit the folder, and the Recommendation
+page is captured again (after Back) with the build the folder holds and why. The files get an
+``-offline`` suffix (``3-recommendation-offline-en.png``).
 """
 from __future__ import annotations
 
@@ -74,11 +81,16 @@ def wheel_version(folder: str) -> str | None:
     return wheels[-1].name.split("-")[1].split("+")[0] if wheels else None
 
 
+# long: one real run through every page, with the offline variant's extra Back to page 3
 def save_all(out_dir: str | os.PathLike, languages=None, *, wheels: str | None = None,
-             index_url: str | None = None, stop_after: PageId | None = None) -> list[Path]:
+             index_url: str | None = None, stop_after: PageId | None = None, offline: bool = False) -> list[Path]:
     from app.gui.state import WizardState
     from app.gui.wizard import SetupWizard
 
+    offline = offline or os.environ.get("TORCH_SETUP_SCREENSHOT_OFFLINE", "") == "1"
+    suffix = "-offline" if offline else ""
+    if offline:
+        os.environ.setdefault("TORCH_SETUP_TORCH_INDEX", "http://127.0.0.1:9/whl/")  # the discard port: refused
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     languages = list(languages or LANGS)
@@ -100,7 +112,7 @@ def save_all(out_dir: str | os.PathLike, languages=None, *, wheels: str | None =
             if i18n.current_language() != lang:
                 wiz.welcome.select_language(lang)
                 wait(150)  # LanguageChange events are posted; let every page retranslate
-            path = out / f"{FILE_NAMES[pid]}-{lang}.png"
+            path = out / f"{FILE_NAMES[pid]}{suffix}-{lang}.png"
             wiz.grab().save(str(path))
             saved.append(path)
         if i18n.current_language() != languages[0]:
@@ -117,25 +129,27 @@ def save_all(out_dir: str | os.PathLike, languages=None, *, wheels: str | None =
                 page.location.setText(str(work / "envs"))
                 page.name.setText("torch-env")
                 if wheels:
+                    # Only the local wheels field: what the folder holds bounds the recommendation
+                    # (the Environment page makes it fit), and when it holds everything no index is used.
                     page.advanced.set_expanded(True)
                     page.find_links.setText(wheels)
-                    # The PyTorch index cannot always be reached (offline labs, this CI):
-                    # with local wheels, the rest comes from the default package index.
-                    page.index_url.setText(index_url or "https://pypi.org/simple")
-            if pid == PageId.RECOMMENDATION and wheels:
-                wait_until(lambda page=page: page.isComplete() and not page.is_busy(), 30, "the recommendation")
-                have = wheel_version(wheels)
-                rec = wiz.state.session.recommendation
-                if have and rec is not None and rec.torch_version != have:
-                    # Install what the local wheels folder holds (an offline lab's situation).
-                    page.apply_change({"backend": rec.backend, "variant": rec.variant, "torch_version": have,
-                                       "packages": []})
-                    wait(100)
+                    if index_url:
+                        page.index_url.setText(index_url)
             if pid != PageId.WELCOME:
                 wait_until(lambda page=page: page.isComplete() and not page.is_busy(), timeouts.get(pid, 60),
                            f"the {pid.name} page to finish")
             wait(100)
-            grab(pid)
+            if pid == PageId.ENVIRONMENT and offline:
+                wiz.back()  # the Recommendation page, now with the build the folder holds and why
+                wait_until(lambda: wiz.currentId() == int(PageId.RECOMMENDATION), 10, "the Recommendation page")
+                wait(150)
+                grab(PageId.RECOMMENDATION)
+                wiz.next()
+                wait_until(lambda page=page: wiz.currentId() == int(PageId.ENVIRONMENT) and page.isComplete()
+                           and not page.is_busy(), 120, "the Environment page to finish again")
+                wait(100)
+            if not (pid == PageId.RECOMMENDATION and offline):  # offline: captured after Back (above)
+                grab(pid)
             if pid == PageId.ENVIRONMENT:
                 page.advanced.set_expanded(False)  # the install page's screenshot shows the default look
             if (stop_after is not None and pid == stop_after) or pid == PageId.DONE:

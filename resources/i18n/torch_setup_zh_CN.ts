@@ -179,7 +179,7 @@
 <context>
     <name>DonePage</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="+232"/>
+        <location filename="../../app/gui/pages/done.py" line="+234"/>
         <source>Save the report into…</source>
         <translation>把报告保存到…</translation>
     </message>
@@ -194,7 +194,7 @@
         <translation>已安装：PyTorch {version}{build}，位于 {path}</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+10"/>
         <source>Python: {python}</source>
         <translation>Python：{python}</translation>
     </message>
@@ -327,6 +327,11 @@
         <location line="-79"/>
         <source>Speed (partial, the test was stopped): up to {gflops:.1f} GFLOP/s ({device}, {dtype}).</source>
         <translation>速度（部分结果，测试已停止）：最高 {gflops:.1f} GFLOP/s（{device}，{dtype}）。</translation>
+    </message>
+    <message>
+        <location line="-20"/>
+        <source>Downloaded from: {sources}</source>
+        <translation>下载来源：{sources}</translation>
     </message>
 </context>
 <context>
@@ -601,7 +606,7 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+238"/>
+        <location filename="../../app/gui/pages/environment.py" line="+285"/>
         <source>(recommended)</source>
         <translation>（推荐）</translation>
     </message>
@@ -611,7 +616,7 @@
         <translation>Python {version}（由 uv 查找或下载）</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+135"/>
         <source>Choose the existing environment</source>
         <translation>选择已有的环境</translation>
     </message>
@@ -627,17 +632,17 @@
     </message>
     <message>
         <location line="+6"/>
-        <location line="+273"/>
+        <location line="+287"/>
         <source>Choose the CA certificates file</source>
         <translation>选择 CA 证书文件</translation>
     </message>
     <message>
-        <location line="-272"/>
+        <location line="-286"/>
         <source>Certificates (*.pem *.crt *.cer);;All files (*)</source>
         <translation>证书 (*.pem *.crt *.cer);;所有文件 (*)</translation>
     </message>
     <message>
-        <location line="+77"/>
+        <location line="+78"/>
         <source>PyTorch will be added to the environment in {path}.</source>
         <translation>PyTorch 将安装到 {path} 中的已有环境。</translation>
     </message>
@@ -652,7 +657,7 @@
         <translation>该位置剩余 {free}。</translation>
     </message>
     <message>
-        <location line="+130"/>
+        <location line="+143"/>
         <source>Everything is ready. Press Install to create the environment and install PyTorch.</source>
         <translation>一切就绪。点击“安装”即可创建环境并安装 PyTorch。</translation>
     </message>
@@ -873,7 +878,7 @@
         <translation>CA 证书文件</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+14"/>
         <source>Checks before installing</source>
         <translation>安装前检查</translation>
     </message>
@@ -887,11 +892,76 @@
         <source>Checking…</source>
         <translation>正在检查…</translation>
     </message>
+    <message>
+        <location line="-422"/>
+        <source>Automatic: the PyTorch server, then verified mirrors</source>
+        <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The PyTorch server only</source>
+        <translation>只用 PyTorch 官方服务器</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>{mirror}, then the PyTorch server</source>
+        <translation>{mirror}，然后是 PyTorch 官方服务器</translation>
+    </message>
+    <message>
+        <location line="+71"/>
+        <source>Why this version: {why}</source>
+        <translation>为什么是这个版本：{why}</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Checking the mirrors…</source>
+        <translation>正在检查镜像…</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>{source}: has the exact file, {speed:.1f} MB/s</source>
+        <translation>{source}：有这个确切的文件，{speed:.1f} MB/s</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>{source}: {reason}</source>
+        <translation>{source}：{reason}</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Verified mirrors are listed first under &quot;Download PyTorch from&quot;: each has the exact file with the PyTorch server&apos;s SHA-256. Choose one to use it; nothing changes until you do.</source>
+        <translation>已验证的镜像列在“PyTorch 下载来源”的最前面：每个镜像都有这个确切的文件，且 SHA-256 与 PyTorch 官方服务器的一致。选择一个即可使用；在你选择之前不会有任何改变。</translation>
+    </message>
+    <message>
+        <location line="+315"/>
+        <source>Where PyTorch comes from</source>
+        <translation>PyTorch 从哪里下载</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Download PyTorch from:</source>
+        <translation>PyTorch 下载来源(&amp;D)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Download PyTorch from</source>
+        <translation>PyTorch 下载来源</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Chec&amp;k the mirrors</source>
+        <translation>检查镜像(&amp;K)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Ask every mirror of this build whether it has the exact file, with the same SHA-256, and how fast it answers</source>
+        <translation>询问这个版本的每个镜像：是否有这个确切的文件、SHA-256 是否相同、响应有多快</translation>
+    </message>
 </context>
 <context>
     <name>EnvironmentsPage</name>
     <message>
-        <location filename="../../app/gui/pages/environments.py" line="+191"/>
+        <location filename="../../app/gui/pages/environments.py" line="+189"/>
         <source>never</source>
         <extracomment>status -&gt; icon</extracomment>
         <translation>从未</translation>
@@ -1420,7 +1490,7 @@
         <translation>处理器（仅 CPU）</translation>
     </message>
     <message>
-        <location line="+332"/>
+        <location line="+338"/>
         <source>No PyTorch build could be recommended: {message}</source>
         <translation>无法推荐 PyTorch 版本：{message}</translation>
     </message>
@@ -1435,7 +1505,7 @@
         <translation>这是你自己的选择。点击“更改…”→“使用推荐设置”可恢复助手的推荐。</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+6"/>
         <source>This is the build that fits this computer best.</source>
         <translation>这是最适合这台电脑的版本。</translation>
     </message>
@@ -1518,6 +1588,11 @@
         <location line="+1"/>
         <source>Change the backend, build, PyTorch version or packages</source>
         <translation>更改后端、构建版本、PyTorch 版本或软件包</translation>
+    </message>
+    <message>
+        <location line="-45"/>
+        <source>This is the newest build your sources hold, not the newest release; the reason is below.</source>
+        <translation>这是你的来源中能获取的最新版本，而不是最新发布的版本；原因见下方。</translation>
     </message>
 </context>
 <context>
@@ -2172,7 +2247,7 @@ Stop and close?</source>
 <context>
     <name>_CommandRow</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="-187"/>
+        <location filename="../../app/gui/pages/done.py" line="-173"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>

@@ -19,15 +19,20 @@ from app.core import disk, locks
 from app.core.errors import BadInput
 from app.core.indexes import NET_TIMEOUT_S, check_url, display_url, probe_index, proxy_problem
 from app.core.install.config import CONDA_FORGE, default_index_for
+from app.core.install.planning import TORCH_FAMILY, python_version
 from app.core.install.request import Check, InstallPlan
 from app.core.install.sizing import fmt_mb
 from app.core.oserrors import os_error_text
 from app.core.paths import new_log_path
+from app.core.requirements import requirement_name
 from app.core.secrets import mask
+from app.core.sources import closure, scan, torch_origin, variant_of_index
+from app.core.sources.routing import Route, verify
 from app.core.text import Msg, Text, msg, render
 
 __all__ = ["REACH_LABELS", "check_backend", "check_disk", "check_indexes", "check_lock", "check_proxy",
-           "check_python", "check_reach", "check_target", "index_targets", "preflight", "raise_for_checks"]
+           "check_python", "check_reach", "check_route", "check_target", "index_targets", "preflight",
+           "raise_for_checks", "route_of", "routed_requirements"]
 
 _MINOR = re.compile(r"^\d+\.\d+$")
 
@@ -187,8 +192,10 @@ def check_disk(p: InstallPlan) -> Check:
 
 def index_targets(p: InstallPlan) -> list[tuple[str, str]]:
     """``(label key, url)`` of every index, channel and folder the install will read from."""
-    if p.index.offline:
+    if p.index.offline and p.request.bundle is not None:
         return [("bundle", str(p.request.bundle))]
+    if p.index.offline:  # the wheel folders hold everything
+        return [("find-links", str(f)) for f in p.index.find_links]
     out = []
     if p.new_env and p.kind == "conda":  # conda create fetches Python from conda-forge
         out.append(("conda channel", CONDA_FORGE))
@@ -247,14 +254,109 @@ def _reach_answer(p: InstallPlan, url: str, named: bool) -> tuple[Text | None, T
     return check_url(url, proxy=p.request.proxy), None
 
 
+def routed_requirements(p: InstallPlan) -> tuple[str, ...]:
+    """The torch pins the verified routing must find a source for (torch first); empty when the
+    installer needs no torch index: offline, packages named by the user, an index that is not
+    the PyTorch server's (PyPI's macOS builds, AMD's index) unless the user named it, or every
+    torch wheel in the folders."""
+    rec = p.request.recommendation
+    if p.index.offline or p.request.packages is not None or rec is None or not p.index.torch_index:
+        return ()
+    if not p.index.torch_index.startswith(("http://", "https://")):
+        return ()
+    if not p.request.index_url and variant_of_index(rec.index_url) is None:
+        return ()
+    pins = [x for x in p.packages if requirement_name(x) in TORCH_FAMILY]
+    wheels = scan(p.request.sources.folders)
+    if wheels:
+        pyver = python_version(p.python, p.python_request)
+        pins = [x for x in pins if x in closure([x], wheels, pyver).missing]
+    pins.sort(key=lambda x: requirement_name(x) != "torch")
+    return tuple(pins)
+
+
+def _route_hint(route: Route) -> Text:
+    fix = next((v.failure.fix for v in route.verdicts if v.failure is not None and v.failure.fix), "")
+    return fix or _reach_hint("torch index")
+
+
+_NETWORK = ("dns", "refused", "timeout", "reset", "proxy_refused")
+
+
+def check_route(p: InstallPlan, wanted: tuple[str, ...]) -> list[Check]:
+    """The verified routing of the pinned torch wheels: the chosen source (its check carries the
+    route to the install), and one warning per source skipped, with its reason."""
+    rec = p.request.recommendation
+    assert rec is not None  # routed_requirements() gave pins
+    route = verify(p.request.sources, rec.index_url, wanted, python_version(p.python, p.python_request))
+    chosen = route.chosen
+    out: list[Check] = []
+    if chosen is not None:
+        how = (msg("sources.verified_hash", "the exact file is there and its SHA-256 is the PyTorch server's")
+               if chosen.hash_checked else
+               msg("sources.verified_nohash", "the exact file is there (its SHA-256 could not be compared with "
+                   "the PyTorch server's)"))
+        out.append(Check("reach:torch index", True, msg(
+            "sources.route_chosen", "{files} will come from {source}: {how}; {speed} MB/s, the fastest of {count} "
+            "verified source(s)", files=tuple(f.filename for f in chosen.files),
+            source=chosen.source.label(variant_of_index(rec.index_url)),
+            how=how, speed=round((chosen.speed_bps or 0) / 1e6, 1), count=len(route.verified)), route=route))
+    else:
+        first = route.verdicts[0]
+        if first.failure is not None and first.failure.kind in _NETWORK:  # the index itself is out of reach
+            variant = variant_of_index(rec.index_url)
+            base = check_reach("torch index", first.source.url_for(variant), first.failure.text)
+            out.append(Check(base.name, False, base.message, _route_hint(route), code=base.code, route=route))
+        else:
+            out.append(Check("reach:torch index", False, msg(
+                "sources.route_none", "No source has {want} for this computer: {why}. Nothing was changed.",
+                want=tuple(wanted), why=msg("sources.route_skipped", "Skipped {source}: {reason}.",
+                                            source=first.source.label(variant_of_index(rec.index_url)),
+                                            reason=first.reason)),
+                hint=_route_hint(route), route=route))
+    for v in route.skipped:
+        if chosen is None and v is route.verdicts[0]:
+            continue  # said by the blocking check above
+        out.append(Check(f"source:{v.source.id}", False, msg("sources.route_skipped", "Skipped {source}: {reason}.",
+                                                              source=v.source.label(variant_of_index(rec.index_url)),
+                                                              reason=v.reason),
+                         hint=v.failure.fix if v.failure is not None else "", severity="warning"))
+    return out
+
+
+def route_of(checks: Sequence[Check]) -> Route | None:
+    """The verified route the pre-flight found (None: the installer fetches everything itself)."""
+    return next((c.route for c in checks if c.route is not None and c.ok), None)
+
+
+def _unused_torch_index(p: InstallPlan) -> list[Check]:
+    """A warning, not a refusal, when the torch index cannot be reached and nothing is needed from it."""
+    rec = p.request.recommendation
+    if rec is None or p.request.packages is not None or p.index.torch_index or p.request.bundle is not None:
+        return []
+    url = p.request.index_url or torch_origin(rec.index_url)
+    if not url.startswith(("http://", "https://")):
+        return []
+    why = check_url(url, proxy=p.request.proxy)
+    if why is None:
+        return []
+    return [Check("reach:torch index", False, msg(
+        "preflight.reach_not_needed", "The torch index {url} cannot be reached ({why}); nothing is needed from it: "
+        "the torch wheels are in your folder.", url=display_url(url), why=why), severity="warning")]
+
+
 def check_indexes(p: InstallPlan) -> list[Check]:
-    """One check per target, probed in parallel (each costs up to the network timeout). A probe
-    that raises or does not answer in time is a failed check, never a passed one."""
-    targets = index_targets(p)
+    """One check per target, probed in parallel (each costs up to the network timeout); the
+    torch index's check is the verified routing when the torch wheels come from the network. A
+    probe that raises or does not answer in time is a failed check, never a passed one."""
+    wanted = routed_requirements(p)
+    targets = [t for t in index_targets(p) if not (wanted and t[0] == "torch index")]
     wait_s = NET_TIMEOUT_S + 2
     no_answer = msg("preflight.reach_no_answer", "no answer within {seconds:g} s", seconds=wait_s)
     answers: list[tuple[Text | None, Text | None]] = [(no_answer, None)] * len(targets)
     named = {p.index.torch_index, p.index.default_index, *p.index.extra_index_urls} - {None}
+    routed: list[Check] = []
+    unused: list[Check] = []
 
     def work(i: int, url: str) -> None:
         try:
@@ -264,12 +366,19 @@ def check_indexes(p: InstallPlan) -> list[Check]:
                               error=type(exc).__name__), None)
 
     threads = [threading.Thread(target=work, args=(i, u), daemon=True) for i, (_, u) in enumerate(targets)]
-    for t in threads:
+    slow = [threading.Thread(target=lambda: unused.extend(_unused_torch_index(p)), daemon=True)]
+    if wanted:
+        slow.append(threading.Thread(target=lambda: routed.extend(check_route(p, wanted)), daemon=True))
+    for t in threads + slow:
         t.start()
     deadline = time.monotonic() + wait_s
     for t in threads:
         t.join(max(0.0, deadline - time.monotonic()))
-    return [check_reach(key, url, err, warn) for (key, url), (err, warn) in zip(targets, answers, strict=True)]
+    for t in slow:
+        t.join(120)
+    found = [check_reach(key, url, err, warn) for (key, url), (err, warn) in zip(targets, answers, strict=True)]
+    at = next((i for i, (key, _) in enumerate(targets) if key != "conda channel"), len(found))
+    return found[:at] + routed + found[at:] + unused
 
 
 def check_lock(p: InstallPlan) -> Check:

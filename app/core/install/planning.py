@@ -21,6 +21,7 @@ from app.core.envs import EnvBackend, IndexOptions, PythonInfo, env_python
 from app.core.errors import BadInput, ForFace
 from app.core.install.request import InstallPlan, InstallRequest
 from app.core.install.sizing import estimate
+from app.core.sources import closure, scan, torch_origin
 from app.core.text import Text, msg
 from app.core.wheels import backend_of_variant, local_label
 
@@ -28,9 +29,10 @@ if TYPE_CHECKING:  # start-up: only the type is needed here
     from app.core.recommend import Recommendation
     from app.core.system import SystemReport
 
-__all__ = ["plan"]
+__all__ = ["TORCH_FAMILY", "plan", "python_version"]
 
 _MINOR = re.compile(r"^\d+\.\d+$")
+TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 
 
 @dataclass(frozen=True)
@@ -145,16 +147,43 @@ def _build_backend(rec: Recommendation | None, what: _What) -> Backend | None:
     return None
 
 
-def _index(request: InstallRequest, rec: Recommendation | None, what: _What) -> IndexOptions:
+def python_version(python: PythonInfo | None, spec: str | None) -> str | None:
+    """The target Python as "3.11" (None: unknown, then this interpreter's tags are assumed)."""
+    if python is not None:
+        return python.major_minor
+    return spec if spec and _MINOR.match(spec) else None
+
+
+def _index(request: InstallRequest, rec: Recommendation | None, what: _What,
+           pyver: str | None) -> tuple[IndexOptions, tuple[Text, ...]]:
+    """Where the packages come from; notes when the wheel folders make an index unnecessary."""
     if what.manifest is not None and request.bundle is not None:  # offline: the bundle's wheels, nothing else
         return IndexOptions(default_index=request.default_index_url,
                             extra_index_urls=request.extra_index_urls,
                             find_links=(str(request.bundle.absolute() / what.manifest.wheels_dir),),
-                            ca_bundle=request.ca_bundle, offline=True, require_hashes=True)
-    return IndexOptions(torch_index=request.index_url or (rec.index_url if rec is not None else None),
-                        default_index=request.default_index_url,
+                            ca_bundle=request.ca_bundle, offline=True, require_hashes=True), ()
+    torch_index = request.index_url or (torch_origin(rec.index_url) if rec is not None else None)
+    folders = request.sources.folders
+    wheels = scan(folders) if folders and what.packages else ()
+    if wheels:
+        shown = ", ".join(folders)
+        whole = closure(what.packages, wheels, pyver)
+        if whole.complete:  # everything is in the folders: no index at all
+            return (IndexOptions(find_links=request.find_links, ca_bundle=request.ca_bundle, offline=True),
+                    (msg("install.note_all_local", "Everything comes from your folder {folders}: torch and the "
+                         "{count} packages it needs are there, so no index is used.", folders=shown,
+                         count=len(whole.chosen) - 1),))
+        pins = [x for x in what.packages if requirements.requirement_name(x) in TORCH_FAMILY]
+        if pins and torch_index and not request.index_url and \
+                all(x not in closure([x], wheels, pyver).missing for x in pins):
+            # the torch wheels are in the folders: the torch index is not needed
+            return (IndexOptions(default_index=request.default_index_url, extra_index_urls=request.extra_index_urls,
+                                 find_links=request.find_links, ca_bundle=request.ca_bundle),
+                    (msg("install.note_torch_local", "torch comes from your folder {folders}; the other packages "
+                         "from the package index.", folders=shown),))
+    return IndexOptions(torch_index=torch_index, default_index=request.default_index_url,
                         extra_index_urls=request.extra_index_urls,
-                        find_links=request.find_links, ca_bundle=request.ca_bundle)
+                        find_links=request.find_links, ca_bundle=request.ca_bundle), ()
 
 
 _VERSION_LIKE = re.compile(r"^\d+(\.\d+)*$")
@@ -184,17 +213,21 @@ def plan(request: InstallRequest, report: SystemReport | None = None) -> Install
     rec = request.recommendation
     what = _what(request, rec)
     python, python_notes = _python(request, env_path, what, report)
-    index = _index(request, rec, what)
+    index, index_notes = _index(request, rec, what, python_version(python, what.python_spec))
+    why: Text = ""
+    if rec is not None and rec.availability and request.packages is None:
+        why = msg("install.note_why_version", "Why torch {torch}: {why}", torch=rec.torch_version or "?",
+                  why=rec.availability)
     build_mb = rec.install_size_mb if rec is not None and not request.index_url else None  # the data's size
-    estimate_mb, why = estimate(what.packages, backend, _build_backend(rec, what), index.find_links,
-                                what.manifest, build_mb)
+    estimate_mb, est_why = estimate(what.packages, backend, _build_backend(rec, what), index.find_links,
+                                    what.manifest, build_mb)
     if request.existing:
-        why = msg("install.estimate_upper_bound", "{why} (existing env: upper bound)", why=why)
+        est_why = msg("install.estimate_upper_bound", "{why} (existing env: upper bound)", why=est_why)
     return InstallPlan(
         request=request, env_path=env_path, backend=backend, python=python,
         python_request=what.python_spec, packages=what.packages, index=index,
-        new_env=not request.existing, estimate_mb=estimate_mb, estimate_why=why,
+        new_env=not request.existing, estimate_mb=estimate_mb, estimate_why=est_why,
         variant=None if what.manifest is not None else (rec.variant if rec is not None else None),
         bundle_manifest=what.manifest, requirements_file=what.requirements_file,
-        notes=what.notes, python_notes=python_notes,
+        notes=(*what.notes, *((why,) if why else ()), *index_notes), python_notes=python_notes,
     )

@@ -9,14 +9,18 @@ and :func:`~app.core.install.install` returns an :class:`InstallResult`. Sentenc
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from app.core.bundle import Manifest
 from app.core.envs import EnvBackend, IndexOptions, PythonInfo
 from app.core.errors import BadInput
+from app.core.indexes import display_url
 from app.core.serial import to_jsonable
+from app.core.sources.download import Served
+from app.core.sources.routing import Route
+from app.core.sources.settings import Mirrors, SourceSettings
 from app.core.text import Joined, Msg, Text, render
 
 if TYPE_CHECKING:  # start-up: the recommendation engine is only imported where it runs
@@ -57,6 +61,7 @@ class InstallRequest:
     ca_bundle: str | None = None  # a CA file, or "system" for the OS trust store
     default_index_url: str | None = None  # a mirror replacing PyPI for everything else
     timeout_s: float | None = None  # per command; None: no limit (cancel still works)
+    mirrors: Mirrors = "auto"  # mirrors of the torch index: "auto", "off", or ids / URLs (app.core.sources)
 
     def __post_init__(self) -> None:
         if self.packages is not None:
@@ -65,11 +70,23 @@ class InstallRequest:
         object.__setattr__(self, "find_links", tuple(os.fspath(f) for f in self.find_links))
         if self.bundle is not None:
             object.__setattr__(self, "bundle", Path(self.bundle))
+        if isinstance(self.mirrors, list):
+            object.__setattr__(self, "mirrors", tuple(self.mirrors))
+
+    @property
+    def sources(self) -> SourceSettings:
+        """The request's sources, as :mod:`app.core.sources` reads them."""
+        return SourceSettings(find_links=self.find_links, bundle=self.bundle, index_url=self.index_url,
+                              mirrors=self.mirrors, proxy=self.proxy, ca_bundle=self.ca_bundle)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)
                              if f.name != "recommendation"}
         d["recommendation"] = self.recommendation.to_dict() if self.recommendation is not None else None
+        for key in ("proxy", "index_url", "default_index_url"):  # credentials never leave the process
+            if d.get(key):
+                d[key] = display_url(str(d[key]))
+        d["extra_index_urls"] = [display_url(u) for u in self.extra_index_urls]
         return d
 
 
@@ -88,6 +105,7 @@ class Check:
     hint: Text = ""
     severity: Severity = "error"
     code: str = ""
+    route: Route | None = field(default=None, compare=False, repr=False)  # the verified sources (reach:torch index)
 
     def __post_init__(self) -> None:
         if not self.code:
@@ -105,8 +123,13 @@ class Check:
         return "warning" if self.severity == "warning" else "error"
 
     def to_dict(self, lang: str = "en") -> dict[str, Any]:
-        return {"name": self.name, "code": self.code, "ok": self.ok, "severity": self.severity,
-                "message": render(self.message, lang), "hint": render(self.hint, lang)}
+        d: dict[str, Any] = {"name": self.name, "code": self.code, "ok": self.ok, "severity": self.severity,
+                             "message": render(self.message, lang), "hint": render(self.hint, lang)}
+        if self.route is not None:
+            d["sources"] = [{"id": v.source.id, "name": render(v.source.name, lang),
+                             "url": display_url(v.source.url), "ok": v.ok, "reason": render(v.reason, lang),
+                             "speed_bps": v.speed_bps, "hash_checked": v.hash_checked} for v in self.route.verdicts]
+        return d
 
 
 @dataclass(frozen=True)
@@ -175,9 +198,9 @@ class InstallPlan:
             "python": self.python.to_dict() if self.python else None,
             "python_request": self.python_request,
             "packages": list(self.packages),
-            "torch_index": self.index.torch_index,
-            "default_index": self.index.default_index,
-            "extra_index_urls": list(self.index.extra_index_urls),
+            "torch_index": display_url(self.index.torch_index) if self.index.torch_index else None,
+            "default_index": display_url(self.index.default_index) if self.index.default_index else None,
+            "extra_index_urls": [display_url(u) for u in self.index.extra_index_urls],
             "find_links": [str(f) for f in self.index.find_links],
             "offline": self.index.offline,
             "new_env": self.new_env,
@@ -185,7 +208,7 @@ class InstallPlan:
             "estimate_why": render(self.estimate_why),
             "variant": self.variant,
             "bundle": str(self.request.bundle) if self.request.bundle else None,
-            "commands": self._commands_or_empty(),
+            "commands": [[display_url(a) for a in argv] for argv in self._commands_or_empty()],
             "notes": [render(n) for n in self.notes],
             "note_codes": [code_of(n, "install.note") for n in self.notes],
         }
@@ -203,12 +226,14 @@ class InstallResult:
     installer: str = "uv"
     created: bool = True
     warnings: tuple[Text, ...] = ()
+    downloads: tuple[Served, ...] = ()  # who served each wheel (our own downloads; empty when the installer fetched)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)
-                             if f.name != "warnings"}
+                             if f.name not in ("warnings", "downloads")}
         d["warnings"] = [render(w) for w in self.warnings]
         d["warning_codes"] = [code_of(w, "install.warning") for w in self.warnings]
+        d["downloads"] = [s.to_dict() for s in self.downloads]
         return d
 
     @classmethod
@@ -219,4 +244,5 @@ class InstallResult:
                    log_path=Path(log) if log else None, duration_s=float(d.get("duration_s") or 0.0),
                    packages={str(k): str(v) for k, v in (d.get("packages") or {}).items()},
                    kind=str(d.get("kind", "venv")), installer=str(d.get("installer", "uv")),
-                   created=bool(d.get("created", True)), warnings=tuple(str(w) for w in d.get("warnings") or ()))
+                   created=bool(d.get("created", True)), warnings=tuple(str(w) for w in d.get("warnings") or ()),
+                   downloads=tuple(Served.from_dict(s) for s in d.get("downloads") or () if isinstance(s, dict)))

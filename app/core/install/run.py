@@ -32,14 +32,18 @@ from app.core.enums import Phase, PhaseState
 from app.core.envs import env_python
 from app.core.errors import Cancelled, ForFace, UserError
 from app.core.events import Event, LogEvent, PhaseEvent, StepEvent, WarningEvent, ignore
-from app.core.install.checks import preflight, raise_for_checks
+from app.core.install.checks import preflight, raise_for_checks, route_of
 from app.core.install.interpreter import ensure_own_interpreter
 from app.core.install.request import Check, InstallPlan, InstallResult
 from app.core.install.transaction import Rollback, Snapshot, kept_text, rollback, take_snapshot
+from app.core.install.wheelhouse import fetch_wheelhouse, wheelhouse_index
 from app.core.paths import new_log_path
 from app.core.progress import ProgressParser, unpack_watch
 from app.core.requirements import requirement_name
 from app.core.secrets import mask
+from app.core.sources.routing import Route
+from app.core.sources.settings import python_mirror_env
+from app.core.sources.wheelhouse import Wheelhouse, cleanup
 from app.core.text import Msg, Text, join, msg, render
 
 __all__ = ["TORCH_FAMILY", "install", "installer_failure", "mixed_variants", "outcome"]
@@ -95,11 +99,14 @@ class _Run:
         self.child_env = p.backend.child_env(p.index, p.request.proxy)
         if p.installer == "pip" and p.kind == "venv":
             self.child_env["PIP_REQUIRE_VIRTUALENV"] = "1"  # pip itself refuses a Python that is not a venv
+        self.child_env.update(python_mirror_env(p.request.mirrors))  # a Python-builds mirror the user chose
         self.guard: Rollback | None = None
         self.snapshot: Snapshot | None = None
         self.phase = Phase.SNAPSHOT
         self.warnings: list[Text] = []
         self.installed: dict[str, str] = {}
+        self.route: Route | None = None  # the verified sources the pre-flight found
+        self.house: Wheelhouse | None = None  # the per-run wheelhouse, once filled
 
     def emit(self, event: Event) -> None:
         """Tell the consumer; its failure (a closed console, a GUI bug) never stops the run or its rollback."""
@@ -153,6 +160,7 @@ class _Run:
         if any(c.blocking for c in checks):
             self.emit(PhaseEvent(Phase.PREFLIGHT, PhaseState.FAILED))
             raise_for_checks(checks, self.log_path)
+        self.route = route_of(checks)
         for c in checks:
             if c.severity == "warning" and (not c.ok or p.python is None):
                 self.emit(WarningEvent(c.message))
@@ -209,6 +217,14 @@ class _Run:
                          msg("install.create_failed_hint", "Check the Python interpreter, or create the environment "
                              "with uv instead."))
 
+    def fetch_wheels(self) -> None:
+        """The verified route's wheels (and, for a new env, every other wheel) into a per-run wheelhouse."""
+        if self.route is None:
+            return
+        self.phase = Phase.DOWNLOAD
+        self.house = fetch_wheelhouse(self.p, self.route, self.emit, self.cancel, self.child_env, self.log_path,
+                                      self.info, self.warnings)
+
     def install_packages(self) -> None:
         p = self.p
         self.phase = Phase.INSTALL
@@ -221,7 +237,10 @@ class _Run:
             self.emit(LogEvent(line, stream))
             parser.feed(line)
 
-        argv = p.backend.install_argv(p.env_path, p.packages, p.index, requirements=p.requirements_file,
+        packages, index, req_file = p.packages, p.index, p.requirements_file
+        if self.house is not None:  # the wheelhouse's files, with no index (or only for the rest)
+            packages, index, req_file = wheelhouse_index(p, self.house)
+        argv = p.backend.install_argv(p.env_path, packages, index, requirements=req_file,
                                       pip_version=envs.pip_version_in(p.env_path))
         ensure_own_interpreter(p.env_path, log_path=self.log_path)
         try:
@@ -317,6 +336,7 @@ class _Run:
             log_path=self.log_path, duration_s=round(time.monotonic() - self.started, 3),
             packages=dict(sorted(self.installed.items())), kind=p.kind, installer=p.installer,
             created=p.new_env, warnings=tuple(self.warnings),
+            downloads=self.house.served if self.house is not None else (),
         )
 
 
@@ -350,13 +370,18 @@ def _install(run: _Run, checks: Sequence[Check] | None) -> InstallResult:
         else:
             run.take_snapshot()
         run.cancel.raise_if_cancelled()
+        run.fetch_wheels()
         run.install_packages()
         run.cancel.raise_if_cancelled()  # a cancel that came while the last check ran still counts
     except BaseException as exc:
+        if run.house is not None:
+            cleanup(run.house, keep_downloads=True)  # a retry goes on from these downloads
         error = run.undo(exc)
         if error is exc:
             raise
         if isinstance(error, Cancelled):
             raise error from None
         raise error from exc
+    if run.house is not None:
+        cleanup(run.house, keep_downloads=False)
     return run.result()

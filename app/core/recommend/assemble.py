@@ -25,4 +25,4 @@ def build(d: Decision) -> Recommendation:
         driver_upgrade=d.upgrade, commands=install.commands, platform=eng.m.platform, torch_release=rel.torch,
         unknowns=tuple(explain.unknowns(d)), choices=eng.choices, summary=explain.summary(d),
         install_size_mb=v.install_mb, facts_assumed=bool(rel.assumed or v.assumed),
-        compat_data_origin=data.origin)
+        compat_data_origin=data.origin, availability=explain.availability(d))

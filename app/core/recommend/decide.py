@@ -7,7 +7,7 @@ consequences) for :mod:`app.core.recommend.explain` to put into words.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from app.core import cuda
 from app.core.compat import DriverCeiling, Release, Variant, version_tuple
@@ -15,7 +15,24 @@ from app.core.recommend.evaluate import Engine, Evaluation
 from app.core.recommend.facts import GpuView, Machine, vtext
 from app.core.recommend.types import DriverUpgrade
 
-__all__ = ["Decision", "PypiDefault", "PythonChoice", "ceilings", "choose_python", "decide", "driver_upgrade"]
+if TYPE_CHECKING:  # start-up: the sources load only when the user named some
+    from app.core.sources import Offer
+
+__all__ = ["Availed", "Decision", "PypiDefault", "PythonChoice", "ceilings", "choose_python", "decide",
+           "driver_upgrade"]
+
+
+@dataclass(frozen=True)
+class Availed:
+    """What the user's sources decided: the version they offer (``offer`` None: none of the
+    builds that run here is on offer) and the better build they do not offer (``skipped``,
+    whose version is ``skipped_version``; ``reachable``: its sources answered but lack it)."""
+
+    version: str
+    offer: Offer | None
+    skipped: Evaluation | None
+    skipped_version: str
+    reachable: bool
 
 
 @dataclass(frozen=True)
@@ -114,6 +131,7 @@ class Decision:
     python: PythonChoice
     upgrade: DriverUpgrade | None
     pypi: PypiDefault | None
+    availed: Availed | None = None  # None: no source bounds the choice
 
     @property
     def m(self) -> Machine:
@@ -124,14 +142,17 @@ class Decision:
         return [x for _, es in self.tried for x in es]
 
 
-def decide(eng: Engine, chosen: Evaluation, tried: list[tuple[str, list[Evaluation]]]) -> Decision:
+def decide(eng: Engine, chosen: Evaluation, tried: list[tuple[str, list[Evaluation]]],
+           availed: Availed | None = None) -> Decision:
     rel, v = chosen.release, chosen.variant
     torch_version = eng.pinned_version(rel) if eng.choices.torch else rel.latest
+    if availed is not None and availed.offer is not None:
+        torch_version = availed.version
     frozen = tuple((b, tuple(es)) for b, es in tried)
     evals = [x for _, es in frozen for x in es]
     upgrade = driver_upgrade(eng, chosen, evals) if v.backend == "cuda" else None
-    return Decision(eng, chosen, frozen, torch_version, choose_python(eng, rel, v), upgrade,
-                    _pypi_default(eng, chosen))
+    return Decision(eng, chosen, frozen, torch_version, choose_python(eng, rel, v), upgrade, _pypi_default(eng, chosen),
+                    availed)
 
 
 def _pypi_default(eng: Engine, chosen: Evaluation) -> PypiDefault | None:

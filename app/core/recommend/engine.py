@@ -8,17 +8,23 @@ language or other global state; its sentences are texts rendered by the presente
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from app.core.actions import Action, ActionKind, Remedy
-from app.core.compat import BACKENDS, CompatData, load_compat
+from app.core.compat import BACKENDS, CompatData, load_compat, version_tuple
 from app.core.enums import Backend
 from app.core.errors import BadInput, ForFace, Hint
 from app.core.recommend.assemble import build
-from app.core.recommend.decide import decide
+from app.core.recommend.decide import Availed, choose_python, decide
 from app.core.recommend.evaluate import Engine, Evaluation
 from app.core.recommend.types import Choices, Recommendation
 from app.core.recommend.words import backend_words, platform_words
 from app.core.system import SystemReport
 from app.core.text import Text, join, msg
+from app.core.wheels import index_local_label
+
+if TYPE_CHECKING:  # start-up: the sources load only when the user named some
+    from app.core.sources import Availability, Offer
 
 __all__ = ["recommend"]
 
@@ -27,8 +33,12 @@ Tried = list[tuple[str, list[Evaluation]]]
 
 
 def recommend(report: SystemReport | dict[str, object], data: CompatData | None = None,
-              choices: Choices | None = None) -> Recommendation:
-    """The PyTorch build for this machine, explained. Raises BadInput for impossible wishes."""
+              choices: Choices | None = None, available: Availability | None = None) -> Recommendation:
+    """The PyTorch build for this machine, explained. Raises BadInput for impossible wishes.
+
+    ``available``: what the user's sources offer (:mod:`app.core.sources`); the newest build
+    they offer is chosen ("newest" means newest available) and a reason says so. None: every
+    release of the compatibility data counts as available."""
     if isinstance(report, dict):
         report = SystemReport.from_dict(report)
     data = data or load_compat()
@@ -52,6 +62,11 @@ def recommend(report: SystemReport | dict[str, object], data: CompatData | None 
         evals = eng.candidates(b, req_variant, explicit=explicit)
         tried.append((b, evals))
         best = _pick(evals, eng)
+        if best is not None and available is not None:
+            found = _pick_available(evals, eng, available)
+            if found is not None:
+                return build(decide(eng, found[0], tried, found[1]))
+            return build(decide(eng, best, tried, _unavailable(eng, best, available)))
         if best is not None:
             return build(decide(eng, best, tried))
     raise _refusal(eng, req_backend, req_variant, tried)
@@ -91,6 +106,59 @@ def _pick(evals: list[Evaluation], eng: Engine) -> Evaluation | None:
     gpus = eng.targets(ok[0].variant.backend)
     everyone = [e for e in ok if len(e.served) == len(gpus)]
     return max(everyone or ok, key=lambda e: e.rank())
+
+
+def _wanted(eng: Engine, e: Evaluation) -> str:
+    return eng.pinned_version(e.release) if eng.choices.torch else e.release.latest
+
+
+def _offer(eng: Engine, e: Evaluation, available: Availability) -> tuple[str, Offer] | None:
+    """The version of ``e``'s release (the wanted one, else its newest) the sources offer, and where."""
+    rel, v = e.release, e.variant
+    label = index_local_label(v.index_url, eng.platform_for_wheels())
+    pc = choose_python(eng, rel, v)
+    python = pc.env_python or pc.python
+    want = _wanted(eng, e)
+    exact = str(eng.choices.torch or "").strip().lstrip("v").count(".") == 2
+
+    def accept(version: str) -> bool:
+        return version == want if exact else version.split(".")[:2] == rel.torch.split(".")[:2]
+
+    for remote in (False, True):  # the folders first: a request only when they lack the wanted build
+        offers = [o for o in available.offers("torch", v.index_url, label, python, remote=remote) if accept(o.version)]
+        hit = next((o for o in offers if o.version == want), None)
+        if hit is not None:
+            return want, hit
+    if not offers:
+        return None
+    newest = max(offers, key=lambda o: version_tuple(o.version))
+    return newest.version, newest
+
+
+def _pick_available(evals: list[Evaluation], eng: Engine, available: Availability) -> tuple[Evaluation, Availed] | None:
+    """The best build that runs AND that the sources offer, with what that decided."""
+    ok = [e for e in evals if e.ok]
+    if not ok:
+        return None
+    gpus = eng.targets(ok[0].variant.backend)
+    everyone = sorted((e for e in ok if len(e.served) == len(gpus)), key=lambda e: e.rank(), reverse=True)
+    rest = sorted((e for e in ok if e not in everyone), key=lambda e: e.rank(), reverse=True)
+    top = (everyone or rest)[0]
+    for e in everyone + rest:
+        found = _offer(eng, e, available)
+        if found is None:
+            continue
+        version, offer = found
+        skipped = None if (e is top and version == _wanted(eng, top)) else top
+        reachable = not available.failures(top.variant.index_url)
+        return e, Availed(version, offer, skipped, _wanted(eng, top), reachable)
+    return None
+
+
+def _unavailable(eng: Engine, best: Evaluation, available: Availability) -> Availed:
+    """No build that runs is on offer: the plain pick, said to be unavailable."""
+    reachable = not available.failures(best.variant.index_url)
+    return Availed(_wanted(eng, best), None, best, _wanted(eng, best), reachable)
 
 
 def _refusal(eng: Engine, backend: str | None, variant: str | None, tried: Tried) -> BadInput:

@@ -29,6 +29,7 @@ from app.core.recommend.words import (
 from app.core.text import Text, join, msg
 
 __all__ = [
+    "availability",
     "backend_unavailable",
     "reasons",
     "summary",
@@ -238,7 +239,36 @@ def _cpu_reasons(d: Decision) -> list[Text]:
     return out
 
 
+def _short_build(d: Decision) -> Text:
+    v = d.chosen.variant
+    return msg("rec.build_short_cpu", "CPU") if v.backend == "cpu" else v.label()
+
+
+def availability(d: Decision) -> Text:
+    """Why this version when the user's sources decided it ("" when they did not)."""
+    a = d.availed
+    if a is None or a.offer is None or a.skipped is None:
+        return ""
+    if a.reachable:
+        return msg("rec.available_lacking", "torch {torch} ({build}), the newest build available {where}; "
+                   "{newest} exists but none of your sources holds it.", torch=d.torch_version,
+                   build=_short_build(d), where=a.offer.where, newest=a.skipped_version)
+    return msg("rec.available_unreachable", "torch {torch} ({build}), the newest build available {where}; "
+               "{newest} exists but is not reachable.", torch=d.torch_version, build=_short_build(d),
+               where=a.offer.where, newest=a.skipped_version)
+
+
 def _release_reasons(d: Decision) -> list[Text]:
+    why = availability(d)
+    if why:
+        return [why]
+    if d.availed is not None and d.availed.offer is not None:
+        return [*_plain_release_reasons(d), msg("rec.offered_by", "It is available {where}.",
+                                                   where=d.availed.offer.where)]
+    return _plain_release_reasons(d)
+
+
+def _plain_release_reasons(d: Decision) -> list[Text]:
     rel, data, pinned = d.chosen.release, d.eng.data, bool(d.eng.choices.torch)
     if pinned:
         return [msg("rec.torch_pinned", "torch {torch} as you asked (--torch).", torch=d.torch_version)]
@@ -423,6 +453,11 @@ def warnings(d: Decision) -> list[Text]:
         out.append(msg("rec.assumed_warning", "This build's facts are assumed, not confirmed by the compatibility "
                        "data; the verification after the install checks that it runs. To install only confirmed "
                        "builds, run recommend with --verified-only, or update the data: torch-setup compat refresh."))
+    a = d.availed
+    if a is not None and a.offer is None:
+        out.append(msg("rec.not_on_offer", "None of your sources offers torch {torch} ({build}) or an older build "
+                       "that runs here; the installation will fail unless the index can be reached.",
+                       torch=d.torch_version, build=_short_build(d)))
     found = unknowns(d)
     if found:
         out.append(msg("rec.unknown_fields", "Unknown (not in the report): {items}.", items=tuple(found)))

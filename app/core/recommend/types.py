@@ -207,6 +207,7 @@ class RecommendationText:
     unknowns: tuple[str, ...]
     alternatives: tuple[str, ...]  # each alternative's why, in the order of ``alternatives``
     unserved: tuple[str, ...]  # each unserved GPU's why
+    availability: str = ""  # why this version, when the user's sources decided it
 
 
 @dataclass(frozen=True)
@@ -239,6 +240,7 @@ class Recommendation:
     install_size_mb: int | None = None  # torch + its runtime installed, when the data knows it for this build
     facts_assumed: bool = False  # the build's facts are assumed (a release found on the index, an unconfirmed row)
     compat_data_origin: str = "bundled"  # bundled | downloaded (a verified newer copy, compat refresh)
+    availability: Text = ""  # why this version when the user's sources decided it (also among reasons)
 
     def __post_init__(self) -> None:
         _normalise(self)
@@ -260,7 +262,7 @@ class Recommendation:
         return RecommendationText(
             summary=render(self.summary, lang), reasons=all_(self.reasons), warnings=all_(self.warnings),
             unknowns=all_(self.unknowns), alternatives=all_([a.why for a in self.alternatives]),
-            unserved=all_([u.why for u in self.unserved_gpus]))
+            unserved=all_([u.why for u in self.unserved_gpus]), availability=render(self.availability, lang))
 
     def to_dict(self) -> dict[str, Any]:
         en = self.texts("en")
@@ -278,6 +280,8 @@ class Recommendation:
             "summary": en.summary, "reason_codes": list(self.reason_codes), "warning_codes": list(self.warning_codes),
             "install_size_mb": self.install_size_mb, "facts_assumed": self.facts_assumed,
             "compat_data_origin": self.compat_data_origin,
+            "availability": en.availability,
+            "availability_code": code_of(self.availability) if self.availability else None,
         }
 
     @classmethod
@@ -305,7 +309,8 @@ class Recommendation:
             platform=d.get("platform"), torch_release=d.get("torch_release"), unknowns=_loaded_all(d.get("unknowns")),
             choices=Choices.from_dict(d.get("choices")), summary=_loaded(d.get("summary")),
             install_size_mb=_size(d.get("install_size_mb")), facts_assumed=bool(d.get("facts_assumed")),
-            compat_data_origin=str(d.get("compat_data_origin") or "bundled"))
+            compat_data_origin=str(d.get("compat_data_origin") or "bundled"),
+            availability=_loaded(d.get("availability"), d.get("availability_code")))
 
 
 def _size(value: object) -> int | None:

@@ -29,6 +29,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.errors import UserError
+from app.core.text import render
+from app.gui.i18n import current_language
 from app.gui.logview import monospace_font
 from app.gui.pages._common import ErrorPanel, put_icon, std_icon
 from app.gui.pages.base import BasePage
@@ -263,6 +265,12 @@ class DonePage(BasePage):
         if env:
             lines.append(self.tr("Installed: PyTorch {version}{build} in {path}").format(
                 version=torch_v, build=build, path=env))
+        if rec is not None and rec.availability:  # why this version: what the sources held
+            lines.append(render(rec.availability, current_language()))
+        served = res.downloads if res is not None else ()
+        if served:
+            sources = sorted({render(s.source, current_language()) for s in served})
+            lines.append(self.tr("Downloaded from: {sources}").format(sources=", ".join(sources)))
         py = self.python()
         if py:
             lines.append(self.tr("Python: {python}").format(python=py))

@@ -10,11 +10,21 @@ choices) plans anew.
 
 The checks are the core's :class:`~app.core.install.Check` values: their messages and hints
 are rendered in the wizard's language, and again when the language changes (no new run).
+
+Sources (:mod:`app.core.sources`): what the local wheels folder (and the other sources) hold
+bounds the recommendation, so the pre-flight first makes the session's recommendation fit them
+(``session.fit_sources``: the newest build they offer, with the reason shown here). The
+"Download PyTorch from" choice picks the mirrors: "Automatic" (the PyTorch server, with the
+catalogue's mirrors as fallbacks), the PyTorch server only, or one mirror first. "Check the
+mirrors" verifies every mirror of the build (the exact file, its SHA-256, a timed request) and
+lists the verified ones first; it runs by itself under a Chinese locale and when the PyTorch
+server cannot be reached, and is always a choice, never applied silently.
 The free space under the chosen folder is read off the GUI thread (``statvfs`` can block on a
 network mount), one query at a time, the latest path winning.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -39,6 +49,7 @@ from app.core.disk import existing_ancestor, free_mb
 from app.core.errors import UserError, hint_text
 from app.core.install import Check
 from app.core.session import Planned, Stage
+from app.core.sources.routing import Route
 from app.core.system import ToolInfo
 from app.core.text import Text, render
 from app.gui.i18n import current_language
@@ -155,6 +166,33 @@ class EnvironmentPage(BasePage):
         af.addRow(self.l_ca, ca_row)
         self.advanced = Collapsible(content=adv)
 
+        # --- sources: where PyTorch comes from (mirrors as a choice) ---
+        self.sources_title = heading()
+        self.sources_note = QLabel()
+        self.sources_note.setWordWrap(True)
+        self.sources_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.sources_note.hide()
+        self.offer_banner = Banner("info")
+        self.offer_banner.hide()
+        self.mirror_choice = QComboBox()
+        self.mirror_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.check_mirrors = QPushButton()
+        self.check_mirrors.clicked.connect(self.run_mirror_check)
+        self.l_mirror_choice = QLabel()
+        self.l_mirror_choice.setBuddy(self.mirror_choice)
+        choice_row = QHBoxLayout()
+        choice_row.addWidget(self.l_mirror_choice)
+        choice_row.addWidget(self.mirror_choice, 1)
+        choice_row.addWidget(self.check_mirrors)
+        self.mirror_results = muted(QLabel())
+        self.mirror_results.setWordWrap(True)
+        self.mirror_results.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.mirror_results.hide()
+        self.mirror_route: Route | None = None  # the last mirror check's verdicts
+        self._mirror_task: Task | None = None
+        self._mirror_checked_for: str | None = None  # the torch pin the check ran for
+        self._mirror_ids: list[str] = []
+
         # --- pre-flight ---
         self.checks_title = heading()
         self.busy = BusyLine()
@@ -175,6 +213,11 @@ class EnvironmentPage(BasePage):
         self.body.addLayout(self.form)
         self.body.addWidget(self.target_label)
         self.body.addWidget(self.advanced)
+        self.body.addWidget(self.sources_title)
+        self.body.addWidget(self.sources_note)
+        self.body.addWidget(self.offer_banner)
+        self.body.addLayout(choice_row)
+        self.body.addWidget(self.mirror_results)
         self.body.addWidget(self.checks_title)
         self.body.addWidget(self.busy)
         self.body.addLayout(self.checks_box)
@@ -190,6 +233,7 @@ class EnvironmentPage(BasePage):
                   self.mirror, self.proxy, self.ca_bundle):
             w.textChanged.connect(self.inputs_changed)
         self.python.currentIndexChanged.connect(self.inputs_changed)
+        self.mirror_choice.currentIndexChanged.connect(self.inputs_changed)
         self.kind_group.idToggled.connect(self._kind_toggled)
         self.existing.toggled.connect(self._existing_toggled)
         self.retranslate()
@@ -208,12 +252,15 @@ class EnvironmentPage(BasePage):
             self.r_uv.setChecked(True)
         self._conda_tool = conda
         self._fill_pythons()
+        self._fill_mirrors()
         if not self._initialized:
             self._initialized = True
             if self.state.bundle_dir and not self.bundle.text():
                 self.bundle.setText(str(self.state.bundle_dir))
         self.retranslate()
         self.inputs_changed()
+        if current_language() == "zh_CN":  # mirrors first, as a choice: check them at once
+            self.run_mirror_check()
 
     def _fill_pythons(self) -> None:
         report = self.state.session.system
@@ -247,6 +294,126 @@ class EnvironmentPage(BasePage):
         idx = self.python.findData(prev) if prev else -1
         self.python.setCurrentIndex(idx if idx >= 0 else max(best, 0))
         self.python.blockSignals(False)
+
+    # ---- sources: mirrors ----
+    def _variant_mirrors(self) -> list[tuple[str, str]]:
+        """``(id, name)`` of the catalogue's mirrors of the recommended build's index."""
+        from app.core.mirrors import default_catalogue
+        from app.core.sources import variant_of_index
+
+        rec = self.state.session.recommendation
+        variant = variant_of_index(rec.index_url) if rec is not None else None
+        if variant is None:
+            return []
+        return [(m.id, m.name) for m in default_catalogue().torch_mirrors_for(variant)]
+
+    def _fill_mirrors(self) -> None:
+        """Automatic, the PyTorch server only, then each mirror; verified mirrors (fastest first)
+        lead the list after a check, and under a Chinese locale the mirrors come before the rest."""
+        prev = self.mirror_choice.currentData()
+        mirrors = self._variant_mirrors()
+        route = self.mirror_route
+        if route is not None:
+            speed = {v.source.id: (v.speed_bps or 0.0) for v in route.verdicts if v.ok}
+            mirrors.sort(key=lambda m: (m[0] not in speed, -speed.get(m[0], 0.0)))
+        self._mirror_ids = [m for m, _ in mirrors]
+        plain = [(self.tr("Automatic: the PyTorch server, then verified mirrors"), "auto"),
+                 (self.tr("The PyTorch server only"), "off")]
+        items = [(self.tr("{mirror}, then the PyTorch server").format(mirror=name), mid) for mid, name in mirrors]
+        first = current_language() == "zh_CN" or self._origin_failed()
+        ordered = items + plain if first and items else plain + items
+        self.mirror_choice.blockSignals(True)
+        self.mirror_choice.clear()
+        for label, data in ordered:
+            self.mirror_choice.addItem(label, data)
+        idx = self.mirror_choice.findData(prev if prev is not None else "auto")
+        self.mirror_choice.setCurrentIndex(idx if idx >= 0 else self.mirror_choice.findData("auto"))
+        self.mirror_choice.blockSignals(False)
+        self.mirror_choice.setEnabled(bool(items))
+        self.check_mirrors.setEnabled(bool(items) and self._mirror_task is None)
+
+    def mirrors_setting(self) -> str | tuple[str, ...]:
+        data = self.mirror_choice.currentData()
+        if data in (None, "auto", "off"):
+            return data or "auto"
+        return (str(data), "origin")  # the chosen mirror first, the PyTorch server after it
+
+    def _origin_failed(self) -> bool:
+        """The pre-flight found the PyTorch server out of reach (not: missing a file)."""
+        for c in self.check_results:
+            if c.route is not None:
+                first = c.route.verdicts[0] if c.route.verdicts else None
+                return (first is not None and first.source.kind == "origin" and not first.ok
+                        and first.failure is not None
+                        and first.failure.kind in ("dns", "refused", "timeout", "reset", "tls", "tls_verify"))
+        return False
+
+    def run_mirror_check(self) -> None:
+        """Verify every mirror of the recommended build (in a Task); the results are a choice."""
+        rec = self.state.session.recommendation
+        if rec is None or not rec.packages or self._mirror_task is not None or not self._variant_mirrors():
+            return
+        import dataclasses
+
+        from app.core.sources.routing import verify
+
+        request = self.build_request()
+        settings = dataclasses.replace(request.sources, index_url=None, mirrors="auto")
+        pins = tuple(p for p in rec.packages if p.startswith("torch=="))
+        pyver = rec.env_python or (self.state.session.system.python.minor if self.state.session.system else None)
+
+        def fn(_on_event: object, _cancel: object) -> Route:
+            return verify(settings, rec.index_url, pins, pyver, prefer_mirrors=True)
+
+        task = Task(fn, self, name="mirror-check")
+        task.succeeded.connect(self._on_mirrors_checked)
+        task.finished.connect(self._mirror_task_finished)
+        self._mirror_task = task
+        self._mirror_checked_for = pins[0] if pins else None
+        self.check_mirrors.setEnabled(False)
+        self._render_sources()
+        task.start()
+
+    def _on_mirrors_checked(self, route: Route) -> None:
+        self.mirror_route = route
+        self._fill_mirrors()
+        self._render_sources()
+
+    def _mirror_task_finished(self) -> None:
+        if self._mirror_task is not None:
+            self._mirror_task.deleteLater()
+        self._mirror_task = None
+        self._fill_mirrors()
+        self._render_sources()
+
+    def _render_sources(self) -> None:
+        lang = current_language()
+        rec = self.state.session.recommendation
+        why = render(rec.availability, lang) if rec is not None else ""
+        self.sources_note.setText(self.tr("Why this version: {why}").format(why=why) if why else "")
+        self.sources_note.setVisible(bool(why))
+        route = self.mirror_route
+        lines = []
+        if self._mirror_task is not None:
+            lines.append(self.tr("Checking the mirrors…"))
+        elif route is not None:
+            for v in sorted(route.verdicts, key=lambda v: (not v.ok, -(v.speed_bps or 0.0))):
+                name = render(v.source.name, lang)
+                if v.ok:
+                    lines.append("✓ " + self.tr("{source}: has the exact file, {speed:.1f} MB/s").format(
+                        source=name, speed=(v.speed_bps or 0.0) / 1e6))
+                else:
+                    lines.append("✗ " + self.tr("{source}: {reason}").format(source=name,
+                                                                               reason=render(v.reason, lang)))
+        self.mirror_results.setText("\n".join(lines))
+        self.mirror_results.setVisible(bool(lines))
+        verified = [v for v in route.verdicts if v.ok and v.source.kind == "mirror"] if route is not None else []
+        offer = bool(verified) and (self._origin_failed() or lang == "zh_CN")
+        if offer:
+            self.offer_banner.set_text(self.tr(
+                "Verified mirrors are listed first under \"Download PyTorch from\": each has the exact file with "
+                "the PyTorch server's SHA-256. Choose one to use it; nothing changes until you do."), "info")
+        self.offer_banner.setVisible(offer)
 
     def _existing_toggled(self, on: bool) -> None:
         # Adding to an environment keeps its own name and Python.
@@ -335,7 +502,8 @@ class EnvironmentPage(BasePage):
                               existing=self.existing.isChecked(),
                               default_index_url=self.mirror.text().strip() or None,
                               proxy=self.proxy.text().strip() or None,
-                              ca_bundle=self.ca_bundle.text().strip() or None)
+                              ca_bundle=self.ca_bundle.text().strip() or None,
+                              mirrors=self.mirrors_setting())
 
     def inputs_changed(self, *_) -> None:
         self._generation += 1
@@ -397,7 +565,12 @@ class EnvironmentPage(BasePage):
         session = self.state.session
 
         def fn(on_event, cancel) -> tuple[Planned | None, list[Check]]:
+            nonlocal request
             try:
+                # what the sources hold bounds the recommendation: the newest build they offer
+                rec = session.fit_sources(request)
+                if rec is not request.recommendation:
+                    request = dataclasses.replace(request, recommendation=rec)
                 planned = session.check_plan(request)  # records nothing: this page approves it below
             except Exception as exc:  # BadInput: a check that failed, with its message
                 return None, [_refused("plan", exc)]
@@ -432,11 +605,16 @@ class EnvironmentPage(BasePage):
                 self._passed = False
                 self.check_results.append(_refused("plan", err))
         self._render_checks()
+        self._fill_mirrors()
+        self._render_sources()
+        if self._origin_failed() and self.mirror_route is None:  # offer the mirrors, as a choice
+            self.run_mirror_check()
         self.completeChanged.emit()
         self.preflight_done.emit(self._passed)
 
     def is_busy(self) -> bool:
-        return bool(self._tasks)  # a task leaves the list when its "finished" reaches the GUI thread
+        # a task leaves the list when its "finished" reaches the GUI thread
+        return bool(self._tasks) or self._mirror_task is not None
 
     def cancel_and_wait(self, timeout: float = 30.0, *, timeout_ms: int | None = None) -> bool:
         if timeout_ms is not None:
@@ -450,6 +628,9 @@ class EnvironmentPage(BasePage):
         if self._free_task is not None:
             self._free_wanted = None
             done = self._free_task.wait(timeout) and done
+        if self._mirror_task is not None:
+            self._mirror_task.cancel()
+            done = self._mirror_task.wait(timeout) and done
         return done
 
     @property
@@ -545,6 +726,15 @@ class EnvironmentPage(BasePage):
         self.ca_bundle.setAccessibleName(self.tr("CA certificates file"))
         self.browse_ca.setText(self.tr("Browse…"))
         self.browse_ca.setAccessibleName(self.tr("Choose the CA certificates file"))
+        self.sources_title.setText(self.tr("Where PyTorch comes from"))
+        self.l_mirror_choice.setText(self.tr("&Download PyTorch from:"))
+        self.mirror_choice.setAccessibleName(self.tr("Download PyTorch from"))
+        self.check_mirrors.setText(self.tr("Chec&k the mirrors"))
+        self.check_mirrors.setToolTip(self.tr("Ask every mirror of this build whether it has the exact file, with "
+                                              "the same SHA-256, and how fast it answers"))
+        if self._initialized:
+            self._fill_mirrors()  # the items in the new language; the selection stays
+        self._render_sources()
         if self._initialized:
             self._fill_pythons()  # "(recommended)" in the new language; the selection stays
         self.checks_title.setText(self.tr("Checks before installing"))

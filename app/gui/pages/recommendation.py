@@ -346,6 +346,12 @@ class RecommendationPage(BasePage):
         else:
             self._render()
 
+    def showEvent(self, event) -> None:
+        # Back from the Environment page: its sources may have made the recommendation anew
+        # (the newest build the local wheels folder holds); draw the one the session has now.
+        super().showEvent(event)
+        self._render()
+
     def refresh(self) -> None:
         session = self.state.session
         if session.system is None or self.is_busy():
@@ -461,6 +467,9 @@ class RecommendationPage(BasePage):
         if self.state.session.choices is not None:
             self.summary.setText(self.tr("This is your own choice. \"Change…\" → \"Use the recommendation\" goes "
                                          "back to the assistant's."))
+        elif rec.availability:  # the sources decided the version (the reason is the first "why" after the GPU's)
+            self.summary.setText(self.tr("This is the newest build your sources hold, not the newest release; "
+                                         "the reason is below."))
         else:
             self.summary.setText(self.tr("This is the build that fits this computer best."))
         if extra:
