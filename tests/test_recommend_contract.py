@@ -24,6 +24,9 @@ SHAPE = {
     "compat_data_date": (str,), "env_vars": (dict,), "served_gpus": (list,), "unserved_gpus": (list,),
     "driver_upgrade": (dict, type(None)), "commands": (dict,), "platform": (str,), "torch_release": (str,),
     "unknowns": (list,), "choices": (dict,), "summary": (str,), "reason_codes": (list,), "warning_codes": (list,),
+    # issue 13: what each wish cost, the Pythons the build installs for, where it installs from
+    "costs": (list,), "cost_codes": (list,), "pythons": (list,), "python_range": (list, type(None)),
+    "find_links": (list,), "no_index": (bool,),
 }
 ALT_SHAPE = {"backend": (str,), "variant": (str,), "torch_version": (str, type(None)), "valid": (bool,),
              "why": (str,), "code": (str,)}

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # start-up: the wizard makes a Session before its first paint
     from app.core.bench import BenchReport
     from app.core.doctor import Diagnosis
     from app.core.install import Check, InstallPlan, InstallRequest, InstallResult
-    from app.core.recommend import Choices, Recommendation
+    from app.core.recommend import Available, Choices, Recommendation
     from app.core.report import SessionReport
     from app.core.system import SystemReport
     from app.core.verify import VerifyReport
@@ -191,6 +191,7 @@ class Session:
         self.source = source  # wizard | unattended | cli: named in the report
         self.system: SystemReport | None = None
         self.choices: Choices | None = None
+        self.available: Available | None = None  # what the sources hold: an input of the recommendation
         self.recommendation: Recommendation | None = None
         self.planned: Planned | None = None
         self.install_result: InstallResult | None = None
@@ -267,6 +268,13 @@ class Session:
             self.choices = choices
             self.invalidate(Stage.RECOMMENDATION)
 
+    def use_sources(self, available: Available | None) -> None:
+        """What the sources hold (None: not known, every index assumed reachable); the
+        recommendation is made anew over it."""
+        with self._lock:
+            self.available = available
+            self.invalidate(Stage.RECOMMENDATION)
+
     # ------------------------------------------------------------------ the steps
     def detect(self, target: str | Path | None = None) -> SystemReport:
         """Detect this machine (free space measured at ``target``); forgets everything built on the old report."""
@@ -277,20 +285,23 @@ class Session:
         return report
 
     def recommend(self) -> Recommendation:
-        """The recommendation for the detected system and the current :attr:`choices`.
-        Raises BadInput when the choices cannot work (the old recommendation is then gone)."""
+        """The recommendation for the detected system, the current :attr:`choices` and what the
+        sources hold (:attr:`available`). Raises BadInput when the choices cannot work
+        (NoCombination, with the ways out, when they cannot all be had); the old recommendation
+        is then gone."""
         from app.core.recommend import recommend  # start-up
 
         system, choices = _need(self.system, "system report", "Detect this machine first."), self.choices
+        available = self.available
         try:
-            rec = recommend(system, None, choices)
+            rec = recommend(system, None, choices, available)
         except UserError:
             with self._lock:
-                if self.system is system and self.choices is choices:
+                if self.system is system and self.choices is choices and self.available is available:
                     self.invalidate(Stage.RECOMMENDATION)
             raise
         with self._lock:
-            if self.system is system and self.choices is choices:
+            if self.system is system and self.choices is choices and self.available is available:
                 self.invalidate(Stage.RECOMMENDATION)
                 self.recommendation = rec
         return rec

@@ -246,15 +246,22 @@ def test_change_dialog_offers_only_valid_choices(qtbot, host):
             if not item.isEnabled():
                 greyed.append(item)
                 assert item.toolTip(), f"greyed {item.text()} says why"
-    # Every invalid option the engine reports is unreachable: selecting it falls back.
+    # Every invalid option the engine reports is unreachable: selecting it falls back to a
+    # selection the engine accepts (the builds it leaves to the engine may be None: "automatic").
+    from app.core.recommend import Choices
+
     for o in opts:
         if o["valid"]:
             continue
         dlg.select(o["backend"], o["variant"], o["torch_version"])
         sel = dlg.selection()
-        chosen = next((x for x in opts if (x["backend"], x["variant"], x["torch_version"])
-                       == (sel["backend"], sel["variant"], sel["torch_version"])), None)
-        assert chosen is not None and chosen["valid"], f"{o} could be picked"
+        picked = (sel["backend"], sel["variant"], sel["torch_version"])
+        assert picked != (o["backend"], o["variant"], o["torch_version"]), f"{o} could be picked"
+        assert dlg.works() and dlg.buttons.button(dlg.buttons.StandardButton.Ok).isEnabled()
+        got = recommend(report, None, Choices(backend=sel["backend"], variant=sel["variant"],
+                                              torch=sel["torch_version"], python=sel["python"],
+                                              packages=tuple(sel["packages"]) or None))
+        assert o["torch_version"] is None or (got.variant, got.torch_version) != (o["variant"], o["torch_version"])
     if greyed:
         assert "Not available on this computer" in dlg.why_not.toPlainText()
 

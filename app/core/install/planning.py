@@ -130,10 +130,39 @@ def _index(request: InstallRequest, rec: Recommendation | None, what: _What) -> 
                             extra_index_urls=request.extra_index_urls,
                             find_links=(str(request.bundle.absolute() / what.manifest.wheels_dir),),
                             ca_bundle=request.ca_bundle, offline=True, require_hashes=True)
-    return IndexOptions(torch_index=request.index_url or (rec.index_url if rec is not None else None),
+    if rec is not None and rec.no_index and not (request.index_url or request.extra_index_urls
+                                                 or request.default_index_url):
+        # the recommendation was made from what the wheel folders hold: install from them alone
+        folders = tuple(dict.fromkeys((*request.find_links, *rec.find_links)))
+        return IndexOptions(find_links=folders, ca_bundle=request.ca_bundle, offline=True)
+    find_links = request.find_links
+    if rec is not None and rec.find_links:
+        find_links = tuple(dict.fromkeys((*find_links, *rec.find_links)))
+    return IndexOptions(torch_index=request.index_url or (rec.index_url if rec is not None else None) or None,
                         default_index=request.default_index_url,
                         extra_index_urls=request.extra_index_urls,
-                        find_links=request.find_links, ca_bundle=request.ca_bundle)
+                        find_links=find_links, ca_bundle=request.ca_bundle)
+
+
+def _pip_version(request: InstallRequest, env_path: Path, backend: EnvBackend,
+                 python: PythonInfo | None) -> tuple[int, ...]:
+    """The pip the installer will meet in the env: the env's own, or the one a new venv gets from
+    its Python's ensurepip; () when it cannot be known before (a conda env's)."""
+    if request.existing:
+        return envs.pip_version_in(env_path)
+    if backend.installer == "pip" and backend.kind == "venv" and python is not None and python.pip:
+        return _version_tuple(python.pip)
+    return ()
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in text.split("."):
+        m = re.match(r"\d+", piece)
+        if not m:
+            break
+        parts.append(int(m.group()))
+    return tuple(parts)
 
 
 def plan(request: InstallRequest, report: SystemReport | None = None) -> InstallPlan:
@@ -156,4 +185,5 @@ def plan(request: InstallRequest, report: SystemReport | None = None) -> Install
         variant=None if what.manifest is not None else (rec.variant if rec is not None else None),
         bundle_manifest=what.manifest, requirements_file=what.requirements_file,
         notes=what.notes, python_notes=python_notes,
+        pip_version=_pip_version(request, env_path, backend, python),
     )

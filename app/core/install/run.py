@@ -19,7 +19,7 @@ from app.core.envs import env_python
 from app.core.errors import Cancelled, UserError
 from app.core.events import Event, LogEvent, PhaseEvent, StepEvent, WarningEvent, ignore
 from app.core.install.checks import preflight, raise_for_checks
-from app.core.install.request import Check, InstallPlan, InstallResult
+from app.core.install.request import Check, CommandRun, InstallPlan, InstallResult, masked
 from app.core.install.transaction import Rollback, rollback, take_snapshot
 from app.core.installer_hints import hint_for
 from app.core.paths import new_log_path
@@ -61,6 +61,7 @@ class _Run:
         self.phase = Phase.SNAPSHOT
         self.warnings: list[Text] = []
         self.installed: dict[str, str] = {}
+        self.commands_run: list[CommandRun] = []
 
     def info(self, text: str) -> None:
         """A line of the assistant's own, to the live log and the log file."""
@@ -103,9 +104,13 @@ class _Run:
         self.info(f"snapshot of {self.p.env_path}: {self.snapshot}")
         self.emit(PhaseEvent(Phase.SNAPSHOT, PhaseState.END, str(self.snapshot)))
 
-    def _run(self, argv: list[str], on_line: runner.LineCallback) -> runner.RunResult:
+    def _run(self, step: str, argv: list[str], on_line: runner.LineCallback) -> runner.RunResult:
+        started = time.monotonic()
         res = runner.run(argv, env=self.child_env, cancel=self.cancel, log_path=self.log_path,
                          timeout=self.p.request.timeout_s, on_line=on_line)
+        done = not (res.cancelled or res.start_error)
+        self.commands_run.append(CommandRun(step, masked(argv), res.returncode if done else None,
+                                            round(time.monotonic() - started, 3)))
         if res.cancelled:
             raise Cancelled(log_path=self.log_path)
         return res
@@ -114,8 +119,8 @@ class _Run:
         p = self.p
         self.phase = Phase.CREATE_ENV
         self.emit(PhaseEvent(Phase.CREATE_ENV, PhaseState.START, str(p.env_path)))
-        for argv in p.backend.create_argv(p.env_path, p.python, p.python_request):
-            res = self._run(argv, lambda s, ln: self.emit(LogEvent(ln, s)))
+        for step, argv in p.create_steps():
+            res = self._run(step, argv, lambda s, ln: self.emit(LogEvent(ln, s)))
             if not res.ok:
                 raise self._create_failed(res)
         if not env_python(p.env_path).exists():
@@ -145,9 +150,7 @@ class _Run:
             self.emit(LogEvent(line, stream))
             parser.feed(line)
 
-        argv = p.backend.install_argv(p.env_path, p.packages, p.index, requirements=p.requirements_file,
-                                      pip_version=envs.pip_version_in(p.env_path))
-        res = self._run(argv, on_line)
+        res = self._run("install", p.install_argv(), on_line)
         parser.close()
         if not res.ok:
             raise self.fail("Installing " + (", ".join(p.packages) or "the bundle") + " failed", res,
@@ -208,7 +211,7 @@ class _Run:
             env_path=p.env_path, python=env_python(p.env_path), torch_version=self.installed.get("torch"),
             log_path=self.log_path, duration_s=round(time.monotonic() - self.started, 3),
             packages=dict(sorted(self.installed.items())), kind=p.kind, installer=p.installer,
-            created=p.new_env, warnings=tuple(self.warnings),
+            created=p.new_env, warnings=tuple(self.warnings), commands_run=tuple(self.commands_run),
         )
 
 

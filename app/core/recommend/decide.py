@@ -21,7 +21,7 @@ __all__ = ["Decision", "PypiDefault", "PythonChoice", "choose_python", "decide",
 class PythonChoice:
     """Which Python the new environment uses, and why (``case``)."""
 
-    case: Literal["asked", "emulated", "unknown", "supported", "too_old", "too_new"]
+    case: Literal["asked", "emulated", "unknown", "supported", "too_old", "too_new", "sources"]
     ok: bool | None  # the report's Python can install the build (None: unknown)
     env_python: str | None  # the new environment's Python when it differs from the report's
     python: str | None  # the Python the sentence names
@@ -29,30 +29,42 @@ class PythonChoice:
     found_at: str | None = None  # too_old/too_new: where it is ("" = on the machine, path unknown; None = not yet)
 
 
-def choose_python(eng: Engine, rel: Release) -> PythonChoice:
+def choose_python(eng: Engine, rel: Release, held: frozenset[str] | None = None) -> PythonChoice:
+    """``held``: the Pythons the sources hold the build for (None: any the release supports)."""
     m, data = eng.m, eng.data
+
+    def fits(p: str) -> bool:
+        return rel.python_ok(p) and (held is None or p in held)
+
     if eng.fixed_python:
         ok = m.python == eng.fixed_python if m.python else None
         return PythonChoice("asked", ok, eng.fixed_python if eng.fixed_python != m.python else None,
                             eng.fixed_python)
     if m.emulated_x64:
-        py = next((p for p in data.python_preference if rel.python_ok(p)), rel.python_max)
+        py = next((p for p in data.python_preference if fits(p)), max(_ordered(rel, held), key=version_tuple,
+                                                                           default=rel.python_max))
         return PythonChoice("emulated", False, py, py)
     if m.python is None:
         return PythonChoice("unknown", None, None, None)
-    if rel.python_ok(m.python):
+    if fits(m.python):
         return PythonChoice("supported", True, None, m.python)
-    found = [(p, exe) for p, exe in m.interpreters if rel.python_ok(p)]
+    found = [(p, exe) for p, exe in m.interpreters if fits(p)]
     found.sort(key=lambda pe: version_tuple(pe[0]), reverse=True)
-    pref = [p for p in data.python_preference if rel.python_ok(p)]
+    pref = [p for p in data.python_preference if fits(p)]
     where: str | None = None
     if found:
         in_pref = [pe for pe in found if pe[0] in pref]
         py, where = (sorted(in_pref, key=lambda pe: pref.index(pe[0]))[0] if in_pref else found[0])
     else:
-        py = pref[0] if pref else rel.python_max
+        py = pref[0] if pref else max(_ordered(rel, held), key=version_tuple, default=rel.python_max)
+    if rel.python_ok(m.python):  # the release supports it, the sources hold no wheel for it
+        return PythonChoice("sources", False, py, py, m.python, where)
     too_old = version_tuple(m.python) < version_tuple(rel.python_min)
     return PythonChoice("too_old" if too_old else "too_new", False, py, py, m.python, where)
+
+
+def _ordered(rel: Release, held: frozenset[str] | None) -> list[str]:
+    return [p for p in rel.pythons() if held is None or p in held]
 
 
 def driver_upgrade(eng: Engine, chosen: Evaluation, evals: list[Evaluation]) -> DriverUpgrade | None:
@@ -106,17 +118,21 @@ class Decision:
 
 def decide(eng: Engine, chosen: Evaluation, tried: list[tuple[str, list[Evaluation]]]) -> Decision:
     rel, v = chosen.release, chosen.variant
-    torch_version = eng.pinned_version(rel) if eng.choices.torch else rel.latest
+    if chosen.held_version:
+        torch_version = chosen.held_version
+    else:
+        torch_version = eng.pinned_version(rel) if eng.choices.torch else rel.latest
     frozen = tuple((b, tuple(es)) for b, es in tried)
     evals = [x for _, es in frozen for x in es]
     upgrade = driver_upgrade(eng, chosen, evals) if v.backend == "cuda" else None
-    return Decision(eng, chosen, frozen, torch_version, choose_python(eng, rel), upgrade, _pypi_default(eng, chosen))
+    return Decision(eng, chosen, frozen, torch_version, choose_python(eng, rel, chosen.pythons), upgrade,
+                    _pypi_default(eng, chosen))
 
 
 def _pypi_default(eng: Engine, chosen: Evaluation) -> PypiDefault | None:
     m, rel, v = eng.m, chosen.release, chosen.variant
     pypi = rel.pypi_default.get(m.platform or "")
-    if not pypi or pypi == v.name or v.backend not in ("cuda", "rocm", "xpu"):
+    if chosen.on_cpu or not pypi or pypi == v.name or v.backend not in ("cuda", "rocm", "xpu"):
         return None
     pv = next((x for x in rel.variants_for(m.platform) if x.name == pypi), None)
     if pv is None:
