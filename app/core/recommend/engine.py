@@ -202,9 +202,10 @@ def _refusal(pick: Pick) -> BadInput:
     if not evals:
         why: Text = msg("rec.no_such_build", "no such build exists for {platform}",
                         platform=platform_words(eng.m.platform))
-    else:
-        newest = max(evals, key=lambda e: (e.release.key, -len(e.whys)))
-        why = semicolons(newest.whys[:2])
+    else:  # the nearest miss: a build the sources hold, the fewest problems, the newest release
+        nearest = min(evals, key=lambda e: (any(code_of(w) == "rec.sources_no_torch" for w in e.whys),
+                                            len(e.whys), tuple(-k for k in e.release.key)))
+        why = semicolons(nearest.whys[:2])
     if eng.choices == Choices():
         return BadInput(f"Cannot recommend {asked} on this machine: {render(why)}.",
                         hint="See the valid choices (GUI: Change…).")

@@ -24,7 +24,7 @@ from app.core.requirements import requirement_name
 from app.core.system import SystemReport
 from app.core.text import Text, msg
 
-__all__ = ["Entry", "Options", "options"]
+__all__ = ["SELECTORS", "Entry", "Options", "options"]
 
 
 @dataclass(frozen=True)
@@ -58,9 +58,15 @@ class Options:
         return self.conflict.drops[0].choices or Choices()
 
 
+SELECTORS = ("backends", "variants", "torches", "pythons", "companions")
+
+
+# long: one judgement per entry of each of the five selectors, in the dialog's cascade
 def options(report: SystemReport | dict[str, object], data: CompatData | None = None,
-            choices: Choices | None = None, available: Available | None = None) -> Options:
-    """Each selector's entries for the current wishes, valid (the engine finds a build) or why not."""
+            choices: Choices | None = None, available: Available | None = None,
+            selectors: tuple[str, ...] = SELECTORS) -> Options:
+    """Each selector's entries for the current wishes, valid (the engine finds a build) or why not.
+    ``selectors``: only these are judged (the others come back empty)."""
     if isinstance(report, dict):
         report = SystemReport.from_dict(report)
     data = data or load_compat()
@@ -88,23 +94,31 @@ def options(report: SystemReport | dict[str, object], data: CompatData | None = 
         return Entry(value, True, msg("rec.drop_gives", "torch {torch} ({build})", torch=b.torch_version,
                                       build=build_label(b.variant)), standard)
 
-    backends = [judge(None, replace(ch, backend=None, variant=None, torch=None))]
-    backends += [judge(b, replace(ch, backend=b, variant=None, torch=None)) for b in BACKENDS]
-    variants = [judge(None, replace(ch, variant=None, torch=None))]
-    if ch.backend:
+    backends: list[Entry] = []
+    variants: list[Entry] = []
+    torches: list[Entry] = []
+    pythons: list[Entry] = []
+    companions: list[Entry] = []
+    if "backends" in selectors:
+        backends = [judge(None, replace(ch, backend=None, variant=None, torch=None))]
+        backends += [judge(b, replace(ch, backend=b, variant=None, torch=None)) for b in BACKENDS]
+    if "variants" in selectors:
+        variants = [judge(None, replace(ch, variant=None, torch=None))]
+    if "variants" in selectors and ch.backend:
         names = list(dict.fromkeys(v.name for r in data.releases for v in r.variants_for(plat)
                                    if v.backend == ch.backend))
         standard = [] if ch.backend != "cpu" else list(dict.fromkeys(
             n for r in data.releases for n in [r.pypi_default.get(plat or "")] if n and n not in names))
         variants += [judge(n, replace(ch, variant=n, torch=None)) for n in names]
         variants += [judge(n, replace(ch, variant=n, torch=None), True) for n in standard]
-    torches = [judge(None, replace(ch, torch=None))]
-    torches += [judge(r.latest, replace(ch, torch=r.latest)) for r in data.releases]
-    all_pythons = sorted({p for r in data.releases for p in r.pythons()}, key=version_tuple, reverse=True)
-    pythons = [judge(None, replace(ch, python=None))] + [judge(p, replace(ch, python=p)) for p in all_pythons]
+    if "torches" in selectors:
+        torches = [judge(None, replace(ch, torch=None))]
+        torches += [judge(r.latest, replace(ch, torch=r.latest)) for r in data.releases]
+    if "pythons" in selectors:
+        all_pythons = sorted({p for r in data.releases for p in r.pythons()}, key=version_tuple, reverse=True)
+        pythons = [judge(None, replace(ch, python=None))] + [judge(p, replace(ch, python=p)) for p in all_pythons]
     have = {requirement_name(p) for p in ch.packages or ()}
-    companions = []
-    for pkg in COMPANIONS:
+    for pkg in COMPANIONS if "companions" in selectors else ():
         if pkg in have:
             rest = tuple(p for p in ch.packages or () if requirement_name(p) != pkg)
             companions.append(judge(pkg, replace(ch, packages=rest or None)))
