@@ -4,7 +4,7 @@
 <context>
     <name>BenchChart</name>
     <message>
-        <location filename="../../app/gui/charts.py" line="+148"/>
+        <location filename="../../app/gui/charts.py" line="+118"/>
         <source>Matrix multiply speed</source>
         <translation>矩阵乘法速度</translation>
     </message>
@@ -27,12 +27,12 @@
 <context>
     <name>ChangeDialog</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="+176"/>
-        <source>(default)</source>
-        <translation>（默认）</translation>
+        <location filename="../../app/gui/pages/recommendation.py" line="+324"/>
+        <source>Automatic</source>
+        <translation>自动</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+1"/>
         <source>Processor (CPU)</source>
         <translation>处理器（CPU）</translation>
     </message>
@@ -42,27 +42,47 @@
         <translation>NVIDIA（CUDA）</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>AMD (ROCm)</source>
         <translation>AMD（ROCm）</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Apple (Metal)</source>
         <translation>Apple（Metal）</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>Intel (XPU)</source>
         <translation>Intel（XPU）</translation>
     </message>
     <message>
-        <location line="+56"/>
+        <location line="+3"/>
+        <source>{build} (standard build, on the processor)</source>
+        <translation>{build}（标准版，在处理器上运行）</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Newest that fits</source>
+        <translation>能用的最新版本</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>These choices give: {summary}</source>
+        <translation>这些选择得到：{summary}</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Use the nearest working choice: {choice}</source>
+        <translation>使用最接近的可行选择：{choice}</translation>
+    </message>
+    <message>
+        <location line="+20"/>
         <source>Not available on this computer:</source>
         <translation>这台电脑上不可用：</translation>
     </message>
     <message>
-        <location line="+16"/>
+        <location line="+20"/>
         <source>Change the PyTorch build</source>
         <translation>更改 PyTorch 版本</translation>
     </message>
@@ -80,6 +100,11 @@
         <location line="+1"/>
         <source>&amp;PyTorch version:</source>
         <translation>PyTorch 版本(&amp;P)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>P&amp;ython:</source>
+        <translation>Python(&amp;Y)：</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -108,6 +133,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Python version of the new environment</source>
+        <translation>新环境的 Python 版本</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Other packages, separated by spaces</source>
         <translation>其他软件包，用空格分隔</translation>
     </message>
@@ -118,6 +148,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Use the nearest working choice</source>
+        <translation>使用最接近的可行选择</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Use the recommendation</source>
         <translation>使用推荐设置</translation>
     </message>
@@ -125,7 +160,7 @@
 <context>
     <name>CopyButton</name>
     <message>
-        <location filename="../../app/gui/widgets.py" line="+254"/>
+        <location filename="../../app/gui/widgets.py" line="+264"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
@@ -143,7 +178,7 @@
 <context>
     <name>DonePage</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="+220"/>
+        <location filename="../../app/gui/pages/done.py" line="+253"/>
         <source>Save the report into…</source>
         <translation>把报告保存到…</translation>
     </message>
@@ -153,7 +188,7 @@
         <translation>报告已保存在：{folders}</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+12"/>
         <source>Installed: PyTorch {version}{build} in {path}</source>
         <translation>已安装：PyTorch {version}{build}，位于 {path}</translation>
     </message>
@@ -163,12 +198,12 @@
         <translation>Python：{python}</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+2"/>
         <source>Installation took {s:.0f} s.</source>
         <translation>安装用时 {s:.0f} 秒。</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+9"/>
         <source>Verification: {passed} passed, {failed} failed, {skipped} skipped.</source>
         <translation>验证：{passed} 项通过，{failed} 项失败，{skipped} 项跳过。</translation>
     </message>
@@ -178,7 +213,7 @@
         <translation>验证：未运行。</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>Speed: up to {gflops:.1f} GFLOP/s ({device}, {dtype}).</source>
         <translation>速度：最高 {gflops:.1f} GFLOP/s（{device}，{dtype}）。</translation>
     </message>
@@ -203,7 +238,22 @@
         <translation>PyTorch {version} 已安装，但有些检查没有通过。报告里有诊断结果。</translation>
     </message>
     <message>
-        <location line="+39"/>
+        <location line="+63"/>
+        <source>Registering the Jupyter kernel…</source>
+        <translation>正在注册 Jupyter 内核…</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>Registered: “{name}” appears in Jupyter&apos;s kernel list.</source>
+        <translation>已注册：“{name}”会出现在 Jupyter 的内核列表中。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>The kernel was not registered: {why}</source>
+        <translation>内核没有注册成功：{why}</translation>
+    </message>
+    <message>
+        <location line="+15"/>
         <source>Command that activates the environment in {shell}</source>
         <translation>在 {shell} 中激活环境的命令</translation>
     </message>
@@ -228,7 +278,22 @@
         <translation>注册 Jupyter 内核的命令</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+1"/>
+        <source>Register as a Jupyter kernel</source>
+        <translation>注册为 Jupyter 内核</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Register the environment as a Jupyter kernel</source>
+        <translation>把这个环境注册为 Jupyter 内核</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Installs ipykernel from the same sources as PyTorch, then registers the kernel for your user (the commands above).</source>
+        <translation>从安装 PyTorch 的同一安装源安装 ipykernel，然后为当前用户注册内核（即上面的命令）。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
         <source>VS Code: open the Command Palette, run “Python: Select Interpreter” and choose the interpreter below (or “Enter interpreter path…”). To make it the default, add this line to settings.json:</source>
         <translation>VS Code：打开命令面板，运行“Python: Select Interpreter”，选择下面的解释器（或选“Enter interpreter path…”）。要把它设为默认，在 settings.json 中加入这一行：</translation>
     </message>
@@ -239,11 +304,11 @@
     </message>
     <message>
         <location line="+3"/>
-        <source>Jupyter: the environment becomes a notebook kernel once it has the ipykernel package, which is not installed yet. Install it, then register the kernel:</source>
-        <translation>Jupyter：环境装上 ipykernel 包后才能作为笔记本内核使用，目前还没有安装。先安装它，再注册内核：</translation>
+        <source>Jupyter: the environment becomes a notebook kernel once it has the ipykernel package. The button runs these commands: it installs ipykernel from the same sources as PyTorch, then registers the kernel.</source>
+        <translation>Jupyter：环境装上 ipykernel 包后就能作为笔记本内核使用。下面的按钮会运行这些命令：先从安装 PyTorch 的同一安装源安装 ipykernel，再注册内核。</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+6"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
@@ -288,6 +353,7 @@
         <translation>打开报告</translation>
     </message>
     <message>
+        <location line="-147"/>
         <source>Speed (partial, the test was stopped): up to {gflops:.1f} GFLOP/s ({device}, {dtype}).</source>
         <translation>速度（部分结果，测试已停止）：最高 {gflops:.1f} GFLOP/s（{device}，{dtype}）。</translation>
     </message>
@@ -295,17 +361,27 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+230"/>
+        <location filename="../../app/gui/pages/environment.py" line="+283"/>
         <source>(recommended)</source>
         <translation>（推荐）</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+16"/>
         <source>Python {version} (found or downloaded by uv)</source>
         <translation>Python {version}（由 uv 查找或下载）</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+19"/>
+        <source>Not offered: Python {versions} ({why}). To use one of them, choose its Python under &quot;Change…&quot; on the Recommendation page.</source>
+        <translation>未提供：Python {versions}（{why}）。如果要用其中某个版本，请在“推荐方案”页面的“更改…”里选择它的 Python 版本。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>; </source>
+        <translation>；</translation>
+    </message>
+    <message>
+        <location line="+11"/>
         <source>Choose the existing environment</source>
         <translation>选择已有的环境</translation>
     </message>
@@ -321,17 +397,17 @@
     </message>
     <message>
         <location line="+6"/>
-        <location line="+207"/>
+        <location line="+257"/>
         <source>Choose the CA certificates file</source>
         <translation>选择 CA 证书文件</translation>
     </message>
     <message>
-        <location line="-206"/>
+        <location line="-256"/>
         <source>Certificates (*.pem *.crt *.cer);;All files (*)</source>
         <translation>证书 (*.pem *.crt *.cer);;所有文件 (*)</translation>
     </message>
     <message>
-        <location line="+49"/>
+        <location line="+48"/>
         <source>PyTorch will be added to the environment in {path}.</source>
         <translation>PyTorch 将安装到 {path} 中的已有环境。</translation>
     </message>
@@ -346,7 +422,7 @@
         <translation>该位置剩余 {free}。</translation>
     </message>
     <message>
-        <location line="+94"/>
+        <location line="+131"/>
         <source>Everything is ready. Press Install to create the environment and install PyTorch.</source>
         <translation>一切就绪。点击“安装”即可创建环境并安装 PyTorch。</translation>
     </message>
@@ -356,12 +432,12 @@
         <translation>请先解决上面的问题（或更改选项），然后继续。</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+7"/>
         <source>About {size} will be installed.</source>
         <translation>大约需要安装 {size}。</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+18"/>
         <source>Environment</source>
         <translation>环境</translation>
     </message>
@@ -573,6 +649,26 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>The command that will run</source>
+        <translation>将要运行的命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The commands the installation runs</source>
+        <translation>安装时运行的命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy command</source>
+        <translation>复制命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy the command to the clipboard</source>
+        <translation>把命令复制到剪贴板</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>&amp;Install</source>
         <translation>安装(&amp;I)</translation>
     </message>
@@ -585,7 +681,7 @@
 <context>
     <name>ErrorPanel</name>
     <message>
-        <location filename="../../app/gui/pages/_common.py" line="+109"/>
+        <location filename="../../app/gui/pages/_common.py" line="+110"/>
         <source>What to do: {hint}</source>
         <translation>解决办法：{hint}</translation>
     </message>
@@ -623,7 +719,7 @@
 <context>
     <name>InstallPage</name>
     <message>
-        <location filename="../../app/gui/pages/install.py" line="+166"/>
+        <location filename="../../app/gui/pages/install.py" line="+193"/>
         <source>No environment was chosen.</source>
         <translation>还没有选择环境。</translation>
     </message>
@@ -633,12 +729,12 @@
         <translation>请回到“环境”页面，选择安装位置。</translation>
     </message>
     <message>
-        <location line="+68"/>
+        <location line="+72"/>
         <source>{package} (package {done} of {total})</source>
         <translation>{package}（第 {done} 个，共 {total} 个包）</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+3"/>
         <source>{package}: {done} of {total}</source>
         <translation>{package}：{done} / {total}</translation>
     </message>
@@ -648,12 +744,12 @@
         <translation>{package}：{done}</translation>
     </message>
     <message>
-        <location line="+23"/>
+        <location line="-8"/>
         <source>Unpacking and installing the packages…</source>
         <translation>正在解压并安装软件包…</translation>
     </message>
     <message>
-        <location line="+116"/>
+        <location line="+100"/>
         <source>Cancelling… removing the half-made environment</source>
         <translation>正在取消…删除装了一半的环境</translation>
     </message>
@@ -683,41 +779,38 @@
         <translation>安装失败。装了一半的内容没有保留；详情见下方。</translation>
     </message>
     <message>
-        <location line="+22"/>
+        <location line="+6"/>
         <source>Planning the installation</source>
         <translation>正在规划安装</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Recording what the environment holds now</source>
         <translation>正在记录环境当前的内容</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-1"/>
         <source>Checking space, permissions and the network</source>
         <translation>正在检查空间、权限和网络</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Creating the environment</source>
         <translation>正在创建环境</translation>
     </message>
     <message>
-        <location line="+1"/>
-        <source>Working out which packages are needed</source>
-        <translation>正在确定需要哪些包</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Downloading packages</source>
         <translation>正在下载软件包</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-1"/>
         <source>Downloading and installing packages</source>
         <translation>正在下载并安装软件包</translation>
     </message>
     <message>
+        <location line="+2"/>
+        <location line="+1"/>
         <location line="+1"/>
         <source>Checking the installed packages</source>
         <translation>正在检查已安装的软件包</translation>
@@ -733,7 +826,7 @@
         <translation>正在清理</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+7"/>
         <source>Ready to install.</source>
         <translation>准备安装。</translation>
     </message>
@@ -758,7 +851,7 @@
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+4"/>
         <source>Starting…</source>
         <translation>正在启动…</translation>
     </message>
@@ -778,7 +871,7 @@
         <translation>正在估算剩余时间…</translation>
     </message>
     <message>
-        <location line="+49"/>
+        <location line="+5"/>
         <source>Installing PyTorch</source>
         <translation>正在安装 PyTorch</translation>
     </message>
@@ -839,17 +932,17 @@
 <context>
     <name>RecommendationPage</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="-171"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="-295"/>
         <source>CUDA {version} (NVIDIA graphics card)</source>
         <translation>CUDA {version}（NVIDIA 显卡）</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>ROCm {version} (AMD graphics card)</source>
         <translation>ROCm {version}（AMD 显卡）</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Metal (Apple graphics)</source>
         <translation>Metal（Apple 图形处理器）</translation>
     </message>
@@ -864,12 +957,22 @@
         <translation>处理器（仅 CPU）</translation>
     </message>
     <message>
-        <location line="+322"/>
+        <location line="+487"/>
+        <source>Choose which wish to give up:</source>
+        <translation>请选择放弃哪一项要求：</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>No PyTorch build could be recommended: {message}</source>
         <translation>无法推荐 PyTorch 版本：{message}</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+4"/>
+        <source>Use the recommendation</source>
+        <translation>使用推荐设置</translation>
+    </message>
+    <message>
+        <location line="+27"/>
         <source>PyTorch {version} for {target}</source>
         <translation>PyTorch {version} — {target}</translation>
     </message>
@@ -894,7 +997,7 @@
         <translation>这个 PyTorch 版本不支持你当前的 Python；新环境将使用 Python {version}。</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+12"/>
         <source>Updating the NVIDIA driver to {driver} or newer would unlock {unlocks}.</source>
         <translation>把 NVIDIA 驱动更新到 {driver} 或更新版本，就能使用 {unlocks}。</translation>
     </message>
@@ -904,7 +1007,7 @@
         <translation>兼容性数据 {version}</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+35"/>
         <source>Recommendation</source>
         <translation>推荐方案</translation>
     </message>
@@ -920,6 +1023,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>What your choices cost</source>
+        <translation>你的选择带来的影响</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Why</source>
         <translation>原因</translation>
     </message>
@@ -930,6 +1038,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>These commands create the environment and install into it. The folder and the installer are set on the next page, which shows the final command.</source>
+        <translation>这些命令会创建环境并安装到其中。文件夹和安装工具在下一页设置，下一页会显示最终的命令。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>The install command</source>
         <translation>安装命令</translation>
     </message>
@@ -960,14 +1073,14 @@
     </message>
     <message>
         <location line="+1"/>
-        <source>Change the backend, build, PyTorch version or packages</source>
-        <translation>更改后端、构建版本、PyTorch 版本或软件包</translation>
+        <source>Change the backend, build, PyTorch version, Python or packages</source>
+        <translation>更改运行设备、版本类型、PyTorch 版本、Python 或软件包</translation>
     </message>
 </context>
 <context>
     <name>SetupWizard</name>
     <message>
-        <location filename="../../app/gui/wizard.py" line="+154"/>
+        <location filename="../../app/gui/wizard.py" line="+161"/>
         <source>Stop the installation?</source>
         <translation>要停止安装吗？</translation>
     </message>
@@ -981,7 +1094,7 @@ Stop and close?</source>
 停止并关闭吗？</translation>
     </message>
     <message>
-        <location line="+57"/>
+        <location line="+59"/>
         <location line="+6"/>
         <source>Torch Setup Assistant</source>
         <translation>Torch 安装助手</translation>
@@ -1011,27 +1124,27 @@ Stop and close?</source>
 <context>
     <name>SpeedTestPage</name>
     <message>
-        <location filename="../../app/gui/pages/speedtest.py" line="+122"/>
+        <location filename="../../app/gui/pages/speedtest.py" line="+131"/>
         <source>There is no installed environment to measure.</source>
         <translation>没有可以测速的已安装环境。</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="+16"/>
         <source>Starting PyTorch in the new environment…</source>
         <translation>正在新环境中启动 PyTorch…</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location line="+17"/>
         <source>{device} {dtype}, {size}×{size}: {gflops:.1f} GFLOP/s</source>
         <translation>{device} {dtype}，{size}×{size}：{gflops:.1f} GFLOP/s</translation>
     </message>
     <message>
-        <location line="+31"/>
+        <location line="+35"/>
         <source>Stopped.</source>
         <translation>已停止。</translation>
     </message>
     <message>
-        <location line="+28"/>
+        <location line="+26"/>
         <source>No measurement finished.</source>
         <translation>没有完成任何测量。</translation>
     </message>
@@ -1041,27 +1154,22 @@ Stop and close?</source>
         <translation>最快：{gflops:.1f} GFLOP/s（{device}，{dtype}，{size}×{size}）。</translation>
     </message>
     <message>
-        <location line="+5"/>
-        <source>Accelerator speedup over the CPU: {x:.1f}×.</source>
-        <translation>加速器比 CPU 快 {x:.1f} 倍。</translation>
-    </message>
-    <message>
-        <location line="+8"/>
+        <location line="+25"/>
         <source>The accelerator</source>
         <translation>加速器</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+2"/>
         <source>{device} is {x:.1f}× faster than the CPU in {dtype} (at {n}×{n}).</source>
         <translation>在 {dtype} 下，{device} 比 CPU 快 {x:.1f} 倍（{n}×{n}）。</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+10"/>
         <source>{device} is {x:.1f}× faster than the CPU in {dtype}.</source>
         <translation>在 {dtype} 下，{device} 比 CPU 快 {x:.1f} 倍。</translation>
     </message>
     <message>
-        <location line="+16"/>
+        <location line="-30"/>
         <source>That is {pct:.0f}% of the theoretical peak of {device} in {dtype}.</source>
         <translation>这是 {device} 在 {dtype} 下理论峰值的 {pct:.0f}%。</translation>
     </message>
@@ -1071,7 +1179,7 @@ Stop and close?</source>
         <translation>不知道这个设备的理论峰值，所以不显示占比。</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+36"/>
         <source>Run again</source>
         <translation>再运行一次</translation>
     </message>
@@ -1096,6 +1204,7 @@ Stop and close?</source>
         <translation>已跳过速度测试。</translation>
     </message>
     <message>
+        <location line="+6"/>
         <location line="+3"/>
         <source>The speed test was stopped.</source>
         <translation>速度测试已停止。</translation>
@@ -1126,6 +1235,7 @@ Stop and close?</source>
         <translation>速度测试进度</translation>
     </message>
     <message>
+        <location line="-71"/>
         <source>Partial results: the speed test was stopped before it finished.</source>
         <translation>部分结果：速度测试在完成前被停止。</translation>
     </message>
@@ -1133,7 +1243,7 @@ Stop and close?</source>
 <context>
     <name>SystemPage</name>
     <message>
-        <location filename="../../app/gui/pages/system.py" line="+146"/>
+        <location filename="../../app/gui/pages/system.py" line="+137"/>
         <source>Saved to {path}</source>
         <translation>已保存到 {path}</translation>
     </message>
@@ -1203,7 +1313,7 @@ Stop and close?</source>
         <translation>PyTorch 可以运行，但放不下大模型。</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+5"/>
         <source>NVIDIA driver {current} is too old for current PyTorch CUDA builds</source>
         <translation>NVIDIA 驱动 {current} 太旧，用不了当前的 PyTorch CUDA 版本</translation>
     </message>
@@ -1248,7 +1358,7 @@ Stop and close?</source>
         <translation>检测这台电脑时出错：{message}</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+15"/>
         <source>System</source>
         <translation>系统</translation>
     </message>
@@ -1258,7 +1368,7 @@ Stop and close?</source>
         <translation>{cores} 核，{threads} 线程</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Processor</source>
         <translation>处理器</translation>
     </message>
@@ -1387,7 +1497,7 @@ Stop and close?</source>
 <context>
     <name>VerifyPage</name>
     <message>
-        <location filename="../../app/gui/pages/verify.py" line="+105"/>
+        <location filename="../../app/gui/pages/verify.py" line="+119"/>
         <source>There is no installed environment to verify.</source>
         <translation>没有可以验证的已安装环境。</translation>
     </message>
@@ -1397,12 +1507,12 @@ Stop and close?</source>
         <translation>请先完成安装。</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+11"/>
         <source>Verification was cancelled.</source>
         <translation>验证已取消。</translation>
     </message>
     <message>
-        <location line="+63"/>
+        <location line="+71"/>
         <source>Looking for the cause…</source>
         <translation>正在查找原因…</translation>
     </message>
@@ -1412,7 +1522,7 @@ Stop and close?</source>
         <translation>诊断本身出错了：{msg}</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+12"/>
         <source>What went wrong and how to fix it</source>
         <translation>出了什么问题，怎么解决</translation>
     </message>
@@ -1432,7 +1542,7 @@ Stop and close?</source>
         <translation>正在新环境中检查 PyTorch…</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+6"/>
         <source>PyTorch {version} works: {passed} checks passed, {skipped} skipped.</source>
         <translation>PyTorch {version} 运行正常：{passed} 项检查通过，{skipped} 项跳过。</translation>
     </message>
@@ -1510,7 +1620,7 @@ Stop and close?</source>
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../../app/gui/pages/welcome.py" line="+144"/>
+        <location filename="../../app/gui/pages/welcome.py" line="+151"/>
         <source>Welcome to Torch Setup Assistant</source>
         <translation>欢迎使用 Torch 安装助手</translation>
     </message>
@@ -1618,7 +1728,7 @@ Stop and close?</source>
 <context>
     <name>_CommandRow</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="-274"/>
+        <location filename="../../app/gui/pages/done.py" line="-200"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>

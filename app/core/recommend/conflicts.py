@@ -94,14 +94,14 @@ def cost(wish: Wish, chosen: Evaluation, better: Evaluation, now: Evaluation) ->
         return None
     if wish.kind == "sources":
         if better.release.key > chosen.release.key:
-            return msg("rec.cost_sources_release", "torch {better} is not in your sources: {why}",
+            return msg("rec.cost_sources_release", "torch {better} is not in your sources: {why}.",
                        better=better.torch_version, why=why)
-        return msg("rec.cost_sources_build", "The {better} build is not in your sources: {why}",
+        return msg("rec.cost_sources_build", "The {better} build is not in your sources: {why}.",
                    better=_build_words(better), why=why)
     if better.release.key > chosen.release.key:
-        return msg("rec.cost_release", "{wish} needs torch {torch} or older: {why}", wish=wish.words,
+        return msg("rec.cost_release", "{wish} needs torch {torch} or older: {why}.", wish=wish.words,
                    torch=chosen.torch_version, why=why)
-    return msg("rec.cost_build", "With {wish}, the {build} build rather than the {better} one: {why}",
+    return msg("rec.cost_build", "With {wish}, the {build} build rather than the {better} one: {why}.",
                wish=wish.words, build=_build_words(chosen), better=_build_words(better), why=why)
 
 

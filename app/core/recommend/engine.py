@@ -27,7 +27,7 @@ from app.core.recommend.words import backend_words, build_label, platform_words,
 from app.core.system import SystemReport
 from app.core.text import Text, msg, render
 
-__all__ = ["Pick", "choose", "recommend"]
+__all__ = ["Pick", "choose", "nearest_miss", "recommend"]
 
 _PREFERENCE = ("cuda", "rocm", "xpu", "mps", "cpu")
 Tried = list[tuple[str, list[Evaluation]]]
@@ -128,6 +128,12 @@ def _pick(evals: list[Evaluation], eng: Engine) -> Evaluation | None:
     return max(everyone or ok, key=lambda e: e.rank())
 
 
+def nearest_miss(evals: list[Evaluation]) -> Evaluation:
+    """The build that came closest: one the sources hold, the fewest problems, the newest release."""
+    return min(evals, key=lambda e: (any(code_of(w) == "rec.sources_no_torch" for w in e.whys), len(e.whys),
+                                     tuple(-k for k in e.release.key)))
+
+
 # ------------------------------------------------------------------ what each wish cost
 
 
@@ -168,12 +174,12 @@ def _standard_build_cost(eng: Engine, chosen: Evaluation) -> Text:
     why: Text = semicolons(list(dict.fromkeys(whys))[:2]) or msg("rec.sources_no_cpu_build", "your sources hold "
                                                                    "no CPU-only build that fits")
     if pairs:
-        return msg("rec.cost_standard_build_with", "{why}; the standard build of torch {torch} ({size}, with {build} "
-                   "libraries it will not use here) with {pairs} works on this computer", why=why,
+        return msg("rec.cost_standard_build_with", "The standard build of torch {torch} ({size}, with {build} "
+                   "libraries it will not use here) with {pairs} works on this computer: {why}.", why=why,
                    torch=chosen.torch_version, size=_gb(size), build=build_label(chosen.variant), pairs=pairs)
-    return msg("rec.cost_standard_build", "{why}; the standard build of torch {torch} ({size}, with {build} libraries "
-               "it will not use here) works on this computer", why=why, torch=chosen.torch_version, size=_gb(size),
-               build=build_label(chosen.variant))
+    return msg("rec.cost_standard_build", "The standard build of torch {torch} ({size}, with {build} libraries "
+               "it will not use here) works on this computer: {why}.", why=why, torch=chosen.torch_version,
+               size=_gb(size), build=build_label(chosen.variant))
 
 
 def _gb(size: int) -> str:
@@ -202,10 +208,8 @@ def _refusal(pick: Pick) -> BadInput:
     if not evals:
         why: Text = msg("rec.no_such_build", "no such build exists for {platform}",
                         platform=platform_words(eng.m.platform))
-    else:  # the nearest miss: a build the sources hold, the fewest problems, the newest release
-        nearest = min(evals, key=lambda e: (any(code_of(w) == "rec.sources_no_torch" for w in e.whys),
-                                            len(e.whys), tuple(-k for k in e.release.key)))
-        why = semicolons(nearest.whys[:2])
+    else:
+        why = semicolons(nearest_miss(evals).whys[:2])
     if eng.choices == Choices():
         return BadInput(f"Cannot recommend {asked} on this machine: {render(why)}.",
                         hint="See the valid choices (GUI: Change…).")

@@ -229,7 +229,7 @@ def _newest_blockers(d: Decision, top: list[Evaluation]) -> list[Text]:
     """What keeps the newest release's builds out: no such build, the GPUs' capability, the driver."""
     e = d.chosen
     parts: list[Text] = []
-    if not any(x.variant.name == e.variant.name for x in top):
+    if not e.on_cpu and not any(x.variant.name == e.variant.name for x in top):
         parts.append(msg("rec.newer_no_build", "it has no {build} build", build=build_label(e.variant)))
     cc_bad = [x for x in top if "cc" in x.kinds or (x.unserved and x.variant.backend == "cuda")]
     if cc_bad:

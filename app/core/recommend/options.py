@@ -88,8 +88,7 @@ def options(report: SystemReport | dict[str, object], data: CompatData | None = 
             evals = [e for _, es in pick.tried for e in es]
             if not evals:
                 return Entry(value, False, msg("rec.no_build_here", "no such build here"), standard)
-            newest = max(evals, key=lambda e: (e.release.key, -len(e.whys)))
-            return Entry(value, False, semicolons(newest.whys[:2]), standard)
+            return Entry(value, False, semicolons(engine.nearest_miss(evals).whys[:2]), standard)
         b = pick.best
         return Entry(value, True, msg("rec.drop_gives", "torch {torch} ({build})", torch=b.torch_version,
                                       build=build_label(b.variant)), standard)

@@ -317,7 +317,7 @@ class EnvironmentPage(BasePage):
             versions = ", ".join(v for v, _ in unfit)
             self.python_note.setText(self.tr("Not offered: Python {versions} ({why}). To use one of them, choose its "
                                              "Python under \"Change…\" on the Recommendation page.").format(
-                versions=versions, why="; ".join(whys)))
+                versions=versions, why=self.tr("; ").join(whys)))
         self.python_note.setVisible(bool(unfit))
 
     def _existing_toggled(self, on: bool) -> None:

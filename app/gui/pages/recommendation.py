@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QPalette, QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -174,7 +174,7 @@ class ChangeDialog(QDialog):
         pal.setColor(QPalette.ColorRole.Base, pal.color(QPalette.ColorRole.Window))
         pal.setColor(QPalette.ColorRole.Text, pal.color(QPalette.ColorRole.PlaceholderText))
         self.why_not.setPalette(pal)
-        self.why_not.setMaximumHeight(170)
+        self.why_not.setMinimumHeight(110)
         self.why_not.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.why_not.setTabChangesFocus(True)
         self.gives = muted(QLabel())
@@ -184,6 +184,8 @@ class ChangeDialog(QDialog):
         self.nearest.clicked.connect(self.use_nearest)
         self.pkg_boxes = {name: QCheckBox(name) for name in EXTRA_PACKAGES}
         self.pkg_notes = {name: muted(QLabel()) for name in EXTRA_PACKAGES}
+        for note in self.pkg_notes.values():
+            note.setWordWrap(True)
         self.other = QLineEdit()
         self.other.setPlaceholderText("numpy pandas")
         self._other_timer = QTimer(self)
@@ -206,18 +208,19 @@ class ChangeDialog(QDialog):
         form.addRow(self.l_pkgs, pk)
         form.addRow(self.l_other, self.other)
         self.l_other.setBuddy(self.other)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-                                        | QDialogButtonBox.StandardButton.RestoreDefaults)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        # our own words (a standard "Restore Defaults" button is renamed by Qt on every language change)
+        self.restore_button = self.buttons.addButton("", QDialogButtonBox.ButtonRole.ResetRole)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
-        self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self._restore)
+        self.restore_button.clicked.connect(self._restore)
         self.restored = False
         col = QVBoxLayout(self)
         col.addLayout(form)
         col.addWidget(self.gives)
         col.addWidget(self.conflict)
         col.addWidget(self.nearest)
-        col.addWidget(self.why_not)
+        col.addWidget(self.why_not, 1)
         col.addWidget(self.buttons)
         self.setMinimumWidth(600)
 
@@ -380,6 +383,11 @@ class ChangeDialog(QDialog):
         self.restored = True
         self.accept()
 
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
     def selection(self) -> dict:
         ch = self.choices
         return {"backend": ch.backend, "variant": ch.variant, "torch_version": ch.torch, "python": ch.python,
@@ -400,7 +408,7 @@ class ChangeDialog(QDialog):
         self.other.setAccessibleName(self.tr("Other packages, separated by spaces"))
         self.why_not.setAccessibleName(self.tr("Choices not available on this computer, and why"))
         self.nearest.setAccessibleName(self.tr("Use the nearest working choice"))
-        self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).setText(self.tr("Use the recommendation"))
+        self.restore_button.setText(self.tr("Use the recommendation"))
         self._set(self.choices)
 
 
@@ -435,7 +443,7 @@ class RecommendationPage(BasePage):
         self.command = QPlainTextEdit()
         self.command.setReadOnly(True)
         self.command.setFont(monospace_font())
-        self.command.setFixedHeight(self.command.fontMetrics().lineSpacing() * 5 + 14)
+        self.command.setFixedHeight(self.command.fontMetrics().lineSpacing() * 7 + 14)
         self.command.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.command.setTabChangesFocus(True)
         self.cmd_note = muted(QLabel())
