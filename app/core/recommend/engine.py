@@ -216,10 +216,21 @@ def _refusal(pick: Pick) -> BadInput:
     drops = _drops(eng)
     hint = "Run without that override to get the recommended build, or see the valid choices (GUI: Change…)."
     if drops:
-        hint = "What works: " + "; ".join(f"{render(d.label)} (gives {render(d.gives)})" for d in drops[:3]) + "."
+        ways = [f"{_flags(d.choices)} (gives {render(d.gives)})" for d in drops[:3]]
+        hint = "Any of these works: " + "; ".join(ways) + "."
     return NoCombination(f"Cannot recommend {asked} on this machine: {render(why)}.", hint,
                          why=msg("rec.no_combination", "No build satisfies all your choices: {why}.", why=why),
                          drops=drops)
+
+
+def _flags(choices: Choices | None) -> str:
+    """The command-line options that ask for ``choices`` ("without overrides" for none)."""
+    ch = choices or Choices()
+    parts = [f"--{name} {value}" for name, value in (("backend", ch.backend), ("variant", ch.variant),
+                                                      ("torch", ch.torch), ("python", ch.python)) if value]
+    if ch.packages:
+        parts.append("--packages " + " ".join(ch.packages))
+    return " ".join(parts) or "without overrides"
 
 
 def _drops(eng: Engine) -> tuple[Drop, ...]:
