@@ -79,7 +79,7 @@ def test_python_override_forms_and_packages_as_text():
     (Choices(variant="rocm10.0-amd"), "no such build exists"),
     (Choices(variant="rocm-therock"), "is not a build the compatibility data knows"),
     (Choices(packages=["torch>=2"]), "pin torch with --torch"),
-    (Choices(packages=["torchvision==0.20"]), "pinned to match torch automatically"),
+    (Choices(packages=["torchvision>=0.20"]), "pinned to match torch automatically"),
     (Choices(packages=["not a package!"]), "is not a package name"),
     (Choices(torch="2.14.9"), "newer than the newest 2.14 release"),
     (Choices(torch="3.0"), "not in the compatibility data"),

@@ -26,6 +26,9 @@ SHAPE = {
     "unknowns": (list,), "choices": (dict,), "summary": (str,), "reason_codes": (list,), "warning_codes": (list,),
     "install_size_mb": (int, type(None)), "facts_assumed": (bool,), "compat_data_origin": (str,),
     "availability": (str,), "availability_code": (str, type(None)),  # why this version, when the sources decided
+    # issue 13: what each wish cost, the Pythons the build installs for, where it installs from
+    "costs": (list,), "cost_codes": (list,), "pythons": (list,), "python_range": (list, type(None)),
+    "find_links": (list,), "no_index": (bool,),
 }
 ALT_SHAPE = {"backend": (str,), "variant": (str,), "torch_version": (str, type(None)), "valid": (bool,),
              "why": (str,), "code": (str,)}

@@ -121,7 +121,7 @@ def recommend_for(args: argparse.Namespace, report: SystemReport,
     over what ``available`` sources hold (None: every release counts as available)."""
     from app.core.recommend import recommend
 
-    return recommend(report, None, choices_for(args), available)
+    return recommend(report, None, choices_for(args), sources=available)
 
 
 def detect_machine() -> SystemReport:

@@ -111,6 +111,7 @@ class PythonInfo:
     implementation: str = "cpython"
     has_venv: bool = True  # ``venv`` and ``ensurepip`` import (python -m venv can work)
     is_venv: bool = False  # it is itself inside a venv
+    pip: str | None = None  # the pip its ensurepip installs (what a new venv gets), when known
 
     @property
     def major_minor(self) -> str:
@@ -119,7 +120,7 @@ class PythonInfo:
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "version": self.version,
                 "implementation": self.implementation, "has_venv": self.has_venv,
-                "is_venv": self.is_venv}
+                "is_venv": self.is_venv, "pip": self.pip}
 
 
 _PROBE = (
@@ -128,6 +129,7 @@ _PROBE = (
     " 'implementation': sys.implementation.name,"
     " 'executable': sys.executable,"
     " 'has_venv': bool(u.find_spec('venv') and u.find_spec('ensurepip')),"
+    " 'pip': __import__('ensurepip').version() if u.find_spec('ensurepip') else None,"
     " 'is_venv': sys.prefix != sys.base_prefix}))"
 )
 
@@ -173,7 +175,8 @@ def probe_python(path: str | os.PathLike[str], *, timeout: float = 20.0,
         data = json.loads(res.stdout.strip().splitlines()[-1])
         info = PythonInfo(path=str(p), version=data["version"],
                           implementation=data.get("implementation", "cpython"),
-                          has_venv=bool(data.get("has_venv")), is_venv=bool(data.get("is_venv")))
+                          has_venv=bool(data.get("has_venv")), is_venv=bool(data.get("is_venv")),
+                          pip=data.get("pip") if isinstance(data.get("pip"), str) else None)
     except (ValueError, KeyError, IndexError):
         return None, f"{p} did not answer like a Python interpreter"
     if key is not None:
@@ -337,8 +340,12 @@ class EnvBackend:
 
     # -- create
     def create_argv(self, env_path: Path, python: PythonInfo | None,
-                    python_request: str | None) -> list[list[str]]:
+                    python_request: str | None, *, idx: IndexOptions | None = None) -> list[list[str]]:
         raise NotImplementedError
+
+    def seed_argv(self, env_path: Path, python: PythonInfo | None, idx: IndexOptions) -> list[str] | None:
+        """The command that puts pip into a new env that was made without it (None: it has pip)."""
+        return None
 
     # -- install
     def install_argv(self, env_path: Path, packages: Sequence[str], idx: IndexOptions, *,
@@ -425,6 +432,17 @@ def _index_args(idx: IndexOptions) -> list[str]:
     return argv
 
 
+def _seed_index_args(idx: IndexOptions) -> list[str]:
+    """Where ``uv venv --seed`` gets pip: the user's package index (mirror) and wheel folders;
+    never the torch index, which need not hold pip."""
+    argv = ["--index-url", idx.default_index] if idx.default_index else []
+    for fl in idx.find_links:
+        argv += ["--find-links", str(fl)]
+    if idx.ca_bundle == "system":
+        argv += ["--native-tls"]
+    return argv
+
+
 def _local_args(idx: IndexOptions) -> list[str]:
     """Wheel folders, and hash checking (a bundle)."""
     argv: list[str] = []
@@ -434,17 +452,29 @@ def _local_args(idx: IndexOptions) -> list[str]:
 
 
 class UvVenv(EnvBackend):
-    """``uv venv`` + ``uv pip install`` (the default: fast, cached, parallel)."""
+    """``uv venv --seed`` + ``uv pip install`` (the default: fast, cached, parallel).
+
+    The env gets pip (``--seed``, from the same sources as the packages), so ``pip`` in the
+    activated env is the env's own; offline (a bundle, a wheel folder alone) the env's Python
+    installs it from its own ``ensurepip`` instead, which needs no network.
+    """
 
     name = "uv venv"
 
     def create_argv(self, env_path: Path, python: PythonInfo | None,
-                    python_request: str | None) -> list[list[str]]:
+                    python_request: str | None, *, idx: IndexOptions | None = None) -> list[list[str]]:
         target = python.path if python is not None else (python_request or "3")
         # --no-project / --no-config: a pyproject or uv.toml in the current folder must not
         # change which Python or which settings the new env gets.
-        return [[self.uv or "uv", "venv", str(env_path), "--python", target, "--no-project",
-                 "--no-config", "--quiet"]]
+        argv = [self.uv or "uv", "venv", str(env_path), "--python", target, "--no-project", "--no-config", "--quiet"]
+        if idx is not None and not idx.offline:
+            argv += ["--seed", *_seed_index_args(idx)]
+        return [argv]
+
+    def seed_argv(self, env_path: Path, python: PythonInfo | None, idx: IndexOptions) -> list[str] | None:
+        if not idx.offline or (python is not None and not python.has_venv):
+            return None  # seeded by uv venv --seed; or no ensurepip to seed from
+        return [str(env_python(env_path)), "-m", "ensurepip", "--default-pip"]
 
 
 class PipVenv(EnvBackend):
@@ -456,7 +486,7 @@ class PipVenv(EnvBackend):
         return None
 
     def create_argv(self, env_path: Path, python: PythonInfo | None,
-                    python_request: str | None) -> list[list[str]]:
+                    python_request: str | None, *, idx: IndexOptions | None = None) -> list[list[str]]:
         if python is None:
             raise BadInput(msg("install.no_interpreter", "No Python interpreter to create the environment with."))
         return [[python.path, "-m", "venv", str(env_path)]]
@@ -474,7 +504,7 @@ class CondaEnv(EnvBackend):
         return super().unavailable()
 
     def create_argv(self, env_path: Path, python: PythonInfo | None,
-                    python_request: str | None) -> list[list[str]]:
+                    python_request: str | None, *, idx: IndexOptions | None = None) -> list[list[str]]:
         version = python.major_minor if python is not None else (python_request or "3")
         return [[self.tool or "conda", "create", "--yes", "--prefix", str(env_path),
                  "--channel", "conda-forge", "--override-channels", f"python={version}", "pip"]]

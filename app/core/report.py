@@ -19,6 +19,7 @@ import html
 import json
 import platform
 import re
+import shlex
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -209,6 +210,7 @@ class SessionReport:
             _system_section(self.system) if self.system else None,
             _recommendation_section(self.recommendation) if self.recommendation else None,
             _install_section(self.install) if self.install else None,
+            _commands_section(self.install) if self.install else None,
             _verify_section(self.verify) if self.verify else None,
             _bench_section(self.bench) if self.bench else None,
             _diagnosis_section(self.diagnosis) if self.diagnosis else None,
@@ -394,6 +396,16 @@ def _install_section(i: InstallResult) -> Section:
                 "; ".join(_t(f) for f in s.failures)
         rows.append((f"Source of {s.filename}", how))
     return Section("Installation", tuple(rows))
+
+
+def _commands_section(i: InstallResult) -> Section | None:
+    """What the install ran, step by step, as it ran (credentials masked)."""
+    if not i.commands_run:
+        return None
+    table = (("Step", "Command", "Exit code", "Time"),
+             *((c.step, shlex.join(c.argv), "" if c.exit_code is None else str(c.exit_code), f"{c.duration_s:.1f} s")
+               for c in i.commands_run))
+    return Section("Commands that ran", (), table)
 
 
 def _verify_section(v: VerifyReport) -> Section:

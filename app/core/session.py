@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # start-up: the wizard makes a Session before its first paint
     from app.core.doctor import Diagnosis
     from app.core.install import Check, InstallPlan, InstallRequest, InstallResult
     from app.core.locks import EnvLock
-    from app.core.recommend import Choices, Recommendation
+    from app.core.recommend import Available, Choices, Recommendation
     from app.core.remedies import types as remedies_types
     from app.core.report import SessionReport
     from app.core.sources import SourceSettings
@@ -204,6 +204,7 @@ class Session:
         self.source = source  # wizard | unattended | cli: named in the report
         self.system: SystemReport | None = None
         self.choices: Choices | None = None
+        self.available: Available | None = None  # what the sources hold: an input of the recommendation
         self.recommendation: Recommendation | None = None
         self.planned: Planned | None = None
         self.install_result: InstallResult | None = None
@@ -287,6 +288,13 @@ class Session:
             self.choices = choices
             self.invalidate(Stage.RECOMMENDATION)
 
+    def use_available(self, available: Available | None) -> None:
+        """The wheel files the install is bound to (None: not bound, every index assumed reachable);
+        the recommendation is made anew over them."""
+        with self._lock:
+            self.available = available
+            self.invalidate(Stage.RECOMMENDATION)
+
     # ------------------------------------------------------------------ the steps
     def detect(self, target: str | Path | None = None) -> SystemReport:
         """Detect this machine (free space measured at ``target``); forgets everything built on the old report."""
@@ -297,23 +305,26 @@ class Session:
         return report
 
     def recommend(self) -> Recommendation:
-        """The recommendation for the detected system and the current :attr:`choices`.
-        Raises BadInput when the choices cannot work (the old recommendation is then gone)."""
+        """The recommendation for the detected system, the current :attr:`choices` and what the
+        sources hold (:attr:`available`). Raises BadInput when the choices cannot work
+        (NoCombination, with the ways out, when they cannot all be had); the old recommendation
+        is then gone."""
         from app.core.recommend import recommend  # start-up
         from app.core.sources import availability  # start-up
 
         system = _need(self.system, msg("session.no_system", "There is no system report yet."),
                        msg("session.no_system_hint", "Detect this machine first."))
         choices = self.choices
+        available = self.available
         try:
-            rec = recommend(system, None, choices, availability(self.sources))
+            rec = recommend(system, None, choices, available, availability(self.sources))
         except UserError:
             with self._lock:
-                if self.system is system and self.choices is choices:
+                if self.system is system and self.choices is choices and self.available is available:
                     self.invalidate(Stage.RECOMMENDATION)
             raise
         with self._lock:
-            if self.system is system and self.choices is choices:
+            if self.system is system and self.choices is choices and self.available is available:
                 self.invalidate(Stage.RECOMMENDATION)
                 self.recommendation = rec
         return rec

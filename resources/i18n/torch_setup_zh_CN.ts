@@ -63,12 +63,12 @@
 <context>
     <name>ChangeDialog</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="+189"/>
-        <source>(default)</source>
-        <translation>（默认）</translation>
+        <location filename="../../app/gui/pages/recommendation.py" line="+325"/>
+        <source>Automatic</source>
+        <translation>自动</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+1"/>
         <source>Processor (CPU)</source>
         <translation>处理器（CPU）</translation>
     </message>
@@ -78,27 +78,47 @@
         <translation>NVIDIA（CUDA）</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>AMD (ROCm)</source>
         <translation>AMD（ROCm）</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Apple (Metal)</source>
         <translation>Apple（Metal）</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>Intel (XPU)</source>
         <translation>Intel（XPU）</translation>
     </message>
     <message>
-        <location line="+63"/>
+        <location line="+3"/>
+        <source>{build} (standard build, on the processor)</source>
+        <translation>{build}（标准版，在处理器上运行）</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Newest that fits</source>
+        <translation>能用的最新版本</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>These choices give: {summary}</source>
+        <translation>这些选择得到：{summary}</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Use the nearest working choice: {choice}</source>
+        <translation>使用最接近的可行选择：{choice}</translation>
+    </message>
+    <message>
+        <location line="+20"/>
         <source>Not available on this computer:</source>
         <translation>这台电脑上不可用：</translation>
     </message>
     <message>
-        <location line="+16"/>
+        <location line="+20"/>
         <source>Change the PyTorch build</source>
         <translation>更改 PyTorch 版本</translation>
     </message>
@@ -116,6 +136,11 @@
         <location line="+1"/>
         <source>&amp;PyTorch version:</source>
         <translation>PyTorch 版本(&amp;P)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>P&amp;ython:</source>
+        <translation>Python(&amp;Y)：</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -144,6 +169,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Python version of the new environment</source>
+        <translation>新环境的 Python 版本</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Other packages, separated by spaces</source>
         <translation>其他软件包，用空格分隔</translation>
     </message>
@@ -151,6 +181,11 @@
         <location line="+1"/>
         <source>Choices not available on this computer, and why</source>
         <translation>这台电脑上不可用的选项及原因</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Use the nearest working choice</source>
+        <translation>使用最接近的可行选择</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -179,7 +214,7 @@
 <context>
     <name>DonePage</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="+234"/>
+        <location filename="../../app/gui/pages/done.py" line="+253"/>
         <source>Save the report into…</source>
         <translation>把报告保存到…</translation>
     </message>
@@ -239,7 +274,22 @@
         <translation>PyTorch {version} 已安装，但有些检查没有通过。报告里有诊断结果。</translation>
     </message>
     <message>
-        <location line="+39"/>
+        <location line="+63"/>
+        <source>Registering the Jupyter kernel…</source>
+        <translation>正在注册 Jupyter 内核…</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>Registered: “{name}” appears in Jupyter&apos;s kernel list.</source>
+        <translation>已注册：“{name}”会出现在 Jupyter 的内核列表中。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>The kernel was not registered: {why}</source>
+        <translation>内核没有注册成功：{why}</translation>
+    </message>
+    <message>
+        <location line="+15"/>
         <source>Command that activates the environment in {shell}</source>
         <translation>在 {shell} 中激活环境的命令</translation>
     </message>
@@ -264,7 +314,22 @@
         <translation>注册 Jupyter 内核的命令</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+1"/>
+        <source>Register as a Jupyter kernel</source>
+        <translation>注册为 Jupyter 内核</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Register the environment as a Jupyter kernel</source>
+        <translation>把这个环境注册为 Jupyter 内核</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Installs ipykernel from the same sources as PyTorch, then registers the kernel for your user (the commands above).</source>
+        <translation>从安装 PyTorch 的同一安装源安装 ipykernel，然后为当前用户注册内核（即上面的命令）。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
         <source>VS Code: open the Command Palette, run “Python: Select Interpreter” and choose the interpreter below (or “Enter interpreter path…”). To make it the default, add this line to settings.json:</source>
         <translation>VS Code：打开命令面板，运行“Python: Select Interpreter”，选择下面的解释器（或选“Enter interpreter path…”）。要把它设为默认，在 settings.json 中加入这一行：</translation>
     </message>
@@ -275,11 +340,11 @@
     </message>
     <message>
         <location line="+3"/>
-        <source>Jupyter: the environment becomes a notebook kernel once it has the ipykernel package, which is not installed yet. Install it, then register the kernel:</source>
-        <translation>Jupyter：环境装上 ipykernel 包后才能作为笔记本内核使用，目前还没有安装。先安装它，再注册内核：</translation>
+        <source>Jupyter: the environment becomes a notebook kernel once it has the ipykernel package. The button runs these commands: it installs ipykernel from the same sources as PyTorch, then registers the kernel.</source>
+        <translation>Jupyter：环境装上 ipykernel 包后就能作为笔记本内核使用。下面的按钮会运行这些命令：先从安装 PyTorch 的同一安装源安装 ipykernel，再注册内核。</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+6"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
@@ -324,7 +389,7 @@
         <translation>打开报告</translation>
     </message>
     <message>
-        <location line="-79"/>
+        <location line="-147"/>
         <source>Speed (partial, the test was stopped): up to {gflops:.1f} GFLOP/s ({device}, {dtype}).</source>
         <translation>速度（部分结果，测试已停止）：最高 {gflops:.1f} GFLOP/s（{device}，{dtype}）。</translation>
     </message>
@@ -606,17 +671,27 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+285"/>
+        <location filename="../../app/gui/pages/environment.py" line="+330"/>
         <source>(recommended)</source>
         <translation>（推荐）</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+16"/>
         <source>Python {version} (found or downloaded by uv)</source>
         <translation>Python {version}（由 uv 查找或下载）</translation>
     </message>
     <message>
-        <location line="+135"/>
+        <location line="+19"/>
+        <source>Not offered: Python {versions} ({why}). To use one of them, choose its Python under &quot;Change…&quot; on the Recommendation page.</source>
+        <translation>未提供：Python {versions}（{why}）。如果要用其中某个版本，请在“推荐方案”页面的“更改…”里选择它的 Python 版本。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>; </source>
+        <translation>；</translation>
+    </message>
+    <message>
+        <location line="+131"/>
         <source>Choose the existing environment</source>
         <translation>选择已有的环境</translation>
     </message>
@@ -632,12 +707,12 @@
     </message>
     <message>
         <location line="+6"/>
-        <location line="+287"/>
+        <location line="+300"/>
         <source>Choose the CA certificates file</source>
         <translation>选择 CA 证书文件</translation>
     </message>
     <message>
-        <location line="-286"/>
+        <location line="-299"/>
         <source>Certificates (*.pem *.crt *.cer);;All files (*)</source>
         <translation>证书 (*.pem *.crt *.cer);;所有文件 (*)</translation>
     </message>
@@ -657,7 +732,7 @@
         <translation>该位置剩余 {free}。</translation>
     </message>
     <message>
-        <location line="+143"/>
+        <location line="+144"/>
         <source>Everything is ready. Press Install to create the environment and install PyTorch.</source>
         <translation>一切就绪。点击“安装”即可创建环境并安装 PyTorch。</translation>
     </message>
@@ -672,7 +747,7 @@
         <translation>大约需要安装 {size}。</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+18"/>
         <source>Environment</source>
         <translation>环境</translation>
     </message>
@@ -884,6 +959,26 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>The command that will run</source>
+        <translation>将要运行的命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The commands the installation runs</source>
+        <translation>安装时运行的命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy command</source>
+        <translation>复制命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy the command to the clipboard</source>
+        <translation>把命令复制到剪贴板</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>&amp;Install</source>
         <translation>安装(&amp;I)</translation>
     </message>
@@ -893,7 +988,7 @@
         <translation>正在检查…</translation>
     </message>
     <message>
-        <location line="-422"/>
+        <location line="-439"/>
         <source>Automatic: the PyTorch server, then verified mirrors</source>
         <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
     </message>
@@ -933,7 +1028,7 @@
         <translation>已验证的镜像列在“PyTorch 下载来源”的最前面：每个镜像都有这个确切的文件，且 SHA-256 与 PyTorch 官方服务器的一致。选择一个即可使用；在你选择之前不会有任何改变。</translation>
     </message>
     <message>
-        <location line="+315"/>
+        <location line="+328"/>
         <source>Where PyTorch comes from</source>
         <translation>PyTorch 从哪里下载</translation>
     </message>
@@ -1465,7 +1560,7 @@
 <context>
     <name>RecommendationPage</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="-181"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="-295"/>
         <source>CUDA {version} (NVIDIA graphics card)</source>
         <translation>CUDA {version}（NVIDIA 显卡）</translation>
     </message>
@@ -1490,12 +1585,22 @@
         <translation>处理器（仅 CPU）</translation>
     </message>
     <message>
-        <location line="+338"/>
+        <location line="+510"/>
+        <source>Choose which wish to give up:</source>
+        <translation>请选择放弃哪一项要求：</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>No PyTorch build could be recommended: {message}</source>
         <translation>无法推荐 PyTorch 版本：{message}</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+5"/>
+        <source>Use the recommendation</source>
+        <translation>使用推荐设置</translation>
+    </message>
+    <message>
+        <location line="+27"/>
         <source>PyTorch {version} for {target}</source>
         <translation>PyTorch {version} — {target}</translation>
     </message>
@@ -1520,7 +1625,7 @@
         <translation>这个 PyTorch 版本不支持你当前的 Python；新环境将使用 Python {version}。</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+12"/>
         <source>Updating the NVIDIA driver to {driver} or newer would unlock {unlocks}.</source>
         <translation>把 NVIDIA 驱动更新到 {driver} 或更新版本，就能使用 {unlocks}。</translation>
     </message>
@@ -1530,7 +1635,7 @@
         <translation>兼容性数据（{date}）</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+36"/>
         <source>Recommendation</source>
         <translation>推荐方案</translation>
     </message>
@@ -1546,6 +1651,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>What your choices cost</source>
+        <translation>你的选择带来的影响</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Why</source>
         <translation>原因</translation>
     </message>
@@ -1556,6 +1666,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>These commands create the environment and install into it. The folder and the installer are set on the next page, which shows the final command.</source>
+        <translation>这些命令会创建环境并安装到其中。文件夹和安装工具在下一页设置，下一页会显示最终的命令。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>The install command</source>
         <translation>安装命令</translation>
     </message>
@@ -1586,11 +1701,11 @@
     </message>
     <message>
         <location line="+1"/>
-        <source>Change the backend, build, PyTorch version or packages</source>
-        <translation>更改后端、构建版本、PyTorch 版本或软件包</translation>
+        <source>Change the backend, build, PyTorch version, Python or packages</source>
+        <translation>更改运行设备、版本类型、PyTorch 版本、Python 或软件包</translation>
     </message>
     <message>
-        <location line="-45"/>
+        <location line="-74"/>
         <source>This is the newest build your sources hold, not the newest release; the reason is below.</source>
         <translation>这是你的来源中能获取的最新版本，而不是最新发布的版本；原因见下方。</translation>
     </message>
@@ -2247,7 +2362,7 @@ Stop and close?</source>
 <context>
     <name>_CommandRow</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="-173"/>
+        <location filename="../../app/gui/pages/done.py" line="-186"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>

@@ -269,7 +269,8 @@ def test_done_page_summary_and_saved_report(qtbot, wizard_with, tmp_path):
     shells = [label.text() for label, _row in page.shell_rows]
     assert shells == (["PowerShell", "cmd"] if sys.platform.startswith("win") else ["bash / zsh", "fish"])
     assert page.python_row.edit.text() == str(py)
-    assert "ipykernel install --user --name my-env" in page.jupyter_kernel.edit.text()
+    assert "ipykernel install --user --name torch-my-env-" in page.jupyter_kernel.edit.text()
+    assert page.kernel_button.isEnabled() and "ipykernel" in page.jupyter_install.edit.text()
     # The automatic copy, then "Save report as" into a folder the user chose.
     out = tmp_path / "reports"
     files = page.save_report(out)

@@ -196,9 +196,10 @@ def test_system_page_shows_the_engines_warning_for_an_old_driver(qtbot, host):
 
 
 # ---------------------------------------------------------------- Recommendation
-def test_recommendation_page_shows_choice_reasons_and_command(qtbot, host, real_report):
+def test_recommendation_page_shows_choice_reasons_and_command(qtbot, host, real_report, tmp_path, monkeypatch):
     pytest.importorskip("app.core.recommend")
-    from app.gui.pages.recommendation import RecommendationPage, command_text
+    monkeypatch.setenv("HOME", str(tmp_path))  # the default environment folder is a new one
+    from app.gui.pages.recommendation import RecommendationPage, commands_text, default_env_path
 
     state = WizardState(session=Session.resume(system=real_report))
     _wiz, state, (page,) = host(RecommendationPage, state=state)
@@ -208,12 +209,20 @@ def test_recommendation_page_shows_choice_reasons_and_command(qtbot, host, real_
     qtbot.waitUntil(page.isComplete, timeout=5000)
     rec = state.session.recommendation
     assert rec.torch_version in page.headline.text()
-    page.installer.setCurrentIndex(page.installer.findData("pip"))
-    assert page.command.toPlainText() == command_text(rec.command)
-    assert shlex.split(page.command.toPlainText()) == [str(a) for a in rec.command]
-    if rec.commands.get("uv"):
-        page.installer.setCurrentIndex(page.installer.findData("uv"))
-        assert shlex.split(page.command.toPlainText()) == [str(a) for a in rec.commands["uv"]]
+    # Before the Environment page, the command is the full one the defaults would run (the plan
+    # made from this recommendation: environment, installer, packages, index, options).
+    qtbot.waitUntil(lambda: page.current_plan() is not None, timeout=20000)
+    for installer in ("pip", "uv"):
+        page.installer.setCurrentIndex(page.installer.findData(installer))
+        plan = page.current_plan()
+        assert plan is not None and plan.installer == installer and plan.recommendation is rec
+        text = page.command.toPlainText()
+        assert text == commands_text(plan.shown_commands())
+        lines = [shlex.split(line) for line in text.splitlines()]
+        assert str(default_env_path()) in lines[0]  # the environment is created first
+        install = lines[-1]
+        assert all(p in install for p in rec.packages)
+        assert rec.index_url in install or rec.index_url.startswith("https://pypi.org/")
     reasons = _texts(page)
     for r in rec.texts("en").reasons:
         assert r in reasons
@@ -246,15 +255,22 @@ def test_change_dialog_offers_only_valid_choices(qtbot, host):
             if not item.isEnabled():
                 greyed.append(item)
                 assert item.toolTip(), f"greyed {item.text()} says why"
-    # Every invalid option the engine reports is unreachable: selecting it falls back.
+    # Every invalid option the engine reports is unreachable: selecting it falls back to a
+    # selection the engine accepts (the builds it leaves to the engine may be None: "automatic").
+    from app.core.recommend import Choices
+
     for o in opts:
         if o["valid"]:
             continue
         dlg.select(o["backend"], o["variant"], o["torch_version"])
         sel = dlg.selection()
-        chosen = next((x for x in opts if (x["backend"], x["variant"], x["torch_version"])
-                       == (sel["backend"], sel["variant"], sel["torch_version"])), None)
-        assert chosen is not None and chosen["valid"], f"{o} could be picked"
+        picked = (sel["backend"], sel["variant"], sel["torch_version"])
+        assert picked != (o["backend"], o["variant"], o["torch_version"]), f"{o} could be picked"
+        assert dlg.works() and dlg.buttons.button(dlg.buttons.StandardButton.Ok).isEnabled()
+        got = recommend(report, None, Choices(backend=sel["backend"], variant=sel["variant"],
+                                              torch=sel["torch_version"], python=sel["python"],
+                                              packages=tuple(sel["packages"]) or None))
+        assert o["torch_version"] is None or (got.variant, got.torch_version) != (o["variant"], o["torch_version"])
     if greyed:
         assert "Not available on this computer" in dlg.why_not.toPlainText()
 

@@ -32,7 +32,7 @@ from app.core.text import Msg, Text, msg, render
 
 __all__ = ["REACH_LABELS", "check_backend", "check_disk", "check_indexes", "check_lock", "check_proxy",
            "check_python", "check_reach", "check_route", "check_target", "index_targets", "preflight",
-           "raise_for_checks", "route_of", "routed_requirements"]
+           "python_unfit", "raise_for_checks", "route_of", "routed_requirements"]
 
 _MINOR = re.compile(r"^\d+\.\d+$")
 
@@ -86,6 +86,9 @@ def _python_missing(p: InstallPlan) -> Check:
 def check_python(p: InstallPlan) -> Check:
     if p.python is None:
         return _python_missing(p)
+    unfit = python_unfit(p)
+    if unfit is not None:
+        return unfit
     if p.request.existing:
         return Check("python", True, msg("preflight.python_existing", "Python {version} of the existing environment",
                                          version=p.python.version))
@@ -97,6 +100,21 @@ def check_python(p: InstallPlan) -> Check:
                               "(or python3.X-venv); or use --installer uv, which does not need them."))
     return Check("python", True, msg("preflight.python_ok", "Python {version} at {path}", version=p.python.version,
                                      path=p.python.path))
+
+
+def python_unfit(p: InstallPlan) -> Check | None:
+    """A blocking check when the interpreter cannot install the recommended build: outside the
+    release's Python range, not the Python chosen for it, or one the sources hold no wheel for
+    (None: it fits)."""
+    rec = p.recommendation
+    why = rec.python_problem(p.python.version) if rec is not None and p.python is not None else None
+    if why is None or p.python is None or rec is None:
+        return None
+    return Check("python", False, msg("preflight.python_unfit", "Python {have} ({path}) cannot install this build: "
+                                      "{why}.", have=p.python.major_minor, path=p.python.path, why=why),
+                 hint=msg("preflight.python_unfit_hint", "Choose a Python {fits} for the environment, or another "
+                          "PyTorch version for Python {have}.", fits=", ".join(rec.pythons),
+                          have=p.python.major_minor))
 
 
 # --------------------------------------------------------------------------- target
@@ -192,9 +210,9 @@ def check_disk(p: InstallPlan) -> Check:
 
 def index_targets(p: InstallPlan) -> list[tuple[str, str]]:
     """``(label key, url)`` of every index, channel and folder the install will read from."""
-    if p.index.offline and p.request.bundle is not None:
-        return [("bundle", str(p.request.bundle))]
-    if p.index.offline:  # the wheel folders hold everything
+    if p.index.offline:  # a bundle, or the wheel folders a recommendation was made from
+        if p.request.bundle is not None:
+            return [("bundle", str(p.request.bundle))]
         return [("find-links", str(f)) for f in p.index.find_links]
     out = []
     if p.new_env and p.kind == "conda":  # conda create fetches Python from conda-forge

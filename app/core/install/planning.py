@@ -162,14 +162,22 @@ def _index(request: InstallRequest, rec: Recommendation | None, what: _What,
                             extra_index_urls=request.extra_index_urls,
                             find_links=(str(request.bundle.absolute() / what.manifest.wheels_dir),),
                             ca_bundle=request.ca_bundle, offline=True, require_hashes=True), ()
-    torch_index = request.index_url or (torch_origin(rec.index_url) if rec is not None else None)
+    if rec is not None and rec.no_index and not (request.index_url or request.extra_index_urls
+                                                 or request.default_index_url):
+        # the recommendation was made from what the wheel folders hold: install from them alone
+        folders = tuple(dict.fromkeys((*request.find_links, *rec.find_links)))
+        return IndexOptions(find_links=folders, ca_bundle=request.ca_bundle, offline=True), ()
+    find_links = request.find_links
+    if rec is not None and rec.find_links:
+        find_links = tuple(dict.fromkeys((*find_links, *rec.find_links)))
+    torch_index = request.index_url or (torch_origin(rec.index_url) if rec is not None and rec.index_url else None)
     folders = request.sources.folders
     wheels = scan(folders) if folders and what.packages else ()
     if wheels:
         shown = ", ".join(folders)
         whole = closure(what.packages, wheels, pyver)
         if whole.complete:  # everything is in the folders: no index at all
-            return (IndexOptions(find_links=request.find_links, ca_bundle=request.ca_bundle, offline=True),
+            return (IndexOptions(find_links=find_links, ca_bundle=request.ca_bundle, offline=True),
                     (msg("install.note_all_local", "Everything comes from your folder {folders}: torch and the "
                          "{count} packages it needs are there, so no index is used.", folders=shown,
                          count=len(whole.chosen) - 1),))
@@ -178,12 +186,12 @@ def _index(request: InstallRequest, rec: Recommendation | None, what: _What,
                 all(x not in closure([x], wheels, pyver).missing for x in pins):
             # the torch wheels are in the folders: the torch index is not needed
             return (IndexOptions(default_index=request.default_index_url, extra_index_urls=request.extra_index_urls,
-                                 find_links=request.find_links, ca_bundle=request.ca_bundle),
+                                 find_links=find_links, ca_bundle=request.ca_bundle),
                     (msg("install.note_torch_local", "torch comes from your folder {folders}; the other packages "
                          "from the package index.", folders=shown),))
     return IndexOptions(torch_index=torch_index, default_index=request.default_index_url,
                         extra_index_urls=request.extra_index_urls,
-                        find_links=request.find_links, ca_bundle=request.ca_bundle), ()
+                        find_links=find_links, ca_bundle=request.ca_bundle), ()
 
 
 _VERSION_LIKE = re.compile(r"^\d+(\.\d+)*$")
@@ -194,6 +202,27 @@ def _check_python_request(spec: str | None) -> None:
     if spec is not None and _VERSION_LIKE.match(spec.strip()) and not re.match(r"^3\.\d{1,2}$", spec.strip()):
         raise BadInput(f"python: {spec!r} is not a Python 3 version such as 3.12.",
                        hint="Give the version as X.Y (3.10, 3.12, ...) or the path of an interpreter.")
+
+
+def _pip_version(request: InstallRequest, env_path: Path, backend: EnvBackend,
+                 python: PythonInfo | None) -> tuple[int, ...]:
+    """The pip the installer will meet in the env: the env's own, or the one a new venv gets from
+    its Python's ensurepip; () when it cannot be known before (a conda env's)."""
+    if request.existing:
+        return envs.pip_version_in(env_path)
+    if backend.installer == "pip" and backend.kind == "venv" and python is not None and python.pip:
+        return _version_tuple(python.pip)
+    return ()
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in text.split("."):
+        m = re.match(r"\d+", piece)
+        if not m:
+            break
+        parts.append(int(m.group()))
+    return tuple(parts)
 
 
 def plan(request: InstallRequest, report: SystemReport | None = None) -> InstallPlan:
@@ -230,4 +259,5 @@ def plan(request: InstallRequest, report: SystemReport | None = None) -> Install
         variant=None if what.manifest is not None else (rec.variant if rec is not None else None),
         bundle_manifest=what.manifest, requirements_file=what.requirements_file,
         notes=(*what.notes, *((why,) if why else ()), *index_notes), python_notes=python_notes,
+        pip_version=_pip_version(request, env_path, backend, python),
     )

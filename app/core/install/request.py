@@ -9,12 +9,13 @@ and :func:`~app.core.install.install` returns an :class:`InstallResult`. Sentenc
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from app.core.bundle import Manifest
-from app.core.envs import EnvBackend, IndexOptions, PythonInfo
+from app.core.envs import EnvBackend, IndexOptions, PythonInfo, env_python
 from app.core.errors import BadInput
 from app.core.indexes import display_url
 from app.core.serial import to_jsonable
@@ -26,7 +27,8 @@ from app.core.text import Joined, Msg, Text, render
 if TYPE_CHECKING:  # start-up: the recommendation engine is only imported where it runs
     from app.core.recommend import Recommendation
 
-__all__ = ["ACCELERATORS", "Check", "InstallPlan", "InstallRequest", "InstallResult", "Severity", "code_of"]
+__all__ = ["ACCELERATORS", "Check", "CommandRun", "InstallPlan", "InstallRequest", "InstallResult", "Severity",
+           "code_of", "masked"]
 
 Severity = Literal["error", "warning"]
 #: The backends whose verification expects a usable accelerator.
@@ -36,6 +38,32 @@ ACCELERATORS = ("cuda", "rocm", "mps", "xpu")
 def code_of(text: Text, default: str) -> str:
     """The stable code of a text (``default`` for a plain, language-neutral string)."""
     return text.code if isinstance(text, (Msg, Joined)) else default
+
+
+def masked(argv: Sequence[str]) -> tuple[str, ...]:
+    """A command as it may be shown, logged or saved: credentials in URLs (``user:token@``,
+    token query values) hidden in every argument."""
+    return tuple(display_url(str(a)) for a in argv)
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    """One command an install ran, as it ran (``argv`` masked): the report's record."""
+
+    step: str  # create-env | seed-pip | install
+    argv: tuple[str, ...]
+    exit_code: int | None = None  # None: it did not finish (cancelled, could not start)
+    duration_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.step, "argv": list(self.argv), "exit_code": self.exit_code,
+                "duration_s": self.duration_s}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CommandRun:
+        code = d.get("exit_code")
+        return cls(str(d.get("step") or ""), tuple(str(a) for a in d.get("argv") or ()),
+                   int(code) if isinstance(code, int) else None, float(d.get("duration_s") or 0.0))
 
 
 @dataclass(frozen=True)
@@ -151,6 +179,8 @@ class InstallPlan:
     requirements_file: Path | None = None
     notes: tuple[Text, ...] = ()
     python_notes: tuple[str, ...] = ()  # why interpreters that were tried did not fit
+    # the pip the installer will find in the env (pip >= 24.1 reports raw progress); () unknown
+    pip_version: tuple[int, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -174,14 +204,31 @@ class InstallPlan:
         backend = str(rec.backend) if rec is not None else None
         return backend if backend in ACCELERATORS else None
 
+    def create_steps(self) -> list[tuple[str, list[str]]]:
+        """(step, argv) that make the new env, pip included (a uv env is seeded with it); [] for an existing env."""
+        if not self.new_env:
+            return []
+        steps = [("create-env", argv) for argv in self.backend.create_argv(self.env_path, self.python,
+                                                                          self.python_request, idx=self.index)]
+        seed = self.backend.seed_argv(self.env_path, self.python, self.index)
+        return steps + ([("seed-pip", seed)] if seed else [])
+
+    def install_argv(self) -> list[str]:
+        """The install command itself."""
+        return self.backend.install_argv(self.env_path, self.packages, self.index,
+                                         requirements=self.requirements_file, pip_version=self.pip_version)
+
     def commands(self) -> list[list[str]]:
-        """The commands install() will run (for showing the user), in order."""
-        cmds: list[list[str]] = []
-        if self.new_env:
-            cmds += self.backend.create_argv(self.env_path, self.python, self.python_request)
-        cmds.append(self.backend.install_argv(self.env_path, self.packages, self.index,
-                                              requirements=self.requirements_file))
-        return cmds
+        """The commands install() will run, in order: exactly these, and nothing else."""
+        return [argv for _, argv in self.create_steps()] + [self.install_argv()]
+
+    def shown_commands(self) -> list[tuple[str, ...]]:
+        """:meth:`commands` as they may be shown or saved (credentials masked)."""
+        return [masked(c) for c in self.commands()]
+
+    @property
+    def env_python(self) -> Path:
+        return env_python(self.env_path)
 
     def _commands_or_empty(self) -> list[list[str]]:
         try:
@@ -208,7 +255,7 @@ class InstallPlan:
             "estimate_why": render(self.estimate_why),
             "variant": self.variant,
             "bundle": str(self.request.bundle) if self.request.bundle else None,
-            "commands": [[display_url(a) for a in argv] for argv in self._commands_or_empty()],
+            "commands": [list(masked(c)) for c in self._commands_or_empty()],
             "notes": [render(n) for n in self.notes],
             "note_codes": [code_of(n, "install.note") for n in self.notes],
         }
@@ -227,13 +274,15 @@ class InstallResult:
     created: bool = True
     warnings: tuple[Text, ...] = ()
     downloads: tuple[Served, ...] = ()  # who served each wheel (our own downloads; empty when the installer fetched)
+    commands_run: tuple[CommandRun, ...] = ()  # what ran, step by step, as it ran (masked)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)
-                             if f.name not in ("warnings", "downloads")}
+                             if f.name not in ("warnings", "downloads", "commands_run")}
         d["warnings"] = [render(w) for w in self.warnings]
         d["warning_codes"] = [code_of(w, "install.warning") for w in self.warnings]
         d["downloads"] = [s.to_dict() for s in self.downloads]
+        d["commands_run"] = [c.to_dict() for c in self.commands_run]
         return d
 
     @classmethod
@@ -245,4 +294,6 @@ class InstallResult:
                    packages={str(k): str(v) for k, v in (d.get("packages") or {}).items()},
                    kind=str(d.get("kind", "venv")), installer=str(d.get("installer", "uv")),
                    created=bool(d.get("created", True)), warnings=tuple(str(w) for w in d.get("warnings") or ()),
-                   downloads=tuple(Served.from_dict(s) for s in d.get("downloads") or () if isinstance(s, dict)))
+                   downloads=tuple(Served.from_dict(s) for s in d.get("downloads") or () if isinstance(s, dict)),
+                   commands_run=tuple(CommandRun.from_dict(c) for c in d.get("commands_run") or ()
+                                      if isinstance(c, dict)))

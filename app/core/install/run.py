@@ -34,7 +34,7 @@ from app.core.errors import Cancelled, ForFace, UserError
 from app.core.events import Event, LogEvent, PhaseEvent, StepEvent, WarningEvent, ignore
 from app.core.install.checks import preflight, raise_for_checks, route_of
 from app.core.install.interpreter import ensure_own_interpreter
-from app.core.install.request import Check, InstallPlan, InstallResult
+from app.core.install.request import Check, CommandRun, InstallPlan, InstallResult, masked
 from app.core.install.transaction import Rollback, Snapshot, kept_text, rollback, take_snapshot
 from app.core.install.wheelhouse import fetch_wheelhouse, wheelhouse_index
 from app.core.paths import new_log_path
@@ -107,6 +107,7 @@ class _Run:
         self.installed: dict[str, str] = {}
         self.route: Route | None = None  # the verified sources the pre-flight found
         self.house: Wheelhouse | None = None  # the per-run wheelhouse, once filled
+        self.commands_run: list[CommandRun] = []
 
     def emit(self, event: Event) -> None:
         """Tell the consumer; its failure (a closed console, a GUI bug) never stops the run or its rollback."""
@@ -174,9 +175,13 @@ class _Run:
         self.info(f"snapshot of {self.p.env_path}: {len(self.snapshot.packages)} packages in {self.snapshot.folder}")
         self.emit(PhaseEvent(Phase.SNAPSHOT, PhaseState.END, str(self.snapshot.folder)))
 
-    def _run(self, argv: list[str], on_line: runner.LineCallback) -> runner.RunResult:
+    def _run(self, step: str, argv: list[str], on_line: runner.LineCallback) -> runner.RunResult:
+        started = time.monotonic()
         res = runner.run(argv, env=self.child_env, cancel=self.cancel, log_path=self.log_path,
                          timeout=self.p.request.timeout_s, on_line=on_line)
+        done = not (res.cancelled or res.start_error)
+        self.commands_run.append(CommandRun(step, masked(argv), res.returncode if done else None,
+                                            round(time.monotonic() - started, 3)))
         if res.cancelled:
             raise Cancelled(log_path=self.log_path)
         return res
@@ -185,8 +190,8 @@ class _Run:
         p = self.p
         self.phase = Phase.CREATE_ENV
         self.emit(PhaseEvent(Phase.CREATE_ENV, PhaseState.START, str(p.env_path)))
-        for argv in p.backend.create_argv(p.env_path, p.python, p.python_request):
-            res = self._run(argv, lambda s, ln: self.emit(LogEvent(ln, s)))
+        for step, argv in p.create_steps():
+            res = self._run(step, argv, lambda s, ln: self.emit(LogEvent(ln, s)))
             if not res.ok:
                 raise self._create_failed(res)
         if self.guard is not None:
@@ -237,14 +242,15 @@ class _Run:
             self.emit(LogEvent(line, stream))
             parser.feed(line)
 
-        packages, index, req_file = p.packages, p.index, p.requirements_file
         if self.house is not None:  # the wheelhouse's files, with no index (or only for the rest)
             packages, index, req_file = wheelhouse_index(p, self.house)
-        argv = p.backend.install_argv(p.env_path, packages, index, requirements=req_file,
-                                      pip_version=envs.pip_version_in(p.env_path))
+            argv = p.backend.install_argv(p.env_path, packages, index, requirements=req_file,
+                                          pip_version=envs.pip_version_in(p.env_path))
+        else:
+            argv = p.install_argv()  # exactly the command the plan showed
         ensure_own_interpreter(p.env_path, log_path=self.log_path)
         try:
-            res = self._run(argv, on_line)
+            res = self._run("install", argv, on_line)
         finally:
             parser.close()
         if not res.ok:
@@ -335,7 +341,7 @@ class _Run:
             env_path=p.env_path, python=env_python(p.env_path), torch_version=self.installed.get("torch"),
             log_path=self.log_path, duration_s=round(time.monotonic() - self.started, 3),
             packages=dict(sorted(self.installed.items())), kind=p.kind, installer=p.installer,
-            created=p.new_env, warnings=tuple(self.warnings),
+            created=p.new_env, warnings=tuple(self.warnings), commands_run=tuple(self.commands_run),
             downloads=self.house.served if self.house is not None else (),
         )
 

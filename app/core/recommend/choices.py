@@ -8,6 +8,7 @@ from collections.abc import Callable
 from app.core.compat import BACKENDS, CompatData, load_compat, version_tuple
 from app.core.enums import Backend
 from app.core.recommend import explain
+from app.core.recommend.available import Available
 from app.core.recommend.evaluate import Engine, Evaluation
 from app.core.recommend.types import Alternative, BuildOption, Choices, Option, ValidChoices
 from app.core.recommend.words import sentence
@@ -22,13 +23,13 @@ _OUT_OF_REACH = frozenset({"hardware", "platform", "explicit"})  # the whole bac
 
 def alternatives(eng: Engine, chosen: Evaluation, evals: list[Evaluation]) -> tuple[Alternative, ...]:
     """For each build on this platform: its newest valid release and why it was not chosen, or why it fails."""
-    seen = {(x.release.torch, x.variant.name) for x in evals}
+    seen = {(x.release.torch, x.variant.name) for x in evals if not x.on_cpu}
     plat = eng.platform_for_wheels()
     extra = [eng.evaluate(r, v, explicit=True) for r in eng.releases() for v in r.variants_for(plat)
              if (r.torch, v.name) not in seen]
     by_name: dict[tuple[str, str], list[Evaluation]] = {}
     for x in evals + extra:
-        by_name.setdefault((x.variant.backend, x.variant.name), []).append(x)
+        by_name.setdefault((x.backend, x.variant.name), []).append(x)
     out: list[Alternative] = []
     for (backend, _name), xs in by_name.items():
         xs.sort(key=lambda x: x.release.key, reverse=True)
@@ -48,37 +49,38 @@ def _of_build(chosen: Evaluation, backend: Backend, xs: list[Evaluation],
     valid = [x for x in xs if x.ok]
     if not valid:
         x = xs[0]
-        if x.kinds <= _OUT_OF_REACH and backend != chosen.variant.backend:
+        if x.kinds <= _OUT_OF_REACH and backend != chosen.backend:
             if any(a.backend == backend and not a.valid and a.torch_version is None for a in so_far):
                 return []
             return [Alternative(backend, "", None, False, sentence(x.whys[0]))]
-        return [Alternative(backend, name, x.release.latest, False, explain.why_invalid(x))]
+        return [Alternative(backend, name, x.torch_version, False, explain.why_invalid(x))]
     best = valid[0]
     newer_bad = [x for x in xs if x.release.key > best.release.key]
     out: list[Alternative] = []
-    is_chosen = (backend, name, best.release.latest) == (chosen.variant.backend, chosen.variant.name,
-                                                          chosen.release.latest)
+    is_chosen = (backend, name, best.torch_version) == (chosen.backend, chosen.variant.name,
+                                                          chosen.torch_version)
     if not is_chosen:
-        out.append(Alternative(backend, name, best.release.latest, True, explain.why_not_chosen(chosen, best)))
-    if newer_bad and (is_chosen or backend == chosen.variant.backend):  # newer releases of this build that fail
-        out.append(Alternative(backend, name, newer_bad[0].release.latest, False, explain.why_invalid(newer_bad[0])))
+        out.append(Alternative(backend, name, best.torch_version, True, explain.why_not_chosen(chosen, best)))
+    if newer_bad and (is_chosen or backend == chosen.backend):  # newer releases of this build that fail
+        out.append(Alternative(backend, name, newer_bad[0].torch_version, False, explain.why_invalid(newer_bad[0])))
     return out
 
 
 def valid_choices(report: SystemReport | dict[str, object], data: CompatData | None = None,
-                  choices: Choices | None = None) -> ValidChoices:
+                  choices: Choices | None = None, available: Available | None = None) -> ValidChoices:
     """Every backend / build / torch release / Python on this platform, each valid or with why not.
 
-    Only ``choices.python`` and ``choices.packages`` narrow it (a backend, build or release the
-    user picked is what the dialog lets them change).
+    ``choices.python``, ``choices.packages`` and the sources narrow it (a backend, build or
+    release the user picked is what the dialog lets them change; :func:`app.core.recommend.options`
+    gives each selector's entries under all the current wishes).
     """
     if isinstance(report, dict):
         report = SystemReport.from_dict(report)
     data = data or load_compat()
     base = choices or Choices()
-    eng = Engine(report, data, Choices(python=base.python, packages=base.packages))
+    eng = Engine(report, data, Choices(python=base.python, packages=base.packages), available)
     evals = eng.all_builds()
-    options = tuple(BuildOption(Backend(x.variant.backend), x.variant.name, x.release.latest, x.ok,
+    options = tuple(BuildOption(Backend(x.variant.backend), x.variant.name, x.torch_version, x.ok,
                                 "" if x.ok else explain.why_invalid(x)) for x in evals)
     backends = _summarize(evals, "backend", lambda x: x.variant.backend)
     have = {o.name for o in backends}

@@ -8,6 +8,7 @@ label the PyTorch index gives its wheels (:func:`app.core.wheels.index_local_lab
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from app.core import requirements
@@ -19,6 +20,7 @@ from app.core.wheels import index_local_label, with_local_label
 __all__ = ["Install", "Wishes", "install_commands", "read_wishes"]
 
 _HINT = "List packages like: torch torchvision numpy"
+_COMPANION_PIN = re.compile(r"^([A-Za-z]+)\s*==\s*(\d+\.\d+(?:\.\d+)?)$")
 
 
 @dataclass(frozen=True)
@@ -27,12 +29,14 @@ class Wishes:
 
     companions: tuple[str, ...] = ()  # torchvision / torchaudio, pinned to match torch
     extras: tuple[str, ...] = ()  # everything else, as the user wrote it
+    companion_pins: tuple[tuple[str, str], ...] = ()  # ("torchvision", "0.28.0"): a version the user asked for
 
 
 def read_wishes(packages: tuple[str, ...] | None) -> Wishes:
     """Sort a package list; BadInput for an entry that is not a package, or pins what is pinned for you."""
     companions: list[str] = []
     extras: list[str] = []
+    pins: dict[str, str] = {}
     for p in requirements.split_list(packages):
         name = _name(p)
         if name == "torch":
@@ -41,13 +45,19 @@ def read_wishes(packages: tuple[str, ...] | None) -> Wishes:
             continue
         if name in COMPANIONS:
             if p.lower() != name:
-                raise BadInput(f"{p!r}: {name} is pinned to match torch automatically; list it by name only")
+                pin = _COMPANION_PIN.match(p.strip())
+                if pin is None or pin.group(1).lower() != name:
+                    raise BadInput(f"{p!r}: {name} is pinned to match torch automatically; list it by name only "
+                                   f"(or ask for one version: {name}==0.29.1)")
+                if pins.get(name, pin.group(2)) != pin.group(2):
+                    raise BadInput(f"{name} is asked for in two versions ({pins[name]} and {pin.group(2)})")
+                pins[name] = pin.group(2)
             if name not in companions:
                 companions.append(name)
             continue
         if p not in extras:
             extras.append(p)
-    return Wishes(tuple(companions), tuple(extras))
+    return Wishes(tuple(companions), tuple(extras), tuple(pins.items()))
 
 
 def _name(req: str) -> str:
@@ -67,23 +77,41 @@ class Install:
 
 
 def install_commands(rel: Release, v: Variant, torch_version: str, wishes: Wishes, platform: str | None,
-                     gfx: tuple[str, ...] = ()) -> Install:
+                     gfx: tuple[str, ...] = (), *, held: tuple[tuple[str, str], ...] = (), pypi_build: bool = False,
+                     find_links: tuple[str, ...] = (), no_index: bool = False) -> Install:
     """The pins and commands for ``torch_version`` of build ``v`` on ``platform`` (the wheels' platform).
 
-    ``gfx``: the AMD GPUs' targets, for a build from AMD's own index (``device_extra``)."""
-    if v.device_extra:
+    ``gfx``: the AMD GPUs' targets, for a build from AMD's own index (``device_extra``);
+    ``held``: the exact versions the sources hold (pinned as they are); ``pypi_build``: PyPI's
+    default build (no local label, from the default index); ``find_links``: wheel folders the
+    install reads; ``no_index``: only from them.
+    """
+    if v.device_extra and not held:
         return _amd_index(rel, v, torch_version, wishes, gfx)
-    label = index_local_label(v.index_url, platform)
-    pins = [f"torch=={with_local_label(torch_version, label)}"]
-    for pkg in wishes.companions:
-        ver = rel.companions.get(pkg, "")
-        if torch_version != rel.latest:
-            ver = ".".join(ver.split(".")[:2]) + ".*"  # a patch pin: the companion's matching minor
+    if held:
+        pins = [f"{pkg}=={ver}" for pkg, ver in held]
+    else:
+        label = None if pypi_build else index_local_label(v.index_url, platform)
+        asked = dict(wishes.companion_pins)
+        if any(want.count(".") == 2 and want != rel.companions.get(pkg) for pkg, want in asked.items()):
+            pins = [f"torch=={rel.torch}.*"]  # an older companion patch: the torch patch it requires
         else:
-            ver = with_local_label(ver, label)
-        pins.append(f"{pkg}=={ver}")
-    pypi = v.index_url.startswith("https://pypi.org/")
-    idx = [] if pypi else ["--index-url", v.index_url]
+            pins = [f"torch=={with_local_label(torch_version, label)}"]
+        for pkg in wishes.companions:
+            ver = asked.get(pkg) or rel.companions.get(pkg, "")
+            if ver.count(".") < 2 or (torch_version != rel.latest and pkg not in asked):
+                ver = ".".join(ver.split(".")[:2]) + ".*"  # a patch pin: the companion's matching minor
+            else:
+                ver = with_local_label(ver, label)
+            pins.append(f"{pkg}=={ver}")
+    if no_index:
+        idx = ["--no-index"]
+    elif pypi_build or v.index_url.startswith("https://pypi.org/"):
+        idx = []
+    else:
+        idx = ["--index-url", v.index_url]
+    for folder in find_links:
+        idx += ["--find-links", folder]
     commands = {"pip": ("pip", "install", *pins, *idx), "uv": ("uv", "pip", "install", *pins, *idx)}
     if wishes.extras:
         # never mix indexes: the other packages come from the default index, in a second step

@@ -39,7 +39,7 @@ class Availed:
 class PythonChoice:
     """Which Python the new environment uses, and why (``case``)."""
 
-    case: Literal["asked", "emulated", "unknown", "supported", "too_old", "too_new"]
+    case: Literal["asked", "emulated", "unknown", "supported", "too_old", "too_new", "sources"]
     ok: bool | None  # the report's Python can install the build (None: unknown)
     env_python: str | None  # the new environment's Python when it differs from the report's
     python: str | None  # the Python the sentence names
@@ -47,20 +47,28 @@ class PythonChoice:
     found_at: str | None = None  # too_old/too_new: where it is ("" = on the machine, path unknown; None = not yet)
 
 
-def choose_python(eng: Engine, rel: Release, v: Variant | None = None) -> PythonChoice:
-    """The new environment's Python for build ``v`` of ``rel`` (the build's own range when it has one)."""
+def choose_python(eng: Engine, rel: Release, v: Variant | None = None,
+                  held: frozenset[str] | None = None) -> PythonChoice:
+    """The new environment's Python for build ``v`` of ``rel`` (the build's own range when it has
+    one); ``held``: the Pythons the sources hold the build for (None: any the build supports)."""
     m, data = eng.m, eng.data
     lo, hi = v.python_range(rel) if v is not None else (rel.python_min, rel.python_max)
 
-    def ok(minor: str) -> bool:
+    def supported(minor: str) -> bool:
         return v.python_ok(rel, minor) if v is not None else rel.python_ok(minor)
+
+    def ok(minor: str) -> bool:
+        return supported(minor) and (held is None or minor in held)
+
+    def newest() -> str:
+        return max((p for p in rel.pythons() if ok(p)), key=version_tuple, default=hi)
 
     if eng.fixed_python:
         same = m.python == eng.fixed_python if m.python else None
         return PythonChoice("asked", same, eng.fixed_python if eng.fixed_python != m.python else None,
                             eng.fixed_python)
     if m.emulated_x64:
-        py = next((p for p in data.python_preference if ok(p)), hi)
+        py = next((p for p in data.python_preference if ok(p)), newest())
         return PythonChoice("emulated", False, py, py)
     if m.python is None:
         return PythonChoice("unknown", None, None, None)
@@ -74,7 +82,9 @@ def choose_python(eng: Engine, rel: Release, v: Variant | None = None) -> Python
         in_pref = [pe for pe in found if pe[0] in pref]
         py, where = (sorted(in_pref, key=lambda pe: pref.index(pe[0]))[0] if in_pref else found[0])
     else:
-        py = pref[0] if pref else hi
+        py = pref[0] if pref else newest()
+    if supported(m.python):  # the build supports it, the sources hold no wheel for it
+        return PythonChoice("sources", False, py, py, m.python, where)
     too_old = version_tuple(m.python) < version_tuple(lo)
     return PythonChoice("too_old" if too_old else "too_new", False, py, py, m.python, where)
 
@@ -145,20 +155,23 @@ class Decision:
 def decide(eng: Engine, chosen: Evaluation, tried: list[tuple[str, list[Evaluation]]],
            availed: Availed | None = None) -> Decision:
     rel, v = chosen.release, chosen.variant
-    torch_version = eng.pinned_version(rel) if eng.choices.torch else rel.latest
+    if chosen.held_version:
+        torch_version = chosen.held_version
+    else:
+        torch_version = eng.pinned_version(rel) if eng.choices.torch else rel.latest
     if availed is not None and availed.offer is not None:
         torch_version = availed.version
     frozen = tuple((b, tuple(es)) for b, es in tried)
     evals = [x for _, es in frozen for x in es]
     upgrade = driver_upgrade(eng, chosen, evals) if v.backend == "cuda" else None
-    return Decision(eng, chosen, frozen, torch_version, choose_python(eng, rel, v), upgrade, _pypi_default(eng, chosen),
-                    availed)
+    return Decision(eng, chosen, frozen, torch_version, choose_python(eng, rel, v, chosen.pythons), upgrade,
+                    _pypi_default(eng, chosen), availed)
 
 
 def _pypi_default(eng: Engine, chosen: Evaluation) -> PypiDefault | None:
     m, rel, v = eng.m, chosen.release, chosen.variant
     pypi = rel.pypi_default.get(m.platform or "")
-    if not pypi or pypi == v.name or v.backend not in ("cuda", "rocm", "xpu"):
+    if chosen.on_cpu or not pypi or pypi == v.name or v.backend not in ("cuda", "rocm", "xpu"):
         return None
     pv = next((x for x in rel.variants_for(m.platform) if x.name == pypi), None)
     if pv is None:

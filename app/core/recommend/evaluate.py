@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.core import cuda
 from app.core.actions import Action, ActionKind, Remedy
 from app.core.compat import CompatData, Release, Variant, version_tuple
 from app.core.errors import BadInput, ForFace
 from app.core.recommend import problems
+from app.core.recommend.available import Available
 from app.core.recommend.commands import Wishes, read_wishes
 from app.core.recommend.facts import GpuView, Machine, version_of
 from app.core.recommend.machine import read_machine
+from app.core.recommend.sources import fit
 from app.core.recommend.types import Choices
 from app.core.system import SystemReport
 from app.core.text import Text, msg
@@ -27,6 +29,7 @@ from app.core.text import Text, msg
 __all__ = ["Engine", "Evaluation"]
 
 # (kind, why); kind: platform | explicit | python | glibc | macos | companion | hardware | cc | driver | gfx
+# | sources (the sources do not hold the build, or not for the wished Python / companions)
 Problem = tuple[str, Text]
 
 
@@ -42,6 +45,11 @@ class Evaluation:
     env_vars: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[Text, ...] = ()
     floor_text: str | None = None  # the NVIDIA driver floor of a CUDA build, on this OS
+    # what the sources hold of it (only when they are all there is): the version, Pythons, exact pins
+    held_version: str | None = None
+    pythons: frozenset[str] | None = None  # None: any Python the release supports
+    pins: tuple[tuple[str, str], ...] = ()
+    on_cpu: bool = False  # the PyPI default (GPU) build, used on the processor: its GPU libraries stay unused
 
     @property
     def ok(self) -> bool:
@@ -69,15 +77,21 @@ class Evaluation:
 
     @property
     def torch_version(self) -> str:
-        return self.release.latest
+        """The version to install: the newest of the release, or the newest the sources hold."""
+        return self.held_version or self.release.latest
+
+    @property
+    def backend(self) -> str:
+        """What it computes on: the build's backend, or the processor for a GPU build used on it."""
+        return "cpu" if self.on_cpu else self.variant.backend
 
     def runtime(self) -> tuple[int, ...]:
         """The CUDA or ROCm version of the build, (0,) for others."""
         return version_of(self.variant.cuda or self.variant.rocm or "0") or (0,)
 
-    def rank(self) -> tuple[tuple[int, int], int, tuple[int, ...]]:
-        """Newer release, then more GPUs served, then newer CUDA / ROCm."""
-        return (self.release.key, len(self.served), self.runtime())
+    def rank(self) -> tuple[tuple[int, int], int, tuple[int, ...], tuple[int, ...]]:
+        """Newer release, then more GPUs served, then newer CUDA / ROCm, then the newer patch."""
+        return (self.release.key, len(self.served), self.runtime(), version_of(self.torch_version) or (0,))
 
 
 @dataclass(frozen=True)
@@ -93,13 +107,20 @@ class _Hardware:
 class Engine:
     """One call's inputs, and the evaluation of candidate builds against them."""
 
-    def __init__(self, report: SystemReport, data: CompatData, choices: Choices) -> None:
+    def __init__(self, report: SystemReport, data: CompatData, choices: Choices,
+                 available: Available | None = None) -> None:
         self.report = report
         self.data = data
         self.choices = choices
+        self.available = available
         self.m: Machine = read_machine(report, data)
         self.fixed_python = norm_python(choices.python) if choices.python else None
         self.wishes: Wishes = read_wishes(choices.packages)
+
+    @property
+    def sources_bound(self) -> bool:
+        """The sources are all there is: a build counts only if they hold it."""
+        return self.available is not None and self.available.only
 
     # -- what hardware each backend would serve
     def targets(self, backend: str) -> tuple[GpuView, ...]:
@@ -118,13 +139,29 @@ class Engine:
         """Windows on Arm installs the x64 wheels (under emulation)."""
         return "windows-x86_64" if self.m.emulated_x64 else self.m.platform
 
-    def evaluate(self, rel: Release, v: Variant, *, explicit: bool = False) -> Evaluation:
+    def evaluate(self, rel: Release, v: Variant, *, explicit: bool = False, on_cpu: bool = False) -> Evaluation:
+        """``on_cpu``: the build is used on the processor (PyPI's default GPU build where the sources
+        hold no CPU-only pair): its hardware is not checked, its GPU libraries stay unused."""
         if self.platform_for_wheels() not in v.platforms:
             return Evaluation(rel, v, (("platform", problems.no_build_for_platform(rel, v, self.m.platform)),))
         found = self._floors(rel, v, explicit)
-        hw = self._hardware(rel, v, explicit)
-        return Evaluation(rel, v, tuple(found) + hw.problems, hw.served, hw.unserved, hw.env_vars, hw.notes,
-                          hw.floor_text)
+        hw = _Hardware() if on_cpu else self._hardware(rel, v, explicit)
+        e = Evaluation(rel, v, tuple(found) + hw.problems, hw.served, hw.unserved, hw.env_vars, hw.notes,
+                       hw.floor_text, on_cpu=on_cpu)
+        return self._in_sources(e) if self.sources_bound else e
+
+    def _in_sources(self, e: Evaluation) -> Evaluation:
+        """``e`` narrowed to what the sources hold: their version, Pythons and pins, or why not."""
+        assert self.available is not None
+        rel = e.release
+        pythons = [self.fixed_python] if self.fixed_python else rel.pythons()
+        pinned = str(self.choices.torch).strip().lstrip("v") if self.choices.torch else ""
+        got = fit(self.available, rel, e.variant, self.platform_for_wheels(), pythons, self.wishes.companions,
+                  pinned if pinned.count(".") == 2 else None, dict(self.wishes.companion_pins))
+        if got.problems:
+            return replace(e, problems=e.problems + tuple(("sources", w) for w in got.problems),
+                           held_version=got.torch_version)
+        return replace(e, held_version=got.torch_version, pythons=got.pythons, pins=got.pins)
 
     def _floors(self, rel: Release, v: Variant, explicit: bool) -> list[Problem]:
         """Everything but the hardware: by-name-only builds, Python, Windows on Arm, glibc, macOS, companions."""
@@ -154,6 +191,10 @@ class Engine:
         for pkg in self.wishes.companions:
             if not rel.companions.get(pkg):
                 out.append(("companion", problems.no_companion(rel, pkg)))
+        for pkg, want in self.wishes.companion_pins:
+            have = rel.companions.get(pkg, "")
+            if have and have.split(".")[:2] != want.split(".")[:2]:
+                out.append(("companion", companion_pin_elsewhere(rel, pkg, want, have)))
         return out
 
     def _hardware(self, rel: Release, v: Variant, explicit: bool) -> _Hardware:
@@ -285,6 +326,9 @@ class Engine:
 
     def candidates(self, backend: str | None = None, variant: str | None = None,
                    explicit: bool = False) -> list[Evaluation]:
+        if backend == "cpu" and variant and not any(v.name == variant and v.backend == "cpu"
+                                                    for r in self.data.releases for v in r.variants):
+            return self.on_cpu_candidates(variant)  # a GPU build asked for on the processor
         out = []
         plat = self.platform_for_wheels()
         for rel in self.releases():
@@ -296,10 +340,27 @@ class Engine:
                 out.append(self.evaluate(rel, v, explicit=explicit))
         return out
 
+    def on_cpu_candidates(self, variant: str | None = None) -> list[Evaluation]:
+        """Each release's PyPI default GPU build, used on the processor (``variant``: only that build)."""
+        plat = self.platform_for_wheels()
+        out = []
+        for rel in self.releases():
+            name = rel.pypi_default.get(plat or "")
+            pv = next((v for v in rel.variants_for(plat) if v.name == name), None)
+            if pv is None or pv.backend == "cpu" or (variant and pv.name != variant):
+                continue
+            out.append(self.evaluate(rel, pv, explicit=True, on_cpu=True))
+        return out
+
     def all_builds(self) -> list[Evaluation]:
         """Every build of every release on this platform, each as if asked for by name."""
         plat = self.platform_for_wheels()
         return [self.evaluate(r, v, explicit=True) for r in self.data.releases for v in r.variants_for(plat)]
+
+
+def companion_pin_elsewhere(rel: Release, pkg: str, want: str, have: str) -> Text:
+    return msg("rec.companion_pin_elsewhere", "{pkg} {want} belongs to another torch release (torch {torch} pairs with "
+               "{pkg} {have})", pkg=pkg, want=want, torch=rel.torch, have=have)
 
 
 def norm_python(text: str) -> str:

@@ -8,7 +8,7 @@ none picks a language (presenters render the texts in theirs).
 from __future__ import annotations
 
 from app.core import cuda
-from app.core.compat import Release, Variant
+from app.core.compat import Release, Variant, version_tuple
 from app.core.recommend.decide import Decision, PythonChoice, ceilings
 from app.core.recommend.evaluate import Evaluation
 from app.core.recommend.facts import GpuView
@@ -60,7 +60,7 @@ def reasons(d: Decision) -> list[Text]:
     out.extend(m.notes)
     out.extend(_pypi_reasons(d))
     not_served = unserved(d)
-    if not_served and e.variant.backend != "cpu":
+    if not_served and e.backend != "cpu":
         out.append(msg("rec.not_served", "Not served: {whys}.", whys=semicolons([why for _, why in not_served])))
     if d.upgrade is not None:
         out.append(_upgrade_reason(d.upgrade))
@@ -117,6 +117,10 @@ def _ceiling_reasons(d: Decision) -> list[Text]:
 def _backend_reasons(d: Decision) -> list[Text]:
     e = d.chosen
     rel, v = e.release, e.variant
+    if e.on_cpu:
+        return [*_cpu_reasons(d), msg("rec.standard_on_cpu", "This is the standard build of torch {torch} (the one "
+                                      "PyPI publishes, made for {build}); it runs on the processor here, and its "
+                                      "{build} libraries stay unused.", torch=e.torch_version, build=build_label(v))]
     if v.backend == "cuda":
         return _cuda_reasons(d)
     if v.backend == "rocm":
@@ -322,7 +326,7 @@ def _newest_blockers(d: Decision, top: list[Evaluation]) -> list[Text]:
     """What keeps the newest release's builds out: no such build, the GPUs' capability, the driver."""
     e = d.chosen
     parts: list[Text] = []
-    if not any(x.variant.name == e.variant.name for x in top):
+    if not e.on_cpu and not any(x.variant.name == e.variant.name for x in top):
         parts.append(msg("rec.newer_no_build", "it has no {build} build", build=build_label(e.variant)))
     cc_bad = [x for x in top if "cc" in x.kinds or (x.unserved and x.variant.backend == "cuda")]
     if cc_bad:
@@ -352,7 +356,7 @@ def _python_reasons(pc: PythonChoice, e: Evaluation) -> list[Text]:
     if pc.case == "supported":
         return [msg("rec.python_supported", "Your Python {python} is supported by torch {torch} (Python {lo}–{hi}).",
                     python=pc.python, torch=torch, lo=lo, hi=hi)]
-    if pc.case not in ("too_old", "too_new"):
+    if pc.case not in ("too_old", "too_new", "sources"):
         return []
     if pc.found_at:
         where: Text = msg("rec.python_found_at", " (found at {exe})", exe=pc.found_at)
@@ -362,6 +366,11 @@ def _python_reasons(pc: PythonChoice, e: Evaluation) -> list[Text]:
         where = msg("rec.python_download", "; it is not on this machine yet: uv can download it, or install it from "
                     "python.org before using pip")
     running = pc.running
+    if pc.case == "sources":
+        return [msg("rec.python_not_held", "Your sources hold torch {torch} only for Python {held}, not for your "
+                    "Python {python}, so the new environment will use Python {env_python}{where}.",
+                    torch=e.torch_version, held=", ".join(sorted(e.pythons or (), key=version_tuple)),
+                    python=running, env_python=pc.env_python, where=where)]
     if pc.case == "too_old":
         return [msg("rec.python_too_old", "Your Python {python} is too old for torch {torch} (it supports {lo}–{hi}), "
                     "so the new environment will use Python {env_python}{where}.", python=running, torch=torch,
@@ -405,7 +414,7 @@ def unserved(d: Decision) -> list[tuple[GpuView, Text]]:
     for g in m.jetson:
         note = d.eng.data.jetson_note or msg("rec.jetson_no_wheels_short", "the pytorch.org wheels do not run on it")
         out.append((g, msg("rec.jetson_unserved", "{gpu} is a Jetson (Tegra) board: {note}", gpu=g.name, note=note)))
-    if e.variant.backend == "cuda":
+    if e.backend == "cuda":
         for g in m.amd + m.intel:
             if not g.integrated:
                 out.append((g, msg("rec.cuda_not_other_vendor", "your {gpu} (a CUDA build does not use non-NVIDIA "
@@ -424,9 +433,9 @@ def warnings(d: Decision) -> list[Text]:
     """What to check or fix; repeats dropped."""
     m, e = d.m, d.chosen
     out: list[Text] = list(m.warnings)
-    if e.variant.backend == "cuda":
+    if e.backend == "cuda":
         out.extend(_cuda_warnings(d))
-    elif e.variant.backend == "rocm":
+    elif e.backend == "rocm":
         rocm = [
             (e.variant.provider == "amd", msg("rec.therock", "This build comes from AMD's own index, not from "
              "pytorch.org: it is not built or validated by the PyTorch team. Install it with pip: that index answers "
@@ -440,10 +449,10 @@ def warnings(d: Decision) -> list[Text]:
              "built for native Linux.")),
         ]
         out.extend(text for applies, text in rocm if applies)
-    elif e.variant.backend == "xpu":
+    elif e.backend == "xpu":
         out.append(msg("rec.xpu_driver", "XPU needs Intel's GPU driver (Linux: the intel-level-zero-gpu / "
                        "compute-runtime packages; Windows: the current Arc driver)."))
-    elif e.variant.backend == "mps" and m.macos is None:
+    elif e.backend == "mps" and m.macos is None:
         out.append(msg("rec.mps_macos_unknown", "The macOS version is unknown; MPS in torch {torch} needs macOS "
                        "{need} or newer.", torch=e.release.torch, need=e.variant.mps_macos_min))
     if e.variant.windows_min and m.family == "windows" and m.windows is None:
@@ -493,7 +502,7 @@ def _cuda_warnings(d: Decision) -> list[Text]:
 def unknowns(d: Decision) -> list[Text]:
     """What the report does not say (field names), and what was taken from a GPU's name."""
     out: list[Text] = list(d.m.unknowns)
-    if d.chosen.variant.backend == "cuda":
+    if d.chosen.backend == "cuda":
         out.extend(msg("rec.cc_from_name", "compute capability of {gpu} (taken from its name: {cc})",
                        gpu=g.gpu.name, cc=g.cc_text) for g in d.chosen.served if g.cc is not None and g.cc_from_name)
     return list(dict.fromkeys(out))
@@ -508,6 +517,9 @@ def summary(d: Decision) -> Text:
 
 def _summary(d: Decision) -> Text:
     v = d.chosen.variant
+    if d.chosen.on_cpu:
+        return msg("rec.summary_standard", "torch {torch} — {backend}, the standard build ({variant}) run on the "
+                   "processor", torch=d.torch_version, backend=backend_words("cpu"), variant=v.name)
     if d.python.env_python:
         return msg("rec.summary_python", "torch {torch} — {backend}, {build} build ({variant}), Python {python}",
                    torch=d.torch_version, backend=backend_words(v.backend), build=build_label(v), variant=v.name,

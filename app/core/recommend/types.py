@@ -16,9 +16,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from app.core.enums import Backend
-from app.core.errors import BadInput
+from app.core.errors import BadInput, Hint
 from app.core.requirements import split_list
-from app.core.text import Joined, Msg, Text, render
+from app.core.text import Joined, Msg, Text, msg, render
 
 #: the packages pinned to match torch (the rest of a package list comes from the default index)
 COMPANIONS = ("torchvision", "torchaudio")
@@ -208,6 +208,7 @@ class RecommendationText:
     alternatives: tuple[str, ...]  # each alternative's why, in the order of ``alternatives``
     unserved: tuple[str, ...]  # each unserved GPU's why
     availability: str = ""  # why this version, when the user's sources decided it
+    costs: tuple[str, ...] = ()  # what each wish cost
 
 
 @dataclass(frozen=True)
@@ -241,6 +242,13 @@ class Recommendation:
     facts_assumed: bool = False  # the build's facts are assumed (a release found on the index, an unconfirmed row)
     compat_data_origin: str = "bundled"  # bundled | downloaded (a verified newer copy, compat refresh)
     availability: Text = ""  # why this version when the user's sources decided it (also among reasons)
+    # what each of the user's wishes cost ("torchvision needs torch 2.14.1 or older: ..."), in order
+    costs: tuple[Text, ...] = ()
+    # the Pythons this build installs for (the release's range, narrowed by the sources and the user's wish)
+    pythons: tuple[str, ...] = ()
+    python_range: tuple[str, str] | None = None  # the release's (lowest, highest) Python
+    find_links: tuple[str, ...] = ()  # wheel folders the build is installed from
+    no_index: bool = False  # from those folders only: no index is reachable or needed
 
     def __post_init__(self) -> None:
         _normalise(self)
@@ -248,6 +256,25 @@ class Recommendation:
     @property
     def reason_codes(self) -> tuple[str, ...]:
         return tuple(code_of(t) for t in self.reasons)
+
+    @property
+    def cost_codes(self) -> tuple[str, ...]:
+        return tuple(code_of(t) for t in self.costs)
+
+    def python_problem(self, version: str) -> Text | None:
+        """Why an interpreter of ``version`` ("3.9", "3.9.18") cannot install this build (None: it can)."""
+        minor = ".".join(str(version).split(".")[:2])
+        if not self.pythons or minor in self.pythons:
+            return None
+        fits = ", ".join(self.pythons)
+        torch = self.torch_version or self.torch_release or "?"
+        if self.choices.python:
+            return msg("rec.python_not_chosen", "you chose Python {fits} for torch {torch}", fits=fits, torch=torch)
+        lo, hi = self.python_range or (self.pythons[0], self.pythons[-1])
+        if _in_range(minor, lo, hi):
+            return msg("rec.python_not_in_sources", "your sources hold torch {torch} only for Python {fits}",
+                       torch=torch, fits=fits)
+        return msg("rec.python_outside", "torch {torch} supports Python {lo}–{hi}", torch=torch, lo=lo, hi=hi)
 
     @property
     def warning_codes(self) -> tuple[str, ...]:
@@ -262,7 +289,8 @@ class Recommendation:
         return RecommendationText(
             summary=render(self.summary, lang), reasons=all_(self.reasons), warnings=all_(self.warnings),
             unknowns=all_(self.unknowns), alternatives=all_([a.why for a in self.alternatives]),
-            unserved=all_([u.why for u in self.unserved_gpus]), availability=render(self.availability, lang))
+            unserved=all_([u.why for u in self.unserved_gpus]), availability=render(self.availability, lang),
+            costs=all_(self.costs))
 
     def to_dict(self) -> dict[str, Any]:
         en = self.texts("en")
@@ -282,6 +310,9 @@ class Recommendation:
             "compat_data_origin": self.compat_data_origin,
             "availability": en.availability,
             "availability_code": code_of(self.availability) if self.availability else None,
+            "costs": list(en.costs), "cost_codes": list(self.cost_codes), "pythons": list(self.pythons),
+            "python_range": list(self.python_range) if self.python_range else None,
+            "find_links": list(self.find_links), "no_index": self.no_index,
         }
 
     @classmethod
@@ -310,7 +341,10 @@ class Recommendation:
             choices=Choices.from_dict(d.get("choices")), summary=_loaded(d.get("summary")),
             install_size_mb=_size(d.get("install_size_mb")), facts_assumed=bool(d.get("facts_assumed")),
             compat_data_origin=str(d.get("compat_data_origin") or "bundled"),
-            availability=_loaded(d.get("availability"), d.get("availability_code")))
+            availability=_loaded(d.get("availability"), d.get("availability_code")),
+            costs=_loaded_all(d.get("costs"), d.get("cost_codes")), pythons=_strings(d.get("pythons")),
+            python_range=_range(d.get("python_range")), find_links=_strings(d.get("find_links")),
+            no_index=bool(d.get("no_index")))
 
 
 def _size(value: object) -> int | None:
@@ -319,6 +353,56 @@ def _size(value: object) -> int | None:
 
 def _strings(value: object) -> tuple[str, ...]:
     return tuple(str(v) for v in value) if isinstance(value, (list, tuple)) else ()
+
+
+def _in_range(minor: str, lo: str, hi: str) -> bool:
+    def key(v: str) -> tuple[int, ...]:
+        try:
+            return tuple(int(x) for x in v.split(".")[:2])
+        except ValueError:
+            return (0,)
+
+    return key(lo) <= key(minor) <= key(hi)
+
+
+def _range(value: object) -> tuple[str, str] | None:
+    items = _strings(value)
+    return (items[0], items[1]) if len(items) == 2 else None
+
+
+# ----------------------------------------------------------------------------- no combination
+
+@dataclass(frozen=True)
+class Drop:
+    """A way out when the wishes cannot all be had: the wishes with one given up or changed."""
+
+    label: Text  # the choice, as a button says it: "Drop torchvision", "Use Python 3.12"
+    choices: Choices | None  # the wishes that work (None: none at all, the plain recommendation)
+    gives: Text  # what they give: "torch 2.15.0 (CPU-only)"
+    kind: str = ""  # what is given up: companion | python | torch | variant | backend | all
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": render(self.label), "code": code_of(self.label), "kind": self.kind,
+                "choices": self.choices.to_dict() if self.choices is not None else None,
+                "gives": render(self.gives)}
+
+
+class NoCombination(BadInput):
+    """No build satisfies all of the user's wishes; ``drops`` lists the ways out that work,
+    nearest first. ``why`` says it in words the presenters render in their language."""
+
+    def __init__(self, message: Text, hint: Hint = "", *, why: Text = "", drops: Sequence[Drop] = (),
+                 **kw: Any) -> None:
+        super().__init__(message, hint, **kw)
+        self.why: Text = why or message
+        self.drops: tuple[Drop, ...] = tuple(drops)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d["error"] = "BadInput"  # the JSON contract names the kind of error; the ways out come beside it
+        d["why"] = render(self.why)
+        d["drops"] = [x.to_dict() for x in self.drops]
+        return d
 
 
 # ----------------------------------------------------------------------------- valid_choices

@@ -28,13 +28,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.envs import IndexOptions
 from app.core.errors import UserError
+from app.core.install.request import masked
+from app.core.kernel import KernelResult, kernel_commands, register_kernel
 from app.core.text import render
 from app.gui.i18n import current_language
 from app.gui.logview import monospace_font
+from app.gui.pages._commands import command_text
 from app.gui.pages._common import ErrorPanel, put_icon, std_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
+from app.gui.widgets import StatusRow
+from app.gui.worker import Task
 
 if TYPE_CHECKING:
     from app.core.report import SessionReport
@@ -69,10 +75,10 @@ def activation_commands(env_path: Path, kind: str = "venv", platform: str | None
 
 
 def kernel_name(env_path: Path) -> str:
-    import re
+    """The kernelspec name the Done page registers (the core's: ``torch-<env name>-<hash>``)."""
+    from app.core.kernel import kernel_name as core_name
 
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(env_path).name).strip("-.").lower()
-    return name or "torch"
+    return core_name(Path(env_path))
 
 
 class _CommandRow(QWidget):
@@ -112,6 +118,7 @@ class DonePage(BasePage):
     def __init__(self, state: WizardState, parent: QWidget | None = None) -> None:
         super().__init__(state, parent)
         self._auto_saved: list[Path] = []
+        self._kernel_error: UserError | None = None
         self.setFinalPage(True)
 
         self.headline_icon = QLabel(self)
@@ -144,9 +151,21 @@ class DonePage(BasePage):
         self.jupyter_label.setWordWrap(True)
         self.jupyter_install = _CommandRow("", self.ide_box)
         self.jupyter_kernel = _CommandRow("", self.ide_box)
+        # One click: ipykernel from the same sources as the install, then the kernel (the commands above).
+        self.kernel_button = QPushButton(self.ide_box)
+        self.kernel_button.clicked.connect(self.register_kernel)
+        self.kernel_status = StatusRow("pending", "", "", parent=self.ide_box)
+        self.kernel_status.hide()
+        self._kernel_task: Task | None = None
+        self.kernel_result: KernelResult | None = None
+        kernel_row = QHBoxLayout()
+        kernel_row.addWidget(self.kernel_button)
+        kernel_row.addStretch(1)
         for w in (self.vscode_label, self.vscode_cmd, self.pycharm_label, self.python_row,
                   self.jupyter_label, self.jupyter_install, self.jupyter_kernel):
             ide.addWidget(w)
+        ide.addLayout(kernel_row)
+        ide.addWidget(self.kernel_status)
 
         # Folder and report.
         self.open_folder = QPushButton(self)
@@ -331,15 +350,77 @@ class DonePage(BasePage):
             pys = str(py)
             self.vscode_cmd.set_text(f'"python.defaultInterpreterPath": "{pys.replace(chr(92), chr(92) * 2)}"')
             self.python_row.set_text(pys)
-            q = _quote_win(pys) if sys.platform.startswith("win") else _quote_posix(pys)
-            if self.installer() == "uv":
-                self.jupyter_install.set_text(f"uv pip install --python {q} ipykernel")
-            else:
-                self.jupyter_install.set_text(f"{q} -m pip install ipykernel")
-            name = kernel_name(env) if env else "torch"
-            self.jupyter_kernel.set_text(
-                f'{q} -m ipykernel install --user --name {name} --display-name "Python ({name})"')
+            self._fill_kernel()
         self.retranslate_texts()
+
+    # -- Jupyter ------------------------------------------------------------------------------------
+    def kernel_index(self) -> IndexOptions:
+        """The sources the install used (the approved plan's), for ipykernel."""
+        plan = self.state.session.approved_plan
+        return plan.index if plan is not None else IndexOptions()
+
+    def kernel_commands(self) -> list[tuple[str, list[str]]]:
+        env = self.env_path()
+        if env is None:
+            return []
+        return kernel_commands(env, installer=self.installer(), index=self.kernel_index())
+
+    def _fill_kernel(self) -> None:
+        steps = dict(self.kernel_commands())
+        install, register = steps.get("ipykernel"), steps.get("register")
+        self.jupyter_install.set_text(command_text(list(masked(install))) if install else "")
+        self.jupyter_install.setVisible(install is not None)
+        self.jupyter_kernel.set_text(command_text(register) if register else "")
+        busy = self._kernel_task is not None and self._kernel_task.is_running()
+        self.kernel_button.setEnabled(register is not None and not busy)
+
+    def register_kernel(self) -> None:
+        """Install ipykernel (same sources) and register the kernel, off the GUI thread."""
+        env = self.env_path()
+        if env is None or (self._kernel_task is not None and self._kernel_task.is_running()):
+            return
+        installer, index = self.installer(), self.kernel_index()
+        task = Task(lambda on_event, cancel: register_kernel(env, installer=installer, index=index,
+                                                             on_event=on_event, cancel=cancel), self, name="kernel")
+        task.succeeded.connect(self._kernel_done)
+        task.failed.connect(self._kernel_failed)
+        task.finished.connect(self._fill_kernel)
+        self._kernel_task = task
+        self.kernel_status.set("running", self.tr("Registering the Jupyter kernel…"), "")
+        self.kernel_status.show()
+        self.kernel_button.setEnabled(False)
+        task.start()
+
+    def _kernel_done(self, result: KernelResult) -> None:
+        self.kernel_result = result
+        self._kernel_words()
+
+    def _kernel_failed(self, err: UserError) -> None:
+        self.kernel_result = None
+        self._kernel_error = err
+        self._kernel_words()
+        self.error_panel.show_error(err)
+
+    def _kernel_words(self) -> None:
+        r = self.kernel_result
+        if r is not None:
+            self.kernel_status.set("ok", self.tr("Registered: “{name}” appears in Jupyter's kernel list.").format(
+                name=r.display_name), r.path)
+        elif self._kernel_error is not None:
+            err = self._kernel_error
+            text = render(err.message, current_language())
+            self.kernel_status.set("error", self.tr("The kernel was not registered: {why}").format(why=text), "")
+
+    def is_busy(self) -> bool:
+        return super().is_busy() or (self._kernel_task is not None and self._kernel_task.is_running())
+
+    def cancel_and_wait(self, timeout: float = 30.0, *, timeout_ms: int | None = None) -> bool:
+        done = super().cancel_and_wait(timeout, timeout_ms=timeout_ms)
+        task = self._kernel_task
+        if task is not None and task.is_running():
+            task.cancel()
+            done = task.wait(timeout_ms / 1000 if timeout_ms is not None else timeout) and done
+        return done
 
     def retranslate_texts(self) -> None:
         for label, row in self.shell_rows:
@@ -349,6 +430,10 @@ class DonePage(BasePage):
         self.python_row.edit.setAccessibleName(self.tr("Path of the environment's Python interpreter"))
         self.jupyter_install.edit.setAccessibleName(self.tr("Command that installs ipykernel"))
         self.jupyter_kernel.edit.setAccessibleName(self.tr("Command that registers the Jupyter kernel"))
+        self.kernel_button.setText(self.tr("Register as a Jupyter kernel"))
+        self.kernel_button.setAccessibleName(self.tr("Register the environment as a Jupyter kernel"))
+        self.kernel_button.setToolTip(self.tr("Installs ipykernel from the same sources as PyTorch, then registers "
+                                              "the kernel for your user (the commands above)."))
         self.vscode_label.setText(self.tr(
             "VS Code: open the Command Palette, run “Python: Select Interpreter” and choose the "
             "interpreter below (or “Enter interpreter path…”). To make it the default, add this "
@@ -357,8 +442,10 @@ class DonePage(BasePage):
             "PyCharm: Settings → Project → Python Interpreter → Add Interpreter → Add Local "
             "Interpreter → select existing, and pick this interpreter:"))
         self.jupyter_label.setText(self.tr(
-            "Jupyter: the environment becomes a notebook kernel once it has the ipykernel package, "
-            "which is not installed yet. Install it, then register the kernel:"))
+            "Jupyter: the environment becomes a notebook kernel once it has the ipykernel package. The button "
+            "runs these commands: it installs ipykernel from the same sources as PyTorch, then registers the "
+            "kernel."))
+        self._kernel_words()
 
     def retranslate(self) -> None:
         self.setTitle(self.tr("Done"))

@@ -29,6 +29,7 @@ import re
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -38,6 +39,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QPlainTextEdit,
     QPushButton,
     QRadioButton,
     QVBoxLayout,
@@ -53,9 +55,20 @@ from app.core.sources.routing import Route
 from app.core.system import ToolInfo
 from app.core.text import Text, render
 from app.gui.i18n import current_language
+from app.gui.pages._commands import commands_text
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import Banner, BusyLine, Collapsible, StatusRow, heading, human_mb, muted
+from app.gui.widgets import (
+    Banner,
+    BusyLine,
+    Collapsible,
+    CopyButton,
+    StatusRow,
+    heading,
+    human_mb,
+    monospace_font,
+    muted,
+)
 from app.gui.worker import Task
 
 DEBOUNCE_MS = 350
@@ -110,6 +123,10 @@ class EnvironmentPage(BasePage):
         loc_row.addWidget(self.browse)
         self.python = QComboBox()
         self.python.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.python_note = muted(QLabel())
+        self.python_note.setWordWrap(True)
+        self.python_note.hide()
+        self._unfit_pythons: list[tuple[str, str]] = []
         self.target_label = muted(QLabel())
         self.target_label.setWordWrap(True)
         self.target_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -121,6 +138,7 @@ class EnvironmentPage(BasePage):
         self.form.addRow(self.l_location, loc_row)
         self.form.addRow(self.l_name, self.name)
         self.form.addRow(self.l_python, self.python)
+        self.form.addRow("", self.python_note)
         self.form.addRow("", self.existing)
 
         # --- advanced ---
@@ -203,6 +221,21 @@ class EnvironmentPage(BasePage):
         self.plan_label = muted(QLabel())
         self.plan_label.setWordWrap(True)
         self.plan_label.hide()
+        # the exact commands the approved plan runs (credentials masked)
+        self.cmd_title = heading()
+        self.command = QPlainTextEdit()
+        self.command.setReadOnly(True)
+        self.command.setFont(monospace_font())
+        self.command.setFixedHeight(self.command.fontMetrics().lineSpacing() * 4 + 14)
+        self.command.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.command.setTabChangesFocus(True)
+        self.copy_command = CopyButton(lambda: self.command.toPlainText())
+        cmd_row = QHBoxLayout()
+        cmd_row.addWidget(self.copy_command)
+        cmd_row.addStretch(1)
+        self.cmd_row = QWidget()
+        self.cmd_row.setLayout(cmd_row)
+        cmd_row.setContentsMargins(0, 0, 0, 0)
         self.free_space_mb: int | None = None
         self._free_for: Path | None = None  # the path free_space_mb was read for
         self._free_wanted: Path | None = None
@@ -222,6 +255,9 @@ class EnvironmentPage(BasePage):
         self.body.addWidget(self.busy)
         self.body.addLayout(self.checks_box)
         self.body.addWidget(self.plan_label)
+        self.body.addWidget(self.cmd_title)
+        self.body.addWidget(self.command)
+        self.body.addWidget(self.cmd_row)
         self.body.addWidget(self.result_banner)
         self.body.addStretch(1)
 
@@ -263,37 +299,73 @@ class EnvironmentPage(BasePage):
             self.run_mirror_check()
 
     def _fill_pythons(self) -> None:
+        """The interpreters found, each offered only if it can install the recommended build: the
+        others are greyed with the engine's reason and never the default."""
         report = self.state.session.system
         rec = self.state.session.recommendation
+        lang = current_language()
         want = str(rec.env_python or "") if rec is not None else ""
+        if not want and rec is not None and report is not None and report.python.version:
+            want = ".".join(report.python.version.split(".")[:2])
         prev = self.python.currentData()
         self.python.blockSignals(True)
         self.python.clear()
+        model = self.python.model()
+        assert isinstance(model, QStandardItemModel)  # a QComboBox's own model
         seen = set()
         interpreters = list(report.interpreters) if report is not None else []
         running = report.python if report is not None else None
         if running is not None and running.executable and all(i.executable != running.executable for i in interpreters):
             interpreters.insert(0, running)
         best = -1
+        unfit: list[tuple[str, str]] = []  # (version, why) of the interpreters not offered
         for info in interpreters:
             if not info.executable or info.executable in seen or info.can_venv is False:
                 continue
             seen.add(info.executable)
             label = f"Python {info.version or '?'}  ({info.executable})"
-            fits = bool(want) and (info.version or "").startswith(want)
+            why = rec.python_problem(info.version) if rec is not None and info.version else None
+            fits = why is None and bool(want) and (info.version or "").startswith(want + ".")
             if fits:
                 label += "  " + self.tr("(recommended)")
             self.python.addItem(label, info.executable)
+            item = model.item(self.python.count() - 1)
+            if why is not None:
+                text = render(why, lang)
+                item.setEnabled(False)
+                item.setToolTip(text)
+                item.setData(text, Qt.ItemDataRole.AccessibleDescriptionRole)
+                unfit.append((info.version or "?", text))
             if fits and best < 0:
                 best = self.python.count() - 1
+        usable = [i for i in range(self.python.count()) if model.item(i).isEnabled()]
+        if best < 0 and usable and not want:
+            best = usable[0]
         if want and best < 0:
             # No interpreter of that version here: uv can look for (or fetch) one by version.
             label = self.tr("Python {version} (found or downloaded by uv)").format(version=want)
             self.python.insertItem(0, label, want)
             best = 0
         idx = self.python.findData(prev) if prev else -1
-        self.python.setCurrentIndex(idx if idx >= 0 else max(best, 0))
+        if idx < 0 or not model.item(idx).isEnabled():
+            idx = max(best, 0)
+        self.python.setCurrentIndex(idx)
         self.python.blockSignals(False)
+        self._unfit_pythons = unfit
+        self._show_unfit()
+
+    def _show_unfit(self) -> None:
+        """The interpreters not offered, and why, under the selector."""
+        unfit = self._unfit_pythons
+        if not unfit:
+            self.python_note.setText("")
+        else:
+            whys = sorted({why for _, why in unfit})
+            versions = ", ".join(v for v, _ in unfit)
+            self.python_note.setText(self.tr("Not offered: Python {versions} ({why}). To use one of them, choose its "
+                                             "Python under \"Change…\" on the Recommendation page.").format(
+                versions=versions, why=self.tr("; ").join(whys)))
+        self.python_note.setVisible(bool(unfit))
 
     # ---- sources: mirrors ----
     def _variant_mirrors(self) -> list[tuple[str, str]]:
@@ -657,6 +729,7 @@ class EnvironmentPage(BasePage):
                 w.deleteLater()
         pending = self._debounce.isActive() or self.is_busy() or self._result_generation != self._generation
         self.busy.setVisible(pending)
+        self._render_command(None if pending else self._planned)
         if pending:
             self.result_banner.hide()
             self.plan_label.hide()
@@ -678,6 +751,18 @@ class EnvironmentPage(BasePage):
         lines += [render(n, current_language()) for n in notes]
         self.plan_label.setText("\n".join(lines))
         self.plan_label.setVisible(bool(lines) and self._passed)
+
+    def _render_command(self, planned: Planned | None) -> None:
+        """The full commands the plan runs, exactly as the Install page will run them."""
+        lines: list[tuple[str, ...]] = []
+        if planned is not None:
+            try:
+                lines = planned.plan.shown_commands()
+            except UserError:  # no interpreter yet: the checks say why
+                lines = []
+        self.command.setPlainText(commands_text(lines))
+        for w in (self.cmd_title, self.command, self.cmd_row):
+            w.setVisible(bool(lines))
 
     def retranslate(self) -> None:
         self.setTitle(self.tr("Environment"))
@@ -736,8 +821,12 @@ class EnvironmentPage(BasePage):
             self._fill_mirrors()  # the items in the new language; the selection stays
         self._render_sources()
         if self._initialized:
-            self._fill_pythons()  # "(recommended)" in the new language; the selection stays
+            self._fill_pythons()  # "(recommended)" and the reasons in the new language; the selection stays
         self.checks_title.setText(self.tr("Checks before installing"))
+        self.cmd_title.setText(self.tr("The command that will run"))
+        self.command.setAccessibleName(self.tr("The commands the installation runs"))
+        self.copy_command.set_label(self.tr("Copy command"))
+        self.copy_command.setToolTip(self.tr("Copy the command to the clipboard"))
         self.setButtonText(QWizard.WizardButton.NextButton, self.tr("&Install"))
         self.busy.set_text(self.tr("Checking…"))
         self._update_target()

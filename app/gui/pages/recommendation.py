@@ -1,19 +1,29 @@
-"""Page 3: the recommended PyTorch build, why, warnings, the exact command, and "Change…".
+"""Page 3: the recommended PyTorch build, why, what the user's choices cost, the exact command,
+and "Change…".
 
-The recommendation comes from ``app.core.recommend.recommend(report, choices=...)`` run in a
-:class:`Task`. "Change…" offers only the choices the engine says are valid for this machine;
-the others are greyed with the engine's reason as tooltip and as a visible line.
+The recommendation comes from the session (``session.recommend()``: the engine with the
+user's wishes and what the sources hold) run in a :class:`Task`. Every wish is a constraint of
+the engine, never a patch on its answer: the page shows the newest combination that satisfies
+them all and what each one cost; when none does, it says which wish to drop, as buttons that
+apply that choice (never an error page). "Change…" offers only entries that keep a working
+combination (:func:`app.core.recommend.options` over the current wishes): the others are
+greyed with the engine's reason, and a one-click "nearest working choice" restores one.
+
+The command shown is the full one that will run (environment, installer, packages, index,
+wheel folders, options; credentials masked): the approved plan's once there is one, else the
+plan the defaults would make from this recommendation.
 
 The engine's sentences are texts (``app.core.text``): the page renders them in the wizard's
 current language each time it draws, so a language switch simply draws again.
 """
 from __future__ import annotations
 
-import os
-import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QPalette, QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -31,31 +41,36 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import BadInput, render_hint
+from app.core.errors import BadInput, UserError, render_hint
 from app.core.freshness import wizard_notes
 from app.core.text import Text, render
 from app.gui.i18n import current_language
+from app.gui.pages._commands import command_text, commands_text
 from app.gui.pages.base import BasePage
+from app.gui.pages.environment import DEFAULT_NAME, default_location
 from app.gui.state import WizardState
 from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, monospace_font, muted
 from app.gui.worker import Task
 
 if TYPE_CHECKING:  # the engine is imported when the page first asks it
-    from app.core.recommend import Recommendation
+    from app.core.install import InstallPlan
+    from app.core.recommend import Choices, Entry, NoCombination, Options, Recommendation
     from app.core.system import SystemReport
 
+__all__ = ["ChangeDialog", "RecommendationPage", "backend_words", "command_text", "commands_text", "options_for",
+           "preview_plans"]
+
 EXTRA_PACKAGES = ("torchvision", "torchaudio")
+INSTALLERS = ("uv", "pip")
 
 
-def command_text(argv) -> str:
-    """The argument list as one line the user can paste into their shell."""
-    if not argv:
-        return ""
-    if isinstance(argv, str):
-        return argv
-    if os.name == "nt":
-        return " ".join(f'"{a}"' if (" " in a or not a) else a for a in map(str, argv))
-    return shlex.join(str(a) for a in argv)
+def _name(req: str) -> str:
+    from app.core.requirements import requirement_name
+
+    try:
+        return requirement_name(req) or req
+    except BadInput:
+        return req
 
 
 def options_for(report: SystemReport, rec: Recommendation | None, lang: str = "en") -> list[dict]:
@@ -113,15 +128,45 @@ def backend_words(backend: str | None, variant: str | None) -> str:
     return backend or "?"
 
 
-class ChangeDialog(QDialog):
-    """Backend, variant, torch version and extra packages; only valid choices can be picked."""
+def default_env_path() -> Path:
+    """Where the Environment page creates the environment unless the user says otherwise."""
+    return default_location() / DEFAULT_NAME
 
-    def __init__(self, options: list[dict], current: dict, parent: QWidget | None = None) -> None:
+
+def preview_plans(rec: Recommendation, report: SystemReport | None, env_path: Path | None = None
+                  ) -> dict[str, InstallPlan]:
+    """The plan the defaults would make from ``rec`` for each installer (nothing is checked or written);
+    an installer whose plan is refused (the default folder already is an env …) is left out."""
+    from app.core.install import InstallRequest, plan
+
+    out: dict[str, InstallPlan] = {}
+    for installer in INSTALLERS:
+        try:
+            out[installer] = plan(InstallRequest(env_path=env_path or default_env_path(), installer=installer,
+                                                 recommendation=rec), report)
+        except UserError:
+            continue
+    return out
+
+
+class ChangeDialog(QDialog):
+    """Backend, build, torch version, Python and companions as wishes for the engine.
+
+    ``ask(choices)`` returns :class:`~app.core.recommend.Options`: every selector's entries
+    under the current wishes. Only entries that keep a working combination can be picked; the
+    others are greyed with the reason (tooltip and a visible list). OK is enabled only while
+    the whole selection gives a build; "nearest working choice" restores one when it does not.
+    """
+
+    def __init__(self, ask: Callable[[Choices], Options], current: Choices | None = None,
+                 parent: QWidget | None = None) -> None:
+        from app.core.recommend import Choices
+
         super().__init__(parent)
-        self.options = options
-        self.backend = QComboBox()
-        self.variant = QComboBox()
-        self.torch = QComboBox()
+        self._ask = ask
+        self.choices: Choices = current or Choices()
+        self.opts: Options | None = None
+        self.backend, self.variant, self.torch, self.python = QComboBox(), QComboBox(), QComboBox(), QComboBox()
         # Read-only text that scrolls: some machines have many greyed choices, each with a reason.
         self.why_not = QPlainTextEdit()
         self.why_not.setReadOnly(True)
@@ -130,127 +175,204 @@ class ChangeDialog(QDialog):
         pal.setColor(QPalette.ColorRole.Base, pal.color(QPalette.ColorRole.Window))
         pal.setColor(QPalette.ColorRole.Text, pal.color(QPalette.ColorRole.PlaceholderText))
         self.why_not.setPalette(pal)
-        self.why_not.setMaximumHeight(200)
+        self.why_not.setMinimumHeight(110)
         self.why_not.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.why_not.setTabChangesFocus(True)
+        self.gives = muted(QLabel())
+        self.gives.setWordWrap(True)
+        self.conflict = Banner("warning")
+        self.nearest = QPushButton()
+        self.nearest.clicked.connect(self.use_nearest)
         self.pkg_boxes = {name: QCheckBox(name) for name in EXTRA_PACKAGES}
+        self.pkg_notes = {name: muted(QLabel()) for name in EXTRA_PACKAGES}
+        for note in self.pkg_notes.values():
+            note.setWordWrap(True)
         self.other = QLineEdit()
         self.other.setPlaceholderText("numpy pandas")
+        self._other_timer = QTimer(self)
+        self._other_timer.setSingleShot(True)
+        self._other_timer.setInterval(400)
+        self._other_timer.timeout.connect(self._other_changed)
         form = QFormLayout()
-        self.l_backend, self.l_variant, self.l_torch, self.l_pkgs, self.l_other = (QLabel() for _ in range(5))
-        form.addRow(self.l_backend, self.backend)
-        form.addRow(self.l_variant, self.variant)
-        form.addRow(self.l_torch, self.torch)
-        pk = QHBoxLayout()
-        for box in self.pkg_boxes.values():
-            pk.addWidget(box)
-        pk.addStretch(1)
+        self.l_backend, self.l_variant, self.l_torch, self.l_python, self.l_pkgs, self.l_other = (
+            QLabel() for _ in range(6))
+        for label, combo in ((self.l_backend, self.backend), (self.l_variant, self.variant),
+                             (self.l_torch, self.torch), (self.l_python, self.python)):
+            form.addRow(label, combo)
+            label.setBuddy(combo)
+        pk = QVBoxLayout()
+        for name, box in self.pkg_boxes.items():
+            line = QHBoxLayout()
+            line.addWidget(box)
+            line.addWidget(self.pkg_notes[name], 1)
+            pk.addLayout(line)
         form.addRow(self.l_pkgs, pk)
         form.addRow(self.l_other, self.other)
-        self.l_backend.setBuddy(self.backend)
-        self.l_variant.setBuddy(self.variant)
-        self.l_torch.setBuddy(self.torch)
         self.l_other.setBuddy(self.other)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-                                        | QDialogButtonBox.StandardButton.RestoreDefaults)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        # our own words (a standard "Restore Defaults" button is renamed by Qt on every language change)
+        self.restore_button = self.buttons.addButton("", QDialogButtonBox.ButtonRole.ResetRole)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
-        self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self._restore)
+        self.restore_button.clicked.connect(self._restore)
         self.restored = False
         col = QVBoxLayout(self)
         col.addLayout(form)
-        col.addWidget(self.why_not)
+        col.addWidget(self.gives)
+        col.addWidget(self.conflict)
+        col.addWidget(self.nearest)
+        col.addWidget(self.why_not, 1)
         col.addWidget(self.buttons)
-        self.setMinimumWidth(560)
+        self.setMinimumWidth(600)
 
-        self._fill(self.backend, [(o["backend"], o) for o in options])
-        self.backend.currentIndexChanged.connect(self._backend_changed)
-        self.variant.currentIndexChanged.connect(self._variant_changed)
-        self.torch.currentIndexChanged.connect(self._update_why)
-        self.select(current.get("backend"), current.get("variant"), current.get("torch_version"))
-        pkgs = list(current.get("packages") or [])
+        self.backend.currentIndexChanged.connect(lambda _i: self._picked("backend", self.backend))
+        self.variant.currentIndexChanged.connect(lambda _i: self._picked("variant", self.variant))
+        self.torch.currentIndexChanged.connect(lambda _i: self._picked("torch", self.torch))
+        self.python.currentIndexChanged.connect(lambda _i: self._picked("python", self.python))
         for name, box in self.pkg_boxes.items():
-            box.setChecked(any(p.split("=")[0].split("<")[0].split(">")[0].strip() == name for p in pkgs))
-        others = [p for p in pkgs if p.split("=")[0].split("<")[0].split(">")[0].strip() not in EXTRA_PACKAGES
-                  and not p.startswith("torch=") and p.split("=")[0] != "torch"]
-        self.other.setText(" ".join(others))
+            box.toggled.connect(lambda on, name=name: self._ticked(name, on))
+        self.other.textEdited.connect(lambda _t: self._other_timer.start())
+        self.other.editingFinished.connect(self._other_changed)
+        self.other.setText(" ".join(p for p in self.choices.packages or () if _name(p) not in EXTRA_PACKAGES
+                                    and _name(p) != "torch"))
         self.retranslate()
 
-    # An item is valid when any option under it is valid; its tooltip is the first reason.
-    def _fill(self, combo: QComboBox, pairs) -> None:
-        combo.blockSignals(True)
-        combo.clear()
-        groups: dict[str, list[dict]] = {}
-        for key, opt in pairs:
-            groups.setdefault(key, []).append(opt)
-        model = combo.model()
-        assert isinstance(model, QStandardItemModel)  # a QComboBox's own model
-        for key, opts in groups.items():
-            label = key or self.tr("(default)")
-            if combo is self.backend:
-                label = {"cpu": self.tr("Processor (CPU)"), "cuda": self.tr("NVIDIA (CUDA)"),
-                         "rocm": self.tr("AMD (ROCm)"), "mps": self.tr("Apple (Metal)"),
-                         "xpu": self.tr("Intel (XPU)")}.get(key, key)
-            combo.addItem(label, key)
-            item = model.item(combo.count() - 1)
-            valid = any(o["valid"] for o in opts)
-            if not valid:
-                why = next((o["why"] for o in opts if o["why"]), "")
-                item.setEnabled(False)
-                item.setToolTip(why)
-                item.setData(why, Qt.ItemDataRole.AccessibleDescriptionRole)
-        combo.blockSignals(False)
+    # ---- the wishes ----
+    def _set(self, choices: Choices) -> None:
+        """Take ``choices`` and draw every selector for them."""
+        self.choices = choices
+        self.opts = self._ask(choices)
+        self._draw()
 
+    def _picked(self, field: str, combo: QComboBox) -> None:
+        value = combo.currentData() or None
+        ch = self.choices
+        if field == "backend":
+            new = replace(ch, backend=value, variant=None)
+            new = new if self._ask(new).recommendation is not None else replace(new, torch=None)
+        elif field == "variant":
+            new = replace(ch, variant=value)
+            new = new if self._ask(new).recommendation is not None else replace(new, torch=None)
+        elif field == "torch":
+            new = replace(ch, torch=value)
+        else:
+            new = replace(ch, python=value)
+        self._set(new)
+
+    def _ticked(self, name: str, on: bool) -> None:
+        rest = [p for p in self.choices.packages or () if _name(p) != name]
+        self._set(replace(self.choices, packages=tuple([*rest, name] if on else rest) or None))
+
+    def _other_changed(self) -> None:
+        self._other_timer.stop()
+        kept = [p for p in self.choices.packages or () if _name(p) in EXTRA_PACKAGES]
+        typed = self.other.text().split()
+        if sorted(typed) == sorted(p for p in self.choices.packages or () if _name(p) not in EXTRA_PACKAGES):
+            return
+        self._set(replace(self.choices, packages=tuple(kept + typed) or None))
+
+    def use_nearest(self) -> None:
+        """The nearest working combination (the engine's first way out)."""
+        if self.opts is not None and self.opts.nearest is not None:
+            self._set(self.opts.nearest)
+            self.other.setText(" ".join(p for p in self.choices.packages or () if _name(p) not in EXTRA_PACKAGES))
+
+    def select(self, backend, variant, torch_version) -> None:
+        """Pick these entries where they may be picked; the others fall back to the engine's choice."""
+        self._set(replace(self.choices, backend=None, variant=None, torch=None))
+        for field, value in (("backend", backend), ("variant", variant), ("torch", torch_version)):
+            combo = {"backend": self.backend, "variant": self.variant, "torch": self.torch}[field]
+            i = combo.findData(str(value) if value else "")
+            if i >= 0 and self._enabled(combo, i) and i != combo.currentIndex():
+                combo.setCurrentIndex(i)
+
+    def works(self) -> bool:
+        return self.opts is not None and self.opts.recommendation is not None
+
+    # ---- drawing ----
     @staticmethod
     def _enabled(combo: QComboBox, i: int) -> bool:
         model = combo.model()
         assert isinstance(model, QStandardItemModel)  # a QComboBox's own model
         return model.item(i).isEnabled()
 
-    def _first_valid(self, combo: QComboBox) -> None:
-        for i in range(combo.count()):
-            if self._enabled(combo, i):
-                combo.setCurrentIndex(i)
-                return
+    def _fill(self, combo: QComboBox, entries: Sequence[Entry], label: Callable[[Entry], str],
+              current: str | None) -> None:
+        lang = current_language()
+        combo.blockSignals(True)
+        combo.clear()
+        model = combo.model()
+        assert isinstance(model, QStandardItemModel)  # a QComboBox's own model
+        for e in entries:
+            text = label(e)
+            if e.value is None and e.valid:
+                text += f"  ({render(e.why, lang)})"
+            combo.addItem(text, e.value or "")
+            item = model.item(combo.count() - 1)
+            why = render(e.why, lang)
+            item.setToolTip(why)
+            item.setData(why, Qt.ItemDataRole.AccessibleDescriptionRole)
+            if not e.valid:
+                item.setEnabled(False)
+        i = combo.findData(current or "")
+        combo.setCurrentIndex(i if i >= 0 else 0)
+        combo.blockSignals(False)
 
-    def select(self, backend, variant, torch_version) -> None:
-        i = self.backend.findData(backend)
-        if i >= 0 and self._enabled(self.backend, i):
-            self.backend.setCurrentIndex(i)
-        else:
-            self._first_valid(self.backend)
-        self._backend_changed(variant=variant, torch_version=torch_version)
-
-    def _backend_changed(self, *_, variant=None, torch_version=None) -> None:
-        b = self.backend.currentData()
-        self._fill(self.variant, [(o["variant"] or "", o) for o in self.options if o["backend"] == b])
-        i = self.variant.findData(variant or "")
-        if i >= 0 and self._enabled(self.variant, i):
-            self.variant.setCurrentIndex(i)
-        else:
-            self._first_valid(self.variant)
-        self._variant_changed(torch_version=torch_version)
-
-    def _variant_changed(self, *_, torch_version=None) -> None:
-        b, v = self.backend.currentData(), self.variant.currentData()
-        opts = [o for o in self.options if o["backend"] == b and (o["variant"] or "") == v]
-        self._fill(self.torch, [(o["torch_version"] or "", o) for o in opts])
-        i = self.torch.findData(torch_version or "")
-        if i >= 0 and self._enabled(self.torch, i):
-            self.torch.setCurrentIndex(i)
-        else:
-            self._first_valid(self.torch)
+    def _draw(self) -> None:
+        opts, ch, lang = self.opts, self.choices, current_language()
+        if opts is None:
+            return
+        auto = self.tr("Automatic")
+        names = {"cpu": self.tr("Processor (CPU)"), "cuda": self.tr("NVIDIA (CUDA)"), "rocm": self.tr("AMD (ROCm)"),
+                 "mps": self.tr("Apple (Metal)"), "xpu": self.tr("Intel (XPU)")}
+        self._fill(self.backend, opts.backends, lambda e: names.get(e.value or "", e.value or "") if e.value
+                   else auto, ch.backend)
+        self._fill(self.variant, opts.variants, lambda e: (self.tr("{build} (standard build, on the processor)").format(
+            build=e.value) if e.standard else (e.value or "")) if e.value else auto, ch.variant)
+        self.variant.setEnabled(bool(ch.backend))
+        self._fill(self.torch, opts.torches, lambda e: e.value or self.tr("Newest that fits"), ch.torch)
+        self._fill(self.python, opts.pythons, lambda e: f"Python {e.value}" if e.value else auto, ch.python)
+        have = {_name(p) for p in ch.packages or ()}
+        for e in opts.companions:
+            box = self.pkg_boxes.get(str(e.value))
+            if box is None:
+                continue
+            box.blockSignals(True)
+            box.setChecked(e.value in have)
+            box.setEnabled(e.valid)
+            box.blockSignals(False)
+            why = render(e.why, lang)
+            box.setToolTip(why)
+            self.pkg_notes[str(e.value)].setText("" if e.valid else why)
+        rec = opts.recommendation
+        if rec is not None:
+            self.gives.setText(self.tr("These choices give: {summary}").format(summary=render(rec.summary, lang)))
+        self.gives.setVisible(rec is not None)
+        conflict = opts.conflict
+        self.conflict.setVisible(conflict is not None)
+        if conflict is not None:
+            self.conflict.set_text(render(conflict.why, lang), "warning")
+        near = conflict.drops[0] if conflict is not None and conflict.drops else None
+        self.nearest.setVisible(near is not None)
+        if near is not None:
+            self.nearest.setText(self.tr("Use the nearest working choice: {choice}").format(
+                choice=render(near.label, lang)))
+            self.nearest.setToolTip(render(near.gives, lang))
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(rec is not None)
         self._update_why()
 
     def _update_why(self, *_) -> None:
         lines = []
-        for combo in (self.backend, self.variant, self.torch):
+        for combo in (self.backend, self.variant, self.torch, self.python):
             model = combo.model()
             assert isinstance(model, QStandardItemModel)
             for i in range(combo.count()):
                 item = model.item(i)
                 if not item.isEnabled() and item.toolTip():
                     lines.append(f"{item.text()}: {item.toolTip()}")
+        for name, box in self.pkg_boxes.items():
+            if not box.isEnabled() and box.toolTip():
+                lines.append(f"{name}: {box.toolTip()}")
         if lines:
             bullets = "\n".join(f"• {line}" for line in lines)
             self.why_not.setPlainText(self.tr("Not available on this computer:") + "\n" + bullets)
@@ -262,26 +384,33 @@ class ChangeDialog(QDialog):
         self.restored = True
         self.accept()
 
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
     def selection(self) -> dict:
-        pkgs = [name for name, box in self.pkg_boxes.items() if box.isChecked()]
-        pkgs += self.other.text().split()
-        return {"backend": self.backend.currentData(), "variant": self.variant.currentData() or None,
-                "torch_version": self.torch.currentData() or None, "packages": pkgs}
+        ch = self.choices
+        return {"backend": ch.backend, "variant": ch.variant, "torch_version": ch.torch, "python": ch.python,
+                "packages": list(ch.packages or ())}
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Change the PyTorch build"))
         self.l_backend.setText(self.tr("&Runs on:"))
         self.l_variant.setText(self.tr("&Build (wheel index):"))
         self.l_torch.setText(self.tr("&PyTorch version:"))
+        self.l_python.setText(self.tr("P&ython:"))
         self.l_pkgs.setText(self.tr("Also install:"))
         self.l_other.setText(self.tr("&Other packages:"))
         self.backend.setAccessibleName(self.tr("Runs on"))
         self.variant.setAccessibleName(self.tr("Build"))
         self.torch.setAccessibleName(self.tr("PyTorch version"))
+        self.python.setAccessibleName(self.tr("Python version of the new environment"))
         self.other.setAccessibleName(self.tr("Other packages, separated by spaces"))
         self.why_not.setAccessibleName(self.tr("Choices not available on this computer, and why"))
-        self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).setText(self.tr("Use the recommendation"))
-        self._update_why()
+        self.nearest.setAccessibleName(self.tr("Use the nearest working choice"))
+        self.restore_button.setText(self.tr("Use the recommendation"))
+        self._set(self.choices)
 
 
 class RecommendationPage(BasePage):
@@ -291,14 +420,22 @@ class RecommendationPage(BasePage):
         super().__init__(state, parent)
         self._task: Task | None = None
         self._pending = False  # from start() until the result is on the GUI thread (no race with the worker)
-        self._error = None
+        self._error: UserError | None = None
+        self._previews: dict[str, InstallPlan] = {}  # installer -> the plan the defaults make
+        self._preview_for: Recommendation | None = None
+        self._preview_task: Task | None = None
 
         self.busy = BusyLine()
         self.error_banner = Banner("error")
+        self.drops_row = QHBoxLayout()
+        self.drop_buttons: list[QPushButton] = []
         self.headline = heading(scale=1.3)
         self.headline.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
+        self.costs_title = heading()
+        self.costs_box = QVBoxLayout()
+        self.costs_box.setSpacing(2)
         self.why_title = heading()
         self.reasons_box = QVBoxLayout()
         self.reasons_box.setSpacing(2)
@@ -307,9 +444,11 @@ class RecommendationPage(BasePage):
         self.command = QPlainTextEdit()
         self.command.setReadOnly(True)
         self.command.setFont(monospace_font())
-        self.command.setFixedHeight(self.command.fontMetrics().lineSpacing() * 3 + 14)
+        self.command.setFixedHeight(self.command.fontMetrics().lineSpacing() * 7 + 14)
         self.command.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.command.setTabChangesFocus(True)
+        self.cmd_note = muted(QLabel())
+        self.cmd_note.setWordWrap(True)
         self.installer = QComboBox()
         self.installer.addItem("uv", "uv")
         self.installer.addItem("pip", "pip")
@@ -327,13 +466,17 @@ class RecommendationPage(BasePage):
 
         self.body.addWidget(self.busy)
         self.body.addWidget(self.error_banner)
+        self.body.addLayout(self.drops_row)
         self.body.addWidget(self.headline)
         self.body.addWidget(self.summary)
         self.body.addLayout(self.warnings_box)
+        self.body.addWidget(self.costs_title)
+        self.body.addLayout(self.costs_box)
         self.body.addWidget(self.why_title)
         self.body.addLayout(self.reasons_box)
         self.body.addWidget(self.cmd_title)
         self.body.addWidget(self.command)
+        self.body.addWidget(self.cmd_note)
         self.body.addLayout(cmd_row)
         self.body.addStretch(1)
         self.retranslate()
@@ -345,6 +488,7 @@ class RecommendationPage(BasePage):
             self.refresh()
         else:
             self._render()
+            self._ask_preview()
 
     def showEvent(self, event) -> None:
         # Back from the Environment page: its sources may have made the recommendation anew
@@ -371,6 +515,7 @@ class RecommendationPage(BasePage):
         self._render()
         self.completeChanged.emit()
         self.recommended.emit(rec)
+        self._ask_preview()
 
     def _on_failed(self, err) -> None:
         self._pending = False
@@ -384,18 +529,46 @@ class RecommendationPage(BasePage):
         self._render()
         self.completeChanged.emit()
 
+    def _ask_preview(self) -> None:
+        """Plan the defaults for the current recommendation off the GUI thread (the full command)."""
+        session = self.state.session
+        rec = session.recommendation
+        if rec is None or rec is self._preview_for or (self._preview_task is not None
+                                                       and self._preview_task.is_running()):
+            return
+        system = session.system
+        task = Task(lambda _e, _c: (rec, preview_plans(rec, system)), self, name="preview")
+        task.succeeded.connect(self._on_preview)
+        task.finished.connect(self._ask_preview)  # a newer recommendation meanwhile: plan for it too
+        self._preview_task = task
+        task.start()
+
+    def _on_preview(self, result) -> None:
+        rec, plans = result
+        self._preview_for, self._previews = rec, plans
+        if rec is self.state.session.recommendation:
+            self._render()
+
     def isComplete(self) -> bool:
         return self.state.session.recommendation is not None and not self.is_busy() and self._error is None
 
+    def cancel_and_wait(self, timeout: float = 30.0, *, timeout_ms: int | None = None) -> bool:
+        done = super().cancel_and_wait(timeout, timeout_ms=timeout_ms)
+        if self._preview_task is not None:
+            done = self._preview_task.wait(timeout_ms / 1000 if timeout_ms is not None else timeout) and done
+        return done
+
     # ---- change ----
+    def ask_options(self, choices: Choices) -> Options:
+        """Each selector's entries under ``choices`` (the engine, with this machine and its sources)."""
+        from app.core.recommend import options
+
+        session = self.state.session
+        assert session.system is not None  # the button is enabled once the system is known
+        return options(session.system, None, choices, session.available)
+
     def change_dialog(self) -> ChangeDialog:
-        rec: Recommendation | None = self.state.session.recommendation
-        ch = self.state.session.choices
-        current = {"backend": str(rec.backend) if rec else None, "variant": rec.variant if rec else None,
-                   "torch_version": rec.torch_version if rec else None,
-                   "packages": list(ch.packages or []) if ch is not None else []}
-        assert self.state.session.system is not None  # the button is enabled once there is a recommendation
-        return ChangeDialog(options_for(self.state.session.system, rec, current_language()), current, self)
+        return ChangeDialog(self.ask_options, self.state.session.choices, self)
 
     def open_change_dialog(self) -> None:
         dlg = self.change_dialog()
@@ -407,11 +580,17 @@ class RecommendationPage(BasePage):
         from app.core.recommend import Choices
 
         if sel is None:
-            self.state.session.choose(None)
+            self.apply_choices(None)
         else:
-            self.state.session.choose(Choices(backend=sel.get("backend"), variant=sel.get("variant"),
-                                              torch=sel.get("torch_version"),
-                                              packages=tuple(sel.get("packages") or ()) or None))
+            self.apply_choices(Choices(backend=sel.get("backend"), variant=sel.get("variant"),
+                                       torch=sel.get("torch_version"), python=sel.get("python"),
+                                       packages=tuple(sel.get("packages") or ()) or None))
+
+    def apply_choices(self, choices: Choices | None) -> None:
+        """Ask the engine again with these wishes (None: none)."""
+        from app.core.recommend import Choices
+
+        self.state.session.choose(None if choices == Choices() else choices)
         self.refresh()
 
     def apply_action(self, action) -> None:
@@ -440,30 +619,61 @@ class RecommendationPage(BasePage):
                 w.setParent(None)  # out of the page at once (findChildren, screen readers)
                 w.deleteLater()
 
+    def _conflict(self) -> NoCombination | None:
+        from app.core.recommend import NoCombination
+
+        return self._error if isinstance(self._error, NoCombination) else None
+
+    def _render_error(self, busy: bool) -> None:
+        lang = current_language()
+        self._clear(self.drops_row)
+        self.drop_buttons = []
+        err = self._error
+        self.error_banner.setVisible(err is not None and not busy)
+        if err is None or busy:
+            return
+        conflict = self._conflict()
+        if conflict is not None:
+            text = render(conflict.why, lang) + "\n" + self.tr("Choose which wish to give up:")
+            self.error_banner.set_text(text, "warning")
+            ways = [(render(d.label, lang), render(d.gives, lang), d.choices) for d in conflict.drops]
+        else:
+            text = self.tr("No PyTorch build could be recommended: {message}").format(
+                message=render(err.message, lang))
+            if err.hint:  # the core's hint as the wizard tells it (its controls, not command-line options)
+                text += "\n" + render_hint(err.hint, lang, "gui")
+            self.error_banner.set_text(text, "error")
+            ways = [(self.tr("Use the recommendation"), "", None)]
+        for label, gives, choices in ways:
+            button = QPushButton(label)
+            button.setToolTip(gives)
+            button.setAccessibleName(label)
+            button.setAccessibleDescription(gives)
+            button.clicked.connect(lambda _c=False, ch=choices: self.apply_choices(ch))
+            self.drops_row.addWidget(button)
+            self.drop_buttons.append(button)
+        self.drops_row.addStretch(1)
+
     def _render(self) -> None:
         busy = self.is_busy()
         rec: Recommendation | None = self.state.session.recommendation if not busy else None
         self.busy.setVisible(busy)
-        self.error_banner.setVisible(self._error is not None and not busy)
-        if self._error is not None:
-            lang = current_language()  # the core's sentences in the wizard's language, hints as the wizard tells them
-            text = self.tr("No PyTorch build could be recommended: {message}").format(
-                message=render(self._error.message, lang))
-            if self._error.hint:
-                text += "\n" + render_hint(self._error.hint, lang, "gui")
-            self.error_banner.set_text(text, "error")
+        self._render_error(busy)
         self._clear(self.reasons_box)
         self._clear(self.warnings_box)
+        self._clear(self.costs_box)
         for w in (self.headline, self.summary, self.why_title, self.cmd_title, self.command, self.copy,
-                  self.data_version, self.installer):
+                  self.data_version, self.installer, self.cmd_note):
             w.setVisible(rec is not None)
+        self.costs_title.setVisible(rec is not None and bool(rec.costs))
         self.change.setEnabled(not busy and self.state.session.system is not None)
         if rec is None:
             return
+        lang = current_language()
         self.headline.setText(self.tr("PyTorch {version} for {target}").format(
             version=rec.torch_version, target=backend_words(rec.backend, rec.variant)))
-        words = rec.texts(current_language())  # the engine's sentences, in the wizard's language
-        extra = [p for p in rec.packages if not p.startswith("torch") or p.startswith(("torchvision", "torchaudio"))]
+        words = rec.texts(lang)  # the engine's sentences, in the wizard's language
+        extra = [p for p in rec.packages if _name(p) != "torch"]
         if self.state.session.choices is not None:
             self.summary.setText(self.tr("This is your own choice. \"Change…\" → \"Use the recommendation\" goes "
                                          "back to the assistant's."))
@@ -481,9 +691,11 @@ class RecommendationPage(BasePage):
                 "use Python {version}.").format(version=rec.env_python or "?")))
         for warning in words.warnings:
             self.warnings_box.addWidget(Banner("warning", warning))
+        for cost in words.costs:
+            self.costs_box.addWidget(StatusRow("info", cost))
         for reason in words.reasons:
             self.reasons_box.addWidget(StatusRow("info", reason))
-        self.command.setPlainText(command_text(self.current_command()))
+        self.command.setPlainText(commands_text(self.current_commands()))
         upgrade = rec.driver_upgrade
         if upgrade is not None:
             self.warnings_box.addWidget(Banner("info", self.tr(
@@ -493,25 +705,52 @@ class RecommendationPage(BasePage):
             date=rec.compat_data_date or rec.compat_data_version),
             *(render(t, current_language()) for t in wizard_notes())]) if rec.compat_data_version else "")
 
-    def current_command(self):
-        """The install command for the installer picked next to it (pip or uv)."""
+    def current_plan(self) -> InstallPlan | None:
+        """The plan whose commands are shown: the approved one (for this recommendation), else the
+        defaults' plan for the installer picked next to the command."""
+        session = self.state.session
+        rec = session.recommendation
+        approved = session.approved_plan
+        if approved is not None and approved.recommendation is rec:
+            return approved
+        if rec is not None and self._preview_for is rec:
+            return self._previews.get(self.installer.currentData())
+        return None
+
+    def current_commands(self) -> list[tuple[str, ...]]:
+        """The full commands that will run (credentials masked), in order; before any plan, the
+        recommendation's own command for the installer picked next to it."""
+        from app.core.install.request import masked
+
+        plan = self.current_plan()
+        if plan is not None:
+            try:
+                return plan.shown_commands()
+            except UserError:  # no interpreter to show yet: the recommendation's command below
+                pass
         rec: Recommendation | None = self.state.session.recommendation
         if rec is None:
             return []
-        return rec.commands.get(self.installer.currentData()) or rec.command
+        installer = self.installer.currentData()
+        cmds = [masked(rec.commands.get(installer) or rec.command)]
+        extra = rec.commands.get(f"{installer}_extra")
+        return cmds + ([masked(extra)] if extra else [])
 
     def retranslate(self) -> None:  # a language switch: the texts, the engine's too, drawn again below
         self.setTitle(self.tr("Recommendation"))
         self.setSubTitle(self.tr("The PyTorch build for this computer, why it was chosen, and the exact "
                                  "command that will install it."))
         self.busy.set_text(self.tr("Choosing the right build…"))
+        self.costs_title.setText(self.tr("What your choices cost"))
         self.why_title.setText(self.tr("Why"))
         self.cmd_title.setText(self.tr("The command"))
+        self.cmd_note.setText(self.tr("These commands create the environment and install into it. The folder and "
+                                      "the installer are set on the next page, which shows the final command."))
         self.command.setAccessibleName(self.tr("The install command"))
         self.installer.setAccessibleName(self.tr("Show the command for this installer"))
         self.installer.setToolTip(self.tr("The same install, with uv or with pip"))
         self.copy.set_label(self.tr("C&opy command"))
         self.copy.setToolTip(self.tr("Copy the command to the clipboard"))
         self.change.setText(self.tr("C&hange…"))
-        self.change.setAccessibleName(self.tr("Change the backend, build, PyTorch version or packages"))
+        self.change.setAccessibleName(self.tr("Change the backend, build, PyTorch version, Python or packages"))
         self._render()
