@@ -7,8 +7,10 @@ install --user --name <name> --display-name "PyTorch 2.13.0 (CPU) — <env>"``. 
 known before anything runs (:func:`kernel_commands`), so the Done page shows them next to its
 button, and the result records what ran.
 
-The names follow the environment lifecycle's (``torch-setup envs kernel``): ``torch-<env name>-
-<6 hex of its path>`` and ``PyTorch <version> (<build>) — <env name>``.
+This is the one home of kernel registration: the Done page's button and ``torch-setup envs
+kernel`` (:mod:`app.core.lifecycle.kernel`, which adds the env lock and the registry's sources)
+both call it. The names: ``torch-<env name>-<6 hex of its path>`` and ``PyTorch <version>
+(<build>) — <env name>``; a registration is recorded in the env's registry record.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from app.core import runner
+from app.core.distinfo import torch_build
 from app.core.envs import (
     IndexOptions,
     backend_for,
@@ -28,7 +31,6 @@ from app.core.envs import (
     env_python,
     installed_distributions,
     pip_version_in,
-    site_packages,
 )
 from app.core.errors import UserError
 from app.core.events import Event, LogEvent, StepEvent, ignore
@@ -63,31 +65,13 @@ def kernel_name(env: Path) -> str:
     return f"torch-{slug}-{digest}"
 
 
-def _torch_build(env: Path) -> tuple[str, str] | None:
-    """(version, build words) of the env's torch, read from its files (no import of torch)."""
-    for sp in site_packages(env):
-        try:
-            text = (sp / "torch" / "version.py").read_text(encoding="utf-8")
-        except OSError:
-            continue
-        version = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", text)
-        cuda = re.search(r"^cuda\s*(?::[^=]*)?=\s*['\"]([^'\"]+)", text, re.M)
-        hip = re.search(r"^hip\s*(?::[^=]*)?=\s*['\"]([^'\"]+)", text, re.M)
-        if version is None:
-            continue
-        full = version.group(1)
-        label = full.split("+", 1)[1] if "+" in full else ""
-        build = f"CUDA {cuda.group(1)}" if cuda else f"ROCm {hip.group(1)}" if hip else (label.upper() or "CPU")
-        return full.split("+", 1)[0], build
-    return None
-
-
 def display_name(env: Path) -> str:
     """``PyTorch 2.13.0 (CPU) — torch-env``, ``PyTorch 2.14.1 (CUDA 13.0) — sd``."""
-    found = _torch_build(env)
-    if found is None:
+    info = torch_build(env)
+    if info is None:
         return f"Python — {env.name}"
-    return f"PyTorch {found[0]} ({found[1]}) — {env.name}"
+    build = f"CUDA {info.cuda}" if info.cuda else f"ROCm {info.hip}" if info.hip else str(info.backend).upper()
+    return f"PyTorch {info.version.split('+', 1)[0]} ({build}) — {env.name}"
 
 
 def kernel_commands(env: str | os.PathLike[str], *, installer: str = "uv", index: IndexOptions | None = None
@@ -132,4 +116,22 @@ def register_kernel(env: str | os.PathLike[str], *, installer: str = "uv", index
         if found is not None:
             where = found.group(2)
         emit(StepEvent(step, "passed"))
-    return KernelResult(kernel_name(path), display_name(path), where, tuple(ran))
+    result = KernelResult(kernel_name(path), display_name(path), where, tuple(ran))
+    if where:
+        _record(path, result)
+    return result
+
+
+def _record(env: Path, result: KernelResult) -> None:
+    """The kernel goes into the env's registry record (``torch-setup envs kernel --remove`` takes it
+    away again); the registry's own problems never fail a registration that worked."""
+    from app.core import registry  # start-up: only a registration needs it
+
+    kr = registry.KernelRecord(result.name, result.display_name, result.path)
+    try:
+        registry.update(env, lambda r: replace(r or registry.EnvRecord(path=str(env), origin="checked",
+                                                                        kind=env_kind(env) or "venv",
+                                                                        created=registry.now()),
+                                               kernel=kr, updated=registry.now()))
+    except (OSError, UserError):
+        pass

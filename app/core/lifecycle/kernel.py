@@ -9,44 +9,23 @@ registry. Removing deletes exactly that folder (after checking it is a kernelspe
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from app.core import registry, runner
-from app.core.distinfo import distributions, torch_build
-from app.core.envs import backend_for, env_kind, env_python
-from app.core.events import Event, LogEvent, StepEvent, ignore
+from app.core.envs import env_python
+from app.core.events import Event
+from app.core.kernel import KernelFailed, display_name, kernel_name, register_kernel
 from app.core.lifecycle.common import Failed, Refused, env_root
 from app.core.lifecycle.remove import delete_tree
 from app.core.locks import env_lock
-from app.core.paths import new_log_path
 from app.core.registry import KernelRecord
 from app.core.text import msg
 
 __all__ = ["display_name", "install_kernel", "kernel_name", "remove_kernel"]
-
-_INSTALLED = re.compile(r"Installed kernelspec (\S+) in (.+?)\s*$")
-
-
-def kernel_name(env: Path) -> str:
-    """``torch-<env name>-<6 hex of its path>``: unique per env, valid as a kernelspec name."""
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", env.name).strip("-").lower() or "env"
-    digest = hashlib.sha256(os.path.normcase(str(env)).encode("utf-8", "surrogatepass")).hexdigest()[:6]
-    return f"torch-{slug}-{digest}"
-
-
-def display_name(env: Path) -> str:
-    """``PyTorch 2.13.0 (CPU) — torch-env``, ``PyTorch 2.14.1 (CUDA 13.0) — sd``."""
-    info = torch_build(env)
-    if info is None:
-        return f"Python — {env.name}"
-    build = f"CUDA {info.cuda}" if info.cuda else f"ROCm {info.hip}" if info.hip else str(info.backend).upper()
-    return f"PyTorch {info.version.split('+', 1)[0]} ({build}) — {env.name}"
 
 
 def _kernel_runs(path: Path, env: Path) -> bool:
@@ -63,43 +42,20 @@ def _kernel_runs(path: Path, env: Path) -> bool:
 
 def install_kernel(target: str | os.PathLike[str], *, on_event: Callable[[Event], None] | None = None,
                    cancel: runner.CancelToken | None = None) -> KernelRecord:
-    """Install ipykernel (if missing) and register the env's kernel for this user. Raises Failed / Refused."""
-    emit = on_event or ignore
+    """Install ipykernel (if missing, from the sources the env was installed from) and register the
+    env's kernel for this user (:func:`app.core.kernel.register_kernel`). Raises Failed / Refused."""
     env = env_root(target)
-    py = env_python(env)
     rec = registry.find(env)
-    log = new_log_path("kernel")
-    name, shown = kernel_name(env), display_name(env)
+    installer = rec.installer if rec is not None else "uv"
+    idx = rec.sources.index_options() if rec is not None else registry.Sources().index_options()
     with env_lock(env, "kernel"):
-        if "ipykernel" not in distributions(env):
-            installer = rec.installer if rec is not None else "uv"
-            backend = backend_for(env_kind(env) or "venv", installer)
-            idx = rec.sources.index_options() if rec is not None else registry.Sources().index_options()
-            argv = backend.install_argv(env, ["ipykernel"], idx)
-            emit(StepEvent("ipykernel", "running", " ".join(argv[:4])))
-            res = runner.run(argv, env=backend.child_env(idx), log_path=log, cancel=cancel, timeout=900,
-                             on_line=lambda s, ln: emit(LogEvent(ln, s)))
-            if not res.ok:
-                raise Failed(msg("envs.kernel_install_failed", "ipykernel could not be installed into {path} ({why})",
-                                 path=str(env), why=res.describe()),
-                             lines=runner.relevant_lines(res.tail, 10), log_path=log)
-            emit(StepEvent("ipykernel", "passed"))
-        res = runner.run([str(py), "-m", "ipykernel", "install", "--user", "--name", name, "--display-name", shown],
-                         log_path=log, cancel=cancel, timeout=120)
-        if not res.ok:
-            raise Failed(msg("envs.kernel_register_failed", "The Jupyter kernel could not be registered ({why})",
-                             why=res.describe()), lines=runner.relevant_lines(res.tail, 10), log_path=log)
-        found = next((m for m in (_INSTALLED.search(ln) for ln in res.tail) if m), None)
-        if found is None:
-            raise Failed(msg("envs.kernel_where_unknown", "ipykernel did not say where it put the kernel"),
-                         lines=res.tail[-5:], log_path=log)
-        kr = KernelRecord(name, shown, found.group(2))
-        emit(StepEvent("kernel", "passed", kr.path))
-        registry.update(env, lambda r: replace(r or registry.EnvRecord(path=str(env), origin="checked",
-                                                                         kind=env_kind(env) or "venv",
-                                                                         created=registry.now()),
-                                               kernel=kr, updated=registry.now()))
-    return kr
+        try:
+            result = register_kernel(env, installer=installer, index=idx, on_event=on_event, cancel=cancel)
+        except KernelFailed as err:
+            raise Failed(err.message, lines=err.lines, log_path=err.log_path) from None
+    if not result.path:
+        raise Failed(msg("envs.kernel_where_unknown", "ipykernel did not say where it put the kernel"))
+    return KernelRecord(result.name, result.display_name, result.path)
 
 
 def remove_kernel(target: str | os.PathLike[str]) -> str:
