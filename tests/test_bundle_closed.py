@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.text import render
 from app.core import bundle as core
 from app.core.wheels import parse_wheel
 
@@ -277,7 +278,7 @@ def test_every_tampering_is_a_bad_input_of_the_core(tampered, pristine):
     for kind in TAMPERINGS:
         with pytest.raises(BadInput) as err:
             core.check_bundle(tampered(kind))
-        outcomes[kind] = err.value.message
+        outcomes[kind] = render(err.value.message)
     for kind in ("wheels_dir symlinked outside", "requirements symlinked outside", "wheel symlinked outside"):
         assert "not closed" in outcomes[kind] and "outside the bundle" in outcomes[kind]
     assert "does not list" in outcomes["unlisted wheel"] and "netlab_dep-0.6" in outcomes["unlisted wheel"]

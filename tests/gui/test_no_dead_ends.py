@@ -209,8 +209,9 @@ def test_a_python_outside_the_range_fails_the_preflight_and_the_command_is_shown
     from app.gui.pages.environment import EnvironmentPage
 
     old = f"3.{sys.version_info[1] - 2}" if sys.version_info[1] > 9 else "3.6"
-    rec = recommend(cpu_box(), None, Choices(python=old))  # a build for another Python than this one
-    state = WizardState(session=Session.resume(system=cpu_box(), recommendation=rec))
+    wish = Choices(python=old)
+    rec = recommend(cpu_box(), None, wish)  # a build for another Python than this one
+    state = WizardState(session=Session.resume(system=cpu_box(), choices=wish, recommendation=rec))
     _wiz, (page,) = host(EnvironmentPage, state=state)
     page.initializePage()
     page.advanced.set_expanded(True)
