@@ -14,7 +14,7 @@ class _Word(str, Enum):
     """A str enum whose ``str()`` is its plain value (``str(Backend.CUDA) == "cuda"``)."""
 
     def __str__(self) -> str:
-        return self.value
+        return str(self.value)
 
 
 class Backend(_Word):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 APP_NAME = "torch-setup-assistant"
@@ -48,10 +49,11 @@ def _user_dir(sub: str) -> Path:
     if d is None:
         import platformdirs  # start-up: only a first use of these folders needs it
 
-        where = {"logs": platformdirs.user_log_dir, "config": platformdirs.user_config_dir,
-                 "cache": platformdirs.user_cache_dir, "data": platformdirs.user_data_dir,
-                 "state": platformdirs.user_state_dir}[sub]
-        d = Path(where(APP_NAME, appauthor=False))
+        finders: dict[str, Callable[..., str]] = {
+            "logs": platformdirs.user_log_dir, "config": platformdirs.user_config_dir,
+            "cache": platformdirs.user_cache_dir, "data": platformdirs.user_data_dir,
+            "state": platformdirs.user_state_dir}
+        d = Path(finders[sub](APP_NAME, appauthor=False))
     d.mkdir(parents=True, exist_ok=True)
     return d
 
