@@ -8,8 +8,11 @@ from __future__ import annotations
 import argparse
 import math
 import re
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["positive_float", "positive_int", "python_spec", "python_version", "requirement"]
+__all__ = ["add_command", "add_env", "add_from_report", "add_json", "add_packages", "positive_float",
+           "positive_int", "python_spec", "python_version", "requirement"]
 
 _VERSION_LIKE = re.compile(r"^\d+(\.\d+)*$")
 _PYTHON3 = re.compile(r"^3\.\d{1,2}$")
@@ -75,3 +78,35 @@ def requirement(text: str) -> str:
         hint = f" ({render_hint(err.hint, 'en', 'cli')})" if err.hint else ""
         raise argparse.ArgumentTypeError(text + hint) from None
     return text.strip()
+
+
+# ------------------------------------------------------------------ options several commands share
+
+
+def add_command(sub: Any, name: str, summary: str, description: str,
+                run: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+    """The parser of command ``name`` (``summary`` in the list of commands, ``description`` atop its
+    --help) that runs ``run``."""
+    p: argparse.ArgumentParser = sub.add_parser(name, help=summary, description=description)
+    p.set_defaults(func=run)
+    return p
+
+
+def add_env(p: argparse.ArgumentParser, help: str) -> None:
+    """The required ``--env PATH``: the environment the command looks into."""
+    p.add_argument("--env", required=True, metavar="PATH", help=help)
+
+
+def add_from_report(p: argparse.ArgumentParser, help: str) -> None:
+    """``--from-report FILE``: a saved SystemReport instead of detecting this machine."""
+    p.add_argument("--from-report", metavar="FILE", help=help)
+
+
+def add_json(p: argparse.ArgumentParser, help: str) -> None:
+    """``--json``: print the command's result as JSON."""
+    p.add_argument("--json", action="store_true", help=help)
+
+
+def add_packages(p: argparse.ArgumentParser, metavar: str, help: str) -> None:
+    """``--packages P ...``: requirements, each checked as one (never an option or empty)."""
+    p.add_argument("--packages", nargs="+", metavar=metavar, type=requirement, help=help)

@@ -3,24 +3,22 @@ from __future__ import annotations
 
 import sys
 
+from app.commands._args import add_command, add_json
+
 
 def register(sub) -> None:
-    p = sub.add_parser(
-        "detect",
-        help="describe this machine: OS, CPU, memory, disk, GPUs and drivers, Pythons, tools",
-        description="Detect this machine the way an expert would: GPUs with driver and compute "
+    p = add_command(sub, "detect", "describe this machine: OS, CPU, memory, disk, GPUs and drivers, Pythons, tools",
+                    "Detect this machine the way an expert would: GPUs with driver and compute "
                     "capability / gfx target, the newest CUDA the NVIDIA driver supports, Python "
                     "interpreters, environment tools, and the environment variables that change what "
-                    "PyTorch sees. Every probe has a time limit; problems are reported, never fatal.",
-    )
-    p.add_argument("--json", action="store_true", help="print the SystemReport as JSON (schema_version 1)")
+                    "PyTorch sees. Every probe has a time limit; problems are reported, never fatal.", run)
+    add_json(p, "print the SystemReport as JSON (schema_version 1)")
     p.add_argument("--out", metavar="FILE", help="also write the SystemReport JSON to FILE "
                                                   "(for recommend --from-report on another machine)")
     p.add_argument("--target", metavar="PATH", help="where environments will be created: free disk "
                                                      "space is measured there (default: your home folder)")
     p.add_argument("--timeout", metavar="S", type=float, default=3.0,
                    help="time limit for each probe in seconds (at most 3; default 3)")
-    p.set_defaults(func=run)
 
 
 def run(args) -> int:

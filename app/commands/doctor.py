@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from app.commands._args import add_command, add_env, add_from_report, add_json
 from app.core.errors import EXIT_FAILED, EXIT_OK
 from app.core.serial import dumps
 from app.core.text import render as render_text
@@ -17,15 +18,13 @@ ICON = {"error": "✗", "warning": "!", "info": "i"}
 
 
 def register(sub) -> None:
-    p = sub.add_parser("doctor", help="find out why PyTorch does not use the GPU in an environment",
-                       description="Look at the environment's PyTorch build, the machine's GPUs and drivers and "
-                                   "the environment variables, and name the cause and the fix in words.")
-    p.add_argument("--env", required=True, metavar="PATH", help="the environment folder or its python executable")
-    p.add_argument("--from-report", metavar="FILE",
-                   help="a SystemReport JSON (torch-setup detect --json) describing the machine, when it is "
-                        "not this one")
-    p.add_argument("--json", action="store_true", help="print the Diagnosis as JSON")
-    p.set_defaults(func=run)
+    p = add_command(sub, "doctor", "find out why PyTorch does not use the GPU in an environment",
+                    "Look at the environment's PyTorch build, the machine's GPUs and drivers and "
+                    "the environment variables, and name the cause and the fix in words.", run)
+    add_env(p, "the environment folder or its python executable")
+    add_from_report(p, "a SystemReport JSON (torch-setup detect --json) describing the machine, when it is "
+                       "not this one")
+    add_json(p, "print the Diagnosis as JSON")
 
 
 def render(diag: Diagnosis) -> str:

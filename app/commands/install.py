@@ -26,7 +26,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.commands._args import python_spec, requirement
+from app.commands._args import add_json, add_packages, python_spec
 from app.commands._render import Console, Renderer, SignalCancel, cancel_on_signals, confirm, print_plan
 from app.commands.unattended import run_unattended
 from app.core.enums import Phase, PhaseState
@@ -50,9 +50,8 @@ def add_source_arguments(p: argparse.ArgumentParser) -> None:
                    help="override the recommended accelerator backend")
     p.add_argument("--variant", help="override the wheel variant (cpu, cu126, rocm6.4, xpu …)")
     p.add_argument("--torch", metavar="VERSION", help="override the torch version")
-    p.add_argument("--packages", nargs="+", metavar="REQ", type=requirement,
-                   help="install exactly these requirements (e.g. torch==2.13.0 torchvision) "
-                        "instead of the recommendation's")
+    add_packages(p, "REQ", "install exactly these requirements (e.g. torch==2.13.0 torchvision) "
+                           "instead of the recommendation's")
     p.add_argument("--index-url", metavar="URL",
                    help="the index for the torch packages (default: the recommendation's, "
                         "e.g. https://download.pytorch.org/whl/cu126); a mirror of it works too")
@@ -96,7 +95,7 @@ def register(sub) -> None:
                         "anything fails)")
     p.add_argument("--no-verify", action="store_true", help="skip the verification afterwards")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_json(p, "print the result as JSON")
     p.add_argument("--verbose", "-v", action="store_true",
                    help="print every line of the installer's output")
     p.add_argument("--config", metavar="FILE",

@@ -10,37 +10,31 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from app.commands._args import requirement
+from app.commands._args import add_command, add_from_report, add_json, add_packages
 
 if TYPE_CHECKING:  # the engine is imported by run(), not at start-up
     from app.core.recommend import Recommendation
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
-        "recommend",
-        help="say which PyTorch build fits this machine (or a saved report) and why",
-        description="Recommend the PyTorch build (CPU / CUDA cuXXX / ROCm / MPS / XPU), torch version and "
+    p = add_command(sub, "recommend", "say which PyTorch build fits this machine (or a saved report) and why",
+                    "Recommend the PyTorch build (CPU / CUDA cuXXX / ROCm / MPS / XPU), torch version and "
                     "Python for this machine, with the exact install command and the reasons. Checks both "
-                    "the NVIDIA driver floor and the GPU's compute capability against each build.",
-    )
-    p.add_argument("--from-report", metavar="FILE",
-                   help="use a saved SystemReport (detect --json/--out) instead of detecting this machine; "
-                        "a minimal one with only os, arch, python and gpus is accepted")
-    p.add_argument("--json", action="store_true", help="print the Recommendation as JSON")
+                    "the NVIDIA driver floor and the GPU's compute capability against each build.", run)
+    add_from_report(p, "use a saved SystemReport (detect --json/--out) instead of detecting this machine; "
+                       "a minimal one with only os, arch, python and gpus is accepted")
+    add_json(p, "print the Recommendation as JSON")
     p.add_argument("--backend", choices=("cuda", "rocm", "xpu", "mps", "cpu"), help="force a backend")
     p.add_argument("--variant", metavar="V", help="force a build: cu126, cu130, rocm6.4, xpu, cpu, mps, ...")
     p.add_argument("--torch", metavar="VER", help="pin a torch release, e.g. 2.14 or 2.14.1 (refused with "
                                                    "the reason when it cannot work here)")
     p.add_argument("--python", metavar="X.Y", help="the Python version for the new environment")
-    p.add_argument("--packages", metavar="P", nargs="+", type=requirement,
-                   help="packages to install with torch: torchvision / torchaudio are pinned to match; "
-                        "others come from your default index in a second step")
+    add_packages(p, "P", "packages to install with torch: torchvision / torchaudio are pinned to match; "
+                         "others come from your default index in a second step")
     p.add_argument("--verified-only", action="store_true",
                    help="use only the compatibility data: ignore newer releases that `torch-setup compat status` "
                         "found on the index (their facts are assumed)")
     p.add_argument("--compat", metavar="DIR", help=argparse_suppress())
-    p.set_defaults(func=run)
 
 
 def argparse_suppress():

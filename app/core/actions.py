@@ -70,6 +70,17 @@ _ANSWER_KEY: dict[ActionKind, tuple[str, str]] = {
 }
 
 
+#: the buttons whose words do not depend on the action's value
+_FIXED_LABELS: dict[ActionKind, Msg] = {
+    ActionKind.SWITCH_SOURCE: msg("remedy.act_source", "Choose another package source…"),
+    ActionKind.CHOOSE_OTHER_LOCATION: msg("remedy.act_location", "Choose another folder…"),
+    ActionKind.SET_PROXY: msg("remedy.act_proxy", "Set the proxy…"),
+    ActionKind.ENABLE_LONG_PATHS: msg("remedy.act_long_paths", "How to allow long paths (Microsoft)"),
+    ActionKind.INSTALL_VCREDIST: msg("remedy.act_vcredist", "Download the Visual C++ runtime (Microsoft)"),
+    ActionKind.RETRY: msg("remedy.act_retry", "Try again"),
+}
+
+
 @dataclass(frozen=True)
 class Action:
     """One thing the user can do about a failure; ``kind`` says which, the other fields its values."""
@@ -90,10 +101,12 @@ class Action:
         """Where the wizard applies it (see :data:`Step`)."""
         return _STEP[self.kind]
 
-    # long: one sentence per kind, each a literal the catalogue test can read
     def label(self) -> Msg:
         """The wizard's button: what pressing it does, in the words of the wizard's controls."""
         k, v = self.kind, self.value
+        fixed = _FIXED_LABELS.get(k)
+        if fixed is not None:
+            return fixed
         if k is ActionKind.SET_TORCH_VERSION:
             if not v:
                 return msg("remedy.act_any_torch", "Let the assistant choose the torch version")
@@ -109,34 +122,22 @@ class Action:
             if v:
                 return msg("remedy.act_python", "Use Python {version}", version=v)
             return msg("remedy.act_choose_python", "Choose another Python…")
-        if k is ActionKind.SWITCH_SOURCE:
-            return msg("remedy.act_source", "Choose another package source…")
         if k is ActionKind.USE_INSTALLER:
             return msg("remedy.act_installer", "Create the environment with {installer}", installer=v)
         if k is ActionKind.FREE_SPACE:
             if self.gb is not None:
                 return msg("remedy.act_free_gb", "Free {gb:.1f} GB, then check again", gb=self.gb)
             return msg("remedy.act_free", "Free some space, then check again")
-        if k is ActionKind.CHOOSE_OTHER_LOCATION:
-            return msg("remedy.act_location", "Choose another folder…")
-        if k is ActionKind.SET_PROXY:
-            return msg("remedy.act_proxy", "Set the proxy…")
         if k is ActionKind.SET_CA_BUNDLE:
             if v == "system":
                 return msg("remedy.act_ca_system", "Trust this computer's certificates")
             return msg("remedy.act_ca", "Choose a certificates file…")
-        if k is ActionKind.ENABLE_LONG_PATHS:
-            return msg("remedy.act_long_paths", "How to allow long paths (Microsoft)")
-        if k is ActionKind.INSTALL_VCREDIST:
-            return msg("remedy.act_vcredist", "Download the Visual C++ runtime (Microsoft)")
         if k is ActionKind.UPDATE_DRIVER:
             if v:
                 return msg("remedy.act_driver_min", "Get NVIDIA driver {version} or newer", version=v)
             return msg("remedy.act_driver", "Get a newer NVIDIA driver")
         if k is ActionKind.UNSET_ENV:
             return msg("remedy.act_unset", "Ignore {name} and try again", name=v)
-        if k is ActionKind.RETRY:
-            return msg("remedy.act_retry", "Try again")
         return msg("remedy.act_open_log", "Open the log")
 
     # long: one sentence per kind, each a literal the catalogue test can read

@@ -10,7 +10,14 @@ from enum import Enum
 __all__ = ["Backend", "Phase", "PhaseState"]
 
 
-class Backend(str, Enum):
+class _Word(str, Enum):
+    """A str enum whose ``str()`` is its plain value (``str(Backend.CUDA) == "cuda"``)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Backend(_Word):
     """What a PyTorch build computes on."""
 
     CPU = "cpu"
@@ -18,9 +25,6 @@ class Backend(str, Enum):
     ROCM = "rocm"
     MPS = "mps"
     XPU = "xpu"
-
-    def __str__(self) -> str:
-        return self.value
 
     @classmethod
     def parse(cls, value: str | None) -> Backend | None:
@@ -33,7 +37,7 @@ class Backend(str, Enum):
             return None
 
 
-class Phase(str, Enum):
+class Phase(_Word):
     """The phases an install (or bundle build) reports through :class:`~app.core.events.PhaseEvent`."""
 
     PLAN = "plan"
@@ -48,15 +52,9 @@ class Phase(str, Enum):
     ROLLBACK = "rollback"
     RESTORE = "restore"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class PhaseState(str, Enum):
+class PhaseState(_Word):
     START = "start"
     END = "end"
     FAILED = "failed"
     SKIPPED = "skipped"
-
-    def __str__(self) -> str:
-        return self.value

@@ -21,44 +21,37 @@ _WINDOWS = {112: errno.ENOSPC, 5: errno.EACCES, 2: errno.ENOENT, 3: errno.ENOENT
             10051: errno.ENETUNREACH, 10065: errno.EHOSTUNREACH, 11001: -2, 11004: -2, 11002: -3}
 
 
-# long: one sentence per errno, each a literal the catalogue test can read
+#: errno -> its sentence. The socket lookup failures come first so that an errno of the same number
+#: (EAI_AGAIN is 2, ENOENT, on macOS) keeps its own sentence.
+_TEXTS: dict[int, Msg] = {
+    **dict.fromkeys(_GAI_NONAME, msg("oserror.no_such_host", "the server name could not be found (DNS)")),
+    **dict.fromkeys(_GAI_AGAIN, msg("oserror.dns_again", "the server name could not be looked up now (DNS)")),
+    errno.ENOSPC: msg("oserror.no_space", "the disk is full"),
+    **dict.fromkeys((errno.EACCES, errno.EPERM), msg("oserror.access", "permission denied")),
+    errno.ENOENT: msg("oserror.not_found", "no such file or folder"),
+    errno.EROFS: msg("oserror.read_only", "the disk is read-only"),
+    errno.ENAMETOOLONG: msg("oserror.name_too_long", "the path is too long"),
+    errno.ECONNREFUSED: msg("oserror.refused", "the server refused the connection"),
+    errno.ETIMEDOUT: msg("oserror.timed_out", "the connection timed out"),
+    errno.ECONNRESET: msg("oserror.reset", "the connection was reset"),
+    **dict.fromkeys((errno.ENETUNREACH, errno.EHOSTUNREACH),
+                    msg("oserror.unreachable", "the network cannot be reached")),
+    errno.EEXIST: msg("oserror.exists", "it already exists"),
+    errno.ENOTDIR: msg("oserror.not_a_folder", "a part of the path is not a folder"),
+    errno.EISDIR: msg("oserror.is_a_folder", "it is a folder"),
+    errno.EBUSY: msg("oserror.busy", "another program is using it"),
+    errno.ENOTEMPTY: msg("oserror.not_empty", "the folder is not empty"),
+}
+
+
 def errno_text(code: int | None, fallback: str = "", *, windows: bool = False) -> Msg:
     """The sentence for ``code`` (an ``errno`` value, or with ``windows`` a Windows error number),
     or the system's own words ``fallback`` when there is none."""
     if windows and code is not None:
         code = _WINDOWS.get(code, code)
-    if code == errno.ENOSPC:
-        return msg("oserror.no_space", "the disk is full")
-    if code in (errno.EACCES, errno.EPERM):
-        return msg("oserror.access", "permission denied")
-    if code == errno.ENOENT:
-        return msg("oserror.not_found", "no such file or folder")
-    if code == errno.EROFS:
-        return msg("oserror.read_only", "the disk is read-only")
-    if code == errno.ENAMETOOLONG:
-        return msg("oserror.name_too_long", "the path is too long")
-    if code == errno.ECONNREFUSED:
-        return msg("oserror.refused", "the server refused the connection")
-    if code == errno.ETIMEDOUT:
-        return msg("oserror.timed_out", "the connection timed out")
-    if code == errno.ECONNRESET:
-        return msg("oserror.reset", "the connection was reset")
-    if code in (errno.ENETUNREACH, errno.EHOSTUNREACH):
-        return msg("oserror.unreachable", "the network cannot be reached")
-    if code in _GAI_NONAME:
-        return msg("oserror.no_such_host", "the server name could not be found (DNS)")
-    if code in _GAI_AGAIN:
-        return msg("oserror.dns_again", "the server name could not be looked up now (DNS)")
-    if code == errno.EEXIST:
-        return msg("oserror.exists", "it already exists")
-    if code == errno.ENOTDIR:
-        return msg("oserror.not_a_folder", "a part of the path is not a folder")
-    if code == errno.EISDIR:
-        return msg("oserror.is_a_folder", "it is a folder")
-    if code == errno.EBUSY:
-        return msg("oserror.busy", "another program is using it")
-    if code == errno.ENOTEMPTY:
-        return msg("oserror.not_empty", "the folder is not empty")
+    known = _TEXTS.get(code) if code is not None else None
+    if known is not None:
+        return known
     return msg("oserror.other", "{reason}", reason=fallback or (f"error {code}" if code is not None else "error"))
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 APP_NAME = "torch-setup-assistant"
@@ -42,56 +43,41 @@ def _home_override(sub: str) -> Path | None:
     return Path(home) / sub if home else None
 
 
-def log_dir() -> Path:
-    d = _home_override("logs")
+def _user_dir(sub: str) -> Path:
+    """``$TORCH_SETUP_HOME/<sub>`` when set, else the per-user folder platformdirs names for ``sub``; made."""
+    d = _home_override(sub)
     if d is None:
-        from platformdirs import user_log_dir
+        import platformdirs  # start-up: only a first use of these folders needs it
 
-        d = Path(user_log_dir(APP_NAME, appauthor=False))
+        finders: dict[str, Callable[..., str]] = {
+            "logs": platformdirs.user_log_dir, "config": platformdirs.user_config_dir,
+            "cache": platformdirs.user_cache_dir, "data": platformdirs.user_data_dir,
+            "state": platformdirs.user_state_dir}
+        d = Path(finders[sub](APP_NAME, appauthor=False))
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+def log_dir() -> Path:
+    return _user_dir("logs")
 
 
 def config_dir() -> Path:
-    d = _home_override("config")
-    if d is None:
-        from platformdirs import user_config_dir
-
-        d = Path(user_config_dir(APP_NAME, appauthor=False))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    return _user_dir("config")
 
 
 def cache_dir() -> Path:
-    d = _home_override("cache")
-    if d is None:
-        from platformdirs import user_cache_dir
-
-        d = Path(user_cache_dir(APP_NAME, appauthor=False))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    return _user_dir("cache")
 
 
 def data_dir() -> Path:
     """Per-user data that must survive (the registry of environments this app made)."""
-    d = _home_override("data")
-    if d is None:
-        from platformdirs import user_data_dir
-
-        d = Path(user_data_dir(APP_NAME, appauthor=False))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    return _user_dir("data")
 
 
 def state_dir() -> Path:
     """Per-user run state (locks): may be lost without harm."""
-    d = _home_override("state")
-    if d is None:
-        from platformdirs import user_state_dir
-
-        d = Path(user_state_dir(APP_NAME, appauthor=False))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    return _user_dir("state")
 
 
 def new_log_path(name: str) -> Path:

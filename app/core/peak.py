@@ -114,6 +114,18 @@ def _fp32_flop_per_cycle(flags: set[str], arch: str, model: str) -> tuple[int, M
     return 8, msg("peak.sse2", "SSE2: 4-lane add + 4-lane multiply per cycle")
 
 
+#: dtype -> the ways a CPU computes it, best first: (the CPU flag, "" for the fallback; FLOP/cycle/core,
+#: or 0 for a multiple of the fp32 rate; that multiple; the note)
+_HALF_RATES: dict[str, tuple[tuple[str, int, float, Msg], ...]] = {
+    "bf16": (("amx_bf16", 1024, 0, msg("peak.bf16_amx", "bf16 via Intel AMX tiles: 1024 FLOP/cycle/core")),
+             ("avx512_bf16", 0, 2, msg("peak.bf16_avx512", "bf16 via AVX512_BF16 dot products: 2x the fp32 rate")),
+             ("", 0, 1, msg("peak.bf16_none", "no native bf16: the fp32 peak is used as the bound"))),
+    "fp16": (("amx_fp16", 1024, 0, msg("peak.fp16_amx", "fp16 via Intel AMX-FP16 tiles: 1024 FLOP/cycle/core")),
+             ("avx512_fp16", 0, 2, msg("peak.fp16_avx512", "fp16 via AVX512-FP16: 2x the fp32 rate")),
+             ("", 0, 1, msg("peak.fp16_none", "no native fp16: the fp32 peak is used as the bound"))),
+}
+
+
 def cpu_peak(*, cores: int, mhz: float, flags: Iterable[str] | None, arch: str = "x86_64", model: str = "",
              threads_used: int | None = None) -> Peak:
     """Peak GFLOP/s per dtype for ``cores`` cores at ``mhz`` with these CPU flags."""
@@ -127,24 +139,10 @@ def cpu_peak(*, cores: int, mhz: float, flags: Iterable[str] | None, arch: str =
     out = {"fp32": fp32}
     notes: list[Text] = [msg("peak.cpu_fp32", "{n} core(s) x {ghz:.2f} GHz x {fpc} fp32 FLOP/cycle ({why}) = "
                              "{fp32:.0f} GFLOP/s fp32", n=n, ghz=ghz, fpc=fpc, why=why, fp32=fp32)]
-    if "amx_bf16" in flag_set:
-        out["bf16"] = n * ghz * 1024
-        notes.append(msg("peak.bf16_amx", "bf16 via Intel AMX tiles: 1024 FLOP/cycle/core"))
-    elif "avx512_bf16" in flag_set:
-        out["bf16"] = fp32 * 2
-        notes.append(msg("peak.bf16_avx512", "bf16 via AVX512_BF16 dot products: 2x the fp32 rate"))
-    else:
-        out["bf16"] = fp32
-        notes.append(msg("peak.bf16_none", "no native bf16: the fp32 peak is used as the bound"))
-    if "amx_fp16" in flag_set:
-        out["fp16"] = n * ghz * 1024
-        notes.append(msg("peak.fp16_amx", "fp16 via Intel AMX-FP16 tiles: 1024 FLOP/cycle/core"))
-    elif "avx512_fp16" in flag_set:
-        out["fp16"] = fp32 * 2
-        notes.append(msg("peak.fp16_avx512", "fp16 via AVX512-FP16: 2x the fp32 rate"))
-    else:
-        out["fp16"] = fp32
-        notes.append(msg("peak.fp16_none", "no native fp16: the fp32 peak is used as the bound"))
+    for dtype, ways in _HALF_RATES.items():
+        per_cycle, times, note = next((c, t, m) for flag, c, t, m in ways if not flag or flag in flag_set)
+        out[dtype] = n * ghz * per_cycle if per_cycle else fp32 * times
+        notes.append(note)
     notes.append(msg("peak.cpu_clock", "the clock is the OS-reported maximum; wide-vector code often runs slower, "
                      "so 50-80 % of this is a good result"))
     return Peak("cpu", model or "CPU", out, tuple(notes),

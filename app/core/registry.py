@@ -24,10 +24,10 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from app.core import guard as guard_mod
 from app.core.distinfo import TORCH_FAMILY, distributions
@@ -40,6 +40,8 @@ from app.core.text import Text, msg
 from app.core.wheels import variant_of_version
 
 if TYPE_CHECKING:  # start-up: the install and verify modules are only needed for their types here
+    from _typeshed import DataclassInstance
+
     from app.core.install.request import InstallPlan, InstallResult
     from app.core.verify import VerifyReport
 
@@ -142,8 +144,42 @@ def _obj(d: Mapping[str, object], key: str) -> Mapping[str, object] | None:
     return v
 
 
+#: a flat record's field type -> how its value is read from the record file (refused when it is not that)
+_READERS: dict[str, Callable[[Mapping[str, object], str], object]] = {
+    "bool": _b,
+    "int": _i,
+    "str": _req,
+    "str | None": lambda d, key: _s(d, key, optional=True),
+    "tuple[str, ...]": _strs,
+    "Mapping[str, object]": lambda d, key: dict(_obj(d, key) or {}),
+}
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, tuple):
+        return list(value)
+    return dict(value) if isinstance(value, Mapping) else value
+
+
+_Record = TypeVar("_Record", bound="_FlatRecord")
+
+
+class _FlatRecord:
+    """A dataclass of plain fields, written as a JSON object in field order (tuples as lists, mappings as
+    dicts) and read back field by field, each checked by its type (:data:`_READERS`)."""
+
+    def to_dict(self) -> dict[str, object]:
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(cast("DataclassInstance", self))}
+
+    @classmethod
+    def from_dict(cls: type[_Record], d: Mapping[str, object]) -> _Record:
+        kinds = fields(cast("type[DataclassInstance]", cls))
+        values: dict[str, Any] = {f.name: _READERS[str(f.type)](d, f.name) for f in kinds}
+        return cls(**values)
+
+
 @dataclass(frozen=True)
-class Sources:
+class Sources(_FlatRecord):
     """Where an env's packages came from (credentials never stored)."""
 
     torch_index: str | None = None
@@ -177,20 +213,9 @@ class Sources:
                             extra_index_urls=self.extra_index_urls, find_links=self.find_links,
                             offline=self.offline, require_hashes=False)
 
-    def to_dict(self) -> dict[str, object]:
-        return {"torch_index": self.torch_index, "default_index": self.default_index,
-                "extra_index_urls": list(self.extra_index_urls), "find_links": list(self.find_links),
-                "bundle": self.bundle, "offline": self.offline, "credentials_removed": self.credentials_removed}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, object]) -> Sources:
-        return cls(_s(d, "torch_index", optional=True), _s(d, "default_index", optional=True),
-                   _strs(d, "extra_index_urls"), _strs(d, "find_links"), _s(d, "bundle", optional=True),
-                   _b(d, "offline"), _b(d, "credentials_removed"))
-
 
 @dataclass(frozen=True)
-class Verification:
+class Verification(_FlatRecord):
     """The last verification of an env, in short."""
 
     ok: bool
@@ -224,50 +249,27 @@ class Verification:
                    total=self.passed + self.failed + self.skipped, names=", ".join(self.failed_checks))
 
     def to_dict(self) -> dict[str, object]:
-        return {"ok": self.ok, "when": self.when, "torch_version": self.torch_version,
-                "accelerator": self.accelerator, "passed": self.passed, "failed": self.failed,
-                "skipped": self.skipped, "failed_checks": list(self.failed_checks), "error": self.error,
-                "summary": str(self.summary)}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, object]) -> Verification:
-        return cls(_b(d, "ok"), _req(d, "when"), _s(d, "torch_version", optional=True),
-                   _s(d, "accelerator", optional=True), _i(d, "passed"), _i(d, "failed"), _i(d, "skipped"),
-                   _strs(d, "failed_checks"), _s(d, "error", optional=True))
+        return {**super().to_dict(), "summary": str(self.summary)}
 
 
 @dataclass(frozen=True)
-class GuardRecord:
+class GuardRecord(_FlatRecord):
     enabled: bool
     pins: tuple[str, ...]
     changed: str
 
-    def to_dict(self) -> dict[str, object]:
-        return {"enabled": self.enabled, "pins": list(self.pins), "changed": self.changed}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, object]) -> GuardRecord:
-        return cls(_b(d, "enabled"), _strs(d, "pins"), _req(d, "changed"))
-
 
 @dataclass(frozen=True)
-class KernelRecord:
+class KernelRecord(_FlatRecord):
     """A Jupyter kernel this app registered for the env (removal deletes exactly ``path``)."""
 
     name: str
     display_name: str
     path: str
 
-    def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "display_name": self.display_name, "path": self.path}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, object]) -> KernelRecord:
-        return cls(_req(d, "name"), _req(d, "display_name"), _req(d, "path"))
-
 
 @dataclass(frozen=True)
-class PendingUpgrade:
+class PendingUpgrade(_FlatRecord):
     """An upgrade swapped in and not yet confirmed: the old env waits at ``old_path``."""
 
     old_path: str
@@ -275,15 +277,6 @@ class PendingUpgrade:
     new_torch: str | None
     when: str
     old_record: Mapping[str, object] = field(default_factory=dict)  # the record before the upgrade
-
-    def to_dict(self) -> dict[str, object]:
-        return {"old_path": self.old_path, "old_torch": self.old_torch, "new_torch": self.new_torch,
-                "when": self.when, "old_record": dict(self.old_record)}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, object]) -> PendingUpgrade:
-        return cls(_req(d, "old_path"), _s(d, "old_torch", optional=True), _s(d, "new_torch", optional=True),
-                   _req(d, "when"), dict(_obj(d, "old_record") or {}))
 
 
 @dataclass(frozen=True)

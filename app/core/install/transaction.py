@@ -120,7 +120,7 @@ class Rollback:
         elif env.is_dir():
             self._remove_ours(problems)
             if not self.env_existed and not self.kept:
-                _rmdir(env, problems)
+                _remove(env, env.rmdir, problems)
         for parent in self.created_parents:  # deepest first
             try:
                 parent.rmdir()
@@ -142,10 +142,8 @@ class Rollback:
                 kept_dirs.update(_parents(rel))
             elif rel in kept_dirs:
                 continue  # ours, but it holds something that is not: kept with it
-            elif is_dir:
-                _rmdir(full, problems)
             else:
-                _unlink(full, problems)
+                _remove(full, full.rmdir if is_dir else full.unlink, problems)
         # a kept folder is named only when nothing inside it is (its content says it all)
         named = set(self.kept)
         self.kept = sorted(k for k in named if not (k.endswith(os.sep) and any(
@@ -172,26 +170,12 @@ def _writable_parent(path: Path) -> None:
         pass
 
 
-def _unlink(path: Path, problems: list[str]) -> None:
+def _remove(path: Path, remove: Callable[[], None], problems: list[str]) -> None:
+    """``remove()`` (an unlink or rmdir of ``path``), once more after making its folder writable when
+    permission is denied; a failure is added to ``problems``, a file already gone is fine."""
     for attempt in (1, 2):
         try:
-            path.unlink()
-            return
-        except FileNotFoundError:
-            return
-        except PermissionError as exc:
-            if attempt == 2:
-                problems.append(f"{path}: {exc.strerror or exc}")
-            _writable_parent(path)
-        except OSError as exc:
-            problems.append(f"{path}: {exc.strerror or exc}")
-            return
-
-
-def _rmdir(path: Path, problems: list[str]) -> None:
-    for attempt in (1, 2):
-        try:
-            path.rmdir()
+            remove()
             return
         except FileNotFoundError:
             return

@@ -6,11 +6,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+from app.core import registry
 from app.core.envs import env_kind, env_python, is_env
 from app.core.errors import BadInput, Hint, UserError
 from app.core.text import Text, msg
 
-__all__ = ["Failed", "Refused", "env_root", "python_version_of", "pyvenv_cfg"]
+__all__ = ["Failed", "Refused", "env_root", "python_version_of", "pyvenv_cfg", "record_unless_pending"]
 
 
 class Refused(BadInput):
@@ -70,21 +71,34 @@ def python_version_of(env: Path) -> str | None:
         if cfg.get(key):
             return cfg[key].split()[0]
     if env_kind(env) == "conda":
-        try:
-            for f in (env / "conda-meta").iterdir():
-                m = _CONDA_PY.match(f.name)
-                if m:
-                    return m.group(1)
-        except OSError:
-            pass
+        found = _first_match(env / "conda-meta", _CONDA_PY)
+        if found is not None:
+            return found
+    return _first_match(env / "lib", _LIB_PY)
+
+
+def _first_match(folder: Path, pattern: re.Pattern[str]) -> str | None:
+    """The first group of the first name in ``folder`` that ``pattern`` matches (None: none, or unreadable)."""
     try:
-        for d in (env / "lib").iterdir():
-            m = _LIB_PY.match(d.name)
+        for entry in folder.iterdir():
+            m = pattern.match(entry.name)
             if m:
                 return m.group(1)
     except OSError:
         pass
     return None
+
+
+def record_unless_pending(env: Path) -> registry.EnvRecord | None:
+    """The registry's record of ``env``; refused while an earlier upgrade of it waits to be confirmed
+    or undone (a repair or another upgrade would build on an env that may still be swapped back)."""
+    record = registry.find(env)
+    if record is not None and record.pending_upgrade is not None:
+        raise Refused(msg("envs.upgrade_pending", "An earlier upgrade of {path} waits to be confirmed or undone",
+                          path=str(env)),
+                      msg("envs.upgrade_pending_hint", "Run `torch-setup upgrade --env {path} --confirm` to keep it "
+                          "or `--undo` to go back.", path=str(env)))
+    return record
 
 
 def has_python(env: Path) -> bool:

@@ -32,7 +32,7 @@ from app.core.envs import env_kind
 from app.core.errors import BadInput, Cancelled, UserError
 from app.core.events import Event, PhaseEvent, StepEvent, ignore
 from app.core.install import InstallPlan, InstallRequest, InstallResult, install, plan, restore, take_snapshot
-from app.core.lifecycle.common import Failed, Refused, env_root, python_version_of
+from app.core.lifecycle.common import Failed, Refused, env_root, python_version_of, record_unless_pending
 from app.core.lifecycle.companions import CompanionReport, check_companions
 from app.core.locks import env_lock
 from app.core.paths import new_log_path
@@ -128,12 +128,7 @@ def plan_repair(target: str | os.PathLike[str], *, torch: str | None = None, var
                 report: SystemReport | None = None, data: CompatData | None = None) -> RepairPlan:
     """What a repair would install, decided without writing anything. Raises Refused / BadInput."""
     env = env_root(target)
-    record = registry.find(env)
-    if record is not None and record.pending_upgrade is not None:
-        raise Refused(msg("envs.upgrade_pending", "An earlier upgrade of {path} waits to be confirmed or undone",
-                          path=str(env)),
-                      msg("envs.upgrade_pending_hint", "Run `torch-setup upgrade --env {path} --confirm` to keep it "
-                          "or `--undo` to go back.", path=str(env)))
+    record = record_unless_pending(env)
     dists = distributions(env)
     current = torch_build(env, dists)
     python = python_version_of(env)

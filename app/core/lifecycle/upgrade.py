@@ -46,7 +46,14 @@ from app.core.envs import WINDOWS, IndexOptions, backend_for, env_python, uv_bin
 from app.core.errors import BadInput, Cancelled
 from app.core.events import Event, LogEvent, PhaseEvent, StepEvent, ignore
 from app.core.lifecycle import staging as st
-from app.core.lifecycle.common import Failed, Refused, env_root, python_version_of, pyvenv_cfg
+from app.core.lifecycle.common import (
+    Failed,
+    Refused,
+    env_root,
+    python_version_of,
+    pyvenv_cfg,
+    record_unless_pending,
+)
 from app.core.lifecycle.companions import CompanionReport, check_companions, import_names
 from app.core.lifecycle.remove import delete_tree
 from app.core.lifecycle.sizes import tree_size
@@ -273,12 +280,7 @@ def plan_upgrade(target: str | os.PathLike[str], *, torch: str | None = None, pa
     if os.path.ismount(env):
         raise Refused(msg("envs.upgrade_mount", "{path} is a mount point, so it cannot be swapped by renaming",
                           path=str(env)))
-    record = registry.find(env)
-    if record is not None and record.pending_upgrade is not None:
-        raise Refused(msg("envs.upgrade_pending", "An earlier upgrade of {path} waits to be confirmed or undone",
-                          path=str(env)),
-                      msg("envs.upgrade_pending_hint", "Run `torch-setup upgrade --env {path} --confirm` to keep it "
-                          "or `--undo` to go back.", path=str(env)))
+    record = record_unless_pending(env)
     dists = distributions(env)
     current = torch_build(env, dists)
     if current is None:
