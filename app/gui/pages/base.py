@@ -1,7 +1,8 @@
 """What every page of the wizard shares: the state, live retranslation, a scrollable body."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget, QWizardPage
@@ -45,14 +46,33 @@ class BasePage(QWizardPage):
 
     # A page that runs one core call at a time keeps its Task in ``_task``; a page may also
     # set ``_pending`` from starting the task until its "finished" reaches the GUI thread
-    # (so nothing reads a half-delivered result). Pages with more work (the Environment
-    # page's several tasks, the Verify page's diagnosis) extend or override both methods.
+    # (so nothing reads a half-delivered result). Tasks a page runs beside it (the Verify
+    # page's diagnosis, an Environments action, the Jupyter kernel) come from ``side_tasks``;
+    # the Environment page, with its own bookkeeping, overrides both methods.
     _task: Task | None = None
     _pending = False
 
+    def side_tasks(self) -> tuple[Task | None, ...]:
+        """The tasks the page runs besides ``_task`` (None where there is none yet)."""
+        return ()
+
+    def start_task(self, task: Task, *, failed: Callable[[Any], None], finished: Callable[[], None],
+                   redraw: Callable[[], None], succeeded: Callable[[Any], None] | None = None) -> None:
+        """Run ``task`` as the page's core call: its signals go to the given slots, ``_pending``
+        holds until its "finished" arrives, and the page redraws and tells the wizard at once."""
+        self._task = task
+        if succeeded is not None:
+            task.succeeded.connect(succeeded)
+        task.failed.connect(failed)
+        task.finished.connect(finished)
+        self._pending = True
+        task.start()
+        redraw()
+        self.completeChanged.emit()
+
     def is_busy(self) -> bool:
         """True while the page runs core work (the wizard asks before closing)."""
-        return self._pending or (self._task is not None and self._task.is_running())
+        return self._pending or any(t is not None and t.is_running() for t in (self._task, *self.side_tasks()))
 
     def cancel_and_wait(self, timeout: float = 30.0, *, timeout_ms: int | None = None) -> bool:
         """Stop the page's work and wait until the core has cleaned up (the wizard calls this
@@ -60,10 +80,10 @@ class BasePage(QWizardPage):
         runs any more."""
         if timeout_ms is not None:
             timeout = timeout_ms / 1000.0
-        task = self._task
         done = True
-        if task is not None and task.is_running():
-            task.cancel()
-            done = task.wait(timeout)
+        for task in (self._task, *self.side_tasks()):
+            if task is not None and task.is_running():
+                task.cancel()
+                done = task.wait(timeout) and done
         self._pending = False
         return done

@@ -39,7 +39,7 @@ from app.gui.pages._commands import command_text
 from app.gui.pages._common import ErrorPanel, put_icon, std_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import StatusRow
+from app.gui.widgets import StatusRow, button
 from app.gui.worker import Task
 
 if TYPE_CHECKING:
@@ -152,8 +152,7 @@ class DonePage(BasePage):
         self.jupyter_install = _CommandRow("", self.ide_box)
         self.jupyter_kernel = _CommandRow("", self.ide_box)
         # One click: ipykernel from the same sources as the install, then the kernel (the commands above).
-        self.kernel_button = QPushButton(self.ide_box)
-        self.kernel_button.clicked.connect(self.register_kernel)
+        self.kernel_button = button(self.register_kernel, self.ide_box)
         self.kernel_status = StatusRow("pending", "", "", parent=self.ide_box)
         self.kernel_status.hide()
         self._kernel_task: Task | None = None
@@ -171,10 +170,8 @@ class DonePage(BasePage):
         self.open_folder = QPushButton(self)
         self.open_folder.setIcon(std_icon("folder"))
         self.open_folder.clicked.connect(self.open_env_folder)
-        self.save_button = QPushButton(self)
-        self.save_button.clicked.connect(self._save_as)
-        self.open_report = QPushButton(self)
-        self.open_report.clicked.connect(self._open_report)
+        self.save_button = button(self._save_as, self)
+        self.open_report = button(self._open_report, self)
         self.saved_label = QLabel(self)
         self.saved_label.setWordWrap(True)
         self.saved_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -12,17 +12,14 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QTextBrowser,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -39,7 +36,18 @@ from app.gui.pages._common import EventBatcher, LogBatch, status_key, std_icon
 from app.gui.pages.base import BasePage
 from app.gui.pages.environments import EnvironmentsPage, error_text
 from app.gui.state import WizardState
-from app.gui.widgets import Banner, Collapsible, StatusRow, muted
+from app.gui.widgets import (
+    Banner,
+    Collapsible,
+    StatusRow,
+    add_all,
+    busy_bar,
+    button,
+    checklist,
+    clear_layout,
+    muted,
+    text_label,
+)
 from app.gui.worker import Task
 
 if TYPE_CHECKING:
@@ -74,14 +82,8 @@ class EnvTaskPage(BasePage):
         self._shown: dict[str, Check] = {}
         self._after: str | None = None  # after an upgrade: "confirmed" | "undone"
 
-        self.heading = QLabel(self)
-        self.heading.setWordWrap(True)
-        f = self.heading.font()
-        f.setBold(True)
-        self.heading.setFont(f)
-        self.plan_view = QLabel(self)
-        self.plan_view.setWordWrap(True)
-        self.plan_view.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.heading = text_label(self, bold=True)
+        self.plan_view = text_label(self, selectable=True)
 
         self.torch_edit, self.index_edit, self.links_edit = QLineEdit(), QLineEdit(), QLineEdit()
         self.extra_edit = QLineEdit()
@@ -93,23 +95,14 @@ class EnvTaskPage(BasePage):
         form.addRow(self.index_label, self.index_edit)
         form.addRow(self.extra_label, self.extra_edit)
         form.addRow(self.links_label, self.links_edit)
-        self.replan = QPushButton()
-        self.replan.clicked.connect(self.make_plan)
+        self.replan = button(self.make_plan)
         form.addRow("", self.replan)
         self.advanced = Collapsible("", form_host)
 
         self.rows: dict[str, StatusRow] = {}
         self.rows_box = QVBoxLayout()
-        self.bar = QProgressBar(self)
-        self.bar.setRange(0, 0)
-        self.bar.setTextVisible(False)
-        self.bar.setMaximumHeight(10)
-        self.checks = QTreeWidget(self)
-        self.checks.setColumnCount(2)
-        self.checks.setRootIsDecorated(False)
-        self.checks.setUniformRowHeights(True)
-        self.checks.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        self.checks.header().setStretchLastSection(True)
+        self.bar = busy_bar(self, height=10)
+        self.checks = checklist(self)
         self.checks.setMinimumHeight(140)
         self.result = Banner("info")
         self.findings = QTextBrowser(self)
@@ -129,18 +122,8 @@ class EnvTaskPage(BasePage):
         self.note = muted(QLabel(self))
         self.note.setWordWrap(True)
 
-        lay = self.body
-        lay.addWidget(self.heading)
-        lay.addWidget(self.plan_view)
-        lay.addWidget(self.advanced)
-        lay.addLayout(self.rows_box)
-        lay.addWidget(self.bar)
-        lay.addLayout(buttons)
-        lay.addWidget(self.note)
-        lay.addWidget(self.result)
-        lay.addWidget(self.checks, 1)
-        lay.addWidget(self.findings, 1)
-        lay.addWidget(self.log)
+        add_all(self.body, self.heading, self.plan_view, self.advanced, self.rows_box, self.bar, buttons, self.note,
+                self.result, (self.checks, 1), (self.findings, 1), self.log)
         self.retranslate()
         self._apply()
 
@@ -187,11 +170,7 @@ class EnvTaskPage(BasePage):
             self.make_plan()
 
     def _reset_rows(self) -> None:
-        while self.rows_box.count():
-            taken = self.rows_box.takeAt(0)
-            w = taken.widget() if taken is not None else None
-            if w is not None:
-                w.deleteLater()
+        clear_layout(self.rows_box)
         self.rows = {}
         for key in STEPS.get(self.kind, ()):
             row = StatusRow("pending")

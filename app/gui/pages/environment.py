@@ -40,7 +40,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPlainTextEdit,
-    QPushButton,
     QRadioButton,
     QVBoxLayout,
     QWidget,
@@ -64,6 +63,7 @@ from app.gui.widgets import (
     Collapsible,
     CopyButton,
     StatusRow,
+    button,
     heading,
     human_mb,
     monospace_font,
@@ -116,8 +116,7 @@ class EnvironmentPage(BasePage):
         self.existing = QCheckBox()
         self.name = QLineEdit(DEFAULT_NAME)
         self.location = QLineEdit(str(default_location()))
-        self.browse = QPushButton()
-        self.browse.clicked.connect(self._browse_location)
+        self.browse = button(self._browse_location)
         loc_row = QHBoxLayout()
         loc_row.addWidget(self.location, 1)
         loc_row.addWidget(self.browse)
@@ -149,10 +148,8 @@ class EnvironmentPage(BasePage):
         self.extra_index = QLineEdit()
         self.find_links = QLineEdit()
         self.bundle = QLineEdit()
-        self.browse_links = QPushButton()
-        self.browse_links.clicked.connect(lambda: self._browse_dir(self.find_links))
-        self.browse_bundle = QPushButton()
-        self.browse_bundle.clicked.connect(lambda: self._browse_dir(self.bundle))
+        self.browse_links = button(lambda: self._browse_dir(self.find_links))
+        self.browse_bundle = button(lambda: self._browse_dir(self.bundle))
         fl_row = QHBoxLayout()
         fl_row.addWidget(self.find_links, 1)
         fl_row.addWidget(self.browse_links)
@@ -171,8 +168,7 @@ class EnvironmentPage(BasePage):
         self.mirror = QLineEdit()
         self.proxy = QLineEdit()
         self.ca_bundle = QLineEdit()
-        self.browse_ca = QPushButton()
-        self.browse_ca.clicked.connect(self._browse_ca)
+        self.browse_ca = button(self._browse_ca)
         ca_row = QHBoxLayout()
         ca_row.addWidget(self.ca_bundle, 1)
         ca_row.addWidget(self.browse_ca)
@@ -194,8 +190,7 @@ class EnvironmentPage(BasePage):
         self.offer_banner.hide()
         self.mirror_choice = QComboBox()
         self.mirror_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.check_mirrors = QPushButton()
-        self.check_mirrors.clicked.connect(self.run_mirror_check)
+        self.check_mirrors = button(self.run_mirror_check)
         self.l_mirror_choice = QLabel()
         self.l_mirror_choice.setBuddy(self.mirror_choice)
         choice_row = QHBoxLayout()

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget, QWizard, QWizardPage
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget, QWizard, QWizardPage
 
 from app.core.enums import Phase, PhaseState
 from app.core.errors import UserError
@@ -32,6 +32,7 @@ from app.gui.logview import LogView
 from app.gui.pages._common import ErrorPanel, EventBatcher, LogBatch, fmt_bytes, fmt_duration, put_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
+from app.gui.widgets import button
 from app.gui.worker import Task
 
 if TYPE_CHECKING:
@@ -128,10 +129,8 @@ class InstallPage(BasePage):
         self.warning_label = QLabel(self)
         self.warning_label.setWordWrap(True)
         self.warning_label.setVisible(False)
-        self.cancel_button = QPushButton(self)
-        self.cancel_button.clicked.connect(self.cancel)
-        self.retry_button = QPushButton(self)
-        self.retry_button.clicked.connect(self.start)
+        self.cancel_button = button(self.cancel, self)
+        self.retry_button = button(self.start, self)
         self.error_panel = ErrorPanel(self)
         self.error_panel.setVisible(False)
         self.log = LogView(self)

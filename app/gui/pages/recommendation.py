@@ -49,7 +49,7 @@ from app.gui.pages._commands import command_text, commands_text
 from app.gui.pages.base import BasePage
 from app.gui.pages.environment import DEFAULT_NAME, default_location
 from app.gui.state import WizardState
-from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, monospace_font, muted
+from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, button, heading, monospace_font, muted
 from app.gui.worker import Task
 
 if TYPE_CHECKING:  # the engine is imported when the page first asks it
@@ -181,8 +181,7 @@ class ChangeDialog(QDialog):
         self.gives = muted(QLabel())
         self.gives.setWordWrap(True)
         self.conflict = Banner("warning")
-        self.nearest = QPushButton()
-        self.nearest.clicked.connect(self.use_nearest)
+        self.nearest = button(self.use_nearest)
         self.pkg_boxes = {name: QCheckBox(name) for name in EXTRA_PACKAGES}
         self.pkg_notes = {name: muted(QLabel()) for name in EXTRA_PACKAGES}
         for note in self.pkg_notes.values():
@@ -454,8 +453,7 @@ class RecommendationPage(BasePage):
         self.installer.addItem("pip", "pip")
         self.installer.currentIndexChanged.connect(lambda _i: self._render())
         self.copy = CopyButton(lambda: self.command.toPlainText())
-        self.change = QPushButton()
-        self.change.clicked.connect(self.open_change_dialog)
+        self.change = button(self.open_change_dialog)
         self.data_version = muted(QLabel())
         cmd_row = QHBoxLayout()
         cmd_row.addWidget(self.installer)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.core.errors import render_hint
 from app.core.session import Session, Stage
@@ -20,7 +20,7 @@ from app.core.visible import parse_visible
 from app.gui.i18n import current_language
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, human_mb, muted, set_icon
+from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, button, heading, human_mb, muted, set_icon
 from app.gui.worker import Task
 
 if TYPE_CHECKING:  # the page is built before first paint; detection loads later
@@ -70,11 +70,9 @@ class SystemPage(BasePage):
         self.problems_box = QVBoxLayout()
         self.problems_box.setSpacing(4)
 
-        self.rescan = QPushButton()
-        self.rescan.clicked.connect(self.start_scan)
+        self.rescan = button(self.start_scan)
         self.copy = CopyButton(self.report_json)
-        self.save = QPushButton()
-        self.save.clicked.connect(self._ask_save)
+        self.save = button(self._ask_save)
         self.saved_label = muted(QLabel())
         self.saved_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons = QHBoxLayout()

@@ -11,16 +11,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QProgressBar,
-    QPushButton,
-    QTextBrowser,
-    QTreeWidget,
-    QTreeWidgetItem,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QTreeWidgetItem
 
 from app.core.errors import EXIT_CANCELLED, UserError
 from app.core.events import LogEvent, StepEvent
@@ -31,6 +22,7 @@ from app.gui.i18n import current_language
 from app.gui.pages._common import ErrorPanel, status_key, std_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
+from app.gui.widgets import add_all, busy_bar, button, checklist, text_label
 from app.gui.worker import Task
 
 IDLE, RUNNING, PASSED, FAILED, ERROR = "idle", "running", "passed", "failed", "error"
@@ -48,40 +40,21 @@ class VerifyPage(BasePage):
         self._shown: dict[str, Check] = {}  # what each row shows, re-rendered on a language switch
         self._statuses: dict[str, str] = {}
 
-        self.summary = QLabel(self)
-        self.summary.setWordWrap(True)
-        f = self.summary.font()
-        f.setBold(True)
-        self.summary.setFont(f)
-        self.busy = QProgressBar(self)
-        self.busy.setRange(0, 0)
-        self.busy.setTextVisible(False)
-        self.busy.setMaximumHeight(8)
-        self.checks = QTreeWidget(self)
-        self.checks.setColumnCount(2)
-        self.checks.setRootIsDecorated(False)
-        self.checks.setUniformRowHeights(True)
+        self.summary = text_label(self, bold=True)
+        self.busy = busy_bar(self, height=8)
+        self.checks = checklist(self)
         self.checks.setAlternatingRowColors(True)
-        self.checks.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        self.checks.header().setStretchLastSection(True)
         self.diagnosis_title = QLabel(self)
-        self.diagnosis_title.setFont(f)
+        self.diagnosis_title.setFont(self.summary.font())
         self.diagnosis = QTextBrowser(self)
         self.diagnosis.setOpenExternalLinks(True)
         self.error_panel = ErrorPanel(self)
-        self.rerun = QPushButton(self)
-        self.rerun.clicked.connect(self.start)
+        self.rerun = button(self.start, self)
 
         row = QHBoxLayout()
-        row.addWidget(self.summary, 1)
-        row.addWidget(self.rerun, 0)
-        lay = self.body
-        lay.addLayout(row)
-        lay.addWidget(self.busy)
-        lay.addWidget(self.checks, 2)
-        lay.addWidget(self.error_panel)
-        lay.addWidget(self.diagnosis_title)
-        lay.addWidget(self.diagnosis, 1)
+        add_all(row, (self.summary, 1), self.rerun)
+        add_all(self.body, row, self.busy, (self.checks, 2), self.error_panel, self.diagnosis_title,
+                (self.diagnosis, 1))
         self.retranslate()
         self._apply()
 
@@ -234,17 +207,8 @@ class VerifyPage(BasePage):
             self.diagnosis.setHtml("".join(parts))
         self.diagnosis.setVisible(True)
 
-    def is_busy(self) -> bool:
-        return super().is_busy() or (self._diag_task is not None and self._diag_task.is_running())
-
-    def cancel_and_wait(self, timeout: float = 30.0, *, timeout_ms: int | None = None) -> bool:
-        if timeout_ms is not None:
-            timeout = timeout_ms / 1000.0
-        ok = super().cancel_and_wait(timeout)
-        if self._diag_task is not None and self._diag_task.is_running():
-            self._diag_task.cancel()
-            ok = self._diag_task.wait(timeout) and ok
-        return ok
+    def side_tasks(self) -> tuple[Task | None, ...]:
+        return (self._diag_task,)
 
     # -- view -------------------------------------------------------------------------------------
     def _set_status(self, status: str) -> None:
