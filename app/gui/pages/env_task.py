@@ -32,7 +32,7 @@ from app.core.text import render
 from app.gui.i18n import current_language
 from app.gui.logview import LogView
 from app.gui.pages import PageId
-from app.gui.pages._common import EventBatcher, LogBatch, status_key, std_icon
+from app.gui.pages._common import CheckRows, EventBatcher, LogBatch, status_key, std_icon
 from app.gui.pages.base import BasePage
 from app.gui.pages.environments import EnvironmentsPage, error_text
 from app.gui.state import WizardState
@@ -78,8 +78,6 @@ class EnvTaskPage(BasePage):
         self._result: CheckResult | RepairResult | UpgradeResult | None = None
         self._error: UserError | None = None
         self._phase: str | None = None
-        self._checks: dict[str, QTreeWidgetItem] = {}
-        self._shown: dict[str, Check] = {}
         self._after: str | None = None  # after an upgrade: "confirmed" | "undone"
 
         self.heading = text_label(self, bold=True)
@@ -104,6 +102,7 @@ class EnvTaskPage(BasePage):
         self.bar = busy_bar(self, height=10)
         self.checks = checklist(self)
         self.checks.setMinimumHeight(140)
+        self.check_rows = CheckRows(self.checks)
         self.result = Banner("info")
         self.findings = QTextBrowser(self)
         self.findings.setMinimumHeight(90)
@@ -176,9 +175,7 @@ class EnvTaskPage(BasePage):
             row = StatusRow("pending")
             self.rows[key] = row
             self.rows_box.addWidget(row)
-        self.checks.clear()
-        self._checks.clear()
-        self._shown.clear()
+        self.check_rows.clear()
         self.findings.clear()
 
     def _set_row(self, key: str, status: str, detail: str | None = None) -> None:
@@ -328,17 +325,7 @@ class EnvTaskPage(BasePage):
             return
         from app.core.verify import check_from_step
 
-        check = check_from_step(ev)
-        old = self._shown.get(check.name)
-        if old is not None and not render(check.detail):
-            check = type(check)(check.name, check.status, check.title, old.detail, old.code, old.params, old.data)
-        self._shown[check.name] = check
-        item = self._checks.get(check.name)
-        if item is None:
-            item = QTreeWidgetItem(["", ""])
-            self._checks[check.name] = item
-            self.checks.addTopLevelItem(item)
-        self._render_check(item, check)
+        self._render_check(*self.check_rows.put(check_from_step(ev)))
 
     def _render_check(self, item: QTreeWidgetItem, check: Check) -> None:
         lang = current_language()
@@ -349,14 +336,9 @@ class EnvTaskPage(BasePage):
 
     def show_checks(self, checks) -> None:
         """The verification's final checks (the report is the truth)."""
-        self.checks.clear()
-        self._checks.clear()
+        self.check_rows.clear()
         for c in checks:
-            self._shown[c.name] = c
-            item = QTreeWidgetItem(["", ""])
-            self._checks[c.name] = item
-            self.checks.addTopLevelItem(item)
-            self._render_check(item, c)
+            self._render_check(*self.check_rows.put(c))
 
     def _on_done(self, result) -> None:
         self._result = result
@@ -431,7 +413,7 @@ class EnvTaskPage(BasePage):
         self.undo_btn.setVisible(upgraded)
         self.advanced.setVisible(self.kind != "check" and st in (IDLE, READY, FAILED) and self._result is None)
         self.plan_view.setVisible(self.kind != "check" and self._plan is not None)
-        self.checks.setVisible(bool(self._checks) or (st == RUNNING and self._phase == str(Phase.VERIFY)))
+        self.checks.setVisible(bool(self.check_rows) or (st == RUNNING and self._phase == str(Phase.VERIFY)))
         self.findings.setVisible(self.kind == "check" and st == SUCCEEDED)
         self._show_result()
 
@@ -539,7 +521,7 @@ class EnvTaskPage(BasePage):
         self.undo_btn.setText(self.tr("&Undo the upgrade"))
         self.checks.setHeaderLabels([self.tr("Check"), self.tr("Result")])
         self.checks.setAccessibleName(self.tr("Verification checklist"))
-        for name, item in self._checks.items():
-            self._render_check(item, self._shown[name])
+        for item, check in self.check_rows:
+            self._render_check(item, check)
         self._show_plan()
         self._apply()

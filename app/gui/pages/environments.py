@@ -30,7 +30,7 @@ from app.gui.pages import PageId
 from app.gui.pages._common import std_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import Banner, BusyLine, muted
+from app.gui.widgets import Banner, BusyLine, add_all, muted, set_texts
 from app.gui.worker import Task
 
 if TYPE_CHECKING:
@@ -107,13 +107,7 @@ class EnvironmentsPage(BasePage):
         for i, b in enumerate((self.kernel_btn, self.terminal_btn, self.remove_btn)):
             grid.addWidget(b, 1, i)
 
-        self.body.addWidget(self.problem)
-        self.body.addWidget(self.busy)
-        self.body.addWidget(self.tree, 1)
-        self.body.addWidget(self.empty)
-        self.body.addWidget(self.details)
-        self.body.addLayout(grid)
-        self.body.addWidget(self.message)
+        add_all(self.body, self.problem, self.busy, (self.tree, 1), self.empty, self.details, grid, self.message)
         self.problem.setVisible(False)
         self.message.setVisible(False)
         self.empty.setVisible(False)
@@ -415,13 +409,12 @@ class EnvironmentsPage(BasePage):
         self.tree.setAccessibleName(self.tr("Environments"))
         self.empty.setText(self.tr("No PyTorch environment was found. Go back and choose \"Set up a new "
                                    "environment\" to make one."))
-        self.check_btn.setText(self.tr("&Check"))
-        self.check_btn.setToolTip(self.tr("Run the verification and the doctor in this environment"))
-        self.repair_btn.setText(self.tr("&Repair"))
-        self.repair_btn.setToolTip(self.tr("Reinstall the right PyTorch build for this computer, keeping the other "
-                                           "packages"))
-        self.upgrade_btn.setText(self.tr("&Upgrade"))
-        self.upgrade_btn.setToolTip(self.tr("Build a newer PyTorch next to it, check it, then swap it in (undoable)"))
+        set_texts(self.check_btn, self.tr("&Check"),
+                  tip=self.tr("Run the verification and the doctor in this environment"))
+        set_texts(self.repair_btn, self.tr("&Repair"),
+                  tip=self.tr("Reinstall the right PyTorch build for this computer, keeping the other packages"))
+        set_texts(self.upgrade_btn, self.tr("&Upgrade"),
+                  tip=self.tr("Build a newer PyTorch next to it, check it, then swap it in (undoable)"))
         self.terminal_btn.setText(self.tr("Open a &terminal here"))
         self.remove_btn.setText(self.tr("Re&move"))
         self.refresh_btn.setText(self.tr("Re&fresh"))

@@ -49,7 +49,19 @@ from app.gui.pages._commands import command_text, commands_text
 from app.gui.pages.base import BasePage
 from app.gui.pages.environment import DEFAULT_NAME, default_location
 from app.gui.state import WizardState
-from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, button, heading, monospace_font, muted
+from app.gui.widgets import (
+    Banner,
+    BusyLine,
+    CopyButton,
+    StatusRow,
+    add_all,
+    button,
+    clear_layout,
+    command_view,
+    heading,
+    muted,
+    set_texts,
+)
 from app.gui.worker import Task
 
 if TYPE_CHECKING:  # the engine is imported when the page first asks it
@@ -216,12 +228,7 @@ class ChangeDialog(QDialog):
         self.restore_button.clicked.connect(self._restore)
         self.restored = False
         col = QVBoxLayout(self)
-        col.addLayout(form)
-        col.addWidget(self.gives)
-        col.addWidget(self.conflict)
-        col.addWidget(self.nearest)
-        col.addWidget(self.why_not, 1)
-        col.addWidget(self.buttons)
+        add_all(col, form, self.gives, self.conflict, self.nearest, (self.why_not, 1), self.buttons)
         self.setMinimumWidth(600)
 
         self.backend.currentIndexChanged.connect(lambda _i: self._picked("backend", self.backend))
@@ -440,12 +447,7 @@ class RecommendationPage(BasePage):
         self.reasons_box.setSpacing(2)
         self.warnings_box = QVBoxLayout()
         self.cmd_title = heading()
-        self.command = QPlainTextEdit()
-        self.command.setReadOnly(True)
-        self.command.setFont(monospace_font())
-        self.command.setFixedHeight(self.command.fontMetrics().lineSpacing() * 7 + 14)
-        self.command.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.command.setTabChangesFocus(True)
+        self.command = command_view(7)
         self.cmd_note = muted(QLabel())
         self.cmd_note.setWordWrap(True)
         self.installer = QComboBox()
@@ -456,27 +458,11 @@ class RecommendationPage(BasePage):
         self.change = button(self.open_change_dialog)
         self.data_version = muted(QLabel())
         cmd_row = QHBoxLayout()
-        cmd_row.addWidget(self.installer)
-        cmd_row.addWidget(self.copy)
-        cmd_row.addWidget(self.change)
-        cmd_row.addStretch(1)
-        cmd_row.addWidget(self.data_version)
+        add_all(cmd_row, self.installer, self.copy, self.change, 1, self.data_version)
 
-        self.body.addWidget(self.busy)
-        self.body.addWidget(self.error_banner)
-        self.body.addLayout(self.drops_row)
-        self.body.addWidget(self.headline)
-        self.body.addWidget(self.summary)
-        self.body.addLayout(self.warnings_box)
-        self.body.addWidget(self.costs_title)
-        self.body.addLayout(self.costs_box)
-        self.body.addWidget(self.why_title)
-        self.body.addLayout(self.reasons_box)
-        self.body.addWidget(self.cmd_title)
-        self.body.addWidget(self.command)
-        self.body.addWidget(self.cmd_note)
-        self.body.addLayout(cmd_row)
-        self.body.addStretch(1)
+        add_all(self.body, self.busy, self.error_banner, self.drops_row, self.headline, self.summary, self.warnings_box,
+                self.costs_title, self.costs_box, self.why_title, self.reasons_box, self.cmd_title, self.command,
+                self.cmd_note, cmd_row, 1)
         self.retranslate()
 
     # ---- work ----
@@ -499,14 +485,8 @@ class RecommendationPage(BasePage):
         if session.system is None or self.is_busy():
             return
         self._error = None
-        self._task = Task(lambda _e, _c: session.recommend(), self, name="recommend")
-        self._task.succeeded.connect(self._on_done)
-        self._task.failed.connect(self._on_failed)
-        self._task.finished.connect(self._on_finished)
-        self._pending = True
-        self._task.start()
-        self._render()
-        self.completeChanged.emit()
+        self.start_task(Task(lambda _e, _c: session.recommend(), self, name="recommend"), succeeded=self._on_done,
+                        failed=self._on_failed, finished=self._on_finished, redraw=self._render)
 
     def _on_done(self, rec) -> None:
         self._pending = False
@@ -609,14 +589,6 @@ class RecommendationPage(BasePage):
         self.refresh()
 
     # ---- rendering ----
-    def _clear(self, layout) -> None:
-        while layout.count():
-            w = layout.takeAt(0).widget()
-            if w is not None:
-                w.hide()
-                w.setParent(None)  # out of the page at once (findChildren, screen readers)
-                w.deleteLater()
-
     def _conflict(self) -> NoCombination | None:
         from app.core.recommend import NoCombination
 
@@ -624,7 +596,7 @@ class RecommendationPage(BasePage):
 
     def _render_error(self, busy: bool) -> None:
         lang = current_language()
-        self._clear(self.drops_row)
+        clear_layout(self.drops_row)
         self.drop_buttons = []
         err = self._error
         self.error_banner.setVisible(err is not None and not busy)
@@ -657,9 +629,9 @@ class RecommendationPage(BasePage):
         rec: Recommendation | None = self.state.session.recommendation if not busy else None
         self.busy.setVisible(busy)
         self._render_error(busy)
-        self._clear(self.reasons_box)
-        self._clear(self.warnings_box)
-        self._clear(self.costs_box)
+        clear_layout(self.reasons_box)
+        clear_layout(self.warnings_box)
+        clear_layout(self.costs_box)
         for w in (self.headline, self.summary, self.why_title, self.cmd_title, self.command, self.copy,
                   self.data_version, self.installer, self.cmd_note):
             w.setVisible(rec is not None)
@@ -745,10 +717,9 @@ class RecommendationPage(BasePage):
         self.cmd_note.setText(self.tr("These commands create the environment and install into it. The folder and "
                                       "the installer are set on the next page, which shows the final command."))
         self.command.setAccessibleName(self.tr("The install command"))
-        self.installer.setAccessibleName(self.tr("Show the command for this installer"))
-        self.installer.setToolTip(self.tr("The same install, with uv or with pip"))
-        self.copy.set_label(self.tr("C&opy command"))
-        self.copy.setToolTip(self.tr("Copy the command to the clipboard"))
-        self.change.setText(self.tr("C&hange…"))
-        self.change.setAccessibleName(self.tr("Change the backend, build, PyTorch version, Python or packages"))
+        set_texts(self.installer, name=self.tr("Show the command for this installer"),
+                  tip=self.tr("The same install, with uv or with pip"))
+        set_texts(self.copy, self.tr("C&opy command"), tip=self.tr("Copy the command to the clipboard"))
+        set_texts(self.change, self.tr("C&hange…"),
+                  name=self.tr("Change the backend, build, PyTorch version, Python or packages"))
         self._render()

@@ -19,7 +19,7 @@ from app.core.session import Stage
 from app.core.text import render
 from app.core.verify import Check, VerifyReport, check_from_step
 from app.gui.i18n import current_language
-from app.gui.pages._common import ErrorPanel, status_key, std_icon
+from app.gui.pages._common import CheckRows, ErrorPanel, status_key, std_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
 from app.gui.widgets import add_all, busy_bar, button, checklist, text_label
@@ -36,14 +36,13 @@ class VerifyPage(BasePage):
         self._task: Task | None = None
         self._diag_task: Task | None = None
         self._status = IDLE
-        self._items: dict[str, QTreeWidgetItem] = {}
-        self._shown: dict[str, Check] = {}  # what each row shows, re-rendered on a language switch
         self._statuses: dict[str, str] = {}
 
         self.summary = text_label(self, bold=True)
         self.busy = busy_bar(self, height=8)
         self.checks = checklist(self)
         self.checks.setAlternatingRowColors(True)
+        self.check_rows = CheckRows(self.checks)
         self.diagnosis_title = QLabel(self)
         self.diagnosis_title.setFont(self.summary.font())
         self.diagnosis = QTextBrowser(self)
@@ -112,22 +111,12 @@ class VerifyPage(BasePage):
             pass  # the probe's stderr goes to its log; the checklist is the view
 
     def _clear_checks(self) -> None:
-        self.checks.clear()
-        self._items.clear()
-        self._shown.clear()
+        self.check_rows.clear()
         self._statuses.clear()
 
     def _set_check(self, check: Check) -> None:
         key = status_key(check.status)
-        old = self._shown.get(check.name)
-        if old is not None and not render(check.detail):  # a "running" step keeps what the row said
-            check = Check(check.name, check.status, check.title, old.detail, old.code, old.params, old.data)
-        self._shown[check.name] = check
-        item = self._items.get(check.name)
-        if item is None:
-            item = QTreeWidgetItem(["", ""])
-            self._items[check.name] = item
-            self.checks.addTopLevelItem(item)
+        item, check = self.check_rows.put(check)  # a "running" step keeps what the row said
         self._render_row(item, check)
         item.setIcon(0, std_icon(key))
         item.setData(0, Qt.ItemDataRole.UserRole, key)
@@ -263,8 +252,8 @@ class VerifyPage(BasePage):
         self.checks.setAccessibleName(self.tr("Verification checklist"))
         self.rerun.setText(self.tr("Run again"))
         self.diagnosis.setAccessibleName(self.tr("Diagnosis and fixes"))
-        for name, item in self._items.items():  # the checks' titles and details in the new language
-            self._render_row(item, self._shown[name])
+        for item, check in self.check_rows:  # the checks' titles and details in the new language
+            self._render_row(item, check)
         if self.diagnosis.isVisible() or not self.diagnosis.document().isEmpty():
             self._show_diagnosis()
         self._apply()

@@ -15,7 +15,7 @@ from app.gui import i18n
 from app.gui.pages import PageId
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import Banner, heading, muted
+from app.gui.widgets import Banner, add_all, heading, muted
 
 if TYPE_CHECKING:
     from app.gui.worker import Task
@@ -89,20 +89,11 @@ class WelcomePage(BasePage):
         self.safety = muted(QLabel())
         self.safety.setWordWrap(True)
 
-        self.body.addWidget(self.intro)
-        self.body.addLayout(form)
+        add_all(self.body, self.intro, form)
         self.body.addSpacing(6)
-        self.body.addWidget(self.choice_title)
-        self.body.addWidget(self.new_env)
-        self.body.addWidget(self.existing_env)
-        self.body.addWidget(self.existing_note)
+        add_all(self.body, self.choice_title, self.new_env, self.existing_env, self.existing_note)
         self.body.addSpacing(6)
-        self.body.addWidget(self.steps_title)
-        self.body.addLayout(self.steps)
-        self.body.addWidget(self.total)
-        self.body.addWidget(self.bundle_banner)
-        self.body.addWidget(self.safety)
-        self.body.addStretch(1)
+        add_all(self.body, self.steps_title, self.steps, self.total, self.bundle_banner, self.safety, 1)
 
         self._on_choice(False)
         self.select_language(self.state.language or "en", apply=False)
