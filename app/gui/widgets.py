@@ -240,6 +240,14 @@ def set_texts(widget: QWidget, text: str | None = None, *, name: str | None = No
         widget.setPlaceholderText(placeholder)
 
 
+def set_field_texts(label: QLabel, text: str, field: QWidget, *, name: str | None = None, tip: str | None = None,
+                    placeholder: str | None = None) -> None:
+    """A form row's words: the ``label``'s text, then the ``field``'s name, tooltip and placeholder
+    (those given; see ``set_texts``)."""
+    label.setText(text)
+    set_texts(field, name=name, tip=tip, placeholder=placeholder)
+
+
 class StatusRow(QWidget):
     """An icon, a title and an optional one-line explanation under it."""
 

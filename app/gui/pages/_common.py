@@ -5,7 +5,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from PySide6.QtCore import QEvent, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QIcon
@@ -25,12 +25,10 @@ from PySide6.QtWidgets import (
 from app.core.errors import UserError, render_hint
 from app.core.remedies import Action, ActionKind
 from app.core.text import render
+from app.core.verify import Check
 from app.gui.i18n import current_language
 from app.gui.logview import monospace_font
 from app.gui.pages import PageId
-
-if TYPE_CHECKING:
-    from app.core.verify import Check
 
 _ICON_NAMES = {"passed": "ok", "ok": "ok", "failed": "error", "error": "error", "skipped": "skipped",
                "running": "pending", "warning": "warning", "info": "info", "folder": "folder"}

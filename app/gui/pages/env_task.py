@@ -46,6 +46,7 @@ from app.gui.widgets import (
     checklist,
     clear_layout,
     muted,
+    set_field_texts,
     text_label,
 )
 from app.gui.worker import Task
@@ -505,11 +506,11 @@ class EnvTaskPage(BasePage):
             words["verify"] = self.tr("Check the new PyTorch in the staging environment")
         for key, row in self.rows.items():
             row.set(row.status, words.get(key, key))
-        self.torch_label.setText(self.tr("PyTorch version:"))
-        self.torch_edit.setPlaceholderText(self.tr("default: the newest that fits") if self.kind == "upgrade"
-                                           else self.tr("default: the verified one"))
-        self.index_label.setText(self.tr("PyTorch index:"))
-        self.index_edit.setPlaceholderText(self.tr("default: the one the environment came from"))
+        set_field_texts(self.torch_label, self.tr("PyTorch version:"), self.torch_edit,
+                        placeholder=self.tr("default: the newest that fits") if self.kind == "upgrade"
+                        else self.tr("default: the verified one"))
+        set_field_texts(self.index_label, self.tr("PyTorch index:"), self.index_edit,
+                        placeholder=self.tr("default: the one the environment came from"))
         self.extra_label.setText(self.tr("Extra indexes:"))
         self.links_label.setText(self.tr("Local wheels folder:"))
         self.replan.setText(self.tr("Plan again"))

@@ -69,6 +69,7 @@ from app.gui.widgets import (
     heading,
     human_mb,
     muted,
+    set_field_texts,
     set_texts,
 )
 from app.gui.worker import Task
@@ -743,44 +744,37 @@ class EnvironmentPage(BasePage):
         self.r_conda.setText(self.tr("&conda environment (with {tool})").format(tool=tool))
         set_texts(self.existing, self.tr("&Add to an existing environment instead of creating a new one"),
                   name=self.tr("Add to an existing environment"))
-        self.l_location.setText(self.tr("Environment &folder:") if self.existing.isChecked()
-                                else self.tr("&Location:"))
-        self.location.setAccessibleName(self.tr("Location"))
-        self.l_name.setText(self.tr("&Name:"))
-        self.name.setAccessibleName(self.tr("Environment name"))
-        self.l_python.setText(self.tr("P&ython:"))
-        self.python.setAccessibleName(self.tr("Python version for the environment"))
+        set_field_texts(self.l_location, self.tr("Environment &folder:") if self.existing.isChecked()
+                        else self.tr("&Location:"), self.location, name=self.tr("Location"))
+        set_field_texts(self.l_name, self.tr("&Name:"), self.name, name=self.tr("Environment name"))
+        set_field_texts(self.l_python, self.tr("P&ython:"), self.python,
+                        name=self.tr("Python version for the environment"))
         for b in (self.browse, self.browse_links, self.browse_bundle):
             b.setText(self.tr("Browse…"))
         self.browse.setAccessibleName(self.tr("Choose the location"))
         self.browse_links.setAccessibleName(self.tr("Choose the local wheels folder"))
         self.browse_bundle.setAccessibleName(self.tr("Choose the offline bundle folder"))
         self.advanced.set_title(self.tr("Advanced: package index and local files"))
-        self.l_index.setText(self.tr("&Index URL:"))
-        set_texts(self.index_url, placeholder=self.tr("default: the PyTorch index for the chosen build"),
-                  name=self.tr("Index URL"))
-        self.l_extra.setText(self.tr("E&xtra index URLs:"))
-        set_texts(self.extra_index, placeholder=self.tr("separated by spaces"), name=self.tr("Extra index URLs"))
-        self.l_links.setText(self.tr("Local &wheels folder:"))
-        set_texts(self.find_links,
-                  placeholder=self.tr("a folder with .whl files (find-links); several: separate with ;"),
-                  name=self.tr("Local wheels folder"))
-        self.l_bundle.setText(self.tr("Offline &bundle folder:"))
-        set_texts(self.bundle, placeholder=self.tr("install without the internet from a bundle"),
-                  name=self.tr("Offline bundle folder"))
-        self.l_mirror.setText(self.tr("Package &mirror:"))
-        set_texts(self.mirror, placeholder=self.tr("replaces PyPI for the other packages, e.g. a university mirror"),
-                  name=self.tr("Package mirror"))
-        self.l_proxy.setText(self.tr("Pr&oxy:"))
-        set_texts(self.proxy, placeholder=self.tr("http://proxy.example.org:3128 (default: HTTPS_PROXY)"),
-                  name=self.tr("Proxy"))
-        self.l_ca.setText(self.tr("CA cer&tificates:"))
-        set_texts(self.ca_bundle, placeholder=self.tr("a .pem file, or \"system\" for this computer's certificates"),
-                  name=self.tr("CA certificates file"))
+        set_field_texts(self.l_index, self.tr("&Index URL:"), self.index_url, name=self.tr("Index URL"),
+                        placeholder=self.tr("default: the PyTorch index for the chosen build"))
+        set_field_texts(self.l_extra, self.tr("E&xtra index URLs:"), self.extra_index, name=self.tr("Extra index URLs"),
+                        placeholder=self.tr("separated by spaces"))
+        set_field_texts(self.l_links, self.tr("Local &wheels folder:"), self.find_links,
+                        name=self.tr("Local wheels folder"),
+                        placeholder=self.tr("a folder with .whl files (find-links); several: separate with ;"))
+        set_field_texts(self.l_bundle, self.tr("Offline &bundle folder:"), self.bundle,
+                        name=self.tr("Offline bundle folder"),
+                        placeholder=self.tr("install without the internet from a bundle"))
+        set_field_texts(self.l_mirror, self.tr("Package &mirror:"), self.mirror, name=self.tr("Package mirror"),
+                        placeholder=self.tr("replaces PyPI for the other packages, e.g. a university mirror"))
+        set_field_texts(self.l_proxy, self.tr("Pr&oxy:"), self.proxy, name=self.tr("Proxy"),
+                        placeholder=self.tr("http://proxy.example.org:3128 (default: HTTPS_PROXY)"))
+        set_field_texts(self.l_ca, self.tr("CA cer&tificates:"), self.ca_bundle, name=self.tr("CA certificates file"),
+                        placeholder=self.tr("a .pem file, or \"system\" for this computer's certificates"))
         set_texts(self.browse_ca, self.tr("Browse…"), name=self.tr("Choose the CA certificates file"))
         self.sources_title.setText(self.tr("Where PyTorch comes from"))
-        self.l_mirror_choice.setText(self.tr("&Download PyTorch from:"))
-        self.mirror_choice.setAccessibleName(self.tr("Download PyTorch from"))
+        set_field_texts(self.l_mirror_choice, self.tr("&Download PyTorch from:"), self.mirror_choice,
+                        name=self.tr("Download PyTorch from"))
         set_texts(self.check_mirrors, self.tr("Chec&k the mirrors"),
                   tip=self.tr("Ask every mirror of this build whether it has the exact file, with the same SHA-256, "
                               "and how fast it answers"))
