@@ -17,8 +17,10 @@ class BasePage(QWizardPage):
     """A page with ``self.state`` and a ``retranslate()`` called on every language change.
 
     Subclasses build their widgets in ``__init__``, put them in ``self.body`` (a vertical
-    layout inside a scroll area, so long content never pushes the buttons off screen), and
-    set every user-visible text in ``retranslate()``.
+    layout inside a scroll area, so long content never pushes the buttons off screen), say
+    what the page is called in ``titles()`` and set every other user-visible text in
+    ``retranslate_page()``; ``retranslate()`` applies both (at the end of ``__init__`` and
+    on every language change).
     """
 
     def __init__(self, state: WizardState | None = None, parent: QWidget | None = None) -> None:
@@ -36,8 +38,19 @@ class BasePage(QWizardPage):
         self.scroll_area.setWidget(inner)
         outer.addWidget(self.scroll_area)
 
-    def retranslate(self) -> None:  # pragma: no cover - every page overrides it
-        pass
+    def titles(self) -> tuple[str, str]:  # pragma: no cover - every page overrides it
+        """The page's title and subtitle in the current language."""
+        return "", ""
+
+    def retranslate_page(self) -> None:  # pragma: no cover - every page overrides it
+        """The page's own texts in the current language."""
+
+    def retranslate(self) -> None:
+        """Every text of the page in the current language: the title and subtitle, then the rest."""
+        title, subtitle = self.titles()
+        self.setTitle(title)
+        self.setSubTitle(subtitle)
+        self.retranslate_page()
 
     def changeEvent(self, event) -> None:
         if event.type() == QEvent.Type.LanguageChange:

@@ -33,13 +33,14 @@ from app.core.errors import UserError
 from app.core.install.request import masked
 from app.core.kernel import KernelResult, kernel_commands, register_kernel
 from app.core.text import render
+from app.gui.build import add_all, button, set_texts, text_label
 from app.gui.i18n import current_language
 from app.gui.logview import monospace_font
 from app.gui.pages._commands import command_text
 from app.gui.pages._common import ErrorPanel, put_icon, std_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import StatusRow, add_all, button, heading, set_texts, text_label
+from app.gui.widgets import StatusRow, heading
 from app.gui.worker import Task
 
 if TYPE_CHECKING:
@@ -413,9 +414,7 @@ class DonePage(BasePage):
             "kernel."))
         self._kernel_words()
 
-    def retranslate(self) -> None:
-        self.setTitle(self.tr("Done"))
-        self.setSubTitle(self.tr("PyTorch is installed. Here is how to use it."))
+    def retranslate_page(self) -> None:
         self.shell_box.setTitle(self.tr("Use it from a terminal (activate the environment)"))
         self.ide_box.setTitle(self.tr("Use it from an editor or a notebook"))
         set_texts(self.open_folder, self.tr("Open folder"), name=self.tr("Open the environment's folder"))
@@ -428,3 +427,7 @@ class DonePage(BasePage):
             self.headline.setText(head)
             self.summary.setText("\n".join(lines))
         self._show_saved()
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Done"),
+                self.tr("PyTorch is installed. Here is how to use it."))

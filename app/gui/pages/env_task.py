@@ -29,6 +29,7 @@ from app.core.enums import Phase, PhaseState
 from app.core.errors import UserError
 from app.core.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent
 from app.core.text import render
+from app.gui.build import add_all, busy_bar, button, checklist, clear_layout, set_field_texts, text_label
 from app.gui.i18n import current_language
 from app.gui.logview import LogView
 from app.gui.pages import PageId
@@ -36,19 +37,7 @@ from app.gui.pages._common import CheckRows, EventBatcher, LogBatch, status_key,
 from app.gui.pages.base import BasePage
 from app.gui.pages.environments import EnvironmentsPage, error_text
 from app.gui.state import WizardState
-from app.gui.widgets import (
-    Banner,
-    Collapsible,
-    StatusRow,
-    add_all,
-    busy_bar,
-    button,
-    checklist,
-    clear_layout,
-    muted,
-    set_field_texts,
-    text_label,
-)
+from app.gui.widgets import Banner, Collapsible, StatusRow, muted
 from app.gui.worker import Task
 
 if TYPE_CHECKING:
@@ -484,19 +473,7 @@ class EnvTaskPage(BasePage):
                          f"<br><i>{fix}</i> {html.escape(render(f.fix, lang))}</p>")
         self.findings.setHtml("".join(parts))
 
-    def retranslate(self) -> None:
-        titles = {"check": self.tr("Checking an environment"), "repair": self.tr("Repairing an environment"),
-                  "upgrade": self.tr("Upgrading PyTorch safely")}
-        subtitles = {
-            "check": self.tr("PyTorch is run inside the environment, then the doctor looks for anything that "
-                             "stops it from using the graphics card."),
-            "repair": self.tr("The right PyTorch build for this computer is reinstalled; your other packages "
-                              "stay."),
-            "upgrade": self.tr("The new PyTorch is built next to the environment and checked there first; only "
-                               "then is it swapped in, and you can still go back."),
-        }
-        self.setTitle(titles.get(self.kind, ""))
-        self.setSubTitle(subtitles.get(self.kind, ""))
+    def retranslate_page(self) -> None:
         self.heading.setText(self.env or "")
         words = {"verify": self.tr("Run PyTorch in the environment"), "diagnose": self.tr("Look for problems"),
                  "plan": self.tr("Decide what to install"), "snapshot": self.tr("Record the installed packages"),
@@ -526,3 +503,17 @@ class EnvTaskPage(BasePage):
             self._render_check(item, check)
         self._show_plan()
         self._apply()
+
+    def titles(self) -> tuple[str, str]:
+        """The title and subtitle of the task shown (check, repair or upgrade)."""
+        titles = {"check": self.tr("Checking an environment"), "repair": self.tr("Repairing an environment"),
+                  "upgrade": self.tr("Upgrading PyTorch safely")}
+        subtitles = {
+            "check": self.tr("PyTorch is run inside the environment, then the doctor looks for anything that "
+                             "stops it from using the graphics card."),
+            "repair": self.tr("The right PyTorch build for this computer is reinstalled; your other packages "
+                              "stay."),
+            "upgrade": self.tr("The new PyTorch is built next to the environment and checked there first; only "
+                               "then is it swapped in, and you can still go back."),
+        }
+        return titles.get(self.kind, ""), subtitles.get(self.kind, "")

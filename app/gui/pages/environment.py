@@ -52,26 +52,12 @@ from app.core.session import Planned, Stage
 from app.core.sources.routing import Route
 from app.core.system import ToolInfo
 from app.core.text import Text, render
+from app.gui.build import add_all, button, clear_layout, command_view, set_field_texts, set_texts
 from app.gui.i18n import current_language
 from app.gui.pages._commands import commands_text
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import (
-    Banner,
-    BusyLine,
-    Collapsible,
-    CopyButton,
-    StatusRow,
-    add_all,
-    button,
-    clear_layout,
-    command_view,
-    heading,
-    human_mb,
-    muted,
-    set_field_texts,
-    set_texts,
-)
+from app.gui.widgets import Banner, BusyLine, Collapsible, CopyButton, StatusRow, heading, human_mb, muted
 from app.gui.worker import Task
 
 DEBOUNCE_MS = 350
@@ -733,10 +719,7 @@ class EnvironmentPage(BasePage):
         for w in (self.cmd_title, self.command, self.cmd_row):
             w.setVisible(bool(lines))
 
-    def retranslate(self) -> None:
-        self.setTitle(self.tr("Environment"))
-        self.setSubTitle(self.tr("PyTorch goes into its own Python environment: a folder with its own Python "
-                                 "and packages, so nothing else on this computer changes."))
+    def retranslate_page(self) -> None:
         self.kind_title.setText(self.tr("How to make it"))
         self.r_uv.setText(self.tr("&uv virtual environment (fastest; recommended)"))
         self.r_pip.setText(self.tr("&Python venv with pip (the standard tools)"))
@@ -791,3 +774,8 @@ class EnvironmentPage(BasePage):
         self.busy.set_text(self.tr("Checking…"))
         self._update_target()
         self._render_checks()  # the checks' messages and hints, now in the new language
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Environment"),
+                self.tr("PyTorch goes into its own Python environment: a folder with its own Python "
+                        "and packages, so nothing else on this computer changes."))

@@ -25,12 +25,13 @@ from PySide6.QtWidgets import (
 
 from app.core.errors import UserError, render_hint
 from app.core.text import render
+from app.gui.build import add_all, set_texts
 from app.gui.i18n import current_language
 from app.gui.pages import PageId
 from app.gui.pages._common import std_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import Banner, BusyLine, add_all, muted, set_texts
+from app.gui.widgets import Banner, BusyLine, muted
 from app.gui.worker import Task
 
 if TYPE_CHECKING:
@@ -399,10 +400,7 @@ class EnvironmentsPage(BasePage):
         return ok
 
     # ---- texts ----
-    def retranslate(self) -> None:
-        self.setTitle(self.tr("Your PyTorch environments"))
-        self.setSubTitle(self.tr("The environments this assistant made (★) and the PyTorch environments found on "
-                                 "this computer. Choose one to check, repair or upgrade it."))
+    def retranslate_page(self) -> None:
         self.busy.set_text(self.tr("Looking for environments…"))
         self.tree.setHeaderLabels([self.tr("Environment"), self.tr("PyTorch"), self.tr("Runs on"), self.tr("Python"),
                                    self.tr("Size"), self.tr("Last check"), self.tr("Status")])
@@ -420,3 +418,8 @@ class EnvironmentsPage(BasePage):
         self.refresh_btn.setText(self.tr("Re&fresh"))
         self._render_rows()
         self._on_selection()
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Your PyTorch environments"),
+                self.tr("The environments this assistant made (★) and the PyTorch environments found on "
+                        "this computer. Choose one to check, repair or upgrade it."))

@@ -27,12 +27,12 @@ from app.core.errors import UserError
 from app.core.events import ErrorEvent, Event, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
 from app.core.progress_model import InstallProgress
 from app.core.text import render
+from app.gui.build import add_all, button, set_texts, text_label
 from app.gui.i18n import current_language
 from app.gui.logview import LogView
 from app.gui.pages._common import ErrorPanel, EventBatcher, LogBatch, fmt_bytes, fmt_duration, put_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import add_all, button, set_texts, text_label
 from app.gui.worker import Task
 
 if TYPE_CHECKING:
@@ -420,14 +420,16 @@ class InstallPage(BasePage):
         self.time_label.setText(text)
 
     # -- translation --------------------------------------------------------------------------------
-    def retranslate(self) -> None:
-        self.setTitle(self.tr("Installing PyTorch"))
-        self.setSubTitle(self.tr("The environment is created and PyTorch is downloaded and installed "
-                                 "into it. This usually takes from under a minute to a few minutes."))
+    def retranslate_page(self) -> None:
         set_texts(self.cancel_button, self.tr("Cancel installation"),
                   name=self.tr("Cancel the installation and remove what was made"))
         self.retry_button.setText(self.tr("Try again"))
         self.progress.setAccessibleName(self.tr("Installation progress"))
         self._draw_package_line()
         self._apply_status()
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Installing PyTorch"),
+                self.tr("The environment is created and PyTorch is downloaded and installed "
+                        "into it. This usually takes from under a minute to a few minutes."))
 

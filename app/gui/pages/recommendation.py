@@ -44,24 +44,13 @@ from PySide6.QtWidgets import (
 from app.core.errors import BadInput, UserError, render_hint
 from app.core.freshness import wizard_notes
 from app.core.text import Text, render
+from app.gui.build import add_all, button, clear_layout, command_view, set_texts
 from app.gui.i18n import current_language
 from app.gui.pages._commands import command_text, commands_text
 from app.gui.pages.base import BasePage
 from app.gui.pages.environment import DEFAULT_NAME, default_location
 from app.gui.state import WizardState
-from app.gui.widgets import (
-    Banner,
-    BusyLine,
-    CopyButton,
-    StatusRow,
-    add_all,
-    button,
-    clear_layout,
-    command_view,
-    heading,
-    muted,
-    set_texts,
-)
+from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, muted
 from app.gui.worker import Task
 
 if TYPE_CHECKING:  # the engine is imported when the page first asks it
@@ -706,10 +695,7 @@ class RecommendationPage(BasePage):
         extra = rec.commands.get(f"{installer}_extra")
         return cmds + ([masked(extra)] if extra else [])
 
-    def retranslate(self) -> None:  # a language switch: the texts, the engine's too, drawn again below
-        self.setTitle(self.tr("Recommendation"))
-        self.setSubTitle(self.tr("The PyTorch build for this computer, why it was chosen, and the exact "
-                                 "command that will install it."))
+    def retranslate_page(self) -> None:  # a language switch: the texts, the engine's too, drawn again below
         self.busy.set_text(self.tr("Choosing the right build…"))
         self.costs_title.setText(self.tr("What your choices cost"))
         self.why_title.setText(self.tr("Why"))
@@ -723,3 +709,8 @@ class RecommendationPage(BasePage):
         set_texts(self.change, self.tr("C&hange…"),
                   name=self.tr("Change the backend, build, PyTorch version, Python or packages"))
         self._render()
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Recommendation"),
+                self.tr("The PyTorch build for this computer, why it was chosen, and the exact "
+                        "command that will install it."))

@@ -24,11 +24,12 @@ from app.core.errors import UserError
 from app.core.events import Event, StepEvent
 from app.core.session import BenchOptions, Stage
 from app.core.text import render
+from app.gui.build import add_all, button, text_label
 from app.gui.i18n import current_language
 from app.gui.pages._common import ErrorPanel
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import Banner, Collapsible, add_all, button, text_label
+from app.gui.widgets import Banner, Collapsible
 from app.gui.worker import Task
 
 if TYPE_CHECKING:
@@ -311,16 +312,18 @@ class SpeedTestPage(BasePage):
             self.summary.setText("")
             self.details.setText("")
 
-    def retranslate(self) -> None:
-        self.setTitle(self.tr("Speed test"))
-        self.setSubTitle(self.tr("Multiplies matrices of growing size to show how fast PyTorch runs "
-                                 "here. It takes under a minute and can be skipped."))
+    def retranslate_page(self) -> None:
         self.skip.setText(self.tr("Skip the speed test"))
         self.stop.setText(self.tr("Stop"))
         self.peak_box.set_title(self.tr("How the peak is estimated"))
         self._show_peak(self.state.session.bench_report if self._status in (DONE, STOPPED) else None)
         self.progress.setAccessibleName(self.tr("Speed test progress"))
         self._apply()
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Speed test"),
+                self.tr("Multiplies matrices of growing size to show how fast PyTorch runs "
+                        "here. It takes under a minute and can be skipped."))
 
 
 def _drawn(report: BenchReport) -> list[BenchResult]:

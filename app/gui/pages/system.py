@@ -17,24 +17,11 @@ from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QVB
 from app.core.errors import render_hint
 from app.core.session import Session, Stage
 from app.core.visible import parse_visible
+from app.gui.build import add_all, button, clear_layout, set_texts, text_label
 from app.gui.i18n import current_language
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import (
-    Banner,
-    BusyLine,
-    CopyButton,
-    StatusRow,
-    add_all,
-    button,
-    clear_layout,
-    heading,
-    human_mb,
-    muted,
-    set_icon,
-    set_texts,
-    text_label,
-)
+from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, human_mb, muted, set_icon
 from app.gui.worker import Task
 
 if TYPE_CHECKING:  # the page is built before first paint; detection loads later
@@ -307,10 +294,7 @@ class SystemPage(BasePage):
         else:
             self.problems_box.addWidget(StatusRow("ok", self.tr("Nothing looks wrong."), ""))
 
-    def retranslate(self) -> None:
-        self.setTitle(self.tr("Your system"))
-        self.setSubTitle(self.tr("This is what the assistant found on this computer. Nothing has been "
-                                 "changed."))
+    def retranslate_page(self) -> None:
         self.busy.set_text(self.tr("Looking at your computer…"))
         self.facts_title.setText(self.tr("What was found"))
         self.problems_title.setText(self.tr("What looks wrong"))
@@ -318,3 +302,8 @@ class SystemPage(BasePage):
         set_texts(self.save, self.tr("&Save report…"), name=self.tr("Save the system report as a JSON file"))
         set_texts(self.copy, self.tr("&Copy report"), tip=self.tr("Copy the system report (JSON) to the clipboard"))
         self._render()  # the engine's warnings too, rendered in the new language
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Your system"),
+                self.tr("This is what the assistant found on this computer. Nothing has been "
+                        "changed."))

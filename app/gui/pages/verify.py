@@ -18,11 +18,11 @@ from app.core.events import LogEvent, StepEvent
 from app.core.session import Stage
 from app.core.text import render
 from app.core.verify import Check, VerifyReport, check_from_step
+from app.gui.build import add_all, busy_bar, button, checklist, text_label
 from app.gui.i18n import current_language
 from app.gui.pages._common import CheckRows, ErrorPanel, status_key, std_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import add_all, busy_bar, button, checklist, text_label
 from app.gui.worker import Task
 
 IDLE, RUNNING, PASSED, FAILED, ERROR = "idle", "running", "passed", "failed", "error"
@@ -244,10 +244,7 @@ class VerifyPage(BasePage):
         return {"passed": self.tr("passed"), "failed": self.tr("failed"), "skipped": self.tr("skipped"),
                 "warning": self.tr("warning"), "running": self.tr("running")}.get(key, key)
 
-    def retranslate(self) -> None:
-        self.setTitle(self.tr("Checking that PyTorch works"))
-        self.setSubTitle(self.tr("PyTorch is imported inside the new environment and every part "
-                                 "this computer can use is tried."))
+    def retranslate_page(self) -> None:
         self.checks.setHeaderLabels([self.tr("Check"), self.tr("Result")])
         self.checks.setAccessibleName(self.tr("Verification checklist"))
         self.rerun.setText(self.tr("Run again"))
@@ -257,4 +254,9 @@ class VerifyPage(BasePage):
         if self.diagnosis.isVisible() or not self.diagnosis.document().isEmpty():
             self._show_diagnosis()
         self._apply()
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Checking that PyTorch works"),
+                self.tr("PyTorch is imported inside the new environment and every part "
+                        "this computer can use is tried."))
 

@@ -12,10 +12,11 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QButtonGroup, QComboBox, QFormLayout, QGridLayout, QLabel, QRadioButton, QWidget
 
 from app.gui import i18n
+from app.gui.build import add_all
 from app.gui.pages import PageId
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import Banner, add_all, heading, muted
+from app.gui.widgets import Banner, heading, muted
 
 if TYPE_CHECKING:
     from app.gui.worker import Task
@@ -176,10 +177,7 @@ class WelcomePage(BasePage):
         return True
 
     # ---- texts ----
-    def retranslate(self) -> None:
-        self.setTitle(self.tr("Welcome to Torch Setup Assistant"))
-        self.setSubTitle(self.tr("This assistant installs PyTorch so that it uses your graphics card (or "
-                                 "your processor), checks that it works, and measures its speed."))
+    def retranslate_page(self) -> None:
         self.intro.setText(self.tr("You do not need to know what CUDA, ROCm or a driver is: the assistant "
                                    "looks at your computer, explains its choice in plain words, and lets "
                                    "you change it if you want to."))
@@ -222,3 +220,8 @@ class WelcomePage(BasePage):
         else:
             self.bundle_banner.set_text(self.tr("Looking for an offline bundle…"), "info")
         self.safety.setText(self.tr("Nothing is installed until you confirm it on the Install page."))
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Welcome to Torch Setup Assistant"),
+                self.tr("This assistant installs PyTorch so that it uses your graphics card (or "
+                        "your processor), checks that it works, and measures its speed."))
