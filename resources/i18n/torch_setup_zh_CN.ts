@@ -63,7 +63,7 @@
 <context>
     <name>ChangeDialog</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="+325"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="+320"/>
         <source>Automatic</source>
         <translation>自动</translation>
     </message>
@@ -214,7 +214,7 @@
 <context>
     <name>DonePage</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="+253"/>
+        <location filename="../../app/gui/pages/done.py" line="+228"/>
         <source>Save the report into…</source>
         <translation>把报告保存到…</translation>
     </message>
@@ -289,7 +289,7 @@
         <translation>内核没有注册成功：{why}</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+7"/>
         <source>Command that activates the environment in {shell}</source>
         <translation>在 {shell} 中激活环境的命令</translation>
     </message>
@@ -344,7 +344,7 @@
         <translation>Jupyter：环境装上 ipykernel 包后就能作为笔记本内核使用。下面的按钮会运行这些命令：先从安装 PyTorch 的同一安装源安装 ipykernel，再注册内核。</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+20"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
@@ -354,7 +354,7 @@
         <translation>PyTorch 已经装好了。下面是使用方法。</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-15"/>
         <source>Use it from a terminal (activate the environment)</source>
         <translation>在终端中使用（激活环境）</translation>
     </message>
@@ -369,7 +369,7 @@
         <translation>打开文件夹</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>Open the environment&apos;s folder</source>
         <translation>打开环境所在的文件夹</translation>
     </message>
@@ -389,7 +389,7 @@
         <translation>打开报告</translation>
     </message>
     <message>
-        <location line="-147"/>
+        <location line="-136"/>
         <source>Speed (partial, the test was stopped): up to {gflops:.1f} GFLOP/s ({device}, {dtype}).</source>
         <translation>速度（部分结果，测试已停止）：最高 {gflops:.1f} GFLOP/s（{device}，{dtype}）。</translation>
     </message>
@@ -402,7 +402,7 @@
 <context>
     <name>EnvTaskPage</name>
     <message>
-        <location filename="../../app/gui/pages/env_task.py" line="+259"/>
+        <location filename="../../app/gui/pages/env_task.py" line="+225"/>
         <source>no PyTorch</source>
         <extracomment>The rows each task shows: (key, the Phase (or step name) that drives it).</extracomment>
         <translation>没有 PyTorch</translation>
@@ -443,7 +443,7 @@
         <translation>其他包保持不变。会先记录环境的状态，出错时恢复原样。</translation>
     </message>
     <message>
-        <location line="+194"/>
+        <location line="+179"/>
         <source>Cancelling… the environment is being put back as it was.</source>
         <translation>正在取消……正在把环境恢复原样。</translation>
     </message>
@@ -513,7 +513,7 @@
         <translation>解决方法：</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+40"/>
         <source>Checking an environment</source>
         <translation>检查环境</translation>
     </message>
@@ -543,7 +543,7 @@
         <translation>新的 PyTorch 先在环境旁边安装并检查；通过后才会切换过去，而且你仍然可以退回。</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="-38"/>
         <source>Run PyTorch in the environment</source>
         <translation>在环境中运行 PyTorch</translation>
     </message>
@@ -671,7 +671,7 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+330"/>
+        <location filename="../../app/gui/pages/environment.py" line="+291"/>
         <source>(recommended)</source>
         <translation>（推荐）</translation>
     </message>
@@ -707,12 +707,12 @@
     </message>
     <message>
         <location line="+6"/>
-        <location line="+300"/>
+        <location line="+283"/>
         <source>Choose the CA certificates file</source>
         <translation>选择 CA 证书文件</translation>
     </message>
     <message>
-        <location line="-299"/>
+        <location line="-282"/>
         <source>Certificates (*.pem *.crt *.cer);;All files (*)</source>
         <translation>证书 (*.pem *.crt *.cer);;所有文件 (*)</translation>
     </message>
@@ -732,7 +732,7 @@
         <translation>该位置剩余 {free}。</translation>
     </message>
     <message>
-        <location line="+144"/>
+        <location line="+138"/>
         <source>Everything is ready. Press Install to create the environment and install PyTorch.</source>
         <translation>一切就绪。点击“安装”即可创建环境并安装 PyTorch。</translation>
     </message>
@@ -747,7 +747,7 @@
         <translation>大约需要安装 {size}。</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+74"/>
         <source>Environment</source>
         <translation>环境</translation>
     </message>
@@ -757,7 +757,7 @@
         <translation>PyTorch 会装进一个独立的 Python 环境：一个拥有自己的 Python 和软件包的文件夹，电脑上的其他东西都不会改变。</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="-57"/>
         <source>How to make it</source>
         <translation>创建方式</translation>
     </message>
@@ -797,7 +797,7 @@
         <translation>位置(&amp;L)：</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>Location</source>
         <translation>位置</translation>
     </message>
@@ -807,7 +807,7 @@
         <translation>名称(&amp;N)：</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>Environment name</source>
         <translation>环境名称</translation>
     </message>
@@ -823,12 +823,12 @@
     </message>
     <message>
         <location line="+2"/>
-        <location line="+26"/>
+        <location line="+21"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location line="-25"/>
+        <location line="-20"/>
         <source>Choose the location</source>
         <translation>选择位置</translation>
     </message>
@@ -858,12 +858,12 @@
         <translation>默认：所选版本对应的 PyTorch 索引</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-1"/>
         <source>Index URL</source>
         <translation>索引地址</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>E&amp;xtra index URLs:</source>
         <translation>额外索引地址(&amp;X)：</translation>
     </message>
@@ -873,42 +873,42 @@
         <translation>用空格分隔</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-1"/>
         <source>Extra index URLs</source>
         <translation>额外索引地址</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Local &amp;wheels folder:</source>
         <translation>本地 wheel 文件夹(&amp;W)：</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>a folder with .whl files (find-links); several: separate with ;</source>
         <translation>存放 .whl 文件的文件夹（find-links）；多个文件夹用 ; 分隔</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-1"/>
         <source>Local wheels folder</source>
         <translation>本地 wheel 文件夹</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Offline &amp;bundle folder:</source>
         <translation>离线安装包文件夹(&amp;B)：</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>install without the internet from a bundle</source>
         <translation>不联网，从离线安装包安装</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-1"/>
         <source>Offline bundle folder</source>
         <translation>离线安装包文件夹</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Package &amp;mirror:</source>
         <translation>软件包镜像(&amp;M)：</translation>
     </message>
@@ -918,12 +918,12 @@
         <translation>其他软件包改从这里下载，例如高校镜像</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-1"/>
         <source>Package mirror</source>
         <translation>软件包镜像</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Pr&amp;oxy:</source>
         <translation>代理(&amp;O)：</translation>
     </message>
@@ -933,12 +933,12 @@
         <translation>http://proxy.example.org:3128（默认：HTTPS_PROXY）</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-1"/>
         <source>Proxy</source>
         <translation>代理</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>CA cer&amp;tificates:</source>
         <translation>CA 证书(&amp;T)：</translation>
     </message>
@@ -948,7 +948,7 @@
         <translation>一个 .pem 文件，或填 &quot;system&quot; 使用本机证书</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-1"/>
         <source>CA certificates file</source>
         <translation>CA 证书文件</translation>
     </message>
@@ -973,7 +973,7 @@
         <translation>复制命令</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>Copy the command to the clipboard</source>
         <translation>把命令复制到剪贴板</translation>
     </message>
@@ -988,7 +988,7 @@
         <translation>正在检查…</translation>
     </message>
     <message>
-        <location line="-439"/>
+        <location line="-421"/>
         <source>Automatic: the PyTorch server, then verified mirrors</source>
         <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
     </message>
@@ -1028,7 +1028,7 @@
         <translation>已验证的镜像列在“PyTorch 下载来源”的最前面：每个镜像都有这个确切的文件，且 SHA-256 与 PyTorch 官方服务器的一致。选择一个即可使用；在你选择之前不会有任何改变。</translation>
     </message>
     <message>
-        <location line="+328"/>
+        <location line="+311"/>
         <source>Where PyTorch comes from</source>
         <translation>PyTorch 从哪里下载</translation>
     </message>
@@ -1056,7 +1056,7 @@
 <context>
     <name>EnvironmentsPage</name>
     <message>
-        <location filename="../../app/gui/pages/environments.py" line="+189"/>
+        <location filename="../../app/gui/pages/environments.py" line="+184"/>
         <source>never</source>
         <extracomment>status -&gt; icon</extracomment>
         <translation>从未</translation>
@@ -1176,7 +1176,7 @@
         <translation>删除这个环境吗？</translation>
     </message>
     <message>
-        <location line="+44"/>
+        <location line="+63"/>
         <source>Your PyTorch environments</source>
         <translation>你的 PyTorch 环境</translation>
     </message>
@@ -1186,7 +1186,7 @@
         <translation>本助手创建的环境（★）以及在这台电脑上找到的 PyTorch 环境。选择一个进行检查、修复或升级。</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="-20"/>
         <source>Looking for environments…</source>
         <translation>正在查找环境……</translation>
     </message>
@@ -1256,7 +1256,7 @@
         <translation>重新安装适合这台电脑的 PyTorch 版本，保留其他包</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+1"/>
         <source>&amp;Upgrade</source>
         <translation>升级(&amp;U)</translation>
     </message>
@@ -1284,7 +1284,7 @@
 <context>
     <name>ErrorPanel</name>
     <message>
-        <location filename="../../app/gui/pages/_common.py" line="+184"/>
+        <location filename="../../app/gui/pages/_common.py" line="+188"/>
         <source>What to do: {hint}</source>
         <translation>解决办法：{hint}</translation>
     </message>
@@ -1332,7 +1332,7 @@
 <context>
     <name>InstallPage</name>
     <message>
-        <location filename="../../app/gui/pages/install.py" line="+193"/>
+        <location filename="../../app/gui/pages/install.py" line="+174"/>
         <source>No environment was chosen.</source>
         <translation>还没有选择环境。</translation>
     </message>
@@ -1484,7 +1484,7 @@
         <translation>正在估算剩余时间…</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+13"/>
         <source>Installing PyTorch</source>
         <translation>正在安装 PyTorch</translation>
     </message>
@@ -1494,7 +1494,7 @@
         <translation>正在创建环境，并把 PyTorch 下载安装进去。通常需要不到一分钟到几分钟。</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="-9"/>
         <source>Cancel installation</source>
         <translation>取消安装</translation>
     </message>
@@ -1514,7 +1514,7 @@
         <translation>安装进度</translation>
     </message>
     <message>
-        <location line="-185"/>
+        <location line="-182"/>
         <source>Unpacking and installing the packages: {done} of about {total}</source>
         <translation>正在解包并安装软件包：已完成 {done}，共约 {total}</translation>
     </message>
@@ -1560,7 +1560,7 @@
 <context>
     <name>RecommendationPage</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="-295"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="-289"/>
         <source>CUDA {version} (NVIDIA graphics card)</source>
         <translation>CUDA {version}（NVIDIA 显卡）</translation>
     </message>
@@ -1585,7 +1585,7 @@
         <translation>处理器（仅 CPU）</translation>
     </message>
     <message>
-        <location line="+510"/>
+        <location line="+468"/>
         <source>Choose which wish to give up:</source>
         <translation>请选择放弃哪一项要求：</translation>
     </message>
@@ -1635,7 +1635,7 @@
         <translation>兼容性数据（{date}）</translation>
     </message>
     <message>
-        <location line="+36"/>
+        <location line="+51"/>
         <source>Recommendation</source>
         <translation>推荐方案</translation>
     </message>
@@ -1645,7 +1645,7 @@
         <translation>适合这台电脑的 PyTorch 版本、选择它的原因，以及安装它的完整命令。</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="-16"/>
         <source>Choosing the right build…</source>
         <translation>正在选择合适的版本…</translation>
     </message>
@@ -1690,7 +1690,7 @@
         <translation>复制命令(&amp;O)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>Copy the command to the clipboard</source>
         <translation>把命令复制到剪贴板</translation>
     </message>
@@ -1705,7 +1705,7 @@
         <translation>更改运行设备、版本类型、PyTorch 版本、Python 或软件包</translation>
     </message>
     <message>
-        <location line="-74"/>
+        <location line="-70"/>
         <source>This is the newest build your sources hold, not the newest release; the reason is below.</source>
         <translation>这是你的来源中能获取的最新版本，而不是最新发布的版本；原因见下方。</translation>
     </message>
@@ -1758,7 +1758,7 @@ Stop and close?</source>
 <context>
     <name>SpeedTestPage</name>
     <message>
-        <location filename="../../app/gui/pages/speedtest.py" line="+149"/>
+        <location filename="../../app/gui/pages/speedtest.py" line="+134"/>
         <source>There is no installed environment to measure.</source>
         <translation>没有可以测速的已安装环境。</translation>
     </message>
@@ -1819,7 +1819,7 @@ Stop and close?</source>
         <translation>速度测试已停止。</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+15"/>
         <source>Speed test</source>
         <translation>速度测试</translation>
     </message>
@@ -1829,7 +1829,7 @@ Stop and close?</source>
         <translation>用越来越大的矩阵做乘法，看看 PyTorch 在这台电脑上跑得多快。不到一分钟，也可以跳过。</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="-9"/>
         <source>Skip the speed test</source>
         <translation>跳过速度测试</translation>
     </message>
@@ -1849,7 +1849,7 @@ Stop and close?</source>
         <translation>峰值是怎样估算的</translation>
     </message>
     <message>
-        <location line="-48"/>
+        <location line="-45"/>
         <source>Source: {source}</source>
         <translation>来源：{source}</translation>
     </message>
@@ -1857,7 +1857,7 @@ Stop and close?</source>
 <context>
     <name>SystemPage</name>
     <message>
-        <location filename="../../app/gui/pages/system.py" line="+138"/>
+        <location filename="../../app/gui/pages/system.py" line="+122"/>
         <source>Saved to {path}</source>
         <translation>已保存到 {path}</translation>
     </message>
@@ -1937,7 +1937,7 @@ Stop and close?</source>
         <translation>把它更新到 {driver} 或更新版本，就能使用 {unlocks}。不更新也没关系，助手仍然可以安装一个适合你现有驱动的版本。</translation>
     </message>
     <message>
-        <location line="+48"/>
+        <location line="+35"/>
         <source>Unknown</source>
         <translation>未知</translation>
     </message>
@@ -2053,7 +2053,7 @@ Stop and close?</source>
         <translation>没有发现问题。</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+12"/>
         <source>Your system</source>
         <translation>你的系统</translation>
     </message>
@@ -2063,7 +2063,7 @@ Stop and close?</source>
         <translation>这是助手在这台电脑上找到的信息。目前没有做任何改动。</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="-10"/>
         <source>Looking at your computer…</source>
         <translation>正在检测你的电脑…</translation>
     </message>
@@ -2083,7 +2083,7 @@ Stop and close?</source>
         <translation>重新检测(&amp;R)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>Look at this computer again</source>
         <translation>重新检测这台电脑</translation>
     </message>
@@ -2093,7 +2093,7 @@ Stop and close?</source>
         <translation>保存报告(&amp;S)…</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>Save the system report as a JSON file</source>
         <translation>把系统报告保存为 JSON 文件</translation>
     </message>
@@ -2103,7 +2103,7 @@ Stop and close?</source>
         <translation>复制报告(&amp;C)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>Copy the system report (JSON) to the clipboard</source>
         <translation>把系统报告（JSON）复制到剪贴板</translation>
     </message>
@@ -2111,7 +2111,7 @@ Stop and close?</source>
 <context>
     <name>VerifyPage</name>
     <message>
-        <location filename="../../app/gui/pages/verify.py" line="+119"/>
+        <location filename="../../app/gui/pages/verify.py" line="+91"/>
         <source>There is no installed environment to verify.</source>
         <translation>没有可以验证的已安装环境。</translation>
     </message>
@@ -2126,7 +2126,7 @@ Stop and close?</source>
         <translation>验证已取消。</translation>
     </message>
     <message>
-        <location line="+71"/>
+        <location line="+61"/>
         <source>Looking for the cause…</source>
         <translation>正在查找原因…</translation>
     </message>
@@ -2151,7 +2151,7 @@ Stop and close?</source>
         <translation>解决办法：</translation>
     </message>
     <message>
-        <location line="+46"/>
+        <location line="+37"/>
         <source>Checking PyTorch inside the new environment…</source>
         <translation>正在新环境中检查 PyTorch…</translation>
     </message>
@@ -2196,7 +2196,7 @@ Stop and close?</source>
         <translation>进行中</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+14"/>
         <source>Checking that PyTorch works</source>
         <translation>检查 PyTorch 能否正常工作</translation>
     </message>
@@ -2206,7 +2206,7 @@ Stop and close?</source>
         <translation>在新环境中导入 PyTorch，并逐一试用这台电脑能用的每个部分。</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="-12"/>
         <source>Check</source>
         <translation>检查项</translation>
     </message>
@@ -2234,7 +2234,7 @@ Stop and close?</source>
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../../app/gui/pages/welcome.py" line="+189"/>
+        <location filename="../../app/gui/pages/welcome.py" line="+225"/>
         <source>Welcome to Torch Setup Assistant</source>
         <translation>欢迎使用 Torch 安装助手</translation>
     </message>
@@ -2244,7 +2244,7 @@ Stop and close?</source>
         <translation>本助手会安装能用上你显卡（或处理器）的 PyTorch，检查它能否正常工作，并测量它的速度。</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="-45"/>
         <source>You do not need to know what CUDA, ROCm or a driver is: the assistant looks at your computer, explains its choice in plain words, and lets you change it if you want to.</source>
         <translation>你不需要了解 CUDA、ROCm 或驱动是什么：助手会检测你的电脑，用通俗的话解释它的选择，你也可以随时修改。</translation>
     </message>
@@ -2362,12 +2362,12 @@ Stop and close?</source>
 <context>
     <name>_CommandRow</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="-186"/>
+        <location filename="../../app/gui/pages/done.py" line="-160"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>Copy the command</source>
         <translation>复制命令</translation>
     </message>

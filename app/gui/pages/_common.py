@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -14,6 +15,8 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QToolButton,
+    QTreeWidget,
+    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
     QWizardPage,
@@ -22,6 +25,7 @@ from PySide6.QtWidgets import (
 from app.core.errors import UserError, render_hint
 from app.core.remedies import Action, ActionKind
 from app.core.text import render
+from app.core.verify import Check
 from app.gui.i18n import current_language
 from app.gui.logview import monospace_font
 from app.gui.pages import PageId
@@ -295,6 +299,42 @@ class ErrorPanel(QWidget):
         if event.type() == QEvent.Type.LanguageChange:
             self.retranslate()
         super().changeEvent(event)
+
+
+class CheckRows:
+    """The rows of a verification checklist (a ``checklist()`` tree): one row a check, by name,
+    and the Check each row shows (drawn again in the new language on a switch)."""
+
+    def __init__(self, tree: QTreeWidget) -> None:
+        self.tree = tree
+        self.items: dict[str, QTreeWidgetItem] = {}
+        self.shown: dict[str, Check] = {}
+
+    def clear(self) -> None:
+        self.tree.clear()
+        self.items.clear()
+        self.shown.clear()
+
+    def put(self, check: Check) -> tuple[QTreeWidgetItem, Check]:
+        """The row for ``check`` (added at the end the first time) and the check it now shows: a live
+        step that says nothing yet keeps what its row said."""
+        old = self.shown.get(check.name)
+        if old is not None and not render(check.detail):
+            check = replace(check, detail=old.detail, code=old.code, params=old.params, data=old.data)
+        self.shown[check.name] = check
+        item = self.items.get(check.name)
+        if item is None:
+            item = QTreeWidgetItem(["", ""])
+            self.items[check.name] = item
+            self.tree.addTopLevelItem(item)
+        return item, check
+
+    def __iter__(self) -> Iterator[tuple[QTreeWidgetItem, Check]]:
+        """Every row with the check it shows, in order."""
+        return ((item, self.shown[name]) for name, item in self.items.items())
+
+    def __len__(self) -> int:
+        return len(self.items)
 
 
 def status_key(status) -> str:

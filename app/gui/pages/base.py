@@ -1,7 +1,8 @@
 """What every page of the wizard shares: the state, live retranslation, a scrollable body."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget, QWizardPage
@@ -16,8 +17,10 @@ class BasePage(QWizardPage):
     """A page with ``self.state`` and a ``retranslate()`` called on every language change.
 
     Subclasses build their widgets in ``__init__``, put them in ``self.body`` (a vertical
-    layout inside a scroll area, so long content never pushes the buttons off screen), and
-    set every user-visible text in ``retranslate()``.
+    layout inside a scroll area, so long content never pushes the buttons off screen), say
+    what the page is called in ``titles()`` and set every other user-visible text in
+    ``retranslate_page()``; ``retranslate()`` applies both (at the end of ``__init__`` and
+    on every language change).
     """
 
     def __init__(self, state: WizardState | None = None, parent: QWidget | None = None) -> None:
@@ -35,8 +38,19 @@ class BasePage(QWizardPage):
         self.scroll_area.setWidget(inner)
         outer.addWidget(self.scroll_area)
 
-    def retranslate(self) -> None:  # pragma: no cover - every page overrides it
-        pass
+    def titles(self) -> tuple[str, str]:  # pragma: no cover - every page overrides it
+        """The page's title and subtitle in the current language."""
+        return "", ""
+
+    def retranslate_page(self) -> None:  # pragma: no cover - every page overrides it
+        """The page's own texts in the current language."""
+
+    def retranslate(self) -> None:
+        """Every text of the page in the current language: the title and subtitle, then the rest."""
+        title, subtitle = self.titles()
+        self.setTitle(title)
+        self.setSubTitle(subtitle)
+        self.retranslate_page()
 
     def changeEvent(self, event) -> None:
         if event.type() == QEvent.Type.LanguageChange:
@@ -45,14 +59,33 @@ class BasePage(QWizardPage):
 
     # A page that runs one core call at a time keeps its Task in ``_task``; a page may also
     # set ``_pending`` from starting the task until its "finished" reaches the GUI thread
-    # (so nothing reads a half-delivered result). Pages with more work (the Environment
-    # page's several tasks, the Verify page's diagnosis) extend or override both methods.
+    # (so nothing reads a half-delivered result). Tasks a page runs beside it (the Verify
+    # page's diagnosis, an Environments action, the Jupyter kernel) come from ``side_tasks``;
+    # the Environment page, with its own bookkeeping, overrides both methods.
     _task: Task | None = None
     _pending = False
 
+    def side_tasks(self) -> tuple[Task | None, ...]:
+        """The tasks the page runs besides ``_task`` (None where there is none yet)."""
+        return ()
+
+    def start_task(self, task: Task, *, failed: Callable[[Any], None], finished: Callable[[], None],
+                   redraw: Callable[[], None], succeeded: Callable[[Any], None] | None = None) -> None:
+        """Run ``task`` as the page's core call: its signals go to the given slots, ``_pending``
+        holds until its "finished" arrives, and the page redraws and tells the wizard at once."""
+        self._task = task
+        if succeeded is not None:
+            task.succeeded.connect(succeeded)
+        task.failed.connect(failed)
+        task.finished.connect(finished)
+        self._pending = True
+        task.start()
+        redraw()
+        self.completeChanged.emit()
+
     def is_busy(self) -> bool:
         """True while the page runs core work (the wizard asks before closing)."""
-        return self._pending or (self._task is not None and self._task.is_running())
+        return self._pending or any(t is not None and t.is_running() for t in (self._task, *self.side_tasks()))
 
     def cancel_and_wait(self, timeout: float = 30.0, *, timeout_ms: int | None = None) -> bool:
         """Stop the page's work and wait until the core has cleaned up (the wizard calls this
@@ -60,10 +93,10 @@ class BasePage(QWizardPage):
         runs any more."""
         if timeout_ms is not None:
             timeout = timeout_ms / 1000.0
-        task = self._task
         done = True
-        if task is not None and task.is_running():
-            task.cancel()
-            done = task.wait(timeout)
+        for task in (self._task, *self.side_tasks()):
+            if task is not None and task.is_running():
+                task.cancel()
+                done = task.wait(timeout) and done
         self._pending = False
         return done

@@ -33,13 +33,14 @@ from app.core.errors import UserError
 from app.core.install.request import masked
 from app.core.kernel import KernelResult, kernel_commands, register_kernel
 from app.core.text import render
+from app.gui.build import add_all, button, set_texts, text_label
 from app.gui.i18n import current_language
 from app.gui.logview import monospace_font
 from app.gui.pages._commands import command_text
 from app.gui.pages._common import ErrorPanel, put_icon, std_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import StatusRow
+from app.gui.widgets import StatusRow, heading
 from app.gui.worker import Task
 
 if TYPE_CHECKING:
@@ -103,8 +104,7 @@ class _CommandRow(QWidget):
         self.edit.setCursorPosition(0)
 
     def retranslate(self) -> None:
-        self.copy.setText(self.tr("Copy"))
-        self.copy.setAccessibleName(self.tr("Copy the command"))
+        set_texts(self.copy, self.tr("Copy"), name=self.tr("Copy the command"))
 
     def changeEvent(self, event) -> None:
         if event.type() == QEvent.Type.LanguageChange:
@@ -122,16 +122,9 @@ class DonePage(BasePage):
         self.setFinalPage(True)
 
         self.headline_icon = QLabel(self)
-        self.headline = QLabel(self)
-        self.headline.setWordWrap(True)
-        f = self.headline.font()
-        f.setBold(True)
-        f.setPointSizeF(f.pointSizeF() * 1.15)
-        self.headline.setFont(f)
-        self.summary = QLabel(self)
-        self.summary.setWordWrap(True)
+        self.headline = heading(scale=1.15)
+        self.summary = text_label(self, selectable=True)
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         # Activation, one row per shell of this OS (rebuilt in initializePage).
         self.shell_box = QGroupBox(self)
@@ -141,19 +134,15 @@ class DonePage(BasePage):
         # Editors and notebooks.
         self.ide_box = QGroupBox(self)
         ide = QVBoxLayout(self.ide_box)
-        self.vscode_label = QLabel(self.ide_box)
-        self.vscode_label.setWordWrap(True)
+        self.vscode_label = text_label(self.ide_box)
         self.vscode_cmd = _CommandRow("", self.ide_box)
-        self.pycharm_label = QLabel(self.ide_box)
-        self.pycharm_label.setWordWrap(True)
+        self.pycharm_label = text_label(self.ide_box)
         self.python_row = _CommandRow("", self.ide_box)
-        self.jupyter_label = QLabel(self.ide_box)
-        self.jupyter_label.setWordWrap(True)
+        self.jupyter_label = text_label(self.ide_box)
         self.jupyter_install = _CommandRow("", self.ide_box)
         self.jupyter_kernel = _CommandRow("", self.ide_box)
         # One click: ipykernel from the same sources as the install, then the kernel (the commands above).
-        self.kernel_button = QPushButton(self.ide_box)
-        self.kernel_button.clicked.connect(self.register_kernel)
+        self.kernel_button = button(self.register_kernel, self.ide_box)
         self.kernel_status = StatusRow("pending", "", "", parent=self.ide_box)
         self.kernel_status.hide()
         self._kernel_task: Task | None = None
@@ -171,32 +160,18 @@ class DonePage(BasePage):
         self.open_folder = QPushButton(self)
         self.open_folder.setIcon(std_icon("folder"))
         self.open_folder.clicked.connect(self.open_env_folder)
-        self.save_button = QPushButton(self)
-        self.save_button.clicked.connect(self._save_as)
-        self.open_report = QPushButton(self)
-        self.open_report.clicked.connect(self._open_report)
-        self.saved_label = QLabel(self)
-        self.saved_label.setWordWrap(True)
-        self.saved_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.save_button = button(self._save_as, self)
+        self.open_report = button(self._open_report, self)
+        self.saved_label = text_label(self, selectable=True)
         self.error_panel = ErrorPanel(self)
         self.error_panel.setVisible(False)
         buttons = QHBoxLayout()
-        buttons.addWidget(self.open_folder)
-        buttons.addWidget(self.save_button)
-        buttons.addWidget(self.open_report)
-        buttons.addStretch(1)
+        add_all(buttons, self.open_folder, self.save_button, self.open_report, 1)
 
         top = QHBoxLayout()
-        top.addWidget(self.headline_icon, 0)
-        top.addWidget(self.headline, 1)
-        self.body.addLayout(top)
-        self.body.addWidget(self.summary)
-        self.body.addWidget(self.shell_box)
-        self.body.addWidget(self.ide_box)
-        self.body.addLayout(buttons)
-        self.body.addWidget(self.saved_label)
-        self.body.addWidget(self.error_panel)
-        self.body.addStretch(1)
+        add_all(top, self.headline_icon, (self.headline, 1))
+        add_all(self.body, top, self.summary, self.shell_box, self.ide_box, buttons, self.saved_label,
+                self.error_panel, 1)
         self.retranslate()
 
     # -- wizard hooks -----------------------------------------------------------------------------
@@ -411,16 +386,8 @@ class DonePage(BasePage):
             text = render(err.message, current_language())
             self.kernel_status.set("error", self.tr("The kernel was not registered: {why}").format(why=text), "")
 
-    def is_busy(self) -> bool:
-        return super().is_busy() or (self._kernel_task is not None and self._kernel_task.is_running())
-
-    def cancel_and_wait(self, timeout: float = 30.0, *, timeout_ms: int | None = None) -> bool:
-        done = super().cancel_and_wait(timeout, timeout_ms=timeout_ms)
-        task = self._kernel_task
-        if task is not None and task.is_running():
-            task.cancel()
-            done = task.wait(timeout_ms / 1000 if timeout_ms is not None else timeout) and done
-        return done
+    def side_tasks(self) -> tuple[Task | None, ...]:
+        return (self._kernel_task,)
 
     def retranslate_texts(self) -> None:
         for label, row in self.shell_rows:
@@ -430,10 +397,10 @@ class DonePage(BasePage):
         self.python_row.edit.setAccessibleName(self.tr("Path of the environment's Python interpreter"))
         self.jupyter_install.edit.setAccessibleName(self.tr("Command that installs ipykernel"))
         self.jupyter_kernel.edit.setAccessibleName(self.tr("Command that registers the Jupyter kernel"))
-        self.kernel_button.setText(self.tr("Register as a Jupyter kernel"))
-        self.kernel_button.setAccessibleName(self.tr("Register the environment as a Jupyter kernel"))
-        self.kernel_button.setToolTip(self.tr("Installs ipykernel from the same sources as PyTorch, then registers "
-                                              "the kernel for your user (the commands above)."))
+        set_texts(self.kernel_button, self.tr("Register as a Jupyter kernel"),
+                  name=self.tr("Register the environment as a Jupyter kernel"),
+                  tip=self.tr("Installs ipykernel from the same sources as PyTorch, then registers the kernel for "
+                              "your user (the commands above)."))
         self.vscode_label.setText(self.tr(
             "VS Code: open the Command Palette, run “Python: Select Interpreter” and choose the "
             "interpreter below (or “Enter interpreter path…”). To make it the default, add this "
@@ -447,15 +414,12 @@ class DonePage(BasePage):
             "kernel."))
         self._kernel_words()
 
-    def retranslate(self) -> None:
-        self.setTitle(self.tr("Done"))
-        self.setSubTitle(self.tr("PyTorch is installed. Here is how to use it."))
+    def retranslate_page(self) -> None:
         self.shell_box.setTitle(self.tr("Use it from a terminal (activate the environment)"))
         self.ide_box.setTitle(self.tr("Use it from an editor or a notebook"))
-        self.open_folder.setText(self.tr("Open folder"))
-        self.open_folder.setAccessibleName(self.tr("Open the environment's folder"))
-        self.save_button.setText(self.tr("Save report as…"))
-        self.save_button.setAccessibleName(self.tr("Save the report as HTML, Markdown and JSON"))
+        set_texts(self.open_folder, self.tr("Open folder"), name=self.tr("Open the environment's folder"))
+        set_texts(self.save_button, self.tr("Save report as…"),
+                  name=self.tr("Save the report as HTML, Markdown and JSON"))
         self.open_report.setText(self.tr("Open report"))
         self.retranslate_texts()
         if self.state.session.install_result is not None:
@@ -463,3 +427,7 @@ class DonePage(BasePage):
             self.headline.setText(head)
             self.summary.setText("\n".join(lines))
         self._show_saved()
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Done"),
+                self.tr("PyTorch is installed. Here is how to use it."))

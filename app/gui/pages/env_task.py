@@ -12,17 +12,14 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QTextBrowser,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -32,10 +29,11 @@ from app.core.enums import Phase, PhaseState
 from app.core.errors import UserError
 from app.core.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent
 from app.core.text import render
+from app.gui.build import add_all, busy_bar, button, checklist, clear_layout, set_field_texts, text_label
 from app.gui.i18n import current_language
 from app.gui.logview import LogView
 from app.gui.pages import PageId
-from app.gui.pages._common import EventBatcher, LogBatch, status_key, std_icon
+from app.gui.pages._common import CheckRows, EventBatcher, LogBatch, status_key, std_icon
 from app.gui.pages.base import BasePage
 from app.gui.pages.environments import EnvironmentsPage, error_text
 from app.gui.state import WizardState
@@ -70,18 +68,10 @@ class EnvTaskPage(BasePage):
         self._result: CheckResult | RepairResult | UpgradeResult | None = None
         self._error: UserError | None = None
         self._phase: str | None = None
-        self._checks: dict[str, QTreeWidgetItem] = {}
-        self._shown: dict[str, Check] = {}
         self._after: str | None = None  # after an upgrade: "confirmed" | "undone"
 
-        self.heading = QLabel(self)
-        self.heading.setWordWrap(True)
-        f = self.heading.font()
-        f.setBold(True)
-        self.heading.setFont(f)
-        self.plan_view = QLabel(self)
-        self.plan_view.setWordWrap(True)
-        self.plan_view.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.heading = text_label(self, bold=True)
+        self.plan_view = text_label(self, selectable=True)
 
         self.torch_edit, self.index_edit, self.links_edit = QLineEdit(), QLineEdit(), QLineEdit()
         self.extra_edit = QLineEdit()
@@ -93,24 +83,16 @@ class EnvTaskPage(BasePage):
         form.addRow(self.index_label, self.index_edit)
         form.addRow(self.extra_label, self.extra_edit)
         form.addRow(self.links_label, self.links_edit)
-        self.replan = QPushButton()
-        self.replan.clicked.connect(self.make_plan)
+        self.replan = button(self.make_plan)
         form.addRow("", self.replan)
         self.advanced = Collapsible("", form_host)
 
         self.rows: dict[str, StatusRow] = {}
         self.rows_box = QVBoxLayout()
-        self.bar = QProgressBar(self)
-        self.bar.setRange(0, 0)
-        self.bar.setTextVisible(False)
-        self.bar.setMaximumHeight(10)
-        self.checks = QTreeWidget(self)
-        self.checks.setColumnCount(2)
-        self.checks.setRootIsDecorated(False)
-        self.checks.setUniformRowHeights(True)
-        self.checks.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        self.checks.header().setStretchLastSection(True)
+        self.bar = busy_bar(self, height=10)
+        self.checks = checklist(self)
         self.checks.setMinimumHeight(140)
+        self.check_rows = CheckRows(self.checks)
         self.result = Banner("info")
         self.findings = QTextBrowser(self)
         self.findings.setMinimumHeight(90)
@@ -129,18 +111,8 @@ class EnvTaskPage(BasePage):
         self.note = muted(QLabel(self))
         self.note.setWordWrap(True)
 
-        lay = self.body
-        lay.addWidget(self.heading)
-        lay.addWidget(self.plan_view)
-        lay.addWidget(self.advanced)
-        lay.addLayout(self.rows_box)
-        lay.addWidget(self.bar)
-        lay.addLayout(buttons)
-        lay.addWidget(self.note)
-        lay.addWidget(self.result)
-        lay.addWidget(self.checks, 1)
-        lay.addWidget(self.findings, 1)
-        lay.addWidget(self.log)
+        add_all(self.body, self.heading, self.plan_view, self.advanced, self.rows_box, self.bar, buttons, self.note,
+                self.result, (self.checks, 1), (self.findings, 1), self.log)
         self.retranslate()
         self._apply()
 
@@ -187,19 +159,13 @@ class EnvTaskPage(BasePage):
             self.make_plan()
 
     def _reset_rows(self) -> None:
-        while self.rows_box.count():
-            taken = self.rows_box.takeAt(0)
-            w = taken.widget() if taken is not None else None
-            if w is not None:
-                w.deleteLater()
+        clear_layout(self.rows_box)
         self.rows = {}
         for key in STEPS.get(self.kind, ()):
             row = StatusRow("pending")
             self.rows[key] = row
             self.rows_box.addWidget(row)
-        self.checks.clear()
-        self._checks.clear()
-        self._shown.clear()
+        self.check_rows.clear()
         self.findings.clear()
 
     def _set_row(self, key: str, status: str, detail: str | None = None) -> None:
@@ -349,17 +315,7 @@ class EnvTaskPage(BasePage):
             return
         from app.core.verify import check_from_step
 
-        check = check_from_step(ev)
-        old = self._shown.get(check.name)
-        if old is not None and not render(check.detail):
-            check = type(check)(check.name, check.status, check.title, old.detail, old.code, old.params, old.data)
-        self._shown[check.name] = check
-        item = self._checks.get(check.name)
-        if item is None:
-            item = QTreeWidgetItem(["", ""])
-            self._checks[check.name] = item
-            self.checks.addTopLevelItem(item)
-        self._render_check(item, check)
+        self._render_check(*self.check_rows.put(check_from_step(ev)))
 
     def _render_check(self, item: QTreeWidgetItem, check: Check) -> None:
         lang = current_language()
@@ -370,14 +326,9 @@ class EnvTaskPage(BasePage):
 
     def show_checks(self, checks) -> None:
         """The verification's final checks (the report is the truth)."""
-        self.checks.clear()
-        self._checks.clear()
+        self.check_rows.clear()
         for c in checks:
-            self._shown[c.name] = c
-            item = QTreeWidgetItem(["", ""])
-            self._checks[c.name] = item
-            self.checks.addTopLevelItem(item)
-            self._render_check(item, c)
+            self._render_check(*self.check_rows.put(c))
 
     def _on_done(self, result) -> None:
         self._result = result
@@ -452,7 +403,7 @@ class EnvTaskPage(BasePage):
         self.undo_btn.setVisible(upgraded)
         self.advanced.setVisible(self.kind != "check" and st in (IDLE, READY, FAILED) and self._result is None)
         self.plan_view.setVisible(self.kind != "check" and self._plan is not None)
-        self.checks.setVisible(bool(self._checks) or (st == RUNNING and self._phase == str(Phase.VERIFY)))
+        self.checks.setVisible(bool(self.check_rows) or (st == RUNNING and self._phase == str(Phase.VERIFY)))
         self.findings.setVisible(self.kind == "check" and st == SUCCEEDED)
         self._show_result()
 
@@ -522,19 +473,7 @@ class EnvTaskPage(BasePage):
                          f"<br><i>{fix}</i> {html.escape(render(f.fix, lang))}</p>")
         self.findings.setHtml("".join(parts))
 
-    def retranslate(self) -> None:
-        titles = {"check": self.tr("Checking an environment"), "repair": self.tr("Repairing an environment"),
-                  "upgrade": self.tr("Upgrading PyTorch safely")}
-        subtitles = {
-            "check": self.tr("PyTorch is run inside the environment, then the doctor looks for anything that "
-                             "stops it from using the graphics card."),
-            "repair": self.tr("The right PyTorch build for this computer is reinstalled; your other packages "
-                              "stay."),
-            "upgrade": self.tr("The new PyTorch is built next to the environment and checked there first; only "
-                               "then is it swapped in, and you can still go back."),
-        }
-        self.setTitle(titles.get(self.kind, ""))
-        self.setSubTitle(subtitles.get(self.kind, ""))
+    def retranslate_page(self) -> None:
         self.heading.setText(self.env or "")
         words = {"verify": self.tr("Run PyTorch in the environment"), "diagnose": self.tr("Look for problems"),
                  "plan": self.tr("Decide what to install"), "snapshot": self.tr("Record the installed packages"),
@@ -544,11 +483,11 @@ class EnvTaskPage(BasePage):
             words["verify"] = self.tr("Check the new PyTorch in the staging environment")
         for key, row in self.rows.items():
             row.set(row.status, words.get(key, key))
-        self.torch_label.setText(self.tr("PyTorch version:"))
-        self.torch_edit.setPlaceholderText(self.tr("default: the newest that fits") if self.kind == "upgrade"
-                                           else self.tr("default: the verified one"))
-        self.index_label.setText(self.tr("PyTorch index:"))
-        self.index_edit.setPlaceholderText(self.tr("default: the one the environment came from"))
+        set_field_texts(self.torch_label, self.tr("PyTorch version:"), self.torch_edit,
+                        placeholder=self.tr("default: the newest that fits") if self.kind == "upgrade"
+                        else self.tr("default: the verified one"))
+        set_field_texts(self.index_label, self.tr("PyTorch index:"), self.index_edit,
+                        placeholder=self.tr("default: the one the environment came from"))
         self.extra_label.setText(self.tr("Extra indexes:"))
         self.links_label.setText(self.tr("Local wheels folder:"))
         self.replan.setText(self.tr("Plan again"))
@@ -560,7 +499,21 @@ class EnvTaskPage(BasePage):
         self.undo_btn.setText(self.tr("&Undo the upgrade"))
         self.checks.setHeaderLabels([self.tr("Check"), self.tr("Result")])
         self.checks.setAccessibleName(self.tr("Verification checklist"))
-        for name, item in self._checks.items():
-            self._render_check(item, self._shown[name])
+        for item, check in self.check_rows:
+            self._render_check(item, check)
         self._show_plan()
         self._apply()
+
+    def titles(self) -> tuple[str, str]:
+        """The title and subtitle of the task shown (check, repair or upgrade)."""
+        titles = {"check": self.tr("Checking an environment"), "repair": self.tr("Repairing an environment"),
+                  "upgrade": self.tr("Upgrading PyTorch safely")}
+        subtitles = {
+            "check": self.tr("PyTorch is run inside the environment, then the doctor looks for anything that "
+                             "stops it from using the graphics card."),
+            "repair": self.tr("The right PyTorch build for this computer is reinstalled; your other packages "
+                              "stay."),
+            "upgrade": self.tr("The new PyTorch is built next to the environment and checked there first; only "
+                               "then is it swapped in, and you can still go back."),
+        }
+        return titles.get(self.kind, ""), subtitles.get(self.kind, "")

@@ -39,8 +39,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPlainTextEdit,
-    QPushButton,
     QRadioButton,
     QVBoxLayout,
     QWidget,
@@ -54,21 +52,12 @@ from app.core.session import Planned, Stage
 from app.core.sources.routing import Route
 from app.core.system import ToolInfo
 from app.core.text import Text, render
+from app.gui.build import add_all, button, clear_layout, command_view, set_field_texts, set_texts
 from app.gui.i18n import current_language
 from app.gui.pages._commands import commands_text
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import (
-    Banner,
-    BusyLine,
-    Collapsible,
-    CopyButton,
-    StatusRow,
-    heading,
-    human_mb,
-    monospace_font,
-    muted,
-)
+from app.gui.widgets import Banner, BusyLine, Collapsible, CopyButton, StatusRow, heading, human_mb, muted
 from app.gui.worker import Task
 
 DEBOUNCE_MS = 350
@@ -116,8 +105,7 @@ class EnvironmentPage(BasePage):
         self.existing = QCheckBox()
         self.name = QLineEdit(DEFAULT_NAME)
         self.location = QLineEdit(str(default_location()))
-        self.browse = QPushButton()
-        self.browse.clicked.connect(self._browse_location)
+        self.browse = button(self._browse_location)
         loc_row = QHBoxLayout()
         loc_row.addWidget(self.location, 1)
         loc_row.addWidget(self.browse)
@@ -149,10 +137,8 @@ class EnvironmentPage(BasePage):
         self.extra_index = QLineEdit()
         self.find_links = QLineEdit()
         self.bundle = QLineEdit()
-        self.browse_links = QPushButton()
-        self.browse_links.clicked.connect(lambda: self._browse_dir(self.find_links))
-        self.browse_bundle = QPushButton()
-        self.browse_bundle.clicked.connect(lambda: self._browse_dir(self.bundle))
+        self.browse_links = button(lambda: self._browse_dir(self.find_links))
+        self.browse_bundle = button(lambda: self._browse_dir(self.bundle))
         fl_row = QHBoxLayout()
         fl_row.addWidget(self.find_links, 1)
         fl_row.addWidget(self.browse_links)
@@ -171,8 +157,7 @@ class EnvironmentPage(BasePage):
         self.mirror = QLineEdit()
         self.proxy = QLineEdit()
         self.ca_bundle = QLineEdit()
-        self.browse_ca = QPushButton()
-        self.browse_ca.clicked.connect(self._browse_ca)
+        self.browse_ca = button(self._browse_ca)
         ca_row = QHBoxLayout()
         ca_row.addWidget(self.ca_bundle, 1)
         ca_row.addWidget(self.browse_ca)
@@ -194,14 +179,11 @@ class EnvironmentPage(BasePage):
         self.offer_banner.hide()
         self.mirror_choice = QComboBox()
         self.mirror_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.check_mirrors = QPushButton()
-        self.check_mirrors.clicked.connect(self.run_mirror_check)
+        self.check_mirrors = button(self.run_mirror_check)
         self.l_mirror_choice = QLabel()
         self.l_mirror_choice.setBuddy(self.mirror_choice)
         choice_row = QHBoxLayout()
-        choice_row.addWidget(self.l_mirror_choice)
-        choice_row.addWidget(self.mirror_choice, 1)
-        choice_row.addWidget(self.check_mirrors)
+        add_all(choice_row, self.l_mirror_choice, (self.mirror_choice, 1), self.check_mirrors)
         self.mirror_results = muted(QLabel())
         self.mirror_results.setWordWrap(True)
         self.mirror_results.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -223,12 +205,7 @@ class EnvironmentPage(BasePage):
         self.plan_label.hide()
         # the exact commands the approved plan runs (credentials masked)
         self.cmd_title = heading()
-        self.command = QPlainTextEdit()
-        self.command.setReadOnly(True)
-        self.command.setFont(monospace_font())
-        self.command.setFixedHeight(self.command.fontMetrics().lineSpacing() * 4 + 14)
-        self.command.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.command.setTabChangesFocus(True)
+        self.command = command_view(4)
         self.copy_command = CopyButton(lambda: self.command.toPlainText())
         cmd_row = QHBoxLayout()
         cmd_row.addWidget(self.copy_command)
@@ -241,25 +218,9 @@ class EnvironmentPage(BasePage):
         self._free_wanted: Path | None = None
         self._free_task: Task | None = None
 
-        self.body.addWidget(self.kind_title)
-        self.body.addLayout(kinds)
-        self.body.addLayout(self.form)
-        self.body.addWidget(self.target_label)
-        self.body.addWidget(self.advanced)
-        self.body.addWidget(self.sources_title)
-        self.body.addWidget(self.sources_note)
-        self.body.addWidget(self.offer_banner)
-        self.body.addLayout(choice_row)
-        self.body.addWidget(self.mirror_results)
-        self.body.addWidget(self.checks_title)
-        self.body.addWidget(self.busy)
-        self.body.addLayout(self.checks_box)
-        self.body.addWidget(self.plan_label)
-        self.body.addWidget(self.cmd_title)
-        self.body.addWidget(self.command)
-        self.body.addWidget(self.cmd_row)
-        self.body.addWidget(self.result_banner)
-        self.body.addStretch(1)
+        add_all(self.body, self.kind_title, kinds, self.form, self.target_label, self.advanced, self.sources_title,
+                self.sources_note, self.offer_banner, choice_row, self.mirror_results, self.checks_title, self.busy,
+                self.checks_box, self.plan_label, self.cmd_title, self.command, self.cmd_row, self.result_banner, 1)
 
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
@@ -720,13 +681,7 @@ class EnvironmentPage(BasePage):
 
     # ---- rendering ----
     def _render_checks(self) -> None:
-        while self.checks_box.count():
-            item = self.checks_box.takeAt(0)
-            w = item.widget() if item is not None else None
-            if w is not None:
-                w.hide()
-                w.setParent(None)  # out of the page at once (findChildren, screen readers)
-                w.deleteLater()
+        clear_layout(self.checks_box)
         pending = self._debounce.isActive() or self.is_busy() or self._result_generation != self._generation
         self.busy.setVisible(pending)
         self._render_command(None if pending else self._planned)
@@ -764,59 +719,48 @@ class EnvironmentPage(BasePage):
         for w in (self.cmd_title, self.command, self.cmd_row):
             w.setVisible(bool(lines))
 
-    def retranslate(self) -> None:
-        self.setTitle(self.tr("Environment"))
-        self.setSubTitle(self.tr("PyTorch goes into its own Python environment: a folder with its own Python "
-                                 "and packages, so nothing else on this computer changes."))
+    def retranslate_page(self) -> None:
         self.kind_title.setText(self.tr("How to make it"))
         self.r_uv.setText(self.tr("&uv virtual environment (fastest; recommended)"))
         self.r_pip.setText(self.tr("&Python venv with pip (the standard tools)"))
         tool = self._conda_tool.name if self._conda_tool is not None else "conda"
         self.r_conda.setText(self.tr("&conda environment (with {tool})").format(tool=tool))
-        self.existing.setText(self.tr("&Add to an existing environment instead of creating a new one"))
-        self.existing.setAccessibleName(self.tr("Add to an existing environment"))
-        self.l_location.setText(self.tr("Environment &folder:") if self.existing.isChecked()
-                                else self.tr("&Location:"))
-        self.location.setAccessibleName(self.tr("Location"))
-        self.l_name.setText(self.tr("&Name:"))
-        self.name.setAccessibleName(self.tr("Environment name"))
-        self.l_python.setText(self.tr("P&ython:"))
-        self.python.setAccessibleName(self.tr("Python version for the environment"))
+        set_texts(self.existing, self.tr("&Add to an existing environment instead of creating a new one"),
+                  name=self.tr("Add to an existing environment"))
+        set_field_texts(self.l_location, self.tr("Environment &folder:") if self.existing.isChecked()
+                        else self.tr("&Location:"), self.location, name=self.tr("Location"))
+        set_field_texts(self.l_name, self.tr("&Name:"), self.name, name=self.tr("Environment name"))
+        set_field_texts(self.l_python, self.tr("P&ython:"), self.python,
+                        name=self.tr("Python version for the environment"))
         for b in (self.browse, self.browse_links, self.browse_bundle):
             b.setText(self.tr("Browse…"))
         self.browse.setAccessibleName(self.tr("Choose the location"))
         self.browse_links.setAccessibleName(self.tr("Choose the local wheels folder"))
         self.browse_bundle.setAccessibleName(self.tr("Choose the offline bundle folder"))
         self.advanced.set_title(self.tr("Advanced: package index and local files"))
-        self.l_index.setText(self.tr("&Index URL:"))
-        self.index_url.setPlaceholderText(self.tr("default: the PyTorch index for the chosen build"))
-        self.index_url.setAccessibleName(self.tr("Index URL"))
-        self.l_extra.setText(self.tr("E&xtra index URLs:"))
-        self.extra_index.setPlaceholderText(self.tr("separated by spaces"))
-        self.extra_index.setAccessibleName(self.tr("Extra index URLs"))
-        self.l_links.setText(self.tr("Local &wheels folder:"))
-        self.find_links.setPlaceholderText(self.tr("a folder with .whl files (find-links); several: separate with ;"))
-        self.find_links.setAccessibleName(self.tr("Local wheels folder"))
-        self.l_bundle.setText(self.tr("Offline &bundle folder:"))
-        self.bundle.setPlaceholderText(self.tr("install without the internet from a bundle"))
-        self.bundle.setAccessibleName(self.tr("Offline bundle folder"))
-        self.l_mirror.setText(self.tr("Package &mirror:"))
-        self.mirror.setPlaceholderText(self.tr("replaces PyPI for the other packages, e.g. a university mirror"))
-        self.mirror.setAccessibleName(self.tr("Package mirror"))
-        self.l_proxy.setText(self.tr("Pr&oxy:"))
-        self.proxy.setPlaceholderText(self.tr("http://proxy.example.org:3128 (default: HTTPS_PROXY)"))
-        self.proxy.setAccessibleName(self.tr("Proxy"))
-        self.l_ca.setText(self.tr("CA cer&tificates:"))
-        self.ca_bundle.setPlaceholderText(self.tr("a .pem file, or \"system\" for this computer's certificates"))
-        self.ca_bundle.setAccessibleName(self.tr("CA certificates file"))
-        self.browse_ca.setText(self.tr("Browse…"))
-        self.browse_ca.setAccessibleName(self.tr("Choose the CA certificates file"))
+        set_field_texts(self.l_index, self.tr("&Index URL:"), self.index_url, name=self.tr("Index URL"),
+                        placeholder=self.tr("default: the PyTorch index for the chosen build"))
+        set_field_texts(self.l_extra, self.tr("E&xtra index URLs:"), self.extra_index, name=self.tr("Extra index URLs"),
+                        placeholder=self.tr("separated by spaces"))
+        set_field_texts(self.l_links, self.tr("Local &wheels folder:"), self.find_links,
+                        name=self.tr("Local wheels folder"),
+                        placeholder=self.tr("a folder with .whl files (find-links); several: separate with ;"))
+        set_field_texts(self.l_bundle, self.tr("Offline &bundle folder:"), self.bundle,
+                        name=self.tr("Offline bundle folder"),
+                        placeholder=self.tr("install without the internet from a bundle"))
+        set_field_texts(self.l_mirror, self.tr("Package &mirror:"), self.mirror, name=self.tr("Package mirror"),
+                        placeholder=self.tr("replaces PyPI for the other packages, e.g. a university mirror"))
+        set_field_texts(self.l_proxy, self.tr("Pr&oxy:"), self.proxy, name=self.tr("Proxy"),
+                        placeholder=self.tr("http://proxy.example.org:3128 (default: HTTPS_PROXY)"))
+        set_field_texts(self.l_ca, self.tr("CA cer&tificates:"), self.ca_bundle, name=self.tr("CA certificates file"),
+                        placeholder=self.tr("a .pem file, or \"system\" for this computer's certificates"))
+        set_texts(self.browse_ca, self.tr("Browse…"), name=self.tr("Choose the CA certificates file"))
         self.sources_title.setText(self.tr("Where PyTorch comes from"))
-        self.l_mirror_choice.setText(self.tr("&Download PyTorch from:"))
-        self.mirror_choice.setAccessibleName(self.tr("Download PyTorch from"))
-        self.check_mirrors.setText(self.tr("Chec&k the mirrors"))
-        self.check_mirrors.setToolTip(self.tr("Ask every mirror of this build whether it has the exact file, with "
-                                              "the same SHA-256, and how fast it answers"))
+        set_field_texts(self.l_mirror_choice, self.tr("&Download PyTorch from:"), self.mirror_choice,
+                        name=self.tr("Download PyTorch from"))
+        set_texts(self.check_mirrors, self.tr("Chec&k the mirrors"),
+                  tip=self.tr("Ask every mirror of this build whether it has the exact file, with the same SHA-256, "
+                              "and how fast it answers"))
         if self._initialized:
             self._fill_mirrors()  # the items in the new language; the selection stays
         self._render_sources()
@@ -825,9 +769,13 @@ class EnvironmentPage(BasePage):
         self.checks_title.setText(self.tr("Checks before installing"))
         self.cmd_title.setText(self.tr("The command that will run"))
         self.command.setAccessibleName(self.tr("The commands the installation runs"))
-        self.copy_command.set_label(self.tr("Copy command"))
-        self.copy_command.setToolTip(self.tr("Copy the command to the clipboard"))
+        set_texts(self.copy_command, self.tr("Copy command"), tip=self.tr("Copy the command to the clipboard"))
         self.setButtonText(QWizard.WizardButton.NextButton, self.tr("&Install"))
         self.busy.set_text(self.tr("Checking…"))
         self._update_target()
         self._render_checks()  # the checks' messages and hints, now in the new language
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Environment"),
+                self.tr("PyTorch goes into its own Python environment: a folder with its own Python "
+                        "and packages, so nothing else on this computer changes."))

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.core.errors import UserError, render_hint
 from app.core.text import render
+from app.gui.build import add_all, set_texts
 from app.gui.i18n import current_language
 from app.gui.pages import PageId
 from app.gui.pages._common import std_icon
@@ -107,13 +108,7 @@ class EnvironmentsPage(BasePage):
         for i, b in enumerate((self.kernel_btn, self.terminal_btn, self.remove_btn)):
             grid.addWidget(b, 1, i)
 
-        self.body.addWidget(self.problem)
-        self.body.addWidget(self.busy)
-        self.body.addWidget(self.tree, 1)
-        self.body.addWidget(self.empty)
-        self.body.addWidget(self.details)
-        self.body.addLayout(grid)
-        self.body.addWidget(self.message)
+        add_all(self.body, self.problem, self.busy, (self.tree, 1), self.empty, self.details, grid, self.message)
         self.problem.setVisible(False)
         self.message.setVisible(False)
         self.empty.setVisible(False)
@@ -405,25 +400,26 @@ class EnvironmentsPage(BasePage):
         return ok
 
     # ---- texts ----
-    def retranslate(self) -> None:
-        self.setTitle(self.tr("Your PyTorch environments"))
-        self.setSubTitle(self.tr("The environments this assistant made (★) and the PyTorch environments found on "
-                                 "this computer. Choose one to check, repair or upgrade it."))
+    def retranslate_page(self) -> None:
         self.busy.set_text(self.tr("Looking for environments…"))
         self.tree.setHeaderLabels([self.tr("Environment"), self.tr("PyTorch"), self.tr("Runs on"), self.tr("Python"),
                                    self.tr("Size"), self.tr("Last check"), self.tr("Status")])
         self.tree.setAccessibleName(self.tr("Environments"))
         self.empty.setText(self.tr("No PyTorch environment was found. Go back and choose \"Set up a new "
                                    "environment\" to make one."))
-        self.check_btn.setText(self.tr("&Check"))
-        self.check_btn.setToolTip(self.tr("Run the verification and the doctor in this environment"))
-        self.repair_btn.setText(self.tr("&Repair"))
-        self.repair_btn.setToolTip(self.tr("Reinstall the right PyTorch build for this computer, keeping the other "
-                                           "packages"))
-        self.upgrade_btn.setText(self.tr("&Upgrade"))
-        self.upgrade_btn.setToolTip(self.tr("Build a newer PyTorch next to it, check it, then swap it in (undoable)"))
+        set_texts(self.check_btn, self.tr("&Check"),
+                  tip=self.tr("Run the verification and the doctor in this environment"))
+        set_texts(self.repair_btn, self.tr("&Repair"),
+                  tip=self.tr("Reinstall the right PyTorch build for this computer, keeping the other packages"))
+        set_texts(self.upgrade_btn, self.tr("&Upgrade"),
+                  tip=self.tr("Build a newer PyTorch next to it, check it, then swap it in (undoable)"))
         self.terminal_btn.setText(self.tr("Open a &terminal here"))
         self.remove_btn.setText(self.tr("Re&move"))
         self.refresh_btn.setText(self.tr("Re&fresh"))
         self._render_rows()
         self._on_selection()
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Your PyTorch environments"),
+                self.tr("The environments this assistant made (★) and the PyTorch environments found on "
+                        "this computer. Choose one to check, repair or upgrade it."))

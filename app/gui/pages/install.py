@@ -19,14 +19,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget, QWizard, QWizardPage
+from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget, QWizard, QWizardPage
 
 from app.core.enums import Phase, PhaseState
 from app.core.errors import UserError
 from app.core.events import ErrorEvent, Event, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
 from app.core.progress_model import InstallProgress
 from app.core.text import render
+from app.gui.build import add_all, button, set_texts, text_label
 from app.gui.i18n import current_language
 from app.gui.logview import LogView
 from app.gui.pages._common import ErrorPanel, EventBatcher, LogBatch, fmt_bytes, fmt_duration, put_icon
@@ -110,49 +111,29 @@ class InstallPage(BasePage):
         self._apply_status()
 
     def _build_widgets(self) -> None:
-        self.phase_label = QLabel(self)
-        f = self.phase_label.font()
-        f.setBold(True)
-        self.phase_label.setFont(f)
-        self.phase_label.setWordWrap(True)
+        self.phase_label = text_label(self, bold=True)
         self.progress = QProgressBar(self)
         self.progress.setRange(0, _PROGRESS_STEPS)
         self.progress.setValue(0)
-        self.package_label = QLabel(self)
-        self.package_label.setWordWrap(True)
+        self.package_label = text_label(self)
         self.time_label = QLabel(self)
         self.status_icon = QLabel(self)
-        self.status_label = QLabel(self)
-        self.status_label.setWordWrap(True)
-        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.warning_label = QLabel(self)
-        self.warning_label.setWordWrap(True)
+        self.status_label = text_label(self, selectable=True)
+        self.warning_label = text_label(self)
         self.warning_label.setVisible(False)
-        self.cancel_button = QPushButton(self)
-        self.cancel_button.clicked.connect(self.cancel)
-        self.retry_button = QPushButton(self)
-        self.retry_button.clicked.connect(self.start)
+        self.cancel_button = button(self.cancel, self)
+        self.retry_button = button(self.start, self)
         self.error_panel = ErrorPanel(self)
         self.error_panel.setVisible(False)
         self.log = LogView(self)
 
     def _build_layout(self) -> None:
         status_row = QHBoxLayout()
-        status_row.addWidget(self.status_icon, 0)
-        status_row.addWidget(self.status_label, 1)
+        add_all(status_row, self.status_icon, (self.status_label, 1))
         buttons = QHBoxLayout()
-        buttons.addWidget(self.time_label, 1)
-        buttons.addWidget(self.retry_button)
-        buttons.addWidget(self.cancel_button)
-        lay = self.body
-        lay.addWidget(self.phase_label)
-        lay.addWidget(self.progress)
-        lay.addWidget(self.package_label)
-        lay.addLayout(buttons)
-        lay.addLayout(status_row)
-        lay.addWidget(self.warning_label)
-        lay.addWidget(self.error_panel)
-        lay.addWidget(self.log, 1)
+        add_all(buttons, (self.time_label, 1), self.retry_button, self.cancel_button)
+        add_all(self.body, self.phase_label, self.progress, self.package_label, buttons, status_row,
+                self.warning_label, self.error_panel, (self.log, 1))
 
     # -- the wizard's hooks ------------------------------------------------------------------
     def initializePage(self) -> None:
@@ -439,14 +420,16 @@ class InstallPage(BasePage):
         self.time_label.setText(text)
 
     # -- translation --------------------------------------------------------------------------------
-    def retranslate(self) -> None:
-        self.setTitle(self.tr("Installing PyTorch"))
-        self.setSubTitle(self.tr("The environment is created and PyTorch is downloaded and installed "
-                                 "into it. This usually takes from under a minute to a few minutes."))
-        self.cancel_button.setText(self.tr("Cancel installation"))
-        self.cancel_button.setAccessibleName(self.tr("Cancel the installation and remove what was made"))
+    def retranslate_page(self) -> None:
+        set_texts(self.cancel_button, self.tr("Cancel installation"),
+                  name=self.tr("Cancel the installation and remove what was made"))
         self.retry_button.setText(self.tr("Try again"))
         self.progress.setAccessibleName(self.tr("Installation progress"))
         self._draw_package_line()
         self._apply_status()
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Installing PyTorch"),
+                self.tr("The environment is created and PyTorch is downloaded and installed "
+                        "into it. This usually takes from under a minute to a few minutes."))
 

@@ -44,12 +44,13 @@ from PySide6.QtWidgets import (
 from app.core.errors import BadInput, UserError, render_hint
 from app.core.freshness import wizard_notes
 from app.core.text import Text, render
+from app.gui.build import add_all, button, clear_layout, command_view, set_texts
 from app.gui.i18n import current_language
 from app.gui.pages._commands import command_text, commands_text
 from app.gui.pages.base import BasePage
 from app.gui.pages.environment import DEFAULT_NAME, default_location
 from app.gui.state import WizardState
-from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, monospace_font, muted
+from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, muted
 from app.gui.worker import Task
 
 if TYPE_CHECKING:  # the engine is imported when the page first asks it
@@ -181,8 +182,7 @@ class ChangeDialog(QDialog):
         self.gives = muted(QLabel())
         self.gives.setWordWrap(True)
         self.conflict = Banner("warning")
-        self.nearest = QPushButton()
-        self.nearest.clicked.connect(self.use_nearest)
+        self.nearest = button(self.use_nearest)
         self.pkg_boxes = {name: QCheckBox(name) for name in EXTRA_PACKAGES}
         self.pkg_notes = {name: muted(QLabel()) for name in EXTRA_PACKAGES}
         for note in self.pkg_notes.values():
@@ -217,12 +217,7 @@ class ChangeDialog(QDialog):
         self.restore_button.clicked.connect(self._restore)
         self.restored = False
         col = QVBoxLayout(self)
-        col.addLayout(form)
-        col.addWidget(self.gives)
-        col.addWidget(self.conflict)
-        col.addWidget(self.nearest)
-        col.addWidget(self.why_not, 1)
-        col.addWidget(self.buttons)
+        add_all(col, form, self.gives, self.conflict, self.nearest, (self.why_not, 1), self.buttons)
         self.setMinimumWidth(600)
 
         self.backend.currentIndexChanged.connect(lambda _i: self._picked("backend", self.backend))
@@ -441,12 +436,7 @@ class RecommendationPage(BasePage):
         self.reasons_box.setSpacing(2)
         self.warnings_box = QVBoxLayout()
         self.cmd_title = heading()
-        self.command = QPlainTextEdit()
-        self.command.setReadOnly(True)
-        self.command.setFont(monospace_font())
-        self.command.setFixedHeight(self.command.fontMetrics().lineSpacing() * 7 + 14)
-        self.command.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.command.setTabChangesFocus(True)
+        self.command = command_view(7)
         self.cmd_note = muted(QLabel())
         self.cmd_note.setWordWrap(True)
         self.installer = QComboBox()
@@ -454,31 +444,14 @@ class RecommendationPage(BasePage):
         self.installer.addItem("pip", "pip")
         self.installer.currentIndexChanged.connect(lambda _i: self._render())
         self.copy = CopyButton(lambda: self.command.toPlainText())
-        self.change = QPushButton()
-        self.change.clicked.connect(self.open_change_dialog)
+        self.change = button(self.open_change_dialog)
         self.data_version = muted(QLabel())
         cmd_row = QHBoxLayout()
-        cmd_row.addWidget(self.installer)
-        cmd_row.addWidget(self.copy)
-        cmd_row.addWidget(self.change)
-        cmd_row.addStretch(1)
-        cmd_row.addWidget(self.data_version)
+        add_all(cmd_row, self.installer, self.copy, self.change, 1, self.data_version)
 
-        self.body.addWidget(self.busy)
-        self.body.addWidget(self.error_banner)
-        self.body.addLayout(self.drops_row)
-        self.body.addWidget(self.headline)
-        self.body.addWidget(self.summary)
-        self.body.addLayout(self.warnings_box)
-        self.body.addWidget(self.costs_title)
-        self.body.addLayout(self.costs_box)
-        self.body.addWidget(self.why_title)
-        self.body.addLayout(self.reasons_box)
-        self.body.addWidget(self.cmd_title)
-        self.body.addWidget(self.command)
-        self.body.addWidget(self.cmd_note)
-        self.body.addLayout(cmd_row)
-        self.body.addStretch(1)
+        add_all(self.body, self.busy, self.error_banner, self.drops_row, self.headline, self.summary, self.warnings_box,
+                self.costs_title, self.costs_box, self.why_title, self.reasons_box, self.cmd_title, self.command,
+                self.cmd_note, cmd_row, 1)
         self.retranslate()
 
     # ---- work ----
@@ -501,14 +474,8 @@ class RecommendationPage(BasePage):
         if session.system is None or self.is_busy():
             return
         self._error = None
-        self._task = Task(lambda _e, _c: session.recommend(), self, name="recommend")
-        self._task.succeeded.connect(self._on_done)
-        self._task.failed.connect(self._on_failed)
-        self._task.finished.connect(self._on_finished)
-        self._pending = True
-        self._task.start()
-        self._render()
-        self.completeChanged.emit()
+        self.start_task(Task(lambda _e, _c: session.recommend(), self, name="recommend"), succeeded=self._on_done,
+                        failed=self._on_failed, finished=self._on_finished, redraw=self._render)
 
     def _on_done(self, rec) -> None:
         self._pending = False
@@ -611,14 +578,6 @@ class RecommendationPage(BasePage):
         self.refresh()
 
     # ---- rendering ----
-    def _clear(self, layout) -> None:
-        while layout.count():
-            w = layout.takeAt(0).widget()
-            if w is not None:
-                w.hide()
-                w.setParent(None)  # out of the page at once (findChildren, screen readers)
-                w.deleteLater()
-
     def _conflict(self) -> NoCombination | None:
         from app.core.recommend import NoCombination
 
@@ -626,7 +585,7 @@ class RecommendationPage(BasePage):
 
     def _render_error(self, busy: bool) -> None:
         lang = current_language()
-        self._clear(self.drops_row)
+        clear_layout(self.drops_row)
         self.drop_buttons = []
         err = self._error
         self.error_banner.setVisible(err is not None and not busy)
@@ -659,9 +618,9 @@ class RecommendationPage(BasePage):
         rec: Recommendation | None = self.state.session.recommendation if not busy else None
         self.busy.setVisible(busy)
         self._render_error(busy)
-        self._clear(self.reasons_box)
-        self._clear(self.warnings_box)
-        self._clear(self.costs_box)
+        clear_layout(self.reasons_box)
+        clear_layout(self.warnings_box)
+        clear_layout(self.costs_box)
         for w in (self.headline, self.summary, self.why_title, self.cmd_title, self.command, self.copy,
                   self.data_version, self.installer, self.cmd_note):
             w.setVisible(rec is not None)
@@ -736,10 +695,7 @@ class RecommendationPage(BasePage):
         extra = rec.commands.get(f"{installer}_extra")
         return cmds + ([masked(extra)] if extra else [])
 
-    def retranslate(self) -> None:  # a language switch: the texts, the engine's too, drawn again below
-        self.setTitle(self.tr("Recommendation"))
-        self.setSubTitle(self.tr("The PyTorch build for this computer, why it was chosen, and the exact "
-                                 "command that will install it."))
+    def retranslate_page(self) -> None:  # a language switch: the texts, the engine's too, drawn again below
         self.busy.set_text(self.tr("Choosing the right build…"))
         self.costs_title.setText(self.tr("What your choices cost"))
         self.why_title.setText(self.tr("Why"))
@@ -747,10 +703,14 @@ class RecommendationPage(BasePage):
         self.cmd_note.setText(self.tr("These commands create the environment and install into it. The folder and "
                                       "the installer are set on the next page, which shows the final command."))
         self.command.setAccessibleName(self.tr("The install command"))
-        self.installer.setAccessibleName(self.tr("Show the command for this installer"))
-        self.installer.setToolTip(self.tr("The same install, with uv or with pip"))
-        self.copy.set_label(self.tr("C&opy command"))
-        self.copy.setToolTip(self.tr("Copy the command to the clipboard"))
-        self.change.setText(self.tr("C&hange…"))
-        self.change.setAccessibleName(self.tr("Change the backend, build, PyTorch version, Python or packages"))
+        set_texts(self.installer, name=self.tr("Show the command for this installer"),
+                  tip=self.tr("The same install, with uv or with pip"))
+        set_texts(self.copy, self.tr("C&opy command"), tip=self.tr("Copy the command to the clipboard"))
+        set_texts(self.change, self.tr("C&hange…"),
+                  name=self.tr("Change the backend, build, PyTorch version, Python or packages"))
         self._render()
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Recommendation"),
+                self.tr("The PyTorch build for this computer, why it was chosen, and the exact "
+                        "command that will install it."))

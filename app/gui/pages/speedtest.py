@@ -18,12 +18,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar, QWidget
 
 from app.core.errors import UserError
 from app.core.events import Event, StepEvent
 from app.core.session import BenchOptions, Stage
 from app.core.text import render
+from app.gui.build import add_all, button, text_label
 from app.gui.i18n import current_language
 from app.gui.pages._common import ErrorPanel
 from app.gui.pages.base import BasePage
@@ -56,18 +57,12 @@ class SpeedTestPage(BasePage):
         self._budget = DEFAULT_BUDGET_S
         self.chart: BenchChart | None = None  # built when the page is first shown
 
-        self.summary = QLabel(self)
-        self.summary.setWordWrap(True)
-        f = self.summary.font()
-        f.setBold(True)
-        self.summary.setFont(f)
-        self.details = QLabel(self)
-        self.details.setWordWrap(True)
+        self.summary = text_label(self, bold=True)
+        self.details = text_label(self)
         # "The machine was busy: ..." / "The runs varied by ±25 %": what lowers the trust in the numbers
         self.warning = Banner("warning", "", self)
         self.warning.setVisible(False)
-        self.peak_text = QLabel(self)
-        self.peak_text.setWordWrap(True)
+        self.peak_text = text_label(self)
         self.peak_box = Collapsible("", self.peak_text, self)  # the peak's assumptions, one click away
         self.peak_box.setVisible(False)
         self.progress = QProgressBar(self)
@@ -76,26 +71,16 @@ class SpeedTestPage(BasePage):
         self.skip = QCheckBox(self)
         self.skip.setChecked(bool(state.skip_bench))
         self.skip.toggled.connect(self._on_skip_toggled)
-        self.run_again = QPushButton(self)
-        self.run_again.clicked.connect(self.start)
-        self.stop = QPushButton(self)
-        self.stop.clicked.connect(self.cancel)
+        self.run_again = button(self.start, self)
+        self.stop = button(self.cancel, self)
         self.error_panel = ErrorPanel(self)
         self.error_panel.setVisible(False)
 
         row = QHBoxLayout()
-        row.addWidget(self.skip, 1)
-        row.addWidget(self.stop)
-        row.addWidget(self.run_again)
-        self.body.addWidget(self.summary)
-        self.body.addWidget(self.warning)
-        self.body.addWidget(self.details)
-        self.body.addWidget(self.progress)
-        self.body.addWidget(self.current)
+        add_all(row, (self.skip, 1), self.stop, self.run_again)
+        add_all(self.body, self.summary, self.warning, self.details, self.progress, self.current)
         self._chart_index = self.body.count()
-        self.body.addWidget(self.peak_box)
-        self.body.addWidget(self.error_panel)
-        self.body.addLayout(row)
+        add_all(self.body, self.peak_box, self.error_panel, row)
 
         self._clock = QTimer(self)
         self._clock.setInterval(250)
@@ -327,16 +312,18 @@ class SpeedTestPage(BasePage):
             self.summary.setText("")
             self.details.setText("")
 
-    def retranslate(self) -> None:
-        self.setTitle(self.tr("Speed test"))
-        self.setSubTitle(self.tr("Multiplies matrices of growing size to show how fast PyTorch runs "
-                                 "here. It takes under a minute and can be skipped."))
+    def retranslate_page(self) -> None:
         self.skip.setText(self.tr("Skip the speed test"))
         self.stop.setText(self.tr("Stop"))
         self.peak_box.set_title(self.tr("How the peak is estimated"))
         self._show_peak(self.state.session.bench_report if self._status in (DONE, STOPPED) else None)
         self.progress.setAccessibleName(self.tr("Speed test progress"))
         self._apply()
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Speed test"),
+                self.tr("Multiplies matrices of growing size to show how fast PyTorch runs "
+                        "here. It takes under a minute and can be skipped."))
 
 
 def _drawn(report: BenchReport) -> list[BenchResult]:

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.core.errors import render_hint
 from app.core.session import Session, Stage
 from app.core.visible import parse_visible
+from app.gui.build import add_all, button, clear_layout, set_texts, text_label
 from app.gui.i18n import current_language
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
@@ -70,27 +71,15 @@ class SystemPage(BasePage):
         self.problems_box = QVBoxLayout()
         self.problems_box.setSpacing(4)
 
-        self.rescan = QPushButton()
-        self.rescan.clicked.connect(self.start_scan)
+        self.rescan = button(self.start_scan)
         self.copy = CopyButton(self.report_json)
-        self.save = QPushButton()
-        self.save.clicked.connect(self._ask_save)
+        self.save = button(self._ask_save)
         self.saved_label = muted(QLabel())
         self.saved_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons = QHBoxLayout()
-        buttons.addWidget(self.rescan)
-        buttons.addWidget(self.copy)
-        buttons.addWidget(self.save)
-        buttons.addWidget(self.saved_label, 1)
-
-        self.body.addWidget(self.busy)
-        self.body.addWidget(self.error_banner)
-        self.body.addWidget(self.facts_title)
-        self.body.addWidget(self.facts_box)
-        self.body.addWidget(self.problems_title)
-        self.body.addLayout(self.problems_box)
-        self.body.addStretch(1)
-        self.body.addLayout(buttons)
+        add_all(buttons, self.rescan, self.copy, self.save, (self.saved_label, 1))
+        add_all(self.body, self.busy, self.error_banner, self.facts_title, self.facts_box, self.problems_title,
+                self.problems_box, 1, buttons)
         self.retranslate()
 
     # ---- scanning ----
@@ -106,13 +95,8 @@ class SystemPage(BasePage):
         self._error = None
         session = self.state.session
         session.invalidate(Stage.SYSTEM)
-        self._task = Task(lambda e, c: scan(e, c, session), self, name="detect")
-        self._task.failed.connect(self._on_failed)
-        self._task.finished.connect(self._on_finished)
-        self._pending = True
-        self._task.start()
-        self._render()
-        self.completeChanged.emit()
+        self.start_task(Task(lambda e, c: scan(e, c, session), self, name="detect"), failed=self._on_failed,
+                        finished=self._on_finished, redraw=self._render)
 
     def _on_failed(self, err) -> None:
         self._error = err
@@ -193,15 +177,6 @@ class SystemPage(BasePage):
         return out
 
     # ---- rendering ----
-    def _clear(self, layout) -> None:
-        while layout.count():
-            item = layout.takeAt(0)
-            w = item.widget()
-            if w is not None:
-                w.hide()
-                w.setParent(None)  # out of the page at once (findChildren, screen readers)
-                w.deleteLater()
-
     def _fact(self, row: int, icon_name: str, label: str, value: str, detail: str = "") -> None:
         ic = QLabel()
         set_icon(ic, icon_name, 22)
@@ -209,9 +184,7 @@ class SystemPage(BasePage):
         f = name.font()
         f.setBold(True)
         name.setFont(f)
-        val = QLabel(value)
-        val.setWordWrap(True)
-        val.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        val = text_label(None, value, selectable=True)
         val.setAccessibleName(f"{label}: {value}")
         self.facts.addWidget(ic, row, 0, Qt.AlignmentFlag.AlignTop)
         self.facts.addWidget(name, row, 1, Qt.AlignmentFlag.AlignTop)
@@ -219,9 +192,7 @@ class SystemPage(BasePage):
             box = QVBoxLayout()
             box.setSpacing(0)
             box.addWidget(val)
-            d = muted(QLabel(detail))
-            d.setWordWrap(True)
-            box.addWidget(d)
+            box.addWidget(muted(text_label(None, detail)))
             holder = QWidget()
             box.setContentsMargins(0, 0, 0, 0)
             holder.setLayout(box)
@@ -272,8 +243,8 @@ class SystemPage(BasePage):
             self.error_banner.show()
         else:
             self.error_banner.hide()
-        self._clear(self.facts)
-        self._clear(self.problems_box)
+        clear_layout(self.facts)
+        clear_layout(self.problems_box)
         self.facts_title.setVisible(have and not busy)
         self.problems_title.setVisible(have and not busy)
         if not have or busy:
@@ -323,17 +294,16 @@ class SystemPage(BasePage):
         else:
             self.problems_box.addWidget(StatusRow("ok", self.tr("Nothing looks wrong."), ""))
 
-    def retranslate(self) -> None:
-        self.setTitle(self.tr("Your system"))
-        self.setSubTitle(self.tr("This is what the assistant found on this computer. Nothing has been "
-                                 "changed."))
+    def retranslate_page(self) -> None:
         self.busy.set_text(self.tr("Looking at your computer…"))
         self.facts_title.setText(self.tr("What was found"))
         self.problems_title.setText(self.tr("What looks wrong"))
-        self.rescan.setText(self.tr("&Re-scan"))
-        self.rescan.setAccessibleName(self.tr("Look at this computer again"))
-        self.save.setText(self.tr("&Save report…"))
-        self.save.setAccessibleName(self.tr("Save the system report as a JSON file"))
-        self.copy.set_label(self.tr("&Copy report"))
-        self.copy.setToolTip(self.tr("Copy the system report (JSON) to the clipboard"))
+        set_texts(self.rescan, self.tr("&Re-scan"), name=self.tr("Look at this computer again"))
+        set_texts(self.save, self.tr("&Save report…"), name=self.tr("Save the system report as a JSON file"))
+        set_texts(self.copy, self.tr("&Copy report"), tip=self.tr("Copy the system report (JSON) to the clipboard"))
         self._render()  # the engine's warnings too, rendered in the new language
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Your system"),
+                self.tr("This is what the assistant found on this computer. Nothing has been "
+                        "changed."))

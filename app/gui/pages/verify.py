@@ -11,24 +11,16 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QHeaderView,
-    QLabel,
-    QProgressBar,
-    QPushButton,
-    QTextBrowser,
-    QTreeWidget,
-    QTreeWidgetItem,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QTreeWidgetItem
 
 from app.core.errors import EXIT_CANCELLED, UserError
 from app.core.events import LogEvent, StepEvent
 from app.core.session import Stage
 from app.core.text import render
 from app.core.verify import Check, VerifyReport, check_from_step
+from app.gui.build import add_all, busy_bar, button, checklist, text_label
 from app.gui.i18n import current_language
-from app.gui.pages._common import ErrorPanel, status_key, std_icon
+from app.gui.pages._common import CheckRows, ErrorPanel, status_key, std_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
 from app.gui.worker import Task
@@ -44,44 +36,24 @@ class VerifyPage(BasePage):
         self._task: Task | None = None
         self._diag_task: Task | None = None
         self._status = IDLE
-        self._items: dict[str, QTreeWidgetItem] = {}
-        self._shown: dict[str, Check] = {}  # what each row shows, re-rendered on a language switch
         self._statuses: dict[str, str] = {}
 
-        self.summary = QLabel(self)
-        self.summary.setWordWrap(True)
-        f = self.summary.font()
-        f.setBold(True)
-        self.summary.setFont(f)
-        self.busy = QProgressBar(self)
-        self.busy.setRange(0, 0)
-        self.busy.setTextVisible(False)
-        self.busy.setMaximumHeight(8)
-        self.checks = QTreeWidget(self)
-        self.checks.setColumnCount(2)
-        self.checks.setRootIsDecorated(False)
-        self.checks.setUniformRowHeights(True)
+        self.summary = text_label(self, bold=True)
+        self.busy = busy_bar(self, height=8)
+        self.checks = checklist(self)
         self.checks.setAlternatingRowColors(True)
-        self.checks.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        self.checks.header().setStretchLastSection(True)
+        self.check_rows = CheckRows(self.checks)
         self.diagnosis_title = QLabel(self)
-        self.diagnosis_title.setFont(f)
+        self.diagnosis_title.setFont(self.summary.font())
         self.diagnosis = QTextBrowser(self)
         self.diagnosis.setOpenExternalLinks(True)
         self.error_panel = ErrorPanel(self)
-        self.rerun = QPushButton(self)
-        self.rerun.clicked.connect(self.start)
+        self.rerun = button(self.start, self)
 
         row = QHBoxLayout()
-        row.addWidget(self.summary, 1)
-        row.addWidget(self.rerun, 0)
-        lay = self.body
-        lay.addLayout(row)
-        lay.addWidget(self.busy)
-        lay.addWidget(self.checks, 2)
-        lay.addWidget(self.error_panel)
-        lay.addWidget(self.diagnosis_title)
-        lay.addWidget(self.diagnosis, 1)
+        add_all(row, (self.summary, 1), self.rerun)
+        add_all(self.body, row, self.busy, (self.checks, 2), self.error_panel, self.diagnosis_title,
+                (self.diagnosis, 1))
         self.retranslate()
         self._apply()
 
@@ -139,22 +111,12 @@ class VerifyPage(BasePage):
             pass  # the probe's stderr goes to its log; the checklist is the view
 
     def _clear_checks(self) -> None:
-        self.checks.clear()
-        self._items.clear()
-        self._shown.clear()
+        self.check_rows.clear()
         self._statuses.clear()
 
     def _set_check(self, check: Check) -> None:
         key = status_key(check.status)
-        old = self._shown.get(check.name)
-        if old is not None and not render(check.detail):  # a "running" step keeps what the row said
-            check = Check(check.name, check.status, check.title, old.detail, old.code, old.params, old.data)
-        self._shown[check.name] = check
-        item = self._items.get(check.name)
-        if item is None:
-            item = QTreeWidgetItem(["", ""])
-            self._items[check.name] = item
-            self.checks.addTopLevelItem(item)
+        item, check = self.check_rows.put(check)  # a "running" step keeps what the row said
         self._render_row(item, check)
         item.setIcon(0, std_icon(key))
         item.setData(0, Qt.ItemDataRole.UserRole, key)
@@ -234,17 +196,8 @@ class VerifyPage(BasePage):
             self.diagnosis.setHtml("".join(parts))
         self.diagnosis.setVisible(True)
 
-    def is_busy(self) -> bool:
-        return super().is_busy() or (self._diag_task is not None and self._diag_task.is_running())
-
-    def cancel_and_wait(self, timeout: float = 30.0, *, timeout_ms: int | None = None) -> bool:
-        if timeout_ms is not None:
-            timeout = timeout_ms / 1000.0
-        ok = super().cancel_and_wait(timeout)
-        if self._diag_task is not None and self._diag_task.is_running():
-            self._diag_task.cancel()
-            ok = self._diag_task.wait(timeout) and ok
-        return ok
+    def side_tasks(self) -> tuple[Task | None, ...]:
+        return (self._diag_task,)
 
     # -- view -------------------------------------------------------------------------------------
     def _set_status(self, status: str) -> None:
@@ -291,17 +244,19 @@ class VerifyPage(BasePage):
         return {"passed": self.tr("passed"), "failed": self.tr("failed"), "skipped": self.tr("skipped"),
                 "warning": self.tr("warning"), "running": self.tr("running")}.get(key, key)
 
-    def retranslate(self) -> None:
-        self.setTitle(self.tr("Checking that PyTorch works"))
-        self.setSubTitle(self.tr("PyTorch is imported inside the new environment and every part "
-                                 "this computer can use is tried."))
+    def retranslate_page(self) -> None:
         self.checks.setHeaderLabels([self.tr("Check"), self.tr("Result")])
         self.checks.setAccessibleName(self.tr("Verification checklist"))
         self.rerun.setText(self.tr("Run again"))
         self.diagnosis.setAccessibleName(self.tr("Diagnosis and fixes"))
-        for name, item in self._items.items():  # the checks' titles and details in the new language
-            self._render_row(item, self._shown[name])
+        for item, check in self.check_rows:  # the checks' titles and details in the new language
+            self._render_row(item, check)
         if self.diagnosis.isVisible() or not self.diagnosis.document().isEmpty():
             self._show_diagnosis()
         self._apply()
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Checking that PyTorch works"),
+                self.tr("PyTorch is imported inside the new environment and every part "
+                        "this computer can use is tried."))
 

@@ -12,6 +12,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QButtonGroup, QComboBox, QFormLayout, QGridLayout, QLabel, QRadioButton, QWidget
 
 from app.gui import i18n
+from app.gui.build import add_all
 from app.gui.pages import PageId
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
@@ -89,20 +90,11 @@ class WelcomePage(BasePage):
         self.safety = muted(QLabel())
         self.safety.setWordWrap(True)
 
-        self.body.addWidget(self.intro)
-        self.body.addLayout(form)
+        add_all(self.body, self.intro, form)
         self.body.addSpacing(6)
-        self.body.addWidget(self.choice_title)
-        self.body.addWidget(self.new_env)
-        self.body.addWidget(self.existing_env)
-        self.body.addWidget(self.existing_note)
+        add_all(self.body, self.choice_title, self.new_env, self.existing_env, self.existing_note)
         self.body.addSpacing(6)
-        self.body.addWidget(self.steps_title)
-        self.body.addLayout(self.steps)
-        self.body.addWidget(self.total)
-        self.body.addWidget(self.bundle_banner)
-        self.body.addWidget(self.safety)
-        self.body.addStretch(1)
+        add_all(self.body, self.steps_title, self.steps, self.total, self.bundle_banner, self.safety, 1)
 
         self._on_choice(False)
         self.select_language(self.state.language or "en", apply=False)
@@ -185,10 +177,7 @@ class WelcomePage(BasePage):
         return True
 
     # ---- texts ----
-    def retranslate(self) -> None:
-        self.setTitle(self.tr("Welcome to Torch Setup Assistant"))
-        self.setSubTitle(self.tr("This assistant installs PyTorch so that it uses your graphics card (or "
-                                 "your processor), checks that it works, and measures its speed."))
+    def retranslate_page(self) -> None:
         self.intro.setText(self.tr("You do not need to know what CUDA, ROCm or a driver is: the assistant "
                                    "looks at your computer, explains its choice in plain words, and lets "
                                    "you change it if you want to."))
@@ -231,3 +220,8 @@ class WelcomePage(BasePage):
         else:
             self.bundle_banner.set_text(self.tr("Looking for an offline bundle…"), "info")
         self.safety.setText(self.tr("Nothing is installed until you confirm it on the Install page."))
+
+    def titles(self) -> tuple[str, str]:
+        return (self.tr("Welcome to Torch Setup Assistant"),
+                self.tr("This assistant installs PyTorch so that it uses your graphics card (or "
+                        "your processor), checks that it works, and measures its speed."))

@@ -1,0 +1,143 @@
+"""Small functions the pages build and word their plain Qt widgets with: a wrapped label, a button
+wired to its slot, a thin busy bar, the checklist's table, a command box; adding a row of parts to a
+box layout and emptying one; a control's text, accessible name, tooltip and placeholder in one call.
+
+Light to import (the Welcome page uses it before the first paint): no Qt namespace at import time.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLayout,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QTreeWidget,
+    QWidget,
+)
+
+from app.gui.widgets import BusyLine, Collapsible, CopyButton, monospace_font
+
+
+def text_label(parent: QWidget | None = None, text: str = "", *, bold: bool = False,
+               selectable: bool = False) -> QLabel:
+    """A word-wrapped label: ``bold`` for a page's summary line, ``selectable`` for text worth copying."""
+    label = QLabel(text, parent)
+    label.setWordWrap(True)
+    if bold:
+        f = label.font()
+        f.setBold(True)
+        label.setFont(f)
+    if selectable:
+        from PySide6.QtCore import Qt  # the Qt namespace costs ~14 ms: the Welcome page does without
+
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+def button(on_click: Callable[[], object], parent: QWidget | None = None) -> QPushButton:
+    """A push button that calls ``on_click`` (its text comes with the page's retranslate)."""
+    b = QPushButton(parent)
+    b.clicked.connect(on_click)
+    return b
+
+
+def busy_bar(parent: QWidget | None = None, *, height: int = 8) -> QProgressBar:
+    """A thin indeterminate progress bar without text: "something runs", with no count to show."""
+    bar = QProgressBar(parent)
+    bar.setRange(0, 0)
+    bar.setTextVisible(False)
+    bar.setMaximumHeight(height)
+    return bar
+
+
+def checklist(parent: QWidget | None = None) -> QTreeWidget:
+    """The verification checklist's table: a check and its result a row, no tree, the first column
+    as wide as its content and the second taking the rest."""
+    tree = QTreeWidget(parent)
+    tree.setColumnCount(2)
+    tree.setRootIsDecorated(False)
+    tree.setUniformRowHeights(True)
+    tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+    tree.header().setStretchLastSection(True)
+    return tree
+
+
+def command_view(lines: int) -> QPlainTextEdit:
+    """A read-only monospace box ``lines`` lines high for commands to read and copy (long lines wrap;
+    Tab moves the focus on instead of typing)."""
+    view = QPlainTextEdit()
+    view.setReadOnly(True)
+    view.setFont(monospace_font())
+    view.setFixedHeight(view.fontMetrics().lineSpacing() * lines + 14)
+    view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+    view.setTabChangesFocus(True)
+    return view
+
+
+def clear_layout(layout: QLayout) -> None:
+    """Empty a layout that is drawn anew: every widget in it leaves the page at once (hidden, without a
+    parent, so findChildren and screen readers no longer see it) and is deleted later."""
+    while layout.count():
+        item = layout.takeAt(0)
+        w = item.widget() if item is not None else None
+        if w is not None:
+            w.hide()
+            w.setParent(None)
+            w.deleteLater()
+
+
+LayoutPart = QWidget | QLayout | int | tuple[QWidget | QLayout, int]
+
+
+def add_all(layout: QBoxLayout, *parts: LayoutPart) -> None:
+    """Add widgets and layouts to a box layout in order: a ``(part, stretch)`` pair gives its stretch
+    factor, a number alone is a stretch (``add_all(body, title, box, 1, buttons)``)."""
+    for part in parts:
+        item, factor = part if isinstance(part, tuple) else (part, 0)
+        if isinstance(item, int):
+            layout.addStretch(item)
+        elif isinstance(item, QLayout):
+            layout.addLayout(item, factor)
+        else:
+            layout.addWidget(item, factor)
+
+
+def set_texts(widget: QWidget, text: str | None = None, *, name: str | None = None, tip: str | None = None,
+              placeholder: str | None = None) -> None:
+    """A control's words in one call (those given): its visible ``text``, the ``name`` a screen reader
+    says, its tooltip ``tip`` and the ``placeholder`` of a line edit. The visible text goes where the
+    widget keeps it (a CopyButton's label, a Collapsible's title, a BusyLine's message)."""
+    if text is not None:
+        if isinstance(widget, CopyButton):
+            widget.set_label(text)
+        elif isinstance(widget, Collapsible):
+            widget.set_title(text)
+        elif isinstance(widget, BusyLine):
+            widget.set_text(text)
+        elif isinstance(widget, QLabel | QAbstractButton | QLineEdit):
+            widget.setText(text)
+        else:
+            raise TypeError(f"set_texts: {type(widget).__name__} has no text")
+    if name is not None:
+        widget.setAccessibleName(name)
+    if tip is not None:
+        widget.setToolTip(tip)
+    if placeholder is not None:
+        if not isinstance(widget, QLineEdit):
+            raise TypeError(f"set_texts: {type(widget).__name__} has no placeholder")
+        widget.setPlaceholderText(placeholder)
+
+
+def set_field_texts(label: QLabel, text: str, field: QWidget, *, name: str | None = None, tip: str | None = None,
+                    placeholder: str | None = None) -> None:
+    """A form row's words: the ``label``'s text, then the ``field``'s name, tooltip and placeholder
+    (those given; see ``set_texts``)."""
+    label.setText(text)
+    set_texts(field, name=name, tip=tip, placeholder=placeholder)
