@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core.text import render
 from app.core import bundle as core
+from app.core.text import render
 from app.core.wheels import parse_wheel
 
 REPO = Path(__file__).resolve().parents[1]

@@ -41,6 +41,8 @@ CASES = [
     ("bundle", "--from-report", ["--out", "/tmp/b"]), ("bundle", "--find-links", ["--out", "/tmp/b", "--packages", "six"]),
     ("verify", "--env", []), ("bench", "--env", []),
     ("doctor", "--env", []), ("doctor", "--from-report", ["--env", "/tmp/e"]),
+    ("bundle", "--ca-bundle", ["--out", "/tmp/b", "--packages", "six"]),
+    ("upgrade", "--from-report", ["--env", "/tmp/e"]), ("upgrade", "--find-links", ["--env", "/tmp/e"]),
     ("gui", "--screenshot-dir", []),
 ]
 
