@@ -153,3 +153,21 @@ def test_the_jupyter_kernel_is_registered_from_the_same_sources(tmp_path, monkey
     assert Path(spec["argv"][0]) == envs.env_python(env) and spec["display_name"] == f"Python — {env.name}"
     assert Path(result.path).parent == tmp_path / "jupyter" / "kernels"
     assert [s for s, _ in kernel_commands(env, installer="uv")] == ["register"]  # ipykernel is there now
+
+
+@pytest.mark.slow
+def test_an_index_without_pip_still_gives_the_env_its_own_pip(tmp_path, index_server, tiny_wheels):
+    """uv venv --seed takes pip from the install's own index; one that holds only the user's packages
+    makes the env's Python install its own pip (ensurepip): the install never fails for want of pip."""
+    from app.core.install import install
+
+    index = index_server([*tiny_wheels.glob("*.whl")])
+    env = tmp_path / "env"
+    p = plan(InstallRequest(env, python=sys.executable, packages=["netlab-demo==1.1"],
+                            index_url=index.simple_url(), default_index_url=index.simple_url()))
+    result = install(p)
+    steps = [(c.step, c.exit_code) for c in result.commands_run]
+    assert steps[0] == ("create-env", 2) and ("seed-pip", 0) in steps and steps[-1] == ("install", 0), steps
+    pip = env / ("Scripts/pip.exe" if sys.platform.startswith("win") else "bin/pip")
+    out = subprocess.run([str(pip), "--version"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and str(env) in out.stdout, out.stdout + out.stderr

@@ -192,7 +192,10 @@ class _Run:
         self.emit(PhaseEvent(Phase.CREATE_ENV, PhaseState.START, str(p.env_path)))
         for step, argv in p.create_steps():
             res = self._run(step, argv, lambda s, ln: self.emit(LogEvent(ln, s)))
-            if not res.ok:
+            if not res.ok and "--seed" in argv and env_python(p.env_path).exists() \
+                    and any("seed packages" in ln for ln in res.tail):
+                self._seed_from_ensurepip()  # the env is made; only its pip did not come from the sources
+            elif not res.ok:
                 raise self._create_failed(res)
         if self.guard is not None:
             self.guard.record_created()
@@ -200,6 +203,21 @@ class _Run:
             raise UserError(msg("install.no_python_after_create", "The environment at {path} has no Python after "
                                 "creation.", path=str(p.env_path)), log_path=self.log_path)
         self.emit(PhaseEvent(Phase.CREATE_ENV, PhaseState.END))
+
+    def _seed_from_ensurepip(self) -> None:
+        """``uv venv --seed`` made the env but found no pip in the sources (an index that holds only
+        the user's packages): the env's Python installs its own pip; without one the env still
+        works (``uv pip``), and a warning says so. Never a failed install for want of pip."""
+        p = self.p
+        argv = [str(env_python(p.env_path)), "-m", "ensurepip", "--default-pip"]
+        if p.python is None or p.python.has_venv:
+            res = self._run("seed-pip", argv, lambda s, ln: self.emit(LogEvent(ln, s)))
+            if res.ok:
+                return
+        text = msg("install.no_pip_seeded", "pip could not be added to the environment (its sources hold no pip and "
+                   "its Python has no ensurepip); use uv pip install in it, or add pip later.")
+        self.warnings.append(text)
+        self.emit(WarningEvent(text))
 
     def _create_failed(self, res: runner.RunResult) -> UserError:
         p = self.p
