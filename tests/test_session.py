@@ -147,7 +147,7 @@ def test_an_answer_for_inputs_that_changed_meanwhile_is_not_recorded(tmp_path, m
     s = Session.resume(system=machine)
     rec = make_recommendation()
 
-    def engine_while_rescanned(report, data=None, choices=None, available=None):
+    def engine_while_rescanned(report, data=None, choices=None, available=None, sources=None):
         s.use_system(other)  # the user re-scanned while the engine ran
         return rec
 

@@ -109,7 +109,8 @@ def test_a_folder_holding_everything_is_a_complete_closure(torch_wheelhouse, loc
 # ---------------------------------------------------------------- availability -> recommendation
 def test_the_newest_build_in_the_folder_is_recommended_when_the_index_is_unreachable(tmp_path, origin_env):
     folder = _folder(tmp_path, "2.13.0")
-    rec = recommend(SystemReport.from_dict(CPU_BOX), None, None, Availability(SourceSettings(find_links=(str(folder),))))
+    rec = recommend(SystemReport.from_dict(CPU_BOX), None, None,
+                    sources=Availability(SourceSettings(find_links=(str(folder),))))
     assert rec.torch_version == "2.13.0" and rec.packages == ("torch==2.13.0+cpu",)
     assert render(rec.availability) == (f"torch 2.13.0 (CPU), the newest build available in your folder {folder}; "
                                         "2.15.0 exists but is not reachable.")
@@ -119,10 +120,11 @@ def test_the_newest_build_in_the_folder_is_recommended_when_the_index_is_unreach
 
 def test_newest_means_newest_available_an_older_patch_too(tmp_path, origin_env):
     folder = _folder(tmp_path, "2.13.0", "2.14.0")
-    rec = recommend(SystemReport.from_dict(CPU_BOX), None, None, Availability(SourceSettings(find_links=(str(folder),))))
+    rec = recommend(SystemReport.from_dict(CPU_BOX), None, None,
+                    sources=Availability(SourceSettings(find_links=(str(folder),))))
     assert rec.torch_version == "2.14.0" and rec.packages == ("torch==2.14.0+cpu",)  # 2.14.1 is the newest 2.14
     pinned = recommend(SystemReport.from_dict(CPU_BOX), None, Choices(torch="2.13"),
-                       Availability(SourceSettings(find_links=(str(folder),))))
+                       sources=Availability(SourceSettings(find_links=(str(folder),))))
     assert pinned.torch_version == "2.13.0"
 
 
@@ -133,7 +135,8 @@ def test_a_reachable_index_adds_what_it_lists(tmp_path, index_server, tiny_wheel
     srv = index_server(sorted(tiny_wheels.glob("*.whl")), fake=[FakeRelease("torch", "2.15.0", ("cpu",))])
     monkeypatch.setenv("TORCH_SETUP_TORCH_INDEX", srv.origin + "/whl/")
     folder = _folder(tmp_path, "2.13.0")
-    rec = recommend(SystemReport.from_dict(CPU_BOX), None, None, Availability(SourceSettings(find_links=(str(folder),))))
+    rec = recommend(SystemReport.from_dict(CPU_BOX), None, None,
+                    sources=Availability(SourceSettings(find_links=(str(folder),))))
     assert rec.torch_version == "2.15.0" and not rec.availability
     assert "available from the PyTorch server" in " ".join(render(r) for r in rec.reasons)
     assert len([r for r in srv.log.all() if r.path == "/whl/cpu/torch/"]) == 1
@@ -143,13 +146,15 @@ def test_no_network_at_all_when_the_folder_holds_the_newest_build(tmp_path, monk
     srv = index_server(sorted(tiny_wheels.glob("*.whl")))
     monkeypatch.setenv("TORCH_SETUP_TORCH_INDEX", srv.origin + "/whl/")
     folder = _folder(tmp_path, "2.15.0")
-    rec = recommend(SystemReport.from_dict(CPU_BOX), None, None, Availability(SourceSettings(find_links=(str(folder),))))
+    rec = recommend(SystemReport.from_dict(CPU_BOX), None, None,
+                    sources=Availability(SourceSettings(find_links=(str(folder),))))
     assert rec.torch_version == "2.15.0" and len(srv.log) == 0
 
 
 def test_nothing_on_offer_keeps_the_plain_pick_and_warns(tmp_path, origin_env):
     folder = _folder(tmp_path, "2.13.0", variant="cu130")  # a CUDA wheel on a machine without a GPU
-    rec = recommend(SystemReport.from_dict(CPU_BOX), None, None, Availability(SourceSettings(find_links=(str(folder),))))
+    rec = recommend(SystemReport.from_dict(CPU_BOX), None, None,
+                    sources=Availability(SourceSettings(find_links=(str(folder),))))
     assert rec.torch_version == "2.15.0" and not rec.availability
     assert "rec.not_on_offer" in rec.warning_codes
 

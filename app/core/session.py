@@ -317,7 +317,7 @@ class Session:
         choices = self.choices
         available = self.available
         try:
-            rec = recommend(system, None, choices, available, availability(self.sources))
+            rec = recommend(system, None, choices, available, sources=availability(self.sources))
         except UserError:
             with self._lock:
                 if self.system is system and self.choices is choices and self.available is available:
