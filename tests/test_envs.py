@@ -301,3 +301,11 @@ def test_named_indexes_get_a_real_http_request(tmp_path):
         srv.server_close()
     err, _ = core.probe_index("http://127.0.0.1:9/simple")
     assert err and "refused" in str(err).lower()
+
+
+def test_leading_numbers_reads_the_numeric_release_of_a_version():
+    leading_numbers = envs.leading_numbers
+    assert leading_numbers("24.1.2") == (24, 1, 2)
+    assert leading_numbers("24.1rc1") == (24, 1)
+    assert leading_numbers("24.dev0.3") == (24,)
+    assert leading_numbers("dev") == ()

@@ -9,6 +9,7 @@ import ast
 import json
 import re
 import string
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,32 +28,60 @@ def _fields(template: str) -> set[str]:
 
 
 def scan_codes() -> tuple[dict[str, str], list[str]]:
-    """code -> English template, for every msg("code", "template", ...) in app/; and the problems."""
+    """code -> English template, for every msg("code", "template", ...) and every
+    texts("prefix.", {"name": "template", ...}) table in app/; and the problems."""
     found: dict[str, str] = {}
     problems: list[str] = []
+
+    def add(where: str, code: str, en: str) -> None:
+        if not CODE.match(code):
+            problems.append(f"{where}: code {code!r} is not of the form area.name")
+        if code in found and found[code] != en:
+            problems.append(f"{where}: code {code!r} is used with two different templates")
+        found.setdefault(code, en)
+
     for path in sorted((REPO / "app").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "msg"):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
                 continue
             where = f"{path.relative_to(REPO)}:{node.lineno}"
-            if len(node.args) < 2 or not all(isinstance(a, ast.Constant) and isinstance(a.value, str)
-                                             for a in node.args[:2]):
-                problems.append(f"{where}: msg() needs a literal code and a literal English template")
-                continue
-            code, en = node.args[0].value, node.args[1].value
-            if not CODE.match(code):
-                problems.append(f"{where}: code {code!r} is not of the form area.name")
-            if code in found and found[code] != en:
-                problems.append(f"{where}: code {code!r} is used with two different templates")
-            found.setdefault(code, en)
-            given = {k.arg for k in node.keywords if k.arg}
-            if any(k.arg is None for k in node.keywords):
-                continue  # **kwargs: placeholders checked at render time
-            missing = _fields(en) - given
-            if missing:
-                problems.append(f"{where}: {code!r} has no value for {sorted(missing)}")
+            if node.func.id == "texts":
+                _scan_table(node, where, add, problems)
+            elif node.func.id == "msg":
+                _scan_msg(node, where, add, problems)
     return found, problems
+
+
+def _literal(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _scan_msg(node: ast.Call, where: str, add, problems: list[str]) -> None:
+    if len(node.args) < 2 or not all(_literal(a) for a in node.args[:2]):
+        problems.append(f"{where}: msg() needs a literal code and a literal English template")
+        return
+    code, en = node.args[0].value, node.args[1].value
+    add(where, code, en)
+    given = {k.arg for k in node.keywords if k.arg}
+    if any(k.arg is None for k in node.keywords):
+        return  # **kwargs: placeholders checked at render time
+    missing = _fields(en) - given
+    if missing:
+        problems.append(f"{where}: {code!r} has no value for {sorted(missing)}")
+
+
+def _scan_table(node: ast.Call, where: str, add, problems: list[str]) -> None:
+    """texts(prefix, {name: template}): each entry is the code prefix + name (arguments at render time)."""
+    table = node.args[1] if len(node.args) == 2 else None
+    if (node.keywords or table is None or not _literal(node.args[0]) or not isinstance(table, ast.Dict)
+            or not table.keys or not all(k is not None and _literal(k) and _literal(v)
+                                         for k, v in zip(table.keys, table.values, strict=True))):
+        problems.append(f"{where}: texts() needs a literal prefix and a literal dict of literal templates")
+        return
+    prefix = node.args[0].value
+    for k, v in zip(table.keys, table.values, strict=True):
+        add(where, prefix + k.value, v.value)
 
 
 def load_catalogue(lang: str) -> dict[str, str]:
@@ -70,6 +99,32 @@ def load_catalogue(lang: str) -> dict[str, str]:
 def test_every_msg_call_is_well_formed():
     _, problems = scan_codes()
     assert not problems, "\n".join(problems)
+
+
+def test_the_scan_reads_text_tables_and_refuses_computed_ones(tmp_path, monkeypatch):
+    fake = tmp_path / "app"
+    fake.mkdir()
+    (fake / "m.py").write_text(
+        'A = texts("demo.t_", {"one": "One {x}", "two": "Two"})\n'
+        'B = texts("demo.", {name: "x" for name in "ab"})\n'
+        'C = texts("demo.", {"k": TEMPLATE})\n'
+        'D = texts(PREFIX, {"k": "x"})\n'
+        'E = texts("Demo ", {"k": "x"})\n', encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
+    found, problems = scan_codes()
+    assert found == {"demo.t_one": "One {x}", "demo.t_two": "Two", "Demo k": "x"}
+    assert [p.split(": ", 1)[1] for p in problems] == [
+        "texts() needs a literal prefix and a literal dict of literal templates"] * 3 + [
+        "code 'Demo k' is not of the form area.name"]
+
+
+def test_a_text_table_builds_the_same_msg_as_a_call():
+    table = text.texts("test.t_", {"one": "One {x}", "two": "Two"})
+    assert table.msg("one", x=1) == msg("test.t_one", "One {x}", x=1)
+    assert table.msg("two", x=1) == msg("test.t_two", "Two")  # no placeholders: no arguments
+    assert "one" in table and "three" not in table and sorted(table) == ["one", "two"] and len(table) == 2
+    with pytest.raises(KeyError):
+        table.msg("three")
 
 
 def test_catalogue_covers_every_code_with_the_same_placeholders():

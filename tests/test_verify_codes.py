@@ -74,9 +74,9 @@ def test_the_probe_and_the_core_write_the_same_english():
     assert set(PROBE.DETAILS) <= DETAIL_CODES
 
     for code, template in PROBE.DETAILS.items():
-        assert core._DETAILS[code]({}).en == template, code
+        assert core._DETAILS.templates[code] == template, code
     for name, template in PROBE.TITLES.items():
-        assert core._TITLES[name]({}).en == template, name
+        assert core._TITLES.templates[name] == template, name
     assert core._TITLE_DEFAULTS == PROBE.TITLE_DEFAULTS
     # the assistant's own outcomes are the arch check's
     assert set(DETAIL_CODES) - set(PROBE.DETAILS) == {"arch_covered", "arch_missing", "arch_list_unknown",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal
 
-from app.core.text import Msg, Text, msg, render
+from app.core.text import Msg, Text, msg, render, texts
 
 __all__ = ["Action", "ActionKind", "Remedy", "Step"]
 
@@ -79,6 +79,18 @@ _FIXED_LABELS: dict[ActionKind, Msg] = {
     ActionKind.INSTALL_VCREDIST: msg("remedy.act_vcredist", "Download the Visual C++ runtime (Microsoft)"),
     ActionKind.RETRY: msg("remedy.act_retry", "Try again"),
 }
+# the labels of the kinds that name the action's value (a version) when it has one, and their
+# value-free labels: kind -> (the label with it, the label without)
+_VERSION_LABELS = texts("remedy.act_", {
+    "python": "Use Python {version}",
+    "choose_python": "Choose another Python…",
+    "driver_min": "Get NVIDIA driver {version} or newer",
+    "driver": "Get a newer NVIDIA driver",
+})
+_BY_VERSION: dict[ActionKind, tuple[str, str]] = {
+    ActionKind.CHOOSE_PYTHON: ("python", "choose_python"),
+    ActionKind.UPDATE_DRIVER: ("driver_min", "driver"),
+}
 
 
 @dataclass(frozen=True)
@@ -118,10 +130,9 @@ class Action:
             if not self.variant:
                 return msg("remedy.act_gpu_build", "Install the build for this computer's GPU")
             return msg("remedy.act_variant", "Use the {variant} build", variant=self.variant)
-        if k is ActionKind.CHOOSE_PYTHON:
-            if v:
-                return msg("remedy.act_python", "Use Python {version}", version=v)
-            return msg("remedy.act_choose_python", "Choose another Python…")
+        if k in _BY_VERSION:
+            with_it, without = _BY_VERSION[k]
+            return _VERSION_LABELS.msg(with_it, version=v) if v else _VERSION_LABELS.msg(without)
         if k is ActionKind.USE_INSTALLER:
             return msg("remedy.act_installer", "Create the environment with {installer}", installer=v)
         if k is ActionKind.FREE_SPACE:
@@ -132,10 +143,6 @@ class Action:
             if v == "system":
                 return msg("remedy.act_ca_system", "Trust this computer's certificates")
             return msg("remedy.act_ca", "Choose a certificates file…")
-        if k is ActionKind.UPDATE_DRIVER:
-            if v:
-                return msg("remedy.act_driver_min", "Get NVIDIA driver {version} or newer", version=v)
-            return msg("remedy.act_driver", "Get a newer NVIDIA driver")
         if k is ActionKind.UNSET_ENV:
             return msg("remedy.act_unset", "Ignore {name} and try again", name=v)
         return msg("remedy.act_open_log", "Open the log")

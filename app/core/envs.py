@@ -529,11 +529,15 @@ def backend_for(kind: str = "venv", installer: str = "uv") -> EnvBackend:
 def pip_version_in(env_path: str | os.PathLike[str]) -> tuple[int, ...]:
     """The pip version installed in an env, from its dist-info folder name (no subprocess)."""
     v = installed_distributions(env_path).get("pip")
-    if not v:
-        return ()
+    return leading_numbers(v) if v else ()
+
+
+def leading_numbers(version: str) -> tuple[int, ...]:
+    """The numeric release of a version, up to its first part that does not start with a digit:
+    "24.1.2" -> (24, 1, 2), "24.1rc1" -> (24, 1), "dev" -> ()."""
     parts = []
-    for p in v.split("."):
-        m = re.match(r"\d+", p)
+    for piece in version.split("."):
+        m = re.match(r"\d+", piece)
         if not m:
             break
         parts.append(int(m.group()))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -29,7 +29,7 @@ from typing import Literal, NoReturn, cast
 
 from app.core.errors import BadInput
 from app.core.paths import resources_dir
-from app.core.text import Joined, Msg, Text, join, msg, render
+from app.core.text import Joined, Msg, Text, join, msg, render, texts
 from app.core.wheels import variant_of_version
 
 if sys.version_info >= (3, 11):
@@ -73,54 +73,30 @@ _CITATION = re.compile(r"^([\w.-]+/[\w.-]+(#\d+|@[0-9a-f]{7,40}( \S.*)?)|https?:
 
 # ------------------------------------------------------------------------------- sentences
 # note code -> its sentence (rendered per language by the presenter)
-_NOTES: dict[str, Callable[[str], Msg]] = {
-    "pypi_default_build_only": lambda name: msg(
-        "mirrors.note_pypi_default_build_only",
-        "{mirror} mirrors PyPI, which holds only one torch build per release (CUDA on Linux, CPU on Windows "
-        "and macOS): it cannot serve the other variants of download.pytorch.org.", mirror=name),
-    "flat_layout": lambda name: msg(
-        "mirrors.note_flat_layout",
-        "{mirror} lists each variant's files on one page (a find-links page, not a package index): "
-        "installers use it with --find-links, and torch's dependencies come from a package index.",
-        mirror=name),
-    "python_install_mirror": lambda name: msg(
-        "mirrors.note_python_install_mirror",
-        "{mirror} mirrors the Python builds uv downloads: uv uses it through UV_PYTHON_INSTALL_MIRROR.",
-        mirror=name),
-}
+_NOTES = texts("mirrors.note_", {
+    "pypi_default_build_only": "{mirror} mirrors PyPI, which holds only one torch build per release (CUDA on Linux, "
+                               "CPU on Windows and macOS): it cannot serve the other variants of download.pytorch.org.",
+    "flat_layout": "{mirror} lists each variant's files on one page (a find-links page, not a package index): "
+                   "installers use it with --find-links, and torch's dependencies come from a package index.",
+    "python_install_mirror": "{mirror} mirrors the Python builds uv downloads: uv uses it through "
+                             "UV_PYTHON_INSTALL_MIRROR.",
+})
 
 # problem kind -> its sentence
-_PROBLEMS: dict[str, Callable[[str], Msg]] = {
-    "stale_sync": lambda name: msg(
-        "mirrors.problem_stale_sync",
-        "{mirror} has fallen behind its upstream before: the newest builds may be missing.", mirror=name),
-    "redirects_to_origin": lambda name: msg(
-        "mirrors.problem_redirects_to_origin",
-        "{mirror} has sent downloads back to the original server before, so it was no faster than the "
-        "origin.", mirror=name),
-    "missing_variants": lambda name: msg(
-        "mirrors.problem_missing_variants",
-        "{mirror} has lacked whole variants before (for example a new CUDA version).", mirror=name),
-    "forbidden_files": lambda name: msg(
-        "mirrors.problem_forbidden_files",
-        "{mirror} has refused single files with 403 Forbidden before, which stops a whole install.",
-        mirror=name),
-    "blocks_clients": lambda name: msg(
-        "mirrors.problem_blocks_clients",
-        "{mirror} has refused some installers by their User-Agent before (403), which installers "
-        "report as \"no matching version\".", mirror=name),
-    "prunes_old_releases": lambda name: msg(
-        "mirrors.problem_prunes_old_releases",
-        "{mirror} keeps only recent releases: an older uv asks for files it has deleted (404).", mirror=name),
-    "slow": lambda name: msg(
-        "mirrors.problem_slow", "{mirror} has been very slow for some users.", mirror=name),
-    "outage": lambda name: msg(
-        "mirrors.problem_outage", "{mirror} has been unreachable for a while before.", mirror=name),
-    "root_index_unusable": lambda name: msg(
-        "mirrors.problem_root_index_unusable",
-        "{mirror}'s combined index (without a variant) has been reported unusable; use one variant's index.",
-        mirror=name),
-}
+_PROBLEMS = texts("mirrors.problem_", {
+    "stale_sync": "{mirror} has fallen behind its upstream before: the newest builds may be missing.",
+    "redirects_to_origin": "{mirror} has sent downloads back to the original server before, so it was no faster than "
+                           "the origin.",
+    "missing_variants": "{mirror} has lacked whole variants before (for example a new CUDA version).",
+    "forbidden_files": "{mirror} has refused single files with 403 Forbidden before, which stops a whole install.",
+    "blocks_clients": "{mirror} has refused some installers by their User-Agent before (403), which installers report "
+                      "as \"no matching version\".",
+    "prunes_old_releases": "{mirror} keeps only recent releases: an older uv asks for files it has deleted (404).",
+    "slow": "{mirror} has been very slow for some users.",
+    "outage": "{mirror} has been unreachable for a while before.",
+    "root_index_unusable": "{mirror}'s combined index (without a variant) has been reported unusable; use one "
+                           "variant's index.",
+})
 
 NOTE_CODES = frozenset(_NOTES)
 PROBLEM_KINDS = frozenset(_PROBLEMS)
@@ -139,7 +115,7 @@ class KnownProblem:
 
     def text(self, mirror: Mirror) -> Text:
         """The user-facing sentence, with when it was reported and fixed."""
-        parts: list[Text] = [_PROBLEMS[self.kind](mirror.name)]
+        parts: list[Text] = [_PROBLEMS.msg(self.kind, mirror=mirror.name)]
         if self.reported is not None:
             parts.append(msg("mirrors.reported_on", "(reported {date})", date=self.reported.isoformat()))
         if self.fixed is not None:
@@ -179,7 +155,7 @@ class Mirror:
         return tuple(p for p in self.known_problems if p.fixed is None)
 
     def note_texts(self) -> tuple[Msg, ...]:
-        return tuple(_NOTES[code](self.name) for code in self.notes)
+        return tuple(_NOTES.msg(code, mirror=self.name) for code in self.notes)
 
     def problem_texts(self, *, include_fixed: bool = False) -> tuple[Text, ...]:
         chosen = self.known_problems if include_fixed else self.open_problems

@@ -17,8 +17,9 @@ capital first letter (an English matter: a Chinese template simply says ``{x}``)
 from __future__ import annotations
 
 import json
+import string
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
@@ -30,12 +31,14 @@ __all__ = [
     "Joined",
     "Msg",
     "Text",
+    "TextTable",
     "catalogue",
     "join",
     "msg",
     "normalise_lang",
     "render",
     "render_all",
+    "texts",
 ]
 
 LANGS = ("en", "zh_CN")
@@ -111,7 +114,40 @@ Text = Msg | Joined | str
 
 def msg(code: str, en: str, /, **args: object) -> Msg:
     """A sentence with its stable ``code``; ``en`` must be a literal (the catalogue test scans it)."""
-    return Msg(code, en, tuple((k, _freeze(v)) for k, v in args.items()))
+    return Msg(code, en, _frozen_args(args))
+
+
+@dataclass(frozen=True)
+class TextTable:
+    """Sentences of one kind by name: ``name``'s code is ``prefix + name``, its English template
+    ``templates[name]``. Build it with :func:`texts` from a literal dict (the catalogue test reads
+    the codes and templates from the source, as it reads msg() calls)."""
+
+    prefix: str
+    templates: Mapping[str, str]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.templates
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.templates)
+
+    def __len__(self) -> int:
+        return len(self.templates)
+
+    def msg(self, name: str, /, **args: object) -> Msg:
+        """The sentence ``name`` with ``args``; a template without placeholders takes none."""
+        en = self.templates[name]
+        return Msg(self.prefix + name, en, _frozen_args(args) if _placeholders(en) else ())
+
+
+def texts(prefix: str, templates: Mapping[str, str], /) -> TextTable:
+    """A :class:`TextTable`; ``prefix`` (``"verify."``, ``"mirrors.note_"``) and ``templates`` literal."""
+    return TextTable(prefix, dict(templates))
+
+
+def _placeholders(template: str) -> bool:
+    return any(f for _, f, _, _ in string.Formatter().parse(template))
 
 
 def join(parts: Iterable[Text], sep: Text = "") -> Joined:
@@ -128,6 +164,10 @@ def render(text: Text | None, lang: str = "en") -> str:
 
 def render_all(texts: Iterable[Text], lang: str = "en") -> list[str]:
     return [render(t, lang) for t in texts]
+
+
+def _frozen_args(args: Mapping[str, object]) -> tuple[tuple[str, ArgValue], ...]:
+    return tuple((k, _freeze(v)) for k, v in args.items())
 
 
 def _freeze(value: object) -> ArgValue:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import string
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -30,7 +30,7 @@ from app.core.events import EventCallback, StepEvent
 from app.core.probe import ProbeFailed, run_probe
 from app.core.runner import CancelToken
 from app.core.serial import to_jsonable
-from app.core.text import Msg, Text, msg, render
+from app.core.text import Msg, Text, render, texts
 
 __all__ = [
     "DETAIL_CODES",
@@ -54,118 +54,90 @@ Params = Mapping[str, object]
 
 # ------------------------------------------------------------------------------- texts by code
 
-_TITLES: dict[str, Callable[[Params], Msg]] = {
-    "python": lambda p: msg("verify.title.python", "The environment's Python"),
-    "backends": lambda p: msg("verify.title.backends", "Backends"),
-    "torch_import": lambda p: msg("verify.title.torch_import", "PyTorch imports"),
-    "cpu_matmul": lambda p: msg("verify.title.cpu_matmul", "Matrix multiply on the CPU"),
-    "cpu_conv2d": lambda p: msg("verify.title.cpu_conv2d", "Convolution on the CPU"),
-    "cpu_training": lambda p: msg("verify.title.cpu_training", "A training step on the CPU (loss goes down)"),
-    "cpu_autocast": lambda p: msg("verify.title.cpu_autocast", "Mixed precision (bfloat16 autocast) on the CPU"),
-    "gloo_all_reduce": lambda p: msg("verify.title.gloo_all_reduce", "Two-process all_reduce on the CPU (gloo)"),
-    "accelerator": lambda p: msg("verify.title.accelerator", "An accelerator (GPU) is usable"),
-    "arch_list": lambda p: msg("verify.title.arch_list", "The GPU's architecture is compiled into this PyTorch"),
-    "device_round_trip": lambda p: msg("verify.title.device_round_trip", "A tensor goes to the accelerator and back"),
-    "device_matmul": lambda p: msg("verify.title.device_matmul", "Matrix multiply on the accelerator matches the CPU"),
-    "device_conv2d": lambda p: msg("verify.title.device_conv2d", "Convolution on the accelerator matches the CPU"),
-    "device_training": lambda p: msg("verify.title.device_training",
-                                     "A training step on the accelerator (loss goes down)"),
-    "dnn_library": lambda p: msg("verify.title.dnn_library", "{library} convolution", **p),
-    "device_autocast": lambda p: msg("verify.title.device_autocast", "Mixed precision (autocast) on the accelerator"),
-    "device_memory": lambda p: msg("verify.title.device_memory", "Accelerator memory after the checks"),
-    "nccl_all_reduce": lambda p: msg("verify.title.nccl_all_reduce", "Two-process all_reduce across GPUs ({library})",
-                                     **p),
-}
+_TITLES = texts("verify.title.", {
+    "python": "The environment's Python",
+    "backends": "Backends",
+    "torch_import": "PyTorch imports",
+    "cpu_matmul": "Matrix multiply on the CPU",
+    "cpu_conv2d": "Convolution on the CPU",
+    "cpu_training": "A training step on the CPU (loss goes down)",
+    "cpu_autocast": "Mixed precision (bfloat16 autocast) on the CPU",
+    "gloo_all_reduce": "Two-process all_reduce on the CPU (gloo)",
+    "accelerator": "An accelerator (GPU) is usable",
+    "arch_list": "The GPU's architecture is compiled into this PyTorch",
+    "device_round_trip": "A tensor goes to the accelerator and back",
+    "device_matmul": "Matrix multiply on the accelerator matches the CPU",
+    "device_conv2d": "Convolution on the accelerator matches the CPU",
+    "device_training": "A training step on the accelerator (loss goes down)",
+    "dnn_library": "{library} convolution",
+    "device_autocast": "Mixed precision (autocast) on the accelerator",
+    "device_memory": "Accelerator memory after the checks",
+    "nccl_all_reduce": "Two-process all_reduce across GPUs ({library})",
+})
 _TITLE_DEFAULTS: dict[str, Params] = {"dnn_library": {"library": "cuDNN / MIOpen"},
                                       "nccl_all_reduce": {"library": "NCCL"}}
 
 # The probe writes the same English templates (app/probes/verify.py DETAILS; a test keeps them equal).
-_DETAILS: dict[str, Callable[[Params], Msg]] = {
-    "python_at": lambda p: msg("verify.python_at", "Python {version} at {executable}", **p),
-    "exception": lambda p: msg("verify.exception", "{type}: {message}", **p),
-    "torch_imported": lambda p: msg("verify.torch_imported",
-                                    "torch {version} imported in {seconds:.1f} s from {folder}", **p),
-    "matmul_ok": lambda p: msg("verify.matmul_ok", "256x192 @ 192x128 matches the CPU reference ({errors})", **p),
-    "matmul_differs": lambda p: msg("verify.matmul_differs", "{dtype} result differs from the CPU reference by "
-                                    "{err:.2e} (allowed {allowed:.0e})", **p),
-    "conv_ok": lambda p: msg("verify.conv_ok", "3x3 convolution on 2x3x32x32 matches the CPU reference ({errors})",
-                             **p),
-    "conv_differs": lambda p: msg("verify.conv_differs", "{dtype} convolution differs from the CPU reference by "
-                                  "{err:.2e} (allowed {allowed:.0e})", **p),
-    "training_ok": lambda p: msg("verify.training_ok", "20 SGD steps on a tiny MLP: loss {first:.4f} -> {last:.4f}",
-                                 **p),
-    "loss_not_finite": lambda p: msg("verify.loss_not_finite", "the loss became NaN or infinite"),
-    "loss_not_down": lambda p: msg("verify.loss_not_down", "the loss did not go down ({first:.4f} -> {last:.4f})",
-                                   **p),
-    "autocast_ok": lambda p: msg("verify.autocast_ok", "a matmul under autocast ran in {dtype} (error {err:.1e})", **p),
-    "autocast_missing": lambda p: msg("verify.autocast_missing", "this PyTorch has no autocast for {device}: {message}",
-                                      **p),
-    "autocast_wrong_dtype": lambda p: msg("verify.autocast_wrong_dtype",
-                                          "autocast did not run the matmul in {dtype} (got {got})", **p),
-    "autocast_differs": lambda p: msg("verify.autocast_differs",
-                                      "autocast {dtype} result differs from the reference by {err:.2e}", **p),
-    "round_trip_ok": lambda p: msg("verify.round_trip_ok", "4 MiB copied to {device}, computed on and copied back "
-                                   "intact ({ms:.1f} ms)", **p),
-    "round_trip_differs": lambda p: msg("verify.round_trip_differs",
-                                        "data copied to the device and back came back different"),
-    "dnn_ok": lambda p: msg("verify.dnn_ok", "{library} {version}: convolution forward and backward match the CPU "
-                            "reference", **p),
-    "dnn_missing": lambda p: msg("verify.dnn_missing", "{library} is not available in this PyTorch build", **p),
-    "dnn_disabled": lambda p: msg("verify.dnn_disabled", "{library} {version} is present but disabled "
-                                  "(torch.backends.cudnn.enabled = False)", **p),
-    "dnn_differs": lambda p: msg("verify.dnn_differs", "{library} convolution differs from the CPU reference by "
-                                 "{err:.2e}", **p),
-    "dnn_not_used": lambda p: msg("verify.dnn_not_used", "cuDNN/MIOpen are NVIDIA/AMD libraries; {backend} does not "
-                                  "use them", **p),
-    "memory_ok": lambda p: msg("verify.memory_ok", "{allocated:.1f} MiB allocated by tensors, {reserved:.1f} MiB kept "
-                               "reserved by PyTorch's caching allocator (normal: it reuses it)", **p),
-    "memory_over": lambda p: msg("verify.memory_over", "allocated memory exceeds reserved memory: {allocated:.1f} MiB "
-                                 "allocated by tensors, {reserved:.1f} MiB kept reserved by PyTorch's caching "
-                                 "allocator (normal: it reuses it)", **p),
-    "memory_no_stats": lambda p: msg("verify.memory_no_stats", "no memory statistics for {device}", **p),
-    "all_reduce_ok": lambda p: msg("verify.all_reduce_ok", "{world} processes summed a 4 MiB tensor with {backend} "
-                                   "over 127.0.0.1 (correct result, {ms:.1f} ms)", **p),
-    "all_reduce_timeout": lambda p: msg("verify.all_reduce_timeout",
-                                        "the {backend} all_reduce did not finish within {seconds:.0f} s", **p),
-    "all_reduce_wrong": lambda p: msg("verify.all_reduce_wrong", "{backend} all_reduce gave {value} instead of "
-                                      "{expected}", **p),
-    "all_reduce_failed": lambda p: msg("verify.all_reduce_failed", "the {backend} all_reduce failed: {error}", **p),
-    "all_reduce_no_output": lambda p: msg("verify.all_reduce_no_output", "the {backend} all_reduce failed: no output",
-                                          **p),
-    "dist_not_asked": lambda p: msg("verify.dist_not_asked", "not asked for (--no-dist)"),
-    "dist_missing": lambda p: msg("verify.dist_missing", "this PyTorch build has no torch.distributed"),
-    "nccl_needs_two_gpus": lambda p: msg("verify.nccl_needs_two_gpus",
-                                         "needs two or more GPUs; this machine has {count}", **p),
-    "nccl_missing": lambda p: msg("verify.nccl_missing", "this PyTorch build has no NCCL"),
-    "nccl_not_for": lambda p: msg("verify.nccl_not_for", "NCCL is for NVIDIA/AMD GPUs, not {backend}", **p),
-    "accelerator_ok": lambda p: msg("verify.accelerator_ok", "{backend}: {devices}", **p),
-    "no_accelerator": lambda p: msg("verify.no_accelerator", "no accelerator is usable: {reason}", **p),
-    "cuda_unusable": lambda p: msg("verify.cuda_unusable", "This PyTorch is built for CUDA {cuda}, but no NVIDIA GPU "
-                                   "can be used. Run `torch-setup doctor` to find out why.", **p),
-    "cuda_unusable_said": lambda p: msg("verify.cuda_unusable_said", "This PyTorch is built for CUDA {cuda}, but no "
-                                        "NVIDIA GPU can be used ({warning}). Run `torch-setup doctor` to find out "
-                                        "why.", **p),
-    "rocm_unusable": lambda p: msg("verify.rocm_unusable", "This PyTorch is built for ROCm {hip}, but no AMD GPU can "
-                                   "be used. Run `torch-setup doctor` to find out why.", **p),
-    "rocm_unusable_said": lambda p: msg("verify.rocm_unusable_said", "This PyTorch is built for ROCm {hip}, but no AMD "
-                                        "GPU can be used ({warning}). Run `torch-setup doctor` to find out why.", **p),
-    "mps_unusable": lambda p: msg("verify.mps_unusable", "This PyTorch supports Apple's MPS, but it is not available "
-                                  "on this Mac (macOS {mac}; MPS needs macOS 12.3 or newer on Apple silicon or an AMD "
-                                  "GPU)", **p),
-    "xpu_unusable": lambda p: msg("verify.xpu_unusable",
-                                  "This PyTorch is built for Intel GPUs (XPU), but none can be used"),
-    "cpu_only_build": lambda p: msg("verify.cpu_only_build",
-                                    "This PyTorch is a CPU-only build, so it cannot use a GPU"),
-    "cpu_only_build_tagged": lambda p: msg("verify.cpu_only_build_tagged",
-                                           "This PyTorch (+{tag}) is a CPU-only build, so it cannot use a GPU", **p),
+_DETAILS = texts("verify.", {
+    "python_at": "Python {version} at {executable}",
+    "exception": "{type}: {message}",
+    "torch_imported": "torch {version} imported in {seconds:.1f} s from {folder}",
+    "matmul_ok": "256x192 @ 192x128 matches the CPU reference ({errors})",
+    "matmul_differs": "{dtype} result differs from the CPU reference by {err:.2e} (allowed {allowed:.0e})",
+    "conv_ok": "3x3 convolution on 2x3x32x32 matches the CPU reference ({errors})",
+    "conv_differs": "{dtype} convolution differs from the CPU reference by {err:.2e} (allowed {allowed:.0e})",
+    "training_ok": "20 SGD steps on a tiny MLP: loss {first:.4f} -> {last:.4f}",
+    "loss_not_finite": "the loss became NaN or infinite",
+    "loss_not_down": "the loss did not go down ({first:.4f} -> {last:.4f})",
+    "autocast_ok": "a matmul under autocast ran in {dtype} (error {err:.1e})",
+    "autocast_missing": "this PyTorch has no autocast for {device}: {message}",
+    "autocast_wrong_dtype": "autocast did not run the matmul in {dtype} (got {got})",
+    "autocast_differs": "autocast {dtype} result differs from the reference by {err:.2e}",
+    "round_trip_ok": "4 MiB copied to {device}, computed on and copied back intact ({ms:.1f} ms)",
+    "round_trip_differs": "data copied to the device and back came back different",
+    "dnn_ok": "{library} {version}: convolution forward and backward match the CPU reference",
+    "dnn_missing": "{library} is not available in this PyTorch build",
+    "dnn_disabled": "{library} {version} is present but disabled (torch.backends.cudnn.enabled = False)",
+    "dnn_differs": "{library} convolution differs from the CPU reference by {err:.2e}",
+    "dnn_not_used": "cuDNN/MIOpen are NVIDIA/AMD libraries; {backend} does not use them",
+    "memory_ok": "{allocated:.1f} MiB allocated by tensors, {reserved:.1f} MiB kept reserved by PyTorch's caching "
+                 "allocator (normal: it reuses it)",
+    "memory_over": "allocated memory exceeds reserved memory: {allocated:.1f} MiB allocated by tensors, "
+                   "{reserved:.1f} MiB kept reserved by PyTorch's caching allocator (normal: it reuses it)",
+    "memory_no_stats": "no memory statistics for {device}",
+    "all_reduce_ok": "{world} processes summed a 4 MiB tensor with {backend} over 127.0.0.1 "
+                     "(correct result, {ms:.1f} ms)",
+    "all_reduce_timeout": "the {backend} all_reduce did not finish within {seconds:.0f} s",
+    "all_reduce_wrong": "{backend} all_reduce gave {value} instead of {expected}",
+    "all_reduce_failed": "the {backend} all_reduce failed: {error}",
+    "all_reduce_no_output": "the {backend} all_reduce failed: no output",
+    "dist_not_asked": "not asked for (--no-dist)",
+    "dist_missing": "this PyTorch build has no torch.distributed",
+    "nccl_needs_two_gpus": "needs two or more GPUs; this machine has {count}",
+    "nccl_missing": "this PyTorch build has no NCCL",
+    "nccl_not_for": "NCCL is for NVIDIA/AMD GPUs, not {backend}",
+    "accelerator_ok": "{backend}: {devices}",
+    "no_accelerator": "no accelerator is usable: {reason}",
+    "cuda_unusable": "This PyTorch is built for CUDA {cuda}, but no NVIDIA GPU can be used. Run `torch-setup doctor` "
+                     "to find out why.",
+    "cuda_unusable_said": "This PyTorch is built for CUDA {cuda}, but no NVIDIA GPU can be used ({warning}). Run "
+                          "`torch-setup doctor` to find out why.",
+    "rocm_unusable": "This PyTorch is built for ROCm {hip}, but no AMD GPU can be used. Run `torch-setup doctor` to "
+                     "find out why.",
+    "rocm_unusable_said": "This PyTorch is built for ROCm {hip}, but no AMD GPU can be used ({warning}). Run "
+                          "`torch-setup doctor` to find out why.",
+    "mps_unusable": "This PyTorch supports Apple's MPS, but it is not available on this Mac (macOS {mac}; MPS needs "
+                    "macOS 12.3 or newer on Apple silicon or an AMD GPU)",
+    "xpu_unusable": "This PyTorch is built for Intel GPUs (XPU), but none can be used",
+    "cpu_only_build": "This PyTorch is a CPU-only build, so it cannot use a GPU",
+    "cpu_only_build_tagged": "This PyTorch (+{tag}) is a CPU-only build, so it cannot use a GPU",
     # decided here, not by the probe
-    "arch_covered": lambda p: msg("verify.arch_covered", "device {devices} is covered by {archs}", **p),
-    "arch_missing": lambda p: msg("verify.arch_missing", "{devices} is not in this wheel's compiled architectures "
-                                  "({archs}): kernels will fail with 'no kernel image is available'", **p),
-    "arch_list_unknown": lambda p: msg("verify.arch_list_unknown", "this build does not report its architecture list"),
-    "arch_not_applicable": lambda p: msg("verify.arch_not_applicable", "{backend} has no compiled architecture list",
-                                         **p),
-}
+    "arch_covered": "device {devices} is covered by {archs}",
+    "arch_missing": "{devices} is not in this wheel's compiled architectures ({archs}): kernels will fail with 'no "
+                    "kernel image is available'",
+    "arch_list_unknown": "this build does not report its architecture list",
+    "arch_not_applicable": "{backend} has no compiled architecture list",
+})
 DETAIL_CODES = frozenset(_DETAILS)
 
 
@@ -196,19 +168,17 @@ def _nested(params: Params) -> dict[str, object]:
 
 def check_title(name: str, params: Params | None = None, fallback: str = "") -> Text:
     """The title of check ``name`` (``params``: the library of dnn_library / nccl_all_reduce)."""
-    make = _TITLES.get(name)
-    if make is None:
+    if name not in _TITLES:
         return fallback or name
-    m = make(params or _TITLE_DEFAULTS.get(name) or {})
+    m = _TITLES.msg(name, **(params or _TITLE_DEFAULTS.get(name) or {}))
     return m if _fits(m) else (fallback or name)
 
 
 def detail_text(code: str | None, params: Params | None, fallback: str) -> Text:
     """The sentence for outcome ``code`` with ``params``; ``fallback`` (the probe's English) otherwise."""
-    make = _DETAILS.get(code or "")
-    if make is None:
+    if code is None or code not in _DETAILS:
         return fallback
-    m = make(_nested(params or {}))
+    m = _DETAILS.msg(code, **_nested(params or {}))
     return m if _fits(m) else fallback
 
 

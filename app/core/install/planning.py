@@ -211,18 +211,8 @@ def _pip_version(request: InstallRequest, env_path: Path, backend: EnvBackend,
     if request.existing:
         return envs.pip_version_in(env_path)
     if backend.installer == "pip" and backend.kind == "venv" and python is not None and python.pip:
-        return _version_tuple(python.pip)
+        return envs.leading_numbers(python.pip)
     return ()
-
-
-def _version_tuple(text: str) -> tuple[int, ...]:
-    parts = []
-    for piece in text.split("."):
-        m = re.match(r"\d+", piece)
-        if not m:
-            break
-        parts.append(int(m.group()))
-    return tuple(parts)
 
 
 def plan(request: InstallRequest, report: SystemReport | None = None) -> InstallPlan:
