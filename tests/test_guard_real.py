@@ -107,7 +107,7 @@ def test_guard_against_pip_and_uv(tmp_path, capsys, local_wheels, second_torch: 
                  "needs-new-torch"]).returncode == 0
     rc, _, err = _cli(capsys, "envs", "repair", str(env), "--find-links", str(local_wheels), "--index-url",
                  default_index, "--yes")
-    assert rc == 0
+    assert rc == 0, err
     assert _torch(env) == "2.13.0+cpu"
     assert guard.status(env).active
 

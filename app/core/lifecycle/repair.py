@@ -183,7 +183,7 @@ def repair(p: RepairPlan, *, on_event: Callable[[Event], None] | None = None,
     cancel = cancel or runner.CancelToken()
     log = new_log_path("repair")
     ip = p.install_plan
-    with env_lock(p.env, "repair"):
+    with env_lock(p.env, "repair") as lock:
         before = guard.status(p.env)
         if before.constraints or before.pip_config or before.activate_hook:
             guard.lift(p.env)
@@ -203,7 +203,7 @@ def repair(p: RepairPlan, *, on_event: Callable[[Event], None] | None = None,
                 if res.cancelled:
                     raise Cancelled(log_path=log)
                 res.raise_for_status("Could not take out the installed torch packages before reinstalling them")
-            result = install(ip, on_event=emit, cancel=cancel)
+            result = install(ip, on_event=emit, cancel=cancel, lock=lock)  # this run holds the lock
             verify = _verify(result, p, emit, cancel)
         except BaseException as exc:
             problems = restore(ip, snapshot, on_event=emit, log_path=log)
