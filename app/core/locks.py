@@ -123,6 +123,17 @@ def _read_holder(path: Path) -> LockHolder | None:
         return None
 
 
+def _holder_soon(path: Path, wait_s: float = 1.0) -> LockHolder | None:
+    """The holder, read again for a moment: a run that has just taken the lock writes who it is
+    right after taking it, so a competitor that lost the race by microseconds still names it."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        holder = _read_holder(path)
+        if holder is not None or time.monotonic() >= deadline:
+            return holder
+        time.sleep(0.02)
+
+
 class EnvLock:
     """An acquired lock; release() (or leaving ``env_lock``'s block) gives it back."""
 
@@ -162,7 +173,7 @@ def acquire(env_path: str | os.PathLike[str], purpose: str) -> EnvLock:
     fh = open(file, "a+", encoding="utf-8")  # noqa: SIM115 - held open for the lock's life
     if not _try_lock(fh):
         fh.close()
-        holder = _read_holder(file)
+        holder = _holder_soon(file)
         who = (msg("locks.holder", "PID {pid} ({purpose}, started {started})", pid=holder.pid,
                    purpose=holder.purpose, started=holder.started) if holder else
                msg("locks.another_run", "another run"))
