@@ -18,6 +18,7 @@ from __future__ import annotations
 import http.client
 import socket
 import ssl
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -28,6 +29,7 @@ from http.client import HTTPMessage
 from typing import IO
 
 from app.core.indexes import display_url, proxy_for
+from app.core.secrets import basic_auth, split_credentials
 from app.core.text import Text, msg
 
 __all__ = ["PAGE_TIMEOUT_S", "Failure", "Net", "NetError", "Response", "http_failure", "short_read"]
@@ -85,6 +87,26 @@ def http_failure(status: int, reason: str, url: str) -> Failure:
 def short_read(got: int, expected: int) -> Failure:
     return Failure("short_read", msg("sources.err_short_read", "closed the connection after {got} of {expected} "
                                      "bytes", got=got, expected=expected))
+
+
+_HOST_AUTH: dict[str, str] = {}  # scheme://host:port -> the Authorization header the user's URL gave for it
+_HOST_AUTH_LOCK = threading.Lock()
+
+
+def _authorization(url: str) -> tuple[str, str | None]:
+    """``url`` without user information, and the Basic auth for its server: the credentials of this
+    URL, else those an earlier URL of the same server carried (an index's files live on its host,
+    linked without credentials, as pip and uv treat them)."""
+    bare, user, password = split_credentials(url)
+    try:
+        parts = urllib.parse.urlsplit(bare)
+        server = f"{parts.scheme}://{parts.netloc}".lower()
+    except ValueError:
+        return bare, None
+    with _HOST_AUTH_LOCK:
+        if user is not None:
+            _HOST_AUTH[server] = basic_auth(user, password)
+        return bare, _HOST_AUTH.get(server)
 
 
 def _host_port(url: str) -> str:
@@ -163,7 +185,10 @@ class Net:
             method: str = "GET") -> Iterator[Response]:
         """Open ``url``; raises :class:`NetError` naming the failure (an HTTP error status included)."""
         chain: list[str] = []
-        req = urllib.request.Request(url, method=method, headers={"User-Agent": USER_AGENT, **(headers or {})})
+        bare, auth = _authorization(url)  # an authenticated index: Basic auth, never in the URL
+        req = urllib.request.Request(bare, method=method, headers={"User-Agent": USER_AGENT, **(headers or {})})
+        if auth is not None:  # unredirected: a redirect to another host never gets the credentials
+            req.add_unredirected_header("Authorization", auth)
         try:
             raw = self._opener(chain).open(req, timeout=timeout or self.timeout)
         except urllib.error.HTTPError as exc:
