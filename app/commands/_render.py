@@ -260,3 +260,17 @@ def cancel_on_signals(cancel: CancelToken, out: TextIO | Console, what: str) -> 
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+# A status or severity as one mark: symbols where the console can write them, ASCII where it
+# cannot (a cp1252 Windows console raises on "✗").
+_MARKS = {"passed": ("✓", "OK"), "failed": ("✗", "XX"), "skipped": ("–", "--"),
+          "error": ("✗", "XX"), "warning": ("!", "!"), "info": ("i", "i")}
+
+
+def mark(status: str, stream: TextIO | None = None) -> str:
+    """The mark of a check's status (passed / failed / skipped) or a finding's severity."""
+    symbol, ascii_mark = _MARKS.get(status, ("?", "?"))
+    enc = (getattr(stream or sys.stdout, "encoding", None) or "").lower()
+    return symbol if "utf" in enc else ascii_mark
+

@@ -7,15 +7,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from app.commands._args import add_command, add_env, add_from_report, add_json
+from app.commands._render import mark
 from app.core.errors import EXIT_FAILED, EXIT_OK
 from app.core.serial import dumps
 from app.core.text import render as render_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.core.doctor import Diagnosis
-
-ICON = {"error": "✗", "warning": "!", "info": "i"}
-
 
 def register(sub) -> None:
     p = add_command(sub, "doctor", "find out why PyTorch does not use the GPU in an environment",
@@ -43,7 +41,7 @@ def render(diag: Diagnosis) -> str:
     if not diag.findings:
         lines.append("No problem found.")
     for i, x in enumerate(diag.findings, 1):
-        lines.append(f"{ICON.get(x.severity, '?')} {i}. {render_text(x.title)}")
+        lines.append(f"{mark(x.severity)} {i}. {render_text(x.title)}")
         lines.append(f"     Why: {render_text(x.explanation)}")
         lines.append(f"     Fix: {render_text(x.fix)}")
         for e in x.evidence:

@@ -9,15 +9,13 @@ import sys
 from typing import TYPE_CHECKING
 
 from app.commands._args import add_command, add_env, add_json, positive_float
+from app.commands._render import mark
 from app.core.errors import EXIT_FAILED, EXIT_OK
 from app.core.serial import dumps
 from app.core.text import render as render_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.core.verify import VerifyReport
-
-MARKS = {"passed": "✓", "failed": "✗", "skipped": "–"}
-
 
 def register(sub) -> None:
     p = add_command(sub, "verify", "check that PyTorch works in an environment (CPU and accelerator)",
@@ -30,13 +28,6 @@ def register(sub) -> None:
     p.add_argument("--timeout", type=positive_float, default=300.0, metavar="S",
                    help="give up after S seconds (300; more than 0)")
     add_json(p, "print the VerifyReport as JSON")
-
-
-def _mark(status: str) -> str:
-    enc = (getattr(sys.stdout, "encoding", None) or "").lower()
-    if "utf" in enc:
-        return MARKS.get(status, "?")
-    return {"passed": "OK", "failed": "XX", "skipped": "--"}.get(status, "?")
 
 
 def render(report: VerifyReport) -> str:
@@ -62,7 +53,7 @@ def render(report: VerifyReport) -> str:
     for c, title in zip(report.checks, titles, strict=True):
         detail = "skipped: no accelerator (see above)" if c.status == "skipped" and c.code == "no_accelerator" \
             else render_text(c.detail)
-        lines.append(f" {_mark(c.status)} {title.ljust(width)}  {detail}")
+        lines.append(f" {mark(c.status)} {title.ljust(width)}  {detail}")
     lines.append("")
     n = {s: sum(1 for c in report.checks if c.status == s) for s in ("passed", "failed", "skipped")}
     verdict = "All checks passed" if report.ok else "Some checks FAILED"
