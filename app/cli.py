@@ -24,12 +24,13 @@ import importlib
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from app import __version__
-from app.commands._errors import format_error
 from app.core import secrets
-from app.core.errors import EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILED, UserError
-from app.core.text import normalise_lang
+
+if TYPE_CHECKING:  # start-up: the wizard's first window needs no error types
+    from app.core.errors import UserError
 
 COMMANDS = ("detect", "recommend", "install", "bundle", "verify", "bench", "doctor", "compat", "envs", "upgrade",
             "cache", "gui")
@@ -55,6 +56,8 @@ def path_argument(value: str) -> str:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # bad usage is "bad input": exit 2, as argparse does
+        from app.core.errors import EXIT_BAD_INPUT
+
         self.print_usage(sys.stderr)
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
@@ -145,6 +148,8 @@ _PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.EACCES, errno.EPERM, errno.E
 
 def _path_error(args: argparse.Namespace, exc: OSError) -> int:
     """An OSError that escaped a command: exit 2 naming the option when it is about a path given."""
+    from app.core.errors import EXIT_BAD_INPUT, EXIT_FAILED
+
     what = exc.strerror or str(exc) or type(exc).__name__
     name = os.fsdecode(exc.filename) if isinstance(exc.filename, (str, bytes, os.PathLike)) else ""
     option = _option_of(args, exc.filename)
@@ -162,6 +167,8 @@ def _path_error(args: argparse.Namespace, exc: OSError) -> int:
 def _run(argv: list[str] | None, words: list[str]) -> int:
     if not words:  # no words at all opens the wizard: no parser is built (~4 ms of start-up)
         return _run_gui(words)
+    from app.core.errors import EXIT_CANCELLED, UserError
+
     only = words[0] if words[0] in COMMANDS else None
     parser = build_parser(only)
     args = parser.parse_args(argv)
@@ -179,14 +186,21 @@ def _run(argv: list[str] | None, words: list[str]) -> int:
         if getattr(args, "json", False):
             _say(json.dumps(err.to_dict(), indent=2, ensure_ascii=False), sys.stdout)
         else:
-            lang = normalise_lang(os.environ.get("TORCH_SETUP_LANG"))
-            _say(f"torch-setup: {format_error(err, words, lang)}", sys.stderr)
+            _say(f"torch-setup: {_error_text(err, words)}", sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         _say("torch-setup: cancelled.", sys.stderr)
         return EXIT_CANCELLED
     except OSError as exc:
         return _path_error(args, exc)
+
+
+def _error_text(err: UserError, words: list[str]) -> str:
+    """The error as the command line shows it, in TORCH_SETUP_LANG (English by default)."""
+    from app.commands._errors import format_error  # start-up: only a failed run needs it
+    from app.core.text import normalise_lang
+
+    return format_error(err, words, normalise_lang(os.environ.get("TORCH_SETUP_LANG")))
 
 
 def _say(text: str, stream) -> None:
@@ -220,14 +234,20 @@ if __name__ == "__main__":  # pragma: no cover
 
 
 def _run_gui(words: list[str]) -> int:
+    """The wizard, with no parser built and no error types loaded before its first window."""
     try:
         from app.commands.gui import launch
 
         return launch([])
-    except UserError as err:
-        _say(f"torch-setup: {format_error(err, words, normalise_lang(os.environ.get('TORCH_SETUP_LANG')))}",
-             sys.stderr)
-        return err.exit_code
     except KeyboardInterrupt:
+        from app.core.errors import EXIT_CANCELLED
+
         _say("torch-setup: cancelled.", sys.stderr)
         return EXIT_CANCELLED
+    except Exception as exc:
+        from app.core.errors import UserError
+
+        if not isinstance(exc, UserError):
+            raise
+        _say(f"torch-setup: {_error_text(exc, words)}", sys.stderr)
+        return exc.exit_code

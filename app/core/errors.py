@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from app.core.actions import Action, Remedy
 from app.core.text import Joined, Msg, Text, msg, render
+
+if TYPE_CHECKING:  # start-up: the actions load with the remedies that carry them
+    from app.core.actions import Action, Remedy
 
 __all__ = [
     "EXIT_BAD_INPUT", "EXIT_CANCELLED", "EXIT_FAILED", "EXIT_OK", "BadInput", "Cancelled", "Face", "ForFace",

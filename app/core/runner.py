@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from app.core import remedies
+from app.core.cancel import CancelToken as CancelToken  # re-exported: runner.CancelToken
 from app.core.errors import Cancelled, Hint, UserError
 from app.core.secrets import mask
 from app.core.text import Text, msg
@@ -74,56 +74,6 @@ MAX_LINE_CHARS = 1024 * 1024
 TAIL_LINE_CHARS = 2000
 #: A log file stops growing here (one install's log is shared by all its commands).
 LOG_LIMIT_BYTES = 50 * 1024 * 1024
-
-
-class CancelToken:
-    """Thread-safe cancellation flag; :meth:`cancel` also wakes every waiting runner."""
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-        self._callbacks: list[Callable[[], None]] = []
-        self._lock = threading.Lock()
-
-    def cancel(self) -> None:
-        with self._lock:
-            if self._event.is_set():
-                return
-            self._event.set()
-            callbacks = list(self._callbacks)
-        for cb in callbacks:
-            try:
-                cb()
-            except Exception:  # a callback must never break cancellation
-                pass
-
-    @property
-    def cancelled(self) -> bool:
-        return self._event.is_set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self._event.wait(timeout)
-
-    def on_cancel(self, cb: Callable[[], None]) -> Callable[[], None]:
-        """Register ``cb``; returns a function that unregisters it."""
-        with self._lock:
-            if not self._event.is_set():
-                self._callbacks.append(cb)
-                registered = True
-            else:
-                registered = False
-        if not registered:
-            cb()
-
-        def remove() -> None:
-            with self._lock:
-                if cb in self._callbacks:
-                    self._callbacks.remove(cb)
-
-        return remove
-
-    def raise_if_cancelled(self, message: Text | None = None) -> None:
-        if self.cancelled:
-            raise Cancelled(message)
 
 
 def clean_env(extra: Mapping[str, str] | None = None, *, base: Mapping[str, str] | None = None,
@@ -191,6 +141,8 @@ class RunResult:
         if self.cancelled:
             raise Cancelled(log_path=self.log_path)
         if not self.ok:
+            from app.core import remedies  # start-up: the catalogue loads only when a run failed
+
             found = remedies.diagnose([*self.tail, self.start_error or ""])
             outcome = remedies.run_outcome(self.returncode, timed_out=self.timed_out, duration_s=self.duration_s,
                                            start_error=self.start_error)

@@ -23,8 +23,6 @@ milliseconds.
 """
 from __future__ import annotations
 
-import base64
-import html
 import io
 import json
 import re
@@ -217,6 +215,8 @@ def _worth_remembering(s: str) -> bool:
 
 def _forms_of(secret: str) -> set[str]:
     raw = {secret, unquote(secret)}
+    import html  # start-up: only when a secret is remembered
+
     forms = set(raw)
     for s in raw:
         for safe in ("", "/", ":@/", "!$&'()*+,;=:@/~"):
@@ -279,11 +279,15 @@ def unencoded_credentials(url: str) -> bool:
 
 def basic_auth(user: str, password: str | None) -> str:
     """The ``Authorization`` header value for HTTP Basic authentication."""
+    import base64  # start-up: only an authenticated index needs it
+
     raw = f"{user}:{password or ''}".encode()
     return "Basic " + base64.b64encode(raw).decode("ascii")
 
 
 def _url_secrets(url: str) -> list[str]:
+    import base64  # start-up: only when a URL is remembered
+
     found: list[str] = []
     i = url.find("://")
     if i != -1:

@@ -30,6 +30,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from app.core.cancel import CancelToken
 from app.core.errors import (
     EXIT_BAD_INPUT,
     EXIT_CANCELLED,
@@ -41,7 +42,6 @@ from app.core.errors import (
     UserError,
 )
 from app.core.events import Event, ignore
-from app.core.runner import CancelToken
 from app.core.text import Msg, Text, join, msg, render
 
 if TYPE_CHECKING:  # start-up: the wizard makes a Session before its first paint; the steps load their modules

@@ -14,8 +14,6 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.core.errors import UserError
-
 
 def require_display() -> None:
     """On Linux without X11/Wayland (an SSH session, a container), Qt would abort the process
@@ -24,6 +22,8 @@ def require_display() -> None:
         return
     if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
         return
+    from app.core.errors import UserError  # start-up: only when there is no display
+
     raise UserError("No display was found, so the setup wizard cannot open here.",
                     hint="Use the command-line tools instead (torch-setup detect, recommend, install ...; see "
                          "torch-setup --help), or start the wizard in a desktop session.")

@@ -25,9 +25,9 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal, SignalInstance
 
+from app.core.cancel import CancelToken
 from app.core.errors import Cancelled, UserError
 from app.core.events import Event
-from app.core.runner import CancelToken
 from app.core.text import msg
 
 CoreCall = Callable[[Callable[[Event], None], CancelToken], object]
