@@ -99,15 +99,20 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--find-links", default="/opt/wheels", help="the folder holding the torch CPU wheel")
+    ap.add_argument("--seed-wheels", default="/opt/pypi/files",
+                    help="a folder holding pip/setuptools/wheel wheels: the server holds them, as every package "
+                         "index does (the new env is seeded with pip from its package index)")
     args = ap.parse_args()
     house = gather_wheelhouse([Path(args.find_links)])
+    seeds = sorted(p for p in Path(args.seed_wheels).glob("*.whl")
+                   if p.name.split("-")[0].lower() in ("pip", "wheel")) if Path(args.seed_wheels).is_dir() else []
     times: dict[str, list[float]] = {"ours": [], "raw": []}
     with Unreachable() as gone:
         os.environ["TORCH_SETUP_TORCH_INDEX"] = gone.refused_url.replace("/simple/", "/whl/")
-        server = IndexServer(house.files)
+        server = IndexServer([*house.files, *seeds])
         server.start()
         try:
-            print(f"server {server.origin}: {len(house.files)} wheels, "
+            print(f"server {server.origin}: {len(house.files)} wheels (+ {len(seeds)} for seeding pip), "
                   f"{sum(f.stat().st_size for f in house.files) / 1e6:.0f} MB")
             for r in range(args.rounds):
                 order = ("ours", "raw") if r % 2 == 0 else ("raw", "ours")

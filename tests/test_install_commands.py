@@ -171,3 +171,16 @@ def test_an_index_without_pip_still_gives_the_env_its_own_pip(tmp_path, index_se
     pip = env / ("Scripts/pip.exe" if sys.platform.startswith("win") else "bin/pip")
     out = subprocess.run([str(pip), "--version"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and str(env) in out.stdout, out.stdout + out.stderr
+
+
+def test_offline_seeding_installs_ensurepips_own_pip_with_uv(tmp_path):
+    """Offline (a bundle, a wheel folder alone) the env's pip is the one ensurepip bundles, put in by uv
+    from that folder (a fraction of a second; ``python -m ensurepip`` takes seconds)."""
+    from app.core.envs import probe_python
+
+    backend = UvVenv(kind="venv", installer="uv", tool="uv", uv="uv")
+    py, _ = probe_python(sys.executable, use_cache=False)
+    assert py is not None and py.pip_wheels and Path(py.pip_wheels, f"pip-{py.pip}-py3-none-any.whl").is_file()
+    argv = backend.seed_argv(tmp_path / "e", py, IndexOptions(find_links=("/w",), offline=True))
+    assert argv is not None and argv[:3] == ["uv", "pip", "install"] and "--offline" in argv
+    assert argv[argv.index("--find-links") + 1] == py.pip_wheels and argv[-1] == "pip"

@@ -20,6 +20,7 @@ Safety (nothing that was not ours is touched):
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -209,8 +210,9 @@ class _Run:
         the user's packages): the env's Python installs its own pip; without one the env still
         works (``uv pip``), and a warning says so. Never a failed install for want of pip."""
         p = self.p
-        argv = [str(env_python(p.env_path)), "-m", "ensurepip", "--default-pip"]
-        if p.python is None or p.python.has_venv:
+        offline = dataclasses.replace(p.index, offline=True)
+        argv = p.backend.seed_argv(p.env_path, p.python, offline)  # ensurepip's own pip, put in by uv when it can
+        if argv is not None and (p.python is None or p.python.has_venv):
             res = self._run("seed-pip", argv, lambda s, ln: self.emit(LogEvent(ln, s)))
             if res.ok:
                 return
