@@ -214,7 +214,7 @@
 <context>
     <name>DonePage</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="+228"/>
+        <location filename="../../app/gui/pages/done.py" line="+232"/>
         <source>Save the report into…</source>
         <translation>把报告保存到…</translation>
     </message>
@@ -344,17 +344,7 @@
         <translation>Jupyter：环境装上 ipykernel 包后就能作为笔记本内核使用。下面的按钮会运行这些命令：先从安装 PyTorch 的同一安装源安装 ipykernel，再注册内核。</translation>
     </message>
     <message>
-        <location line="+20"/>
-        <source>Done</source>
-        <translation>完成</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>PyTorch is installed. Here is how to use it.</source>
-        <translation>PyTorch 已经装好了。下面是使用方法。</translation>
-    </message>
-    <message>
-        <location line="-15"/>
+        <location line="+6"/>
         <source>Use it from a terminal (activate the environment)</source>
         <translation>在终端中使用（激活环境）</translation>
     </message>
@@ -394,7 +384,18 @@
         <translation>速度（部分结果，测试已停止）：最高 {gflops:.1f} GFLOP/s（{device}，{dtype}）。</translation>
     </message>
     <message>
-        <location line="-20"/>
+        <location line="-173"/>
+        <source>Done</source>
+        <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>PyTorch is installed. Here is how to use it.</source>
+        <translation>PyTorch 已经装好了。下面是使用方法。</translation>
+    </message>
+    <message>
+        <location line="+152"/>
         <source>Downloaded from: {sources}</source>
         <translation>下载来源：{sources}</translation>
     </message>
@@ -671,7 +672,7 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+291"/>
+        <location filename="../../app/gui/pages/environment.py" line="+297"/>
         <source>(recommended)</source>
         <translation>（推荐）</translation>
     </message>
@@ -747,17 +748,7 @@
         <translation>大约需要安装 {size}。</translation>
     </message>
     <message>
-        <location line="+74"/>
-        <source>Environment</source>
-        <translation>环境</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>PyTorch goes into its own Python environment: a folder with its own Python and packages, so nothing else on this computer changes.</source>
-        <translation>PyTorch 会装进一个独立的 Python 环境：一个拥有自己的 Python 和软件包的文件夹，电脑上的其他东西都不会改变。</translation>
-    </message>
-    <message>
-        <location line="-57"/>
+        <location line="+18"/>
         <source>How to make it</source>
         <translation>创建方式</translation>
     </message>
@@ -993,7 +984,18 @@
         <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
     </message>
     <message>
+        <location line="-277"/>
+        <source>Environment</source>
+        <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
+        <translation>环境</translation>
+    </message>
+    <message>
         <location line="+1"/>
+        <source>PyTorch goes into its own Python environment: a folder with its own Python and packages, so nothing else on this computer changes.</source>
+        <translation>PyTorch 会装进一个独立的 Python 环境：一个拥有自己的 Python 和软件包的文件夹，电脑上的其他东西都不会改变。</translation>
+    </message>
+    <message>
+        <location line="+277"/>
         <source>The PyTorch server only</source>
         <translation>只用 PyTorch 官方服务器</translation>
     </message>
@@ -1056,9 +1058,19 @@
 <context>
     <name>EnvironmentsPage</name>
     <message>
-        <location filename="../../app/gui/pages/environments.py" line="+184"/>
+        <location filename="../../app/gui/pages/environments.py" line="+64"/>
+        <source>Your PyTorch environments</source>
+        <extracomment>status -&gt; icon the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
+        <translation>你的 PyTorch 环境</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The environments this assistant made (★) and the PyTorch environments found on this computer. Choose one to check, repair or upgrade it.</source>
+        <translation>本助手创建的环境（★）以及在这台电脑上找到的 PyTorch 环境。选择一个进行检查、修复或升级。</translation>
+    </message>
+    <message>
+        <location line="+125"/>
         <source>never</source>
-        <extracomment>status -&gt; icon</extracomment>
         <translation>从未</translation>
     </message>
     <message>
@@ -1176,17 +1188,7 @@
         <translation>删除这个环境吗？</translation>
     </message>
     <message>
-        <location line="+63"/>
-        <source>Your PyTorch environments</source>
-        <translation>你的 PyTorch 环境</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>The environments this assistant made (★) and the PyTorch environments found on this computer. Choose one to check, repair or upgrade it.</source>
-        <translation>本助手创建的环境（★）以及在这台电脑上找到的 PyTorch 环境。选择一个进行检查、修复或升级。</translation>
-    </message>
-    <message>
-        <location line="-20"/>
+        <location line="+44"/>
         <source>Looking for environments…</source>
         <translation>正在查找环境……</translation>
     </message>
@@ -1332,7 +1334,7 @@
 <context>
     <name>InstallPage</name>
     <message>
-        <location filename="../../app/gui/pages/install.py" line="+174"/>
+        <location filename="../../app/gui/pages/install.py" line="+179"/>
         <source>No environment was chosen.</source>
         <translation>还没有选择环境。</translation>
     </message>
@@ -1422,7 +1424,18 @@
         <translation>正在下载并安装软件包</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="-293"/>
+        <source>Installing PyTorch</source>
+        <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
+        <translation>正在安装 PyTorch</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The environment is created and PyTorch is downloaded and installed into it. This usually takes from under a minute to a few minutes.</source>
+        <translation>正在创建环境，并把 PyTorch 下载安装进去。通常需要不到一分钟到几分钟。</translation>
+    </message>
+    <message>
+        <location line="+294"/>
         <location line="+1"/>
         <location line="+1"/>
         <source>Checking the installed packages</source>
@@ -1484,17 +1497,7 @@
         <translation>正在估算剩余时间…</translation>
     </message>
     <message>
-        <location line="+13"/>
-        <source>Installing PyTorch</source>
-        <translation>正在安装 PyTorch</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>The environment is created and PyTorch is downloaded and installed into it. This usually takes from under a minute to a few minutes.</source>
-        <translation>正在创建环境，并把 PyTorch 下载安装进去。通常需要不到一分钟到几分钟。</translation>
-    </message>
-    <message>
-        <location line="-9"/>
+        <location line="+5"/>
         <source>Cancel installation</source>
         <translation>取消安装</translation>
     </message>
@@ -1585,7 +1588,18 @@
         <translation>处理器（仅 CPU）</translation>
     </message>
     <message>
-        <location line="+468"/>
+        <location line="+286"/>
+        <source>Recommendation</source>
+        <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
+        <translation>推荐方案</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The PyTorch build for this computer, why it was chosen, and the exact command that will install it.</source>
+        <translation>适合这台电脑的 PyTorch 版本、选择它的原因，以及安装它的完整命令。</translation>
+    </message>
+    <message>
+        <location line="+186"/>
         <source>Choose which wish to give up:</source>
         <translation>请选择放弃哪一项要求：</translation>
     </message>
@@ -1635,17 +1649,7 @@
         <translation>兼容性数据（{date}）</translation>
     </message>
     <message>
-        <location line="+51"/>
-        <source>Recommendation</source>
-        <translation>推荐方案</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>The PyTorch build for this computer, why it was chosen, and the exact command that will install it.</source>
-        <translation>适合这台电脑的 PyTorch 版本、选择它的原因，以及安装它的完整命令。</translation>
-    </message>
-    <message>
-        <location line="-16"/>
+        <location line="+36"/>
         <source>Choosing the right build…</source>
         <translation>正在选择合适的版本…</translation>
     </message>
@@ -1758,7 +1762,7 @@ Stop and close?</source>
 <context>
     <name>SpeedTestPage</name>
     <message>
-        <location filename="../../app/gui/pages/speedtest.py" line="+134"/>
+        <location filename="../../app/gui/pages/speedtest.py" line="+139"/>
         <source>There is no installed environment to measure.</source>
         <translation>没有可以测速的已安装环境。</translation>
     </message>
@@ -1819,17 +1823,7 @@ Stop and close?</source>
         <translation>速度测试已停止。</translation>
     </message>
     <message>
-        <location line="+15"/>
-        <source>Speed test</source>
-        <translation>速度测试</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>Multiplies matrices of growing size to show how fast PyTorch runs here. It takes under a minute and can be skipped.</source>
-        <translation>用越来越大的矩阵做乘法，看看 PyTorch 在这台电脑上跑得多快。不到一分钟，也可以跳过。</translation>
-    </message>
-    <message>
-        <location line="-9"/>
+        <location line="+7"/>
         <source>Skip the speed test</source>
         <translation>跳过速度测试</translation>
     </message>
@@ -1849,7 +1843,18 @@ Stop and close?</source>
         <translation>峰值是怎样估算的</translation>
     </message>
     <message>
-        <location line="-45"/>
+        <location line="-271"/>
+        <source>Speed test</source>
+        <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
+        <translation>速度测试</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Multiplies matrices of growing size to show how fast PyTorch runs here. It takes under a minute and can be skipped.</source>
+        <translation>用越来越大的矩阵做乘法，看看 PyTorch 在这台电脑上跑得多快。不到一分钟，也可以跳过。</translation>
+    </message>
+    <message>
+        <location line="+225"/>
         <source>Source: {source}</source>
         <translation>来源：{source}</translation>
     </message>
@@ -1857,7 +1862,18 @@ Stop and close?</source>
 <context>
     <name>SystemPage</name>
     <message>
-        <location filename="../../app/gui/pages/system.py" line="+122"/>
+        <location filename="../../app/gui/pages/system.py" line="+51"/>
+        <source>Your system</source>
+        <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
+        <translation>你的系统</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>This is what the assistant found on this computer. Nothing has been changed.</source>
+        <translation>这是助手在这台电脑上找到的信息。目前没有做任何改动。</translation>
+    </message>
+    <message>
+        <location line="+75"/>
         <source>Saved to {path}</source>
         <translation>已保存到 {path}</translation>
     </message>
@@ -2053,17 +2069,7 @@ Stop and close?</source>
         <translation>没有发现问题。</translation>
     </message>
     <message>
-        <location line="+12"/>
-        <source>Your system</source>
-        <translation>你的系统</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>This is what the assistant found on this computer. Nothing has been changed.</source>
-        <translation>这是助手在这台电脑上找到的信息。目前没有做任何改动。</translation>
-    </message>
-    <message>
-        <location line="-10"/>
+        <location line="+3"/>
         <source>Looking at your computer…</source>
         <translation>正在检测你的电脑…</translation>
     </message>
@@ -2111,7 +2117,18 @@ Stop and close?</source>
 <context>
     <name>VerifyPage</name>
     <message>
-        <location filename="../../app/gui/pages/verify.py" line="+91"/>
+        <location filename="../../app/gui/pages/verify.py" line="+34"/>
+        <source>Checking that PyTorch works</source>
+        <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
+        <translation>检查 PyTorch 能否正常工作</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>PyTorch is imported inside the new environment and every part this computer can use is tried.</source>
+        <translation>在新环境中导入 PyTorch，并逐一试用这台电脑能用的每个部分。</translation>
+    </message>
+    <message>
+        <location line="+61"/>
         <source>There is no installed environment to verify.</source>
         <translation>没有可以验证的已安装环境。</translation>
     </message>
@@ -2196,17 +2213,7 @@ Stop and close?</source>
         <translation>进行中</translation>
     </message>
     <message>
-        <location line="+14"/>
-        <source>Checking that PyTorch works</source>
-        <translation>检查 PyTorch 能否正常工作</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>PyTorch is imported inside the new environment and every part this computer can use is tried.</source>
-        <translation>在新环境中导入 PyTorch，并逐一试用这台电脑能用的每个部分。</translation>
-    </message>
-    <message>
-        <location line="-12"/>
+        <location line="+3"/>
         <source>Check</source>
         <translation>检查项</translation>
     </message>
@@ -2234,8 +2241,9 @@ Stop and close?</source>
 <context>
     <name>WelcomePage</name>
     <message>
-        <location filename="../../app/gui/pages/welcome.py" line="+225"/>
+        <location filename="../../app/gui/pages/welcome.py" line="+38"/>
         <source>Welcome to Torch Setup Assistant</source>
+        <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>欢迎使用 Torch 安装助手</translation>
     </message>
     <message>
@@ -2244,7 +2252,7 @@ Stop and close?</source>
         <translation>本助手会安装能用上你显卡（或处理器）的 PyTorch，检查它能否正常工作，并测量它的速度。</translation>
     </message>
     <message>
-        <location line="-45"/>
+        <location line="+147"/>
         <source>You do not need to know what CUDA, ROCm or a driver is: the assistant looks at your computer, explains its choice in plain words, and lets you change it if you want to.</source>
         <translation>你不需要了解 CUDA、ROCm 或驱动是什么：助手会检测你的电脑，用通俗的话解释它的选择，你也可以随时修改。</translation>
     </message>
@@ -2362,7 +2370,7 @@ Stop and close?</source>
 <context>
     <name>_CommandRow</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="-160"/>
+        <location filename="../../app/gui/pages/done.py" line="-164"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>

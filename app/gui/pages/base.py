@@ -38,9 +38,14 @@ class BasePage(QWizardPage):
         self.scroll_area.setWidget(inner)
         outer.addWidget(self.scroll_area)
 
-    def titles(self) -> tuple[str, str]:  # pragma: no cover - every page overrides it
-        """The page's title and subtitle in the current language."""
-        return "", ""
+    #: the page's title and subtitle, marked for translation in the page's class (``QT_TR_NOOP``)
+    TITLES: tuple[object, object] = ("", "")  # QT_TRANSLATE_NOOP gives back its text (typed object)
+
+    def titles(self) -> tuple[str, str]:
+        """The page's title and subtitle in the current language (a page whose titles depend on
+        its state overrides this)."""
+        title, subtitle = (str(t) for t in self.TITLES)
+        return (self.tr(title) if title else "", self.tr(subtitle) if subtitle else "")
 
     def retranslate_page(self) -> None:  # pragma: no cover - every page overrides it
         """The page's own texts in the current language."""

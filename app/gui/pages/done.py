@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, Qt, QUrl, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QEvent, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -113,6 +113,10 @@ class _CommandRow(QWidget):
 
 
 class DonePage(BasePage):
+
+    #: the page's title and subtitle (translated by :meth:`BasePage.titles`)
+    TITLES = (QT_TRANSLATE_NOOP("DonePage", "Done"),
+              QT_TRANSLATE_NOOP("DonePage", "PyTorch is installed. Here is how to use it."))
     reports_saved = Signal(list)
 
     def __init__(self, state: WizardState, parent: QWidget | None = None) -> None:
@@ -428,6 +432,3 @@ class DonePage(BasePage):
             self.summary.setText("\n".join(lines))
         self._show_saved()
 
-    def titles(self) -> tuple[str, str]:
-        return (self.tr("Done"),
-                self.tr("PyTorch is installed. Here is how to use it."))

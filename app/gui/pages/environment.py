@@ -28,7 +28,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, QTimer, Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -77,6 +77,12 @@ def _refused(name: str, err: Exception) -> Check:
 
 
 class EnvironmentPage(BasePage):
+
+    #: the page's title and subtitle (translated by :meth:`BasePage.titles`)
+    TITLES = (QT_TRANSLATE_NOOP("EnvironmentPage", "Environment"),
+              QT_TRANSLATE_NOOP("EnvironmentPage", "PyTorch goes into its own Python environment: a folder with its "
+                                                   "own Python and packages, so nothing else on this computer "
+                                                   "changes."))
     preflight_done = Signal(bool)
 
     def __init__(self, state: WizardState | None = None, parent: QWidget | None = None) -> None:
@@ -775,7 +781,3 @@ class EnvironmentPage(BasePage):
         self._update_target()
         self._render_checks()  # the checks' messages and hints, now in the new language
 
-    def titles(self) -> tuple[str, str]:
-        return (self.tr("Environment"),
-                self.tr("PyTorch goes into its own Python environment: a folder with its own Python "
-                        "and packages, so nothing else on this computer changes."))

@@ -11,7 +11,7 @@ import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import (
     QGridLayout,
     QHeaderView,
@@ -59,6 +59,12 @@ def _size(e: FoundEnv) -> str:
 
 class EnvironmentsPage(BasePage):
     """The list, the selected env's details, and the actions."""
+
+    #: the page's title and subtitle (translated by :meth:`BasePage.titles`)
+    TITLES = (QT_TRANSLATE_NOOP("EnvironmentsPage", "Your PyTorch environments"),
+              QT_TRANSLATE_NOOP("EnvironmentsPage", "The environments this assistant made (★) and the PyTorch "
+                                                    "environments found on this computer. Choose one to check, repair"
+                                                    " or upgrade it."))
 
     task_chosen = Signal(str, str)  # kind (check | repair | upgrade), env path
 
@@ -419,7 +425,3 @@ class EnvironmentsPage(BasePage):
         self._render_rows()
         self._on_selection()
 
-    def titles(self) -> tuple[str, str]:
-        return (self.tr("Your PyTorch environments"),
-                self.tr("The environments this assistant made (★) and the PyTorch environments found on "
-                        "this computer. Choose one to check, repair or upgrade it."))

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QEvent, QObject, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget, QWizard, QWizardPage
 
 from app.core.enums import Phase, PhaseState
@@ -83,6 +83,11 @@ class BackButtonGuard(QObject):
 
 class InstallPage(BasePage):
     """Creates the environment and installs torch; complete only on success."""
+
+    #: the page's title and subtitle (translated by :meth:`BasePage.titles`)
+    TITLES = (QT_TRANSLATE_NOOP("InstallPage", "Installing PyTorch"),
+              QT_TRANSLATE_NOOP("InstallPage", "The environment is created and PyTorch is downloaded and installed "
+                                               "into it. This usually takes from under a minute to a few minutes."))
 
     state_changed = Signal(str)
 
@@ -428,8 +433,4 @@ class InstallPage(BasePage):
         self._draw_package_line()
         self._apply_status()
 
-    def titles(self) -> tuple[str, str]:
-        return (self.tr("Installing PyTorch"),
-                self.tr("The environment is created and PyTorch is downloaded and installed "
-                        "into it. This usually takes from under a minute to a few minutes."))
 

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QPalette, QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -409,6 +409,11 @@ class ChangeDialog(QDialog):
 
 
 class RecommendationPage(BasePage):
+
+    #: the page's title and subtitle (translated by :meth:`BasePage.titles`)
+    TITLES = (QT_TRANSLATE_NOOP("RecommendationPage", "Recommendation"),
+              QT_TRANSLATE_NOOP("RecommendationPage", "The PyTorch build for this computer, why it was chosen, and "
+                                                      "the exact command that will install it."))
     recommended = Signal(object)
 
     def __init__(self, state: WizardState | None = None, parent: QWidget | None = None) -> None:
@@ -710,7 +715,3 @@ class RecommendationPage(BasePage):
                   name=self.tr("Change the backend, build, PyTorch version, Python or packages"))
         self._render()
 
-    def titles(self) -> tuple[str, str]:
-        return (self.tr("Recommendation"),
-                self.tr("The PyTorch build for this computer, why it was chosen, and the exact "
-                        "command that will install it."))

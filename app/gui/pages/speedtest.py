@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar, QWidget
 
 from app.core.errors import UserError
@@ -47,7 +47,15 @@ DEFAULT_BUDGET_S = 20.0
 
 
 class SpeedTestPage(BasePage):
+    """Measures matrix-multiply speed in the new environment; ``state_changed`` says idle, running,
+    done, failed or stopped."""
+
     state_changed = Signal(str)
+
+    #: the page's title and subtitle (translated by :meth:`BasePage.titles`)
+    TITLES = (QT_TRANSLATE_NOOP("SpeedTestPage", "Speed test"),
+              QT_TRANSLATE_NOOP("SpeedTestPage", "Multiplies matrices of growing size to show how fast PyTorch runs "
+                                                 "here. It takes under a minute and can be skipped."))
 
     def __init__(self, state: WizardState, parent: QWidget | None = None) -> None:
         super().__init__(state, parent)
@@ -320,10 +328,6 @@ class SpeedTestPage(BasePage):
         self.progress.setAccessibleName(self.tr("Speed test progress"))
         self._apply()
 
-    def titles(self) -> tuple[str, str]:
-        return (self.tr("Speed test"),
-                self.tr("Multiplies matrices of growing size to show how fast PyTorch runs "
-                        "here. It takes under a minute and can be skipped."))
 
 
 def _drawn(report: BenchReport) -> list[BenchResult]:

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.core.errors import render_hint
@@ -46,6 +46,11 @@ def scan(on_event, cancel, session: Session):
 
 
 class SystemPage(BasePage):
+
+    #: the page's title and subtitle (translated by :meth:`BasePage.titles`)
+    TITLES = (QT_TRANSLATE_NOOP("SystemPage", "Your system"),
+              QT_TRANSLATE_NOOP("SystemPage", "This is what the assistant found on this computer. Nothing has been "
+                                              "changed."))
     scan_finished = Signal()
 
     def __init__(self, state: WizardState | None = None, parent: QWidget | None = None) -> None:
@@ -303,7 +308,3 @@ class SystemPage(BasePage):
         set_texts(self.copy, self.tr("&Copy report"), tip=self.tr("Copy the system report (JSON) to the clipboard"))
         self._render()  # the engine's warnings too, rendered in the new language
 
-    def titles(self) -> tuple[str, str]:
-        return (self.tr("Your system"),
-                self.tr("This is what the assistant found on this computer. Nothing has been "
-                        "changed."))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QTreeWidgetItem
 
 from app.core.errors import EXIT_CANCELLED, UserError
@@ -29,6 +29,11 @@ IDLE, RUNNING, PASSED, FAILED, ERROR = "idle", "running", "passed", "failed", "e
 
 
 class VerifyPage(BasePage):
+
+    #: the page's title and subtitle (translated by :meth:`BasePage.titles`)
+    TITLES = (QT_TRANSLATE_NOOP("VerifyPage", "Checking that PyTorch works"),
+              QT_TRANSLATE_NOOP("VerifyPage", "PyTorch is imported inside the new environment and every part this "
+                                              "computer can use is tried."))
     state_changed = Signal(str)
 
     def __init__(self, state: WizardState, parent=None) -> None:
@@ -255,8 +260,4 @@ class VerifyPage(BasePage):
             self._show_diagnosis()
         self._apply()
 
-    def titles(self) -> tuple[str, str]:
-        return (self.tr("Checking that PyTorch works"),
-                self.tr("PyTorch is imported inside the new environment and every part "
-                        "this computer can use is tried."))
 

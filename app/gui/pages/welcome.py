@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Signal
 from PySide6.QtWidgets import QButtonGroup, QComboBox, QFormLayout, QGridLayout, QLabel, QRadioButton, QWidget
 
 from app.gui import i18n
@@ -33,6 +33,11 @@ def _find_bundle(on_event, cancel):
 class WelcomePage(BasePage):
     """Shown before anything else is built: it imports and touches as little as it can
     (no worker, no ``Qt`` namespace) so that the window appears at once."""
+
+    #: the page's title and subtitle (translated by :meth:`BasePage.titles`)
+    TITLES = (QT_TRANSLATE_NOOP("WelcomePage", "Welcome to Torch Setup Assistant"),
+              QT_TRANSLATE_NOOP("WelcomePage", "This assistant installs PyTorch so that it uses your graphics card "
+                                               "(or your processor), checks that it works, and measures its speed."))
 
     language_changed = Signal(str)
     bundle_checked = Signal(object)  # Path | None
@@ -221,7 +226,3 @@ class WelcomePage(BasePage):
             self.bundle_banner.set_text(self.tr("Looking for an offline bundle…"), "info")
         self.safety.setText(self.tr("Nothing is installed until you confirm it on the Install page."))
 
-    def titles(self) -> tuple[str, str]:
-        return (self.tr("Welcome to Torch Setup Assistant"),
-                self.tr("This assistant installs PyTorch so that it uses your graphics card (or "
-                        "your processor), checks that it works, and measures its speed."))
