@@ -84,11 +84,17 @@ def requirement(text: str) -> str:
 
 
 def add_command(sub: Any, name: str, summary: str, description: str,
-                run: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+                run: Callable[[argparse.Namespace], int], *, env: str | None = None,
+                json_help: str | None = None) -> argparse.ArgumentParser:
     """The parser of command ``name`` (``summary`` in the list of commands, ``description`` atop its
-    --help) that runs ``run``."""
+    --help) that runs ``run``; with ``env``, its required ``--env PATH`` (that help text); with
+    ``json_help``, its ``--json``."""
     p: argparse.ArgumentParser = sub.add_parser(name, help=summary, description=description)
     p.set_defaults(func=run)
+    if env is not None:
+        add_env(p, env)
+    if json_help is not None:
+        add_json(p, json_help)
     return p
 
 
@@ -110,3 +116,13 @@ def add_json(p: argparse.ArgumentParser, help: str) -> None:
 def add_packages(p: argparse.ArgumentParser, metavar: str, help: str) -> None:
     """``--packages P ...``: requirements, each checked as one (never an option or empty)."""
     p.add_argument("--packages", nargs="+", metavar=metavar, type=requirement, help=help)
+
+
+def add_build_overrides(p: argparse.ArgumentParser) -> None:
+    """``--backend``, ``--variant`` and ``--torch``: the build wanted instead of the recommended one."""
+    p.add_argument("--backend", choices=("cuda", "rocm", "xpu", "mps", "cpu"),
+                   help="force a backend instead of the recommended one")
+    p.add_argument("--variant", metavar="V", help="force a build: cu126, cu130, rocm6.4, xpu, cpu, mps, ...")
+    p.add_argument("--torch", metavar="VERSION", help="pin a torch release, e.g. 2.14 or 2.14.1 (refused with "
+                                                       "the reason when it cannot work here)")
+

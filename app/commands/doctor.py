@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from app.commands._args import add_command, add_env, add_from_report, add_json
+from app.commands._args import add_command, add_from_report, add_json
 from app.commands._render import mark
 from app.core.errors import EXIT_FAILED, EXIT_OK
 from app.core.serial import dumps
@@ -15,11 +15,12 @@ from app.core.text import render as render_text
 if TYPE_CHECKING:  # pragma: no cover
     from app.core.doctor import Diagnosis
 
+
 def register(sub) -> None:
     p = add_command(sub, "doctor", "find out why PyTorch does not use the GPU in an environment",
                     "Look at the environment's PyTorch build, the machine's GPUs and drivers and "
-                    "the environment variables, and name the cause and the fix in words.", run)
-    add_env(p, "the environment folder or its python executable")
+                    "the environment variables, and name the cause and the fix in words.", run,
+                    env="the environment folder or its python executable")
     add_from_report(p, "a SystemReport JSON (torch-setup detect --json) describing the machine, when it is "
                        "not this one")
     add_json(p, "print the Diagnosis as JSON")

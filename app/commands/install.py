@@ -26,7 +26,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.commands._args import add_json, add_packages, python_spec
+from app.commands._args import add_build_overrides, add_json, add_packages, python_spec
 from app.commands._render import Console, Renderer, SignalCancel, cancel_on_signals, confirm, print_plan
 from app.commands.unattended import run_unattended
 from app.core.enums import Phase, PhaseState
@@ -46,10 +46,7 @@ if TYPE_CHECKING:  # start-up: the core is imported when the command runs, not w
 
 def add_source_arguments(p: argparse.ArgumentParser) -> None:
     """Options shared with ``bundle``: what to install and where it comes from."""
-    p.add_argument("--backend", choices=("cpu", "cuda", "rocm", "mps", "xpu"),
-                   help="override the recommended accelerator backend")
-    p.add_argument("--variant", help="override the wheel variant (cpu, cu126, rocm6.4, xpu …)")
-    p.add_argument("--torch", metavar="VERSION", help="override the torch version")
+    add_build_overrides(p)
     add_packages(p, "REQ", "install exactly these requirements (e.g. torch==2.13.0 torchvision) "
                            "instead of the recommendation's")
     p.add_argument("--index-url", metavar="URL",

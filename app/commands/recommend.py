@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from app.commands._args import add_command, add_from_report, add_json, add_packages
+from app.commands._args import add_build_overrides, add_command, add_from_report, add_json, add_packages
 
 if TYPE_CHECKING:  # the engine is imported by run(), not at start-up
     from app.core.recommend import Recommendation
@@ -24,10 +24,7 @@ def register(sub) -> None:
     add_from_report(p, "use a saved SystemReport (detect --json/--out) instead of detecting this machine; "
                        "a minimal one with only os, arch, python and gpus is accepted")
     add_json(p, "print the Recommendation as JSON")
-    p.add_argument("--backend", choices=("cuda", "rocm", "xpu", "mps", "cpu"), help="force a backend")
-    p.add_argument("--variant", metavar="V", help="force a build: cu126, cu130, rocm6.4, xpu, cpu, mps, ...")
-    p.add_argument("--torch", metavar="VER", help="pin a torch release, e.g. 2.14 or 2.14.1 (refused with "
-                                                   "the reason when it cannot work here)")
+    add_build_overrides(p)
     p.add_argument("--python", metavar="X.Y", help="the Python version for the new environment")
     add_packages(p, "P", "packages to install with torch: torchvision / torchaudio are pinned to match; "
                          "others come from your default index in a second step")

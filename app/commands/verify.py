@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from app.commands._args import add_command, add_env, add_json, positive_float
+from app.commands._args import add_command, positive_float
 from app.commands._render import mark
 from app.core.errors import EXIT_FAILED, EXIT_OK
 from app.core.serial import dumps
@@ -17,17 +17,18 @@ from app.core.text import render as render_text
 if TYPE_CHECKING:  # pragma: no cover
     from app.core.verify import VerifyReport
 
+
 def register(sub) -> None:
     p = add_command(sub, "verify", "check that PyTorch works in an environment (CPU and accelerator)",
                     "Run a real computation on the CPU and on the accelerator inside the "
-                    "environment, and say which checks passed, failed or were skipped, and why.", run)
-    add_env(p, "the environment folder (venv or conda) or its python executable")
+                    "environment, and say which checks passed, failed or were skipped, and why.", run,
+                    env="the environment folder (venv or conda) or its python executable",
+                    json_help="print the VerifyReport as JSON")
     p.add_argument("--expect", choices=("cuda", "rocm", "mps", "xpu", "cpu"),
                    help="the accelerator this env was installed for: if it is not usable, that is a failure")
     p.add_argument("--no-dist", action="store_true", help="skip the two-process all_reduce check")
     p.add_argument("--timeout", type=positive_float, default=300.0, metavar="S",
                    help="give up after S seconds (300; more than 0)")
-    add_json(p, "print the VerifyReport as JSON")
 
 
 def render(report: VerifyReport) -> str:
