@@ -206,3 +206,23 @@ def test_verify_rejects_garbage_signatures():
     for bad in (b"", b"{}", b'{"algorithm": "ed25519", "signature": "not base64!"}', b"\xff\xfe"):
         with pytest.raises(BadInput):
             compat_refresh.verify(b"{}", bad, keys)
+
+
+def test_only_ed25519_public_keys_are_trusted(tmp_path):
+    """The app reads the shipped PEM keys without cryptography (RFC 8410 SubjectPublicKeyInfo):
+    an Ed25519 key is read to its 32 raw bytes; another kind of key, or garbage, is skipped."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from app.core.compat_refresh import load_keys
+
+    good = Ed25519PrivateKey.generate().public_key()
+    (tmp_path / "good.pub").write_bytes(good.public_bytes(serialization.Encoding.PEM,
+                                                          serialization.PublicFormat.SubjectPublicKeyInfo))
+    other = ec.generate_private_key(ec.SECP256R1()).public_key()
+    (tmp_path / "ec.pub").write_bytes(other.public_bytes(serialization.Encoding.PEM,
+                                                         serialization.PublicFormat.SubjectPublicKeyInfo))
+    (tmp_path / "junk.pub").write_bytes(b"-----BEGIN PUBLIC KEY-----\nnot base64!\n-----END PUBLIC KEY-----\n")
+    keys = load_keys(sorted(tmp_path.glob("*.pub")))
+    assert [k.raw for k in keys] == [good.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)]
+    shipped = load_keys()
+    assert len(shipped) == 1 and len(shipped[0].raw) == 32  # resources/compat/keys/compat-2026-12.pub

@@ -88,28 +88,38 @@ def _key_files() -> list[Path]:
     return sorted(where.glob("*.pub")) if where.is_dir() else []
 
 
+#: the DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410 section 4): then the 32-byte key
+_ED25519_SPKI = bytes.fromhex("302a300506032b6570032100")
+
+
+def _pem_ed25519(text: bytes) -> bytes:
+    """The raw 32-byte key of a PEM ``PUBLIC KEY`` that holds an Ed25519 key; ValueError otherwise."""
+    lines = text.decode("ascii").strip().splitlines()
+    if not lines or lines[0].strip() != "-----BEGIN PUBLIC KEY-----" or lines[-1].strip() != "-----END PUBLIC KEY-----":
+        raise ValueError("not a PEM public key")
+    der = base64.b64decode("".join(ln.strip() for ln in lines[1:-1]), validate=True)
+    if len(der) != len(_ED25519_SPKI) + 32 or not der.startswith(_ED25519_SPKI):
+        raise ValueError("not an Ed25519 public key")
+    return der[len(_ED25519_SPKI):]
+
+
 def load_keys(paths: Sequence[Path] | None = None) -> list[PublicKey]:
     """The trusted public keys (shipped, or ``TORCH_SETUP_COMPAT_KEYS``); unreadable files are skipped."""
-    # start-up: cryptography loads only for refresh and signing
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
     out: list[PublicKey] = []
     for p in paths if paths is not None else _key_files():
         try:
-            key = serialization.load_pem_public_key(Path(p).read_bytes())
+            raw = _pem_ed25519(Path(p).read_bytes())
         except (OSError, ValueError):
             continue
-        if isinstance(key, Ed25519PublicKey):
-            raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-            out.append(PublicKey(key_id(raw), str(p), raw))
+        out.append(PublicKey(key_id(raw), str(p), raw))
     return out
 
 
 def verify(document: bytes, signature: bytes, keys: Sequence[PublicKey]) -> PublicKey:
     """The key that signed ``document``; BadInput when the signature is malformed or no trusted key made it."""
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    # start-up: PyNaCl (libsodium) loads only for a refresh
+    from nacl.exceptions import BadSignatureError
+    from nacl.signing import VerifyKey
 
     try:
         sig = json.loads(signature.decode("utf-8"))
@@ -125,9 +135,9 @@ def verify(document: bytes, signature: bytes, keys: Sequence[PublicKey]) -> Publ
     wanted = [k for k in keys if k.key_id == sig.get("key_id")] or list(keys)
     for k in wanted:
         try:
-            Ed25519PublicKey.from_public_bytes(k.raw).verify(raw_sig, document)
+            VerifyKey(k.raw).verify(document, raw_sig)
             return k
-        except InvalidSignature:
+        except BadSignatureError:
             continue
     raise BadInput("the signature of the downloaded compatibility data does not verify with the project's key; "
                    "the data was refused and nothing was changed",
@@ -147,7 +157,10 @@ def build_document(folder: Path, *, built: str | None = None) -> bytes:
 
 
 def sign(document: bytes, private_key_pem: bytes, password: bytes | None = None) -> bytes:
-    """The detached signature file for ``document`` with an Ed25519 private key (PEM, PKCS#8)."""
+    """The detached signature file for ``document`` with an Ed25519 private key (PEM, PKCS#8).
+
+    Publishing only (scripts/sign_compat.py, the tests): it needs ``cryptography`` (the ``publish``
+    extra), which the app itself does not ship."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
