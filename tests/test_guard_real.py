@@ -20,13 +20,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from app.cli import main
 from app.core import guard, registry
 from app.core.distinfo import distributions
+from tests.helpers import run_cli as _cli
+from tests.helpers import torch_in as _torch
 from tests.netlab.clients import clean_env, uv_bin
 from tests.netlab.files import build_wheel
 from tests.second_torch import SecondTorch, own_uv_cache, second_torch, session_uv_cache  # noqa: F401 - fixtures
@@ -34,16 +34,6 @@ from tests.second_torch import SecondTorch, own_uv_cache, second_torch, session_
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 
-def _torch(env: Path) -> str | None:
-    d = distributions(env).get("torch")
-    return d.version if d else None
-
-
-def _cli(capsys, *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    rc = main(list(argv))
-    got = capsys.readouterr()
-    return rc, got.out, got.err
 
 
 def _run(argv: list[str], **kw) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,6 @@ import time
 import zipfile
 from pathlib import Path
 
-import psutil
 import pytest
 
 from app.core import envs
@@ -21,6 +20,7 @@ from app.core import install as core
 from app.core.errors import Cancelled, UserError
 from app.core.events import LogEvent, PhaseEvent
 from app.core.runner import CancelToken
+from tests.helpers import leftover_processes
 
 REPO = Path(__file__).resolve().parents[1]
 WEIRD = "my envs ü 路径"
@@ -38,16 +38,6 @@ def imports_torch(env: Path) -> str:
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 
-
-def leftover_processes(needle: str) -> list[str]:
-    found = []
-    for p in psutil.process_iter(["pid", "cmdline"]):
-        try:
-            if p.info["cmdline"] and any(needle in part for part in p.info["cmdline"]):
-                found.append(f"{p.info['pid']}: {' '.join(p.info['cmdline'])[:200]}")
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            pass
-    return found
 
 
 @pytest.mark.slow

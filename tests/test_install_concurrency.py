@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from app.core import envs
+from tests.helpers import leftover_processes
 from tests.netlab import Slow
 from tests.netlab.clients import clean_env, make_venv, uv_install
-from tests.test_install_safety import leftover_processes
 
 REPO = Path(__file__).resolve().parents[1]
 DELAY_S = 4.0  # the torch wheel's first byte comes this late: the first run is mid-install for seconds

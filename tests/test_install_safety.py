@@ -32,21 +32,12 @@ from app.core.errors import UserError
 from app.core.events import PhaseEvent
 from app.core.install.transaction import Rollback, kept_text
 from app.core.text import render
+from tests.helpers import leftover_processes
 from tests.netlab import Slow, Status, build_wheel
 from tests.netlab.clients import clean_env, make_venv
 
 REPO = Path(__file__).resolve().parents[1]
 
-
-def leftover_processes(needle: str) -> list[str]:
-    found = []
-    for p in psutil.process_iter(["pid", "cmdline"]):
-        try:
-            if p.info["cmdline"] and any(needle in part for part in p.info["cmdline"]):
-                found.append(f"{p.info['pid']}: {' '.join(p.info['cmdline'])[:200]}")
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            pass
-    return found
 
 
 def tree(root: Path) -> list[str]:

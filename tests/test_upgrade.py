@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
 from app.core import guard, registry
 from app.core.distinfo import Dist, distributions
 from app.core.install import InstallRequest, install, plan
@@ -24,6 +23,8 @@ from app.core.lifecycle.common import Refused
 from app.core.lifecycle.companions import check_companions
 from app.core.lifecycle.upgrade import keep_requirements, plan_upgrade
 from app.core.text import render
+from tests.helpers import run_cli as _cli
+from tests.helpers import torch_in as _torch
 from tests.second_torch import (  # noqa: F401 - fixtures
     SecondTorch,
     broken_index,
@@ -42,16 +43,6 @@ def _make_env(env: Path, wheels: Path, default_index: str, *extra: str) -> Path:
     return env
 
 
-def _torch(env: Path) -> str | None:
-    d = distributions(env).get("torch")
-    return d.version if d else None
-
-
-def _cli(capsys, *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    rc = main(list(argv))
-    got = capsys.readouterr()
-    return rc, got.out, got.err
 
 
 def _upgrade_args(env: Path, second: SecondTorch, torch_index: str | None = None) -> list[str]:

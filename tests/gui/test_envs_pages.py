@@ -17,12 +17,6 @@ from app.gui.pages import PageId
 pytestmark = pytest.mark.gui
 
 
-@pytest.fixture
-def english():
-    i18n.set_language("en")
-    yield
-    i18n.set_language("en")
-
 
 @pytest.fixture
 def wizard(qtbot, english):

@@ -28,12 +28,6 @@ pytestmark = pytest.mark.gui
 PYTHONS = [(f"3.{m}.1", f"/opt/py/bin/python3.{m}") for m in range(6, 14)]
 
 
-@pytest.fixture(autouse=True)
-def english():
-    i18n.set_language("en")
-    yield
-    i18n.set_language("en")
-
 
 @pytest.fixture
 def host(qtbot):

@@ -14,12 +14,6 @@ from app.gui.state import WizardState
 pytestmark = pytest.mark.gui
 
 
-@pytest.fixture
-def english():
-    i18n.set_language("en")
-    yield
-    i18n.set_language("en")
-
 
 @pytest.fixture
 def wizard(qtbot, english):

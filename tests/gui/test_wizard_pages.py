@@ -25,12 +25,6 @@ from app.gui.state import WizardState
 pytestmark = pytest.mark.gui
 
 
-@pytest.fixture(autouse=True)
-def english():
-    i18n.set_language("en")
-    yield
-    i18n.set_language("en")
-
 
 @pytest.fixture
 def host(qtbot):

@@ -195,7 +195,7 @@ class _Run:
             res = self._run(step, argv, lambda s, ln: self.emit(LogEvent(ln, s)))
             if not res.ok and "--seed" in argv and env_python(p.env_path).exists() \
                     and any("seed packages" in ln for ln in res.tail):
-                self._seed_from_ensurepip()  # the env is made; only its pip did not come from the sources
+                self._seed_without_sources()  # the env is made; only its pip did not come from the sources
             elif not res.ok:
                 raise self._create_failed(res)
         if self.guard is not None:
@@ -205,10 +205,11 @@ class _Run:
                                 "creation.", path=str(p.env_path)), log_path=self.log_path)
         self.emit(PhaseEvent(Phase.CREATE_ENV, PhaseState.END))
 
-    def _seed_from_ensurepip(self) -> None:
+    def _seed_without_sources(self) -> None:
         """``uv venv --seed`` made the env but found no pip in the sources (an index that holds only
-        the user's packages): the env's Python installs its own pip; without one the env still
-        works (``uv pip``), and a warning says so. Never a failed install for want of pip."""
+        the user's packages): the pip its Python bundles goes in instead (uv from ensurepip's wheel,
+        else ``python -m ensurepip``); without one the env still works (``uv pip``), and a warning
+        says so. Never a failed install for want of pip."""
         p = self.p
         offline = dataclasses.replace(p.index, offline=True)
         argv = p.backend.seed_argv(p.env_path, p.python, offline)  # ensurepip's own pip, put in by uv when it can
