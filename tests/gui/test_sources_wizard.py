@@ -66,6 +66,8 @@ def test_only_the_local_wheels_field_installs_the_newest_build_the_folder_holds(
     why = (f"torch 2.13.0 (CPU), the newest build available in your folder {torch_wheelhouse.folder}; "
            "2.15.0 exists but is not reachable.")
     assert env_page.sources_note.isVisible() and why in env_page.sources_note.text()
+    # the Python list and its note speak of the build the folder gave, not of the one before it
+    assert "2.15" not in env_page.python_note.text(), env_page.python_note.text()
     plan = state.session.approved_plan
     assert plan is not None and plan.index.offline and plan.recommendation is rec
     warn = [(n, m) for n, s, m, _h in env_page.checks if s == "warning"]

@@ -92,6 +92,7 @@ class EnvironmentPage(BasePage):
         self._result_generation = -1
         self.check_results: list[Check] = []
         self._passed = False
+        self._pythons_for: object = None  # the recommendation the Python list was made for
         self._planned: Planned | None = None  # the plan the shown checks are for
         self._conda_tool: ToolInfo | None = None  # conda / mamba / micromamba, when detection found one
         self._initialized = False
@@ -270,6 +271,7 @@ class EnvironmentPage(BasePage):
         others are greyed with the engine's reason and never the default."""
         report = self.state.session.system
         rec = self.state.session.recommendation
+        self._pythons_for = rec  # the list (and its "Not offered" note) speaks of this build
         lang = current_language()
         want = str(rec.env_python or "") if rec is not None else ""
         if not want and rec is not None and report is not None and report.python.version:
@@ -644,6 +646,8 @@ class EnvironmentPage(BasePage):
                 self._passed = False
                 self.check_results.append(_refused("plan", err))
         self._render_checks()
+        if self.state.session.recommendation is not self._pythons_for:
+            self._fill_pythons()  # the sources changed the build (a wheel folder): its Pythons, its note
         self._fill_mirrors()
         self._render_sources()
         if self._origin_failed() and self.mirror_route is None:  # offer the mirrors, as a choice
