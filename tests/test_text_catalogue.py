@@ -50,7 +50,28 @@ def scan_codes() -> tuple[dict[str, str], list[str]]:
                 _scan_table(node, where, add, problems)
             elif node.func.id == "msg":
                 _scan_msg(node, where, add, problems)
+    _scan_probe_tables(add, problems)
     return found, problems
+
+
+def _scan_probe_tables(add, problems: list[str]) -> None:
+    """The verify probe's TITLES / DETAILS, which app.core.verify reads from the probe's source
+    (one home): each is a table like texts(PROBE_TEXTS[name], {...})."""
+    from app.core.verify import PROBE_TEXTS
+
+    path = REPO / "app" / "probes" / "verify.py"
+    if not path.exists():  # a scan of another tree (the scanner's own tests)
+        return
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    seen = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id in PROBE_TEXTS:
+            name = node.targets[0].id
+            seen.add(name)
+            call = ast.Call(func=ast.Name("texts"), args=[ast.Constant(PROBE_TEXTS[name]), node.value], keywords=[])
+            _scan_table(call, f"{path.relative_to(REPO)}:{node.lineno}", add, problems)
+    problems.extend(f"{path.relative_to(REPO)}: no literal table {name}" for name in sorted(set(PROBE_TEXTS) - seen))
 
 
 def _literal(node: ast.AST) -> bool:

@@ -12,6 +12,7 @@ import copy
 import importlib.util
 import json
 import re
+import string
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from app.core.compat import load_compat
 from app.core.events import StepEvent
 from app.core.paths import probes_dir
 from app.core.text import Msg, render
-from app.core.verify import DETAIL_CODES, Check, VerifyReport, check_from_step, check_title
+from app.core.verify import Check, VerifyReport, check_from_step, check_title, detail_codes
 
 RECORDED = Path(__file__).parent / "fixtures" / "verify-probe" / "result-torch2.13.0-cpu-linux.json"
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -68,19 +69,28 @@ def derived_gpu_result(backend: str, devices: list[dict], arch_list: list[str]) 
 
 # ------------------------------------------------------------------ one set of templates
 
-def test_the_probe_and_the_core_write_the_same_english():
+def test_the_core_writes_the_probes_english_read_from_the_probe_itself():
+    """One home: the core's titles and details are the probe's tables (read from its source),
+    plus the outcomes of the arch check, which only the core decides."""
     from app.core import verify as core
 
-    assert set(PROBE.DETAILS) <= DETAIL_CODES
-
     for code, template in PROBE.DETAILS.items():
-        assert core._DETAILS.templates[code] == template, code
-    for name, template in PROBE.TITLES.items():
-        assert core._TITLES.templates[name] == template, name
-    assert core._TITLE_DEFAULTS == PROBE.TITLE_DEFAULTS
-    # the assistant's own outcomes are the arch check's
-    assert set(DETAIL_CODES) - set(PROBE.DETAILS) == {"arch_covered", "arch_missing", "arch_list_unknown",
-                                                      "arch_not_applicable"}
+        params = {f: 1.5 if spec else "x" for _, f, spec, _ in string.Formatter().parse(template) if f}
+        assert render(core.detail_text(code, params, "fallback")) == PROBE.detail_text(code, params), code
+    for name in PROBE.TITLES:
+        assert render(check_title(name)) == PROBE.title_text(name), name
+    assert detail_codes() - set(PROBE.DETAILS) == {"arch_covered", "arch_missing", "arch_list_unknown",
+                                                   "arch_not_applicable"}
+
+
+def test_probe_tables_must_be_literal_dicts(tmp_path, monkeypatch):
+    from app.core import probe
+
+    (tmp_path / "p.py").write_text('TITLES = {"a": "A"}\nDETAILS = dict(a="b")\n', encoding="utf-8")
+    monkeypatch.setattr(probe, "probes_dir", lambda: tmp_path)
+    assert probe.probe_tables("p", ("TITLES",)) == {"TITLES": {"a": "A"}}
+    with pytest.raises(LookupError, match="DETAILS"):
+        probe.probe_tables("p", ("TITLES", "DETAILS"))
 
 
 def test_the_probe_has_no_arch_rule_of_its_own():

@@ -74,12 +74,12 @@ class BenchStatus(str, Enum):
 
 @dataclass(frozen=True)
 class BenchResult:
-    device: str
+    device: str  # cpu | cuda | mps | xpu
     dtype: str  # fp32 | tf32 | fp16 | bf16
-    n: int
-    median_s: float
-    gflops: float
-    runs: int
+    n: int  # the matrices are n x n
+    median_s: float  # seconds for one n x n matmul: the median of times_s
+    gflops: float  # 2 n^3 / median_s, in GFLOP/s
+    runs: int  # timed runs, after the warm-up
     min_s: float | None = None
     max_s: float | None = None
     peak_gflops: float | None = None

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -203,24 +203,30 @@ class Toolkit:
 
 @dataclass(frozen=True)
 class NameRule:
-    pattern: re.Pattern[str]
-    value: str
+    """A GPU's marketing name gives away a value (compute capability, gfx target) the driver did not say."""
+
+    pattern: re.Pattern[str]  # searched in the adapter's name; the first rule that matches wins
+    value: str  # "8.6" (NVIDIA compute capability) or "gfx1030" (AMD target)
     source: str
 
 
 @dataclass(frozen=True)
 class HsaOverride:
-    family: str
-    gfx: tuple[str, ...]
-    value: str
-    as_gfx: str
-    reliable: bool
+    """``HSA_OVERRIDE_GFX_VERSION`` for AMD GPUs ROCm does not list: run them as a listed sibling."""
+
+    family: str  # "RDNA2 (Navi 2x)"
+    gfx: tuple[str, ...]  # the targets it applies to
+    value: str  # the variable's value, "10.3.0"
+    as_gfx: str  # the listed target the GPU then claims to be, "gfx1030"
+    reliable: bool  # False: a partial workaround, not known to work on every one of these GPUs
     source: str
 
 
 @dataclass(frozen=True)
 class IntelFamily:
-    pattern: re.Pattern[str]
+    """An Intel GPU family by name, and whether PyTorch's XPU builds support it."""
+
+    pattern: re.Pattern[str]  # searched in the adapter's name
     family: str
     xpu: bool
     source: str
@@ -228,18 +234,18 @@ class IntelFamily:
 
 @dataclass(frozen=True)
 class CompatData:
-    version: str
-    date: str
+    version: str  # the data's own version (releases.toml), shown in reports
+    date: str  # when the facts were last checked
     releases: tuple[Release, ...]  # newest first
-    driver_floors: dict[int, DriverFloor]
-    toolkits: dict[str, Toolkit]
-    tegra: frozenset[str]
+    driver_floors: dict[int, DriverFloor]  # by CUDA major
+    toolkits: dict[str, Toolkit]  # by "12.8": the toolkit's own driver floors
+    tegra: frozenset[str]  # Jetson / Tegra board names
     tegra_source: str
-    nvidia_names: tuple[NameRule, ...]
-    amd_names: tuple[NameRule, ...]
+    nvidia_names: tuple[NameRule, ...]  # compute capability by name
+    amd_names: tuple[NameRule, ...]  # gfx target by name
     hsa_overrides: tuple[HsaOverride, ...]
     intel_families: tuple[IntelFamily, ...]
-    python_preference: tuple[str, ...]
+    python_preference: tuple[str, ...]  # the Pythons to offer, best first
     jetson_note: str
     folder: str = ""
     index_pattern: str = "https://download.pytorch.org/whl/{variant}"
@@ -314,6 +320,48 @@ def _ver(ctx: _Ctx, row: str, key: str, val: object, allow_empty: bool = False) 
     if not isinstance(val, str) or not _VER_RE.match(val):
         ctx.fail(row, f"'{key}' {val!r} is not a version number like 525.60.13")
     return val
+
+
+@dataclass(frozen=True)
+class _RangeKind:
+    """A kind of version that rows give as a (min, max) pair."""
+
+    pattern: re.Pattern[str]
+    what: str  # "a Python version like 3.12"
+    order: Callable[[str], tuple[int, ...]]
+    past: str  # how min can be wrong: "newer than"
+
+
+_PYTHON_RANGE = _RangeKind(_MINOR_RE, "a Python version like 3.12", version_tuple, "newer than")
+_CC_RANGE = _RangeKind(_CC_RE, "a compute capability", cc_tuple, "above")
+
+
+def _range(ctx: _Ctx, row: str, values: dict[str, Any], kind: _RangeKind) -> None:
+    """Each of a row's (min, max) values (either may be absent) is well formed, and min is not past max."""
+    for key, val in values.items():
+        if not isinstance(val, str) or not kind.pattern.match(val):
+            ctx.fail(row, f"'{key}' {val!r} is not {kind.what}")
+    if len(values) == 2:
+        (lo_key, lo), (hi_key, hi) = values.items()
+        if kind.order(lo) > kind.order(hi):
+            ctx.fail(row, f"'{lo_key}' {lo} is {kind.past} '{hi_key}' {hi}")
+
+
+def _rows(doc: dict[str, Any], ctx: _Ctx, kind: str, name_key: str = "", *,
+          required: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The ``[[kind]]`` tables of a data file, each with how an error names it: ``kind <its
+    name_key value>`` where it has one, else ``kind #N``."""
+    rows = doc.get(kind)
+    if rows is None and not required:
+        return
+    if not isinstance(rows, list) or (required and not rows):
+        ctx.fail("", f"no [[{kind}]] rows" if required else f"[[{kind}]] must be a list of tables")
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict):
+            ctx.fail(f"{kind} #{i + 1}", "must be a table")
+        name = r.get(name_key) if name_key else None
+        named = isinstance(name, (str, int)) and not isinstance(name, bool) and str(name) != ""
+        yield (f"{kind} {name}" if named else f"{kind} #{i + 1}"), r
 
 
 def _regex(ctx: _Ctx, row: str, pattern: object) -> re.Pattern[str]:
@@ -439,13 +487,9 @@ def _variant_extras(ctx: _Ctx, row: str, v: dict[str, Any], backend: str) -> dic
         if backend != "rocm" or not isinstance(extra, str) or not re.fullmatch(r"[a-z0-9-]*\{gfx\}[a-z0-9-]*", extra):
             ctx.fail(row, f"'device_extra' {extra!r} must look like device-{{gfx}} (ROCm builds only)")
         kw["device_extra"] = extra
-    for key in ("python_min", "python_max"):
-        if key in v:
-            if not isinstance(v[key], str) or not _MINOR_RE.match(v[key]):
-                ctx.fail(row, f"'{key}' {v[key]!r} is not a Python version like 3.12")
-            kw[key] = v[key]
-    if "python_min" in kw and "python_max" in kw and version_tuple(kw["python_min"]) > version_tuple(kw["python_max"]):
-        ctx.fail(row, f"'python_min' {kw['python_min']} is newer than 'python_max' {kw['python_max']}")
+    pythons: dict[str, Any] = {key: v[key] for key in ("python_min", "python_max") if key in v}
+    _range(ctx, row, pythons, _PYTHON_RANGE)
+    kw.update(pythons)
     if "install_mb" in v:
         mb = v["install_mb"]
         if not isinstance(mb, int) or isinstance(mb, bool) or not 100 <= mb <= 100_000:
@@ -471,16 +515,9 @@ def _releases(doc: dict[str, Any], ctx: _Ctx) -> tuple[dict[str, Any], tuple[Rel
     if not isinstance(prefs, list) or not all(isinstance(p, str) and _MINOR_RE.match(p) for p in prefs):
         ctx.fail("[meta]", f"'python_preference' must be a list of versions like 3.12, got {prefs!r}")
     index_pattern = meta.get("index_pattern", "https://download.pytorch.org/whl/{variant}")
-    rows = doc.get("release")
-    if not isinstance(rows, list) or not rows:
-        ctx.fail("", "no [[release]] rows")
     out: list[Release] = []
     seen: set[str] = set()
-    for i, r in enumerate(rows):
-        if not isinstance(r, dict):
-            ctx.fail(f"release #{i + 1}", "must be a table")
-        tag = r.get("torch")
-        row = f"release {tag}" if isinstance(tag, str) and tag else f"release #{i + 1}"
+    for row, r in _rows(doc, ctx, "release", "torch", required=True):
         torch = _req(ctx, row, r, "torch")
         if not _RELEASE_RE.match(torch):
             ctx.fail(row, f"'torch' {torch!r} is not a release like 2.14")
@@ -495,11 +532,7 @@ def _releases(doc: dict[str, Any], ctx: _Ctx) -> tuple[dict[str, Any], tuple[Rel
             ctx.fail(row, f"'date' {rdate!r} is not a date like 2026-09-02 or 2026-09")
         pmin = _req(ctx, row, r, "python_min")
         pmax = _req(ctx, row, r, "python_max")
-        for key, val in (("python_min", pmin), ("python_max", pmax)):
-            if not _MINOR_RE.match(val):
-                ctx.fail(row, f"'{key}' {val!r} is not a Python version like 3.12")
-        if version_tuple(pmin) > version_tuple(pmax):
-            ctx.fail(row, f"'python_min' {pmin} is newer than 'python_max' {pmax}")
+        _range(ctx, row, {"python_min": pmin, "python_max": pmax}, _PYTHON_RANGE)
         glibc = _ver(ctx, row, "glibc_min", _req(ctx, row, r, "glibc_min"))
         source = _req(ctx, row, r, "source")
         pypi = r.get("pypi_default", {})
@@ -551,13 +584,7 @@ def _meta_urls(ctx: _Ctx, meta: dict[str, Any]) -> dict[str, Any]:
 
 def _drivers(doc: dict[str, Any], ctx: _Ctx) -> tuple[dict[int, DriverFloor], dict[str, Toolkit]]:
     floors: dict[int, DriverFloor] = {}
-    rows = doc.get("cuda_major")
-    if not isinstance(rows, list) or not rows:
-        ctx.fail("", "no [[cuda_major]] rows")
-    for i, r in enumerate(rows):
-        row = f"cuda_major {r.get('major', '#' + str(i + 1)) if isinstance(r, dict) else '#' + str(i + 1)}"
-        if not isinstance(r, dict):
-            ctx.fail(row, "must be a table")
+    for row, r in _rows(doc, ctx, "cuda_major", "major", required=True):
         major = r.get("major")
         if not isinstance(major, int) or isinstance(major, bool) or not 8 <= major <= 20:
             ctx.fail(row, f"'major' {major!r} is not a CUDA major version")
@@ -565,10 +592,7 @@ def _drivers(doc: dict[str, Any], ctx: _Ctx) -> tuple[dict[int, DriverFloor], di
         win = _ver(ctx, row, "windows", _req(ctx, row, r, "windows"))
         floors[major] = DriverFloor(major, lin, win, _req(ctx, row, r, "source"))
     toolkits: dict[str, Toolkit] = {}
-    for i, r in enumerate(doc.get("toolkit") or []):
-        row = f"toolkit {r.get('cuda', '#' + str(i + 1)) if isinstance(r, dict) else '#' + str(i + 1)}"
-        if not isinstance(r, dict):
-            ctx.fail(row, "must be a table")
+    for row, r in _rows(doc, ctx, "toolkit", "cuda"):
         cuda = _req(ctx, row, r, "cuda")
         if not re.match(r"^\d{2}\.\d$", cuda):
             ctx.fail(row, f"'cuda' {cuda!r} is not a CUDA version like 12.6")
@@ -580,16 +604,9 @@ def _drivers(doc: dict[str, Any], ctx: _Ctx) -> tuple[dict[int, DriverFloor], di
 
 def _ceilings(doc: dict[str, Any], ctx: _Ctx) -> tuple[DriverCeiling, ...]:
     out: list[DriverCeiling] = []
-    for i, r in enumerate(doc.get("arch_ceiling") or []):
-        row = f"arch_ceiling {r.get('architecture', '#' + str(i + 1)) if isinstance(r, dict) else '#' + str(i + 1)}"
-        if not isinstance(r, dict):
-            ctx.fail(row, "must be a table")
+    for row, r in _rows(doc, ctx, "arch_ceiling", "architecture"):
         lo, hi = _req(ctx, row, r, "cc_min"), _req(ctx, row, r, "cc_max")
-        for key, val in (("cc_min", lo), ("cc_max", hi)):
-            if not _CC_RE.match(val):
-                ctx.fail(row, f"'{key}' {val!r} is not a compute capability")
-        if cc_tuple(lo) > cc_tuple(hi):
-            ctx.fail(row, f"'cc_min' {lo} is above 'cc_max' {hi}")
+        _range(ctx, row, {"cc_min": lo, "cc_max": hi}, _CC_RANGE)
         branch = _ver(ctx, row, "branch", _req(ctx, row, r, "branch"))
         beyond = _ver(ctx, row, "beyond", _req(ctx, row, r, "beyond"))
         if version_tuple(beyond) <= version_tuple(branch):
@@ -614,10 +631,7 @@ def _hardware(doc: dict[str, Any], ctx: _Ctx) -> dict[str, Any]:
 
     def names(key: str, value_key: str, check: Callable[[str], bool]) -> tuple[NameRule, ...]:
         rules = []
-        for i, r in enumerate(doc.get(key) or []):
-            row = f"{key} #{i + 1}"
-            if not isinstance(r, dict):
-                ctx.fail(row, "must be a table")
+        for row, r in _rows(doc, ctx, key):
             if isinstance(r.get("pattern"), str):
                 row += f" ({r['pattern']!r})"
             pat = _regex(ctx, row, r.get("pattern"))
@@ -630,12 +644,7 @@ def _hardware(doc: dict[str, Any], ctx: _Ctx) -> dict[str, Any]:
     out["nvidia_names"] = names("nvidia_name", "cc", lambda v: bool(_CC_RE.match(v)))
     out["amd_names"] = names("amd_name", "gfx", lambda v: bool(_GFX_RE.match(v)))
     hsa = []
-    for i, r in enumerate(doc.get("hsa_override") or []):
-        row = f"hsa_override #{i + 1}"
-        if not isinstance(r, dict):
-            ctx.fail(row, "must be a table")
-        if isinstance(r.get("family"), str):
-            row = f"hsa_override {r['family']}"
+    for row, r in _rows(doc, ctx, "hsa_override", "family"):
         gfx = _req(ctx, row, r, "gfx", list)
         for g in gfx:
             if not isinstance(g, str) or not _GFX_RE.match(g):
@@ -650,10 +659,7 @@ def _hardware(doc: dict[str, Any], ctx: _Ctx) -> dict[str, Any]:
                                bool(_req(ctx, row, r, "reliable", bool)), _req(ctx, row, r, "source")))
     out["hsa_overrides"] = tuple(hsa)
     fams = []
-    for i, r in enumerate(doc.get("intel_family") or []):
-        row = f"intel_family #{i + 1}"
-        if not isinstance(r, dict):
-            ctx.fail(row, "must be a table")
+    for row, r in _rows(doc, ctx, "intel_family"):
         fams.append(IntelFamily(_regex(ctx, row, r.get("pattern")), _req(ctx, row, r, "family"),
                                 bool(_req(ctx, row, r, "xpu", bool)), _req(ctx, row, r, "source")))
     out["intel_families"] = tuple(fams)
@@ -665,10 +671,7 @@ def _hardware(doc: dict[str, Any], ctx: _Ctx) -> dict[str, Any]:
 
 def _pci_vendors(doc: dict[str, Any], ctx: _Ctx) -> tuple[PciVendor, ...]:
     out: list[PciVendor] = []
-    for i, r in enumerate(doc.get("pci_vendor") or []):
-        row = f"pci_vendor {r.get('id', '#' + str(i + 1)) if isinstance(r, dict) else '#' + str(i + 1)}"
-        if not isinstance(r, dict):
-            ctx.fail(row, "must be a table")
+    for row, r in _rows(doc, ctx, "pci_vendor", "id"):
         vid = _req(ctx, row, r, "id").lower()
         if not re.fullmatch(r"[0-9a-f]{4}", vid):
             ctx.fail(row, f"'id' {vid!r} is not a 4-digit hexadecimal PCI vendor id")

@@ -87,6 +87,38 @@ def probe_path(name: str) -> Path:
     return probes_dir() / f"{name}.py"
 
 
+def probe_tables(name: str, tables: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The literal tables ``tables`` (``TITLES = {...}`` at a probe's top level) of probe ``name``,
+    read from its source as data. A probe runs in the target environment's Python and never
+    imports the app, and the app never imports a probe, so texts both need (the probe writes them
+    into its raw output) live in the probe and are read here. A table that is missing or not a
+    literal dict is a bug in the probe: ``LookupError``."""
+    import ast  # only the verify texts need it, on first use
+
+    found: dict[str, dict[str, Any]] = {}
+    tree = ast.parse(probe_path(name).read_text(encoding="utf-8"))
+    for node in tree.body:
+        target: ast.expr
+        if isinstance(node, ast.AnnAssign):
+            target, value_node = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value_node = node.targets[0], node.value
+        else:
+            continue
+        if not (isinstance(target, ast.Name) and target.id in tables and value_node is not None):
+            continue
+        try:
+            value = ast.literal_eval(value_node)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found[target.id] = value
+    missing = [t for t in tables if t not in found]
+    if missing:
+        raise LookupError(f"probe {name}: no literal table {', '.join(missing)}")
+    return found
+
+
 def _signal_name(rc: int | None) -> str | None:
     if rc is None or rc >= 0:
         # Windows reports an access violation as 0xC0000005.

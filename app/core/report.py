@@ -82,12 +82,14 @@ class Section:
 
 @dataclass(frozen=True)
 class SessionReport:
-    system: SystemReport | None = None
-    recommendation: Recommendation | None = None
-    install: InstallResult | None = None
-    verify: VerifyReport | None = None
-    bench: BenchReport | None = None
-    diagnosis: Diagnosis | None = None
+    """What one session did, step by step; a step that did not run is None (and its section is left out)."""
+
+    system: SystemReport | None = None  # detect
+    recommendation: Recommendation | None = None  # recommend (with the user's choices applied)
+    install: InstallResult | None = None  # install, or the environment reused
+    verify: VerifyReport | None = None  # verify, in the new environment
+    bench: BenchReport | None = None  # the speed test
+    diagnosis: Diagnosis | None = None  # doctor, when something failed
     created: str = field(default_factory=_now_iso)
     hostname: str = field(default_factory=platform.node)
     assistant_version: str = __version__

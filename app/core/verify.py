@@ -12,10 +12,11 @@ membership for ROCm).
 Check names: torch_import, cpu_matmul, cpu_conv2d, cpu_training, cpu_autocast, gloo_all_reduce,
 accelerator, arch_list, device_round_trip, device_matmul, device_conv2d, device_training,
 dnn_library, device_autocast, device_memory, nccl_all_reduce. Outcome codes: see
-:data:`DETAIL_CODES`.
+:func:`detail_codes`.
 """
 from __future__ import annotations
 
+import functools
 import os
 import string
 from collections.abc import Iterable, Mapping
@@ -27,13 +28,13 @@ from app.core.compat import load_compat
 from app.core.detection.envvars import hide_uuids
 from app.core.errors import BadInput
 from app.core.events import EventCallback, StepEvent
-from app.core.probe import ProbeFailed, run_probe
+from app.core.probe import ProbeFailed, probe_tables, run_probe
 from app.core.runner import CancelToken
 from app.core.serial import to_jsonable
-from app.core.text import Msg, Text, render, texts
+from app.core.text import Msg, Text, TextTable, render, texts
 
 __all__ = [
-    "DETAIL_CODES",
+    "PROBE_TEXTS",
     "STATUSES",
     "BackendState",
     "Check",
@@ -45,6 +46,7 @@ __all__ = [
     "check_from_step",
     "check_title",
     "decide_arch",
+    "detail_codes",
     "detail_text",
     "run_verify",
 ]
@@ -54,91 +56,40 @@ Params = Mapping[str, object]
 
 # ------------------------------------------------------------------------------- texts by code
 
-_TITLES = texts("verify.title.", {
-    "python": "The environment's Python",
-    "backends": "Backends",
-    "torch_import": "PyTorch imports",
-    "cpu_matmul": "Matrix multiply on the CPU",
-    "cpu_conv2d": "Convolution on the CPU",
-    "cpu_training": "A training step on the CPU (loss goes down)",
-    "cpu_autocast": "Mixed precision (bfloat16 autocast) on the CPU",
-    "gloo_all_reduce": "Two-process all_reduce on the CPU (gloo)",
-    "accelerator": "An accelerator (GPU) is usable",
-    "arch_list": "The GPU's architecture is compiled into this PyTorch",
-    "device_round_trip": "A tensor goes to the accelerator and back",
-    "device_matmul": "Matrix multiply on the accelerator matches the CPU",
-    "device_conv2d": "Convolution on the accelerator matches the CPU",
-    "device_training": "A training step on the accelerator (loss goes down)",
-    "dnn_library": "{library} convolution",
-    "device_autocast": "Mixed precision (autocast) on the accelerator",
-    "device_memory": "Accelerator memory after the checks",
-    "nccl_all_reduce": "Two-process all_reduce across GPUs ({library})",
-})
-_TITLE_DEFAULTS: dict[str, Params] = {"dnn_library": {"library": "cuDNN / MIOpen"},
-                                      "nccl_all_reduce": {"library": "NCCL"}}
+# The checks' titles and the probe's outcome sentences have one home, the probe (it writes them
+# into its raw output for people reading it): they are read from its source as data, never
+# imported (:func:`app.core.probe.probe_tables`), on first use. Each table's code prefix:
+PROBE_TEXTS = {"TITLES": "verify.title.", "DETAILS": "verify."}
 
-# The probe writes the same English templates (app/probes/verify.py DETAILS; a test keeps them equal).
-_DETAILS = texts("verify.", {
-    "python_at": "Python {version} at {executable}",
-    "exception": "{type}: {message}",
-    "torch_imported": "torch {version} imported in {seconds:.1f} s from {folder}",
-    "matmul_ok": "256x192 @ 192x128 matches the CPU reference ({errors})",
-    "matmul_differs": "{dtype} result differs from the CPU reference by {err:.2e} (allowed {allowed:.0e})",
-    "conv_ok": "3x3 convolution on 2x3x32x32 matches the CPU reference ({errors})",
-    "conv_differs": "{dtype} convolution differs from the CPU reference by {err:.2e} (allowed {allowed:.0e})",
-    "training_ok": "20 SGD steps on a tiny MLP: loss {first:.4f} -> {last:.4f}",
-    "loss_not_finite": "the loss became NaN or infinite",
-    "loss_not_down": "the loss did not go down ({first:.4f} -> {last:.4f})",
-    "autocast_ok": "a matmul under autocast ran in {dtype} (error {err:.1e})",
-    "autocast_missing": "this PyTorch has no autocast for {device}: {message}",
-    "autocast_wrong_dtype": "autocast did not run the matmul in {dtype} (got {got})",
-    "autocast_differs": "autocast {dtype} result differs from the reference by {err:.2e}",
-    "round_trip_ok": "4 MiB copied to {device}, computed on and copied back intact ({ms:.1f} ms)",
-    "round_trip_differs": "data copied to the device and back came back different",
-    "dnn_ok": "{library} {version}: convolution forward and backward match the CPU reference",
-    "dnn_missing": "{library} is not available in this PyTorch build",
-    "dnn_disabled": "{library} {version} is present but disabled (torch.backends.cudnn.enabled = False)",
-    "dnn_differs": "{library} convolution differs from the CPU reference by {err:.2e}",
-    "dnn_not_used": "cuDNN/MIOpen are NVIDIA/AMD libraries; {backend} does not use them",
-    "memory_ok": "{allocated:.1f} MiB allocated by tensors, {reserved:.1f} MiB kept reserved by PyTorch's caching "
-                 "allocator (normal: it reuses it)",
-    "memory_over": "allocated memory exceeds reserved memory: {allocated:.1f} MiB allocated by tensors, "
-                   "{reserved:.1f} MiB kept reserved by PyTorch's caching allocator (normal: it reuses it)",
-    "memory_no_stats": "no memory statistics for {device}",
-    "all_reduce_ok": "{world} processes summed a 4 MiB tensor with {backend} over 127.0.0.1 "
-                     "(correct result, {ms:.1f} ms)",
-    "all_reduce_timeout": "the {backend} all_reduce did not finish within {seconds:.0f} s",
-    "all_reduce_wrong": "{backend} all_reduce gave {value} instead of {expected}",
-    "all_reduce_failed": "the {backend} all_reduce failed: {error}",
-    "all_reduce_no_output": "the {backend} all_reduce failed: no output",
-    "dist_not_asked": "not asked for (--no-dist)",
-    "dist_missing": "this PyTorch build has no torch.distributed",
-    "nccl_needs_two_gpus": "needs two or more GPUs; this machine has {count}",
-    "nccl_missing": "this PyTorch build has no NCCL",
-    "nccl_not_for": "NCCL is for NVIDIA/AMD GPUs, not {backend}",
-    "accelerator_ok": "{backend}: {devices}",
-    "no_accelerator": "no accelerator is usable: {reason}",
-    "cuda_unusable": "This PyTorch is built for CUDA {cuda}, but no NVIDIA GPU can be used. Run `torch-setup doctor` "
-                     "to find out why.",
-    "cuda_unusable_said": "This PyTorch is built for CUDA {cuda}, but no NVIDIA GPU can be used ({warning}). Run "
-                          "`torch-setup doctor` to find out why.",
-    "rocm_unusable": "This PyTorch is built for ROCm {hip}, but no AMD GPU can be used. Run `torch-setup doctor` to "
-                     "find out why.",
-    "rocm_unusable_said": "This PyTorch is built for ROCm {hip}, but no AMD GPU can be used ({warning}). Run "
-                          "`torch-setup doctor` to find out why.",
-    "mps_unusable": "This PyTorch supports Apple's MPS, but it is not available on this Mac (macOS {mac}; MPS needs "
-                    "macOS 12.3 or newer on Apple silicon or an AMD GPU)",
-    "xpu_unusable": "This PyTorch is built for Intel GPUs (XPU), but none can be used",
-    "cpu_only_build": "This PyTorch is a CPU-only build, so it cannot use a GPU",
-    "cpu_only_build_tagged": "This PyTorch (+{tag}) is a CPU-only build, so it cannot use a GPU",
-    # decided here, not by the probe
+# the one check decided here, not by the probe: its title and outcomes
+_ARCH_TITLE = texts("verify.title.", {"arch_list": "The GPU's architecture is compiled into this PyTorch"})
+_ARCH_DETAILS = texts("verify.", {
     "arch_covered": "device {devices} is covered by {archs}",
     "arch_missing": "{devices} is not in this wheel's compiled architectures ({archs}): kernels will fail with 'no "
                     "kernel image is available'",
     "arch_list_unknown": "this build does not report its architecture list",
     "arch_not_applicable": "{backend} has no compiled architecture list",
 })
-DETAIL_CODES = frozenset(_DETAILS)
+
+
+@dataclass(frozen=True)
+class _Texts:
+    titles: TextTable
+    title_defaults: Mapping[str, Params]  # the library a title names when the probe did not say
+    details: TextTable
+
+
+@functools.cache
+def _texts() -> _Texts:
+    probe = probe_tables("verify", ("TITLES", "TITLE_DEFAULTS", "DETAILS"))
+    return _Texts(TextTable(PROBE_TEXTS["TITLES"], {**probe["TITLES"], **_ARCH_TITLE.templates}),
+                  probe["TITLE_DEFAULTS"],
+                  TextTable(PROBE_TEXTS["DETAILS"], {**probe["DETAILS"], **_ARCH_DETAILS.templates}))
+
+
+def detail_codes() -> frozenset[str]:
+    """Every outcome code a check can carry: the probe's and the arch check's."""
+    return frozenset(_texts().details)
 
 
 def _fits(m: Msg) -> bool:
@@ -168,17 +119,19 @@ def _nested(params: Params) -> dict[str, object]:
 
 def check_title(name: str, params: Params | None = None, fallback: str = "") -> Text:
     """The title of check ``name`` (``params``: the library of dnn_library / nccl_all_reduce)."""
-    if name not in _TITLES:
+    t = _texts()
+    if name not in t.titles:
         return fallback or name
-    m = _TITLES.msg(name, **(params or _TITLE_DEFAULTS.get(name) or {}))
+    m = t.titles.msg(name, **(params or t.title_defaults.get(name) or {}))
     return m if _fits(m) else (fallback or name)
 
 
 def detail_text(code: str | None, params: Params | None, fallback: str) -> Text:
     """The sentence for outcome ``code`` with ``params``; ``fallback`` (the probe's English) otherwise."""
-    if code is None or code not in _DETAILS:
+    details = _texts().details
+    if code is None or code not in details:
         return fallback
-    m = _DETAILS.msg(code, **_nested(params or {}))
+    m = details.msg(code, **_nested(params or {}))
     return m if _fits(m) else fallback
 
 

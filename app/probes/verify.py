@@ -15,8 +15,9 @@ crashes the process still leaves them behind for the doctor.
 Every check has a stable ``name``; its outcome is a stable ``code`` with plain ``params``
 (measured numbers, names, the reason for a skip), from which the English ``detail`` is
 written here (:data:`DETAILS`, for people reading the raw output) and the assistant writes
-the sentence in the user's language (``app/core/verify.py`` holds the same templates; a test
-keeps them equal). Step events carry them in ``data["text"]``. The probe reports facts, not
+the sentence in the user's language from these same tables (``app/core/verify.py`` reads
+:data:`TITLES`, :data:`TITLE_DEFAULTS` and :data:`DETAILS` from this file as data, so they must
+stay literal dicts at the top level). Step events carry them in ``data["text"]``. The probe reports facts, not
 verdicts that need the assistant's rules: whether a device's architecture is compiled into
 the wheel (the ``arch_list`` check) is decided by the assistant from ``devices`` and the
 build's ``arch_list``.
@@ -251,23 +252,28 @@ def sync(torch, device: str) -> None:
         torch.xpu.synchronize()
 
 
-def check_matmul(torch, device: str, dtypes: list) -> tuple:
-    g = torch.Generator().manual_seed(0)
-    a = torch.randn(256, 192, generator=g, dtype=torch.float64)
-    b = torch.randn(192, 128, generator=g, dtype=torch.float64)
-    ref = a @ b
+def against_reference(torch, device: str, dtypes: list, ref, compute, codes: tuple[str, str]) -> tuple:
+    """``compute(dtype)`` on ``device`` in each dtype against the float64 CPU result ``ref``: passed
+    (``codes[0]``, every dtype's error) or failed (``codes[1]``) at the first dtype past its tolerance."""
     errs = {}
     for dt in dtypes:
         name = str(dt).replace("torch.", "")
-        out = a.to(device, dt) @ b.to(device, dt)
+        out = compute(dt)
         sync(torch, device)
         err = rel_err(torch, out, ref)
         errs[name] = err
         if not err <= TOLERANCE[name]:
-            return ("failed", "matmul_differs", {"dtype": name, "err": err, "allowed": TOLERANCE[name]},
-                    {"rel_err": errs})
+            return ("failed", codes[1], {"dtype": name, "err": err, "allowed": TOLERANCE[name]}, {"rel_err": errs})
     shown = ", ".join(f"{k} {v:.1e}" for k, v in errs.items())
-    return ("passed", "matmul_ok", {"errors": shown}, {"rel_err": errs})
+    return ("passed", codes[0], {"errors": shown}, {"rel_err": errs})
+
+
+def check_matmul(torch, device: str, dtypes: list) -> tuple:
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(256, 192, generator=g, dtype=torch.float64)
+    b = torch.randn(192, 128, generator=g, dtype=torch.float64)
+    return against_reference(torch, device, dtypes, a @ b, lambda dt: a.to(device, dt) @ b.to(device, dt),
+                             ("matmul_ok", "matmul_differs"))
 
 
 def check_conv2d(torch, device: str, dtypes: list) -> tuple:
@@ -276,19 +282,9 @@ def check_conv2d(torch, device: str, dtypes: list) -> tuple:
     g = torch.Generator().manual_seed(1)
     x = torch.randn(2, 3, 32, 32, generator=g, dtype=torch.float64)
     w = torch.randn(8, 3, 3, 3, generator=g, dtype=torch.float64)
-    ref = nnf.conv2d(x, w, padding=1)
-    errs = {}
-    for dt in dtypes:
-        name = str(dt).replace("torch.", "")
-        out = nnf.conv2d(x.to(device, dt), w.to(device, dt), padding=1)
-        sync(torch, device)
-        err = rel_err(torch, out, ref)
-        errs[name] = err
-        if not err <= TOLERANCE[name]:
-            return ("failed", "conv_differs", {"dtype": name, "err": err, "allowed": TOLERANCE[name]},
-                    {"rel_err": errs})
-    shown = ", ".join(f"{k} {v:.1e}" for k, v in errs.items())
-    return ("passed", "conv_ok", {"errors": shown}, {"rel_err": errs})
+    return against_reference(torch, device, dtypes, nnf.conv2d(x, w, padding=1),
+                             lambda dt: nnf.conv2d(x.to(device, dt), w.to(device, dt), padding=1),
+                             ("conv_ok", "conv_differs"))
 
 
 def check_training(torch, device: str) -> tuple:

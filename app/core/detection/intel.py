@@ -17,11 +17,11 @@ from app.core.detection import hex_id, parser
 INTEL_DISCRETE_SOURCE = "Linux include/drm/intel/pciids.h (DG1, DG2, ATS-M, PVC, BMG id lists)"
 INTEL_DISCRETE_FAMILIES: tuple[tuple[str, str], ...] = (
     # (device-id regex on 4 lowercase hex digits, family)
-    (r"490[5-9]", "Iris Xe MAX (DG1)"),
-    (r"56c[0-2]", "Data Center GPU Flex (ATS-M)"),
-    (r"56[0-9a-f][0-9a-f]", "Arc A-series (DG2 / Alchemist)"),
-    (r"0b6[9e]|0bd[4-9ab]|0be[015]", "Data Center GPU Max (Ponte Vecchio)"),
-    (r"e20[29bcd]|e21[0-26]|e22[0-2]", "Arc B-series (Battlemage)"),
+    (r"490[5-9]", "Iris Xe MAX (DG1)"),  # INTEL_DG1_IDS
+    (r"56c[0-2]", "Data Center GPU Flex (ATS-M)"),  # INTEL_ATS_M_IDS, before DG2's wider range
+    (r"56[0-9a-f][0-9a-f]", "Arc A-series (DG2 / Alchemist)"),  # INTEL_DG2_IDS
+    (r"0b6[9e]|0bd[4-9ab]|0be[015]", "Data Center GPU Max (Ponte Vecchio)"),  # INTEL_PVC_IDS
+    (r"e20[29bcd]|e21[0-26]|e22[0-2]", "Arc B-series (Battlemage)"),  # INTEL_BMG_IDS
 )
 
 

@@ -164,15 +164,15 @@ class Check:
 class InstallPlan:
     """Everything decided before anything is written (see :func:`~app.core.install.plan`)."""
 
-    request: InstallRequest
-    env_path: Path
-    backend: EnvBackend
+    request: InstallRequest  # what was asked
+    env_path: Path  # absolute
+    backend: EnvBackend  # venv with uv or pip, or conda
     python: PythonInfo | None  # None: uv will look for / download ``python_request``
     python_request: str | None
-    packages: tuple[str, ...]
-    index: IndexOptions
-    new_env: bool
-    estimate_mb: int
+    packages: tuple[str, ...]  # requirement strings, torch first
+    index: IndexOptions  # where the packages come from
+    new_env: bool  # False: installing into an environment that exists
+    estimate_mb: int  # disk the install will take
     estimate_why: Text
     variant: str | None = None
     bundle_manifest: Manifest | None = None
@@ -184,10 +184,12 @@ class InstallPlan:
 
     @property
     def kind(self) -> str:
+        """``venv`` or ``conda``."""
         return self.backend.kind
 
     @property
     def installer(self) -> str:
+        """``uv``, ``pip`` or ``conda``: what installs the packages."""
         return self.backend.installer
 
     @property

@@ -56,12 +56,13 @@ class GpuView:
         return self.gpu.vendor
 
     @property
-    def integrated(self) -> bool:
-        return self.gpu.integrated
+    def cc_text(self) -> str | None:
+        """The compute capability as NVIDIA writes it, "8.6"."""
+        return f"{self.cc[0]}.{self.cc[1]}" if self.cc else None
 
     @property
-    def cc_text(self) -> str | None:
-        return f"{self.cc[0]}.{self.cc[1]}" if self.cc else None
+    def integrated(self) -> bool:
+        return self.gpu.integrated
 
     def ref(self) -> GpuRef:
         return GpuRef(self.idx, self.gpu.name, self.gpu.vendor, self.cc_text, self.gfx, self.gpu.driver_version)

@@ -412,9 +412,9 @@ class Option:
     """One backend, build, torch release or Python of :func:`valid_choices`, valid or why not."""
 
     kind: str  # backend | variant | torch | python
-    name: str
+    name: str  # what the dialog shows: "CUDA 12.8", "2.13.0", "3.12"
     valid: bool
-    why: Text
+    why: Text  # why it is (or is not) valid on this machine
     backend: Backend | None = None
     variant: str | None = None
     torch_version: str | None = None
