@@ -1,12 +1,27 @@
 """Small helpers several test modules share (real processes and envs, no fakes)."""
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
+import pytest
 
 from app.cli import main
 from app.core.distinfo import distributions
+
+
+@contextmanager
+def scratch(factory: pytest.TempPathFactory, name: str) -> Iterator[Path]:
+    """A temp folder for a module- or session-scoped fixture, removed when the fixture ends
+    (``with scratch(tmp_path_factory, "bundle") as folder: ... yield ...``); kept when it fails. The suite makes many real environments (a
+    torch install is about 1 GB) on CI machines that share their disk, so what a module made does
+    not outlive it (pyproject's tmp_path_retention_policy does the same for each test's tmp_path)."""
+    path = factory.mktemp(name)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def leftover_processes(needle: str) -> list[str]:

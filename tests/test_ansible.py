@@ -10,10 +10,13 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import tomllib
+
+from tests.helpers import scratch
 
 REPO = Path(__file__).resolve().parents[1]
 PLAYBOOK_DIR = REPO / "installer" / "ansible"
@@ -21,9 +24,16 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def ansible_venv(tmp_path_factory) -> Path:
+def ansible_venv(tmp_path_factory) -> Iterator[Path]:
     given = os.environ.get("TORCH_SETUP_ANSIBLE_VENV")
-    venv = Path(given) if given else tmp_path_factory.mktemp("ansible") / "venv"
+    if given:
+        yield Path(given)
+        return
+    with scratch(tmp_path_factory, "ansible") as folder:
+        yield _ansible_into(folder / "venv")
+
+
+def _ansible_into(venv: Path) -> Path:
     if not (venv / "bin" / "ansible-playbook").exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
         spec = "ansible-core<2.20" if sys.version_info < (3, 12) else "ansible-core"
@@ -34,27 +44,29 @@ def ansible_venv(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def project_wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
-                         capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr
-    return next(out.glob("torch_setup_assistant-*.whl"))
+def project_wheel(tmp_path_factory) -> Iterator[Path]:
+    with scratch(tmp_path_factory, "wheel") as out:
+        res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
+                             capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr
+        yield next(out.glob("torch_setup_assistant-*.whl"))
 
 
 @pytest.fixture(scope="module")
-def cpu_bundle(tmp_path_factory, local_wheels) -> Path:
-    out = tmp_path_factory.mktemp("bundle") / "torch-bundle"
-    res = subprocess.run([sys.executable, "-m", "app", "bundle", "--out", str(out), "--packages",
-                          "torch==2.13.0", "--find-links", str(local_wheels)],
-                         cwd=REPO, capture_output=True, text=True, timeout=900)
-    assert res.returncode == 0, res.stdout + res.stderr
-    return out
+def cpu_bundle(tmp_path_factory, local_wheels) -> Iterator[Path]:
+    with scratch(tmp_path_factory, "bundle") as folder:
+        out = folder / "torch-bundle"
+        res = subprocess.run([sys.executable, "-m", "app", "bundle", "--out", str(out), "--packages",
+                              "torch==2.13.0", "--find-links", str(local_wheels)],
+                             cwd=REPO, capture_output=True, text=True, timeout=900)
+        assert res.returncode == 0, res.stdout + res.stderr
+        yield out
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory):
-    return tmp_path_factory.mktemp("fleet")
+def fleet(tmp_path_factory) -> Iterator[Path]:
+    with scratch(tmp_path_factory, "fleet") as folder:
+        yield folder
 
 
 def playbook(venv: Path, fleet: Path, *extra: str, timeout: int = 1500) -> subprocess.CompletedProcess:

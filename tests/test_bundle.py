@@ -8,12 +8,14 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from app.core import bundle as core
 from app.core.errors import BadInput
+from tests.helpers import scratch
 
 REPO = Path(__file__).resolve().parents[1]
 PY = f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -26,12 +28,13 @@ def cli(*args, prefix=(), timeout=900) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory, local_wheels) -> Path:
-    out = tmp_path_factory.mktemp("bundles") / "torch bundle ü"
-    r = cli("bundle", "--out", out, "--python", PY, "--packages", "torch==2.13.0",
-            "--find-links", local_wheels)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return out
+def bundle(tmp_path_factory, local_wheels) -> Iterator[Path]:
+    with scratch(tmp_path_factory, "bundles") as folder:
+        out = folder / "torch bundle ü"
+        r = cli("bundle", "--out", out, "--python", PY, "--packages", "torch==2.13.0",
+                "--find-links", local_wheels)
+        assert r.returncode == 0, r.stdout + r.stderr
+        yield out
 
 
 def _copy(bundle: Path, dest: Path) -> Path:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import scratch
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "installer"))
 
@@ -196,14 +198,15 @@ def frozen_app(tmp_path_factory):
     or a fresh PyInstaller build of this tree into a temp folder."""
     given = os.environ.get("TORCH_SETUP_FROZEN_APP")
     if given:
-        return Path(given)
+        yield Path(given)
+        return
     pytest.importorskip("PyInstaller")
-    tmp = tmp_path_factory.mktemp("pyinstaller")
-    res = subprocess.run([sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
-                          "--distpath", str(tmp / "dist"), "--workpath", str(tmp / "work"),
-                          str(REPO / "build.spec")], cwd=REPO, capture_output=True, text=True, timeout=1200)
-    assert res.returncode == 0, res.stderr[-3000:]
-    return tmp / "dist" / "torch-setup"
+    with scratch(tmp_path_factory, "pyinstaller") as tmp:
+        res = subprocess.run([sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
+                              "--distpath", str(tmp / "dist"), "--workpath", str(tmp / "work"),
+                              str(REPO / "build.spec")], cwd=REPO, capture_output=True, text=True, timeout=1200)
+        assert res.returncode == 0, res.stderr[-3000:]
+        yield tmp / "dist" / "torch-setup"
 
 
 @pytest.mark.slow

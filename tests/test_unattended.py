@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import scratch
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -104,11 +106,12 @@ def test_without_yes_and_without_a_terminal_nothing_happens(tmp_path):
 @pytest.fixture(scope="module")
 def cpu_bundle(tmp_path_factory, local_wheels):
     """An offline bundle of torch 2.13.0 (CPU) for this machine, made with `torch-setup bundle`."""
-    out = tmp_path_factory.mktemp("bundle") / "torch-bundle"
-    res = cli("bundle", "--out", out, "--packages", "torch==2.13.0", "--find-links", local_wheels)
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert (out / "manifest.json").is_file()
-    return out
+    with scratch(tmp_path_factory, "bundle") as folder:
+        out = folder / "torch-bundle"
+        res = cli("bundle", "--out", out, "--packages", "torch==2.13.0", "--find-links", local_wheels)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert (out / "manifest.json").is_file()
+        yield out
 
 
 def _can_unshare() -> bool:

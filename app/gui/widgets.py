@@ -125,6 +125,28 @@ def heading(text: str = "", scale: float = 1.15) -> QLabel:
     return label
 
 
+class WrapLabel(QLabel):
+    """A word-wrapped label as tall as its text at its real width. In a QFormLayout row a plain
+    wrapped QLabel gets the height of Qt's guess at a narrow width (three times too tall for a
+    long sentence: blank bands above and below the text); this one asks again once it knows its
+    width."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        if self.wordWrap() and self.width() > 0:
+            return QSize(hint.width(), self.heightForWidth(self.width()))
+        return hint
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width():
+            self.updateGeometry()  # the height follows the new width
+
+
 class StatusRow(QWidget):
     """An icon, a title and an optional one-line explanation under it."""
 

@@ -328,3 +328,22 @@ def test_torch_setup_alone_shows_the_window_before_anything_heavy_loads(tmp_path
              "app.core.session", "app.core.errors", "app.core.runner", "subprocess", "dataclasses"}
     assert not heavy & mods, sorted(heavy & mods)
     assert "app.gui.pages.welcome" in mods and "app.core.secrets" in mods  # the console is masked from the start
+
+
+def test_a_long_note_in_a_form_row_is_as_tall_as_its_text(qtbot, wizard):
+    """The Environment page's "Not offered" note under the Python list: a plain wrapped QLabel
+    there got Qt's narrow-width height (blank bands above and below the sentence)."""
+    w = wizard()
+    w.resize(980, 720)
+    page = w.page(int(PageId.ENVIRONMENT))
+    w.setStartId(int(PageId.ENVIRONMENT))
+    w.show()
+    qtbot.waitUntil(lambda: w.currentId() == int(PageId.ENVIRONMENT))
+    note = page.python_note
+    note.setText("Not offered: Python 3.6.15, 3.7.16, 3.8.18, 3.9.18, 3.10.13 (torch 2.15.0 supports Python "
+                 "3.11–3.15). To use one of them, choose its Python under \"Change…\" on the Recommendation page.")
+    note.setVisible(True)
+    qtbot.waitUntil(lambda: note.isVisible() and note.width() > 400)
+    qtbot.waitUntil(lambda: note.height() == note.heightForWidth(note.width()))
+    # the row below follows right after the text
+    assert page.existing.geometry().top() - note.geometry().bottom() < 3 * page.form.verticalSpacing() + 12

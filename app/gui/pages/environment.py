@@ -57,7 +57,7 @@ from app.gui.i18n import current_language
 from app.gui.pages._commands import commands_text
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import Banner, BusyLine, Collapsible, CopyButton, StatusRow, heading, human_mb, muted
+from app.gui.widgets import Banner, BusyLine, Collapsible, CopyButton, StatusRow, WrapLabel, heading, human_mb, muted
 from app.gui.worker import Task
 
 DEBOUNCE_MS = 350
@@ -118,8 +118,7 @@ class EnvironmentPage(BasePage):
         loc_row.addWidget(self.browse)
         self.python = QComboBox()
         self.python.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.python_note = muted(QLabel())
-        self.python_note.setWordWrap(True)
+        self.python_note = muted(WrapLabel())  # a row of the form: as tall as its text
         self.python_note.hide()
         self._unfit_pythons: list[tuple[str, str]] = []
         self.target_label = muted(QLabel())
