@@ -16,11 +16,13 @@ from __future__ import annotations
 import re
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import scratch
 from tests.netlab.files import build_wheel, file_sha256
 from tests.netlab.wheelhouse import local_indexes
 
@@ -106,17 +108,19 @@ def broken_index(root: Path, second: SecondTorch) -> str:
     return simple.as_uri()
 
 
-@pytest.fixture(scope="session")
-def session_uv_cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("uv-cache")
+@pytest.fixture(scope="module")
+def module_uv_cache(tmp_path_factory) -> Iterator[Path]:
+    with scratch(tmp_path_factory, "uv-cache") as folder:
+        yield folder
 
 
 @pytest.fixture
-def own_uv_cache(session_uv_cache: Path, monkeypatch) -> Path:
-    """uv's cache for these tests: one of this session's own (cold once, then warm).
+def own_uv_cache(module_uv_cache: Path, monkeypatch) -> Path:
+    """uv's cache for these tests: one of the test module's own (cold once, then warm).
 
     The real-install tests here install several GB; a cache of their own keeps them independent of
-    what happens to the shared per-user uv cache meanwhile (another tool pruning or cleaning it).
+    what happens to the shared per-user uv cache meanwhile (another tool pruning or cleaning it),
+    and it goes when the module ends (torch 2.14.1 with its CUDA libraries is about 6 GB unpacked).
     """
-    monkeypatch.setenv("UV_CACHE_DIR", str(session_uv_cache))
-    return session_uv_cache
+    monkeypatch.setenv("UV_CACHE_DIR", str(module_uv_cache))
+    return module_uv_cache

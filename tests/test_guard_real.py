@@ -29,7 +29,7 @@ from tests.helpers import run_cli as _cli
 from tests.helpers import torch_in as _torch
 from tests.netlab.clients import clean_env, uv_bin
 from tests.netlab.files import build_wheel
-from tests.second_torch import SecondTorch, own_uv_cache, second_torch, session_uv_cache  # noqa: F401 - fixtures
+from tests.second_torch import SecondTorch, module_uv_cache, own_uv_cache, second_torch  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 

@@ -28,9 +28,9 @@ from tests.helpers import torch_in as _torch
 from tests.second_torch import (  # noqa: F401 - fixtures
     SecondTorch,
     broken_index,
+    module_uv_cache,
     own_uv_cache,
     second_torch,
-    session_uv_cache,
 )
 from tests.tree import digest
 
