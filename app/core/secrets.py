@@ -41,23 +41,40 @@ MIN_REMEMBERED = 4
 _SCHEME_MAX = 32
 _AT_TRIES = 64
 
+class _Lazy:
+    """A regular expression compiled on first use: the masker is set up before the wizard's
+    first window, which writes nothing, so its patterns cost nothing until text is masked."""
+
+    __slots__ = ("_args", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args = (pattern, flags)
+        self._rx: re.Pattern[str] | None = None
+
+    @property
+    def rx(self) -> re.Pattern[str]:
+        if self._rx is None:
+            self._rx = re.compile(*self._args)
+        return self._rx
+
+
 # ------------------------------------------------------------------ URL user information
 _TOKEN_END = frozenset(" \t\r\n\f\v\"'<>`\\")
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 # A host that really follows an ``@``: a dotted name ending in a label that starts with a
 # letter, an IPv4 address, a bracketed IPv6 address or localhost, then a port, a path, a
 # query, a fragment or the end (punctuation such as ``)`` or ``,`` may follow).
-_HOST_RE = re.compile(
+_HOST_RE = _Lazy(
     r"(?:\[[0-9A-Fa-f:.]{2,45}\]|(?:\d{1,3}\.){3}\d{1,3}|localhost|"
     r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})\.){1,16}[A-Za-z][A-Za-z0-9-]{0,62})"
     r"(?::\d{1,5})?(?=[/?#)\],;.!]|$)", re.IGNORECASE)
 # ... or one intranet name ("nexus") with a port, or before a path or the end
-_PORTED_HOST_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,62}(?::\d{1,5}(?=[/?#)\],;!]|$)|(?=[/?#]|$))")
-_AUTHORITY_RE = re.compile(r"(?:[A-Za-z0-9\-._~%!$&'()*+,;=]*|\[[0-9A-Fa-f:.]*\])(?::\d*)?")
+_PORTED_HOST_RE = _Lazy(r"[A-Za-z0-9][A-Za-z0-9-]{0,62}(?::\d{1,5}(?=[/?#)\],;!]|$)|(?=[/?#]|$))")
+_AUTHORITY_RE = _Lazy(r"(?:[A-Za-z0-9\-._~%!$&'()*+,;=]*|\[[0-9A-Fa-f:.]*\])(?::\d*)?")
 
 
 def _host_follows(token: str, at: int) -> bool:
-    return bool(_HOST_RE.match(token, at + 1) or _PORTED_HOST_RE.match(token, at + 1))
+    return bool(_HOST_RE.rx.match(token, at + 1) or _PORTED_HOST_RE.rx.match(token, at + 1))
 
 
 def _userinfo_end(token: str) -> int:
@@ -74,7 +91,7 @@ def _userinfo_end(token: str) -> int:
         if i != -1 and i < cut:
             cut = i
     at = token.rfind("@", 0, cut)
-    if at == -1 and _AUTHORITY_RE.fullmatch(token[:cut]) and ":" not in token[:cut]:
+    if at == -1 and _AUTHORITY_RE.rx.fullmatch(token[:cut]) and ":" not in token[:cut]:
         return -1  # a plain host: an "@" further on is in the path ("repo@v1.0")
     later = token.rfind("@")
     for _ in range(_AT_TRIES):  # bounded: a token of 50,000 "@" stays linear
@@ -114,7 +131,7 @@ def _mask_userinfo(text: str) -> str:
 
 
 # ------------------------------------------------------------------ query values, headers
-_QUERY_RE = re.compile(r"(&amp;|[?&])([A-Za-z0-9_.\-]{1,64})=([^&#\s\"'<>\\]*)")
+_QUERY_RE = _Lazy(r"(&amp;|[?&])([A-Za-z0-9_.\-]{1,64})=([^&#\s\"'<>\\]*)")
 _SECRET_NAMES = frozenset({"key", "sig", "pwd", "pass", "auth"})
 _SECRET_SUFFIXES = ("token", "password", "passwd", "secret", "signature", "credential", "credentials", "apikey",
                     "api_key", "key", "auth", "sig", "pwd")
@@ -132,11 +149,11 @@ def _query_sub(m: re.Match[str]) -> str:
     return f"{m.group(1)}{m.group(2)}={REDACTED}"
 
 
-_HEADER_RE = re.compile(
+_HEADER_RE = _Lazy(
     r"\b((?:proxy-)?authorization)([\"']?[ \t]{0,8}[:=][ \t]{0,8}[\"']?)"
     r"(?:(basic|bearer|digest|token|negotiate|ntlm|aws4-hmac-sha256)[ \t]{1,8})?([^\s\"'\\<>,;]+)",
     re.IGNORECASE)
-_ASSIGN_RE = re.compile(
+_ASSIGN_RE = _Lazy(
     r"\b([A-Za-z0-9_]{0,64}(?:PASSWORD|PASSWD|TOKEN|SECRET|API_KEY))([ \t]{0,4}=[ \t]{0,4})([^\s\"'\\<>,;&]+)",
     re.IGNORECASE)
 
@@ -151,10 +168,10 @@ def _assign_sub(m: re.Match[str]) -> str:
 
 
 # ------------------------------------------------------------------ device identifiers
-_UUID_RE = re.compile(r"\b(GPU|MIG)-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?:/\d{1,6}/\d{1,6})?|"
-                      r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b")
-_SERIAL_RE = re.compile(r"\b(serial(?:[ _-]?(?:number|no\.?|num|#))?)([ \t]{0,8}[:=#>]?[ \t]{0,8})"
-                        r"([0-9A-Za-z][0-9A-Za-z-]{3,63})\b", re.IGNORECASE)
+_UUID_RE = _Lazy(r"\b(GPU|MIG)-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?:/\d{1,6}/\d{1,6})?|"
+                 r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b")
+_SERIAL_RE = _Lazy(r"\b(serial(?:[ _-]?(?:number|no\.?|num|#))?)([ \t]{0,8}[:=#>]?[ \t]{0,8})"
+                   r"([0-9A-Za-z][0-9A-Za-z-]{3,63})\b", re.IGNORECASE)
 
 
 def _serial_sub(m: re.Match[str]) -> str:
@@ -167,9 +184,9 @@ def _serial_sub(m: re.Match[str]) -> str:
 def hide_ids(text: str) -> str:
     """GPU / MIG UUIDs (``GPU-8932f937-...`` -> ``GPU-<uuid>``) and serial numbers hidden."""
     if "-" in text:
-        text = _UUID_RE.sub(lambda m: f"{m.group(1)}-<uuid>" if m.group(1) else "<uuid>", text)
+        text = _UUID_RE.rx.sub(lambda m: f"{m.group(1)}-<uuid>" if m.group(1) else "<uuid>", text)
     if "serial" in text.lower():
-        text = _SERIAL_RE.sub(_serial_sub, text)
+        text = _SERIAL_RE.rx.sub(_serial_sub, text)
     return text
 
 
@@ -302,7 +319,7 @@ def _url_secrets(url: str) -> list[str]:
                     found.append(base64.b64encode(f"{u}:{p}".encode()).decode("ascii"))
             else:  # a token given as the user name (https://TOKEN@host)
                 found.append(user)
-    for m in _QUERY_RE.finditer(url):
+    for m in _QUERY_RE.rx.finditer(url):
         if _secret_name(m.group(2)) and m.group(3):
             found.append(m.group(3))
     return found
@@ -344,11 +361,11 @@ def mask(text: str) -> str:
     text = _REGISTRY.hide(text)
     text = _mask_userinfo(text)
     if "=" in text:
-        text = _QUERY_RE.sub(_query_sub, text)
-        text = _ASSIGN_RE.sub(_assign_sub, text)
+        text = _QUERY_RE.rx.sub(_query_sub, text)
+        text = _ASSIGN_RE.rx.sub(_assign_sub, text)
     low = text.lower()
     if "authorization" in low:
-        text = _HEADER_RE.sub(_header_sub, text)
+        text = _HEADER_RE.rx.sub(_header_sub, text)
     return hide_ids(text)
 
 

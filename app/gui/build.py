@@ -2,27 +2,21 @@
 wired to its slot, a thin busy bar, the checklist's table, a command box; adding a row of parts to a
 box layout and emptying one; a control's text, accessible name, tooltip and placeholder in one call.
 
-Light to import (the Welcome page uses it before the first paint): no Qt namespace at import time.
+Light to import (the Welcome page uses it before the first paint): no Qt namespace, and each
+widget class only one function needs is imported in that function (PySide6 builds a class's
+Python type on first use: QHeaderView alone costs ~3 ms).
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import (
-    QAbstractButton,
-    QBoxLayout,
-    QHeaderView,
-    QLabel,
-    QLayout,
-    QLineEdit,
-    QPlainTextEdit,
-    QProgressBar,
-    QPushButton,
-    QTreeWidget,
-    QWidget,
-)
+from PySide6.QtWidgets import QBoxLayout, QLabel, QLayout, QWidget
 
 from app.gui.widgets import BusyLine, Collapsible, CopyButton, monospace_font
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QPlainTextEdit, QProgressBar, QPushButton, QTreeWidget
 
 
 def text_label(parent: QWidget | None = None, text: str = "", *, bold: bool = False,
@@ -43,6 +37,8 @@ def text_label(parent: QWidget | None = None, text: str = "", *, bold: bool = Fa
 
 def button(on_click: Callable[[], object], parent: QWidget | None = None) -> QPushButton:
     """A push button that calls ``on_click`` (its text comes with the page's retranslate)."""
+    from PySide6.QtWidgets import QPushButton
+
     b = QPushButton(parent)
     b.clicked.connect(on_click)
     return b
@@ -50,6 +46,8 @@ def button(on_click: Callable[[], object], parent: QWidget | None = None) -> QPu
 
 def busy_bar(parent: QWidget | None = None, *, height: int = 8) -> QProgressBar:
     """A thin indeterminate progress bar without text: "something runs", with no count to show."""
+    from PySide6.QtWidgets import QProgressBar
+
     bar = QProgressBar(parent)
     bar.setRange(0, 0)
     bar.setTextVisible(False)
@@ -60,6 +58,8 @@ def busy_bar(parent: QWidget | None = None, *, height: int = 8) -> QProgressBar:
 def checklist(parent: QWidget | None = None) -> QTreeWidget:
     """The verification checklist's table: a check and its result a row, no tree, the first column
     as wide as its content and the second taking the rest."""
+    from PySide6.QtWidgets import QHeaderView, QTreeWidget
+
     tree = QTreeWidget(parent)
     tree.setColumnCount(2)
     tree.setRootIsDecorated(False)
@@ -72,6 +72,8 @@ def checklist(parent: QWidget | None = None) -> QTreeWidget:
 def command_view(lines: int) -> QPlainTextEdit:
     """A read-only monospace box ``lines`` lines high for commands to read and copy (long lines wrap;
     Tab moves the focus on instead of typing)."""
+    from PySide6.QtWidgets import QPlainTextEdit
+
     view = QPlainTextEdit()
     view.setReadOnly(True)
     view.setFont(monospace_font())
@@ -114,6 +116,8 @@ def set_texts(widget: QWidget, text: str | None = None, *, name: str | None = No
     """A control's words in one call (those given): its visible ``text``, the ``name`` a screen reader
     says, its tooltip ``tip`` and the ``placeholder`` of a line edit. The visible text goes where the
     widget keeps it (a CopyButton's label, a Collapsible's title, a BusyLine's message)."""
+    from PySide6.QtWidgets import QAbstractButton, QLineEdit
+
     if text is not None:
         if isinstance(widget, CopyButton):
             widget.set_label(text)

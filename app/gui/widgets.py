@@ -10,21 +10,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QRectF, QSize, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPainter, QPalette
-from PySide6.QtWidgets import (
-    QApplication,
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QProgressBar,
-    QPushButton,
-    QSizePolicy,
-    QToolButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QPainter, QPalette, QPixmap
+from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
+
+if TYPE_CHECKING:  # start-up: PySide6 builds a class's type on first use (QIcon ~2 ms); these load when used
+    from PySide6.QtGui import QIcon
 
 from app.core.paths import resources_dir
 
@@ -64,6 +57,8 @@ def icon(name: str) -> QIcon:
     read without loading Qt's SVG plugin), else resources/icons/<name>.svg, else a QStyle
     standard icon.
     """
+    from PySide6.QtGui import QIcon
+
     name = status_name(name) if name in _ALIASES else name
     folder = resources_dir() / "icons"
     sizes = _png_sizes().get(name)
@@ -98,12 +93,25 @@ def _png_sizes() -> dict[str, list[int]]:
 
 
 def set_icon(label: QLabel, name: str, size: int = 20) -> None:
-    """Put a crisp icon on a label (rendered at the label's device pixel ratio)."""
-    label.setPixmap(icon(name).pixmap(QSize(size, size), label.devicePixelRatioF()))
+    """Put a crisp icon on a label (rendered at the label's device pixel ratio): the PNG drawn at
+    exactly that many pixels when there is one (no QIcon needed: the first window shows at once),
+    else the icon scaled."""
+    dpr = label.devicePixelRatioF()
+    key = status_name(name) if name in _ALIASES else name
+    px = round(size * dpr)
+    pix = QPixmap(str(resources_dir() / "icons" / "png" / f"{key}-{px}.png")) if px in _png_sizes().get(key, ()) \
+        else None
+    if pix is not None and not pix.isNull():
+        pix.setDevicePixelRatio(dpr)
+    else:
+        pix = icon(name).pixmap(QSize(size, size), dpr)
+    label.setPixmap(pix)
     label.setFixedSize(size, size)
 
 
 def monospace_font() -> QFont:
+    from PySide6.QtGui import QFontDatabase
+
     font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
     font.setStyleHint(QFont.StyleHint.Monospace)
     return font
@@ -224,7 +232,7 @@ class Banner(QFrame):
 
     def set_kind(self, kind: str) -> None:
         self._kind = kind if kind in _TINTS else "info"
-        set_icon(self.icon_label, self._kind, 18)
+        set_icon(self.icon_label, self._kind, 20)
         self.update()
 
     def set_text(self, text: str, kind: str | None = None) -> None:
@@ -309,6 +317,8 @@ class BusyLine(QWidget):
 
     def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        from PySide6.QtWidgets import QProgressBar
+
         self.bar = QProgressBar()
         self.bar.setRange(0, 0)
         self.bar.setTextVisible(False)
@@ -332,6 +342,8 @@ class Collapsible(QWidget):
     def __init__(self, title: str = "", content: QWidget | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         Qt = _qt()  # noqa: N806
+        from PySide6.QtWidgets import QToolButton
+
         self.button = QToolButton()
         self.button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.button.setCheckable(True)

@@ -11,9 +11,10 @@ the work and waits for the core to roll back before the window goes.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSize, QTimer
-from PySide6.QtGui import QGuiApplication, QIcon, QPixmap
+from PySide6.QtGui import QGuiApplication, QPixmap
 from PySide6.QtWidgets import QWidget, QWizard
 
 from app.core.paths import resources_dir
@@ -22,6 +23,9 @@ from app.gui.pages import PageId
 from app.gui.pages.base import BasePage
 from app.gui.pages.welcome import WelcomePage
 from app.gui.state import WizardState
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QIcon  # start-up: its type loads with the window's icon, after the first paint
 
 # Pages after the first are imported and built right after the window is first painted
 # (see ``lazy``), so that the window shows at once; (module, class) per page id.
