@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.compat import Release, Variant, version_tuple
-from app.core.wheels import WheelFile, local_label, parse_wheel
+from app.core.wheels import WheelFile, local_label
 
 __all__ = ["Available", "Held", "platform_tag_fits", "python_of_tag", "pythons_for", "variant_of_file"]
 
@@ -68,26 +68,12 @@ class Available:
 
     @classmethod
     def from_folders(cls, folders: Iterable[str | os.PathLike[str]], *, only: bool = True) -> Available:
-        """The wheels in these folders (not their subfolders); unreadable folders hold nothing."""
-        held: list[Held] = []
-        names: list[str] = []
-        for folder in folders:
-            path = Path(os.fspath(folder).removeprefix("file://")).expanduser()
-            names.append(str(path))
-            try:
-                entries = sorted(path.glob("*.whl"))
-            except OSError:
-                continue
-            for f in entries:
-                wheel = parse_wheel(f.name)
-                if wheel is None:
-                    continue
-                try:
-                    size = f.stat().st_size
-                except OSError:
-                    size = 0
-                held.append(Held(wheel, size, str(path)))
-        return cls(tuple(held), only, tuple(names))
+        """The wheels in these folders (not their subfolders), read as the sources read them
+        (:func:`app.core.sources.local.scan`); unreadable folders hold nothing."""
+        from app.core.sources.local import scan  # start-up: only when folders are given
+
+        names = [str(Path(os.fspath(folder).removeprefix("file://")).expanduser()) for folder in folders]
+        return cls(tuple(Held(lw.wheel, _size(lw.path), lw.folder) for lw in scan(names)), only, tuple(names))
 
     # ---------------------------------------------------------------- queries
     def files(self, name: str) -> list[Held]:
@@ -151,6 +137,13 @@ def pythons_for(groups: Iterable[Sequence[Held]], candidates: Iterable[str]) -> 
             fit |= {t for t in tags if t}
         out &= fit
     return out
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _vkey(version: str) -> tuple[int, ...]:
