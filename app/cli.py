@@ -236,9 +236,9 @@ if __name__ == "__main__":  # pragma: no cover
 def _run_gui(words: list[str]) -> int:
     """The wizard, with no parser built and no error types loaded before its first window."""
     try:
-        from app.commands.gui import launch
+        from app.gui.app import launch  # no arguments to parse: straight to the window
 
-        return launch([])
+        return launch()
     except KeyboardInterrupt:
         from app.core.errors import EXIT_CANCELLED
 

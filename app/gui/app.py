@@ -47,9 +47,11 @@ class FirstPaintReporter(QObject):
 
 
 def print_startup() -> None:
-    """One JSON line for benchmarks/startup.py: when the first window was shown, and RSS."""
+    """One JSON line for benchmarks/startup.py: when the first window was shown (read before
+    psutil, the measuring tool, loads), and RSS."""
+    shown_at = time.time()
     rss, cpu = _usage()
-    print(json.dumps({"shown_at": time.time(), "rss_mb": rss, "cpu_s": cpu}), flush=True)
+    print(json.dumps({"shown_at": shown_at, "rss_mb": rss, "cpu_s": cpu}), flush=True)
 
 
 def _usage() -> tuple[float | None, float | None]:
@@ -67,7 +69,6 @@ def _usage() -> tuple[float | None, float | None]:
 def application() -> QApplication:
     """The one QApplication, named and styled."""
     from app import __version__
-    from app.gui.style import apply_style
 
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
@@ -76,6 +77,8 @@ def application() -> QApplication:
     app.setOrganizationName("torch-setup-assistant")
     app.setDesktopFileName("torch-setup-assistant")
     if sys.platform == "win32":  # only Windows' old native style needs a change (app.style() costs ~5 ms)
+        from app.gui.style import apply_style
+
         apply_style(app)
     return app
 

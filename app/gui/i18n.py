@@ -8,8 +8,12 @@ page re-sets its texts in ``retranslate()``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
+from PySide6.QtCore import QCoreApplication, QLocale
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QTranslator
 
 from app.core.paths import resources_dir
 
@@ -69,6 +73,8 @@ class Translations:
             app.removeTranslator(tr)
         self._installed = []
         if lang != "en":
+            from PySide6.QtCore import QLibraryInfo, QTranslator  # English needs no catalogue
+
             ours = QTranslator(app)
             if ours.load(str(catalogue_path(lang))):
                 app.installTranslator(ours)

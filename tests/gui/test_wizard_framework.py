@@ -240,12 +240,15 @@ def test_cli_registers_gui(english):
 
 def test_torch_setup_without_a_command_opens_the_wizard(monkeypatch):
     import app.commands.gui as gui
+    import app.gui.app as gui_app
     from app.cli import main
 
-    calls = []
+    opened, calls = [], []
+    # no command at all: straight to the window, nothing to parse
+    monkeypatch.setattr(gui_app, "launch", lambda **kw: opened.append(kw) or 0)
     monkeypatch.setattr(gui, "launch", lambda argv: calls.append(list(argv)) or 0)
     assert main([]) == 0
-    assert calls == [[]]
+    assert opened == [{}] and calls == []
     assert main(["gui", "--lang", "zh_CN"]) == 0
     assert calls[-1] == ["--lang", "zh_CN"]
 
