@@ -592,51 +592,78 @@ class DistRun:
         self.pids, self.fds, self.procs = [], [], []
 
     def _collect_forked(self) -> tuple[list[dict], list[str], bool]:
+        """Every rank's line, read as it comes. A rank that fails ends the wait: the others would
+        otherwise wait for it (its store, its half of the all_reduce) until the deadline, and its
+        error would be reported as a timeout."""
+        import select
+
         results, errors, timed_out = [], [], False
-        for rank, fd in enumerate(self.fds):
-            line = _read_line(fd, self.deadline)
-            try:
-                obj = json.loads(line) if line else None
-            except ValueError:
-                obj = None
-            if obj is None and time.monotonic() >= self.deadline:
+        pending = dict(enumerate(self.fds))  # rank -> the read end of its result pipe
+        bufs = {rank: b"" for rank in pending}
+        while pending and not errors:
+            left = self.deadline - time.monotonic()
+            ready = select.select(list(pending.values()), [], [], left)[0] if left > 0 else []
+            if not ready:
                 timed_out = True
-            elif obj is None:
-                errors.append(f"rank {rank} ended without a result")
-            elif "error" in obj:
-                errors.append(str(obj["error"]))
-            else:
-                results.append(obj)
-        if timed_out:
+                break
+            for rank, fd in list(pending.items()):
+                if fd not in ready:
+                    continue
+                chunk = os.read(fd, 65536)
+                bufs[rank] += chunk
+                if chunk and not bufs[rank].endswith(b"\n"):
+                    continue
+                del pending[rank]
+                try:
+                    obj = json.loads(bufs[rank].decode("utf-8", "replace").strip() or "null")
+                except ValueError:
+                    obj = None
+                if not isinstance(obj, dict):
+                    errors.append(f"rank {rank} ended without a result")
+                elif "error" in obj:
+                    errors.append(str(obj["error"]))
+                else:
+                    results.append(obj)
+        if pending:  # timed out, or a rank failed while others still wait
             self.abandon()
-        else:
-            for pid in self.pids:
-                _, status = os.waitpid(pid, 0)
-                sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
-                if sig:
-                    errors.append(f"a rank was killed by signal {sig}")
-            for fd in self.fds:
-                os.close(fd)
-            self.pids, self.fds = [], []
+            return results, errors, timed_out
+        for pid in self.pids:
+            _, status = os.waitpid(pid, 0)
+            sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+            if sig:
+                errors.append(f"a rank was killed by signal {sig}")
+        for fd in self.fds:
+            os.close(fd)
+        self.pids, self.fds = [], []
         return results, errors, timed_out
 
     def _collect_spawned(self) -> tuple[list[dict], list[str], bool]:
-        outs = []
+        """Every rank's output; as with forked ranks, one that fails ends the wait for the others."""
+        outs: dict[int, tuple[int, str, str]] = {}
         try:
-            for p in self.procs:
-                out, err = p.communicate(timeout=max(1.0, self.deadline - time.monotonic()))
-                outs.append((p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")))
-        except subprocess.TimeoutExpired:
-            self.abandon()
-            return [], [], True
+            while len(outs) < len(self.procs):
+                if time.monotonic() >= self.deadline:
+                    self.abandon()
+                    return [], [], True
+                for i, p in enumerate(self.procs):
+                    if i in outs:
+                        continue
+                    try:
+                        out, err = p.communicate(timeout=0.05)
+                    except subprocess.TimeoutExpired:
+                        continue
+                    outs[i] = (p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+                if any(rc != 0 for rc, _, _ in outs.values()):
+                    break  # a rank failed: the others would wait for it until the deadline
         finally:
             for p in self.procs:
                 if p.poll() is None:
                     p.kill()
                     p.communicate()
         self.procs = []
+        ordered = [outs[i] for i in sorted(outs)]
         results = []
-        for _rc, out, _err in outs:
+        for _rc, out, _err in ordered:
             for line in out.splitlines():
                 try:
                     obj = json.loads(line)
@@ -644,9 +671,9 @@ class DistRun:
                     continue
                 if isinstance(obj, dict) and obj.get("event") == "dist":
                     results.append(obj)
-        errors = [ln for o in outs for ln in o[2].splitlines() if ln.strip()]
-        if any(o[0] != 0 for o in outs) and not errors:
-            errors = [f"a rank exited with code {next(o[0] for o in outs if o[0] != 0)}"]
+        errors = [ln for o in ordered for ln in o[2].splitlines() if ln.strip()]
+        if any(o[0] != 0 for o in ordered) and not errors:
+            errors = [f"a rank exited with code {next(o[0] for o in ordered if o[0] != 0)}"]
         last = next((ln for ln in reversed(errors) if "Error" in ln), errors[-1] if errors else "")
         return results, [last] if last else [], False
 
