@@ -41,6 +41,7 @@ MIN_REMEMBERED = 4
 _SCHEME_MAX = 32
 _AT_TRIES = 64
 
+
 class _Lazy:
     """A regular expression compiled on first use: the masker is set up before the wizard's
     first window, which writes nothing, so its patterns cost nothing until text is masked."""

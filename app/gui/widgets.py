@@ -59,7 +59,7 @@ def icon(name: str) -> QIcon:
     """
     from PySide6.QtGui import QIcon
 
-    name = status_name(name) if name in _ALIASES else name
+    name = _icon_key(name)
     folder = resources_dir() / "icons"
     sizes = _png_sizes().get(name)
     if sizes:
@@ -97,16 +97,26 @@ def set_icon(label: QLabel, name: str, size: int = 20) -> None:
     exactly that many pixels when there is one (no QIcon needed: the first window shows at once),
     else the icon scaled."""
     dpr = label.devicePixelRatioF()
-    key = status_name(name) if name in _ALIASES else name
-    px = round(size * dpr)
-    pix = QPixmap(str(resources_dir() / "icons" / "png" / f"{key}-{px}.png")) if px in _png_sizes().get(key, ()) \
-        else None
-    if pix is not None and not pix.isNull():
-        pix.setDevicePixelRatio(dpr)
-    else:
-        pix = icon(name).pixmap(QSize(size, size), dpr)
-    label.setPixmap(pix)
+    pix = _exact_png(_icon_key(name), round(size * dpr), dpr)
+    label.setPixmap(pix if pix is not None else icon(name).pixmap(QSize(size, size), dpr))
     label.setFixedSize(size, size)
+
+
+def _icon_key(name: str) -> str:
+    """The icon file's name for ``name`` (a status alias such as "passed" -> "ok")."""
+    return status_name(name) if name in _ALIASES else name
+
+
+@cache
+def _exact_png(key: str, px: int, dpr: float) -> QPixmap | None:
+    """The PNG of ``key`` that is exactly ``px`` pixels, read once; None when there is none."""
+    if px not in _png_sizes().get(key, ()):
+        return None
+    pix = QPixmap(str(resources_dir() / "icons" / "png" / f"{key}-{px}.png"))
+    if pix.isNull():
+        return None
+    pix.setDevicePixelRatio(dpr)
+    return pix
 
 
 def monospace_font() -> QFont:

@@ -17,8 +17,8 @@ Every check has a stable ``name``; its outcome is a stable ``code`` with plain `
 written here (:data:`DETAILS`, for people reading the raw output) and the assistant writes
 the sentence in the user's language from these same tables (``app/core/verify.py`` reads
 :data:`TITLES`, :data:`TITLE_DEFAULTS` and :data:`DETAILS` from this file as data, so they must
-stay literal dicts at the top level). Step events carry them in ``data["text"]``. The probe reports facts, not
-verdicts that need the assistant's rules: whether a device's architecture is compiled into
+stay literal dicts at the top level). Step events carry them in ``data["text"]``. The probe
+reports facts, not verdicts that need the assistant's rules: whether a device's architecture is compiled into
 the wheel (the ``arch_list`` check) is decided by the assistant from ``devices`` and the
 build's ``arch_list``.
 
