@@ -186,6 +186,25 @@ def revalidate(plan: InstallPlan, checks: Sequence[Check]) -> tuple[Check, ...]:
     return tuple(fresh.get(c.name, c) for c in checks)
 
 
+def _folder_names(folders: Sequence[str]) -> tuple[str, ...]:
+    """The folders as the engine reads them (``~`` expanded, no ``file://``)."""
+    return tuple(str(Path(f.removeprefix("file://")).expanduser()) for f in folders)
+
+
+def _family_pins(rec: Recommendation) -> list[tuple[str, str]]:
+    """``[("torch", "2.14.1"), ("torchvision", "0.29.1")]``: the torch packages the recommendation
+    pins, with their public versions."""
+    from app.core.distinfo import TORCH_FAMILY  # start-up
+    from app.core.requirements import requirement_name
+
+    out = []
+    for req in rec.packages:
+        name, _, version = req.partition("==")
+        if requirement_name(req) in TORCH_FAMILY and version:
+            out.append((requirement_name(req), version.split("+", 1)[0]))
+    return out
+
+
 def _need(value: T | None, missing: Msg, hint: Text) -> T:
     if value is None:
         raise BadInput(missing, hint=hint)
@@ -212,6 +231,8 @@ class Session:
         self.diagnosis: Diagnosis | None = None
         self.bench_report: BenchReport | None = None
         self.sources: SourceSettings | None = None  # what the user's sources hold bounds the recommendation
+        self.bound_folders: tuple[str, ...] | None = None  # fit_sources bound the engine to these folders' wheels
+        self.bound_note: Text | None = None  # why (no index reachable), for the Environment page and the report
         self.notes: list[Text] = []
         self.status: str | None = None  # set by conclude()
         self.exit_code: int | None = None
@@ -331,9 +352,18 @@ class Session:
 
     def fit_sources(self, request: InstallRequest) -> Recommendation | None:
         """Make the recommendation fit ``request``'s sources (the wizard's Environment page, where
-        the local wheels folder and the mirrors are set): when they offer the recommended build,
-        it stays as it is; otherwise the recommendation is made anew over what they offer (and
-        recorded as :meth:`recommend` records it). Returns the recommendation to plan with."""
+        the local wheels folder and the mirrors are set; a command line's or an answer file's
+        ``find_links``). Returns the recommendation to plan with:
+
+        * the sources offer every package of it (torch and the ticked companions, the folders
+          first): it stays as it is;
+        * they do not, the folders hold torch and no index can be reached: the engine is bound
+          to the folders' wheel files (:class:`~app.core.recommend.Available`, ``only``) and the
+          recommendation is made anew over them with the same wishes, so the companions pair
+          with a torch the folders hold (or NoCombination says which wish to drop);
+        * otherwise it is made anew over what the sources offer (the newest build they offer).
+
+        A binding lasts while the folders stay the same; other folders undo it first."""
         from app.core.sources import Availability  # start-up
         from app.core.wheels import index_local_label
 
@@ -342,14 +372,39 @@ class Session:
             return rec
         settings = request.sources
         self.use_sources(settings)
+        folders = _folder_names(settings.folders)
+        if self.bound_folders is not None and self.bound_folders != folders:
+            self._bind(None)
+            rec = self.recommend() if self.system is not None else None
         if rec is None or not settings.constrains or rec.torch_version is None:
             return rec
+        if self.bound_folders is not None:
+            return rec  # made from these folders' wheels already
         av = Availability(settings)
         python = rec.env_python or (self.system.python.minor if self.system is not None else None)
-        if av.has("torch", rec.torch_version, rec.index_url, index_local_label(rec.index_url, rec.platform),
-                  python) is not None:
+        label = index_local_label(rec.index_url, rec.platform)
+        missing = next((name for name, version in _family_pins(rec)
+                        if av.has(name, version, rec.index_url, label, python) is None), None)
+        if missing is None:
             return rec
+        down = av.unreachable(rec.index_url, missing) if folders else None
+        if down is not None and any(lw.wheel.name == "torch" for lw in av.local):
+            source, failure = down
+            self._bind(folders, msg("session.bound_to_folders", "{source} cannot be reached ({why}), so only the "
+                                    "wheels in your folders are used.", source=source.name, why=failure.text))
         return self.recommend()
+
+    def _bind(self, folders: tuple[str, ...] | None, note: Text | None = None) -> None:
+        """Bind the engine to the wheel files of ``folders`` (None: undo the binding)."""
+        from app.core.recommend import Available  # start-up
+
+        with self._lock:
+            if self.bound_note is not None and self.bound_note in self.notes:
+                self.notes.remove(self.bound_note)
+            self.bound_folders, self.bound_note = folders, note
+            if note is not None:
+                self.notes.append(note)
+            self.use_available(Available.from_folders(folders, only=True) if folders is not None else None)
 
     def check_plan(self, request: InstallRequest) -> Planned:
         """Plan ``request`` and run the pre-flight, recording nothing (a worker may call it).
@@ -486,6 +541,7 @@ class Session:
             self.choose(choices)
             self.use_sources(request.sources)
             self.recommend()
+            self.fit_sources(request)  # folders alone when no index can be reached
         obs.recommended(self.recommendation)
         planned = self.check_plan(request)
         obs.planned(planned)

@@ -8,7 +8,10 @@ with (tests/pair_wheels.py: PyPI's torch 2.14.1 with its dependencies, torchvisi
 0.28.0 must not be offered; the pair that works here is PyPI's torch 2.14.1 (the standard
 build, its CUDA libraries unused) with torchvision 0.29.1, and the engine says what that costs.
 
-Everything is real: detection, the engine, the plan and pre-flight, an offline uv install (with
+The folders are typed into the Environment page's field, as a user would; no index can be reached
+(the PyTorch server is a 127.0.0.1 port that refuses), so the session binds the engine to the
+folders' wheels and asks again with the ticked companion. Everything is real: detection, the
+engine, the plan and pre-flight, an offline uv install (with
 a cold, then a warm, uv cache: both timed), the verification, and torchvision's own operator
 run in the new environment. The command the Environment page shows is the one the report says
 ran (must show 4). Screenshots of the pages go to $TORCH_SETUP_SHOTS (docs/screenshots when
@@ -90,9 +93,8 @@ def _next(qtbot, w, expect: PageId) -> None:
 
 # long: one user's whole path through the wizard, with its checks and screenshots on the way
 def test_torchvision_ticked_installs_a_working_pair_from_local_sources(qtbot, tmp_path, monkeypatch, pair,
-                                                                       local_wheels):
+                                                                       local_wheels, unreachable):
     from app.core import install as core
-    from app.core.recommend import Available
     from app.gui.pages._commands import commands_text
     from app.gui.wizard import SetupWizard
 
@@ -101,6 +103,9 @@ def test_torchvision_ticked_installs_a_working_pair_from_local_sources(qtbot, tm
     cache = tmp_path / "uv-cache"
     monkeypatch.setenv("UV_CACHE_DIR", str(cache))  # cold: nothing of these wheels unpacked yet
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "jupyter"))
+    # no index can be reached (as on this machine, where the PyTorch server is out of reach): a
+    # 127.0.0.1 port that refuses stands in for it, so the answer comes at once and never from outside
+    monkeypatch.setenv("TORCH_SETUP_TORCH_INDEX", unreachable.refused_url.replace("/simple/", "/whl/"))
     envs_dir = tmp_path / "envs"
     i18n.set_language("en")
     state = WizardState(skip_bench=True)
@@ -112,47 +117,66 @@ def test_torchvision_ticked_installs_a_working_pair_from_local_sources(qtbot, tm
     try:
         _next(qtbot, w, PageId.SYSTEM)
         qtbot.waitUntil(w.currentPage().isComplete, timeout=60000)
-        # the sources (what the sources section of the Environment page sets): the two local folders
-        state.session.use_available(Available.from_folders([folder, local_wheels]))
 
-        # Recommendation: tick torchvision in "Change…"; the engine moves to the pair that works here
+        # Recommendation: tick torchvision in "Change…"; the engine gives the newest pair there is
         _next(qtbot, w, PageId.RECOMMENDATION)
         rec_page = w.currentPage()
         qtbot.waitUntil(rec_page.isComplete, timeout=60000)
-        assert state.session.recommendation.torch_version == "2.13.0"  # no wish: the CPU-only build held
         dlg = rec_page.change_dialog()
         qtbot.addWidget(dlg)
-        dlg.resize(760, 560)
-        dlg.show()
         dlg.pkg_boxes["torchvision"].setChecked(True)
         assert dlg.works(), dlg.conflict.text()
-        i_cpu = dlg.backend.findData("cpu")
-        dlg.backend.setCurrentIndex(i_cpu)  # the processor: its builds show which pair the sources hold
-        builds = {dlg.variant.itemData(i): dlg.variant.model().item(i) for i in range(dlg.variant.count())}
-        assert not builds["cpu"].isEnabled() and "CUDA 13.0 build" in builds["cpu"].toolTip()
-        assert builds["cu130"].isEnabled() and "standard build" in builds["cu130"].text()
-        _grab(qtbot, dlg, out, "13-change-dialog")
         with qtbot.waitSignal(rec_page.recommended, timeout=60000):
             rec_page.apply_change(dlg.selection())
             dlg.accept()
         qtbot.waitUntil(rec_page.isComplete, timeout=60000)
-        rec = state.session.recommendation
-        assert (rec.backend, rec.variant, rec.torch_version) == ("cpu", "cu130", "2.14.1"), rec.summary
-        assert rec.packages == ("torch==2.14.1", "torchvision==0.29.1") and rec.no_index
-        assert rec_page.error_banner.isHidden() and not rec_page.drop_buttons
-        assert "rec.cost_standard_build_with" in rec.cost_codes
-        words = rec.texts("en")
-        assert any("standard build of torch 2.14.1" in c and "torchvision 0.29.1 works on this computer" in c
-                   for c in words.costs)
-        qtbot.waitUntil(lambda: rec_page.current_plan() is not None, timeout=60000)
-        _grab(qtbot, w, out, "13-recommendation-torchvision")
+        assert state.session.recommendation.packages == ("torch==2.14.1+cpu", "torchvision==0.29.1+cpu")
 
-        # Environment: only the Pythons the held wheels are for; the command that will run
+        # Environment: the two local folders typed into the page's field. No index answers, so the
+        # folders' wheels are all there is: the same wishes are asked again over them
         _next(qtbot, w, PageId.ENVIRONMENT)
         env_page = w.currentPage()
         env_page.location.setText(str(envs_dir))
         env_page.name.setText("torch-vision")
+        env_page.find_links.setText(f"{folder}; {local_wheels}")
         qtbot.waitUntil(env_page.isComplete, timeout=180000)
+        rec = state.session.recommendation
+        assert (rec.backend, rec.variant, rec.torch_version) == ("cpu", "cu130", "2.14.1"), rec.summary
+        assert rec.packages == ("torch==2.14.1", "torchvision==0.29.1") and rec.no_index
+        assert "rec.cost_standard_build_with" in rec.cost_codes
+        note = env_page.sources_note.text()
+        assert not env_page.sources_note.isHidden()
+        assert note.startswith("the PyTorch server cannot be reached") and "refuses connections" in note
+        assert "standard build of torch 2.14.1" in note and "torchvision 0.29.1 works on this computer" in note
+        _grab(qtbot, w, out, "13-environment-folders")
+
+        # Back on the Recommendation page: the pair the folders hold, and Change… shows why the
+        # CPU-only build is not offered with torchvision
+        w.back()
+        assert w.currentId() == int(PageId.RECOMMENDATION)
+        qtbot.waitUntil(lambda: rec_page.current_plan() is not None, timeout=60000)
+        assert "2.14.1" in rec_page.headline.text() and rec_page.error_banner.isHidden()
+        words = rec.texts("en")
+        assert any("standard build of torch 2.14.1" in c and "torchvision 0.29.1 works on this computer" in c
+                   for c in words.costs)
+        _grab(qtbot, w, out, "13-recommendation-torchvision")
+        dlg = rec_page.change_dialog()
+        qtbot.addWidget(dlg)
+        dlg.resize(760, 560)
+        dlg.show()
+        assert dlg.pkg_boxes["torchvision"].isChecked()
+        dlg.backend.setCurrentIndex(dlg.backend.findData("cpu"))
+        builds = {dlg.variant.itemData(i): dlg.variant.model().item(i) for i in range(dlg.variant.count())}
+        assert not builds["cpu"].isEnabled() and "CUDA 13.0 build" in builds["cpu"].toolTip()
+        assert builds["cu130"].isEnabled() and "standard build" in builds["cu130"].text()
+        _grab(qtbot, dlg, out, "13-change-dialog")
+        dlg.reject()
+        _next(qtbot, w, PageId.ENVIRONMENT)
+        env_page = w.currentPage()
+        qtbot.waitUntil(env_page.isComplete, timeout=180000)
+        assert state.session.recommendation is rec  # the same folders: the same recommendation
+
+        # only the Pythons the held wheels are for; the command that will run
         model = env_page.python.model()
         current = env_page.python.currentIndex()
         assert model.item(current).isEnabled() and "3.11" in env_page.python.currentText()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from app.core import envs, requirements
 from app.core.bundle import Manifest, check_bundle
+from app.core.distinfo import TORCH_FAMILY
 from app.core.enums import Backend
 from app.core.envs import EnvBackend, IndexOptions, PythonInfo, env_python
 from app.core.errors import BadInput, ForFace
@@ -32,7 +33,6 @@ if TYPE_CHECKING:  # start-up: only the type is needed here
 __all__ = ["TORCH_FAMILY", "plan", "python_version"]
 
 _MINOR = re.compile(r"^\d+\.\d+$")
-TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 
 
 @dataclass(frozen=True)

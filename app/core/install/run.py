@@ -29,6 +29,7 @@ from pathlib import Path
 
 from app.core import disk, envs, locks, remedies, runner, wheels
 from app.core.compat import CompatData, load_compat
+from app.core.distinfo import TORCH_FAMILY
 from app.core.enums import Phase, PhaseState
 from app.core.envs import env_python
 from app.core.errors import Cancelled, ForFace, UserError
@@ -48,8 +49,6 @@ from app.core.sources.wheelhouse import Wheelhouse, cleanup
 from app.core.text import Msg, Text, join, msg, render
 
 __all__ = ["TORCH_FAMILY", "install", "installer_failure", "mixed_variants", "outcome"]
-
-TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 
 
 def mixed_variants(installed: dict[str, str]) -> str:

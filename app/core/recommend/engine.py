@@ -321,12 +321,15 @@ def _flags(choices: Choices | None) -> str:
 
 
 def _drops(eng: Engine) -> tuple[Drop, ...]:
-    """Each relaxation of the wishes that gives a build, nearest first (one per kind)."""
+    """Each relaxation of the wishes that gives a build, nearest first (one per kind, and one
+    per resulting set of choices: dropping the only wish is the plain recommendation)."""
     out: list[Drop] = []
     kinds: set[str] = set()
+    tried: list[Choices] = []
     for kind, label, choices in conflicts.relaxations(eng):
-        if kind in kinds:
+        if kind in kinds or (choices or Choices()) in tried:
             continue
+        tried.append(choices or Choices())
         try:
             pick = choose(eng.report, eng.data, choices or Choices(), eng.available)
         except BadInput:

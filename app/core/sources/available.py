@@ -108,6 +108,13 @@ class Availability:
                 return hit
         return None
 
+    def unreachable(self, index_url: str, project: str = "torch") -> tuple[Source, Failure] | None:
+        """The first source of ``index_url`` and why it failed, when every one was asked for
+        ``project`` and none could be read (None: one could, or none was asked)."""
+        asked = self.sources(index_url)
+        failed = self.failures(index_url, project)
+        return failed[0] if asked and len(failed) == len(asked) else None
+
     def failures(self, index_url: str, project: str = "torch") -> list[tuple[Source, Failure]]:
         """The sources of ``index_url`` whose page for ``project`` could not be read (once asked)."""
         variant = variant_of_index(index_url)

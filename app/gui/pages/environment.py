@@ -428,10 +428,15 @@ class EnvironmentPage(BasePage):
 
     def _render_sources(self) -> None:
         lang = current_language()
-        rec = self.state.session.recommendation
+        session = self.state.session
+        rec = session.recommendation
         why = render(rec.availability, lang) if rec is not None else ""
-        self.sources_note.setText(self.tr("Why this version: {why}").format(why=why) if why else "")
-        self.sources_note.setVisible(bool(why))
+        lines = [self.tr("Why this version: {why}").format(why=why)] if why else []
+        if session.bound_note is not None:  # no index reachable: the folders' wheels decided (and what that cost)
+            lines = [render(session.bound_note, lang), *lines,
+                     *(render(c, lang) for c in (rec.costs if rec is not None else ()))]
+        self.sources_note.setText("\n".join(lines))
+        self.sources_note.setVisible(bool(lines))
         route = self.mirror_route
         lines = []
         if self._mirror_task is not None:

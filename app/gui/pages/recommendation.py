@@ -473,6 +473,7 @@ class RecommendationPage(BasePage):
         # (the newest build the local wheels folder holds); draw the one the session has now.
         super().showEvent(event)
         self._render()
+        self._ask_preview()  # its full command, for that recommendation
 
     def refresh(self) -> None:
         session = self.state.session

@@ -1,0 +1,150 @@
+"""The session binds the engine to the wheel folders when no index can be reached (issue 13):
+``Session.fit_sources`` (the wizard's Environment page, ``install --find-links``, an answer
+file's ``find_links``) gives the engine the folders' files as the only builds there are, so a
+ticked companion pairs with a torch the folders hold, instead of a build nothing can install.
+
+The folders hold files by name only (what the engine reads); the PyTorch server is a
+127.0.0.1 port that refuses, or a real 127.0.0.1 index (tests/netlab) that lists the pair."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.core.install import InstallRequest
+from app.core.recommend import Choices
+from app.core.session import Observer, RunOptions, Session
+from app.core.system import SystemReport
+from app.core.text import render
+
+CPU_BOX = {"os": {"family": "linux", "glibc": "2.36"}, "arch": "x86_64", "python": {"version": "3.11.7"},
+           "gpus": []}
+LINUX = "cp311-cp311-manylinux_2_28_x86_64"
+PAIR = (f"torch-2.13.0+cpu-{LINUX}.whl",  # the CPU-only torch, without its torchvision
+        f"torch-2.14.1-{LINUX}.whl",  # PyPI's standard build (CUDA 13.0 on Linux x86-64)
+        f"torchvision-0.29.1-{LINUX}.whl", f"torchvision-0.28.0-{LINUX}.whl")  # PyPI's: CUDA 13.0 builds
+
+
+def _folder(tmp_path: Path, names=PAIR) -> Path:
+    d = tmp_path / "wheels"
+    d.mkdir(exist_ok=True)
+    for n in names:
+        (d / n).write_bytes(b"")
+    return d
+
+
+def _session(*packages: str) -> Session:
+    s = Session(source="cli")
+    s.use_system(SystemReport.from_dict(CPU_BOX))
+    s.choose(Choices(packages=packages) if packages else None)
+    s.recommend()
+    return s
+
+
+@pytest.fixture
+def refused(monkeypatch, unreachable):
+    """The PyTorch server replaced by a 127.0.0.1 port that refuses connections."""
+    monkeypatch.setenv("TORCH_SETUP_TORCH_INDEX", unreachable.refused_url.replace("/simple/", "/whl/"))
+    return unreachable
+
+
+def test_no_index_reachable_binds_to_the_folders_and_the_companion_pairs_with_their_torch(tmp_path, refused):
+    folder = _folder(tmp_path)
+    s = _session("torchvision")
+    before = s.recommendation
+    assert before.packages == ("torch==2.14.1+cpu", "torchvision==0.29.1+cpu")  # what no folder holds
+    rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
+    assert rec is s.recommendation and rec is not before
+    assert (rec.backend, rec.variant, rec.torch_version) == ("cpu", "cu130", "2.14.1")
+    assert rec.packages == ("torch==2.14.1", "torchvision==0.29.1") and rec.no_index
+    assert rec.find_links == (str(folder),)
+    assert s.bound_folders == (str(folder),) and s.available is not None and s.available.only
+    note = render(s.bound_note)
+    assert note.startswith("the PyTorch server cannot be reached") and "refuses connections" in note
+    assert s.notes == [s.bound_note]  # the report says why only the folders were used
+    assert "无法连接" in render(s.bound_note, "zh_CN")
+    # the same folders again: the binding stands, the recommendation is not made anew
+    assert s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),))) is rec
+    # the plan installs the pair from the folders alone
+    planned = s.check_plan(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
+    assert planned.plan.index.offline and planned.plan.index.find_links == (str(folder),)
+    assert "torchvision==0.29.1" in planned.plan.packages
+
+
+def test_other_folders_undo_the_binding(tmp_path, refused):
+    folder = _folder(tmp_path)
+    s = _session("torchvision")
+    s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
+    assert s.bound_folders is not None
+    rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env"))  # the folder field emptied
+    assert s.bound_folders is None and s.available is None and s.bound_note is None and s.notes == []
+    assert rec is s.recommendation and rec.packages == ("torch==2.14.1+cpu", "torchvision==0.29.1+cpu")
+    assert not rec.no_index
+
+
+def test_a_folder_without_the_pair_says_which_wish_to_drop(tmp_path, refused):
+    from app.core.recommend.types import NoCombination
+
+    folder = _folder(tmp_path, (f"torch-2.13.0+cpu-{LINUX}.whl",))
+    s = _session("torchvision")
+    with pytest.raises(NoCombination) as caught:
+        s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
+    err = caught.value
+    assert "your sources hold no torchvision" in render(err.message)
+    hint = str(err.hint)  # the command line's words
+    assert hint.count("gives torch 2.13.0") == 1, hint  # one way out, not the same one twice
+    assert s.recommendation is None and s.bound_folders == (str(folder),)
+
+
+def test_folders_that_hold_the_whole_recommendation_need_no_network(tmp_path, index_server, tiny_wheels,
+                                                                    monkeypatch):
+    srv = index_server(sorted(tiny_wheels.glob("*.whl")))
+    monkeypatch.setenv("TORCH_SETUP_TORCH_INDEX", srv.origin + "/whl/")
+    folder = _folder(tmp_path, (f"torch-2.14.1+cpu-{LINUX}.whl", f"torchvision-0.29.1+cpu-{LINUX}.whl"))
+    s = _session("torchvision")
+    before = s.recommendation
+    assert s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),))) is before
+    assert s.bound_folders is None and len(srv.log) == 0
+
+
+def test_a_reachable_index_that_lists_the_pair_keeps_the_recommendation(tmp_path, index_server, tiny_wheels,
+                                                                        monkeypatch):
+    from tests.netlab import FakeRelease
+
+    srv = index_server(sorted(tiny_wheels.glob("*.whl")), fake=[FakeRelease("torch", "2.14.1", ("cpu",)),
+                                                               FakeRelease("torchvision", "0.29.1", ("cpu",))])
+    monkeypatch.setenv("TORCH_SETUP_TORCH_INDEX", srv.origin + "/whl/")
+    folder = _folder(tmp_path, (f"torch-2.14.1+cpu-{LINUX}.whl",))  # torch here, its torchvision on the index
+    s = _session("torchvision")
+    before = s.recommendation
+    assert s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),))) is before
+    assert s.bound_folders is None and s.available is None
+    assert [r.path for r in srv.log.all()] == ["/whl/cpu/torchvision/"]  # only what the folder lacks
+
+
+def test_folders_without_torch_are_not_bound(tmp_path, refused, tiny_wheels):
+    s = _session()
+    s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(tiny_wheels),)))
+    assert s.bound_folders is None and s.available is None
+
+
+class _StopAtPlan(Observer):
+    class Stop(Exception):
+        pass
+
+    def planned(self, planned) -> None:
+        self.plan = planned.plan
+        raise self.Stop
+
+
+def test_an_answer_file_run_with_a_companion_binds_the_same_way(tmp_path, refused):
+    """run_all (install --config, install --find-links) fits the sources as the wizard does."""
+    folder = _folder(tmp_path)
+    s = Session(source="unattended")
+    obs = _StopAtPlan()
+    s.detect = lambda target=None: s.use_system(SystemReport.from_dict(CPU_BOX))  # this CPU box, as a report
+    with pytest.raises(_StopAtPlan.Stop):
+        s.run_all(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)),
+                  choices=Choices(packages=("torchvision",)), options=RunOptions(verify=False), observer=obs)
+    assert obs.plan.index.offline and "torchvision==0.29.1" in obs.plan.packages
+    assert s.bound_folders == (str(folder),)
