@@ -60,7 +60,8 @@ def test_no_index_reachable_binds_to_the_folders_and_the_companion_pairs_with_th
     assert rec.find_links == (str(folder),)
     assert s.bound_folders == (str(folder),) and s.available is not None and s.available.only
     note = render(s.bound_note)
-    assert note.startswith("the PyTorch server cannot be reached") and "refuses connections" in note
+    assert note.startswith("Only the wheels in your folders are used: the PyTorch server cannot be "
+                           "reached") and "refuses connections" in note
     assert s.notes == [s.bound_note]  # the report says why only the folders were used
     assert "无法连接" in render(s.bound_note, "zh_CN")
     # the same folders again: the binding stands, the recommendation is not made anew
@@ -148,3 +149,12 @@ def test_an_answer_file_run_with_a_companion_binds_the_same_way(tmp_path, refuse
                   choices=Choices(packages=("torchvision",)), options=RunOptions(verify=False), observer=obs)
     assert obs.plan.index.offline and "torchvision==0.29.1" in obs.plan.packages
     assert s.bound_folders == (str(folder),)
+
+
+def test_a_bound_recommendation_does_not_warn_that_the_sources_lack_it(tmp_path, refused):
+    """The folders' files decided the build: the index check of the user's sources (which reads
+    local labels, and PyPI's files have none) must not add "your sources hold neither …"."""
+    folder = _folder(tmp_path)
+    s = _session("torchvision")
+    rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
+    assert "rec.not_on_offer" not in rec.warning_codes and not rec.warnings, [render(w) for w in rec.warnings]

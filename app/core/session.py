@@ -199,9 +199,9 @@ def _family_pins(rec: Recommendation) -> list[tuple[str, str]]:
 
     out = []
     for req in rec.packages:
-        name, _, version = req.partition("==")
-        if requirement_name(req) in TORCH_FAMILY and version:
-            out.append((requirement_name(req), version.split("+", 1)[0]))
+        name, version = requirement_name(req), req.partition("==")[2]
+        if name in TORCH_FAMILY and version:
+            out.append((name, version.split("+", 1)[0]))
     return out
 
 
@@ -390,8 +390,8 @@ class Session:
         down = av.unreachable(rec.index_url, missing) if folders else None
         if down is not None and any(lw.wheel.name == "torch" for lw in av.local):
             source, failure = down
-            self._bind(folders, msg("session.bound_to_folders", "{source} cannot be reached ({why}), so only the "
-                                    "wheels in your folders are used.", source=source.name, why=failure.text))
+            self._bind(folders, msg("session.bound_to_folders", "Only the wheels in your folders are used: {source} "
+                                    "cannot be reached ({why}).", source=source.name, why=failure.text))
         return self.recommend()
 
     def _bind(self, folders: tuple[str, ...] | None, note: Text | None = None) -> None:

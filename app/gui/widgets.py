@@ -161,8 +161,9 @@ class WrapLabel(QLabel):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        if event.oldSize().width() != event.size().width():
-            self.updateGeometry()  # the height follows the new width
+        short = self.wordWrap() and self.height() < self.heightForWidth(self.width())
+        if event.oldSize().width() != event.size().width() or short:
+            self.updateGeometry()  # the height follows the new width (or a text that grew meanwhile)
 
 
 class StatusRow(QWidget):

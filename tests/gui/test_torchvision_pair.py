@@ -144,9 +144,11 @@ def test_torchvision_ticked_installs_a_working_pair_from_local_sources(qtbot, tm
         assert (rec.backend, rec.variant, rec.torch_version) == ("cpu", "cu130", "2.14.1"), rec.summary
         assert rec.packages == ("torch==2.14.1", "torchvision==0.29.1") and rec.no_index
         assert "rec.cost_standard_build_with" in rec.cost_codes
+        assert not rec.warning_codes, rec.texts("en").warnings  # the folders hold it: nothing to warn of
         note = env_page.sources_note.text()
         assert not env_page.sources_note.isHidden()
-        assert note.startswith("the PyTorch server cannot be reached") and "refuses connections" in note
+        assert note.startswith("Only the wheels in your folders are used: the PyTorch server cannot be "
+                           "reached") and "refuses connections" in note
         assert "standard build of torch 2.14.1" in note and "torchvision 0.29.1 works on this computer" in note
         _grab(qtbot, w, out, "13-environment-folders")
 

@@ -98,7 +98,7 @@ def choose(report: SystemReport, data: CompatData, choices: Choices, available: 
             standard = eng.on_cpu_candidates()
             tried.append((b, standard))
             best = _pick(standard, eng)
-        if best is not None and sources is not None:
+        if best is not None and sources is not None and not eng.sources_bound:  # bound: the files decided
             found = _pick_available(evals, eng, sources)
             if found is not None:
                 return Pick(eng, found[0], tried, req_backend, req_variant, found[1])
