@@ -95,6 +95,8 @@ def test_a_folder_without_the_pair_says_which_wish_to_drop(tmp_path, refused):
     hint = str(err.hint)  # the command line's words
     assert hint.count("gives torch 2.13.0") == 1, hint  # one way out, not the same one twice
     assert s.recommendation is None and s.bound_folders == (str(folder),)
+    with pytest.raises(NoCombination):  # checked again (the page re-plans): the same reason, not "nothing to install"
+        s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
 
 
 def test_folders_that_hold_the_whole_recommendation_need_no_network(tmp_path, index_server, tiny_wheels,

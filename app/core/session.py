@@ -376,10 +376,10 @@ class Session:
         if self.bound_folders is not None and self.bound_folders != folders:
             self._bind(None)
             rec = self.recommend() if self.system is not None else None
+        if self.bound_folders is not None:  # made from these folders' wheels already
+            return rec if rec is not None else self.recommend()  # (none fits: NoCombination, with the ways out)
         if rec is None or not settings.constrains or rec.torch_version is None:
             return rec
-        if self.bound_folders is not None:
-            return rec  # made from these folders' wheels already
         av = Availability(settings)
         python = rec.env_python or (self.system.python.minor if self.system is not None else None)
         label = index_local_label(rec.index_url, rec.platform)

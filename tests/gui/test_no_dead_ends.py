@@ -162,6 +162,51 @@ def test_the_dialog_offers_exactly_the_engines_entries(qtbot, host):
                 dlg._set(before)
 
 
+# ---------------------------------------------------------------- Environment: folders without an index
+def test_folders_without_the_pair_and_no_index_lead_back_to_the_ways_out(qtbot, host, tmp_path, monkeypatch,
+                                                                         unreachable):
+    """torchvision ticked, a wheel folder holding only torch 2.13.0+cpu, no index in reach: the
+    Environment page refuses with the reason, and back on the Recommendation page the engine's ways
+    out are buttons; dropping torchvision gives the CPU build the folder holds, which the
+    Environment page then passes."""
+    from app.gui.pages.environment import EnvironmentPage
+    from app.gui.pages.recommendation import RecommendationPage
+
+    monkeypatch.setenv("TORCH_SETUP_TORCH_INDEX", unreachable.refused_url.replace("/simple/", "/whl/"))
+    folder = tmp_path / "wheels"
+    folder.mkdir()
+    (folder / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"")
+    wish = Choices(packages=("torchvision",))
+    state = WizardState(session=Session.resume(system=cpu_box(), choices=wish,
+                                               recommendation=recommend(cpu_box(), None, wish)))
+    wiz, (rec_page, env_page) = host(RecommendationPage, EnvironmentPage, state=state)
+    wiz.show()
+    qtbot.waitUntil(rec_page.isComplete, timeout=20000)
+    wiz.next()
+    assert wiz.currentPage() is env_page
+    env_page.advanced.set_expanded(True)
+    with qtbot.waitSignal(env_page.preflight_done, timeout=60000):
+        env_page.location.setText(str(tmp_path / "envs"))
+        env_page.find_links.setText(str(folder))
+    qtbot.waitUntil(lambda: not env_page.is_busy() and not env_page._debounce.isActive(), timeout=60000)
+    refused = [c for c in env_page.checks if c[1] == "error"]
+    assert refused and "your sources hold no torchvision" in refused[0][2], env_page.checks
+    assert not env_page.isComplete() and state.session.recommendation is None
+    # back: the Recommendation page asks again and offers the ways out as buttons
+    wiz.back()
+    qtbot.waitUntil(lambda: not rec_page.is_busy() and bool(rec_page.drop_buttons), timeout=20000)
+    assert not rec_page.error_banner.isHidden()
+    labels = [b.text() for b in rec_page.drop_buttons]
+    assert labels == ["Drop torchvision"], labels  # the only wish: one way out, not two that are the same
+    with qtbot.waitSignal(rec_page.recommended, timeout=20000):
+        rec_page.drop_buttons[0].click()
+    rec = state.session.recommendation
+    assert rec.packages == ("torch==2.13.0+cpu",) and rec.no_index  # what the folder holds
+    wiz.next()
+    qtbot.waitUntil(env_page.isComplete, timeout=60000)
+    assert state.session.approved_plan.index.offline
+
+
 # ---------------------------------------------------------------- Environment: Python and the command
 def test_the_environment_offers_only_pythons_the_release_supports(qtbot, host, tmp_path):
     from app.gui.pages.environment import EnvironmentPage

@@ -472,6 +472,11 @@ class RecommendationPage(BasePage):
         # Back from the Environment page: its sources may have made the recommendation anew
         # (the newest build the local wheels folder holds); draw the one the session has now.
         super().showEvent(event)
+        session = self.state.session
+        if session.recommendation is None and session.system is not None and not self.is_busy() \
+                and self._error is None:
+            self.refresh()  # the sources left no build for these wishes: ask again, to show the ways out
+            return
         self._render()
         self._ask_preview()  # its full command, for that recommendation
 
