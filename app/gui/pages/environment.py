@@ -13,7 +13,8 @@ are rendered in the wizard's language, and again when the language changes (no n
 
 Sources (:mod:`app.core.sources`): what the local wheels folder (and the other sources) hold
 bounds the recommendation, so the pre-flight first makes the session's recommendation fit them
-(``session.fit_sources``: the newest build they offer, with the reason shown here). The
+(``session.fit_sources``: the newest build they offer, with the reason shown here; when no index
+can be reached, the folders' wheels alone, with the same wishes, and the note says why). The
 "Download PyTorch from" choice picks the mirrors: "Automatic" (the PyTorch server, with the
 catalogue's mirrors as fallbacks), the PyTorch server only, or one mirror first. "Check the
 mirrors" verifies every mirror of the build (the exact file, its SHA-256, a timed request) and
