@@ -160,3 +160,13 @@ def test_a_bound_recommendation_does_not_warn_that_the_sources_lack_it(tmp_path,
     s = _session("torchvision")
     rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
     assert "rec.not_on_offer" not in rec.warning_codes and not rec.warnings, [render(w) for w in rec.warnings]
+
+
+def test_without_a_companion_the_newest_build_on_offer_is_enough(tmp_path, refused):
+    """No wish, the folder holds torch 2.13.0+cpu, no index: the recommendation over what the
+    sources offer already installs from the folder, with its reason; nothing is bound."""
+    folder = _folder(tmp_path, (f"torch-2.13.0+cpu-{LINUX}.whl",))
+    s = _session()
+    rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
+    assert rec.packages == ("torch==2.13.0+cpu",) and s.bound_folders is None and s.notes == []
+    assert "the newest build available in your folder" in render(rec.availability)

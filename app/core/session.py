@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # start-up: the wizard makes a Session before its first paint
     from app.core.recommend import Available, Choices, Recommendation
     from app.core.remedies import types as remedies_types
     from app.core.report import SessionReport
-    from app.core.sources import SourceSettings
+    from app.core.sources import Availability, SourceSettings
     from app.core.system import SystemReport
     from app.core.verify import VerifyReport
 
@@ -357,15 +357,15 @@ class Session:
 
         * the sources offer every package of it (torch and the ticked companions, the folders
           first): it stays as it is;
-        * they do not, the folders hold torch and no index can be reached: the engine is bound
-          to the folders' wheel files (:class:`~app.core.recommend.Available`, ``only``) and the
-          recommendation is made anew over them with the same wishes, so the companions pair
-          with a torch the folders hold (or NoCombination says which wish to drop);
-        * otherwise it is made anew over what the sources offer (the newest build they offer).
+        * otherwise it is made anew over what the sources offer (the newest build they offer,
+          with that reason), and kept when they offer all of that one;
+        * when they still do not, the folders hold torch and no source of the index can be read,
+          the engine is bound to the folders' wheel files (:class:`~app.core.recommend.Available`,
+          ``only``) and asked again with the same wishes, so the companions pair with a torch the
+          folders hold (or NoCombination says which wish to drop).
 
         A binding lasts while the folders stay the same; other folders undo it first."""
         from app.core.sources import Availability  # start-up
-        from app.core.wheels import index_local_label
 
         rec = self.recommendation
         if request.packages is not None or request.bundle is not None:
@@ -381,18 +381,26 @@ class Session:
         if rec is None or not settings.constrains or rec.torch_version is None:
             return rec
         av = Availability(settings)
+        if self._lacking(av, rec) is None:
+            return rec
+        fresh = self.recommend()  # the newest build the sources offer
+        lacking = self._lacking(av, fresh)
+        down = av.unreachable(fresh.index_url, lacking) if lacking is not None and folders else None
+        if down is None or not any(lw.wheel.name == "torch" for lw in av.local):
+            return fresh
+        source, failure = down
+        self._bind(folders, msg("session.bound_to_folders", "Only the wheels in your folders are used: {source} "
+                                "cannot be reached ({why}).", source=source.name, why=failure.text))
+        return self.recommend()
+
+    def _lacking(self, av: Availability, rec: Recommendation) -> str | None:
+        """The first torch package of ``rec`` its sources do not offer (the folders first), or None."""
+        from app.core.wheels import index_local_label  # start-up
+
         python = rec.env_python or (self.system.python.minor if self.system is not None else None)
         label = index_local_label(rec.index_url, rec.platform)
-        missing = next((name for name, version in _family_pins(rec)
-                        if av.has(name, version, rec.index_url, label, python) is None), None)
-        if missing is None:
-            return rec
-        down = av.unreachable(rec.index_url, missing) if folders else None
-        if down is not None and any(lw.wheel.name == "torch" for lw in av.local):
-            source, failure = down
-            self._bind(folders, msg("session.bound_to_folders", "Only the wheels in your folders are used: {source} "
-                                    "cannot be reached ({why}).", source=source.name, why=failure.text))
-        return self.recommend()
+        return next((name for name, version in _family_pins(rec)
+                     if av.has(name, version, rec.index_url, label, python) is None), None)
 
     def _bind(self, folders: tuple[str, ...] | None, note: Text | None = None) -> None:
         """Bind the engine to the wheel files of ``folders`` (None: undo the binding)."""
