@@ -59,17 +59,17 @@ def test_no_index_reachable_binds_to_the_folders_and_the_companion_pairs_with_th
     assert rec.packages == ("torch==2.14.1", "torchvision==0.29.1") and rec.no_index
     assert rec.find_links == (str(folder),)
     assert s.bound_folders == (str(folder),) and s.available is not None and s.available.only
-    note = render(s.bound_note)
-    assert note.startswith("Only the wheels in your folders are used: the PyTorch server cannot be "
-                           "reached") and "refuses connections" in note
-    assert s.notes == [s.bound_note]  # the report says why only the folders were used
-    assert "无法连接" in render(s.bound_note, "zh_CN")
+    why = render(rec.availability)  # the recommendation says why: the plan, the pages and the report show it
+    assert why.startswith("torch 2.14.1, from the wheels in your folders alone, because the PyTorch server "
+                          "cannot be reached (") and "refuses connections" in why
+    assert "因为无法连接" in render(rec.availability, "zh_CN")
     # the same folders again: the binding stands, the recommendation is not made anew
     assert s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),))) is rec
     # the plan installs the pair from the folders alone
     planned = s.check_plan(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
     assert planned.plan.index.offline and planned.plan.index.find_links == (str(folder),)
     assert "torchvision==0.29.1" in planned.plan.packages
+    assert any(render(n).startswith("Why torch 2.14.1: torch 2.14.1, from the wheels in your folders alone") for n in planned.plan.notes)
 
 
 def test_other_folders_undo_the_binding(tmp_path, refused):
@@ -78,7 +78,7 @@ def test_other_folders_undo_the_binding(tmp_path, refused):
     s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
     assert s.bound_folders is not None
     rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env"))  # the folder field emptied
-    assert s.bound_folders is None and s.available is None and s.bound_note is None and s.notes == []
+    assert s.bound_folders is None and s.available is None and not rec.availability
     assert rec is s.recommendation and rec.packages == ("torch==2.14.1+cpu", "torchvision==0.29.1+cpu")
     assert not rec.no_index
 
@@ -151,6 +151,9 @@ def test_an_answer_file_run_with_a_companion_binds_the_same_way(tmp_path, refuse
                   choices=Choices(packages=("torchvision",)), options=RunOptions(verify=False), observer=obs)
     assert obs.plan.index.offline and "torchvision==0.29.1" in obs.plan.packages
     assert s.bound_folders == (str(folder),)
+    notes = [render(n) for n in obs.plan.notes]  # what the console prints under the plan
+    assert any("from the wheels in your folders alone, because the PyTorch server cannot be reached" in n
+               for n in notes), notes
 
 
 def test_a_bound_recommendation_does_not_warn_that_the_sources_lack_it(tmp_path, refused):
@@ -168,5 +171,5 @@ def test_without_a_companion_the_newest_build_on_offer_is_enough(tmp_path, refus
     folder = _folder(tmp_path, (f"torch-2.13.0+cpu-{LINUX}.whl",))
     s = _session()
     rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
-    assert rec.packages == ("torch==2.13.0+cpu",) and s.bound_folders is None and s.notes == []
+    assert rec.packages == ("torch==2.13.0+cpu",) and s.bound_folders is None
     assert "the newest build available in your folder" in render(rec.availability)

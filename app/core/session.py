@@ -232,7 +232,6 @@ class Session:
         self.bench_report: BenchReport | None = None
         self.sources: SourceSettings | None = None  # what the user's sources hold bounds the recommendation
         self.bound_folders: tuple[str, ...] | None = None  # fit_sources bound the engine to these folders' wheels
-        self.bound_note: Text | None = None  # why (no index reachable), for the Environment page and the report
         self.notes: list[Text] = []
         self.status: str | None = None  # set by conclude()
         self.exit_code: int | None = None
@@ -362,7 +361,8 @@ class Session:
         * when they still do not, the folders hold torch and no source of the index can be read,
           the engine is bound to the folders' wheel files (:class:`~app.core.recommend.Available`,
           ``only``) and asked again with the same wishes, so the companions pair with a torch the
-          folders hold (or NoCombination says which wish to drop).
+          folders hold (or NoCombination says which wish to drop); the recommendation's
+          ``availability`` says why only the folders are used.
 
         A binding lasts while the folders stay the same; other folders undo it first."""
         from app.core.sources import Availability  # start-up
@@ -388,9 +388,9 @@ class Session:
         down = av.unreachable(fresh.index_url, lacking) if lacking is not None and folders else None
         if down is None or not any(lw.wheel.name == "torch" for lw in av.local):
             return fresh
-        source, failure = down
-        self._bind(folders, msg("session.bound_to_folders", "Only the wheels in your folders are used: {source} "
-                                "cannot be reached ({why}).", source=source.name, why=failure.text))
+        source, failure = down  # the reason travels with the files: the recommendation's "why this version"
+        self._bind(folders, msg("session.unreachable", "{source} cannot be reached ({why})", source=source.name,
+                                why=failure.text))
         return self.recommend()
 
     def _lacking(self, av: Availability, rec: Recommendation) -> str | None:
@@ -402,17 +402,13 @@ class Session:
         return next((name for name, version in _family_pins(rec)
                      if av.has(name, version, rec.index_url, label, python) is None), None)
 
-    def _bind(self, folders: tuple[str, ...] | None, note: Text | None = None) -> None:
-        """Bind the engine to the wheel files of ``folders`` (None: undo the binding)."""
+    def _bind(self, folders: tuple[str, ...] | None, why: Text = "") -> None:
+        """Bind the engine to the wheel files of ``folders``, for the reason ``why`` (None: undo the binding)."""
         from app.core.recommend import Available  # start-up
 
         with self._lock:
-            if self.bound_note is not None and self.bound_note in self.notes:
-                self.notes.remove(self.bound_note)
-            self.bound_folders, self.bound_note = folders, note
-            if note is not None:
-                self.notes.append(note)
-            self.use_available(Available.from_folders(folders, only=True) if folders is not None else None)
+            self.bound_folders = folders
+            self.use_available(Available.from_folders(folders, only=True, why=why) if folders is not None else None)
 
     def check_plan(self, request: InstallRequest) -> Planned:
         """Plan ``request`` and run the pre-flight, recording nothing (a worker may call it).

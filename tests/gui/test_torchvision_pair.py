@@ -147,8 +147,8 @@ def test_torchvision_ticked_installs_a_working_pair_from_local_sources(qtbot, tm
         assert not rec.warning_codes, rec.texts("en").warnings  # the folders hold it: nothing to warn of
         note = env_page.sources_note.text()
         assert not env_page.sources_note.isHidden()
-        assert note.startswith("Only the wheels in your folders are used: the PyTorch server cannot be "
-                           "reached") and "refuses connections" in note
+        assert note.startswith("Why this version: torch 2.14.1, from the wheels in your folders alone, because "
+                               "the PyTorch server cannot be reached (") and "refuses connections" in note
         assert "standard build of torch 2.14.1" in note and "torchvision 0.29.1 works on this computer" in note
         _grab(qtbot, w, out, "13-environment-folders")
 
@@ -183,7 +183,10 @@ def test_torchvision_ticked_installs_a_working_pair_from_local_sources(qtbot, tm
         current = env_page.python.currentIndex()
         assert model.item(current).isEnabled() and "3.11" in env_page.python.currentText()
         for i in range(env_page.python.count()):
-            if "Python 3.11" not in env_page.python.itemText(i):
+            text = env_page.python.itemText(i)
+            # (an interpreter whose version detection could not read in time, "Python ?", is offered:
+            # the pre-flight runs it and checks; it is never the default)
+            if "Python 3.11" not in text and not text.startswith("Python ?"):
                 assert not model.item(i).isEnabled() and model.item(i).toolTip(), env_page.python.itemText(i)
         plan = state.session.approved_plan
         assert plan is not None and plan.index.offline

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.compat import Release, Variant, version_tuple
+from app.core.text import Text
 from app.core.wheels import WheelFile, local_label
 
 __all__ = ["Available", "Held", "platform_tag_fits", "python_of_tag", "pythons_for", "variant_of_file"]
@@ -65,15 +66,17 @@ class Available:
     held: tuple[Held, ...] = ()
     only: bool = True
     folders: tuple[str, ...] = ()  # local folders among the sources (the install reads them as find-links)
+    why: Text = ""  # why these files are all there is ("the PyTorch server cannot be reached (…)"): a reason shown
 
     @classmethod
-    def from_folders(cls, folders: Iterable[str | os.PathLike[str]], *, only: bool = True) -> Available:
+    def from_folders(cls, folders: Iterable[str | os.PathLike[str]], *, only: bool = True,
+                     why: Text = "") -> Available:
         """The wheels in these folders (not their subfolders), read as the sources read them
         (:func:`app.core.sources.local.scan`); unreadable folders hold nothing."""
         from app.core.sources.local import scan  # start-up: only when folders are given
 
         names = [str(Path(os.fspath(folder).removeprefix("file://")).expanduser()) for folder in folders]
-        return cls(tuple(Held(lw.wheel, _size(lw.path), lw.folder) for lw in scan(names)), only, tuple(names))
+        return cls(tuple(Held(lw.wheel, _size(lw.path), lw.folder) for lw in scan(names)), only, tuple(names), why)
 
     # ---------------------------------------------------------------- queries
     def files(self, name: str) -> list[Held]:

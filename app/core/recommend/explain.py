@@ -250,6 +250,10 @@ def _short_build(d: Decision) -> Text:
 
 def availability(d: Decision) -> Text:
     """Why this version when the user's sources decided it ("" when they did not)."""
+    bound = d.eng.available
+    if d.eng.sources_bound and bound is not None and bound.why:  # the folders' files, and why only they
+        return msg("rec.available_bound", "torch {torch}, from the wheels in your folders alone, because {why}.",
+                   torch=d.torch_version, why=bound.why)
     a = d.availed
     if a is None or a.offer is None or a.skipped is None:
         return ""

@@ -433,9 +433,8 @@ class EnvironmentPage(BasePage):
         rec = session.recommendation
         why = render(rec.availability, lang) if rec is not None else ""
         lines = [self.tr("Why this version: {why}").format(why=why)] if why else []
-        if session.bound_note is not None:  # no index reachable: the folders' wheels decided (and what that cost)
-            lines = [render(session.bound_note, lang), *lines,
-                     *(render(c, lang) for c in (rec.costs if rec is not None else ()))]
+        if session.bound_folders is not None and rec is not None:  # the folders' wheels decided: what it cost
+            lines += [render(c, lang) for c in rec.costs]
         self.sources_note.setText("\n".join(lines))
         self.sources_note.setVisible(bool(lines))
         route = self.mirror_route
