@@ -41,7 +41,7 @@ def test_an_unusable_proxy_is_a_failed_check_naming_the_proxy(tmp_path, proxy):
     assert not found["reach:torch index"].ok  # never "reachable" through a proxy that cannot be used
     with pytest.raises(BadInput) as err:
         core.raise_for_checks(core.preflight(p))
-    assert err.value.exit_code == 2 and "proxy" in err.value.message
+    assert err.value.exit_code == 2 and "proxy" in render(err.value.message)
 
 
 def test_a_good_proxy_passes(tmp_path):
@@ -123,7 +123,7 @@ def test_the_env_lock_is_a_check_and_its_refusal_comes_first(tmp_path):
         assert lock.blocking and f"PID {other.pid}" in render(lock.message)
         with pytest.raises(BadInput) as err:
             core.raise_for_checks(found)
-        assert f"PID {other.pid}" in err.value.message  # not "a folder with files in it"
+        assert f"PID {other.pid}" in render(err.value.message)  # not "a folder with files in it"
     finally:
         other.kill()
         other.wait()

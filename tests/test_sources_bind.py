@@ -173,3 +173,24 @@ def test_without_a_companion_the_newest_build_on_offer_is_enough(tmp_path, refus
     rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
     assert rec.packages == ("torch==2.13.0+cpu",) and s.bound_folders is None
     assert "the newest build available in your folder" in render(rec.availability)
+
+
+def test_each_index_page_is_read_once_while_the_sources_are_fitted(tmp_path, index_server, tiny_wheels,
+                                                                    monkeypatch):
+    """The folder lacks the recommended build, so the index is asked; the recommendation made
+    anew over the sources (and an answer file's run, which recommends first) reuses that answer."""
+    srv = index_server(sorted(tiny_wheels.glob("*.whl")))  # lists no torch at all
+    monkeypatch.setenv("TORCH_SETUP_TORCH_INDEX", srv.origin + "/whl/")
+    folder = _folder(tmp_path, (f"torch-2.13.0+cpu-{LINUX}.whl",))
+    s = _session()
+    rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
+    assert rec.packages == ("torch==2.13.0+cpu",)
+    assert [r.path for r in srv.log.all()].count("/whl/cpu/torch/") == 1, [r.path for r in srv.log.all()]
+    before = len(srv.log.all())
+    obs = _StopAtPlan()
+    run = Session(source="unattended")
+    run.detect = lambda target=None: run.use_system(SystemReport.from_dict(CPU_BOX))
+    with pytest.raises(_StopAtPlan.Stop):
+        run.run_all(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)),
+                    options=RunOptions(verify=False), observer=obs)
+    assert [r.path for r in srv.log.all()[before:]].count("/whl/cpu/torch/") == 1

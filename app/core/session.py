@@ -186,23 +186,14 @@ def revalidate(plan: InstallPlan, checks: Sequence[Check]) -> tuple[Check, ...]:
     return tuple(fresh.get(c.name, c) for c in checks)
 
 
-def _folder_names(folders: Sequence[str]) -> tuple[str, ...]:
-    """The folders as the engine reads them (``~`` expanded, no ``file://``)."""
-    return tuple(str(Path(f.removeprefix("file://")).expanduser()) for f in folders)
-
-
 def _family_pins(rec: Recommendation) -> list[tuple[str, str]]:
     """``[("torch", "2.14.1"), ("torchvision", "0.29.1")]``: the torch packages the recommendation
     pins, with their public versions."""
     from app.core.distinfo import TORCH_FAMILY  # start-up
-    from app.core.requirements import requirement_name
+    from app.core.guard import parse_pins
 
-    out = []
-    for req in rec.packages:
-        name, version = requirement_name(req), req.partition("==")[2]
-        if name in TORCH_FAMILY and version:
-            out.append((name, version.split("+", 1)[0]))
-    return out
+    return [(name, version.split("+", 1)[0]) for name, version in parse_pins(rec.packages).items()
+            if name in TORCH_FAMILY]
 
 
 def _need(value: T | None, missing: Msg, hint: Text) -> T:
@@ -324,11 +315,12 @@ class Session:
         self.use_system(report)
         return report
 
-    def recommend(self) -> Recommendation:
+    def recommend(self, *, offers: Availability | None = None) -> Recommendation:
         """The recommendation for the detected system, the current :attr:`choices` and what the
         sources hold (:attr:`available`). Raises BadInput when the choices cannot work
         (NoCombination, with the ways out, when they cannot all be had); the old recommendation
-        is then gone."""
+        is then gone. ``offers``: what :attr:`sources` offer, when the caller has already asked
+        (its index pages are then not read again)."""
         from app.core.recommend import recommend  # start-up
         from app.core.sources import availability  # start-up
 
@@ -337,7 +329,7 @@ class Session:
         choices = self.choices
         available = self.available
         try:
-            rec = recommend(system, None, choices, available, sources=availability(self.sources))
+            rec = recommend(system, None, choices, available, sources=offers or availability(self.sources))
         except UserError:
             with self._lock:
                 if self.system is system and self.choices is choices and self.available is available:
@@ -349,7 +341,7 @@ class Session:
                 self.recommendation = rec
         return rec
 
-    def fit_sources(self, request: InstallRequest) -> Recommendation | None:
+    def fit_sources(self, request: InstallRequest, *, offers: Availability | None = None) -> Recommendation | None:
         """Make the recommendation fit ``request``'s sources (the wizard's Environment page, where
         the local wheels folder and the mirrors are set; a command line's or an answer file's
         ``find_links``). Returns the recommendation to plan with:
@@ -364,7 +356,8 @@ class Session:
           folders hold (or NoCombination says which wish to drop); the recommendation's
           ``availability`` says why only the folders are used.
 
-        A binding lasts while the folders stay the same; other folders undo it first."""
+        A binding lasts while the folders stay the same; other folders undo it first. ``offers``:
+        what the request's sources offer, when the caller has already asked them."""
         from app.core.sources import Availability  # start-up
 
         rec = self.recommendation
@@ -372,18 +365,19 @@ class Session:
             return rec
         settings = request.sources
         self.use_sources(settings)
-        folders = _folder_names(settings.folders)
+        folders = settings.folders
+        # what the sources offer, each index page read once in this call (None: no source named)
+        av = offers or (Availability(settings) if settings.constrains else None)
         if self.bound_folders is not None and self.bound_folders != folders:
             self._bind(None)
-            rec = self.recommend() if self.system is not None else None
+            rec = self.recommend(offers=av) if self.system is not None else None
         if self.bound_folders is not None:  # made from these folders' wheels already
             return rec if rec is not None else self.recommend()  # (none fits: NoCombination, with the ways out)
-        if rec is None or not settings.constrains or rec.torch_version is None:
+        if rec is None or av is None or rec.torch_version is None:
             return rec
-        av = Availability(settings)
         if self._lacking(av, rec) is None:
             return rec
-        fresh = self.recommend()  # the newest build the sources offer
+        fresh = self.recommend(offers=av)  # the newest build the sources offer
         lacking = self._lacking(av, fresh)
         down = av.unreachable(fresh.index_url, lacking) if lacking is not None and folders else None
         if down is None or not any(lw.wheel.name == "torch" for lw in av.local):
@@ -543,9 +537,12 @@ class Session:
             self.detect(opts.target)
         if wants_rec:
             self.choose(choices)
+            from app.core.sources import availability  # start-up
+
             self.use_sources(request.sources)
-            self.recommend()
-            self.fit_sources(request)  # folders alone when no index can be reached
+            offers = availability(request.sources)  # asked once, by both steps
+            self.recommend(offers=offers)
+            self.fit_sources(request, offers=offers)  # folders alone when no index can be reached
         obs.recommended(self.recommendation)
         planned = self.check_plan(request)
         obs.planned(planned)

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QWizard  # noqa: E402
 
 from app.core.events import LogEvent, PhaseEvent  # noqa: E402
 from app.core.session import Session  # noqa: E402
+from app.core.text import render  # noqa: E402
 from app.gui.state import WizardState  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow]
@@ -300,7 +301,7 @@ def test_unreachable_index_is_refused_at_approval_and_the_install_page_runs_noth
         session.plan(InstallRequest(env_path=env, kind="venv", installer="uv", packages=["torch==2.13.0"],
                                     index_url="http://127.0.0.1:9/simple", find_links=[str(local_wheels)]))
     err = refused.value
-    assert "127.0.0.1:9" in err.message + "\n".join(err.lines) + err.hint
+    assert "127.0.0.1:9" in render(err.message) + "\n".join(err.lines) + render(err.hint)
     assert err.hint and err.log_path is not None and err.log_path.exists()
     assert session.approved_plan is None and session.planned is not None and not session.planned.approvable
     wiz, page = install_wizard(WizardState(session=session))

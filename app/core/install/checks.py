@@ -473,5 +473,6 @@ def raise_for_checks(checks: Sequence[Check], log_path: Path | None = None,
     if log_path is None and plan is not None:
         log_path = _log_refusal(plan, checks)
     first = bad[0]
-    raise BadInput(render(first.message), hint=render(first.hint),
+    # the first check's words stay a message (each face renders them in its language)
+    raise BadInput(first.message, hint=first.hint,
                    lines=[render(c.message) for c in bad[1:]], log_path=log_path)
