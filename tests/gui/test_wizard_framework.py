@@ -217,6 +217,10 @@ def test_lazy_wizard_next_before_the_rest_is_built(qtbot, english):
     w.next()  # Next before the rest was built: they are built on the spot
     assert w.pages_built()
     assert w.currentId() == int(PageId.SYSTEM)
+    # the System page started its scan: stop it and wait, so no worker outlives the window (a
+    # worker still running when a later test collects the closed window crashed the suite once)
+    for page in w.busy_pages():
+        assert page.cancel_and_wait(60)
 
 
 def test_torch_setup_gui_command(qtbot, capsys, english):
