@@ -12,8 +12,8 @@ from collections.abc import Callable
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QRectF, QSize, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QPainter, QPalette, QPixmap
+from PySide6.QtCore import QEvent, QSize, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette, QPixmap
 from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 if TYPE_CHECKING:  # start-up: PySide6 builds a class's type on first use (QIcon ~2 ms); these load when used
@@ -215,11 +215,18 @@ class StatusRow(QWidget):
 
 
 class Banner(QFrame):
-    """A tinted box with an icon and wrapped text: info, warning, error or ok."""
+    """A tinted box with an icon and wrapped text: info, warning, error or ok.
+
+    The tint is a style sheet on the frame, not a paintEvent: any QPainter pen or brush call
+    makes PySide6 build its whole ``Qt`` namespace (~15 ms), and the Welcome page's banner is
+    painted in the first frame. The colours are mixed from the window colour around the banner
+    (its parent's palette, else the application's), so dark mode keeps the text readable."""
 
     def __init__(self, kind: str = "info", text: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._kind = kind
+        self._kind = kind if kind in _TINTS else "info"
+        self._sheet = ""
+        self._tint()  # before the children: a new sheet re-polishes every child (~2 ms for the two here)
         self.icon_label = QLabel()
         self.text_label = QLabel()
         self.text_label.setWordWrap(True)
@@ -236,6 +243,8 @@ class Banner(QFrame):
         self.set_text(text)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         self.set_kind(kind)
+        if parent is not None:  # (no ParentChange event for the parent given here)
+            parent.installEventFilter(self)
 
     @property
     def kind(self) -> str:
@@ -244,7 +253,42 @@ class Banner(QFrame):
     def set_kind(self, kind: str) -> None:
         self._kind = kind if kind in _TINTS else "info"
         set_icon(self.icon_label, self._kind, 20)
-        self.update()
+        self._tint()
+
+    def tint_colors(self) -> tuple[QColor, QColor]:
+        """(fill, border): the kind's tint mixed into the window colour around the banner."""
+        around = self.parentWidget()
+        base = (around.palette() if around is not None else QGuiApplication.palette()).color(QPalette.ColorRole.Window)
+        tint = _TINTS[self._kind]
+        return _mix(base, tint, 0.16), _mix(base, tint, 0.55)
+
+    def _tint(self) -> None:
+        fill, border = self.tint_colors()
+        sheet = (f"Banner {{ background-color: {fill.name()}; border: 1px solid {border.name()}; "
+                 f"border-radius: 6px; }}")
+        if sheet != self._sheet:  # the sheet changes the banner's own palette: no loop
+            self._sheet = sheet
+            self.setStyleSheet(sheet)
+
+    def event(self, event) -> bool:
+        # Follow the palette of the window colour around it. The parent is looked up, never
+        # kept: a reference from the banner would make a cycle that outlives the C++ widgets.
+        kind = event.type()
+        around = self.parentWidget()
+        if kind == QEvent.Type.ParentAboutToChange and around is not None:
+            around.removeEventFilter(self)
+        elif kind == QEvent.Type.ParentChange:
+            if around is not None:
+                around.installEventFilter(self)
+            self._tint()
+        elif kind == QEvent.Type.ApplicationPaletteChange:
+            self._tint()
+        return super().event(event)
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QEvent.Type.PaletteChange and obj is self.parentWidget():
+            self._tint()  # the banner's own palette is the sheet's, so it is not told itself
+        return False
 
     def set_text(self, text: str, kind: str | None = None) -> None:
         if kind:
@@ -261,18 +305,6 @@ class Banner(QFrame):
 
     def text(self) -> str:
         return self.text_label.text()
-
-    def paintEvent(self, event) -> None:
-        p = QPainter(self)
-        p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        base = self.palette().color(QPalette.ColorRole.Window)
-        tint = _TINTS[self._kind]
-        fill = _mix(base, tint, 0.16)
-        border = _mix(base, tint, 0.55)
-        p.setPen(border)
-        p.setBrush(fill)
-        p.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 6, 6)
-        p.end()
 
 
 def _mix(a: QColor, b: QColor, t: float) -> QColor:

@@ -428,23 +428,40 @@ def test_every_interactive_widget_has_a_name(qtbot, host):
 
 
 def test_banner_is_readable_in_dark_mode(qtbot):
-    """Banners mix a tint into the palette's window colour: text keeps its contrast on dark."""
+    """Banners mix a tint into the window colour around them: text keeps its contrast on dark,
+    also when the palette changes while the banner is shown (a live switch to dark mode)."""
     from PySide6.QtGui import QColor, QPalette
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
 
     from app.gui.widgets import Banner
 
-    for window, text in (("#2b2b2b", "#e8e8e8"), ("#f0f0f0", "#1a1a1a")):
-        b = Banner("warning", "Driver too old")
-        qtbot.addWidget(b)
-        pal = b.palette()
+    def themed(window: str, text: str) -> QPalette:
+        pal = QPalette()
         pal.setColor(QPalette.ColorRole.Window, QColor(window))
         pal.setColor(QPalette.ColorRole.WindowText, QColor(text))
-        b.setPalette(pal)
-        b.resize(300, 40)
+        return pal
+
+    def fill_of(b: Banner) -> QColor:
         img = b.grab().toImage()
-        fill = img.pixelColor(img.width() - 8, img.height() // 2)
-        fg = QColor(text)
-        assert abs(fill.lightness() - fg.lightness()) > 120, (window, fill.name())
+        return img.pixelColor(img.width() - 8, img.height() // 2)
+
+    themes = (("#2b2b2b", "#e8e8e8"), ("#f0f0f0", "#1a1a1a"))
+    for ((window, text), (later_window, later_text)), made_in_page in zip(
+            zip(themes, reversed(themes), strict=True), (True, False), strict=True):
+        page = QWidget()
+        qtbot.addWidget(page)
+        page.setPalette(themed(window, text))
+        b = Banner("warning", "Driver too old", page if made_in_page else None)  # else: the layout adopts it
+        QVBoxLayout(page).addWidget(b)
+        page.resize(300, 60)
+        page.show()
+        qtbot.waitExposed(page)
+        fill = fill_of(b)
+        assert abs(fill.lightness() - QColor(text).lightness()) > 120, (window, fill.name())
+        assert fill != QColor(window), "the banner is tinted"
+        page.setPalette(themed(later_window, later_text))  # the theme changes while it is shown
+        fill = fill_of(b)
+        assert abs(fill.lightness() - QColor(later_text).lightness()) > 120, (later_window, fill.name())
 
 
 def test_environment_keyboard_order_follows_the_layout(qtbot, host, env_state):
