@@ -52,7 +52,6 @@ class FirstPaintReporter(QObject):
     def _report(self) -> None:
         print_startup()
         QTimer.singleShot(0, self._window.close)  # cancels and waits for work already started
-        return False
 
 
 def print_startup() -> None:
