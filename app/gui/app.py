@@ -50,16 +50,16 @@ class FirstPaintReporter(QObject):
         return False
 
     def _report(self) -> None:
-        print_startup()
+        print_startup(size=(self._window.width(), self._window.height()))
         QTimer.singleShot(0, self._window.close)  # cancels and waits for work already started
 
 
-def print_startup() -> None:
+def print_startup(size: tuple[int, int] | None = None) -> None:
     """One JSON line for benchmarks/startup.py: when the first window was shown (read before
-    psutil, the measuring tool, loads), and RSS."""
+    psutil, the measuring tool, loads), RSS, CPU time and the window's size."""
     shown_at = time.time()
     rss, cpu = _usage()
-    print(json.dumps({"shown_at": shown_at, "rss_mb": rss, "cpu_s": cpu}), flush=True)
+    print(json.dumps({"shown_at": shown_at, "rss_mb": rss, "cpu_s": cpu, "size": size}), flush=True)
 
 
 def _usage() -> tuple[float | None, float | None]:

@@ -318,7 +318,7 @@ def test_torch_setup_alone_shows_the_window_before_anything_heavy_loads(tmp_path
     code = ("import sys, json\n"
             "import app.gui.app as ga\n"
             "seen = {}\n"
-            "def report():\n"
+            "def report(**_):\n"
             "    import PySide6.QtCore as C, PySide6.QtGui as G, PySide6.QtWidgets as W\n"
             "    seen.update(modules=sorted(sys.modules), qt_types=sorted(set(vars(G)) | set(vars(W))),\n"
             "                core_types=sorted(vars(C)))\n"
