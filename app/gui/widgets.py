@@ -255,17 +255,20 @@ class Banner(QFrame):
         set_icon(self.icon_label, self._kind, 20)
         self._tint()
 
-    def tint_colors(self) -> tuple[QColor, QColor]:
-        """(fill, border): the kind's tint mixed into the window colour around the banner."""
+    def tint_colors(self) -> tuple[QColor, QColor, QColor]:
+        """(fill, border, text): the kind's tint mixed into the window colour around the banner,
+        and the text colour around it."""
         around = self.parentWidget()
-        base = (around.palette() if around is not None else QGuiApplication.palette()).color(QPalette.ColorRole.Window)
-        tint = _TINTS[self._kind]
-        return _mix(base, tint, 0.16), _mix(base, tint, 0.55)
+        pal = around.palette() if around is not None else QGuiApplication.palette()
+        base, tint = pal.color(QPalette.ColorRole.Window), _TINTS[self._kind]
+        return _mix(base, tint, 0.16), _mix(base, tint, 0.55), pal.color(QPalette.ColorRole.WindowText)
 
     def _tint(self) -> None:
-        fill, border = self.tint_colors()
+        fill, border, text = self.tint_colors()
+        # The labels' colour too: under a style sheet they take the application's palette, and
+        # would lose a text colour set on a parent (dark text on a dark tint)
         sheet = (f"Banner {{ background-color: {fill.name()}; border: 1px solid {border.name()}; "
-                 f"border-radius: 6px; }}")
+                 f"border-radius: 6px; }} Banner QLabel {{ color: {text.name()}; }}")
         if sheet != self._sheet:  # the sheet changes the banner's own palette: no loop
             self._sheet = sheet
             self.setStyleSheet(sheet)

@@ -459,9 +459,11 @@ def test_banner_is_readable_in_dark_mode(qtbot):
         fill = fill_of(b)
         assert abs(fill.lightness() - QColor(text).lightness()) > 120, (window, fill.name())
         assert fill != QColor(window), "the banner is tinted"
+        assert b.text_label.palette().color(QPalette.ColorRole.WindowText) == QColor(text), "the text keeps its colour"
         page.setPalette(themed(later_window, later_text))  # the theme changes while it is shown
         fill = fill_of(b)
         assert abs(fill.lightness() - QColor(later_text).lightness()) > 120, (later_window, fill.name())
+        assert b.text_label.palette().color(QPalette.ColorRole.WindowText) == QColor(later_text)
 
 
 def test_environment_keyboard_order_follows_the_layout(qtbot, host, env_state):
