@@ -191,6 +191,8 @@ def test_folders_without_the_pair_and_no_index_lead_back_to_the_ways_out(qtbot, 
     qtbot.waitUntil(lambda: not env_page.is_busy() and not env_page._debounce.isActive(), timeout=60000)
     refused = [c for c in env_page.checks if c[1] == "error"]
     assert refused and "your sources hold no torchvision" in refused[0][2], env_page.checks
+    # the ways out are one page back: the hint says so (not "choose one of the combinations", listed nowhere here)
+    assert "Go Back to the Recommendation page" in refused[0][3], refused[0]
     assert not env_page.isComplete() and state.session.recommendation is None
     # back: the Recommendation page asks again and offers the ways out as buttons
     wiz.back()

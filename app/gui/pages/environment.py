@@ -49,10 +49,11 @@ from PySide6.QtWidgets import (
 from app.core.disk import existing_ancestor, free_mb
 from app.core.errors import UserError, hint_text
 from app.core.install import Check
+from app.core.recommend.types import NoCombination
 from app.core.session import Planned, Stage
 from app.core.sources.routing import Route
 from app.core.system import ToolInfo
-from app.core.text import Text, render
+from app.core.text import Text, msg, render
 from app.gui.build import add_all, button, clear_layout, command_view, set_field_texts, set_texts
 from app.gui.i18n import current_language
 from app.gui.pages._commands import commands_text
@@ -71,9 +72,17 @@ def default_location() -> Path:
 
 
 def _refused(name: str, err: Exception) -> Check:
-    """A request the core refused before any check ran (a BadInput from ``plan``), as a failed check."""
+    """A request the core refused before any check ran (a BadInput from ``plan``), as a failed check.
+
+    No build fits the wishes with these sources (NoCombination): the ways out are buttons on the
+    Recommendation page, so the hint says to go back there instead of the engine's "choose one
+    of the combinations that work", which this page does not list."""
     if isinstance(err, UserError):
-        return Check(name, False, err.message, hint=hint_text(err.hint, "gui"), code=f"install.{name}_refused")
+        hint = hint_text(err.hint, "gui")
+        if isinstance(err, NoCombination):
+            hint = msg("gui.no_combination_back", "Go Back to the Recommendation page to choose a combination that "
+                       "works here.")
+        return Check(name, False, err.message, hint=hint, code=f"install.{name}_refused")
     return Check(name, False, str(err), code=f"install.{name}_refused")
 
 
