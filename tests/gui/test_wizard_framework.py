@@ -347,6 +347,30 @@ def test_torch_setup_alone_shows_the_window_before_anything_heavy_loads(tmp_path
     assert "app.gui.pages.welcome" in mods and "app.core.secrets" in mods  # the console is masked from the start
 
 
+def test_the_lighter_pyside_import_check_answers_as_pyside_does():
+    """app.gui replaces PySide6's per-import source check (inspect.getsource, ~25 ms over the
+    wizard's start) with a read of the file's bytes: for every module loaded now (ours with and
+    without Qt, the standard library, extension modules) both give the same answer."""
+    import json
+    import sys
+
+    import app.gui
+    import app.gui.wizard
+
+    feature = sys.modules.get("shibokensupport.feature")
+    if feature is None or not callable(getattr(feature, "_mod_uses_pyside", None)):
+        pytest.skip("this PySide6 has no per-import source check")
+    assert app.gui.lighter_feature_check()
+    ours = feature._mod_uses_pyside
+    own = ours.pyside_own
+    modules = [m for m in list(sys.modules.values()) if isinstance(getattr(m, "__file__", None), str)]
+    assert len(modules) > 200
+    differ = [m.__name__ for m in modules if ours(m) != own(m)]
+    assert not differ, differ
+    assert ours(app.gui.wizard) and not ours(json)
+    assert app.gui.lighter_feature_check() and feature._mod_uses_pyside is ours  # once only
+
+
 def test_a_long_note_in_a_form_row_is_as_tall_as_its_text(qtbot, wizard):
     """The Environment page's "Not offered" note under the Python list: a plain wrapped QLabel
     there got Qt's narrow-width height (blank bands above and below the sentence)."""
