@@ -348,6 +348,53 @@ def test_torch_setup_alone_shows_the_window_before_anything_heavy_loads(tmp_path
     assert "app.gui.pages.welcome" in mods and "app.core.secrets" in mods  # the console is masked from the start
 
 
+def _loaded_libraries() -> set[str]:
+    from pathlib import Path
+
+    return {line.split()[-1] for line in Path("/proc/self/maps").read_text().splitlines() if ".so" in line}
+
+
+def test_fontconfig_loads_in_a_thread_only_where_it_helps(monkeypatch):
+    """``launch()`` has fontconfig read its configuration (FcInit, through ctypes: without the GIL)
+    in a thread while the first page is built: only on Linux with a second core, only the copy Qt
+    loaded, and only a fontconfig that is thread-safe (2.11 or later)."""
+    import glob
+    import os
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("fontconfig is Linux's")
+    from app.gui import app as gui_app
+
+    fontconfig = {p for p in _loaded_libraries() if "/libfontconfig.so" in p}
+    if not fontconfig:
+        pytest.skip("this Qt does not use fontconfig")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    thread = gui_app.warm_fontconfig()
+    assert thread is not None and thread.name == "fontconfig" and thread.daemon
+    thread.join(30)
+    assert not thread.is_alive()
+    assert {p for p in _loaded_libraries() if "/libfontconfig.so" in p} == fontconfig  # Qt's copy, no other
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert gui_app.warm_fontconfig() is None, "one core: a thread would only take turns"
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(gui_app, "FONTCONFIG_THREAD_SAFE", 10**9)
+    assert gui_app.warm_fontconfig() is None, "a fontconfig older than the limit is left alone"
+
+    # a library on disk that this process has not loaded is never loaded by it
+    loaded_names = {os.path.basename(p) for p in _loaded_libraries()}
+    unloaded = [p for pattern in ("/usr/lib/x86_64-linux-gnu/lib*.so.[0-9]", "/usr/lib/aarch64-linux-gnu/lib*.so.[0-9]",
+                                  "/usr/lib64/lib*.so.[0-9]", "/usr/lib/lib*.so.[0-9]")
+                for p in sorted(glob.glob(pattern)) if os.path.basename(p) not in loaded_names]
+    if unloaded:
+        monkeypatch.setattr(gui_app, "FONTCONFIG", os.path.basename(unloaded[0]))
+        monkeypatch.setattr(gui_app, "FONTCONFIG_THREAD_SAFE", 0)
+        assert gui_app.warm_fontconfig() is None
+        assert os.path.basename(unloaded[0]) not in {os.path.basename(p) for p in _loaded_libraries()}
+
+
 def test_the_lighter_pyside_import_check_answers_as_pyside_does():
     """app.gui replaces PySide6's per-import source check (inspect.getsource, ~25 ms over the
     wizard's start) with a read of the file's bytes: for every module loaded now (ours with and
