@@ -93,6 +93,18 @@ def sample(code: str, env: dict, size: str | None = None) -> dict:
             "size": data.get("size")}
 
 
+def interval(values: list[float], level: float = 0.95, resamples: int = 2000) -> tuple[float, float]:
+    """A bootstrap interval for the median of ``values``: how far the verdict's median could move
+    on this machine's noise (the rounds resampled with replacement; a fixed seed, so a run is
+    repeatable from its samples)."""
+    import random
+
+    rng = random.Random(16)
+    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
+    cut = int(resamples * (1 - level) / 2)
+    return medians[cut], medians[-cut - 1]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=21, help="alternating rounds (21: the shared machine's noise "
@@ -122,9 +134,12 @@ def main() -> int:
     def med(name: str, key: str) -> float:
         return statistics.median(r[key] for r in runs[name])
 
+    def ratios(name: str, key: str, base: str = "bare") -> list[float]:
+        return [w[key] / b[key] for w, b in zip(runs[name], runs[base], strict=True)]
+
     def paired(name: str, key: str, base: str = "bare") -> float:
         # the median of the per-round ratios, which drift on a shared machine hits least
-        return statistics.median(w[key] / b[key] for w, b in zip(runs[name], runs[base], strict=True))
+        return statistics.median(ratios(name, key, base))
 
     res = {
         "runs": args.runs, "platform": args.platform, "window": wsize,
@@ -138,6 +153,7 @@ def main() -> int:
         "time_ratio_vs_default_size": paired("wizard", "t", "bare_default"),
         "rss_ratio": paired("wizard", "rss"),
     }
+    res["time_ratio_interval"] = interval(ratios("wizard", "t"))
     res["time_ratio_of_medians"] = res["wizard_first_show_s"] / res["bare_first_show_s"]
     res["cpu_ratio"] = res["wizard_cpu_s"] / res["bare_cpu_s"]
     res["time_ratio_min"] = res["wizard_first_show_min_s"] / res["bare_first_show_min_s"]
@@ -156,6 +172,8 @@ def main() -> int:
         print(f"first window painted  bare QWizard ({win}) {res['bare_first_show_s']*1000:5.0f} ms   "
               f"Torch Setup wizard {res['wizard_first_show_s']*1000:5.0f} ms   ratio {res['time_ratio']:.2f}x "
               f"(limit {args.limit}x): {'OK' if res['time_ok'] else 'OVER'}")
+        lo, hi = res["time_ratio_interval"]
+        print(f"  (95% interval of that median, from the rounds' spread: {lo:.2f}x to {hi:.2f}x)")
         print(f"  (median of the paired ratios; the ratio of the medians is {res['time_ratio_of_medians']:.2f}x)")
         print(f"  (fastest runs: {res['bare_first_show_min_s']*1000:.0f} ms vs "
               f"{res['wizard_first_show_min_s']*1000:.0f} ms, {res['time_ratio_min']:.2f}x; CPU time to first "
