@@ -91,3 +91,36 @@ def test_a_cancel_raised_as_cancelled_has_no_partial(qtbot):
         task.cancel()
     qtbot.wait(50)
     assert got == []
+
+
+def test_a_task_its_owner_let_go_of_is_destroyed_in_the_gui_thread(qtbot):
+    """A page that drops its Task while the work runs (a new look-up replaces the old one, the page
+    goes away): the worker thread must not drop the last reference. PySide would then delete the
+    QObject in the worker thread, with its queued signals still on their way to the GUI thread."""
+    import gc
+    import weakref
+
+    from PySide6.QtCore import Qt
+
+    release = threading.Event()
+    destroyed_in: list[bool] = []
+
+    def fn(on_event, cancel):
+        release.wait(10)
+        return "done"
+
+    task = Task(fn, name="dropped")
+    task.destroyed.connect(lambda: destroyed_in.append(threading.current_thread() is threading.main_thread()),
+                           Qt.ConnectionType.DirectConnection)
+    gone = weakref.ref(task)
+    task.start()
+    thread = task._thread
+    del task  # the owner lets go while the work runs
+    gc.collect()
+    assert gone() is not None, "a running Task is kept alive"
+    release.set()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert gone() is not None and destroyed_in == [], "the worker thread must not destroy its Task"
+    qtbot.waitUntil(lambda: gone() is None, timeout=5000)  # handed back to the GUI thread, then released
+    assert destroyed_in == [True], "destroyed in the GUI thread"

@@ -33,6 +33,39 @@ from app.core.text import msg
 CoreCall = Callable[[Callable[[Event], None], CancelToken], object]
 
 
+class _Keeper(QObject):
+    """Holds every started Task until its thread has ended and its last signal has reached the
+    GUI thread, so that a Task is always destroyed there, never in its worker thread.
+
+    Without it, the worker thread could drop the last reference to a Task its page had already
+    let go of: PySide then deletes the QObject in the worker thread, while the GUI thread may
+    still be delivering that Task's queued signals. A QObject must be destroyed in its own
+    thread. The keeper lives in the GUI thread (it is made with the first Task), and each worker
+    hands its Task back to it through a queued signal as the very last thing it does."""
+
+    release = Signal(object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.running: set[Task] = set()
+        self.release.connect(self._release)
+
+    def _release(self, task: Task) -> None:
+        if task._thread is not None:
+            task._thread.join()  # the worker's last lines: after this it holds no reference
+        self.running.discard(task)
+
+
+_keeper: _Keeper | None = None
+
+
+def _the_keeper() -> _Keeper:
+    global _keeper
+    if _keeper is None:  # the first Task is made in the GUI thread, and so is its keeper
+        _keeper = _Keeper()
+    return _keeper
+
+
 class Task(QObject):
     event = Signal(object)  # type: ignore[assignment]  # (shadows QObject.event, a name every page uses)
     succeeded = Signal(object)
@@ -48,11 +81,13 @@ class Task(QObject):
         self.token = CancelToken()
         self._thread: threading.Thread | None = None
         self._running = False
+        self._keeper = _the_keeper()
 
     def start(self) -> None:
         if self._running:
             raise RuntimeError(f"{self._name} is already running")
         self._running = True
+        self._keeper.running.add(self)
         self._thread = threading.Thread(target=self._run, name=f"torch-setup-{self._name}", daemon=True)
         self._thread.start()
 
@@ -105,3 +140,4 @@ class Task(QObject):
         finally:
             self._running = False
             self._emit(self.finished)
+            self._keeper.release.emit(self)  # after every signal of this Task: destroyed in the GUI thread
