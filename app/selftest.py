@@ -131,6 +131,7 @@ class SelfTest:
         return f"{len(html) // 1024} KiB of HTML"
 
     def qt(self) -> str:
+        pyside_support = _import("app.gui.pyside_support")  # first: PySide6 loads as the wizard loads it
         from PySide6.QtGui import QFontDatabase, QGuiApplication
         from PySide6.QtWidgets import QApplication
 
@@ -140,7 +141,9 @@ class SelfTest:
         families = QFontDatabase.families()
         assert families, "Qt found no fonts: every text would render as empty boxes " \
                          "(install fonts, e.g. fontconfig-config / fonts-dejavu-core)"
-        return f"platform {app.platformName()}, {len(families)} font families"
+        support = {True: "from its cache", False: "compiled"}.get(pyside_support.loaded_from_cache,
+                                                                   "loaded before the wizard's package")
+        return f"platform {app.platformName()}, {len(families)} font families, PySide6 support code {support}"
 
     def wizard(self) -> str:
         assert "app" in self.context, "needs Qt"

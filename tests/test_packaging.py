@@ -239,6 +239,9 @@ def test_frozen_self_test_passes_and_children_get_the_users_library_path(frozen_
     assert "self-test OK" in res.stdout and "(frozen," in res.stdout
     assert "LD_LIBRARY_PATH for children: /opt/user-libs" in res.stdout
     assert "wizard pages" in res.stdout
+    # build.spec bundles PySide6's compiled support code, and its run-time hook loads PySide6
+    # through it before PyInstaller's own Qt hook imports PySide6 (app/gui/pyside_support.py)
+    assert "PySide6 support code from its cache" in res.stdout, res.stdout
 
 
 @pytest.mark.slow

@@ -1,6 +1,7 @@
 """The PySide6 wizard: a thin presenter over app.core. Never imports torch.
 
-Importing this package loads PySide6 and makes its import hook cheaper (see
+Importing this package loads PySide6, its support code from a bytecode cache (see
+:mod:`app.gui.pyside_support`), and makes its import hook cheaper (see
 :func:`lighter_feature_check`): every module of the wizard is imported after it.
 """
 from __future__ import annotations
@@ -8,7 +9,9 @@ from __future__ import annotations
 import sys
 from types import ModuleType
 
-import PySide6.QtCore  # noqa: F401  (installs PySide6's import hook, which the next lines lighten)
+from app.gui.pyside_support import import_pyside
+
+import_pyside()  # (installs PySide6's import hook, which the next lines lighten)
 
 
 def lighter_feature_check() -> bool:
