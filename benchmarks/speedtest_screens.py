@@ -3,9 +3,9 @@
 
 The wizard (its real Speed test page) measures fp32, bf16 and fp16 in a torch environment
 (``--env``, or a throwaway uv venv with the local torch CPU wheel), then saves the window in
-English and Chinese. With ``--burn N``, N busy-loop processes run beside the test (started
-outside the assistant's process tree, as another program would be): the page then says that
-the machine was busy.
+English and Chinese. With ``--burn N``, N busy-loop processes run beside the test (outside the
+assistant's process tree, as another program's would be: see :func:`burners`): the page then
+says that the machine was busy.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/speedtest_screens.py [--env PATH]
         [--out docs/screenshots] [--name 7-speedtest] [--burn 0] [--budget-s 25]
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -49,10 +50,26 @@ def make_env(root: Path) -> Path:
     return py
 
 
-def burners(n: int, seconds: float) -> list[subprocess.Popen]:
-    """N CPU-burning processes in their own session (not the assistant's children's children)."""
-    return [subprocess.Popen([sys.executable, "-c", BURN.format(seconds=seconds)], start_new_session=True)
-            for _ in range(n)]
+def burners(n: int, seconds: float) -> list[int]:
+    """N CPU-burning processes outside the assistant's process tree, as another program's would be.
+
+    The speed test counts this process and all its descendants as its own (the wizard runs
+    in-process here), so a child, even in a session of its own, would count as the assistant's
+    work. Each burner is started by a shell that exits at once: it is re-parented (to init or the
+    nearest subreaper) and is no descendant of this process. Returns their process ids; each also
+    stops by itself after ``seconds``."""
+    code = BURN.format(seconds=seconds)
+    out = subprocess.run(["sh", "-c", 'for i in $(seq "$1"); do "$2" -c "$3" >/dev/null 2>&1 & echo $!; done',
+                          "sh", str(n), sys.executable, code], capture_output=True, text=True, check=True)
+    return [int(pid) for pid in out.stdout.split()]
+
+
+def stop(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:  # ended by itself already
+            pass
 
 
 def main() -> int:
@@ -70,6 +87,7 @@ def main() -> int:
     from tests.factories import make_install_result
 
     from app.core.probe import resolve_python
+    from app.core.session import Session
     from app.gui import i18n
     from app.gui.pages import PageId
     from app.gui.pages.speedtest import SpeedTestPage
@@ -79,7 +97,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         py = resolve_python(args.env) if args.env else make_env(Path(tmp) / "env")
         app = QApplication.instance() or QApplication([])
-        state = WizardState(install_result=make_install_result(py.parent.parent, py), bench_sizes=args.sizes,
+        session = Session.resume(install=make_install_result(py.parent.parent, py))
+        state = WizardState(session=session, bench_sizes=args.sizes,
                             bench_dtypes=["fp32", "bf16", "fp16"], bench_budget_s=args.budget_s, bench_device="cpu")
         wiz = SetupWizard(state=state, lang="en", auto_detect=False)
         wiz.build_pages()
@@ -96,9 +115,7 @@ def main() -> int:
                 app.processEvents()
                 time.sleep(0.05)
         finally:
-            for p in burning:
-                p.kill()
-                p.wait()
+            stop(burning)
         print(f"status {page.status()}: {page.summary.text()}")
         print(page.warning_text() or "(no warning)")
         print(page.details.text())
