@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -50,25 +49,36 @@ def make_env(root: Path) -> Path:
     return py
 
 
-def burners(n: int, seconds: float) -> list[int]:
+def burners(n: int, seconds: float) -> list:
     """N CPU-burning processes outside the assistant's process tree, as another program's would be.
 
     The speed test counts this process and all its descendants as its own (the wizard runs
     in-process here), so a child, even in a session of its own, would count as the assistant's
     work. Each burner is started by a shell that exits at once: it is re-parented (to init or the
-    nearest subreaper) and is no descendant of this process. Returns their process ids; each also
-    stops by itself after ``seconds``."""
+    nearest subreaper) and is no descendant of this process. Each also stops by itself after
+    ``seconds``. Returns them as psutil processes, taken at once: :func:`stop` then never signals
+    a later process that reused a burner's id."""
+    import psutil
+
     code = BURN.format(seconds=seconds)
     out = subprocess.run(["sh", "-c", 'for i in $(seq "$1"); do "$2" -c "$3" >/dev/null 2>&1 & echo $!; done',
                           "sh", str(n), sys.executable, code], capture_output=True, text=True, check=True)
-    return [int(pid) for pid in out.stdout.split()]
-
-
-def stop(pids: list[int]) -> None:
-    for pid in pids:
+    procs = []
+    for pid in out.stdout.split():
         try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:  # ended by itself already
+            procs.append(psutil.Process(int(pid)))
+        except psutil.Error:  # ended already
+            pass
+    return procs
+
+
+def stop(procs: list) -> None:
+    import psutil
+
+    for p in procs:
+        try:
+            p.kill()  # psutil checks that it is still the same process (its start time)
+        except psutil.Error:  # ended by itself already
             pass
 
 

@@ -36,9 +36,10 @@ def _running(pid: int) -> bool:
 def test_the_burners_are_other_programs_to_the_speed_test():
     """The speed test counts its own process tree as its own work; the burners must not be in
     it (a child in a session of its own still is), or a busy machine reads as quiet."""
-    pids = _script().burners(2, 20)
+    burning = _script().burners(2, 20)
+    pids = [p.pid for p in burning]
     try:
-        assert len(pids) == 2 and all(psutil.pid_exists(p) for p in pids)
+        assert len(pids) == 2 and all(p.is_running() for p in burning)
         ours = {p.pid for p in psutil.Process().children(recursive=True)}
         assert not ours & set(pids)
         with LoadWatch(interval_s=0.2) as watch:
@@ -46,7 +47,7 @@ def test_the_burners_are_other_programs_to_the_speed_test():
         load = watch.summary()
         assert load is not None and load.busy, load
     finally:
-        _script().stop(pids)
+        _script().stop(burning)
     deadline = time.monotonic() + 5
     while any(_running(p) for p in pids):
         assert time.monotonic() < deadline, "a burner outlived stop()"

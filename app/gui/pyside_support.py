@@ -145,3 +145,22 @@ def import_pyside(cache: Path | None = None, *, write: bool | None = None) -> bo
     global loaded_from_cache
     loaded_from_cache = bool(stand_in.used) and not stand_in.compiled
     return loaded_from_cache
+
+
+def main(argv: list[str]) -> int:
+    """``python -I app/gui/pyside_support.py DIR``: compile PySide6's support code for this Python
+    into ``DIR`` and print the file's path (build.spec bundles it into the frozen app, which
+    writes no bytecode itself). Run as a script, so that PySide6 is not already loaded by the
+    ``app.gui`` package. Exit 1 when nothing could be cached."""
+    out = Path(argv[0]) / cache_file().name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    import_pyside(out, write=True)
+    if not read_cache(out):
+        print(f"PySide6's support code could not be cached in {out}", file=sys.stderr)
+        return 1
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

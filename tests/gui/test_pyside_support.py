@@ -171,6 +171,18 @@ def test_the_stand_in_compiles_with_the_callers_future_flags(future):
     assert support(next_run, text.encode()) is code and next_run.compiled == 0
 
 
+def test_run_as_a_script_it_writes_the_cache_for_the_frozen_build(tmp_path):
+    """build.spec runs ``python -I app/gui/pyside_support.py DIR`` with the frozen app's Python."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    out = subprocess.run([sys.executable, "-I", "-B", str(MODULE), str(tmp_path / "made")], env=env,
+                         capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    path = Path(out.stdout.strip().splitlines()[-1])
+    assert path.parent == tmp_path / "made" and path.name == pyside_support.cache_file().name
+    entries = pyside_support.read_cache(path)  # written although -B: the frozen app needs it
+    assert len(entries) >= 5 and all(key[0].startswith("shibokensupport/") for key in entries)
+
+
 def test_the_checksum_covers_the_whole_payload(tmp_path):
     path = tmp_path / "c.bin"
     assert pyside_support.write_cache(path, {("shibokensupport/x.py", 0, 1, 2): compile("1", "x", "eval")})
