@@ -115,7 +115,7 @@ def test_playbook_installs_from_a_bundle_and_brings_the_report_back(ansible_venv
 
 def test_playbook_reports_a_host_whose_answer_file_is_malformed(ansible_venv, project_wheel, fleet, tmp_path):
     bad = tmp_path / "answers.toml"
-    bad.write_text('version = 1\n[environment]\npath = "/tmp/never"\n[torch]\nbackend = "quantum"\n')
+    bad.write_text('version = 1\n[environment]\npath = "/tmp/never"\n[torch]\nbackend = "quantum"\n', encoding="utf-8")
     res = playbook(ansible_venv, fleet, "-e", json.dumps({
         "torch_setup_source": "wheel", "torch_setup_wheel": str(project_wheel),
         "torch_setup_python": sys.executable, "torch_setup_answers_file": str(bad)}))

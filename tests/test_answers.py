@@ -32,7 +32,7 @@ def test_full_answer_file(tmp_path):
     bundle = tmp_path / "torch-bundle"
     bundle.mkdir()
     ca = tmp_path / "ca.pem"
-    ca.write_text("-----BEGIN CERTIFICATE-----\n")
+    ca.write_text("-----BEGIN CERTIFICATE-----\n", encoding="utf-8")
     f = tmp_path / "a.toml"
     f.write_text(f"""
 version = 1
@@ -147,7 +147,7 @@ def test_existing_env_must_be_a_venv(tmp_path):
     (tmp_path / "e").mkdir()
     with pytest.raises(BadInput, match=r"'environment.existing'.*not a Python virtual environment"):
         parse_answers('[environment]\npath = "e"\nexisting = true\n', base=tmp_path)
-    (tmp_path / "e" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (tmp_path / "e" / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
     assert parse_answers('[environment]\npath = "e"\nexisting = true\n', base=tmp_path).existing
 
 

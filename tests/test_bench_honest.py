@@ -198,7 +198,7 @@ def test_load_watch_publishes_the_recent_load_for_the_probe(tmp_path):
         deadline = time.monotonic() + 5
         while not path.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        share, limit = (float(x) for x in path.read_text().split())
+        share, limit = (float(x) for x in path.read_text(encoding="utf-8").split())
         assert 0.0 <= share <= 1.0 and limit == BUSY_SHARE
     finally:
         watch.stop()
@@ -213,7 +213,7 @@ def test_the_probe_measures_again_while_the_machine_is_busy_and_keeps_every_run(
     measure every point again; each result is then the median of all its runs."""
     _env, py = torch_env
     load = tmp_path / "load"
-    load.write_text("0.9 0.2\n")
+    load.write_text("0.9 0.2\n", encoding="utf-8")
     out = run_probe("bench", py, ["--device", "cpu", "--sizes", "64,128", "--dtypes", "fp32", "--budget-s", "4",
                                   "--repeats", "3", "--load-file", str(load)], timeout_s=240)
     r = out.result
@@ -223,7 +223,7 @@ def test_the_probe_measures_again_while_the_machine_is_busy_and_keeps_every_run(
     for rec in r["results"]:
         assert rec["remeasured"] >= 1 and len(rec["times_s"]) == rec["runs"]
         assert rec["median_s"] == pytest.approx(sorted(rec["times_s"])[len(rec["times_s"]) // 2], rel=0.5)
-    load.write_text("0.0 0.2\n")  # quiet, and a spread limit no run can pass: nothing is measured again
+    load.write_text("0.0 0.2\n", encoding="utf-8")  # quiet, and a spread limit no run can pass: nothing is measured again
     out = run_probe("bench", py, ["--device", "cpu", "--sizes", "64", "--dtypes", "fp32", "--budget-s", "4",
                                   "--repeats", "3", "--load-file", str(load), "--spread-high", "100"],
                     timeout_s=240)

@@ -60,10 +60,10 @@ def test_bundle_has_a_manifest_hashes_and_pinned_requirements(bundle):
     assert m.platforms[0] == core.this_platform()
     for f in m.files:
         assert core.sha256_of(bundle / "wheels" / f.name) == f.sha256
-    req = (bundle / "requirements.txt").read_text().splitlines()[1:]
+    req = (bundle / "requirements.txt").read_text(encoding="utf-8").splitlines()[1:]
     assert len(req) == len(m.files)
     assert f"torch==2.13.0+cpu --hash=sha256:{names['torch'].sha256}" in req
-    data = json.loads((bundle / "manifest.json").read_text())
+    data = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
     assert data["format"] == "torch-setup-bundle" and data["created"] and data["assistant_version"]
     r = cli("bundle", "--check", bundle)
     assert r.returncode == 0 and "all hashes match" in r.stdout
@@ -116,9 +116,9 @@ def test_a_corrupted_wheel_is_refused_before_anything_is_installed(bundle, tmp_p
 def test_edited_requirements_or_missing_wheel_is_refused(bundle, tmp_path):
     bad = _copy(bundle, tmp_path / "b1")
     req = bad / "requirements.txt"
-    text = req.read_text()
+    text = req.read_text(encoding="utf-8")
     req.unlink()
-    req.write_text(text.replace("sha256:", "sha256:0", 1))
+    req.write_text(text.replace("sha256:", "sha256:0", 1), encoding="utf-8")
     with pytest.raises(BadInput, match="does not list exactly"):
         core.check_bundle(bad)
     bad2 = _copy(bundle, tmp_path / "b2")
@@ -140,8 +140,8 @@ def _fake_bundle(folder: Path, wheel_name: str, python: str = PY) -> Path:
     m = core.Manifest(python_version=python, implementation="cp", abi="cp311",
                       platforms=["win_amd64"], packages=[str(name)], files=[f],
                       created="2026-11-30T00:00:00Z", assistant_version="0")
-    (folder / "manifest.json").write_text(json.dumps(m.to_dict()))
-    (folder / "requirements.txt").write_text(f"{name}=={version} --hash=sha256:{f.sha256}\n")
+    (folder / "manifest.json").write_text(json.dumps(m.to_dict()), encoding="utf-8")
+    (folder / "requirements.txt").write_text(f"{name}=={version} --hash=sha256:{f.sha256}\n", encoding="utf-8")
     return folder
 
 
@@ -161,7 +161,7 @@ def test_bundle_input_errors(tmp_path):
         core.check_bundle(tmp_path / "plain")
     full = tmp_path / "full"
     full.mkdir()
-    (full / "x").write_text("x")
+    (full / "x").write_text("x", encoding="utf-8")
     with pytest.raises(BadInput, match="not an empty folder"):
         core.build_bundle(full, packages=["six"], python_version=PY)
     with pytest.raises(BadInput, match="not a Python version"):
@@ -226,14 +226,14 @@ def test_pip_installs_a_bundle_offline_with_hashes_required(tmp_path):
     assert data["install"]["packages"]["six"] == "1.17.0"
     # a wheel swapped and its manifest entry edited to match is still refused: the hashed
     # requirements file (what pip enforces with --require-hashes) keeps the original hash
-    m = json.loads((small / "manifest.json").read_text())
+    m = json.loads((small / "manifest.json").read_text(encoding="utf-8"))
     six = next(f for f in m["files"] if f["package"] == "six")
     path = small / "wheels" / six["name"]
     data_bytes = bytearray(path.read_bytes())
     data_bytes[-30] ^= 0x01
     path.write_bytes(bytes(data_bytes))
     six["sha256"] = core.sha256_of(path)
-    (small / "manifest.json").write_text(json.dumps(m))
+    (small / "manifest.json").write_text(json.dumps(m), encoding="utf-8")
     with pytest.raises(BadInput, match="does not list exactly"):
         core.check_bundle(small)
 

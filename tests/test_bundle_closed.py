@@ -44,8 +44,8 @@ def make_bundle(folder: Path, wheels: list[Path], python: str = PY) -> Path:
                       platforms=tuple(core.expand_platform(core.this_platform())), packages=("netlab-demo",),
                       files=tuple(files), created="2026-12-01T00:00:00Z", assistant_version="test")
     (folder / core.REQUIREMENTS).write_text(
-        "# test bundle\n" + "".join(f"{f.package}=={f.version} --hash=sha256:{f.sha256}\n" for f in files))
-    (folder / core.MANIFEST).write_text(json.dumps(m.to_dict(), indent=2))
+        "# test bundle\n" + "".join(f"{f.package}=={f.version} --hash=sha256:{f.sha256}\n" for f in files), encoding="utf-8")
+    (folder / core.MANIFEST).write_text(json.dumps(m.to_dict(), indent=2), encoding="utf-8")
     return folder
 
 
@@ -57,11 +57,11 @@ def pristine(tiny_wheels, tmp_path_factory) -> Path:
 
 # ------------------------------------------------------------------ the tamperings
 def _manifest(b: Path) -> dict:
-    return json.loads((b / core.MANIFEST).read_text())
+    return json.loads((b / core.MANIFEST).read_text(encoding="utf-8"))
 
 
 def _save(b: Path, m: dict) -> None:
-    (b / core.MANIFEST).write_text(json.dumps(m))
+    (b / core.MANIFEST).write_text(json.dumps(m), encoding="utf-8")
 
 
 def _edit(fn: Callable[[dict], None]) -> Callable[[Path, Path], None]:
@@ -130,19 +130,19 @@ def unlisted_wheel(b, outside):
 
 def url_requirement(b, outside):
     req = b / core.REQUIREMENTS
-    lines = req.read_text().splitlines()
+    lines = req.read_text(encoding="utf-8").splitlines()
     lines[-1] = "netlab-dep @ http://127.0.0.1:9/netlab_dep-0.5-py3-none-any.whl"
-    req.write_text("\n".join(lines) + "\n")
+    req.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def index_option_line(b, outside):
-    with open(b / core.REQUIREMENTS, "a") as fh:
+    with open(b / core.REQUIREMENTS, "a", encoding="utf-8") as fh:
         fh.write("--extra-index-url http://127.0.0.1:9/simple\n")
 
 
 def requirements_hash_edited(b, outside):
     req = b / core.REQUIREMENTS
-    req.write_text(req.read_text().replace("sha256:", "sha256:0", 1))
+    req.write_text(req.read_text(encoding="utf-8").replace("sha256:", "sha256:0", 1), encoding="utf-8")
 
 
 def corrupted_byte(b, outside):
@@ -173,20 +173,20 @@ def foreign_platform(b, outside):
 
 def manifest_text(text: str) -> Callable[[Path, Path], None]:
     def apply(b: Path, outside: Path) -> None:
-        (b / core.MANIFEST).write_text(text)
+        (b / core.MANIFEST).write_text(text, encoding="utf-8")
     return apply
 
 
 def size_infinity(b, outside):
     m = _manifest(b)
     m["files"][0]["size"] = "__INF__"
-    (b / core.MANIFEST).write_text(json.dumps(m).replace('"__INF__"', "Infinity"))
+    (b / core.MANIFEST).write_text(json.dumps(m).replace('"__INF__"', "Infinity"), encoding="utf-8")
 
 
 def deep_manifest(b, outside):
     m = _manifest(b)
     m["packages"] = "__DEEP__"
-    (b / core.MANIFEST).write_text(json.dumps(m).replace('"__DEEP__"', "[" * 100_000 + "]" * 100_000))
+    (b / core.MANIFEST).write_text(json.dumps(m).replace('"__DEEP__"', "[" * 100_000 + "]" * 100_000), encoding="utf-8")
 
 
 TAMPERINGS: dict[str, Callable[[Path, Path], None]] = {
@@ -293,12 +293,12 @@ def test_an_answer_file_pointing_at_a_tampered_bundle_writes_the_host_report(tam
     reports = tmp_path / "reports"
     answers = tmp_path / "a.toml"
     answers.write_text(f'[environment]\npath = "{tmp_path / "env"}"\n[sources]\nbundle = "{b}"\n'
-                       f'[report]\nfolder = "{reports}"\nname = "host-1"\nformats = ["json", "md"]\n')
+                       f'[report]\nfolder = "{reports}"\nname = "host-1"\nformats = ["json", "md"]\n', encoding="utf-8")
     r = cli("install", "--config", answers, "--yes")
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Traceback" not in r.stdout + r.stderr
-    data = json.loads((reports / "host-1.json").read_text())
+    data = json.loads((reports / "host-1.json").read_text(encoding="utf-8"))
     assert data["status"] == "bad-input" and data["exit_code"] == 2
     assert "'files[0].sha256'" in data["error"]["message"]
-    assert "'files[0].sha256'" in (reports / "host-1.md").read_text()
+    assert "'files[0].sha256'" in (reports / "host-1.md").read_text(encoding="utf-8")
     assert not (tmp_path / "env").exists()

@@ -227,13 +227,13 @@ def test_python_discovery_sources_and_cache(monkeypatch, tmp_path):
     assert got == {(str(onpath), "3.9.20", "path", False), (str(pyenv), "3.12.9", "pyenv", True),
                    (str(conda_py), "3.10.14", "conda", True), (str(uvpy), "3.13.5", "uv", True)}
     assert found[0] is running and running.source == "running"
-    assert len(calls.read_text().splitlines()) == 4
+    assert len(calls.read_text(encoding="utf-8").splitlines()) == 4
     cache.save()
     cache2 = StampCache(str(tmp_path / "cache.json"))
     _, again, _ = detect_pythons(3.0, cache2, family="linux", arch="x86_64", environ=environ)
     assert {(p.executable, p.version) for p in again[1:] if p.executable.startswith(ours)} == \
         {(e, v) for e, v, _, _ in got}
-    assert len(calls.read_text().splitlines()) == 4  # nothing was started the second time
+    assert len(calls.read_text(encoding="utf-8").splitlines()) == 4  # nothing was started the second time
 
 
 def _write(path: Path, text: str) -> None:

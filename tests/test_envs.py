@@ -31,7 +31,7 @@ def _events(installer: str, text: str) -> list[ProgressEvent]:
 # --------------------------------------------------------------------------- progress
 
 def test_uv_progress_counts_packages_and_reports_download_bytes():
-    ev = _events("uv", (FIX / "uv" / "install-cold-numpy-six-0.13.9.txt").read_text())
+    ev = _events("uv", (FIX / "uv" / "install-cold-numpy-six-0.13.9.txt").read_text(encoding="utf-8"))
     numpy = [e for e in ev if e.package == "numpy" and e.unit == "bytes"]
     assert [(e.done_bytes, e.total_bytes) for e in numpy] == [(0, int(16.1 * 1024**2)),
                                                                (int(16.1 * 1024**2),
@@ -41,14 +41,14 @@ def test_uv_progress_counts_packages_and_reports_download_bytes():
 
 
 def test_uv_progress_warm_install_has_no_bytes_only_packages():
-    ev = _events("uv", (FIX / "uv" / "install-warm-torch-0.13.9.txt").read_text())
+    ev = _events("uv", (FIX / "uv" / "install-warm-torch-0.13.9.txt").read_text(encoding="utf-8"))
     assert all(e.unit == "packages" for e in ev)
     assert ev[-1].done_bytes == ev[-1].total_bytes == 10
     assert "torch" in [e.package for e in ev]
 
 
 def test_pip_progress_from_download_lines_and_rich_bar():
-    ev = _events("pip", (FIX / "pip" / "download-bundle-23.2.1.txt").read_text())
+    ev = _events("pip", (FIX / "pip" / "download-bundle-23.2.1.txt").read_text(encoding="utf-8"))
     fl = [e for e in ev if e.package == "filelock"]
     assert fl[0].done_bytes == 0 and fl[0].total_bytes == 244_000
     assert fl[-1].done_bytes == fl[-1].total_bytes == 244_600  # the bar's exact figure
@@ -65,7 +65,7 @@ def test_pip_progress_raw_mode_and_package_count():
     t = [e for e in ev if e.package == "torch"]
     assert (t[1].done_bytes, t[1].total_bytes) == (1000, 191800000)
     assert [e for e in ev if e.unit == "packages"][-1].done_bytes == 2
-    ev2 = _events("pip", (FIX / "pip" / "install-bundle-offline-23.2.1.txt").read_text())
+    ev2 = _events("pip", (FIX / "pip" / "install-bundle-offline-23.2.1.txt").read_text(encoding="utf-8"))
     assert [e for e in ev2 if e.unit == "packages"][-1].done_bytes == 11
 
 
@@ -75,7 +75,7 @@ def test_env_python_and_is_env(tmp_path):
     v = tmp_path / "v"
     (v / "bin").mkdir(parents=True)
     assert not envs.is_env(v)
-    (v / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (v / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
     assert envs.is_env(v) and envs.env_kind(v) == "venv"
     assert envs.env_python(v) == v / "bin" / "python"
     c = tmp_path / "c"
@@ -110,7 +110,7 @@ def test_find_python_by_version_and_path():
 def _fake_python(tmp_path, body: str) -> Path:
     p = tmp_path / "fake bin" / "python3"
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text("#!/bin/sh\n" + body)
+    p.write_text("#!/bin/sh\n" + body, encoding="utf-8")
     p.chmod(p.stat().st_mode | stat.S_IEXEC)
     return p
 
@@ -163,7 +163,7 @@ def test_conda_plan_creates_with_python_then_pip(tmp_path, monkeypatch):
 def test_plan_refuses_an_existing_env_unless_asked_and_non_env_when_asked(tmp_path):
     env = tmp_path / "env"
     env.mkdir()
-    (env / "pyvenv.cfg").write_text("home = /usr\n")
+    (env / "pyvenv.cfg").write_text("home = /usr\n", encoding="utf-8")
     with pytest.raises(BadInput, match="already is a Python environment"):
         core.plan(core.InstallRequest(env, packages=["torch"]))
     with pytest.raises(BadInput, match="not a Python environment"):
@@ -189,7 +189,7 @@ def test_check_url():
 def test_preflight_target_rules(tmp_path):
     full = tmp_path / "stuff"
     full.mkdir()
-    (full / "thesis.tex").write_text("mine")
+    (full / "thesis.tex").write_text("mine", encoding="utf-8")
     p = core.plan(core.InstallRequest(full, packages=["six"]))
     c = {c.name: c for c in core.preflight(p)}
     assert not c["target"].ok and "with files in it" in str(c["target"].message)
@@ -198,7 +198,7 @@ def test_preflight_target_rules(tmp_path):
     c = {c.name: c for c in core.preflight(core.plan(core.InstallRequest(empty, packages=["six"])))}
     assert c["target"].ok
     f = tmp_path / "afile"
-    f.write_text("x")
+    f.write_text("x", encoding="utf-8")
     c = {c.name: c for c in core.preflight(core.plan(core.InstallRequest(f, packages=["six"])))}
     assert not c["target"].ok and "not a folder" in str(c["target"].message)
 
@@ -227,7 +227,7 @@ def test_proxies_and_ca_bundle_reach_the_children_and_the_reachability_check(tmp
 def test_existing_env_without_pip_needs_uv(tmp_path):
     env = tmp_path / "nopip"
     (env / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
-    (env / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (env / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
     with pytest.raises(BadInput, match="has no pip"):
         core.plan(core.InstallRequest(env, installer="pip", existing=True, packages=["six"]))
 

@@ -29,10 +29,10 @@ def test_cpu_path_from_an_interpreter_with_torch(torch_env, tmp_path, capsys):
     assert "verify: torch 2.13.0+cpu" in out and "passed gloo_all_reduce" in out
     assert "the CPU path" in out and "independent torch.mm fp32 512x512" in out and "bench / independent = " in out
     assert rc == 0, out
-    smoke = json.loads((tmp_path / "out" / "smoke.json").read_text())
+    smoke = json.loads((tmp_path / "out" / "smoke.json").read_text(encoding="utf-8"))
     assert smoke["device"] == "cpu" and smoke["n"] == 512 and smoke["ratio"] > 0
     assert len(smoke["independent_gflops"]) == 2 and smoke["verify_ok"]
-    assert json.loads((tmp_path / "out" / "bench.json").read_text())["results"]
+    assert json.loads((tmp_path / "out" / "bench.json").read_text(encoding="utf-8"))["results"]
 
 
 def test_the_independent_timing_is_the_benchs_work():
@@ -42,5 +42,5 @@ def test_the_independent_timing_is_the_benchs_work():
     assert "torch.mm(a, b)" in mod.INDEPENDENT and "torch.cuda.Event(enable_timing=True)" in mod.INDEPENDENT
     assert "allow_tf32 = False" in mod.INDEPENDENT
     assert "statistics.median" in mod.INDEPENDENT
-    probe = (REPO / "app" / "probes" / "bench.py").read_text()
+    probe = (REPO / "app" / "probes" / "bench.py").read_text(encoding="utf-8")
     assert "torch.mm(a, b)" in probe and "elapsed_time(end)" in probe

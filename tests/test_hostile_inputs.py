@@ -249,7 +249,7 @@ def test_answer_file_size_and_encoding(tmp_path):
     from app.core.answers import load_answers
 
     big = tmp_path / "big.toml"
-    big.write_text("# x\n" * 400_000)
+    big.write_text("# x\n" * 400_000, encoding="utf-8")
     with pytest.raises(BadInput, match="larger than 1 MB"):
         load_answers(big)
     bad = tmp_path / "bad.toml"
@@ -436,7 +436,7 @@ def run_cli(*args, timeout=120) -> tuple[int, str, str, float, float]:
         out.seek(0)
         err.seek(0)
         try:
-            with open(peak_file) as f:
+            with open(peak_file, encoding="utf-8") as f:
                 peak_mb = int(f.read() or 0) / 1024
         except FileNotFoundError:
             peak_mb = float("inf")  # no reading is a failure, not a pass
@@ -463,14 +463,14 @@ def _cli_refuses(args, *fields, max_s=30.0, max_mb=400.0):
 ])
 def test_cli_refuses_bad_reports(tmp_path, name, doc, field):
     f = tmp_path / f"{name}.json"
-    f.write_text(json.dumps(doc))
+    f.write_text(json.dumps(doc), encoding="utf-8")
     _cli_refuses(["recommend", "--from-report", f], field)
     _cli_refuses(["doctor", "--env", tmp_path, "--from-report", f], field)
 
 
 def test_cli_refuses_dev_zero_and_deep_nesting_with_bounded_memory(tmp_path):
     deep = tmp_path / "deep.json"
-    deep.write_text('{"gpus": ' + "[" * 1_000_000 + "]" * 1_000_000 + "}")
+    deep.write_text('{"gpus": ' + "[" * 1_000_000 + "]" * 1_000_000 + "}", encoding="utf-8")
     _cli_refuses(["recommend", "--from-report", deep], "'gpus'", "nested")
     if os.path.exists("/dev/zero"):
         err = _cli_refuses(["recommend", "--from-report", "/dev/zero"], "larger than 16 MB", max_mb=250)
@@ -484,7 +484,7 @@ def test_cli_refuses_dev_zero_and_deep_nesting_with_bounded_memory(tmp_path):
     (with_(MANIFEST, ("python_version",), 3.11), "'python_version'"),
 ])
 def test_cli_refuses_bad_manifests(tmp_path, doc, field):
-    (tmp_path / "manifest.json").write_text(json.dumps(doc))
+    (tmp_path / "manifest.json").write_text(json.dumps(doc), encoding="utf-8")
     _cli_refuses(["bundle", "--check", tmp_path], field)
 
 
@@ -495,5 +495,5 @@ def test_cli_refuses_bad_manifests(tmp_path, doc, field):
 ])
 def test_cli_refuses_bad_answer_files(tmp_path, text, field):
     f = tmp_path / "a.toml"
-    f.write_text(text)
+    f.write_text(text, encoding="utf-8")
     _cli_refuses(["install", "--config", f, "--yes"], field)

@@ -93,14 +93,14 @@ def test_immutable_target_folder_is_refused(tmp_path):
 def test_non_empty_non_env_folder_is_refused_and_untouched(tmp_path):
     folder = tmp_path / "my thesis"
     folder.mkdir()
-    (folder / "chapter1.tex").write_text("precious")
+    (folder / "chapter1.tex").write_text("precious", encoding="utf-8")
     (folder / "data").mkdir()
     before = snapshot_tree(folder)
     r = cli("install", "--env", folder, "--packages", "six", "--yes", "--no-verify")
     assert r.returncode == 2, r.stderr
     assert "with files in it, and not a Python environment" in r.stderr
     assert snapshot_tree(folder) == before
-    assert (folder / "chapter1.tex").read_text() == "precious"
+    assert (folder / "chapter1.tex").read_text(encoding="utf-8") == "precious"
 
 
 def test_unreachable_index_is_refused(tmp_path):
@@ -119,7 +119,7 @@ def test_unreachable_index_is_refused(tmp_path):
 def _fake_python(tmp_path: Path, body: str) -> Path:
     p = tmp_path / "fake python" / "python3.11"
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text("#!/bin/bash\n" + body)
+    p.write_text("#!/bin/bash\n" + body, encoding="utf-8")
     p.chmod(p.stat().st_mode | stat.S_IEXEC)
     return p
 

@@ -53,23 +53,23 @@ def _fake_env(env: Path) -> Rollback:
     sp.mkdir(parents=True)
     (env / "bin").mkdir()
     (env / "bin" / "python").symlink_to(sys.executable)
-    (env / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (env / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
     (env / "lib64").symlink_to("lib")
     guard.record_created()
     # the installer: a package with a RECORD listing a data file outside site-packages, a script,
     # a half-unpacked package without any RECORD (a cancel), uv's lock file, byte code
     (sp / "pkg").mkdir()
-    (sp / "pkg" / "__init__.py").write_text("")
+    (sp / "pkg" / "__init__.py").write_text("", encoding="utf-8")
     info = sp / "pkg-1.0.dist-info"
     info.mkdir()
     (env / "share" / "pkg").mkdir(parents=True)
-    (env / "share" / "pkg" / "data.json").write_text("{}")
+    (env / "share" / "pkg" / "data.json").write_text("{}", encoding="utf-8")
     (info / "RECORD").write_text("pkg/__init__.py,,\npkg-1.0.dist-info/RECORD,,\n"
-                                 "../../../share/pkg/data.json,,\n../../../bin/pkg-tool,,\n")
-    (env / "bin" / "pkg-tool").write_text("#!/bin/sh\n")
+                                 "../../../share/pkg/data.json,,\n../../../bin/pkg-tool,,\n", encoding="utf-8")
+    (env / "bin" / "pkg-tool").write_text("#!/bin/sh\n", encoding="utf-8")
     (sp / "half").mkdir()
     (sp / "half" / "part.so").write_bytes(b"\0" * 10)
-    (env / ".lock").write_text("")
+    (env / ".lock").write_text("", encoding="utf-8")
     (sp / "pkg" / "__pycache__").mkdir()
     (sp / "pkg" / "__pycache__" / "x.pyc").write_bytes(b"")
     return guard
@@ -78,17 +78,17 @@ def _fake_env(env: Path) -> Rollback:
 def test_rollback_keeps_and_names_what_the_user_saved_during_the_install(tmp_path):
     env = tmp_path / "new parent" / "env"
     guard = _fake_env(env)
-    (env / "notes.txt").write_text("my notes")  # saved by the user while the install ran
+    (env / "notes.txt").write_text("my notes", encoding="utf-8")  # saved by the user while the install ran
     (env / "mywork").mkdir()
-    (env / "mywork" / "a.py").write_text("print(1)")
-    (env / "lib" / "keep-me.txt").write_text("x")  # inside a folder the creator made
+    (env / "mywork" / "a.py").write_text("print(1)", encoding="utf-8")
+    (env / "lib" / "keep-me.txt").write_text("x", encoding="utf-8")  # inside a folder the creator made
     (env / "empty dir of mine").mkdir()
     assert guard.run() == []
     assert guard.kept == sorted(["notes.txt", os.path.join("mywork", "a.py"), os.path.join("lib", "keep-me.txt"),
                                  "empty dir of mine" + os.sep])
     assert tree(env) == sorted(["notes.txt", "mywork", os.path.join("mywork", "a.py"), "lib",
                                 os.path.join("lib", "keep-me.txt"), "empty dir of mine"])
-    assert (env / "notes.txt").read_text() == "my notes"
+    assert (env / "notes.txt").read_text(encoding="utf-8") == "my notes"
     assert render(kept_text(["notes.txt"])) == "1 file that was not ours: notes.txt"
     assert render(kept_text([f"f{i}" for i in range(7)])) == \
         "7 files that were not ours: f0, f1, f2, f3, f4 (+2 more)"
@@ -104,29 +104,29 @@ def test_rollback_without_foreign_files_removes_the_env_and_the_parents_it_made(
 def test_rollback_never_reaches_outside_the_env(tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
-    (outside / "precious.txt").write_text("keep")
+    (outside / "precious.txt").write_text("keep", encoding="utf-8")
     (outside / "dir").mkdir()
-    (outside / "dir" / "file").write_text("keep")
+    (outside / "dir" / "file").write_text("keep", encoding="utf-8")
     env = tmp_path / "env"
     guard = _fake_env(env)
     sp = env / "lib" / "python3.11" / "site-packages"
     # a RECORD naming files outside the env, and links from inside the env to outside
-    with open(sp / "pkg-1.0.dist-info" / "RECORD", "a") as fh:
+    with open(sp / "pkg-1.0.dist-info" / "RECORD", "a", encoding="utf-8") as fh:
         fh.write(f"../../../../outside/precious.txt,,\n{outside / 'dir' / 'file'},,\n")
     (sp / "link-to-outside").symlink_to(outside / "dir")
     (env / "bin" / "evil").symlink_to(outside / "precious.txt")
     assert guard.run() == []
     assert not env.exists()
     assert tree(outside) == ["dir", os.path.join("dir", "file"), "precious.txt"]
-    assert (outside / "precious.txt").read_text() == "keep"
+    assert (outside / "precious.txt").read_text(encoding="utf-8") == "keep"
 
 
 def test_a_creator_that_did_not_finish_leaves_the_users_file(tmp_path):
     env = tmp_path / "env"
     guard = Rollback(env)
     (env / "bin").mkdir(parents=True)  # the creator was still running: no record of it yet
-    (env / "pyvenv.cfg").write_text("")
-    (env / "notes.txt").write_text("mine")
+    (env / "pyvenv.cfg").write_text("", encoding="utf-8")
+    (env / "notes.txt").write_text("mine", encoding="utf-8")
     assert guard.run() == []
     assert guard.kept == ["notes.txt"] and tree(env) == ["notes.txt"]
 
@@ -148,11 +148,11 @@ def test_the_installer_never_runs_on_the_interpreter_the_env_links_to(tmp_path):
     with pytest.raises(UserError) as err:
         core.ensure_own_interpreter(env)
     assert "no longer a Python environment" in render(err.value.message)
-    (env / "pyvenv.cfg").write_text("home = /nonexistent\n")
+    (env / "pyvenv.cfg").write_text("home = /nonexistent\n", encoding="utf-8")
     # bin/python replaced by something that runs ANOTHER Python: its sys.prefix is not the env
     py = envs.env_python(env)
     py.unlink()
-    py.write_text(f"#!/bin/sh\nexec {sys.base_prefix}/bin/python3 \"$@\"\n")
+    py.write_text(f"#!/bin/sh\nexec {sys.base_prefix}/bin/python3 \"$@\"\n", encoding="utf-8")
     py.chmod(0o755)
     with pytest.raises(UserError) as err:
         core.ensure_own_interpreter(env)
@@ -174,7 +174,7 @@ def test_install_refuses_when_the_env_stops_being_its_own_before_the_installer(t
     with pytest.raises(UserError) as err:
         core.install(p, on_event=on_event)
     assert "the installer was not run" in render(err.value.message)
-    log = Path(err.value.log_path).read_text()
+    log = Path(err.value.log_path).read_text(encoding="utf-8")
     installs = [ln for ln in log.splitlines() if ln.startswith("$ ") and " pip install " in ln]
     assert not [ln for ln in installs if "netlab-dep" in ln], installs  # the install step never started
     assert not env.exists()
@@ -325,7 +325,7 @@ def test_a_signal_mid_install_rolls_back_keeps_the_users_file_and_ends_every_pro
     seen, reader = _reader(proc.stderr)
     with proc:
         _wait_for_installer(env, proc, seen)
-        (env / "notes.txt").write_text("saved while it installed")
+        (env / "notes.txt").write_text("saved while it installed", encoding="utf-8")
         t0 = time.monotonic()
         proc.send_signal(sig)
         proc.wait(timeout=60)
@@ -335,7 +335,7 @@ def test_a_signal_mid_install_rolls_back_keeps_the_users_file_and_ends_every_pro
     assert proc.returncode == code, err
     assert "kept with 1 file that was not ours: notes.txt" in err, err
     assert "rolling back" in err and "Cancelled." in err
-    assert tree(env) == ["notes.txt"] and (env / "notes.txt").read_text() == "saved while it installed"
+    assert tree(env) == ["notes.txt"] and (env / "notes.txt").read_text(encoding="utf-8") == "saved while it installed"
     assert leftover_processes(str(env)) == []
     assert took < 15, f"the rollback took {took:.1f} s"
 
@@ -542,7 +542,7 @@ def test_a_python_that_prints_forever_is_refused_with_bounded_memory(tmp_path):
     import resource
 
     printer = tmp_path / "printer"
-    printer.write_text("#!/bin/sh\nexec yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n")
+    printer.write_text("#!/bin/sh\nexec yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n", encoding="utf-8")
     printer.chmod(0o755)
     env = tmp_path / "env"
 
@@ -575,4 +575,4 @@ def test_an_event_consumer_that_raises_cannot_stop_the_rollback(tmp_path, tiny_w
     assert "Nothing was left behind" in render(err.value.message)
     assert not env.exists() and not env.parent.exists()
     assert any(isinstance(e, PhaseEvent) and e.name == "rollback" for e in calls)
-    assert "the event consumer failed" in Path(err.value.log_path).read_text()
+    assert "the event consumer failed" in Path(err.value.log_path).read_text(encoding="utf-8")

@@ -370,7 +370,7 @@ def test_https_index_with_the_test_ca(index_server, tiny, test_ca):
     with pytest.raises(urllib.error.URLError) as refused:
         _get(srv.simple_url(), context=ssl.create_default_context())
     assert "CERTIFICATE_VERIFY_FAILED" in str(refused.value)
-    assert test_ca.bundle.read_text().startswith("-----BEGIN CERTIFICATE-----")
+    assert test_ca.bundle.read_text(encoding="utf-8").startswith("-----BEGIN CERTIFICATE-----")
 
 
 def test_proxy_auth_forwarding_and_loopback_guard(index_server, proxy_server, tiny):
@@ -446,7 +446,7 @@ def test_cli_serves_https_with_its_own_ca(tiny_wheels, tmp_path):
         deadline = time.monotonic() + 30
         while not ready.exists() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
-        info = json.loads(ready.read_text())
+        info = json.loads(ready.read_text(encoding="utf-8"))
         assert info["origin"].startswith("https://127.0.0.1:") and info["ca_bundle"] == str(ca)
         ctx = ssl.create_default_context(cafile=str(ca))
         assert _get(info["origin"] + "/simple/netlab-demo/", context=ctx)[0] == 200
@@ -468,7 +468,7 @@ def test_cli_serves_a_folder_until_stopped(tiny_wheels, tmp_path):
         deadline = time.monotonic() + 30
         while not ready.exists() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
-        origin = json.loads(ready.read_text())["origin"]
+        origin = json.loads(ready.read_text(encoding="utf-8"))["origin"]
         assert origin.startswith("http://127.0.0.1:")
         assert _get(origin + "/simple/")[0] == 401
         status, _, body = _get(origin + "/whl/cu132/torch/", headers={"Authorization": _basic("carol", SECRET)})

@@ -73,7 +73,7 @@ def _fake_app(folder: Path) -> Path:
     app = folder / "torch-setup"
     (app / "_internal").mkdir(parents=True)
     exe = app / "torch-setup"
-    exe.write_text("#!/bin/sh\necho 'torch-setup 0.1.0'\n")
+    exe.write_text("#!/bin/sh\necho 'torch-setup 0.1.0'\n", encoding="utf-8")
     exe.chmod(0o755)
     return app
 
@@ -93,8 +93,8 @@ def _tiny_bundle(folder: Path, wheel: Path) -> Path:
                                    package="torch-setup-assistant", version="0.1.0",
                                    tags=("py3-none-any",))],
                  created="2026-11-30T00:00:00Z", assistant_version="0.1.0")
-    (b / "manifest.json").write_text(json.dumps(m.to_dict(), indent=2))
-    (b / "requirements.txt").write_text(f"torch-setup-assistant==0.1.0 --hash=sha256:{digest}\n")
+    (b / "manifest.json").write_text(json.dumps(m.to_dict(), indent=2), encoding="utf-8")
+    (b / "requirements.txt").write_text(f"torch-setup-assistant==0.1.0 --hash=sha256:{digest}\n", encoding="utf-8")
     return b
 
 
@@ -113,7 +113,7 @@ def test_offline_edition_archive_is_found_by_the_app(tmp_path, project_wheel):
     found = find_bundle(near=top / "torch-setup")
     assert found is not None and found.name == offline_edition.BUNDLE_DIR_NAME
     assert (found / "wheels" / project_wheel.name).is_file()
-    readme = (top / "README-OFFLINE.txt").read_text()
+    readme = (top / "README-OFFLINE.txt").read_text(encoding="utf-8")
     assert 'bundle = "auto"' in readme and "torch-setup/torch-setup" in readme
     assert (top / "install.sh").is_file()  # the Linux per-user installer rides along
 
@@ -247,7 +247,7 @@ def test_frozen_self_test_passes_and_children_get_the_users_library_path(frozen_
 @pytest.mark.slow
 def test_frozen_cli_rejects_a_bad_answer_file(frozen_app, tmp_path):
     f = tmp_path / "a.toml"
-    f.write_text('[environment]\npath = "env"\n[torch]\nbakcend = "cpu"\n')
+    f.write_text('[environment]\npath = "env"\n[torch]\nbakcend = "cpu"\n', encoding="utf-8")
     res = subprocess.run([str(frozen_app / "torch-setup"), "install", "--config", str(f), "--yes"],
                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
                          env={**os.environ, "TORCH_SETUP_HOME": str(tmp_path / "home")})

@@ -112,9 +112,9 @@ def test_cancel_kills_the_probe_and_its_children(fake_env, tmp_path):
     th = threading.Thread(target=work)
     th.start()
     deadline = time.monotonic() + 60
-    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+    while not (pidfile.exists() and pidfile.read_text(encoding="utf-8").strip()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    pids = [int(x) for x in pidfile.read_text().split()]
+    pids = [int(x) for x in pidfile.read_text(encoding="utf-8").split()]
     assert all(_alive(p) for p in pids)
     cancel.cancel()
     th.join(30)

@@ -167,7 +167,7 @@ def test_save_writes_each_format_atomically(tmp_path):
 
 def test_save_into_an_unwritable_place_is_bad_input(tmp_path):
     blocker = tmp_path / "file"
-    blocker.write_text("x")
+    blocker.write_text("x", encoding="utf-8")
     with pytest.raises(BadInput, match="cannot be created"):
         _full().save(blocker / "sub")
 
@@ -180,6 +180,6 @@ def test_safe_stem():
 
 def test_load_rejects_other_json(tmp_path):
     f = tmp_path / "x.json"
-    f.write_text('{"a": 1}')
+    f.write_text('{"a": 1}', encoding="utf-8")
     with pytest.raises(BadInput, match="not a torch-setup session report"):
         load_session_report(f)

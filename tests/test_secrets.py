@@ -208,7 +208,7 @@ def test_runner_log_is_masked(tmp_path):
     res = runner.run([sys.executable, "-c", "print('fetching https://u:Log-Secret-1@127.0.0.1/simple')",
                       "https://u:Argv-Secret-2@127.0.0.1/x"], log_path=log, timeout=60)
     assert res.ok
-    text = log.read_text()
+    text = log.read_text(encoding="utf-8")
     assert "Log-Secret-1" not in text and "Argv-Secret-2" not in text and text.count("***@") == 3
 
 

@@ -92,9 +92,9 @@ def test_every_vendor_row_has_a_source_and_a_unique_id():
 def _sysfs(root: Path, bus: str, cls: str, vendor: str, device: str) -> None:
     d = root / "sys/bus/pci/devices" / bus
     d.mkdir(parents=True)
-    (d / "class").write_text(cls + "\n")
-    (d / "vendor").write_text(vendor + "\n")
-    (d / "device").write_text(device + "\n")
+    (d / "class").write_text(cls + "\n", encoding="utf-8")
+    (d / "vendor").write_text(vendor + "\n", encoding="utf-8")
+    (d / "device").write_text(device + "\n", encoding="utf-8")
 
 
 def test_sysfs_names_other_makers_and_their_accelerators_but_not_npus(tmp_path):

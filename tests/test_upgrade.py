@@ -211,12 +211,12 @@ def test_swap_and_recover(tmp_path, monkeypatch, atomic):
     new.mkdir()
     (new / "which").write_text("new", encoding="utf-8")
     staging.swap(env, new, old)
-    assert (env / "which").read_text() == "new" and (old / "which").read_text() == "old" and not new.exists()
+    assert (env / "which").read_text(encoding="utf-8") == "new" and (old / "which").read_text(encoding="utf-8") == "old" and not new.exists()
     # an interrupted swap (env missing, old copy there) is put back
     os.rename(env, tmp_path / "gone")
     staging.write_journal(env, state="swapping", old_copy=str(old))
     assert staging.recover(env) is not None
-    assert (env / "which").read_text() == "old"
+    assert (env / "which").read_text(encoding="utf-8") == "old"
 
 
 def test_fix_paths_rewrites_scripts_and_pyvenv_cfg(tmp_path):
@@ -230,7 +230,7 @@ def test_fix_paths_rewrites_scripts_and_pyvenv_cfg(tmp_path):
     final = tmp_path / "e"
     changed = staging.fix_paths(env, str(env), str(final))
     assert sorted(changed) == ["bin/tool", "pyvenv.cfg"]
-    assert script.read_text().startswith(f"#!{final}/bin/python") and os.access(script, os.X_OK)
+    assert script.read_text(encoding="utf-8").startswith(f"#!{final}/bin/python") and os.access(script, os.X_OK)
     assert str(env).encode() in (env / "bin" / "blob").read_bytes()
 
 

@@ -254,7 +254,7 @@ def test_done_page_summary_and_saved_report(qtbot, wizard_with, tmp_path):
     env = tmp_path / "my env"
     (env / "bin").mkdir(parents=True)
     py = env / "bin" / "python"
-    py.write_text("")
+    py.write_text("", encoding="utf-8")
     verify = make_verify_report([make_check("import", "passed", "torch 2.13.0+cpu imported"),
                                  make_check("cuda", "skipped", "no GPU")], torch_version="2.13.0+cpu")
     bench = make_bench_report([make_bench_result(256, 101.5)])

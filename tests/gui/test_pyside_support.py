@@ -119,10 +119,10 @@ def test_a_folder_it_cannot_write_leaves_pyside_as_it_was():
 
 def test_a_file_in_the_way_is_not_replaced(tmp_path):
     """The cache folder's name is taken by a file this run did not make: it stays as it was."""
-    (tmp_path / "__pycache__").write_text("not a folder")
+    (tmp_path / "__pycache__").write_text("not a folder", encoding="utf-8")
     run = child(tmp_path / "__pycache__" / "pyside-support.bin")
     assert not run["from_cache"] and run["compiled"]
-    assert (tmp_path / "__pycache__").read_text() == "not a folder"
+    assert (tmp_path / "__pycache__").read_text(encoding="utf-8") == "not a folder"
     assert [p.name for p in tmp_path.iterdir()] == ["__pycache__"]
 
 

@@ -351,7 +351,7 @@ def test_torch_setup_alone_shows_the_window_before_anything_heavy_loads(tmp_path
 def _loaded_libraries() -> set[str]:
     from pathlib import Path
 
-    return {line.split()[-1] for line in Path("/proc/self/maps").read_text().splitlines() if ".so" in line}
+    return {line.split()[-1] for line in Path("/proc/self/maps").read_text(encoding="utf-8").splitlines() if ".so" in line}
 
 
 def test_fontconfig_loads_in_a_thread_only_where_it_helps(monkeypatch):
