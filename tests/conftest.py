@@ -5,6 +5,9 @@
   write into the real user directories.
 * ``local_wheels`` is the folder holding the torch CPU wheel that this machine (and CI)
   installs from: pip's configured find-links, or ``TORCH_SETUP_TEST_WHEELS``.
+* ``@pytest.mark.posix_only("why")``: a test that cannot run on Windows (a POSIX shell script, a
+  signal, a network namespace); it is skipped there with its reason. A mark without a reason is
+  an error, on every OS. tests/windows-lane.txt lists the files the Windows lane runs.
 """
 from __future__ import annotations
 
@@ -90,6 +93,17 @@ def torch_env(tmp_path_factory, local_wheels) -> tuple[Path, Path]:
     run([uv, "pip", "install", "--quiet", "--python", str(py), "--find-links", str(local_wheels),
          "torch==2.13.0", "numpy"], timeout=600).raise_for_status("installing the torch CPU wheel failed")
     return root, py
+
+
+def pytest_collection_modifyitems(config, items):
+    """``posix_only`` marks: each needs its reason; on Windows the test is skipped with it."""
+    for item in items:
+        for mark in item.iter_markers("posix_only"):
+            if not (mark.args and isinstance(mark.args[0], str) and mark.args[0].strip()):
+                raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.posix_only needs a reason "
+                                        "(why this test cannot run on Windows)")
+            if os.name == "nt":
+                item.add_marker(pytest.mark.skip(reason=f"POSIX only: {mark.args[0]}"))
 
 
 # netlab: real servers on 127.0.0.1 (index, proxy, unreachable ports, test CA) as fixtures

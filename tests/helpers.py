@@ -1,7 +1,9 @@
 """Small helpers several test modules share (real processes and envs, no fakes)."""
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,6 +13,38 @@ import pytest
 
 from app.cli import main
 from app.core.distinfo import distributions
+
+WINDOWS = os.name == "nt"
+SCRIPTS = "Scripts" if WINDOWS else "bin"  # where a venv keeps python and its programs on this OS
+EXE = ".exe" if WINDOWS else ""
+
+
+def venv_python(env: str | os.PathLike[str]) -> Path:
+    """Where a venv's interpreter is on this OS (``bin/python``, ``Scripts\\python.exe``): the layout
+    tests build or expect, stated apart from the product's ``app.core.envs.env_python``."""
+    return Path(env) / SCRIPTS / f"python{EXE}"
+
+
+def venv_program(env: str | os.PathLike[str], name: str) -> Path:
+    """A console program a package put in a venv (``bin/pip``, ``Scripts\\pip.exe``)."""
+    return Path(env) / SCRIPTS / f"{name}{EXE}"
+
+
+def fake_program(bindir: Path, name: str, source: str) -> Path:
+    """A program ``name`` in ``bindir`` that runs the Python ``source`` (sys.argv as usual) with
+    this interpreter, found by PATH lookups on every OS: a shell script on POSIX, ``name.cmd`` on
+    Windows. The edge stand-in for a real tool (nvidia-smi, conda, ...). Returns its path."""
+    bindir.mkdir(parents=True, exist_ok=True)
+    script = bindir / f"{name}-fake.py"
+    script.write_text(source, encoding="utf-8")
+    if WINDOWS:
+        exe = bindir / f"{name}.cmd"
+        exe.write_text(f'@"{sys.executable}" "{script}" %*\r\n@exit /b %ERRORLEVEL%\r\n', encoding="utf-8")
+    else:
+        exe = bindir / name
+        exe.write_text(f"#!/bin/sh\nexec '{sys.executable}' '{script}' \"$@\"\n", encoding="utf-8")
+        exe.chmod(0o755)
+    return exe
 
 
 @contextmanager
