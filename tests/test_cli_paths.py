@@ -9,22 +9,29 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests import unprivileged
+
 REPO = Path(__file__).resolve().parents[1]
 LONG = "x" * 300
 BAD = f"/tmp/{LONG}/y"
 
 
-def cli(*args, user: int | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    prefix = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] if user is not None else []
-    return subprocess.run([*prefix, sys.executable, "-m", "app.cli", *map(str, args)], cwd=REPO, capture_output=True,
-                          text=True, timeout=300, stdin=subprocess.DEVNULL, env=env)
+def cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "app.cli", *map(str, args)], cwd=REPO, capture_output=True,
+                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def nobody():
+    """The CLI as uid 65534 with its own world-readable copy of the app (tests/unprivileged.py): the
+    checkout itself may lie in a private folder; skipped, naming why, without root or setpriv."""
+    yield from unprivileged.stage()
 
 
 # Every path option of every command (the ten the review found, and the rest).
@@ -90,7 +97,7 @@ def test_an_oserror_escaping_a_command_is_bad_input_naming_the_option(monkeypatc
     assert "No space left on device" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv")
+@pytest.mark.other_user
 @pytest.mark.parametrize("args, named", [
     (["recommend", "--from-report", "{locked}/r.json"], "{locked}/r.json"),
     (["install", "--env", "{locked}/inner/env", "--packages", "six", "--yes"], "--env"),
@@ -101,16 +108,15 @@ def test_an_oserror_escaping_a_command_is_bad_input_naming_the_option(monkeypatc
     (["bundle", "--check", "{locked}/inner"], "{locked}/inner"),
     (["install", "--config", "{locked}/a.toml", "--yes"], "{locked}/a.toml"),
 ])
-def test_permission_denied_on_a_parent_is_bad_input(tmp_path, args, named):
-    locked = tmp_path / "locked"
+def test_permission_denied_on_a_parent_is_bad_input(nobody, args, named):
+    work = nobody.scratch()  # 0755 parents all the way up: the one refusal is at locked/
+    locked = work / "locked"
     (locked / "inner").mkdir(parents=True)
-    tmp_path.chmod(0o755)
     locked.chmod(0o700)  # root's; the CLI runs as nobody below
-    home = tmp_path / "home"
+    home = work / "home"
     home.mkdir()
     home.chmod(0o777)
-    env = {**os.environ, "TORCH_SETUP_HOME": str(home), "HOME": str(home)}
-    r = cli(*[a.format(locked=locked) for a in args], user=65534, env=env)
+    r = nobody.run(["-m", "app.cli", *[a.format(locked=locked) for a in args]], env=nobody.env(home))
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Permission denied" in r.stderr and named.format(locked=locked) in r.stderr, r.stderr
     assert "Traceback" not in r.stdout + r.stderr
