@@ -7,7 +7,12 @@ alternating, so load on a shared machine hits both equally. Prints every round, 
 the best, and the ratio command / baseline. Bytecode is compiled first (as an installed package
 has it), so the numbers are not inflated by PYTHONDONTWRITEBYTECODE.
 
-    .venv/bin/python benchmarks/recommend_speed.py [--rounds 10] [--report FILE]
+The verdict (exit 1 when not met) is the ratio of the medians, not a wall time: a busy machine
+slows both alike (the test suite's old `test_from_report_is_fast`, "< 0.3 s wall", lives here now).
+--max-ratio 10 is the 0.3 s target on a machine whose interpreter starts in 30 ms; measured on the
+2-core development VM: baseline ~32 ms, recommend ~217 ms, 6.8x.
+
+    .venv/bin/python benchmarks/recommend_speed.py [--rounds 10] [--report FILE] [--max-ratio 10]
 """
 from __future__ import annotations
 
@@ -41,6 +46,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--report", help="a SystemReport JSON (default: a GTX 1080 Ti Linux machine)")
+    ap.add_argument("--max-ratio", type=float, default=10.0,
+                    help="the verdict: median recommend / median baseline must stay under this")
     args = ap.parse_args()
     compileall.compile_dir(str(REPO / "app"), quiet=1)
     env = dict(os.environ)
@@ -65,7 +72,9 @@ def main() -> int:
     print(f"ratio recommend / baseline (medians): {mc / mb:.2f}x; recommend's own work ~{(mc - mb) * 1000:.0f} ms")
     print(f"target < 300 ms wall: {'met' if mc < 0.3 else 'NOT met'} (median), "
           f"{'met' if min(cmds) < 0.3 else 'NOT met'} (best)")
-    return 0
+    ok = mc / mb < args.max_ratio
+    print(f"verdict: ratio {mc / mb:.2f}x {'<' if ok else '>='} {args.max_ratio:g}x: {'PASS' if ok else 'FAIL'}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -110,7 +110,7 @@ def test_hanging_rocminfo_times_out(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
     t0 = time.monotonic()
     f = detect_amd(1.0, family="linux")
-    assert time.monotonic() - t0 < 4.5
+    assert time.monotonic() - t0 < 30  # not a speed limit: a wait for the tool would take its whole 60 s
     assert {r.name: r.status for r in f.records}["rocminfo"] == "timeout"
     assert f.gpus == []
 
@@ -154,7 +154,7 @@ def test_hung_nvml_call_cannot_stall_detection(monkeypatch, tmp_path):
     monkeypatch.delenv("TORCH_SETUP_NO_NVML", raising=False)
     release = threading.Event()
     fake = _fake_pynvml([])
-    fake.nvmlInit = lambda: release.wait(30)
+    fake.nvmlInit = lambda: release.wait(120)
     monkeypatch.setitem(sys.modules, "pynvml", fake)
     try:
         t0 = time.monotonic()
@@ -162,7 +162,7 @@ def test_hung_nvml_call_cannot_stall_detection(monkeypatch, tmp_path):
         wall = time.monotonic() - t0
     finally:
         release.set()
-    assert wall < 5.0, wall
+    assert wall < 60, wall  # not a speed limit: a wait for the call would take its whole 120 s
     late = [p for p in r.probes if p.name == "nvidia"]
     assert late and late[0].status == "timeout" and "did not finish" in late[0].detail
     assert r.cpu.threads and r.interpreters  # everything else still arrived

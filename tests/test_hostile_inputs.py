@@ -195,7 +195,7 @@ def test_report_from_dev_zero_is_cut_at_16_mb():
     seconds = time.perf_counter() - t0
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    assert seconds < 5 and peak < 40 * 2**20
+    assert seconds < 60 and peak < 40 * 2**20  # a hang bound, not a speed limit: the memory says where it cut
 
 
 # ----------------------------------------------------------------- named: answer files

@@ -114,7 +114,7 @@ def test_the_table_line_that_took_17_seconds():
     line = "|   0" + " " * 1500 + "NVIDIA x"  # 1.5 KB of spaces inside the first cell, no mode column
     t0 = time.perf_counter()
     assert PARSERS["nvidia.parse_smi_table"](line) == []
-    assert time.perf_counter() - t0 < 0.5
+    assert time.perf_counter() - t0 < 5  # not a speed limit: the bug it guards took 17 s
     good = "|   0  NVIDIA GeForce RTX 3090     On  |   00000000:01:00.0 Off |                  N/A |\n" \
            "| 30%   35C    P8    22W / 350W |      5MiB / 24576MiB |      0%      Default |"
     (row,) = PARSERS["nvidia.parse_smi_table"](good)

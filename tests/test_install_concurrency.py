@@ -171,8 +171,7 @@ def test_a_second_install_during_the_first_ones_download_is_refused(tmp_path, wo
     assert a.proc.poll() is None and env.exists()
     b = start(runs, tmp_path, env, index, base_py, second)
     b.finish()
-    refused_in = b.ended - b.started
-    assert refused_in < 10, f"the second run took {refused_in:.1f} s to refuse"
+    # refused at once, not after waiting for the first run: that one is still installing (no wall time)
     assert a.proc.poll() is None, "the first run must still be installing while the second is refused"
     check_outcome(a, b, env, site, digest)
 

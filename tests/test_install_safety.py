@@ -337,7 +337,8 @@ def test_a_signal_mid_install_rolls_back_keeps_the_users_file_and_ends_every_pro
     assert "rolling back" in err and "Cancelled." in err
     assert tree(env) == ["notes.txt"] and (env / "notes.txt").read_text(encoding="utf-8") == "saved while it installed"
     assert leftover_processes(str(env)) == []
-    assert took < 15, f"the rollback took {took:.1f} s"
+    # not a speed limit: a rollback that waited for the download would take the wheel's whole 60 s
+    assert took < 30, f"the rollback took {took:.1f} s"
 
 
 def test_sighup_with_the_terminal_gone_rolls_back_and_ends_every_process(tmp_path, slow_index):
@@ -496,7 +497,7 @@ def test_a_second_run_is_refused_at_once_naming_the_holder(a_lock_holder, tmp_pa
     assert r.returncode == 2, r.stderr
     assert f"is being changed by PID {pid} (install" in r.stderr
     assert not env.exists()
-    assert took < 10, took
+    assert took < 60, took  # not a speed limit: a run that waited for the lock would wait the holder's 120 s
 
 
 def test_the_core_install_takes_the_lock_itself(a_lock_holder, tmp_path):

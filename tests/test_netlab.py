@@ -506,9 +506,8 @@ def test_wheelhouse_holds_torch_and_its_dependencies_and_is_cached(wheelhouse, l
     assert names == TORCH_DEPS | {"torch"}
     assert wheelhouse.torch.name.startswith("torch-2.13.0+cpu-")
     assert file_sha256(wheelhouse.torch) == file_sha256(next(local_wheels.glob(wheelhouse.torch.name)))
-    began = time.monotonic()
     again = gather_wheelhouse([local_wheels])
-    assert again.cached and again.folder == wheelhouse.folder and time.monotonic() - began < 10
+    assert again.cached and again.folder == wheelhouse.folder  # says it came from the cache, not a wall time
 
 
 @pytest.mark.slow

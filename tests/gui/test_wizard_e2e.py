@@ -130,6 +130,12 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
     assert approved.request.installer == "uv"
 
     # 5. Install (the commit page): a real uv install of the real wheel, off the GUI thread.
+    # First the same meter on the idle wizard: what this machine gives the GUI thread right now (a
+    # busy machine pauses it too); the install's longest block is judged against that baseline.
+    idle = _GapMeter()
+    idle.start()
+    qtbot.wait(2000)
+    idle.timer.stop()
     meter = _GapMeter()
     meter.start()
     _next(qtbot, w, PageId.INSTALL)
@@ -146,9 +152,13 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
     assert Path(res.env_path) == env_path and (env_path / "pyvenv.cfg").is_file()
     assert install.progress.value() == install.progress.maximum()
     assert install.log.line_count() > 0
-    blocked = meter.max_block_ms()
-    print(f"\nGUI thread: longest block during the install {blocked:.1f} ms over {len(meter.gaps)} ticks")
-    assert blocked < 500, f"the GUI thread froze for {blocked:.0f} ms during the install"
+    blocked, baseline = meter.max_block_ms(), idle.max_block_ms()
+    print(f"\nGUI thread: longest block during the install {blocked:.1f} ms over {len(meter.gaps)} ticks "
+          f"(idle: {baseline:.1f} ms)")
+    # a freeze, not a speed limit (benchmarks/gui_responsiveness.py measures against its 50 ms): work done in
+    # the GUI thread would block it for seconds; 500 ms, or 10x what the idle wizard got, whichever is more
+    limit = max(500.0, 10 * baseline)
+    assert blocked < limit, f"the GUI thread froze for {blocked:.0f} ms during the install (idle {baseline:.0f} ms)"
 
     # 6. Verify: all green; no way back past the commit page.
     _next(qtbot, w, PageId.VERIFY)
