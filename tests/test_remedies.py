@@ -176,7 +176,10 @@ def test_cli_renders_the_exact_command():
         "torch-setup install --torch 2.15.0 --yes --env NEW_FOLDER"
     unset = Action(ActionKind.UNSET_ENV, "CUDA_VISIBLE_DEVICES", path="")
     assert command_for(unset, ["verify", "--env", "/srv/e"]) == "env -u CUDA_VISIBLE_DEVICES torch-setup verify --env /srv/e"
-    assert command_for(unset, ["verify"], os_family="windows") == "set CUDA_VISIBLE_DEVICES= && torch-setup verify"
+    assert command_for(unset, ["verify"], os_family="windows", shell="cmd") == \
+        'set "CUDA_VISIBLE_DEVICES=" & torch-setup verify'
+    assert command_for(unset, ["verify"], os_family="windows") == \
+        "Remove-Item Env:CUDA_VISIBLE_DEVICES -ErrorAction SilentlyContinue; torch-setup verify"
     free = Action(ActionKind.FREE_SPACE, path="/srv", gb=3.2)
     assert render(cli_text(free, argv)).startswith("Free 3.2 GB on the disk of /srv, then run: torch-setup install")
     assert replace_option(["--torch=2.1", "x"], "--torch", None) == ["x"]

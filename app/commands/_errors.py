@@ -24,9 +24,11 @@ def format_error(err: UserError, argv: Sequence[str], lang: str = "en") -> str:
     actions = err.actions
     if actions:
         from app.core.remedies.commands import cli_text  # start-up: only a failed run needs it
+        from app.core.shells import current_shell
 
+        shell = current_shell()  # the commands as the user's shell reads them (cmd, PowerShell, POSIX)
         out += ["", render(msg("cli.what_to_do", "What to do:"), lang)]
-        out += [f"  {i}. " + render(cli_text(a, argv, os_family=os_family, answers=answers), lang)
+        out += [f"  {i}. " + render(cli_text(a, argv, os_family=os_family, answers=answers, shell=shell), lang)
                 for i, a in enumerate(actions, 1)]
     if err.hint:
         out += ["", render(msg("errors.what_to_do", "What to do: {hint}", hint=render_hint(err.hint, lang, "cli")),

@@ -80,13 +80,10 @@ def _status_cached() -> bool:
 
 
 def _quote(argv: Sequence[str]) -> str:
-    import os
+    """The command for the shell this command was typed into (:mod:`app.core.shells`)."""
+    from app.core import shells
 
-    if os.name == "nt":
-        return " ".join(f'"{a}"' if (" " in a or not a) else a for a in argv)
-    import shlex
-
-    return shlex.join(argv)
+    return shells.join(argv, shells.current_shell())
 
 
 def render(rec: Recommendation, lang: str = "en") -> str:

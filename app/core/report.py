@@ -19,7 +19,6 @@ import html
 import json
 import platform
 import re
-import shlex
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from app import __version__
+from app.core import shells
 from app.core.bench import BenchReport, BenchResult, BenchStatus
 from app.core.bench import dtype_lines as bench_dtype_lines
 from app.core.bench import headline_text as bench_headline_text
@@ -405,7 +405,7 @@ def _commands_section(i: InstallResult) -> Section | None:
     if not i.commands_run:
         return None
     table = (("Step", "Command", "Exit code", "Time"),
-             *((c.step, shlex.join(c.argv), "" if c.exit_code is None else str(c.exit_code), f"{c.duration_s:.1f} s")
+             *((c.step, shells.join(c.argv), "" if c.exit_code is None else str(c.exit_code), f"{c.duration_s:.1f} s")
                for c in i.commands_run))
     return Section("Commands that ran", (), table)
 

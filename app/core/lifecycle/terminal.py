@@ -3,9 +3,16 @@
 :func:`open_terminal` starts a terminal window through the runner; the command returns at once
 (``setsid -f`` on Linux, ``open -a Terminal`` on macOS, ``cmd /c start`` on Windows), so the window
 lives on its own. The CLI prints the activation command for the user to paste instead.
+
+The commands are quoted by :mod:`app.core.shells`. On Windows the new window's command line holds
+no path at all: it starts in the env's own folder and runs ``activate.bat`` from there, so a path
+with spaces, Chinese characters, ``&`` or parentheses needs no quoting through the two cmd.exe
+that read it (the runner writes an argument list as the C runtime reads it, which is not how
+cmd.exe reads quotes).
 """
 from __future__ import annotations
 
+import ntpath
 import os
 import shlex
 import sys
@@ -15,8 +22,10 @@ from pathlib import Path
 
 from app.core import runner
 from app.core.envs import WINDOWS, env_kind
+from app.core.shells import CMD, POWERSHELL, quote
 
-__all__ = ["Activation", "activation", "open_terminal", "terminal_argv"]
+__all__ = ["Activation", "activation", "open_terminal", "terminal_argv", "terminal_cwd", "windows_activation",
+           "windows_terminal"]
 
 
 @dataclass(frozen=True)
@@ -30,24 +39,40 @@ class Activation:
 
 def activation(env: Path) -> list[Activation]:
     """How to activate ``env`` in the shells of this platform (the first is the usual one)."""
+    if WINDOWS:
+        return windows_activation(str(env), env_kind(env))
     if env_kind(env) == "conda":
         return [Activation("conda", f"conda activate {_quote(str(env))}")]
-    if WINDOWS:
-        scripts = env / "Scripts"
-        return [Activation("powershell", f"& {_quote_win(str(scripts / 'Activate.ps1'))}"),
-                Activation("cmd", _quote_win(str(scripts / "activate.bat")))]
     out = [Activation("bash", f"source {_quote(str(env / 'bin' / 'activate'))}")]
     if (env / "bin" / "activate.fish").exists():
         out.append(Activation("fish", f"source {_quote(str(env / 'bin' / 'activate.fish'))}"))
     return out
 
 
+def windows_activation(env: str, kind: str | None = "venv") -> list[Activation]:
+    """The Windows activation commands of the env at ``env`` (a Windows path): PowerShell's
+    ``& '…\\Scripts\\Activate.ps1'`` and cmd's ``"…\\Scripts\\activate.bat"``; a conda env's
+    ``conda activate "…"`` (conda's prompt is a cmd)."""
+    if kind == "conda":
+        return [Activation("conda", f"conda activate {quote(env, CMD)}")]
+    scripts = ntpath.join(env, "Scripts")
+    return [Activation("powershell", f"& {quote(ntpath.join(scripts, 'Activate.ps1'), POWERSHELL)}"),
+            Activation("cmd", quote(ntpath.join(scripts, "activate.bat"), CMD))]
+
+
+def windows_terminal(env: str, kind: str | None = "venv") -> tuple[list[str], str]:
+    """(the command, the folder to start it in) that opens a cmd window with the env at ``env``
+    active, in the env's parent folder. ``start ""`` gives the window an empty title (start takes
+    a first quoted word as the title); ``^&`` reaches the new cmd as ``&``."""
+    if kind == "conda":
+        inner, cwd, up = ["conda", "activate", ".\\"], env, ".."
+    else:
+        inner, cwd, up = ["activate.bat"], ntpath.join(env, "Scripts"), "..\\.."
+    return ["cmd.exe", "/c", "start", "", "cmd.exe", "/k", *inner, "^&", "cd", up], cwd
+
+
 def _quote(text: str) -> str:
     return shlex.quote(text)
-
-
-def _quote_win(text: str) -> str:
-    return f'"{text}"' if " " in text else text
 
 
 def _rc_file(env: Path) -> Path:
@@ -66,11 +91,10 @@ _LINUX_TERMINALS = ("x-terminal-emulator", "gnome-terminal", "konsole", "xfce4-t
 
 
 def terminal_argv(env: Path) -> list[str] | None:
-    """A command that opens a terminal window with ``env`` activated, or None when no terminal is known."""
+    """A command that opens a terminal window with ``env`` activated, or None when no terminal is
+    known. On Windows it must start in :func:`terminal_cwd` (:func:`windows_terminal`)."""
     if WINDOWS:
-        if env_kind(env) == "conda":
-            return ["cmd.exe", "/c", "start", "cmd.exe", "/k", f"conda activate {_quote_win(str(env))}"]
-        return ["cmd.exe", "/c", "start", "cmd.exe", "/k", _quote_win(str(env / "Scripts" / "activate.bat"))]
+        return windows_terminal(str(env), env_kind(env))[0]
     if sys.platform == "darwin":
         fd, name = tempfile.mkstemp(prefix="torch-setup-", suffix=".command")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -92,6 +116,11 @@ def terminal_argv(env: Path) -> list[str] | None:
     return [term, "-e", *inner]
 
 
+def terminal_cwd(env: Path) -> str | None:
+    """The folder :func:`terminal_argv`'s command starts in (None: anywhere)."""
+    return windows_terminal(str(env), env_kind(env))[1] if WINDOWS else None
+
+
 def open_terminal(env: Path) -> bool:
     """Open a terminal window with ``env`` activated; False when no terminal program could be started."""
     argv = terminal_argv(env)
@@ -103,5 +132,5 @@ def open_terminal(env: Path) -> bool:
             return False
         if setsid is not None:
             argv = [setsid, "-f", *argv]  # returns at once; the terminal is not our child
-    res = runner.run(argv, timeout=20, capture=True)
+    res = runner.run(argv, timeout=20, capture=True, cwd=terminal_cwd(env))
     return res.ok

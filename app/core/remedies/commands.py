@@ -6,10 +6,9 @@ knows (another folder, the proxy, an index) appear as an upper-case placeholder 
 """
 from __future__ import annotations
 
-import shlex
-import subprocess
 from collections.abc import Sequence
 
+from app.core import shells
 from app.core.remedies.types import Action, ActionKind
 from app.core.text import Msg, msg
 
@@ -49,23 +48,19 @@ def replace_option(argv: Sequence[str], option: str, value: str | None) -> list[
     return out
 
 
-def _join(words: Sequence[str], os_family: str) -> str:
-    return subprocess.list2cmdline(list(words)) if os_family == "windows" else shlex.join(words)
-
-
-def command_for(action: Action, argv: Sequence[str], *, os_family: str = "linux") -> str:
-    """The command that applies ``action`` (the same command when no option applies it)."""
+def command_for(action: Action, argv: Sequence[str], *, os_family: str = "linux", shell: str | None = None) -> str:
+    """The command that applies ``action`` (the same command when no option applies it), for
+    ``shell`` (:mod:`app.core.shells`; by default the usual one of ``os_family``)."""
+    sh = shell or shells.shell_for_os(os_family)
     words = [PROG, *argv]
     opt = action.cli_option()
     if opt is not None:
         words = [PROG, *replace_option(argv, opt[0], opt[1])]
     elif action.kind in _PLACEHOLDER_OPTION:
         words = [PROG, *replace_option(argv, _PLACEHOLDER_OPTION[action.kind], PLACEHOLDERS[action.kind])]
-    cmd = _join(words, os_family)
-    if action.kind is A.UNSET_ENV:
-        if os_family == "windows":
-            return f"set {action.value}= && {cmd}"
-        return f"env -u {action.value} {cmd}"
+    cmd = shells.join(words, sh)
+    if action.kind is A.UNSET_ENV and action.value:
+        return shells.unset_then(action.value, cmd, sh)
     return cmd
 
 
@@ -83,13 +78,14 @@ def answer_line(action: Action) -> str | None:
 
 
 # long: one sentence per kind, each a literal the catalogue test can read
-def cli_text(action: Action, argv: Sequence[str], *, os_family: str = "linux", answers: bool = False) -> Msg:
-    """What the command line prints for ``action``: the exact command (or, for an answer-file
-    run, the key to set), with the step outside the assistant said in words."""
+def cli_text(action: Action, argv: Sequence[str], *, os_family: str = "linux", answers: bool = False,
+             shell: str | None = None) -> Msg:
+    """What the command line prints for ``action``: the exact command for ``shell`` (or, for an
+    answer-file run, the key to set), with the step outside the assistant said in words."""
     line = answer_line(action) if answers else None
     if line is not None:
         return msg("remedy.cli_answer", "In the answer file: {line}", line=line)
-    cmd = command_for(action, argv, os_family=os_family)
+    cmd = command_for(action, argv, os_family=os_family, shell=shell)
     k = action.kind
     if k is A.FREE_SPACE:
         if action.gb is not None:

@@ -1,22 +1,22 @@
-"""Commands as the user reads and pastes them: one argument list per line, quoted for this OS's shell."""
+"""Commands as the user reads and pastes them: one argument list per line, quoted for this OS's
+shell (:mod:`app.core.shells`: PowerShell on Windows, whose terminal opens it by default; POSIX
+elsewhere)."""
 from __future__ import annotations
 
-import os
-import shlex
 from collections.abc import Sequence
 
+from app.core import shells
 
-def command_text(argv) -> str:
-    """The argument list as one line the user can paste into their shell."""
+
+def command_text(argv, shell: str | None = None) -> str:
+    """The argument list as one line the user can paste into ``shell`` (this OS's by default)."""
     if not argv:
         return ""
     if isinstance(argv, str):
         return argv
-    if os.name == "nt":
-        return " ".join(f'"{a}"' if (" " in a or not a) else a for a in map(str, argv))
-    return shlex.join(str(a) for a in argv)
+    return shells.join([str(a) for a in argv], shell)
 
 
-def commands_text(argvs: Sequence[Sequence[str]]) -> str:
+def commands_text(argvs: Sequence[Sequence[str]], shell: str | None = None) -> str:
     """Several commands, one per line, in the order they run."""
-    return "\n".join(command_text(list(a)) for a in argvs if a)
+    return "\n".join(command_text(list(a), shell) for a in argvs if a)

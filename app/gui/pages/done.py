@@ -6,7 +6,6 @@ saves the session report as HTML, Markdown and JSON (a copy is always kept next 
 """
 from __future__ import annotations
 
-import shlex
 import sys
 import time
 from collections.abc import Iterable
@@ -32,6 +31,8 @@ from app.core.envs import IndexOptions
 from app.core.errors import UserError
 from app.core.install.request import masked
 from app.core.kernel import KernelResult, kernel_commands, register_kernel
+from app.core.lifecycle.terminal import windows_activation
+from app.core.shells import posix_quote
 from app.core.text import render
 from app.gui.build import add_all, button, set_texts, text_label
 from app.gui.i18n import current_language
@@ -47,31 +48,19 @@ if TYPE_CHECKING:
     from app.core.report import SessionReport
 
 
-def _quote_posix(path: str) -> str:
-    return shlex.quote(path)
-
-
-def _quote_win(path: str) -> str:
-    return f'"{path}"' if (" " in path or "&" in path or "(" in path) else path
-
-
 def activation_commands(env_path: Path, kind: str = "venv", platform: str | None = None) -> list[tuple[str, str]]:
     """(shell, command) pairs that activate the environment, for the shells of ``platform``
-    (sys.platform by default)."""
+    (sys.platform by default), quoted by :mod:`app.core.shells`."""
     platform = platform or sys.platform
     env = str(env_path)
-    if kind == "conda":
-        q = _quote_win(env) if platform.startswith("win") else _quote_posix(env)
-        return [("conda", f"conda activate {q}")]
     if platform.startswith("win"):
-        scripts = env.rstrip("\\/") + "\\Scripts\\"
-        return [
-            ("PowerShell", f"& {_quote_win(scripts + 'Activate.ps1')}"),
-            ("cmd", _quote_win(scripts + "activate.bat")),
-        ]
+        labels = {"powershell": "PowerShell", "cmd": "cmd", "conda": "conda"}
+        return [(labels[a.shell], a.command) for a in windows_activation(env, kind)]
+    if kind == "conda":
+        return [("conda", f"conda activate {posix_quote(env)}")]
     return [
-        ("bash / zsh", f"source {_quote_posix(str(Path(env) / 'bin' / 'activate'))}"),
-        ("fish", f"source {_quote_posix(str(Path(env) / 'bin' / 'activate.fish'))}"),
+        ("bash / zsh", f"source {posix_quote(str(Path(env) / 'bin' / 'activate'))}"),
+        ("fish", f"source {posix_quote(str(Path(env) / 'bin' / 'activate.fish'))}"),
     ]
 
 
