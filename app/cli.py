@@ -27,7 +27,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from app import __version__
-from app.core import secrets
+from app.core import consoles, secrets
 
 if TYPE_CHECKING:  # start-up: the wizard's first window needs no error types
     from app.core.errors import UserError
@@ -107,6 +107,9 @@ def _masked(argv: list[str] | None) -> int:
     for word in words:
         secrets.remember_url(word)
     out, err = sys.stdout, sys.stderr
+    # A redirected stream in a Windows code page (cp1252, cp936) cannot encode every path or
+    # symbol: it writes escapes instead of ending the command with UnicodeEncodeError.
+    consoles.tolerant_streams(out, err)
     sys.stdout, sys.stderr = secrets.MaskingStream(out), secrets.MaskingStream(err)
     try:
         return _run(argv, words)

@@ -1,7 +1,13 @@
 """Python interpreters: the running one, those on PATH, pyenv, conda, uv-managed, the Windows
-``py`` launcher's list, and macOS framework installs; each with its version and whether it can
-create a virtual environment (``venv`` and ``ensurepip`` both present: Debian/Ubuntu ship them
-in a separate package, python3-venv).
+registry's (PEP 514) or else the ``py`` launcher's list, and macOS framework installs; each with
+its version and whether it can create a virtual environment (``venv`` and ``ensurepip`` both
+present: Debian/Ubuntu ship them in a separate package, python3-venv).
+
+On Windows the registry is read first (``winreg``: no process, and paths such as
+``C:\\Users\\张伟\\…`` come back as they are). ``py -0p`` is the fallback; it prints in a code
+page of its own, so a path it lists that does not exist as printed (``张伟`` as ``??``) is asked of
+the launcher again, through the interpreter itself (``py -V:3.12 -c "print(sys.executable)"``,
+which writes UTF-8).
 
 Versions are read by running each interpreter once with a tiny script, concurrently, and
 remembered (keyed by the file's size and mtime) so a second detection starts no process.
@@ -9,6 +15,7 @@ remembered (keyed by the file's size and mtime) so a second detection starts no 
 from __future__ import annotations
 
 import glob
+import ntpath
 import os
 import platform
 import re
@@ -21,6 +28,7 @@ from functools import partial
 from app.core.detection import Row, parser, record, run_tool, snippet
 from app.core.detection.cache import StampCache
 from app.core.detection.jobs import Jobs, result_of
+from app.core.detection.winregistry import RegKey, read_key
 from app.core.system import ProbeRecord, PythonInfo
 
 # Works on Python 2.7 and 3.x, with -E -s -S (no site, so it starts in ~10 ms).
@@ -117,8 +125,9 @@ def _is_venv_python(path: str) -> bool:
 
 
 def candidates(environ: Mapping[str, str] | None = None, *, family: str | None = None,
-               py_launcher: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
-    """``[(path, source)]`` in a stable order, without the running interpreter."""
+               registered: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+    """``[(path, source)]`` in a stable order, without the running interpreter. ``registered``:
+    Windows' registered interpreters as ``(path, source)`` (:func:`_windows_registered`)."""
     env = os.environ if environ is None else environ
     home = os.path.expanduser("~")
     found: list[tuple[str, str]] = []
@@ -143,8 +152,7 @@ def candidates(environ: Mapping[str, str] | None = None, *, family: str | None =
         local = env.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
         for v in sorted(glob.glob(os.path.join(local, "Programs", "Python", "Python*"))):
             found += [(p, "path") for p in _preferred(_executables_in(v))]
-        for _version, p in py_launcher or []:
-            found.append((p, "py-launcher"))
+        found += registered or []
     return found
 
 
@@ -224,8 +232,74 @@ def _key(path: str) -> str:
     return os.path.normcase(os.path.realpath(path))
 
 
+#: Where PEP 514 registers Python installs, under HKEY_CURRENT_USER and HKEY_LOCAL_MACHINE.
+PEP514_KEY = r"Software\Python"
+_PEP514_SKIP = {"pylauncher"}  # the py launcher's own settings, not an install
+
+
+def pep514_pythons(tree: RegKey | None) -> list[tuple[str | None, str]]:
+    """``[(version, python.exe)]`` of a PEP 514 key (``<Company>\\<Tag>\\InstallPath``, its
+    ``ExecutablePath`` or its default value + ``python.exe``); the version is the tag's
+    ``SysVersion`` (or ``Version``, or what the tag's name says)."""
+    out: list[tuple[str | None, str]] = []
+    for company, ck in (tree.keys.items() if tree is not None else ()):
+        if company.lower() in _PEP514_SKIP:
+            continue
+        for tag, tk in ck.keys.items():
+            install = tk.keys.get("InstallPath")
+            if install is None:
+                continue
+            folder = install.text("")
+            exe = install.text("ExecutablePath") or (ntpath.join(folder, "python.exe") if folder else None)
+            if exe:
+                out.append((tk.text("SysVersion") or tk.text("Version") or version_from_path(tag), exe))
+    return out
+
+
+def registry_pythons(key: str = PEP514_KEY) -> list[tuple[str | None, str]]:
+    """The interpreters registered under ``key`` in HKEY_CURRENT_USER, then in HKEY_LOCAL_MACHINE's
+    64-bit and 32-bit views (each once); [] off Windows."""
+    found: list[tuple[str | None, str]] = []
+    seen: set[str] = set()
+    for hive, view in (("HKCU", None), ("HKLM", 64), ("HKLM", 32)):
+        for version, exe in pep514_pythons(read_key(hive, key, depth=3, view=view)):
+            if ntpath.normcase(exe) not in seen:
+                seen.add(ntpath.normcase(exe))
+                found.append((version, exe))
+    return found
+
+
+def _registry_list(started: float, records: list[ProbeRecord], key: str) -> list[tuple[str, str]]:
+    """The PEP 514 registry's interpreters, with a record of what it held."""
+    try:
+        found = registry_pythons(key)
+    except Exception as exc:  # pragma: no cover - a registry that cannot be read
+        records.append(record("python-registry", "error", f"{type(exc).__name__}: {snippet(str(exc))}", started))
+        return []
+    records.append(record("python-registry", "ok" if found else "empty", f"{len(found)} interpreter(s) registered",
+                          started))
+    return [(v or "", p) for v, p in found]
+
+
+def _garbled(path: str) -> bool:
+    """A path the launcher printed in a code page that could not spell it (``?`` or U+FFFD in place
+    of ``张伟``), or that is not there as printed."""
+    return "\ufffd" in path or "?" in path or not os.path.isfile(path)
+
+
+MAX_ASKED_AGAIN = 8  # launcher paths asked again, one process each
+
+
+def _ask_launcher(py: str, version: str, timeout_s: float) -> str | None:
+    """The interpreter ``py -<version>`` starts, as it names itself (in UTF-8: the runner's
+    PYTHONIOENCODING, whatever the console's code page)."""
+    res, rec = run_tool("py-launcher", [py, f"-{version}", "-c", "import sys; print(sys.executable)"], timeout_s)
+    path = res.stdout.strip().splitlines()[-1].strip() if rec is None and res.ok and res.stdout.strip() else ""
+    return path if path and not _garbled(path) else None
+
+
 def _launcher_list(timeout_s: float, started: float, records: list[ProbeRecord]) -> list[tuple[str, str]]:
-    """Windows' ``py -0p`` list."""
+    """Windows' ``py -0p`` list; a path garbled by the launcher's code page is asked again."""
     from app.core.runner import which
 
     py = which("py")
@@ -236,9 +310,29 @@ def _launcher_list(timeout_s: float, started: float, records: list[ProbeRecord])
         records.append(rec)
         return []
     launcher = parse_py_launcher(res.stdout + "\n" + res.stderr)
-    records.append(record("py-launcher", "ok" if launcher else "empty", f"{len(launcher)} interpreter(s)", started,
-                          res.argv))
+    fixed = asked = 0
+    for i, (version, path) in enumerate(launcher):
+        if asked >= MAX_ASKED_AGAIN or not _garbled(path):
+            continue
+        asked += 1
+        again = _ask_launcher(py, version, timeout_s)
+        if again:
+            launcher[i] = (version, again)
+            fixed += 1
+    detail = f"{len(launcher)} interpreter(s)" + (f"; {fixed} path(s) asked again (the list's code page garbled them)"
+                                                  if fixed else "")
+    records.append(record("py-launcher", "ok" if launcher else "empty", detail, started, res.argv))
     return launcher
+
+
+def _windows_registered(timeout_s: float, started: float, records: list[ProbeRecord],
+                        key: str) -> list[tuple[str, str]]:
+    """``[(path, source)]``: the registry's interpreters (PEP 514), or the py launcher's list when
+    the registry has none."""
+    registry = _registry_list(started, records, key)
+    if registry:
+        return [(p, "registry") for _v, p in registry]
+    return [(p, "py-launcher") for _v, p in _launcher_list(timeout_s, started, records)]
 
 
 def _ask_version(path: str, source: str, timeout_s: float, cache: StampCache | None,
@@ -284,18 +378,19 @@ def _versions(cands: list[tuple[str, str]], timeout_s: float, cache: StampCache 
 
 
 def detect_pythons(timeout_s: float, cache: StampCache | None, *, family: str | None, arch: str | None,
-                   environ: Mapping[str, str] | None = None
+                   environ: Mapping[str, str] | None = None, registry_key: str = PEP514_KEY
                    ) -> tuple[PythonInfo, list[PythonInfo], list[ProbeRecord]]:
-    """``(running, interpreters incl. running, records)``; never raises."""
+    """``(running, interpreters incl. running, records)``; never raises. ``registry_key``: where
+    the Windows registry's interpreters are read (PEP 514's key; tests give one of their own)."""
     started = time.monotonic()
     records: list[ProbeRecord] = []
     running = running_interpreter()
     found: list[PythonInfo] = [running]
     try:
-        launcher = _launcher_list(timeout_s, started, records) if family == "windows" else []
+        registered = _windows_registered(timeout_s, started, records, registry_key) if family == "windows" else []
         seen = {_key(sys.executable)}
         cands: list[tuple[str, str]] = []
-        for path, source in candidates(environ, family=family, py_launcher=launcher):
+        for path, source in candidates(environ, family=family, registered=registered):
             k = _key(path)
             if k not in seen:
                 seen.add(k)
