@@ -79,8 +79,9 @@ def test_read_only_target_is_refused(tmpfs):
 def test_immutable_target_folder_is_refused(tmp_path):
     parent = tmp_path / "locked"
     parent.mkdir()
-    if subprocess.run(["chattr", "+i", str(parent)], capture_output=True).returncode != 0:
-        pytest.skip("chattr +i not supported here")
+    made = subprocess.run(["chattr", "+i", str(parent)], capture_output=True, text=True)
+    if made.returncode != 0:  # needs root (CAP_LINUX_IMMUTABLE) and a filesystem with the flag (not tmpfs)
+        pytest.skip(f"chattr +i refused (needs root and a filesystem with the immutable flag): {made.stderr.strip()}")
     try:
         r = cli("install", "--env", parent / "env", "--packages", "six", "--yes", "--no-verify")
         assert r.returncode == 2, r.stderr
@@ -174,7 +175,7 @@ def test_missing_python_and_no_network_for_a_uv_download_is_explained(tmp_path):
     if find_python("3.14")[0] is not None:
         pytest.skip("this machine has a Python 3.14")
     if subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode != 0:
-        pytest.skip("unshare -n is not available")
+        pytest.skip("unshare -n is not available (needs root or user namespaces)")
     env = tmp_path / "env"
     script = f"""
 import sys
