@@ -96,7 +96,10 @@ def torch_env(tmp_path_factory, local_wheels) -> tuple[Path, Path]:
 
 
 def pytest_collection_modifyitems(config, items):
-    """``posix_only`` marks: each needs its reason; on Windows the test is skipped with it."""
+    """``posix_only`` marks: each needs its reason; on Windows the test is skipped with it.
+    Under the Windows lane (TSA_WINE_LANE=1) with no ``-m`` given, the ``slow`` tests are
+    deselected unless also marked ``lane``: Python under Wine is slower, and the lane's budget
+    holds one real torch install, which scripts/wine-lane-checks does end to end anyway."""
     for item in items:
         for mark in item.iter_markers("posix_only"):
             if not (mark.args and isinstance(mark.args[0], str) and mark.args[0].strip()):
@@ -104,6 +107,12 @@ def pytest_collection_modifyitems(config, items):
                                         "(why this test cannot run on Windows)")
             if os.name == "nt":
                 item.add_marker(pytest.mark.skip(reason=f"POSIX only: {mark.args[0]}"))
+    if os.environ.get("TSA_WINE_LANE") == "1" and not config.getoption("markexpr", ""):
+        slow = [i for i in items if i.get_closest_marker("slow") and not i.get_closest_marker("lane")]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            gone = {id(i) for i in slow}
+            items[:] = [i for i in items if id(i) not in gone]
 
 
 # netlab: real servers on 127.0.0.1 (index, proxy, unreachable ports, test CA) as fixtures

@@ -1,9 +1,12 @@
 """Small helpers several test modules share (real processes and envs, no fakes)."""
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,11 +21,42 @@ WINDOWS = os.name == "nt"
 SCRIPTS = "Scripts" if WINDOWS else "bin"  # where a venv keeps python and its programs on this OS
 EXE = ".exe" if WINDOWS else ""
 
+# Python source that crashes its process on every OS: SIGSEGV on POSIX, an access violation
+# (0xC0000005) on Windows, where ctypes turns a fault inside a foreign call (string_at(0)) into
+# OSError; SetErrorMode(SEM_NOGPFAULTERRORBOX): no crash dialog or debugger there.
+CRASH = ("import ctypes, os\n"
+         "if os.name == 'nt':\n    ctypes.windll.kernel32.SetErrorMode(2)\n"
+         "ctypes.c_int.from_address(8).value\n")
+CRASH_SIGNAL = "an access violation" if WINDOWS else "SIGSEGV"  # how the product names that crash
+
 
 def venv_python(env: str | os.PathLike[str]) -> Path:
     """Where a venv's interpreter is on this OS (``bin/python``, ``Scripts\\python.exe``): the layout
     tests build or expect, stated apart from the product's ``app.core.envs.env_python``."""
     return Path(env) / SCRIPTS / f"python{EXE}"
+
+
+def site_packages(env: str | os.PathLike[str], python: str = "3.11") -> Path:
+    """A venv's site-packages on this OS (``lib/python3.11/site-packages``, ``Lib\\site-packages``)."""
+    return Path(env) / ("Lib/site-packages" if WINDOWS else f"lib/python{python}/site-packages")
+
+
+def real_site_packages(env: str | os.PathLike[str]) -> Path:
+    """The site-packages of a venv that a real Python made (any version)."""
+    if WINDOWS:
+        return Path(env) / "Lib" / "site-packages"
+    return next(Path(env).glob("lib/python3*/site-packages"))
+
+
+def bare_venv(root: Path) -> Path:
+    """A venv without pip at ``root``, made by uv from this interpreter (not the stdlib's venv,
+    which some Pythons lack: Debian's without python3-venv, the embeddable Windows build).
+    Returns its python."""
+    from uv import find_uv_bin
+
+    subprocess.run([find_uv_bin(), "venv", "--quiet", "--python", sys.executable, str(root)], check=True,
+                   capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    return venv_python(root)
 
 
 def venv_program(env: str | os.PathLike[str], name: str) -> Path:
@@ -45,6 +79,26 @@ def fake_program(bindir: Path, name: str, source: str) -> Path:
         exe.write_text(f"#!/bin/sh\nexec '{sys.executable}' '{script}' \"$@\"\n", encoding="utf-8")
         exe.chmod(0o755)
     return exe
+
+
+@functools.cache
+def can_symlink() -> bool:
+    """Whether this system makes working symbolic links: not Windows without the privilege (the
+    call fails), not Wine (the call succeeds and nothing is there)."""
+    with tempfile.TemporaryDirectory() as d:
+        link = Path(d) / "link"
+        try:
+            link.symlink_to(d, target_is_directory=True)
+        except OSError:
+            return False
+        return link.is_symlink() and link.is_dir()
+
+
+def symlink(link: Path, target: str | os.PathLike[str], *, directory: bool = False) -> None:
+    """``link.symlink_to(target)``, or skip the test where symbolic links cannot be made."""
+    if not can_symlink():
+        pytest.skip("this system makes no working symbolic links (Windows without the privilege, or Wine)")
+    link.symlink_to(target, target_is_directory=directory)
 
 
 @contextmanager

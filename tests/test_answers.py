@@ -1,6 +1,7 @@
 """Answer files: the documented example parses; every malformed key is named with its line."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -27,6 +28,7 @@ def test_the_documented_example_parses_and_documents_every_key():
 
 
 def test_full_answer_file(tmp_path):
+    home_var = "USERPROFILE" if os.name == "nt" else "HOME"  # what a user there writes for the home folder
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     bundle = tmp_path / "torch-bundle"
@@ -49,14 +51,14 @@ mirror = "https://pypi.tuna.tsinghua.edu.cn/simple"
 find_links = ["wheels"]
 bundle = "torch-bundle"
 proxy = "http://proxy:3128"
-ca_bundle = "{ca}"
+ca_bundle = '{ca}'
 [bench]
 enabled = false
 budget_s = 5.5
 sizes = [256, 512]
 dtypes = ["fp32", "BF16"]
 [report]
-folder = "$HOME/reports"
+folder = "${home_var}/reports"
 name = "pc-01"
 """, encoding="utf-8")
     a = load_answers(f)

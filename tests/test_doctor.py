@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import venv
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from app.core.doctor import Diagnosis, analyze, diagnose, from_collect_env, scan_library_path
 from app.core.system import GPU, OSInfo, SystemReport
 from app.core.verify import BackendState, Device, TorchBuild, VerifyReport
+from tests.helpers import CRASH, bare_venv, real_site_packages
 
 NVIDIA_REPORT = SystemReport(os=OSInfo(family="linux"), arch="x86_64", gpus=[
     GPU(vendor="nvidia", name="NVIDIA GeForce RTX 3090", driver_version="550.54.14", compute_capability="8.6")])
@@ -116,9 +116,9 @@ def test_wrong_interpreter_torch_from_outside_the_env(torch_env, tmp_path):
     """An env without torch, but PYTHONPATH points at another env's site-packages: a plain
     `python` imports that torch. The doctor names both facts."""
     env, _py = torch_env
-    other_site = next(Path(env).glob("lib/python3*/site-packages"))
+    other_site = real_site_packages(env)
     bare = tmp_path / "bare"
-    venv.EnvBuilder(with_pip=False, symlinks=True).create(bare)
+    bare_venv(bare)
     diag = diagnose(bare, report=NVIDIA_REPORT, env=_clean({"PYTHONPATH": str(other_site)}), check_path=False)
     assert _finding(diag, "torch-missing").severity == "error"
     f = _finding(diag, "torch-outside-env")
@@ -309,14 +309,14 @@ def test_visible_devices_with_hidden_uuids_from_a_report_are_valid():
 
 
 @pytest.mark.parametrize("init, code, words", [
-    ("import ctypes\nctypes.string_at(0)\n", "torch-crashes", "crashes the Python process"),
+    (CRASH, "torch-crashes", "crashes the Python process"),
     ("raise ImportError('libtorch_cuda.so: cannot open shared object file')\n", "torch-import-failed",
      "cannot be loaded"),
 ])
 def test_doctor_on_a_torch_that_crashes_or_cannot_load(tmp_path, init, code, words):
     root = tmp_path / "env"
-    venv.EnvBuilder(with_pip=False, symlinks=True).create(root)
-    site = next(root.glob("lib/python3*/site-packages"))
+    bare_venv(root)
+    site = real_site_packages(root)
     (site / "torch").mkdir()
     (site / "torch" / "__init__.py").write_text(init, encoding="utf-8")
     diag = diagnose(root, report=NVIDIA_REPORT, env=_clean(), check_path=False)

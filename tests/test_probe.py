@@ -3,10 +3,8 @@ packages (a segfault, an import error, a torch that cannot load, a hang), and ca
 leaves no process behind."""
 from __future__ import annotations
 
-import os
 import threading
 import time
-import venv
 from pathlib import Path
 
 import psutil
@@ -16,14 +14,14 @@ from app.core.errors import BadInput, Cancelled
 from app.core.probe import ProbeFailed, resolve_python, run_probe
 from app.core.runner import CancelToken
 from app.core.verify import run_verify
+from tests.helpers import CRASH, CRASH_SIGNAL, bare_venv, real_site_packages
 
 
 def _fake_env(root: Path, torch_init: str | None) -> Path:
     """A throwaway venv (no pip) whose site-packages holds torch/__init__.py = ``torch_init``."""
-    venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(root)
-    py = root / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    py = bare_venv(root)
     if torch_init is not None:
-        site = next(root.glob("lib/python3*/site-packages")) if os.name != "nt" else root / "Lib/site-packages"
+        site = real_site_packages(root)
         (site / "torch").mkdir()
         (site / "torch" / "__init__.py").write_text(torch_init, encoding="utf-8")
     return py
@@ -46,13 +44,13 @@ def _alive(pid: int) -> bool:
 
 
 def test_segfault_while_importing_torch_is_a_clear_crash(fake_env):
-    py = fake_env("import ctypes\nctypes.string_at(0)\n")
+    py = fake_env(CRASH)
     t0 = time.monotonic()
     with pytest.raises(ProbeFailed) as ei:
         run_verify(py, timeout_s=60)
     err = ei.value
     assert err.kind == "crash" and err.code == "torch-crashed"
-    assert "crashed" in err.text() and "SIGSEGV" in err.text() and "torch_import" in err.text()
+    assert "crashed" in err.text() and CRASH_SIGNAL in err.text() and "torch_import" in err.text()
     assert "Reinstall" in str(err.hint)
     assert err.log_path is not None and Path(err.log_path).exists()
     # the interpreter facts printed before the import survive the crash (the doctor uses them)
@@ -146,7 +144,7 @@ def test_probe_step_events_stream(fake_env):
         run_probe("verify", fake_env(None, "bare2"), on_event=events.append, timeout_s=60)
     steps = [e for e in events if getattr(e, "kind", "") == "step"]
     assert [s.name for s in steps][:2] == ["python", "torch_import"]
-    assert steps[0].data["executable"].endswith("python") and steps[0].data["title"]
+    assert steps[0].data["executable"].endswith(("python", "python.exe")) and steps[0].data["title"]
 
 
 def test_cli_verify_bad_env_exits_2(tmp_path, capsys):
@@ -161,7 +159,7 @@ def test_cli_verify_bad_env_exits_2(tmp_path, capsys):
 def test_cli_verify_on_crashing_torch_exits_1(fake_env, capsys):
     from app.cli import main
 
-    py = fake_env("import ctypes\nctypes.string_at(0)\n", "crash-cli")
+    py = fake_env(CRASH, "crash-cli")
     assert main(["verify", "--env", str(py.parent.parent)]) == 1
     err = capsys.readouterr().err
     assert "crashed" in err and "Full log:" in err

@@ -14,6 +14,7 @@ from app.core.install import InstallPlan, InstallRequest
 from app.core.registry import EnvRecord, Sources, Verification
 from app.core.text import render
 from tests.factories import make_check, make_install_result, make_recommendation, make_verify_report
+from tests.helpers import site_packages
 
 
 @pytest.fixture
@@ -160,7 +161,7 @@ def test_sources_of_a_bundle(home):
 
 def test_record_verify_reads_the_family_from_the_env_and_guards_a_pass(home):
     env = _fake_env(home / "e1")
-    sp = env / "lib" / "python3.11" / "site-packages"
+    sp = site_packages(env)
     for name, version in (("torch", "2.13.0+cpu"), ("torchvision", "0.28.0+cpu"), ("numpy", "2.0.0")):
         (sp / f"{name}-{version}.dist-info").mkdir(parents=True)
     rec = registry.record_verify(env, make_verify_report())

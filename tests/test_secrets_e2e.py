@@ -135,7 +135,7 @@ def test_no_credential_leaves_the_process_and_the_authenticated_index_serves_the
     answer = servers["answer"]
     answers.write_text(f"""
 [environment]
-path = "{tmp_path / 'env answers'}"
+path = '{tmp_path / 'env answers'}'
 [torch]
 backend = "cpu"
 version = "2.13.0"
@@ -149,7 +149,7 @@ enabled = false
 [bench]
 enabled = false
 [report]
-folder = "{reports}"
+folder = '{reports}'
 name = "host-1"
 formats = ["json", "md", "html"]
 """, encoding="utf-8")

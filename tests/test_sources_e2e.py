@@ -85,18 +85,18 @@ def test_broken_mirrors_are_skipped_a_drop_switches_source_and_the_password_stay
     answers = tmp_path / "answers.toml"
     answers.write_text(f"""version = 1
 [environment]
-path = "{tmp_path / 'E'}"
+path = '{tmp_path / 'E'}'
 [sources]
 mirrors = {json.dumps(mirrors)}
 mirror = "{servers['origin'].simple_url()}"
 proxy = "{proxy.url(auth=True)}"
-ca_bundle = "{test_ca.bundle}"
+ca_bundle = '{test_ca.bundle}'
 [verify]
 enabled = false
 [bench]
 enabled = false
 [report]
-folder = "{reports}"
+folder = '{reports}'
 formats = ["json", "md", "html"]
 name = "host"
 """, encoding="utf-8")
