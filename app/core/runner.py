@@ -3,15 +3,23 @@
 * Commands are argument lists, never shell strings.
 * The child's environment is cleaned (:func:`clean_env`): no PYTHONPATH / PYTHONHOME /
   PIP_TARGET / PIP_USER leaks, UTF-8 I/O, and when the assistant runs frozen by
-  PyInstaller, the library search path the user had before the bundle changed it.
+  PyInstaller, the library search path the user had before the bundle changed it and no
+  bundle folder on PATH; on Windows the child is also created without the bootloader's DLL
+  directory (:func:`app.core.winjob.plain_dll_search`), so it never loads the app's own DLLs.
+* On Windows no child gets a console window (``CREATE_NO_WINDOW``: started from the windowed
+  app, a console program would otherwise open one, and closing it would kill the program).
 * Output is decoded incrementally as UTF-8 (a multi-byte character split across reads
   stays whole), split into lines on ``\\n`` and ``\\r`` (progress bars redraw with
   ``\\r``), and streamed to a callback as it arrives.
 * A :class:`CancelToken` or a timeout terminates the child's whole process tree (its process
-  group and every descendant psutil finds, looked for again while they die), then kills what
-  is left after a grace period: a child that ignores SIGTERM is SIGKILLed with its tree.
-  Children still running when the interpreter exits (a detection thread that was given up
-  on) are killed too, so nothing outlives the assistant.
+  group, on Windows its Job Object, and every descendant psutil finds, looked for again while
+  they die), then kills what is left after a grace period: a child that ignores SIGTERM is
+  SIGKILLed with its tree. Children still running when the interpreter exits (a detection
+  thread that was given up on) are killed too, so nothing outlives the assistant.
+* A process the child leaves behind cannot hang a run by holding its output open: once the
+  child has ended, the readers get :data:`READER_GRACE_S`; then the group (the job) is ended,
+  and a pipe still held after that is no longer read. On Windows the job also ends, when the
+  run does, whatever the command left running (``leave_running=True`` keeps it).
 * Memory is bounded whatever the child prints: a "line" is cut at :data:`MAX_LINE_CHARS`,
   ``stdout`` / ``stderr`` keep their last :data:`CAPTURE_LIMIT_CHARS` characters (the result
   says ``truncated``), the tail keeps its last lines, each shortened for display.
@@ -32,10 +40,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from app.core import winjob
 from app.core.cancel import CancelToken as CancelToken  # re-exported: runner.CancelToken
 from app.core.errors import Cancelled, Hint, UserError
 from app.core.secrets import mask
@@ -66,6 +76,8 @@ _LEAKY_VARS = (
 _FROZEN_PATH_VARS = ("LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "DYLD_FRAMEWORK_PATH", "LIBPATH")
 
 TERMINATE_GRACE_S = 3.0
+#: How long the readers may take to reach the end of the output once the child has ended.
+READER_GRACE_S = 2.0
 #: Characters of each stream kept in memory (the last ones); the log file has the rest.
 CAPTURE_LIMIT_CHARS = 8 * 1024 * 1024
 #: A longer run of output without a line end is cut into pieces of this size.
@@ -87,6 +99,7 @@ def clean_env(extra: Mapping[str, str] | None = None, *, base: Mapping[str, str]
                 env[var] = orig
             else:
                 env.pop(var, None)
+        _drop_bundle_dirs(env)
     for var in (*_LEAKY_VARS, *drop):
         env.pop(var, None)
     env["PYTHONIOENCODING"] = "utf-8"
@@ -99,6 +112,22 @@ def clean_env(extra: Mapping[str, str] | None = None, *, base: Mapping[str, str]
             else:
                 env[k] = str(v)
     return env
+
+
+def _drop_bundle_dirs(env: dict[str, str]) -> None:
+    """PATH without the frozen bundle's folders (``sys._MEIPASS`` and below, where a PyInstaller
+    run-time hook may have put them): a child must not find the app's own DLLs and programs."""
+    bundle = getattr(sys, "_MEIPASS", None)
+    if not bundle:
+        return
+    root = os.path.normcase(os.path.normpath(bundle))
+
+    def inside(entry: str) -> bool:
+        norm = os.path.normcase(os.path.normpath(entry)) if entry else ""
+        return bool(norm) and (norm == root or norm.startswith(root.rstrip(os.sep) + os.sep))
+
+    for key in [k for k in env if (k.upper() if os.name == "nt" else k) == "PATH"]:
+        env[key] = os.pathsep.join(e for e in env[key].split(os.pathsep) if not inside(e))
 
 
 @dataclass
@@ -204,9 +233,13 @@ class _LineSplitter:
         return out
 
 
-def _popen_kwargs() -> dict[str, Any]:
+def _popen_kwargs(suspended: bool = False) -> dict[str, Any]:
     if os.name == "nt":
-        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}  # type: ignore[attr-defined]
+        # a process group of its own (Ctrl+C in our console is ours to pass on) and a console
+        # without a window, which the console programs it starts share; suspended until it is
+        # in its job
+        flags = winjob.CREATE_NEW_PROCESS_GROUP | winjob.CREATE_NO_WINDOW
+        return {"creationflags": flags | (winjob.CREATE_SUSPENDED if suspended else 0)}
     return {"start_new_session": True}
 
 
@@ -226,6 +259,10 @@ def _descendants(roots: Iterable[psutil.Process]) -> list[psutil.Process]:
 
 def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
     if os.name == "nt":  # pragma: no cover - Windows
+        with _LIVE_LOCK:
+            job = _JOBS.get(proc.pid)
+        if job is not None:  # the whole tree at once, grandchildren whose parent has gone included
+            job.terminate()
         try:
             proc.kill() if sig == getattr(signal, "SIGKILL", None) else proc.terminate()
         except OSError:
@@ -308,6 +345,7 @@ def _alive(p: psutil.Process) -> bool:
 
 
 _LIVE: dict[int, subprocess.Popen[bytes]] = {}
+_JOBS: dict[int, winjob.Job] = {}  # Windows: the Job Object of each live child
 _LIVE_LOCK = threading.Lock()
 
 
@@ -414,33 +452,88 @@ class _Child:
     out: _Output
     log: _Log
     readers: list[threading.Thread]
+    stop: threading.Event  # set when the output is no longer read: later lines are dropped
+
+
+def _new_job() -> winjob.Job | None:
+    """Windows: a Job Object for the next child (None where none can be made)."""
+    if os.name != "nt":
+        return None
+    try:
+        return winjob.Job.create()
+    except (OSError, AttributeError):  # pragma: no cover - a Windows without the API
+        return None
+
+
+def _creating_child() -> AbstractContextManager[None]:
+    """Around the creation of a child: in a frozen Windows app, no inherited DLL directory."""
+    if os.name == "nt" and getattr(sys, "frozen", False):
+        return winjob.plain_dll_search()
+    return nullcontext()
+
+
+def _start_error(args: list[str], exc: OSError | ValueError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return f"{args[0]} was not found"
+    if isinstance(exc, PermissionError):
+        return f"{args[0]} could not be started: permission denied"
+    return f"{args[0]} could not be started: {exc}"
+
+
+def _into_job(proc: subprocess.Popen[bytes], job: winjob.Job) -> tuple[winjob.Job | None, str]:
+    """The suspended child put in ``job`` and resumed: (its job, or None when it could not join
+    one; why it could not be resumed, "" when it runs)."""
+    adopted, not_resumed = job.adopt_and_resume(proc.pid)
+    if not_resumed:
+        job.close(kill=True)
+        try:
+            proc.kill()
+            proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):  # pragma: no cover
+            pass
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        return None, not_resumed
+    if not adopted:  # ended by hand then: the child, and the descendants psutil finds
+        job.close(kill=False)
+        return None, ""
+    return job, ""
 
 
 def _start(args: list[str], env: Mapping[str, str] | None, cwd: str | os.PathLike[str] | None,
            with_input: bool) -> subprocess.Popen[bytes] | str:
     """The started child, or why it could not start."""
+    job = _new_job()
     try:
-        proc = subprocess.Popen(
-            args,
-            stdin=subprocess.PIPE if with_input else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env) if env is not None else clean_env(),
-            cwd=os.fspath(cwd) if cwd is not None else None,
-            **_popen_kwargs(),
-        )
+        with _creating_child():
+            proc = subprocess.Popen(
+                args,
+                stdin=subprocess.PIPE if with_input else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(env) if env is not None else clean_env(),
+                cwd=os.fspath(cwd) if cwd is not None else None,
+                **_popen_kwargs(suspended=job is not None),
+            )
     except (OSError, ValueError) as exc:
-        if isinstance(exc, FileNotFoundError):
-            return f"{args[0]} was not found"
-        if isinstance(exc, PermissionError):
-            return f"{args[0]} could not be started: permission denied"
-        return f"{args[0]} could not be started: {exc}"
+        if job is not None:
+            job.close(kill=True)
+        return _start_error(args, exc)
+    if job is not None:
+        job, not_resumed = _into_job(proc, job)
+        if not_resumed:
+            return f"{args[0]} could not be started: {not_resumed}"
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
+        if job is not None:
+            _JOBS[proc.pid] = job
     return proc
 
 
 def _read(stream_name: str, pipe: IO[bytes], emit: Callable[[str, str], None]) -> None:
+    """Read ``pipe`` to its end, then close it (the reader owns it: a pipe that a surviving
+    process holds open is closed here once that process lets go, never under a blocked read)."""
     splitter = _LineSplitter()
     read = getattr(pipe, "read1", pipe.read)
     try:
@@ -450,15 +543,21 @@ def _read(stream_name: str, pipe: IO[bytes], emit: Callable[[str, str], None]) -
                 break
             for line in splitter.feed(data):
                 emit(stream_name, line)
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # also a read cancelled on Windows (winjob.unblock_reads)
         pass
     for line in splitter.close():
         emit(stream_name, line)
+    try:
+        pipe.close()
+    except (OSError, ValueError):  # pragma: no cover
+        pass
 
 
 def _start_readers(proc: subprocess.Popen[bytes], out: _Output, log: _Log,
-                   on_line: LineCallback | None) -> list[threading.Thread]:
+                   on_line: LineCallback | None, stop: threading.Event) -> list[threading.Thread]:
     def emit(stream_name: str, line: str) -> None:
+        if stop.is_set():  # the run has ended without this stream's end: nobody is listening
+            return
         out.add(stream_name, line)
         log.write(line if stream_name == "stdout" else f"[stderr] {line}")
         if on_line is not None:
@@ -509,25 +608,51 @@ def _wait(proc: subprocess.Popen[bytes], cancel: CancelToken | None, deadline: f
         unregister()
 
 
-def _finish(child: _Child) -> None:
-    """Collect the readers and close the pipes; a process left in the child's group that keeps
-    our pipes open after the child ended is ended too (it would hold the readers forever)."""
+def _joined(threads: Sequence[threading.Thread], timeout: float) -> bool:
+    """Wait up to ``timeout`` for all ``threads``; True when they have all ended."""
+    deadline = time.monotonic() + timeout
+    for t in threads:
+        t.join(timeout=max(0.0, deadline - time.monotonic()))
+    return not any(t.is_alive() for t in threads)
+
+
+def _let_go_of_output(child: _Child) -> None:
+    """The output is held open by a process that outlives the command: stop listening, so the
+    run ends (a reader closes its pipe once the holder lets go). On Windows a blocked read can
+    be cancelled, so the reader ends now."""
+    child.log.write("[a process the command left running holds its output open: no longer read]", always=True)
+    child.stop.set()
+    if os.name == "nt":
+        for _ in range(10):  # a read that had not started yet when cancelled is cancelled again
+            winjob.unblock_reads(child.readers)
+            if _joined(child.readers, 0.1):
+                break
+
+
+def _finish(child: _Child, leave_running: bool) -> None:
+    """Collect the readers and let go of the child. Output pipes still open
+    :data:`READER_GRACE_S` after it ended are held by processes it left behind: those in its
+    process group (on Windows its job) are ended, unless ``leave_running``; pipes held even after
+    that (a process that left the group) are no longer read. On Windows closing the job ends
+    what the command left running, unless ``leave_running``."""
     proc = child.proc
-    for t in child.readers:
-        t.join(timeout=2)
-    if any(t.is_alive() for t in child.readers):
-        child.log.write("[processes the command left behind kept its output open: stopping them]", always=True)
-        _signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
-        for t in child.readers:
-            t.join(timeout=3)
-    for pipe in (proc.stdout, proc.stderr):
+    if not _joined(child.readers, READER_GRACE_S):
+        if not leave_running:
+            child.log.write("[processes the command left behind kept its output open: stopping them]", always=True)
+            _signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
+            _joined(child.readers, TERMINATE_GRACE_S)
+        if any(t.is_alive() for t in child.readers):
+            _let_go_of_output(child)
+    if proc.stdin is not None:
         try:
-            if pipe is not None:
-                pipe.close()
-        except Exception:
+            proc.stdin.close()
+        except (OSError, ValueError):
             pass
     with _LIVE_LOCK:
         _LIVE.pop(proc.pid, None)
+        job = _JOBS.pop(proc.pid, None)
+    if job is not None:
+        job.close(kill=not leave_running)
 
 
 def _started(args: list[str], cwd: str | os.PathLike[str] | None, log: _Log) -> None:
@@ -536,7 +661,7 @@ def _started(args: list[str], cwd: str | os.PathLike[str] | None, log: _Log) -> 
         log.write(f"  (in {os.fspath(cwd)})", always=True)
 
 
-def _supervise(child: _Child, cancel: CancelToken | None, deadline: float | None) -> str:
+def _supervise(child: _Child, cancel: CancelToken | None, deadline: float | None, leave_running: bool) -> str:
     """Wait for the child, stopping its tree on cancel / timeout / an exception in our thread."""
     try:
         stop = _wait(child.proc, cancel, deadline)
@@ -549,7 +674,7 @@ def _supervise(child: _Child, cancel: CancelToken | None, deadline: float | None
         kill_tree(child.proc)
         raise
     finally:
-        _finish(child)
+        _finish(child, leave_running)
 
 
 def run(
@@ -565,6 +690,7 @@ def run(
     capture: bool = True,
     tail_lines: int = 200,
     capture_limit: int = CAPTURE_LIMIT_CHARS,
+    leave_running: bool = False,
 ) -> RunResult:
     """Run ``argv`` and wait for it; never raises for the child's failure.
 
@@ -572,6 +698,12 @@ def run(
     reader threads as lines arrive. The result's ``tail`` keeps the last ``tail_lines``
     lines of both streams, interleaved in arrival order; ``stdout`` / ``stderr`` keep the last
     ``capture_limit`` characters of each (``truncated`` says when older lines were dropped).
+
+    The run ends when the child has: what it leaves behind holding the output open is ended
+    (its process group; on Windows its job, which also ends, with the run, anything else the
+    command left running). ``leave_running=True`` is for a command that starts a program meant
+    to stay (a terminal window): that program is left alone and its output no longer read.
+    Cancel and timeout end the whole tree either way.
     """
     args = [os.fspath(a) for a in argv]
     if not args:
@@ -590,9 +722,10 @@ def run(
         return RunResult(args, None, "", "", time.monotonic() - started, start_error=proc,
                          log_path=log_path, tail=[proc])
     out = _Output(capture, capture_limit, tail_lines)
-    child = _Child(proc, out, log, _start_readers(proc, out, log, on_line))
+    stop_reading = threading.Event()
+    child = _Child(proc, out, log, _start_readers(proc, out, log, on_line, stop_reading), stop_reading)
     _send_input(proc, input)
-    stop = _supervise(child, cancel, started + timeout if timeout is not None else None)
+    stop = _supervise(child, cancel, started + timeout if timeout is not None else None, leave_running)
     duration = time.monotonic() - started
     if out.truncated:
         log.write(f"[only the last {capture_limit // (1024 * 1024) or 1} MB of each stream were kept in memory]",
