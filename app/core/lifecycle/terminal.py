@@ -132,5 +132,6 @@ def open_terminal(env: Path) -> bool:
             return False
         if setsid is not None:
             argv = [setsid, "-f", *argv]  # returns at once; the terminal is not our child
-    res = runner.run(argv, timeout=20, capture=True, cwd=terminal_cwd(env))
+    # the window is meant to stay: it is not ended with the run (on Windows it is in the run's job)
+    res = runner.run(argv, timeout=20, capture=True, cwd=terminal_cwd(env), leave_running=True)
     return res.ok
