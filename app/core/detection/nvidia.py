@@ -17,6 +17,7 @@ UUIDs and serial numbers are never read into the report.
 """
 from __future__ import annotations
 
+import ntpath
 import os
 import re
 import time
@@ -36,8 +37,24 @@ QUERY_FIELDS = ("index", "name", "driver_version", "compute_cap", "memory.total"
 QUERY_FIELDS_OLD = tuple(f for f in QUERY_FIELDS if f != "compute_cap")
 
 WSL_SMI = "/usr/lib/wsl/lib/nvidia-smi"
-WINDOWS_SMI = (r"C:\Windows\System32\nvidia-smi.exe",
-               r"C:\Program Files\NVIDIA Corporation\NVSMI\nvidia-smi.exe")
+
+
+def windows_smi_paths(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Where NVIDIA's Windows drivers put nvidia-smi.exe: ``%SystemRoot%\\System32`` (DCH drivers)
+    and ``NVIDIA Corporation\\NVSMI`` under the 64-bit Program Files (``%ProgramW6432%``, the same
+    from a 32-bit process; else ``%ProgramFiles%``). From the environment: Windows need not be on C:."""
+    from app.core.detection.windows import windows_folder
+
+    out: list[str] = []
+    root = windows_folder("SystemRoot", environ)
+    if root:
+        out.append(ntpath.join(root, "System32", "nvidia-smi.exe"))
+    for var in ("ProgramW6432", "ProgramFiles"):
+        folder = windows_folder(var, environ)
+        if folder:
+            out.append(ntpath.join(folder, "NVIDIA Corporation", "NVSMI", "nvidia-smi.exe"))
+    return list(dict.fromkeys(out))
+
 
 _NA = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "unknown",
        "[insufficient permissions]", "[gpu is lost]", "[requested functionality has been deprecated]"}
@@ -437,7 +454,7 @@ def smi_candidates(*, wsl: bool, family: str | None,
     if wsl and os.path.exists(WSL_SMI):
         found.append(WSL_SMI)
     if family == "windows":
-        found.extend(c for c in WINDOWS_SMI if os.path.exists(c))
+        found.extend(c for c in windows_smi_paths() if os.path.exists(c))
     seen: set[str] = set()
     out: list[str] = []
     for c in found:
