@@ -8,21 +8,16 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from app.core.system import SystemReport
+from tests.helpers import WINDOWS, fake_program
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
-pytestmark = pytest.mark.skipif(os.name == "nt", reason="the fake nvidia-smi programs are POSIX shell scripts")
-
 
 def run_cli(*args: str, path_prefix: Path | None = None, extra_env: dict | None = None, timeout: float = 60):
     env = dict(os.environ)
@@ -31,45 +26,45 @@ def run_cli(*args: str, path_prefix: Path | None = None, extra_env: dict | None 
     if path_prefix is not None:
         env["PATH"] = f"{path_prefix}{os.pathsep}{env.get('PATH', '')}"
     env.update(extra_env or {})
+    env["PYTHONIOENCODING"] = "utf-8"  # read back as UTF-8 below, whatever the console's code page
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "app", "detect", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, encoding="utf-8", timeout=timeout)
     return proc, time.monotonic() - started
 
 
 def fake_smi(tmp_path: Path, query_body: str, plain_body: str = "", *, query_rc: int = 0, plain_rc: int = 0,
              old_driver_body: str | None = None) -> Path:
-    """Write an executable ``nvidia-smi`` into tmp_path/bin answering by its arguments."""
+    """Write an ``nvidia-smi`` into tmp_path/bin answering by its arguments (Python, started by a
+    POSIX script, or by a .cmd on Windows)."""
     bindir = tmp_path / "bin"
     bindir.mkdir(exist_ok=True)
     (bindir / "query.txt").write_text(query_body, encoding="utf-8")
     (bindir / "plain.txt").write_text(plain_body, encoding="utf-8")
-    old = ""
+    cases = []  # (a word in the arguments, the file printed, the exit code): the first match answers
     if old_driver_body is not None:
         (bindir / "query_old.txt").write_text(old_driver_body, encoding="utf-8")
-        old = (f'  *compute_cap*) cat {shlex.quote(str(bindir / "query.txt"))}; exit {query_rc} ;;\n'
-               f'  *--query-gpu*) cat {shlex.quote(str(bindir / "query_old.txt"))}; exit 0 ;;\n')
-    script = (
-        "#!/bin/sh\n"
-        'case "$*" in\n'
-        + old +
-        f'  *--query-gpu*) cat {shlex.quote(str(bindir / "query.txt"))}; exit {query_rc} ;;\n'
-        f'  *) cat {shlex.quote(str(bindir / "plain.txt"))}; exit {plain_rc} ;;\n'
-        "esac\n"
-    )
-    exe = bindir / "nvidia-smi"
-    exe.write_text(script, encoding="utf-8")
-    exe.chmod(0o755)
+        cases += [("compute_cap", str(bindir / "query.txt"), query_rc), ("--query-gpu", str(bindir / "query_old.txt"), 0)]
+    cases += [("--query-gpu", str(bindir / "query.txt"), query_rc), ("", str(bindir / "plain.txt"), plain_rc)]
+    fake_program(bindir, "nvidia-smi", (
+        "import sys\n"
+        "args = ' '.join(sys.argv[1:])\n"
+        f"file, rc = next((f, rc) for word, f, rc in {cases!r} if word in args)\n"
+        "with open(file, 'rb') as fh:\n"
+        "    sys.stdout.buffer.write(fh.read())\n"
+        "sys.exit(rc)\n"))
     return bindir
 
 
 def hanging_smi(tmp_path: Path) -> Path:
     bindir = tmp_path / "bin"
-    bindir.mkdir(exist_ok=True)
-    exe = bindir / "nvidia-smi"
-    exe.write_text("#!/bin/sh\nexec sleep 60\n", encoding="utf-8")
-    exe.chmod(0o755)
+    fake_program(bindir, "nvidia-smi", "import time\ntime.sleep(60)\n")
     return bindir
+
+
+def smi_path(bindir: Path) -> str:
+    """Where PATH finds the fake: ``nvidia-smi``, or ``nvidia-smi.cmd`` on Windows."""
+    return str(bindir / ("nvidia-smi.cmd" if WINDOWS else "nvidia-smi"))
 
 
 def _no_gpu_here() -> bool:
@@ -170,7 +165,7 @@ def test_fake_nvidia_smi_two_gpus(tmp_path):
         ("NVIDIA GeForce GTX 1050 Ti", "535.183.01", "6.1", 4096),
         ("NVIDIA GeForce GTX 1060 6GB", "535.183.01", "6.1", 6144)]
     assert data["nvidia_cuda_version"] == "12.2"  # from the plain table's header
-    assert data["tools"]["nvidia-smi"]["path"] == str(bindir / "nvidia-smi")
+    assert data["tools"]["nvidia-smi"]["path"] == smi_path(bindir)
     rec = probes(data, "nvidia-smi")
     assert rec and rec[-1]["status"] == "ok"
     assert probes(data, "nvml")[0]["status"] == "skipped"

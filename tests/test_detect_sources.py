@@ -15,7 +15,7 @@ from app.core.detection import nvidia
 from app.core.text import render_all
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-posix_only = pytest.mark.skipif(os.name == "nt", reason="fake tools are POSIX shell scripts")
+ROCM_FAKES = pytest.mark.posix_only("Linux's ROCm tools (family='linux'), faked as shell scripts")
 
 
 def _tool(bindir: Path, name: str, body: str) -> None:
@@ -85,7 +85,7 @@ def test_nvml_mismatch_then_falls_back(monkeypatch, tmp_path):
     assert f.gpus == []
 
 
-@posix_only
+@ROCM_FAKES
 def test_fake_rocminfo_and_enumerator(monkeypatch, tmp_path):
     from app.core.detection.amd import detect_amd
 
@@ -101,7 +101,7 @@ def test_fake_rocminfo_and_enumerator(monkeypatch, tmp_path):
     assert f.tool_versions.get("rocminfo") == "ROCk 6.8.5"
 
 
-@posix_only
+@ROCM_FAKES
 def test_hanging_rocminfo_times_out(monkeypatch, tmp_path):
     from app.core.detection.amd import detect_amd
 
@@ -115,7 +115,7 @@ def test_hanging_rocminfo_times_out(monkeypatch, tmp_path):
     assert f.gpus == []
 
 
-@posix_only
+@pytest.mark.posix_only("a script whose #! interpreter is missing")
 def test_broken_tool_is_an_error_not_a_crash(monkeypatch, tmp_path):
     """A tool that cannot be executed (bad interpreter line) becomes an error record."""
     bindir = tmp_path / "bin"
@@ -169,7 +169,7 @@ def test_hung_nvml_call_cannot_stall_detection(monkeypatch, tmp_path):
     assert any("nvidia" in p for p in render_all(explain(r).problems))
 
 
-@posix_only
+@pytest.mark.posix_only("WSL2's /usr/lib/wsl/lib/nvidia-smi, faked as a shell script")
 def test_wsl2_nvidia_smi_outside_path(monkeypatch, tmp_path):
     """On WSL2 nvidia-smi lives in /usr/lib/wsl/lib, often not on PATH: it is tried anyway."""
     wsl_dir = tmp_path / "wsl-lib"
@@ -188,7 +188,7 @@ def test_wsl2_nvidia_smi_outside_path(monkeypatch, tmp_path):
     assert f2.gpus == []  # not on WSL: that path is not tried
 
 
-@posix_only
+@pytest.mark.posix_only("the Linux interpreter layouts (pyenv, uv, conda bin/ folders) as shell scripts; Windows's are in tests/test_win_pythons.py")
 def test_python_discovery_sources_and_cache(monkeypatch, tmp_path):
     """pyenv, uv-managed, conda env and PATH interpreters are found, asked once, then cached."""
     from app.core.detection.cache import StampCache
