@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from app import __version__
 from app.core import consoles, secrets
+from app.core.locations import local_path
 
 if TYPE_CHECKING:  # start-up: the wizard's first window needs no error types
     from app.core.errors import UserError
@@ -136,9 +137,10 @@ def _option_of(args: argparse.Namespace, filename: object) -> str | None:
     target = norm(os.fsdecode(filename))
     for dest, value in vars(args).items():
         for v in value if isinstance(value, list) else [value]:
-            if not isinstance(v, str) or not v or "://" in v:
+            local = local_path(v) if isinstance(v, str) and v else None
+            if local is None:  # not a path (a URL)
                 continue
-            given = norm(v)
+            given = norm(local)
             if target == given or target.startswith(given.rstrip(os.sep) + os.sep) or (
                     target != os.sep and given.startswith(target.rstrip(os.sep) + os.sep)):
                 return "--" + dest.replace("_", "-")

@@ -23,7 +23,6 @@ import json
 import os
 import sys
 from contextlib import ExitStack
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.commands._args import add_build_overrides, add_json, add_packages, python_spec
@@ -32,6 +31,7 @@ from app.commands.unattended import run_unattended
 from app.core.enums import Phase, PhaseState
 from app.core.errors import EXIT_FAILED, EXIT_OK, BadInput, Cancelled, UserError
 from app.core.events import PhaseEvent
+from app.core.locations import folder_path
 from app.core.runner import CancelToken
 from app.core.session import Observer, Planned, RunOptions, Session
 
@@ -141,7 +141,7 @@ def build_request(args: argparse.Namespace) -> InstallRequest:
         env_path=args.env, kind=args.kind, installer=args.installer, python=args.python,
         packages=tuple(args.packages) if args.packages else None,
         index_url=args.index_url, extra_index_urls=tuple(args.extra_index_url or ()),
-        find_links=tuple(args.find_links or ()), bundle=Path(args.from_bundle) if args.from_bundle else None,
+        find_links=tuple(args.find_links or ()), bundle=folder_path(args.from_bundle) if args.from_bundle else None,
         existing=args.existing, proxy=args.proxy, ca_bundle=args.ca_bundle,
         default_index_url=args.default_index_url, mirrors=parse_mirrors(args.mirrors),
     )

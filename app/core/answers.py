@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from app.core.errors import BadInput, render_hint
+from app.core.locations import local_path, url_scheme
 from app.core.schema import MAX_DEPTH, check_depth, path_problem, read_text
 from app.core.secrets import remember_url
 from app.core.serial import to_jsonable
@@ -235,9 +236,18 @@ def _url(schemes: tuple[str, ...] = ("http", "https", "file")) -> Converter:
         s = _str(ctx, sec, key, v)
         if not s:
             return None
-        _check_url(ctx, sec, key, s, schemes)
-        return s
+        return _index_location(ctx, sec, key, s, schemes)
     return conv
+
+
+def _index_location(ctx: _Ctx, sec: str, key: str, s: str, schemes: tuple[str, ...]) -> str:
+    """A URL; where ``file`` URLs are taken, an absolute local folder too (``C:\\simple``,
+    ``\\\\server\\simple``, ``/srv/simple``; which is which: :func:`app.core.locations.local_path`).
+    A relative one is taken for a URL without its ``https://`` and refused."""
+    if "file" in schemes and not url_scheme(s) and os.path.isabs(os.path.expanduser(s)):
+        return str(_expanded(ctx, sec, key, s))
+    _check_url(ctx, sec, key, s, schemes)
+    return s
 
 
 def _check_url(ctx: _Ctx, sec: str, key: str, s: str, schemes: tuple[str, ...]) -> None:
@@ -252,10 +262,7 @@ def _check_url(ctx: _Ctx, sec: str, key: str, s: str, schemes: tuple[str, ...]) 
 
 
 def _url_list(ctx: _Ctx, sec: str, key: str, v: Any) -> list[str]:
-    items = _str_list(ctx, sec, key, v)
-    for s in items:
-        _check_url(ctx, sec, key, s, ("http", "https", "file"))
-    return items
+    return [_index_location(ctx, sec, key, s, ("http", "https", "file")) for s in _str_list(ctx, sec, key, v)]
 
 
 def _python(ctx: _Ctx, sec: str, key: str, v: Any) -> str | None:
@@ -427,14 +434,13 @@ TOP_LEVEL = ("version",)
 def _find_links(ctx: _Ctx, sec: str, key: str, v: Any) -> list[Path]:
     out = []
     for s in _str_list(ctx, sec, key, v):
-        if re.match(r"^[a-z][a-z0-9+.-]*://", s):
+        local = local_path(s)  # C:\wh, \\server\share\wh, ./wh, file:///C:/wh
+        if local is None or url_scheme(s) == "file":
             _check_url(ctx, sec, key, s, ("http", "https", "file"))
-            if s.startswith("file://"):
-                s = s[len("file://"):]
-            else:
-                raise ctx.bad(sec, key, f"{_show(s)}: find_links takes local folders",
-                              hint="for a web index use index_url or extra_index_urls")
-        p = _expanded(ctx, sec, key, s)
+        if local is None:
+            raise ctx.bad(sec, key, f"{_show(s)}: find_links takes local folders",
+                          hint="for a web index use index_url or extra_index_urls")
+        p = _expanded(ctx, sec, key, local)
         if not _probe(ctx, sec, key, p, Path.is_dir):
             raise ctx.bad(sec, key, f"the folder {str(p)!r} does not exist")
         out.append(p)
@@ -445,7 +451,11 @@ def _bundle(ctx: _Ctx, sec: str, key: str, v: Any) -> Path | str | None:
     s = _str(ctx, sec, key, v)
     if s.lower() == "auto":
         return "auto"
-    found: Path | None = _path("dir")(ctx, sec, key, v)
+    local = local_path(s)  # D:\bundle, file:///D:/bundle
+    if local is None:
+        _check_url(ctx, sec, key, s, ("http", "https", "file"))
+        raise ctx.bad(sec, key, f"{_show(s)}: the bundle is a local folder", hint="copy the bundle to this machine")
+    found: Path | None = _path("dir")(ctx, sec, key, local)
     return found
 
 

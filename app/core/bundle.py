@@ -45,6 +45,7 @@ from app.core.envs import env_python, find_python, uv_bin
 from app.core.errors import BadInput, Cancelled, UserError
 from app.core.events import Event, LogEvent, PhaseEvent, ProgressEvent, ignore
 from app.core.indexes import probe_index
+from app.core.locations import local_path
 from app.core.progress import ProgressParser
 from app.core.schema import Fields, describe, parse_json, read_text
 from app.core.secrets import mask
@@ -373,7 +374,7 @@ def _all_in_folders(packages: Sequence[str], find_links: Sequence[str | os.PathL
     platform only: the tags of another platform are not this machine's)."""
     if target.platform != this_platform() or not find_links:
         return False
-    wheels = scan([f for f in map(str, find_links) if not f.startswith(("http://", "https://"))])
+    wheels = scan([f for f in map(local_path, find_links) if f is not None])
     return bool(wheels) and closure(packages, wheels, target.python_version).complete
 
 

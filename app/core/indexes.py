@@ -7,7 +7,8 @@ rendered by the presenter); ``None`` means reachable.
 * :func:`check_url`: for http(s) a DNS lookup and a TCP connection (to the proxy, when one
   applies): "offline", DNS failures, a wrong host or port and a firewall show up in a few
   milliseconds, where a full TLS + HTTP request costs ~90 ms. Local paths and ``file://``
-  URLs must exist.
+  URLs must exist (which is which: :func:`app.core.locations.local_path`, so ``C:\\wheels``,
+  ``\\\\server\\share`` and ``file:///C:/wheels`` are folders on Windows).
 * :func:`probe_index`: a real HEAD request, for the indexes the user or the recommendation
   named (a mistyped path on the right host is caught too). ``user:token@`` in the URL is
   sent as HTTP Basic authentication (a private index answers), and never shown.
@@ -20,6 +21,7 @@ import sys
 import urllib.parse
 from pathlib import Path
 
+from app.core.locations import local_path, url_scheme
 from app.core.oserrors import os_error_text
 from app.core.secrets import basic_auth, split_credentials, unencoded_credentials
 from app.core.secrets import mask as display_url
@@ -80,13 +82,9 @@ def proxy_problem(proxy: str) -> Text | None:
 
 def check_url(url: str, *, proxy: str | None = None, timeout: float = NET_TIMEOUT_S) -> Text | None:
     """None when ``url`` (an index or find-links location) is reachable, else why not."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return _unparsable(url)
-    if parts.scheme in ("", "file"):
-        path = Path(urllib.parse.unquote(parts.path) if parts.scheme == "file" else url)
-        return None if path.exists() else msg("preflight.path_missing", "{path} does not exist", path=str(path))
+    local = local_path(url)  # a folder: C:\wh, \\server\share, ./wh, /srv/wh, file:///C:/wh
+    if local is not None:
+        return None if _exists(local) else msg("preflight.path_missing", "{path} does not exist", path=local)
     found = host_port(url)
     if not isinstance(found, tuple):
         return found
@@ -97,6 +95,13 @@ def check_url(url: str, *, proxy: str | None = None, timeout: float = NET_TIMEOU
             return msg("preflight.proxy_unusable", "the proxy cannot be used: {why}", why=through)
         found = through
     return _connect(found[0], found[1], via is not None, timeout)
+
+
+def _exists(path: str) -> bool:
+    try:
+        return Path(path).exists()
+    except (OSError, ValueError):  # a name the OS cannot take (a NUL, a name too long)
+        return False
 
 
 def _unencoded(shown: str) -> Text:
@@ -136,7 +141,7 @@ def probe_index(url: str, *, proxy: str | None = None, ca_bundle: str | None = N
     import urllib.error
     import urllib.request
 
-    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+    if url_scheme(url) not in ("http", "https"):
         return check_url(url, proxy=proxy, timeout=timeout), None
     if unencoded_credentials(url):
         return _unencoded(display_url(url)), None

@@ -26,6 +26,7 @@ from typing import Any
 
 from PySide6.QtCore import QEventLoop, QSize, QTimer
 
+from app.core.locations import folder_path
 from app.gui import i18n
 from app.gui.pages import PageId
 
@@ -57,7 +58,7 @@ def local_wheels() -> str | None:
     """A folder holding a torch wheel: $TORCH_SETUP_WHEELS, else pip's configured find-links."""
     for var in ("TORCH_SETUP_WHEELS", "TORCH_SETUP_TEST_WHEELS", "PIP_FIND_LINKS"):
         for part in (os.environ.get(var) or "").replace(os.pathsep, " ").split():
-            p = Path(part.replace("file://", ""))
+            p = folder_path(part)
             if p.is_dir() and any(p.glob("torch-*.whl")):
                 return str(p)
     for cfg in (Path("/etc/pip.conf"), Path.home() / ".config/pip/pip.conf", Path.home() / ".pip/pip.conf"):
@@ -69,7 +70,7 @@ def local_wheels() -> str | None:
             key, _, value = line.partition("=")
             if key.strip() == "find-links":
                 for part in value.split():
-                    p = Path(part.replace("file://", ""))
+                    p = folder_path(part)
                     if p.is_dir() and any(p.glob("torch-*.whl")):
                         return str(p)
     return None

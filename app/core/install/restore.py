@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,6 +27,7 @@ from app.core.errors import UserError
 from app.core.events import Event, LogEvent, PhaseEvent, ignore
 from app.core.install.interpreter import ensure_own_interpreter
 from app.core.install.request import InstallPlan
+from app.core.locations import file_url_path, url_scheme
 from app.core.paths import new_log_path
 from app.core.requirements import canonical
 from app.core.text import msg, render
@@ -92,8 +92,7 @@ def _direct_url(dist_info: Path) -> tuple[str, bool]:
     url = str(data.get("url", "")) if isinstance(data, dict) else ""
     editable = bool(isinstance(data, dict) and isinstance(data.get("dir_info"), dict)
                     and data["dir_info"].get("editable"))
-    parts = urllib.parse.urlsplit(url)
-    return (urllib.parse.unquote(parts.path) if parts.scheme == "file" else ""), editable
+    return (file_url_path(url) if url_scheme(url) == "file" else ""), editable
 
 
 def _state(name: str, version: str, line: str | None, dist_info: Path | None) -> PackageState:

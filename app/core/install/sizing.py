@@ -19,6 +19,7 @@ from app.core import requirements
 from app.core.bundle import Manifest
 from app.core.enums import Backend
 from app.core.envs import EnvBackend
+from app.core.locations import local_path
 from app.core.text import Text, join, msg
 
 __all__ = ["ENV_BASE_MB", "INSTALLED_MB", "MARGIN", "OTHER_PACKAGE_MB", "WHEEL_TO_INSTALLED", "estimate",
@@ -42,7 +43,10 @@ def fmt_mb(mb: float) -> str:
 def local_torch_wheel_bytes(find_links: Sequence[str]) -> int | None:
     """The size of the largest torch wheel in the first find-links folder that holds one."""
     for fl in find_links:
-        d = Path(str(fl).replace("file://", ""))
+        local = local_path(fl)
+        if local is None:
+            continue
+        d = Path(local)
         if d.is_dir():
             wheels = sorted(d.glob("torch-*.whl"))
             if wheels:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.core.compat import Release, Variant, version_tuple
+from app.core.locations import folder_path
 from app.core.text import Text
 from app.core.wheels import WheelFile, local_label
 
@@ -75,7 +76,7 @@ class Available:
         (:func:`app.core.sources.local.scan`); unreadable folders hold nothing."""
         from app.core.sources.local import scan  # start-up: only when folders are given
 
-        names = [str(Path(os.fspath(folder).removeprefix("file://")).expanduser()) for folder in folders]
+        names = [str(folder_path(folder).expanduser()) for folder in folders]
         return cls(tuple(Held(lw.wheel, _size(lw.path), lw.folder) for lw in scan(names)), only, tuple(names), why)
 
     # ---------------------------------------------------------------- queries

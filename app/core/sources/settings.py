@@ -29,6 +29,7 @@ from typing import Literal
 
 from app.core.errors import BadInput
 from app.core.indexes import display_url
+from app.core.locations import local_path
 from app.core.mirrors import MirrorCatalogue, default_catalogue
 from app.core.text import Text, msg
 from app.core.wheels import PYTORCH_INDEX
@@ -164,7 +165,7 @@ class SourceSettings:
     @property
     def folders(self) -> tuple[str, ...]:
         """The local wheel folders: find-links folders (not URLs) and the bundle's wheels."""
-        out = [f for f in self.find_links if not f.startswith(("http://", "https://"))]
+        out = [f for f in map(local_path, self.find_links) if f is not None]
         if self.bundle is not None:
             out.append(str(Path(self.bundle) / "wheels"))
         return tuple(out)

@@ -49,6 +49,7 @@ from PySide6.QtWidgets import (
 from app.core.disk import existing_ancestor, free_mb
 from app.core.errors import UserError, hint_text
 from app.core.install import Check
+from app.core.locations import folder_path
 from app.core.recommend.types import NoCombination
 from app.core.session import Planned, Stage
 from app.core.sources.routing import Route
@@ -552,7 +553,7 @@ class EnvironmentPage(BasePage):
                               recommendation=self.state.session.recommendation,
                               index_url=self.index_url.text().strip() or None,
                               extra_index_urls=extra, find_links=find_links,
-                              bundle=Path(bundle) if bundle else None,
+                              bundle=folder_path(bundle) if bundle else None,
                               existing=self.existing.isChecked(),
                               default_index_url=self.mirror.text().strip() or None,
                               proxy=self.proxy.text().strip() or None,
