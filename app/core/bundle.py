@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from app import __version__
 from app.core import paths, remedies, runner
+from app.core.deletion import delete_entry, delete_tree, is_link
 from app.core.enums import Phase, PhaseState
 from app.core.envs import env_python, find_python, uv_bin
 from app.core.errors import BadInput, Cancelled, UserError
@@ -466,15 +467,17 @@ def _write(out: Path, manifest: Manifest) -> None:
 
 
 def _clear(out: Path, created: bool) -> None:
-    """Remove what a failed build left: the folder (if we made it) or what we put in it."""
+    """Remove what a failed build left: the folder (if we made it) or what we put in it (a
+    link as itself; read-only and, on Windows, briefly busy files too: :mod:`app.core.deletion`)."""
     if created:
-        shutil.rmtree(out, ignore_errors=True)
+        delete_tree(out)
         return
+    problems: list[str] = []
     for child in list(out.iterdir()):
-        if child.is_dir():
-            shutil.rmtree(child, ignore_errors=True)
+        if child.is_dir() and not is_link(child):
+            delete_tree(child)
         else:
-            child.unlink()
+            delete_entry(child, is_dir=False, problems=problems, within=str(out))
 
 
 def _pip_env(proxy: str | None, ca_bundle: str | None) -> dict[str, str]:

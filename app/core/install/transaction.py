@@ -17,17 +17,19 @@ skeleton). Undoing removes only what is ours:
 Anything else (a file the user saved into the env folder during the install) is KEPT, with the
 folders that hold it, and named in the message: "kept 1 file that was not ours: notes.txt".
 A folder the user chose that existed (empty) before is emptied, not removed; parents that did
-not exist are removed when empty.
+not exist are removed when empty. Each entry goes through :func:`app.core.deletion.delete_entry`:
+a read-only file is made writable first, and on Windows a file another program holds open is
+tried again for a few seconds, and a tree deeper than MAX_PATH is reached by its ``\\\\?\\`` form.
 """
 from __future__ import annotations
 
 import csv
 import os
-import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from app.core import envs
+from app.core.deletion import delete_entry, is_link, os_path
 from app.core.enums import Phase, PhaseState
 from app.core.events import Event, PhaseEvent, ignore
 from app.core.install.request import InstallPlan
@@ -45,14 +47,22 @@ INSTALLER_FILES = frozenset({".lock"})
 
 
 def _entries(root: Path) -> Iterator[tuple[str, bool]]:
-    """``(path relative to root, is a real folder)`` for everything under ``root`` (links not followed)."""
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        rel_dir = os.path.relpath(dirpath, root)
+    """``(path relative to root, is a real folder)`` for everything under ``root``: links and
+    Windows junctions are not followed (they are entries, not folders); on Windows the walk
+    goes by the extended form of ``root``, so a tree deeper than MAX_PATH is listed whole."""
+    top = os_path(root, min_length=0)
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        rel_dir = dirpath[len(top):].lstrip(os.sep)
+        real = []
         for name in dirnames:
-            rel = name if rel_dir == "." else os.path.join(rel_dir, name)
-            yield rel, not os.path.islink(os.path.join(dirpath, name))
+            rel = os.path.join(rel_dir, name) if rel_dir else name
+            is_real = not is_link(os.path.join(dirpath, name))
+            if is_real:
+                real.append(name)
+            yield rel, is_real
+        dirnames[:] = real  # os.walk enters a junction otherwise
         for name in filenames:
-            yield (name if rel_dir == "." else os.path.join(rel_dir, name)), False
+            yield (os.path.join(rel_dir, name) if rel_dir else name), False
 
 
 class Rollback:
@@ -119,8 +129,8 @@ class Rollback:
             env.unlink(missing_ok=True)
         elif env.is_dir():
             self._remove_ours(problems)
-            if not self.env_existed and not self.kept:
-                _remove(env, env.rmdir, problems)
+            if not self.env_existed and not self.kept and not problems:
+                delete_entry(env, is_dir=True, problems=problems)
         for parent in self.created_parents:  # deepest first
             try:
                 parent.rmdir()
@@ -135,6 +145,7 @@ class Rollback:
         recorded_dirs = {d for r in recorded for d in _parents(r)}
         entries = sorted(_entries(self.env_path), key=lambda e: e[0].count(os.sep), reverse=True)
         kept_dirs: set[str] = set()
+        stuck_dirs: set[str] = set()  # folders holding what could not be deleted (said once, for that entry)
         for rel, is_dir in entries:  # deepest first: a folder's content before the folder
             full = self.env_path / rel
             if not self._ours(rel, areas, recorded, recorded_dirs):
@@ -142,8 +153,10 @@ class Rollback:
                 kept_dirs.update(_parents(rel))
             elif rel in kept_dirs:
                 continue  # ours, but it holds something that is not: kept with it
-            else:
-                _remove(full, full.rmdir if is_dir else full.unlink, problems)
+            elif rel in stuck_dirs:
+                continue
+            elif not delete_entry(full, is_dir=is_dir, problems=problems, within=str(self.env_path)):
+                stuck_dirs.update(_parents(rel))
         # a kept folder is named only when nothing inside it is (its content says it all)
         named = set(self.kept)
         self.kept = sorted(k for k in named if not (k.endswith(os.sep) and any(
@@ -161,31 +174,6 @@ def _record_rows(record: Path) -> Iterable[str]:
 def _parents(rel: str) -> list[str]:
     parts = rel.split(os.sep)
     return [os.sep.join(parts[:i]) for i in range(1, len(parts))]
-
-
-def _writable_parent(path: Path) -> None:
-    try:
-        os.chmod(path.parent, stat.S_IRWXU)
-    except OSError:
-        pass
-
-
-def _remove(path: Path, remove: Callable[[], None], problems: list[str]) -> None:
-    """``remove()`` (an unlink or rmdir of ``path``), once more after making its folder writable when
-    permission is denied; a failure is added to ``problems``, a file already gone is fine."""
-    for attempt in (1, 2):
-        try:
-            remove()
-            return
-        except FileNotFoundError:
-            return
-        except PermissionError as exc:
-            if attempt == 2:
-                problems.append(f"{path}: {exc.strerror or exc}")
-            _writable_parent(path)
-        except OSError as exc:
-            problems.append(f"{path}: {exc.strerror or exc}")
-            return
 
 
 def kept_text(kept: list[str], limit: int = 5) -> Text:

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core import registry
+from app.core.deletion import delete_tree, os_path, shown_path
+from app.core.deletion import is_link as _is_link
 from app.core.envs import is_env
 from app.core.events import Event, StepEvent, ignore
 from app.core.lifecycle.common import Refused
@@ -103,13 +105,6 @@ def _is_within(child: str, parent: str) -> bool:
     return child == parent or child.startswith(parent.rstrip(os.sep) + os.sep)
 
 
-def _is_link(path: Path) -> bool:
-    if path.is_symlink():
-        return True
-    is_junction = getattr(os.path, "isjunction", None)  # Python 3.12+
-    return bool(is_junction and is_junction(path))
-
-
 @dataclass(frozen=True)
 class RemovePlan:
     path: Path
@@ -161,18 +156,21 @@ class _Scan:
 
 
 def scan(root: Path, *, max_entries: int = 2_000_000) -> _Scan:
-    """Walk ``root`` without following links; mount points inside are listed, not entered."""
+    """Walk ``root`` without following links (nor Windows junctions); mount points inside are
+    listed, not entered. On Windows the walk goes by the extended form of ``root``, so a tree
+    deeper than MAX_PATH is counted whole."""
     s = _Scan()
-    dev = os.lstat(root).st_dev
-    for folder, dirnames, filenames in os.walk(root, followlinks=False):
+    top = os_path(root, min_length=0)
+    dev = os.lstat(top).st_dev
+    for folder, dirnames, filenames in os.walk(top, followlinks=False):
         keep = []
         for d in dirnames:
             p = os.path.join(folder, d)
             st = os.lstat(p)
-            if stat.S_ISLNK(st.st_mode):
+            if stat.S_ISLNK(st.st_mode) or _is_link(Path(p)):
                 s.links += 1
             elif st.st_dev != dev:
-                s.mounts.append(p)
+                s.mounts.append(shown_path(p))
             else:
                 s.dirs += 1
                 keep.append(d)
@@ -236,68 +234,6 @@ def plan_remove(target: str | os.PathLike[str], *, force: bool = False) -> Remov
     if kernel is not None:
         notes.append(msg("envs.remove_kernel_too", "its Jupyter kernel {name} goes too", name=kernel.name))
     return RemovePlan(path, TreeSize(s.bytes, s.files), s.dirs, s.links, top, rec, kernel, force, tuple(notes))
-
-
-def _chmod_retry(func: Callable[[str], None], p: str, problems: list[str]) -> None:
-    try:
-        func(p)
-    except PermissionError:
-        try:
-            os.chmod(p, stat.S_IWRITE | stat.S_IREAD | stat.S_IEXEC)
-            func(p)
-        except OSError as exc:
-            problems.append(f"{p}: {exc.strerror or exc}")
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        problems.append(f"{p}: {exc.strerror or exc}")
-
-
-def _entry_is_junction(entry: os.DirEntry[str]) -> bool:
-    is_junction = getattr(entry, "is_junction", None)  # Python 3.12+ (Windows junctions)
-    return bool(is_junction and is_junction())
-
-
-def delete_tree(root: Path, *, cancel: CancelToken | None = None) -> list[str]:
-    """Delete ``root`` and what is under it without following links or leaving its filesystem.
-
-    Returns the problems met (empty: all gone). Raises ValueError when ``root`` is a link.
-    """
-    if _is_link(root):
-        raise ValueError(f"{root} is a link; refusing to delete through it")
-    if not root.exists():
-        return []
-    dev = os.lstat(root).st_dev
-    problems: list[str] = []
-
-    def walk(folder: str) -> None:
-        try:
-            it = os.scandir(folder)
-        except OSError as exc:
-            problems.append(f"{folder}: {exc.strerror or exc}")
-            return
-        with it:
-            entries = list(it)
-        for e in entries:
-            if cancel is not None and cancel.cancelled:
-                return
-            try:
-                st = e.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode) and not _entry_is_junction(e):
-                if st.st_dev != dev:
-                    problems.append(f"{e.path}: another filesystem, not entered")
-                    continue
-                walk(e.path)
-                _chmod_retry(os.rmdir, e.path, problems)
-            else:
-                _chmod_retry(os.unlink, e.path, problems)  # a link goes as a link
-
-    walk(os.fspath(root))
-    if not (cancel is not None and cancel.cancelled):
-        _chmod_retry(os.rmdir, os.fspath(root), problems)
-    return problems
 
 
 def remove(plan: RemovePlan, *, on_event: Callable[[Event], None] | None = None,
