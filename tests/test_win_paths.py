@@ -177,6 +177,7 @@ def demo_wheels(tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.lane  # the installs the Windows lane must run: they were the bug
 @pytest.mark.parametrize("form", ["native", "uri", "slashes"])
 def test_install_from_an_absolute_wheel_folder(tmp_path, demo_wheels, form):
     if form == "slashes" and not WINDOWS:
@@ -191,6 +192,7 @@ def test_install_from_an_absolute_wheel_folder(tmp_path, demo_wheels, form):
 
 
 @pytest.mark.slow
+@pytest.mark.lane  # the installs the Windows lane must run: they were the bug
 @pytest.mark.parametrize("form", ["native", "uri"])
 def test_install_from_an_absolute_bundle(tmp_path, demo_wheels, form):
     bundle = make_bundle(tmp_path / "bundle 包", sorted(demo_wheels.glob("*.whl")))
