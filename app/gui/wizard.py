@@ -11,6 +11,7 @@ the work and waits for the core to roll back before the window goes.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSize, QTimer
@@ -90,6 +91,11 @@ class SetupWizard(QWizard):
             self.setWindowIcon(app_icon())
         self.setMinimumSize(MIN_SIZE.boundedTo(self._available()))  # small laptop screens: never larger
         self.resize(self.minimumSize())
+        if sys.platform == "win32":
+            # Qt's Windows default, AeroStyle, moves Back to an arrow in a title band that it draws
+            # itself (empty where desktop composition is off: remote desktops, VMs). The classic
+            # style keeps Back beside Next, where a beginner looks for it, as on Linux
+            self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
         opt = QWizard.WizardOption
         self.setOptions((self.options() | opt.NoBackButtonOnStartPage | opt.NoCancelButtonOnLastPage)
                         & ~opt.HaveHelpButton)  # one call: each setOption() re-lays the wizard out
