@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 
 import pytest
@@ -57,7 +58,7 @@ def test_guard_against_pip_and_uv(tmp_path, capsys, local_wheels, second_torch: 
     build_wheel(second_torch.links, "needs-new-torch", "1.0", requires=["torch==2.14.1"])
     pip = [str(env / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check",
            *second_torch.pip_args()]
-    uv_cmd = " ".join([uv_bin(), "pip", "install", *second_torch.uv_args()])
+    uv_cmd = shlex.join([uv_bin(), "pip", "install", *second_torch.uv_args()])
 
     # 1. pip from the env: refused by the env's pip.conf constraint
     res = _run([*pip, "needs-new-torch"])
