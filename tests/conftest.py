@@ -19,6 +19,10 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# the Pythons the tests start write UTF-8 into their pipes, which the tests read as UTF-8
+# (subprocess.run(..., encoding="utf-8")); on Windows a pipe's default is the ANSI code page.
+# Tests of the product's own console handling set their child's encoding themselves.
+os.environ.setdefault("PYTHONIOENCODING", "utf-8")
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -42,7 +46,7 @@ def _pip_find_links() -> list[Path]:
         return [Path(p) for p in env_dir.split(os.pathsep) if p]
     try:
         out = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True,
-                             text=True, timeout=30).stdout
+                             text=True, encoding="utf-8", timeout=30).stdout
     except Exception:
         return []
     found = []
@@ -107,6 +111,8 @@ def pytest_collection_modifyitems(config, items):
                                         "(why this test cannot run on Windows)")
             if os.name == "nt":
                 item.add_marker(pytest.mark.skip(reason=f"POSIX only: {mark.args[0]}"))
+        if os.name == "nt" and item.get_closest_marker("netns"):
+            item.add_marker(pytest.mark.skip(reason="POSIX only: a network namespace (unshare -n, Linux)"))
     if os.environ.get("TSA_WINE_LANE") == "1" and not config.getoption("markexpr", ""):
         slow = [i for i in items if i.get_closest_marker("slow") and not i.get_closest_marker("lane")]
         if slow:

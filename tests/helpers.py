@@ -29,6 +29,9 @@ CRASH = ("import ctypes, os\n"
          "ctypes.c_int.from_address(8).value\n")
 CRASH_SIGNAL = "an access violation" if WINDOWS else "SIGSEGV"  # how the product names that crash
 
+# a wheel platform tag this machine installs (the wheel folders' fits are judged for this machine)
+PLATFORM_TAG = "win_amd64" if WINDOWS else "manylinux_2_28_x86_64"
+
 
 def venv_python(env: str | os.PathLike[str]) -> Path:
     """Where a venv's interpreter is on this OS (``bin/python``, ``Scripts\\python.exe``): the layout

@@ -38,7 +38,7 @@ def _ansible_into(venv: Path) -> Path:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
         spec = "ansible-core<2.20" if sys.version_info < (3, 12) else "ansible-core"
         res = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
-                              "--disable-pip-version-check", spec], capture_output=True, text=True, timeout=600)
+                              "--disable-pip-version-check", spec], capture_output=True, text=True, encoding="utf-8", timeout=600)
         assert res.returncode == 0, res.stderr[-2000:]
     return venv
 
@@ -47,7 +47,7 @@ def _ansible_into(venv: Path) -> Path:
 def project_wheel(tmp_path_factory) -> Iterator[Path]:
     with scratch(tmp_path_factory, "wheel") as out:
         res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
-                             capture_output=True, text=True, timeout=300)
+                             capture_output=True, text=True, encoding="utf-8", timeout=300)
         assert res.returncode == 0, res.stderr
         yield next(out.glob("torch_setup_assistant-*.whl"))
 
@@ -58,7 +58,7 @@ def cpu_bundle(tmp_path_factory, local_wheels) -> Iterator[Path]:
         out = folder / "torch-bundle"
         res = subprocess.run([sys.executable, "-m", "app", "bundle", "--out", str(out), "--packages",
                               "torch==2.13.0", "--find-links", str(local_wheels)],
-                             cwd=REPO, capture_output=True, text=True, timeout=900)
+                             cwd=REPO, capture_output=True, text=True, encoding="utf-8", timeout=900)
         assert res.returncode == 0, res.stdout + res.stderr
         yield out
 
@@ -78,7 +78,7 @@ def playbook(venv: Path, fleet: Path, *extra: str, timeout: int = 1500) -> subpr
             "-e", f"torch_setup_home={fleet / 'host-home'}",
             "-e", f"torch_setup_reports_dir={fleet / 'reports'}",
             *extra, str(PLAYBOOK_DIR / "playbook.yml")]
-    return subprocess.run(argv, cwd=PLAYBOOK_DIR, capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(argv, cwd=PLAYBOOK_DIR, capture_output=True, text=True, encoding="utf-8", timeout=timeout, env=env)
 
 
 def test_playbook_installs_from_a_bundle_and_brings_the_report_back(ansible_venv, project_wheel, cpu_bundle, fleet):

@@ -298,7 +298,7 @@ def test_cli_ctrl_c_prints_the_partial_results_and_exits_130(torch_env, tmp_path
     proc = subprocess.Popen([sys.executable, "-m", "app", "bench", "--env", str(env), "--device", "cpu",
                              "--sizes", "64", "128", "256", "512", "1024", "2048", "4096", "--dtypes", "fp32",
                              "--budget-s", "300", "--repeats", "20"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8", env=child_env)
     try:
         deadline = time.monotonic() + 120
         measured = False

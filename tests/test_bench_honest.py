@@ -44,7 +44,7 @@ def _orphan_burners(n: int, seconds: float) -> list[int]:
     pids = []
     for _ in range(n):
         out = subprocess.run(["sh", "-c", 'python3 -c "$0" >/dev/null 2>&1 & echo $!', BURN.format(seconds=seconds)],
-                             capture_output=True, text=True, timeout=30, check=True)
+                             capture_output=True, text=True, encoding="utf-8", timeout=30, check=True)
         pids.append(int(out.stdout.strip()))
     return pids
 

@@ -23,7 +23,7 @@ PY = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 def cli(*args, prefix=(), timeout=900) -> subprocess.CompletedProcess:
     return subprocess.run([*prefix, sys.executable, "-m", "app.cli", *map(str, args)], cwd=REPO,
-                          capture_output=True, text=True, timeout=timeout,
+                          capture_output=True, text=True, encoding="utf-8", timeout=timeout,
                           stdin=subprocess.DEVNULL)
 
 
@@ -76,7 +76,7 @@ def test_bundle_installs_with_no_network_at_all(bundle, tmp_path):
     prefix = _no_network_prefix()
     probe = subprocess.run([*prefix, sys.executable, "-c",
                             "import socket; socket.create_connection(('pypi.org', 443), 3)"],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, encoding="utf-8")
     assert probe.returncode != 0  # really no network in there
     env = tmp_path / "offline env ü (1)"
     r = cli("install", "--env", env, "--installer", installer, "--from-bundle", bundle, "--yes",
@@ -88,7 +88,7 @@ def test_bundle_installs_with_no_network_at_all(bundle, tmp_path):
     assert "--require-hashes" in install_cmd and "--no-index" in install_cmd
     out = subprocess.run([*prefix, str(env / "bin" / "python"), "-c",
                           "import torch; print(torch.__version__, torch.ones(2).sum().item())"],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, encoding="utf-8", timeout=300)
     assert out.stdout.split() == ["2.13.0+cpu", "2.0"], out.stderr
 
 

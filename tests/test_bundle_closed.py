@@ -28,7 +28,7 @@ PY = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 def cli(*args, timeout=600) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "app.cli", *map(str, args)], cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+                          text=True, encoding="utf-8", timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def make_bundle(folder: Path, wheels: list[Path], python: str = PY) -> Path:

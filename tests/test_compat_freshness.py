@@ -26,7 +26,7 @@ NEW = FakeRelease("torch", "2.16.0", ("cpu", "cu132", "cu134"))
 
 def _cli(home: Path, *args: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
     env = clean_env(TORCH_SETUP_HOME=str(home), TORCH_SETUP_COMPAT="bundled")
-    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True, timeout=timeout,
+    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True, encoding="utf-8", timeout=timeout,
                           cwd=REPO, env=env)
 
 

@@ -175,7 +175,7 @@ def test_cli_reports_a_malformed_file_with_exit_2(folder, tmp_path):
     report = tmp_path / "r.json"
     report.write_text(json.dumps({"os": "linux", "arch": "x86_64", "python": "3.12", "gpus": []}), encoding="utf-8")
     res = subprocess.run([sys.executable, "-m", "app", "recommend", "--from-report", str(report), "--compat",
-                          str(folder)], capture_output=True, text=True, timeout=60,
+                          str(folder)], capture_output=True, text=True, encoding="utf-8", timeout=60,
                          cwd=Path(__file__).resolve().parents[1])
     assert res.returncode == 2
     assert "release 2.9, variant" in res.stderr and "'9.x' is not a compute capability" in res.stderr

@@ -132,7 +132,7 @@ def test_detect_imports_neither_torch_nor_qt():
             "    rc = main()\n"
             "json.loads(buf.getvalue())\n"
             "print(json.dumps({'rc': rc, 'mods': sorted(sys.modules)}))\n")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, encoding="utf-8", timeout=60)
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     assert res["rc"] == 0
@@ -141,7 +141,7 @@ def test_detect_imports_neither_torch_nor_qt():
     assert "app.core.detect" in res["mods"]  # detection really ran in this process
     # and the same, seen by the interpreter's own import log of `python -m app detect --json`
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "app", "detect", "--json"], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, encoding="utf-8", timeout=60)
     assert proc.returncode == 0
     imported = {ln.rsplit("|", 1)[-1].strip() for ln in proc.stderr.splitlines() if ln.startswith("import time:")}
     assert "app.core.detect" in imported
@@ -253,7 +253,7 @@ def test_importing_detection_is_cheap():
     code = ("import sys, json, app.core.detect, app.commands.detect\n"
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('psutil', 'pynvml', 'torch', 'PySide6'))))")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, encoding="utf-8", timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == []
 

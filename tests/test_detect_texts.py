@@ -118,6 +118,6 @@ def test_a_hung_source_never_keeps_the_process_alive():
         print(jobs.wait(time.monotonic() + 0.2))
     """)
     t0 = time.monotonic()
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, encoding="utf-8", timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "['forever']", out.stderr
     assert time.monotonic() - t0 < 30

@@ -60,7 +60,7 @@ def test_terminal_prints_the_activation_command(tmp_path, capsys):
             assert acts[0].command in rc_file.read_text(encoding="utf-8")
             rc_file.unlink()
     # the command really activates it
-    res = subprocess.run(["bash", "-c", f"{acts[0].command} && echo $VIRTUAL_ENV"], capture_output=True, text=True,
+    res = subprocess.run(["bash", "-c", f"{acts[0].command} && echo $VIRTUAL_ENV"], capture_output=True, text=True, encoding="utf-8",
                          timeout=30, env={k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"})
     assert res.stdout.strip() == str(env)
 
@@ -147,7 +147,7 @@ def test_open_terminal_starts_a_terminal_with_the_env_active(tmp_path, monkeypat
     fake = bindir / "xterm"  # a stand-in terminal: runs what it is given (the rc file) and notes its args
     fake.write_text(f'#!/bin/sh\necho "$@" > "{seen}"\n', encoding="utf-8")
     fake.chmod(0o755)
-    setsid = subprocess.run(["sh", "-c", "command -v setsid"], capture_output=True, text=True).stdout.strip()
+    setsid = subprocess.run(["sh", "-c", "command -v setsid"], capture_output=True, text=True, encoding="utf-8").stdout.strip()
     if not setsid:
         pytest.skip("no setsid here")
     monkeypatch.setenv("PATH", f"{bindir}:{Path(setsid).parent}")

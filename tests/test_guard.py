@@ -15,6 +15,7 @@ from app.core import guard
 from app.core.doctor import analyze
 from app.core.guard import GuardFacts
 from app.core.text import render
+from tests.helpers import WINDOWS
 from tests.netlab.clients import make_venv
 
 BASH = "/bin/bash" if Path("/bin/bash").exists() else None
@@ -45,15 +46,28 @@ def _tree(env: Path) -> dict[str, bytes]:
 def test_apply_and_lift_leave_the_env_exactly_as_it_was(venv):
     before = _tree(venv)
     st = guard.apply(venv, ("torch==2.13.0+cpu",))
-    assert st.active and st.activate_hook and st.pins == ("torch==2.13.0+cpu",)
-    conf = guard.pip_config_file(venv).read_text(encoding="utf-8")
-    assert f"constraint = {venv / guard.CONSTRAINTS_FILE}" in conf
-    assert guard.apply(venv, ("torch==2.13.0+cpu",)).active  # idempotent
-    assert (venv / "bin" / "activate").read_text(encoding="utf-8").count(guard.BEGIN) == 2  # on + off, once
-    assert oct((venv / "bin" / "activate").stat().st_mode & 0o777) == oct(0o644)  # permissions kept
-    lifted = guard.lift(venv)
+    try:
+        assert st.active and st.pins == ("torch==2.13.0+cpu",)
+        conf = guard.pip_config_file(venv).read_text(encoding="utf-8")
+        assert f"constraint = {venv / guard.CONSTRAINTS_FILE}" in conf
+        assert guard.apply(venv, ("torch==2.13.0+cpu",)).active  # idempotent
+    finally:
+        lifted = guard.lift(venv)  # the module's other tests start from an unguarded env
     assert not lifted.constraints and not lifted.pip_config and not lifted.activate_hook
     assert _tree(venv) == before
+
+
+@pytest.mark.xfail(WINDOWS, strict=True, reason="Windows gap: the uv hook goes only into a POSIX bin/activate; a "
+                   "Windows venv's Scripts\\activate.bat and Activate.ps1 get none, so `uv pip` is not guarded there")
+def test_the_activate_hook_for_uv_is_added_once_and_keeps_the_scripts_permissions(venv):
+    st = guard.apply(venv, ("torch==2.13.0+cpu",))
+    try:
+        assert st.activate_hook
+        guard.apply(venv, ("torch==2.13.0+cpu",))
+        assert (venv / "bin" / "activate").read_text(encoding="utf-8").count(guard.BEGIN) == 2  # on + off, once
+        assert oct((venv / "bin" / "activate").stat().st_mode & 0o777) == oct(0o644)  # permissions kept
+    finally:
+        assert not guard.lift(venv).activate_hook
 
 
 def test_a_pip_conf_the_user_had_is_kept_and_put_back(venv):
@@ -83,7 +97,7 @@ def test_activate_exports_uv_constraint_and_deactivate_restores_the_previous_val
                   'echo "off=${UV_CONSTRAINT-unset}"; export UV_CONSTRAINT=/mine.txt; '
                   f'source "{venv}/bin/activate"; echo "on2=$UV_CONSTRAINT"; deactivate; echo "off2=$UV_CONSTRAINT"')
         env = {k: v for k, v in os.environ.items() if k not in ("UV_CONSTRAINT", "VIRTUAL_ENV")}
-        out = subprocess.run([BASH, "-c", script], capture_output=True, text=True, env=env, timeout=30).stdout
+        out = subprocess.run([BASH, "-c", script], capture_output=True, text=True, encoding="utf-8", env=env, timeout=30).stdout
         cons = f"{venv}/{guard.CONSTRAINTS_FILE}"
         assert f"on={cons}\n" in out
         assert "off=unset\n" in out

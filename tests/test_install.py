@@ -34,7 +34,7 @@ def cli(*args, timeout=900, **kw) -> subprocess.CompletedProcess:
 
 def imports_torch(env: Path) -> str:
     out = subprocess.run([str(envs.env_python(env)), "-c", "import torch; print(torch.__version__)"],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, encoding="utf-8", timeout=300)
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 
@@ -73,7 +73,7 @@ def test_sigint_to_the_cli_cancels_rolls_back_and_exits_130(tmp_path, local_whee
     proc = subprocess.Popen([sys.executable, "-m", "app.cli", "install", "--env", str(env),
                              "--installer", "pip", "--packages", "torch==2.13.0",
                              "--find-links", str(local_wheels), "--yes", "--no-verify"],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
                             stdin=subprocess.DEVNULL)
     seen = []
 

@@ -6,6 +6,7 @@ Real installs of the local torch wheel (the tier CI runs with TORCH_SETUP_REQUIR
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -63,7 +64,7 @@ def test_a_uv_environment_has_its_own_pip(tmp_path, local_wheels):
     create = result.commands_run[0].argv
     assert create[1] == "venv" and "--seed" in create
     pip = env / ("Scripts/pip.exe" if sys.platform.startswith("win") else "bin/pip")
-    out = subprocess.run([str(pip), "--version"], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([str(pip), "--version"], capture_output=True, text=True, encoding="utf-8", timeout=120)
     assert out.returncode == 0, out.stderr
     assert str(env) in out.stdout, f"`pip` in the activated env is the env's own: {out.stdout}"
 
@@ -169,7 +170,7 @@ def test_an_index_without_pip_still_gives_the_env_its_own_pip(tmp_path, index_se
     steps = [(c.step, c.exit_code) for c in result.commands_run]
     assert steps[0] == ("create-env", 2) and ("seed-pip", 0) in steps and steps[-1] == ("install", 0), steps
     pip = env / ("Scripts/pip.exe" if sys.platform.startswith("win") else "bin/pip")
-    out = subprocess.run([str(pip), "--version"], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([str(pip), "--version"], capture_output=True, text=True, encoding="utf-8", timeout=120)
     assert out.returncode == 0 and str(env) in out.stdout, out.stdout + out.stderr
 
 
@@ -178,6 +179,8 @@ def test_offline_seeding_installs_ensurepips_own_pip_with_uv(tmp_path):
     from that folder (a fraction of a second; ``python -m ensurepip`` takes seconds)."""
     from app.core.envs import probe_python
 
+    if importlib.util.find_spec("ensurepip") is None:
+        pytest.skip("this Python has no ensurepip (the embeddable Windows build of the lane)")
     backend = UvVenv(kind="venv", installer="uv", tool="uv", uv="uv")
     py, _ = probe_python(sys.executable, use_cache=False)
     assert py is not None and py.pip_wheels and Path(py.pip_wheels, f"pip-{py.pip}-py3-none-any.whl").is_file()

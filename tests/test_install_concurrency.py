@@ -118,7 +118,7 @@ def start(runs: list[Run], tmp_path: Path, env: Path, index, base_py: Path, inst
     if not verify:
         args.append("--no-verify")
     cache = tmp_path / f"cache {installer} {time.monotonic_ns()}"  # a cold cache: the slow download really happens
-    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, encoding="utf-8",
                             stdin=subprocess.DEVNULL,
                             env=clean_env(UV_CACHE_DIR=str(cache), PIP_CACHE_DIR=str(cache),
                                           TORCH_SETUP_HOME=os.environ["TORCH_SETUP_HOME"]))
@@ -146,7 +146,7 @@ def wait_for(run: Run, text: str, timeout: float = 240) -> None:
 
 def imports_torch(env: Path) -> str:
     out = subprocess.run([str(envs.env_python(env)), "-c", "import torch; print(torch.__version__)"],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, encoding="utf-8", timeout=300)
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 

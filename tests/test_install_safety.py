@@ -12,8 +12,8 @@
 """
 from __future__ import annotations
 
+import importlib.util
 import os
-import pty
 import shutil
 import signal
 import subprocess
@@ -32,7 +32,15 @@ from app.core.errors import UserError
 from app.core.events import PhaseEvent
 from app.core.install.transaction import Rollback, kept_text
 from app.core.text import render
-from tests.helpers import leftover_processes
+from tests.helpers import (
+    SCRIPTS,
+    WINDOWS,
+    can_symlink,
+    leftover_processes,
+    site_packages,
+    venv_program,
+    venv_python,
+)
 from tests.netlab import Slow, Status, build_wheel
 from tests.netlab.clients import clean_env, make_venv
 
@@ -46,15 +54,22 @@ def tree(root: Path) -> list[str]:
 
 # =========================================================================== rollback: only what we made
 
+LIB = "Lib" if WINDOWS else "lib"  # the venv folder that holds site-packages
+
+
 def _fake_env(env: Path) -> Rollback:
-    """A new env as the creator and an installer leave it (with a RECORD-listed data file)."""
+    """A new env as the creator and an installer leave it (with a RECORD-listed data file), in
+    this OS's layout."""
     guard = Rollback(env)
-    sp = env / "lib" / "python3.11" / "site-packages"
+    sp = site_packages(env)
     sp.mkdir(parents=True)
-    (env / "bin").mkdir()
-    (env / "bin" / "python").symlink_to(sys.executable)
+    (env / SCRIPTS).mkdir()
+    if can_symlink() and not WINDOWS:
+        venv_python(env).symlink_to(sys.executable)
+        (env / "lib64").symlink_to("lib")
+    else:  # a Windows venv's python.exe is a copy
+        venv_python(env).write_bytes(b"MZ")
     (env / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
-    (env / "lib64").symlink_to("lib")
     guard.record_created()
     # the installer: a package with a RECORD listing a data file outside site-packages, a script,
     # a half-unpacked package without any RECORD (a cancel), uv's lock file, byte code
@@ -64,9 +79,11 @@ def _fake_env(env: Path) -> Rollback:
     info.mkdir()
     (env / "share" / "pkg").mkdir(parents=True)
     (env / "share" / "pkg" / "data.json").write_text("{}", encoding="utf-8")
+    tool = venv_program(env, "pkg-tool")
+    up = Path(os.path.relpath(env, sp)).as_posix()  # ../../.. (../.. on Windows)
     (info / "RECORD").write_text("pkg/__init__.py,,\npkg-1.0.dist-info/RECORD,,\n"
-                                 "../../../share/pkg/data.json,,\n../../../bin/pkg-tool,,\n", encoding="utf-8")
-    (env / "bin" / "pkg-tool").write_text("#!/bin/sh\n", encoding="utf-8")
+                                 f"{up}/share/pkg/data.json,,\n{up}/{SCRIPTS}/{tool.name},,\n", encoding="utf-8")
+    tool.write_text("#!/bin/sh\n", encoding="utf-8")
     (sp / "half").mkdir()
     (sp / "half" / "part.so").write_bytes(b"\0" * 10)
     (env / ".lock").write_text("", encoding="utf-8")
@@ -81,13 +98,13 @@ def test_rollback_keeps_and_names_what_the_user_saved_during_the_install(tmp_pat
     (env / "notes.txt").write_text("my notes", encoding="utf-8")  # saved by the user while the install ran
     (env / "mywork").mkdir()
     (env / "mywork" / "a.py").write_text("print(1)", encoding="utf-8")
-    (env / "lib" / "keep-me.txt").write_text("x", encoding="utf-8")  # inside a folder the creator made
+    (env / LIB / "keep-me.txt").write_text("x", encoding="utf-8")  # inside a folder the creator made
     (env / "empty dir of mine").mkdir()
     assert guard.run() == []
-    assert guard.kept == sorted(["notes.txt", os.path.join("mywork", "a.py"), os.path.join("lib", "keep-me.txt"),
+    assert guard.kept == sorted(["notes.txt", os.path.join("mywork", "a.py"), os.path.join(LIB, "keep-me.txt"),
                                  "empty dir of mine" + os.sep])
-    assert tree(env) == sorted(["notes.txt", "mywork", os.path.join("mywork", "a.py"), "lib",
-                                os.path.join("lib", "keep-me.txt"), "empty dir of mine"])
+    assert tree(env) == sorted(["notes.txt", "mywork", os.path.join("mywork", "a.py"), LIB,
+                                os.path.join(LIB, "keep-me.txt"), "empty dir of mine"])
     assert (env / "notes.txt").read_text(encoding="utf-8") == "my notes"
     assert render(kept_text(["notes.txt"])) == "1 file that was not ours: notes.txt"
     assert render(kept_text([f"f{i}" for i in range(7)])) == \
@@ -109,12 +126,14 @@ def test_rollback_never_reaches_outside_the_env(tmp_path):
     (outside / "dir" / "file").write_text("keep", encoding="utf-8")
     env = tmp_path / "env"
     guard = _fake_env(env)
-    sp = env / "lib" / "python3.11" / "site-packages"
+    sp = site_packages(env)
     # a RECORD naming files outside the env, and links from inside the env to outside
+    up = Path(os.path.relpath(tmp_path, sp)).as_posix()
     with open(sp / "pkg-1.0.dist-info" / "RECORD", "a", encoding="utf-8") as fh:
-        fh.write(f"../../../../outside/precious.txt,,\n{outside / 'dir' / 'file'},,\n")
-    (sp / "link-to-outside").symlink_to(outside / "dir")
-    (env / "bin" / "evil").symlink_to(outside / "precious.txt")
+        fh.write(f"{up}/outside/precious.txt,,\n{outside / 'dir' / 'file'},,\n")
+    if can_symlink():  # else (Windows without the privilege, Wine) the RECORD alone points outside
+        (sp / "link-to-outside").symlink_to(outside / "dir")
+        (env / SCRIPTS / "evil").symlink_to(outside / "precious.txt")
     assert guard.run() == []
     assert not env.exists()
     assert tree(outside) == ["dir", os.path.join("dir", "file"), "precious.txt"]
@@ -124,7 +143,7 @@ def test_rollback_never_reaches_outside_the_env(tmp_path):
 def test_a_creator_that_did_not_finish_leaves_the_users_file(tmp_path):
     env = tmp_path / "env"
     guard = Rollback(env)
-    (env / "bin").mkdir(parents=True)  # the creator was still running: no record of it yet
+    (env / SCRIPTS).mkdir(parents=True)  # the creator was still running: no record of it yet
     (env / "pyvenv.cfg").write_text("", encoding="utf-8")
     (env / "notes.txt").write_text("mine", encoding="utf-8")
     assert guard.run() == []
@@ -148,6 +167,12 @@ def test_the_installer_never_runs_on_the_interpreter_the_env_links_to(tmp_path):
     with pytest.raises(UserError) as err:
         core.ensure_own_interpreter(env)
     assert "no longer a Python environment" in render(err.value.message)
+
+
+@pytest.mark.posix_only("bin/python replaced by a shell script that runs another Python")
+def test_the_installer_never_runs_on_an_interpreter_that_is_not_the_env(tmp_path):
+    env = tmp_path / "env"
+    make_venv(env)
     (env / "pyvenv.cfg").write_text("home = /nonexistent\n", encoding="utf-8")
     # bin/python replaced by something that runs ANOTHER Python: its sys.prefix is not the env
     py = envs.env_python(env)
@@ -160,9 +185,14 @@ def test_the_installer_never_runs_on_the_interpreter_the_env_links_to(tmp_path):
     assert "installer was not run" in render(err.value.message)
 
 
+def _base_dists() -> list[str]:
+    """The distributions in the base interpreter's own site-packages."""
+    pattern = "Lib/site-packages/*.dist-info" if WINDOWS else "lib/python3*/site-packages/*.dist-info"
+    return sorted(p.name for p in Path(sys.base_prefix).glob(pattern))
+
+
 def test_install_refuses_when_the_env_stops_being_its_own_before_the_installer(tmp_path, tiny_wheels):
-    base_sp = Path(sys.base_prefix)
-    before = sorted(p.name for p in base_sp.glob("lib/python3*/site-packages/*.dist-info"))
+    before = _base_dists()
     env = tmp_path / "env"
     p = core.plan(core.InstallRequest(env, python=sys.executable, packages=["netlab-dep==0.5"],
                                       find_links=[str(tiny_wheels)], default_index_url=str(tiny_wheels)))
@@ -178,7 +208,7 @@ def test_install_refuses_when_the_env_stops_being_its_own_before_the_installer(t
     installs = [ln for ln in log.splitlines() if ln.startswith("$ ") and " pip install " in ln]
     assert not [ln for ln in installs if "netlab-dep" in ln], installs  # the install step never started
     assert not env.exists()
-    assert sorted(p.name for p in base_sp.glob("lib/python3*/site-packages/*.dist-info")) == before
+    assert _base_dists() == before
 
 
 def test_installer_commands_name_the_envs_own_interpreter(tmp_path):
@@ -202,7 +232,11 @@ def _breaking_set(folder: Path) -> None:
     build_wheel(folder, "torchaudio", "0.99.0+cpu")
 
 
-@pytest.mark.parametrize("installer", ["uv", "pip"])
+NO_VENV = not (importlib.util.find_spec("venv") and importlib.util.find_spec("ensurepip"))
+
+
+@pytest.mark.parametrize("installer", ["uv", pytest.param("pip", marks=pytest.mark.skipif(
+    NO_VENV, reason="python -m venv: this Python has none (the embeddable Windows build)"))])
 def test_existing_env_is_restored_package_by_package_and_names_what_could_not_be(tmp_path, installer):
     env = tmp_path / "existing env ü"
     if installer == "uv":
@@ -316,12 +350,13 @@ def _newest_install_log() -> str:
     return logs[-1].read_text(encoding="utf-8")
 
 
+@pytest.mark.posix_only("SIGINT and SIGTERM sent to the CLI (Windows has console control events instead)")
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_mid_install_rolls_back_keeps_the_users_file_and_ends_every_process(tmp_path, slow_index, sig,
                                                                                       code):
     env = tmp_path / "made by us" / "env"
     proc = subprocess.Popen(_install_args(env, slow_index), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, text=True, env=_cli_env(tmp_path))
+                            stdin=subprocess.DEVNULL, text=True, encoding="utf-8", env=_cli_env(tmp_path))
     seen, reader = _reader(proc.stderr)
     with proc:
         _wait_for_installer(env, proc, seen)
@@ -341,7 +376,10 @@ def test_a_signal_mid_install_rolls_back_keeps_the_users_file_and_ends_every_pro
     assert took < 30, f"the rollback took {took:.1f} s"
 
 
+@pytest.mark.posix_only("a pseudo-terminal that hangs up, and SIGHUP")
 def test_sighup_with_the_terminal_gone_rolls_back_and_ends_every_process(tmp_path, slow_index):
+    import pty
+
     env = tmp_path / "env"
     master, slave = pty.openpty()
     proc = subprocess.Popen(_install_args(env, slow_index), cwd=REPO, stdout=slave, stderr=slave, stdin=slave,
@@ -375,9 +413,13 @@ def test_sighup_with_the_terminal_gone_rolls_back_and_ends_every_process(tmp_pat
 def _piped_to_head(args: list[str], tmp_path: Path) -> subprocess.Popen:
     cmd = " ".join(f"'{a}'" for a in args) + " 2>&1 | head -2; exit ${PIPESTATUS[0]}"
     return subprocess.Popen(["bash", "-c", cmd], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL, text=True, env=_cli_env(tmp_path))
+                            stdin=subprocess.DEVNULL, text=True, encoding="utf-8", env=_cli_env(tmp_path))
 
 
+CLOSED_STDERR = pytest.mark.posix_only("bash pipes the CLI into head, which closes the pipe")
+
+
+@CLOSED_STDERR
 def test_closed_stderr_and_a_failing_install_still_rolls_back(tmp_path, index_server, tiny_wheels):
     index = index_server([*tiny_wheels.glob("*.whl")], behaviours={"netlab_demo-*": Status(404)})
     env = tmp_path / "env"
@@ -390,6 +432,7 @@ def test_closed_stderr_and_a_failing_install_still_rolls_back(tmp_path, index_se
     assert "Nothing was left behind" in _newest_install_log() or "rolled back" in _newest_install_log()
 
 
+@CLOSED_STDERR
 def test_closed_stderr_does_not_stop_a_good_install(tmp_path, index_server, tiny_wheels):
     index = index_server([*tiny_wheels.glob("*.whl")])
     env = tmp_path / "env"
@@ -399,6 +442,7 @@ def test_closed_stderr_does_not_stop_a_good_install(tmp_path, index_server, tiny
     assert envs.installed_distributions(env)["netlab-demo"] == "1.1"
 
 
+@CLOSED_STDERR
 def test_closed_stderr_and_sigterm_roll_back(tmp_path, slow_index):
     env = tmp_path / "env"
     with _piped_to_head(_install_args(env, slow_index), tmp_path) as proc:
@@ -417,7 +461,7 @@ def test_closed_stderr_and_sigterm_roll_back(tmp_path, slow_index):
 
 def _cli(*args, timeout=300) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "app.cli", *map(str, args)], cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+                          text=True, encoding="utf-8", timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 @pytest.mark.parametrize("args,flag", [
@@ -463,7 +507,7 @@ def test_install_exits_1_when_the_verification_fails_and_keeps_the_env(tmp_path)
     env = tmp_path / "env"
     r = subprocess.run([sys.executable, "-m", "app.cli", "install", "--env", str(env), "--python", sys.executable,
                         "--packages", "torch==2.13.0", "--find-links", str(wheels), "--default-index-url", str(wheels),
-                        "--yes"], cwd=REPO, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+                        "--yes"], cwd=REPO, capture_output=True, text=True, encoding="utf-8", timeout=600, stdin=subprocess.DEVNULL,
                        env=clean_env(TORCH_SETUP_HOME=os.environ["TORCH_SETUP_HOME"]))
     assert r.returncode == 1, r.stdout + r.stderr
     assert "(it is kept), but the verification" in r.stderr, r.stderr
@@ -517,7 +561,7 @@ def test_ctrl_c_during_the_verification_keeps_the_env_and_says_exactly_that(tmp_
     proc = subprocess.Popen([sys.executable, "-m", "app.cli", "install", "--env", str(env), "--python", sys.executable,
                              "--packages", "torch==2.13.0", "--find-links", str(local_wheels), "--yes"],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            text=True)
+                            text=True, encoding="utf-8")
     seen, reader = _reader(proc.stderr)
     with proc:
         deadline = time.monotonic() + 280
@@ -537,6 +581,7 @@ def test_ctrl_c_during_the_verification_keeps_the_env_and_says_exactly_that(tmp_
     shutil.rmtree(env)  # ~0.9 GB: not kept around by pytest
 
 
+@pytest.mark.posix_only("a shell script running yes, under an RLIMIT_AS memory limit")
 def test_a_python_that_prints_forever_is_refused_with_bounded_memory(tmp_path):
     """``--python`` naming a program that prints without end: our capture stays bounded, and such a
     path is never handed to uv (which would read its output without a limit)."""
@@ -551,7 +596,7 @@ def test_a_python_that_prints_forever_is_refused_with_bounded_memory(tmp_path):
         resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 
     r = subprocess.run([sys.executable, "-m", "app.cli", "install", "--env", str(env), "--python", str(printer),
-                        "--packages", "six", "--yes", "--no-verify"], cwd=REPO, capture_output=True, text=True,
+                        "--packages", "six", "--yes", "--no-verify"], cwd=REPO, capture_output=True, text=True, encoding="utf-8",
                        timeout=240, stdin=subprocess.DEVNULL, preexec_fn=limit_memory)
     assert r.returncode == 2, r.stderr[-2000:]
     assert "No usable Python" in r.stderr and "MemoryError" not in r.stderr

@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _imported_after(code: str) -> set[str]:
     probe = code + "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, encoding="utf-8",
                          timeout=60, check=True).stdout
     return set(json.loads(out.strip().splitlines()[-1]))
 

@@ -441,7 +441,7 @@ def test_cli_serves_https_with_its_own_ca(tiny_wheels, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "tests.netlab", "serve", "--root", str(tiny_wheels), "--tls",
                              "--ca-out", str(ca), "--behave", "netlab_dep-*=403", "--ready-file", str(ready)],
                             cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True, encoding="utf-8")
     try:
         deadline = time.monotonic() + 30
         while not ready.exists() and time.monotonic() < deadline and proc.poll() is None:
@@ -463,7 +463,7 @@ def test_cli_serves_a_folder_until_stopped(tiny_wheels, tmp_path):
                              "--auth", f"carol:{SECRET}", "--ready-file", str(ready),
                              "--fake", "torch==2.16.0:cpu,cu132"],
                             cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True, encoding="utf-8")
     try:
         deadline = time.monotonic() + 30
         while not ready.exists() and time.monotonic() < deadline and proc.poll() is None:
@@ -489,7 +489,7 @@ def wheelhouse(torch_wheelhouse):
 def _installed(python: Path) -> dict[str, str]:
     out = subprocess.run([python, "-c", "import importlib.metadata as m, json; "
                           "print(json.dumps({d.metadata['Name'].lower(): d.version for d in m.distributions()}))"],
-                         capture_output=True, text=True, env=clean_env(), timeout=60, check=True).stdout
+                         capture_output=True, text=True, encoding="utf-8", env=clean_env(), timeout=60, check=True).stdout
     return json.loads(out)
 
 
@@ -518,7 +518,7 @@ def test_uv_installs_torch_from_the_plain_index_only(index_server, wheelhouse, t
     assert done.returncode == 0, done.stderr
     _assert_all_from(srv, wheelhouse, py)
     probe = subprocess.run([py, "-c", "import torch; print(torch.__version__, torch.ones(2).sum().item())"],
-                           capture_output=True, text=True, env=clean_env(), timeout=120)
+                           capture_output=True, text=True, encoding="utf-8", env=clean_env(), timeout=120)
     assert probe.stdout.split() == ["2.13.0+cpu", "2.0"], probe.stderr
 
 

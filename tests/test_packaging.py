@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO / "installer"))
 
 
 def _tracked(prefix: str) -> list[str]:
-    out = subprocess.run(["git", "ls-files", prefix], cwd=REPO, capture_output=True, text=True)
+    out = subprocess.run(["git", "ls-files", prefix], cwd=REPO, capture_output=True, text=True, encoding="utf-8")
     files = [f for f in out.stdout.split() if f]
     if not files:  # not a git checkout: fall back to the tree
         files = [p.relative_to(REPO).as_posix() for p in (REPO / prefix).rglob("*") if p.is_file()]
@@ -34,7 +34,7 @@ def project_wheel(tmp_path_factory):
     out = tmp_path_factory.mktemp("wheel")
     build_tmp = tmp_path_factory.mktemp("wheel-build")
     res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
-                          "-q", "-w", str(out), str(REPO)], capture_output=True, text=True,
+                          "-q", "-w", str(out), str(REPO)], capture_output=True, text=True, encoding="utf-8",
                          timeout=300, env={**os.environ, "TMPDIR": str(build_tmp)})
     assert res.returncode == 0, res.stderr
     return next(out.glob("torch_setup_assistant-*.whl"))
@@ -55,10 +55,10 @@ def test_installed_wheel_finds_its_resources(project_wheel, tmp_path):
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     py = venv / "bin" / "python"
     res = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "-q",
-                          str(project_wheel)], capture_output=True, text=True, timeout=300)
+                          str(project_wheel)], capture_output=True, text=True, encoding="utf-8", timeout=300)
     assert res.returncode == 0, res.stderr
     out = subprocess.run([str(py), "-I", "-c", "from app.core import paths; print(paths.resources_dir()); "
-                          "print(paths.probes_dir())"], capture_output=True, text=True, timeout=60,
+                          "print(paths.probes_dir())"], capture_output=True, text=True, encoding="utf-8", timeout=60,
                          cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     res_dir, probes_dir = (Path(x) for x in out.stdout.split("\n")[:2])
@@ -149,7 +149,7 @@ def test_offline_edition_refuses_a_damaged_bundle(tmp_path, project_wheel, capsy
 def test_linux_tarball_and_per_user_install(tmp_path):
     app = _fake_app(tmp_path / "dist")
     res = subprocess.run(["bash", str(REPO / "installer/linux/make_tarball.sh"), str(app), str(tmp_path / "out")],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, encoding="utf-8", timeout=120)
     assert res.returncode == 0, res.stderr
     archive = Path(res.stdout.strip().splitlines()[-1])
     assert re.match(r"torch-setup-0\.1\.0-linux-[\w]+\.tar\.gz$", archive.name)
@@ -159,12 +159,12 @@ def test_linux_tarball_and_per_user_install(tmp_path):
     home = tmp_path / "home dir"
     home.mkdir()
     env = {"HOME": str(home), "PATH": os.environ["PATH"]}
-    res = subprocess.run(["bash", str(top / "install.sh")], capture_output=True, text=True, env=env, timeout=60)
+    res = subprocess.run(["bash", str(top / "install.sh")], capture_output=True, text=True, encoding="utf-8", env=env, timeout=60)
     assert res.returncode == 0, res.stderr
     prefix = home / ".local/opt/torch-setup"
     link = home / ".local/bin/torch-setup"
     assert link.is_symlink() and link.resolve() == (prefix / "torch-setup").resolve()
-    assert subprocess.run([str(link), "--version"], capture_output=True, text=True).stdout.startswith("torch-setup")
+    assert subprocess.run([str(link), "--version"], capture_output=True, text=True, encoding="utf-8").stdout.startswith("torch-setup")
     desktop = home / ".local/share/applications/torch-setup.desktop"
     entry = configparser.ConfigParser(interpolation=None)
     entry.optionxform = str
@@ -173,7 +173,7 @@ def test_linux_tarball_and_per_user_install(tmp_path):
     assert d["Exec"] == f'"{prefix}/torch-setup"' and d["Type"] == "Application"
     assert d["Name[zh_CN]"] and d["Icon"] == "torch-setup"
     assert (home / ".local/share/icons/hicolor/scalable/apps/torch-setup.svg").is_file()
-    res = subprocess.run(["bash", str(top / "install.sh"), "--uninstall"], capture_output=True, text=True,
+    res = subprocess.run(["bash", str(top / "install.sh"), "--uninstall"], capture_output=True, text=True, encoding="utf-8",
                          env=env, timeout=60)
     assert res.returncode == 0 and not prefix.exists() and not desktop.exists() and not link.is_symlink()
 
@@ -204,7 +204,7 @@ def frozen_app(tmp_path_factory):
     with scratch(tmp_path_factory, "pyinstaller") as tmp:
         res = subprocess.run([sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
                               "--distpath", str(tmp / "dist"), "--workpath", str(tmp / "work"),
-                              str(REPO / "build.spec")], cwd=REPO, capture_output=True, text=True, timeout=1200)
+                              str(REPO / "build.spec")], cwd=REPO, capture_output=True, text=True, encoding="utf-8", timeout=1200)
         assert res.returncode == 0, res.stderr[-3000:]
         yield tmp / "dist" / "torch-setup"
 
@@ -233,7 +233,7 @@ def test_frozen_onedir_contents(frozen_app):
 def test_frozen_self_test_passes_and_children_get_the_users_library_path(frozen_app, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env.update(QT_QPA_PLATFORM="offscreen", LD_LIBRARY_PATH="/opt/user-libs", TORCH_SETUP_HOME=str(tmp_path))
-    res = subprocess.run([str(frozen_app / "torch-setup"), "--self-test"], capture_output=True, text=True,
+    res = subprocess.run([str(frozen_app / "torch-setup"), "--self-test"], capture_output=True, text=True, encoding="utf-8",
                          env=env, timeout=300, cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "self-test OK" in res.stdout and "(frozen," in res.stdout
@@ -249,7 +249,7 @@ def test_frozen_cli_rejects_a_bad_answer_file(frozen_app, tmp_path):
     f = tmp_path / "a.toml"
     f.write_text('[environment]\npath = "env"\n[torch]\nbakcend = "cpu"\n', encoding="utf-8")
     res = subprocess.run([str(frozen_app / "torch-setup"), "install", "--config", str(f), "--yes"],
-                         capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                         capture_output=True, text=True, encoding="utf-8", timeout=120, cwd=tmp_path,
                          env={**os.environ, "TORCH_SETUP_HOME": str(tmp_path / "home")})
     assert res.returncode == 2 and "'torch.bakcend'" in res.stderr and "line 4" in res.stderr
     assert not (tmp_path / "env").exists()

@@ -302,7 +302,7 @@ def test_a_real_403_install_failure_prints_the_explanation_and_the_commands(tmp_
     args = ["install", "--env", str(env), "--packages", "netlab-demo==1.0", "--index-url", server.simple_url(),
             "--default-index-url", server.simple_url(), "--yes", "--no-verify"]
     repo = Path(__file__).resolve().parents[1]
-    run = subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=repo, capture_output=True, text=True,
+    run = subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=repo, capture_output=True, text=True, encoding="utf-8",
                          timeout=600, stdin=subprocess.DEVNULL)
     assert run.returncode == 1, run.stdout + run.stderr
     err = run.stderr
@@ -310,7 +310,7 @@ def test_a_real_403_install_failure_prints_the_explanation_and_the_commands(tmp_
     assert "1. Run, with URL filled in: torch-setup install" in err and "--index-url URL" in err, err
     assert "2. Run it again: torch-setup install" in err, err
     as_json = subprocess.run([sys.executable, "-m", "app.cli", *args, "--json"], cwd=repo, capture_output=True,
-                             text=True, timeout=600, stdin=subprocess.DEVNULL)
+                             text=True, encoding="utf-8", timeout=600, stdin=subprocess.DEVNULL)
     d = json.loads(as_json.stdout)
     assert d["code"] == "http-403" and [a["kind"] for a in d["actions"]] == ["switch_source", "retry"]
     assert not env.exists()

@@ -7,6 +7,8 @@ The folders hold files by name only (what the engine reads); the PyTorch server 
 127.0.0.1 port that refuses, or a real 127.0.0.1 index (tests/netlab) that lists the pair."""
 from __future__ import annotations
 
+import platform
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,12 @@ from app.core.recommend import Choices
 from app.core.session import Observer, RunOptions, Session
 from app.core.system import SystemReport
 from app.core.text import render
+
+# the folders' wheels fit the machine that runs the tests (what the availability judges), and what
+# their names mean is PyPI's on Linux x86-64 (a plain torch-2.14.1 is the CUDA 13.0 build there, the
+# CPU build on Windows): tests/gui/test_win_wheel_folder.py has Windows's folders
+pytestmark = pytest.mark.skipif(not (sys.platform == "linux" and platform.machine() == "x86_64"),
+                                reason="Linux x86-64 wheel folders (PyPI's builds as named there)")
 
 CPU_BOX = {"os": {"family": "linux", "glibc": "2.36"}, "arch": "x86_64", "python": {"version": "3.11.7"},
            "gpus": []}

@@ -30,12 +30,12 @@ PASSWORD = "s3cret-Pr0xy-pw"
 
 def cli(*args: object, env: dict[str, str], timeout: float = 900) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "app.cli", *map(str, args)], cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env)
+                          text=True, encoding="utf-8", timeout=timeout, stdin=subprocess.DEVNULL, env=env)
 
 
 def torch_of(env_dir: Path) -> str:
     out = subprocess.run([str(envs.env_python(env_dir)), "-c", "import torch; print(torch.__version__)"],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, encoding="utf-8", timeout=300)
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 

@@ -61,7 +61,7 @@ def test_a_speed_test_beside_burning_programs_says_the_machine_was_busy(torch_en
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     out = subprocess.run([sys.executable, str(SCRIPT), "--env", str(py), "--out", str(tmp_path), "--name", "busy",
                           "--burn", "2", "--sizes", "64", "128", "--budget-s", "3"],
-                         capture_output=True, text=True, timeout=300, cwd=REPO, env=env)
+                         capture_output=True, text=True, encoding="utf-8", timeout=300, cwd=REPO, env=env)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "status done" in out.stdout
     assert "The machine was busy: other programs used" in out.stdout, out.stdout

@@ -29,7 +29,7 @@ def cli(*args, cwd=None, timeout=900, netns=False):
         argv = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *argv]
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO)
-    return subprocess.run(argv, cwd=cwd or REPO, capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(argv, cwd=cwd or REPO, capture_output=True, text=True, encoding="utf-8", timeout=timeout, env=env)
 
 
 def write(path: Path, text: str) -> Path:
@@ -159,7 +159,7 @@ formats = ["json", "md", "html"]
     # The environment is real: its Python imports the torch it reported.
     py = env / "bin" / "python"
     out = subprocess.run([str(py), "-c", "import torch; print(torch.__version__)"],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, encoding="utf-8", timeout=300)
     assert out.stdout.strip() == data["install"]["torch_version"]
 
 

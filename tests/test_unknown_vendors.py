@@ -56,7 +56,7 @@ def test_windows_on_arm_with_qualcomm_via_the_cli(tmp_path):
     report = tmp_path / "woa.json"
     report.write_text(json.dumps(WOA), encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "app", "recommend", "--from-report", str(report)],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+                          capture_output=True, text=True, encoding="utf-8", timeout=120, cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert "PyTorch has no build for your Qualcomm Adreno X1-85 GPU (Qualcomm) here; the CPU build is used." \
         in done.stdout

@@ -77,12 +77,12 @@ def test_upgrade_verifies_in_staging_swaps_and_undoes(tmp_path, capsys, local_wh
     assert not (env.parent / staging_name).exists()
     # the swapped env works at its final path: interpreter, console scripts, activation, pyvenv.cfg
     probe = subprocess.run([str(env / "bin" / "python"), "-c", "import sys, torch, six; print(sys.prefix); "
-                            "print(torch.__version__)"], capture_output=True, text=True, timeout=300)
+                            "print(torch.__version__)"], capture_output=True, text=True, encoding="utf-8", timeout=300)
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.splitlines()[0] == str(env)
     assert subprocess.run([str(env / "bin" / "torchrun"), "--help"], capture_output=True, timeout=300).returncode == 0
     shell = subprocess.run(["bash", "-c", f'source "{env}/bin/activate" && echo "$VIRTUAL_ENV" && command -v python'],
-                           capture_output=True, text=True, timeout=60,
+                           capture_output=True, text=True, encoding="utf-8", timeout=60,
                            env={k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"})
     assert shell.stdout.splitlines() == [str(env), str(env / "bin" / "python")]
     for f in [env / "pyvenv.cfg", *(p for p in (env / "bin").iterdir() if p.is_file() and not p.is_symlink())]:

@@ -58,7 +58,7 @@ def test_the_ranks_start_before_the_other_checks_and_give_the_same_result(torch_
 def test_forked_ranks_never_write_to_the_protocol(torch_env):
     """Every stdout line of the probe is one JSON object, even with ranks forked from it."""
     _env, py = torch_env
-    res = subprocess.run([str(py), "-I", str(PROBE), "--dist-mode", "fork"], capture_output=True, text=True,
+    res = subprocess.run([str(py), "-I", str(PROBE), "--dist-mode", "fork"], capture_output=True, text=True, encoding="utf-8",
                          env=clean_env(), timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     objs = [json.loads(line) for line in res.stdout.splitlines()]
@@ -96,7 +96,7 @@ def test_a_rank_that_fails_or_hangs_is_reported_and_stopped(torch_env):
     _env, py = torch_env
     code = RANKS.format(folder=str(probes_dir()))
     before = {p.pid for p in psutil.Process().children(recursive=True)}
-    res = subprocess.run([str(py), "-I", "-c", code], capture_output=True, text=True, env=clean_env(), timeout=300)
+    res = subprocess.run([str(py), "-I", "-c", code], capture_output=True, text=True, encoding="utf-8", env=clean_env(), timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert out["timeout"] == ["failed", "all_reduce_timeout"]

@@ -210,10 +210,10 @@ def test_torchvision_ticked_installs_a_working_pair_from_local_sources(qtbot, tm
         ran = commands_text([c.argv for c in res.commands_run])
         assert ran == shown, "the report records exactly the command the Environment page showed"
         env = Path(res.env_path)
-        check = subprocess.run([str(res.python), "-c", NMS], capture_output=True, text=True, timeout=600)
+        check = subprocess.run([str(res.python), "-c", NMS], capture_output=True, text=True, encoding="utf-8", timeout=600)
         assert check.returncode == 0, check.stderr[-2000:]
         assert check.stdout.split() == ["2.14.1+cu130", "0.29.1+cu130", "[0]"], check.stdout
-        pip = subprocess.run([str(env / "bin" / "pip"), "--version"], capture_output=True, text=True, timeout=120)
+        pip = subprocess.run([str(env / "bin" / "pip"), "--version"], capture_output=True, text=True, encoding="utf-8", timeout=120)
         assert pip.returncode == 0 and str(env) in pip.stdout  # seeded offline from ensurepip
 
         # Verify: green, on the processor

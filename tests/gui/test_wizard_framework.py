@@ -266,7 +266,7 @@ def test_the_gui_command_loads_no_qt_until_the_wizard_opens():
             "import app.cli, app.commands.gui\n"
             "app.cli.build_parser()\n"
             "print(sorted(m for m in sys.modules if m.startswith('PySide6')))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, encoding="utf-8", timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
 
@@ -281,7 +281,7 @@ def test_no_display_gives_a_clear_message_not_a_crash(tmp_path):
         pytest.skip("Linux only")
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     env["TORCH_SETUP_HOME"] = str(tmp_path)
-    out = subprocess.run([sys.executable, "-m", "app"], capture_output=True, text=True, env=env, timeout=60)
+    out = subprocess.run([sys.executable, "-m", "app"], capture_output=True, text=True, encoding="utf-8", env=env, timeout=60)
     assert out.returncode == 1, out.stderr
     assert "No display was found" in out.stderr and "torch-setup detect" in out.stderr
 
@@ -328,7 +328,7 @@ def test_torch_setup_alone_shows_the_window_before_anything_heavy_loads(tmp_path
             "sys.exit(main([]))\n")
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "TORCH_SETUP_REPORT_FIRST_PAINT": "1",
            "TORCH_SETUP_HOME": str(tmp_path)}
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, encoding="utf-8", timeout=120, env=env)
     assert res.returncode == 0, res.stderr[-2000:]
     seen = json.loads(next(ln for ln in res.stdout.splitlines() if ln.startswith("{")))
     mods = set(seen["modules"])

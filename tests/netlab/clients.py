@@ -47,7 +47,7 @@ def uv_install(python: Path, index_url: str, requirements: Sequence[str], *, ext
     """``uv pip install --index-url URL`` only (no find-links, no other index, no config, no cache)."""
     cmd = [uv_bin(), "pip", "install", "--no-config", "--no-cache", "--python", str(python),
            "--index-url", index_url, *extra_args, *requirements]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+    return subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", timeout=timeout,
                           env=env if env is not None else clean_env())
 
 
@@ -57,5 +57,5 @@ def pip_install(python: Path, index_url: str, requirements: Sequence[str], *, ex
     no retries, so a refusal shows at once)."""
     cmd = [sys.executable, "-m", "pip", "--isolated", "--python", str(python), "install", "--no-cache-dir",
            "--retries", "0", "--timeout", "30", "--index-url", index_url, *extra_args, *requirements]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+    return subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", timeout=timeout,
                           env=env if env is not None else clean_env())

@@ -9,6 +9,7 @@ is kept in ``<cache>/wheelhouse-<sha256 of the torch wheel, 16 hex>/`` (cache:
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.utils import parse_wheel_filename
+from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from tests.netlab.files import file_sha256
 
@@ -48,7 +49,7 @@ def local_indexes() -> list[str]:
     if env is not None:
         return env.split()
     try:
-        out = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True,
+        out = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, encoding="utf-8",
                              timeout=60).stdout
     except (OSError, subprocess.SubprocessError):
         return []
@@ -82,6 +83,33 @@ def _load(folder: Path, torch_name: str) -> Wheelhouse | None:
                       float(manifest["gather_s"]), cached=True)
 
 
+def _copy_closure(requirement: str, find_links: Sequence[Path], stage: Path) -> subprocess.CompletedProcess:
+    """What ``pip download --no-index`` does, for a Python without pip: uv resolves ``requirement``
+    from the folders alone, and the wheel of each pin that this interpreter can install is copied."""
+    from packaging.tags import sys_tags
+    from uv import find_uv_bin
+
+    cmd = [find_uv_bin(), "pip", "compile", "-", "--quiet", "--no-index", "--no-header", "--no-annotate",
+           "--python", sys.executable, *(a for f in find_links for a in ("--find-links", str(f)))]
+    done = subprocess.run(cmd, input=requirement + "\n", capture_output=True, text=True, encoding="utf-8", timeout=300)
+    if done.returncode != 0:
+        return done
+    supported = list(sys_tags())
+    for line in done.stdout.splitlines():
+        name, sep, version = line.strip().partition("==")
+        if not sep:
+            continue
+        fits = [w for f in find_links for w in Path(f).glob("*.whl")
+                if parse_wheel_filename(w.name)[0] == canonicalize_name(name)
+                and str(parse_wheel_filename(w.name)[1]) == version.split(";")[0].strip()]
+        fits.sort(key=lambda w: min((supported.index(t) for t in parse_wheel_filename(w.name)[3] if t in supported),
+                                    default=len(supported)))
+        if not fits:
+            return subprocess.CompletedProcess(cmd, 1, "", f"no wheel of {line.strip()} in the folders")
+        shutil.copyfile(fits[0], stage / fits[0].name)
+    return done
+
+
 def gather_wheelhouse(find_links: Sequence[Path], *, root: Path | None = None,
                       indexes: Sequence[str] | None = None) -> Wheelhouse:
     """The cached folder for the torch wheel in ``find_links``; made with pip download when missing."""
@@ -112,7 +140,10 @@ def gather_wheelhouse(find_links: Sequence[Path], *, root: Path | None = None,
         cmd.append(requirement)
         env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
         began = time.monotonic()
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
+        if importlib.util.find_spec("pip") is None and not idx:  # this Python has no pip (the Windows lane's)
+            done = _copy_closure(requirement, find_links, stage)
+        else:
+            done = subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", timeout=900, env=env)
         took = time.monotonic() - began
         if done.returncode != 0:
             raise RuntimeError(f"pip download {requirement} failed ({done.returncode}):\n{done.stderr[-4000:]}")
