@@ -1,11 +1,11 @@
 """Run one core call off the GUI thread and bring its events and result back to it.
 
 The core call has the shape ``fn(on_event, cancel) -> result``. Events it reports from
-the worker thread are delivered to the GUI thread through queued signals (the only
-channel back), so pages never touch widgets from another thread and never call
+the worker thread are delivered to the GUI thread through one queued channel (the only
+way back), so pages never touch widgets from another thread and never call
 ``processEvents()``.
 
-    task = Task(lambda on_event, cancel: install(plan, on_event=on_event, cancel=cancel))
+    task = Task(lambda on_event, cancel: install(plan, on_event=on_event, cancel=cancel), page)
     task.event.connect(page.on_event)
     task.succeeded.connect(page.on_done)
     task.failed.connect(page.on_error)      # a UserError
@@ -16,6 +16,15 @@ channel back), so pages never touch widgets from another thread and never call
 A core call that answers a cancel with a value instead of :class:`Cancelled` (the speed
 test returns the measurements made so far) has that value delivered by ``partial`` just
 before ``cancelled``.
+
+Lifetimes, safe by construction: the worker thread never touches a Task's Qt object (nor a
+page's). It emits only on the relay, one QObject made in the GUI thread and never destroyed
+while the process runs, through a queued connection; the relay, in the GUI thread, re-emits
+each delivery on its Task, there and then, unless the Task or the page that owns it (the
+``owner`` given when it was made) has been destroyed meanwhile: then the delivery is dropped.
+A Task is never a Qt child of its page (a page's destruction cannot destroy a Task whose
+thread still runs), and the relay holds every started Task until its thread has ended, so a
+Task is always destroyed in the GUI thread.
 """
 from __future__ import annotations
 
@@ -23,7 +32,8 @@ import threading
 import traceback
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Signal, SignalInstance
+import shiboken6
+from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
 
 from app.core.cancel import CancelToken
 from app.core.errors import Cancelled, UserError
@@ -32,41 +42,53 @@ from app.core.text import msg
 
 CoreCall = Callable[[Callable[[Event], None], CancelToken], object]
 
+_RELEASE = ""  # the delivery that ends a Task's run: after every signal of it
 
-class _Keeper(QObject):
-    """Holds every started Task until its thread has ended and its last signal has reached the
-    GUI thread, so that a Task is always destroyed there, never in its worker thread.
 
-    Without it, the worker thread could drop the last reference to a Task its page had already
-    let go of: PySide then deletes the QObject in the worker thread, while the GUI thread may
-    still be delivering that Task's queued signals. A QObject must be destroyed in its own
-    thread. The keeper lives in the GUI thread (it is made with the first Task), and each worker
-    hands its Task back to it through a queued signal as the very last thing it does."""
+class _Relay(QObject):
+    """The one object worker threads emit on. It lives in the GUI thread for the whole process
+    (made with the first Task, kept by this module, no parent: nothing destroys it before the
+    interpreter ends), so the object a thread emits on always outlives the thread.
 
-    release = Signal(object)
+    Each delivery names its Task and the signal to emit there; the relay emits it in the GUI
+    thread, where the Task and its owner are destroyed too, so whether they still exist is
+    known for sure (no race with a destructor in another thread)."""
+
+    deliver = Signal(object, str, object)  # the Task, the name of its signal, the arguments (a tuple)
 
     def __init__(self) -> None:
         super().__init__()
         self.running: set[Task] = set()
-        self.release.connect(self._release)
+        self.deliver.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
 
-    def _release(self, task: Task) -> None:
-        if task._thread is not None:
-            task._thread.join()  # the worker's last lines: after this it holds no reference
-        self.running.discard(task)
+    def _deliver(self, task: Task, name: str, args: tuple[object, ...]) -> None:
+        if name == _RELEASE:
+            if task._thread is not None:
+                task._thread.join()  # the worker's last lines: after this it holds no reference
+            self.running.discard(task)  # the last reference may go here, in the GUI thread
+            return
+        if not task.receiving():
+            return  # its page (or the Task itself) was destroyed while the work ran: nobody listens
+        getattr(task, name).emit(*args)
 
 
-_keeper: _Keeper | None = None
+_relay: _Relay | None = None
 
 
-def _the_keeper() -> _Keeper:
-    global _keeper
-    if _keeper is None:  # the first Task is made in the GUI thread, and so is its keeper
-        _keeper = _Keeper()
-    return _keeper
+def _the_relay() -> _Relay:
+    global _relay
+    if _relay is None:  # the first Task is made in the GUI thread, and so is the relay
+        _relay = _Relay()
+        app = QCoreApplication.instance()
+        if app is not None and _relay.thread() is not app.thread():
+            _relay.moveToThread(app.thread())
+    return _relay
 
 
 class Task(QObject):
+    """One core call in a worker thread. ``owner`` (a page) is not the Task's Qt parent: it only
+    says whose slots listen, so that nothing is delivered once the owner has been destroyed."""
+
     event = Signal(object)  # type: ignore[assignment]  # (shadows QObject.event, a name every page uses)
     succeeded = Signal(object)
     failed = Signal(object)  # UserError
@@ -74,20 +96,21 @@ class Task(QObject):
     cancelled = Signal()
     finished = Signal()  # always emitted last
 
-    def __init__(self, fn: CoreCall, parent: QObject | None = None, name: str = "task") -> None:
-        super().__init__(parent)
+    def __init__(self, fn: CoreCall, owner: QObject | None = None, name: str = "task") -> None:
+        super().__init__()  # no parent: the owner's destruction must not destroy a running Task
         self._fn = fn
         self._name = name
+        self._owner = owner
         self.token = CancelToken()
         self._thread: threading.Thread | None = None
         self._running = False
-        self._keeper = _the_keeper()
+        self._relay = _the_relay()
 
     def start(self) -> None:
         if self._running:
             raise RuntimeError(f"{self._name} is already running")
         self._running = True
-        self._keeper.running.add(self)
+        self._relay.running.add(self)
         self._thread = threading.Thread(target=self._run, name=f"torch-setup-{self._name}", daemon=True)
         self._thread.start()
 
@@ -97,6 +120,10 @@ class Task(QObject):
     def is_running(self) -> bool:
         return self._running
 
+    def receiving(self) -> bool:
+        """The Task and its owner still exist (GUI thread only: both are destroyed there)."""
+        return shiboken6.isValid(self) and (self._owner is None or shiboken6.isValid(self._owner))
+
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the worker thread ends (tests and shutdown only)."""
         if self._thread is not None:
@@ -104,40 +131,37 @@ class Task(QObject):
             return not self._thread.is_alive()
         return True
 
-    def _emit(self, signal: SignalInstance, *args: object) -> None:
-        try:
-            signal.emit(*args)
-        except RuntimeError:  # the Task's owner (a page) was deleted while the work ran: nobody listens
-            pass
+    # ---- the worker thread: only plain Python state and the relay ----
+    def _send(self, name: str, *args: object) -> None:
+        self._relay.deliver.emit(self, name, args)
 
     def _on_event(self, event: Event) -> None:
-        self._emit(self.event, event)
+        self._send("event", event)
 
     def _run(self) -> None:
-        # Signals emitted from this thread are queued to the receivers' (GUI) thread.
         try:
             result = self._fn(self._on_event, self.token)
         except Cancelled:
             self._running = False
-            self._emit(self.cancelled)
+            self._send("cancelled")
         except UserError as err:
             self._running = False
-            self._emit(self.failed, err)
+            self._send("failed", err)
         except Exception as exc:  # a bug in the core: show it, never crash the GUI
             self._running = False
-            self._emit(self.failed, UserError(msg("gui.unexpected", "Unexpected error: {error}", error=str(exc)),
-                                              hint=msg("gui.bug_hint", "This is a bug in Torch Setup Assistant; "
-                                                       "please report it with the saved report."),
-                                              lines=traceback.format_exc().splitlines()[-8:]))
+            self._send("failed", UserError(msg("gui.unexpected", "Unexpected error: {error}", error=str(exc)),
+                                           hint=msg("gui.bug_hint", "This is a bug in Torch Setup Assistant; "
+                                                    "please report it with the saved report."),
+                                           lines=traceback.format_exc().splitlines()[-8:]))
         else:
             self._running = False
             if self.token.cancelled:
                 if result is not None:
-                    self._emit(self.partial, result)
-                self._emit(self.cancelled)
+                    self._send("partial", result)
+                self._send("cancelled")
             else:
-                self._emit(self.succeeded, result)
+                self._send("succeeded", result)
         finally:
             self._running = False
-            self._emit(self.finished)
-            self._keeper.release.emit(self)  # after every signal of this Task: destroyed in the GUI thread
+            self._send("finished")
+            self._send(_RELEASE)  # after every signal of this Task: it is destroyed in the GUI thread

@@ -431,8 +431,6 @@ class EnvironmentPage(BasePage):
         self._render_sources()
 
     def _mirror_task_finished(self) -> None:
-        if self._mirror_task is not None:
-            self._mirror_task.deleteLater()
         self._mirror_task = None
         self._fill_mirrors()
         self._render_sources()
@@ -602,8 +600,6 @@ class EnvironmentPage(BasePage):
             self._update_target()
 
     def _free_task_finished(self) -> None:
-        if self._free_task is not None:
-            self._free_task.deleteLater()
         self._free_task = None
         if self._free_wanted is not None and self._free_wanted != self._free_for:
             self._ask_free_space(self._free_wanted)
