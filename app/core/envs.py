@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from app.core import runner
 from app.core.errors import BadInput
 from app.core.paths import cache_dir
+from app.core.pyarch import FACTS_SNIPPET, interpreter_arch, parse_facts, same_arch
 from app.core.requirements import canonical
 from app.core.text import Text, msg
 
@@ -113,6 +114,10 @@ class PythonInfo:
     is_venv: bool = False  # it is itself inside a venv
     pip: str | None = None  # the pip its ensurepip installs (what a new venv gets), when known
     pip_wheels: str | None = None  # the folder of ensurepip's bundled wheels (a new env's pip, offline)
+    # its OWN architecture (app.core.pyarch: x86_64 | x86 | arm64 | aarch64), None when it did not say
+    arch: str | None = None
+    bits: int | None = None  # its pointer width
+    translated: bool | None = None  # it runs under Rosetta 2 / Windows' x64 emulation
 
     @property
     def major_minor(self) -> str:
@@ -121,12 +126,17 @@ class PythonInfo:
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "version": self.version,
                 "implementation": self.implementation, "has_venv": self.has_venv,
-                "is_venv": self.is_venv, "pip": self.pip, "pip_wheels": self.pip_wheels}
+                "is_venv": self.is_venv, "pip": self.pip, "pip_wheels": self.pip_wheels,
+                "arch": self.arch, "bits": self.bits, "translated": self.translated}
 
 
-_PROBE = (
+_PROBE = FACTS_SNIPPET + (
     "import sys, json, importlib.util as u\n"
-    "print(json.dumps({'version': '%d.%d.%d' % sys.version_info[:3],"
+    "try:\n"
+    "    facts = _tsa_facts()\n"
+    "except Exception:\n"
+    "    facts = ''\n"
+    "print(json.dumps({'version': '%d.%d.%d' % sys.version_info[:3], 'facts': facts, 'sys_platform': sys.platform,"
     " 'implementation': sys.implementation.name,"
     " 'executable': sys.executable,"
     " 'has_venv': bool(u.find_spec('venv') and u.find_spec('ensurepip')),"
@@ -148,8 +158,8 @@ def _stat_key(path: Path) -> str | None:
         st_link = path.stat()
     except OSError:
         return None
-    # "2|": the probe's answer grew (pip_wheels); older cached answers are asked again
-    return f"2|{path}|{path.resolve()}|{st.st_mtime_ns}|{st.st_size}|{st_link.st_ino}"
+    # "3|": the probe's answer grew (pip_wheels, then the architecture); older cached answers are asked again
+    return f"3|{path}|{path.resolve()}|{st.st_mtime_ns}|{st.st_size}|{st_link.st_ino}"
 
 
 def probe_python(path: str | os.PathLike[str], *, timeout: float = 20.0,
@@ -182,7 +192,8 @@ def probe_python(path: str | os.PathLike[str], *, timeout: float = 20.0,
                           implementation=data.get("implementation", "cpython"),
                           has_venv=bool(data.get("has_venv")), is_venv=bool(data.get("is_venv")),
                           pip=data.get("pip") if isinstance(data.get("pip"), str) else None,
-                          pip_wheels=data.get("pip_wheels") if isinstance(data.get("pip_wheels"), str) else None)
+                          pip_wheels=data.get("pip_wheels") if isinstance(data.get("pip_wheels"), str) else None,
+                          **_arch_of(data))
     except (ValueError, KeyError, IndexError):
         return None, f"{p} did not answer like a Python interpreter"
     if key is not None:
@@ -195,6 +206,14 @@ def probe_python(path: str | os.PathLike[str], *, timeout: float = 20.0,
         except OSError:
             pass
     return info, ""
+
+
+def _arch_of(data: dict[str, Any]) -> dict[str, Any]:
+    """The probe's architecture facts as PythonInfo fields (one rule: app.core.pyarch)."""
+    family = {"darwin": "macos", "win32": "windows"}.get(str(data.get("sys_platform")), "linux")
+    raw = data.get("facts")
+    facts = parse_facts(raw if isinstance(raw, str) else "", family)
+    return {"arch": interpreter_arch(facts, family), "bits": facts.bits, "translated": facts.translated}
 
 
 _VERSION_RE = re.compile(r"^\d+\.\d+$")
@@ -242,10 +261,14 @@ def python_candidates(version: str | None, report: SystemReport | None = None) -
     return out
 
 
-def find_python(spec: str | None, report: SystemReport | None = None) -> tuple[PythonInfo | None, list[str]]:
+def find_python(spec: str | None, report: SystemReport | None = None, *,
+                arch: str | None = None) -> tuple[PythonInfo | None, list[str]]:
     """Resolve ``spec`` ("3.11", a path, or None for a sensible default).
 
-    Returns ``(info or None, notes)``: notes say what was tried, for the error message.
+    ``arch``: the architecture the build's wheels need (:func:`app.core.recommend.python_arch_for`);
+    a found interpreter of another one (a 32-bit Python, an x86_64 one under Rosetta) is passed
+    over, never used. A path the user gave is used as given. Returns ``(info or None, notes)``:
+    notes say what was tried, for the error message.
     """
     notes: list[str] = []
     if spec and not _VERSION_RE.match(spec):
@@ -268,6 +291,10 @@ def find_python(spec: str | None, report: SystemReport | None = None) -> tuple[P
             continue
         if info.implementation != "cpython":
             notes.append(f"{cand} is {info.implementation}, not CPython")
+            continue
+        if arch and info.arch and not same_arch(info.arch, arch):
+            notes.append(f"{cand} is a {info.arch} Python{' (translated)' if info.translated else ''}; "
+                         f"the wheels need {arch}")
             continue
         return info, notes
     return None, notes

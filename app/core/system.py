@@ -100,7 +100,12 @@ class PythonInfo:
     implementation: str = "CPython"
     can_venv: bool | None = None  # can this interpreter create a venv (python -m venv / ensurepip)
     source: str = "running"  # running | path | pyenv | conda | uv | py-launcher | manual
+    # the interpreter's OWN architecture (x86_64 | x86 | arm64 | aarch64), as it reported it
+    # (app.core.pyarch), not the machine's: a 32-bit Python on 64-bit Windows is x86
     arch: str | None = None
+    bits: int | None = None  # its pointer width (32 | 64)
+    platform_tag: str | None = None  # its sysconfig.get_platform(): win32, win-amd64, macosx-11.0-arm64, ...
+    translated: bool | None = None  # it runs translated: Rosetta 2, or Windows on Arm's x64 emulation
 
     @classmethod
     def from_dict(cls, d: object, *, path: str = "python", what: str = WHAT) -> PythonInfo:
@@ -117,7 +122,9 @@ class PythonInfo:
                                     f"not {describe(f.get('version'))}")
         return cls(version=f.text("version"), executable=f.text("executable"),
                    implementation=f.text("implementation") or "CPython", can_venv=f.optional_flag("can_venv"),
-                   source=f.text("source") or "running", arch=f.text("arch"))
+                   source=f.text("source") or "running", arch=f.text("arch", max_len=64),
+                   bits=f.integer("bits", hi=256), platform_tag=f.text("platform_tag", max_len=128),
+                   translated=f.optional_flag("translated"))
 
     @property
     def minor(self) -> str | None:

@@ -29,6 +29,7 @@ from app.core.detection import Row, parser, record, run_tool, snippet
 from app.core.detection.cache import StampCache
 from app.core.detection.jobs import Jobs, result_of
 from app.core.detection.winregistry import RegKey, read_key
+from app.core.pyarch import FACTS_SNIPPET, ArchFacts, facts_of_this_process, interpreter_arch, parse_facts
 from app.core.system import ProbeRecord, PythonInfo
 
 # Works on Python 2.7 and 3.x, with -E -s -S (no site, so it starts in ~10 ms).
@@ -46,23 +47,42 @@ PROBE_SCRIPT = (
     "v = sys.version_info\n"
     "impl = getattr(getattr(sys, 'implementation', None), 'name', 'cpython')\n"
     "import struct\n"
-    "sys.stdout.write('TSA-PY %d.%d.%d %s %d %d %s\\n' % (v[0], v[1], v[2], impl, "
-    "int(has('venv') and has('ensurepip')), struct.calcsize('P') * 8, sys.platform))\n"
+    + FACTS_SNIPPET +
+    "try:\n"
+    "    facts = _tsa_facts()\n"
+    "except Exception:\n"
+    "    facts = '- - - - -'\n"
+    "sys.stdout.write('TSA-PY %d.%d.%d %s %d %d %s ; %s\\n' % (v[0], v[1], v[2], impl, "
+    "int(has('venv') and has('ensurepip')), struct.calcsize('P') * 8, sys.platform, facts))\n"
 )
 
 _NAME_RE = re.compile(r"^python(?:3(?:\.\d+)?|2(?:\.\d+)?)?(?:\.exe)?$", re.IGNORECASE)
 MAX_PROBED = 24  # interpreters asked for their version (the rest are listed from their path)
+_CACHE_KIND = "python-arch"  # the answers with the architecture facts (older "python" answers lack them)
+
+
+_PROBE_RE = re.compile(r"TSA-PY (\d+\.\d+\.\d+) (\w+) ([01]) (\d+)(?: (\S+))?(?: ; ([^\r\n]*))?")
 
 
 @parser(lambda: None)
 def parse_probe_output(text: str) -> Row | None:
-    """``TSA-PY 3.11.7 cpython 1 64 linux`` -> ``{"version", "implementation", "can_venv", "bits"}``."""
-    m = re.search(r"TSA-PY (\d+\.\d+\.\d+) (\w+) ([01]) (\d+)", text or "")
+    """``TSA-PY 3.11.7 cpython 1 64 linux ; 64 linux-x86_64 x86_64 - -`` -> ``{"version",
+    "implementation", "can_venv", "bits"}`` and, when the interpreter said them (after ``;``), its
+    architecture facts (:mod:`app.core.pyarch`): ``platform_tag``, ``machine``, ``translated``, ``native``."""
+    m = _PROBE_RE.search(text or "")
     if not m:
         return None
     impl = {"cpython": "CPython", "pypy": "PyPy", "graalpy": "GraalPy"}.get(m.group(2), m.group(2))
-    return {"version": m.group(1), "implementation": impl, "can_venv": m.group(3) == "1",
-            "bits": int(m.group(4))}
+    row: Row = {"version": m.group(1), "implementation": impl, "can_venv": m.group(3) == "1",
+                "bits": int(m.group(4))}
+    facts = parse_facts(m.group(6) or "", _FAMILIES.get(m.group(5) or ""))
+    if facts.platform_tag or facts.machine:
+        row.update(platform_tag=facts.platform_tag, machine=facts.machine, translated=facts.translated,
+                   native=facts.native, sys_platform=m.group(5))
+    return row
+
+
+_FAMILIES = {"linux": "linux", "linux2": "linux", "darwin": "macos", "win32": "windows", "cygwin": "windows"}
 
 
 # The path is taken greedily and stripped afterwards: a lazy ``(\S.*?)\s*$`` went quadratic on
@@ -221,8 +241,10 @@ def running_interpreter() -> PythonInfo:
         can = False  # a PyInstaller bundle's executable is not a Python that can make a venv
     impl = platform.python_implementation()
     v = sys.version_info
+    facts = facts_of_this_process()  # its own architecture: platform.machine() names the machine's
     return PythonInfo(version=f"{v[0]}.{v[1]}.{v[2]}", executable=sys.executable, implementation=impl,
-                      can_venv=can, source="running", arch=platform.machine() or None)
+                      can_venv=can, source="running", arch=interpreter_arch(facts, _FAMILIES.get(sys.platform)),
+                      bits=facts.bits, platform_tag=facts.platform_tag, translated=facts.translated)
 
 
 def _key(path: str) -> str:
@@ -345,7 +367,7 @@ def _ask_version(path: str, source: str, timeout_s: float, cache: StampCache | N
         return (PythonInfo(version=version_from_path(path), executable=path, source=source,
                            can_venv=False if rec is None else None), f"{path}: {why}")
     if cache is not None:
-        cache.put("python", path, parsed)
+        cache.put(_CACHE_KIND, path, parsed)
     return _info(path, source, parsed, arch), None
 
 
@@ -356,7 +378,7 @@ def _versions(cands: list[tuple[str, str]], timeout_s: float, cache: StampCache 
     jobs = Jobs("python")
     futures: dict[int, Future[tuple[PythonInfo, str | None]]] = {}
     for i, (path, source) in enumerate(cands):
-        cached = cache.get("python", path) if cache is not None else None
+        cached = cache.get(_CACHE_KIND, path) if cache is not None else None
         if isinstance(cached, dict) and cached.get("version"):
             infos[i] = _info(path, source, cached, arch)
         elif len(futures) < MAX_PROBED:
@@ -409,10 +431,14 @@ def detect_pythons(timeout_s: float, cache: StampCache | None, *, family: str | 
 
 
 def _info(path: str, source: str, parsed: Row, arch: str | None) -> PythonInfo:
+    """An interpreter's info from its probe's answer; its architecture is its own
+    (:func:`app.core.pyarch.interpreter_arch`), the machine's ``arch`` only where it said nothing."""
     bits = parsed.get("bits")
-    a = arch
-    if bits == 32 and arch in ("x86_64", "amd64"):
-        a = "x86"
+    family = _FAMILIES.get(parsed.get("sys_platform") or "")
+    facts = ArchFacts(bits=bits if isinstance(bits, int) else None, platform_tag=parsed.get("platform_tag"),
+                      machine=parsed.get("machine") or arch, translated=parsed.get("translated"),
+                      native=parsed.get("native"))
     return PythonInfo(version=parsed.get("version"), executable=path,
                       implementation=parsed.get("implementation") or "CPython",
-                      can_venv=parsed.get("can_venv"), source=source, arch=a)
+                      can_venv=parsed.get("can_venv"), source=source, arch=interpreter_arch(facts, family),
+                      bits=facts.bits, platform_tag=facts.platform_tag, translated=facts.translated)

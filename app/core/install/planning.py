@@ -119,7 +119,7 @@ def _python(request: InstallRequest, env_path: Path, what: _What,
                                why=why),
                            hint=msg("install.python_broken_hint", "Repair or recreate that environment."))
     else:
-        python, notes = envs.find_python(what.python_spec, report)
+        python, notes = envs.find_python(what.python_spec, report, arch=_wheels_arch(request))
     m = what.manifest
     if m is not None and python is not None and python.major_minor != m.python_version:
         raise BadInput(msg("install.bundle_python", "The bundle is for Python {bundle}, but the environment would "
@@ -131,6 +131,16 @@ def _python(request: InstallRequest, env_path: Path, what: _What,
                                         "installed here), or build the bundle for this Python.",
                                         version=m.python_version)))
     return python, tuple(notes)
+
+
+def _wheels_arch(request: InstallRequest) -> str | None:
+    """The interpreter architecture the recommended build's wheels need (None: no recommendation)."""
+    rec = request.recommendation
+    if rec is None or not rec.platform:
+        return None
+    from app.core.recommend.machine import python_arch_for
+
+    return python_arch_for(rec.platform)
 
 
 def _build_backend(rec: Recommendation | None, what: _What) -> Backend | None:

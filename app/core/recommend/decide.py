@@ -6,6 +6,7 @@ consequences) for :mod:`app.core.recommend.explain` to put into words.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -39,7 +40,7 @@ class Availed:
 class PythonChoice:
     """Which Python the new environment uses, and why (``case``)."""
 
-    case: Literal["asked", "emulated", "unknown", "supported", "too_old", "too_new", "sources"]
+    case: Literal["asked", "emulated", "unknown", "supported", "too_old", "too_new", "sources", "arch"]
     ok: bool | None  # the report's Python can install the build (None: unknown)
     env_python: str | None  # the new environment's Python when it differs from the report's
     python: str | None  # the Python the sentence names
@@ -63,30 +64,38 @@ def choose_python(eng: Engine, rel: Release, v: Variant | None = None,
     def newest() -> str:
         return max((p for p in rel.pythons() if ok(p)), key=version_tuple, default=hi)
 
+    unfit = m.python_unfit is not None  # its own architecture has no wheel here (32-bit, Rosetta, ARM64 on WoA)
     if eng.fixed_python:
-        same = m.python == eng.fixed_python if m.python else None
-        return PythonChoice("asked", same, eng.fixed_python if eng.fixed_python != m.python else None,
+        same = (m.python == eng.fixed_python and not unfit) if m.python else None
+        return PythonChoice("asked", same, eng.fixed_python if eng.fixed_python != m.python or unfit else None,
                             eng.fixed_python)
-    if m.emulated_x64:
+    if m.emulated_x64 and m.python_fits is None:  # nothing known of its architecture: say which one to get
         py = next((p for p in data.python_preference if ok(p)), newest())
         return PythonChoice("emulated", False, py, py)
     if m.python is None:
         return PythonChoice("unknown", None, None, None)
-    if ok(m.python):
+    if ok(m.python) and not unfit:
         return PythonChoice("supported", True, None, m.python)
-    found = [(p, exe) for p, exe in m.interpreters if ok(p)]
-    found.sort(key=lambda pe: version_tuple(pe[0]), reverse=True)
-    pref = [p for p in data.python_preference if ok(p)]
-    where: str | None = None
-    if found:
-        in_pref = [pe for pe in found if pe[0] in pref]
-        py, where = (sorted(in_pref, key=lambda pe: pref.index(pe[0]))[0] if in_pref else found[0])
-    else:
-        py = pref[0] if pref else newest()
+    py, where = _another(m, [p for p in data.python_preference if ok(p)], ok, newest)
+    if unfit:
+        return PythonChoice("arch", False, py, py, m.python, where)
     if supported(m.python):  # the build supports it, the sources hold no wheel for it
         return PythonChoice("sources", False, py, py, m.python, where)
     too_old = version_tuple(m.python) < version_tuple(lo)
     return PythonChoice("too_old" if too_old else "too_new", False, py, py, m.python, where)
+
+
+def _another(m: Machine, pref: list[str], ok: Callable[[str], bool],
+             newest: Callable[[], str]) -> tuple[str, str | None]:
+    """(the Python the new environment uses, where it is: a path, "" somewhere here, None not yet):
+    one of the interpreters found that a wheel serves, in the order of preference, else the first
+    preferred one (uv can download it)."""
+    found = [(p, exe) for p, exe in m.interpreters if ok(p)]  # m.interpreters holds no unfit architecture
+    found.sort(key=lambda pe: version_tuple(pe[0]), reverse=True)
+    if found:
+        in_pref = [pe for pe in found if pe[0] in pref]
+        return sorted(in_pref, key=lambda pe: pref.index(pe[0]))[0] if in_pref else found[0]
+    return (pref[0] if pref else newest()), None
 
 
 def ceilings(eng: Engine, gpus: tuple[GpuView, ...] | list[GpuView]) -> list[tuple[GpuView, DriverCeiling]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from app.core import cuda
 from app.core.compat import Release, Variant, version_tuple
+from app.core.recommend.archwords import arch_download, skipped_reasons, unfit_why
 from app.core.recommend.decide import Decision, PythonChoice, ceilings
 from app.core.recommend.evaluate import Evaluation
 from app.core.recommend.facts import GpuView
@@ -56,6 +57,7 @@ def reasons(d: Decision) -> list[Text]:
     out.extend(_last_release_reasons(d))
     out.extend(_ceiling_reasons(d))
     out.extend(_python_reasons(d.python, e))
+    out.extend(_arch_reasons(d))
     out.extend(e.notes)
     out.extend(m.notes)
     out.extend(_pypi_reasons(d))
@@ -382,6 +384,22 @@ def _python_reasons(pc: PythonChoice, e: Evaluation) -> list[Text]:
     return [msg("rec.python_too_new", "Your Python {python} is too new for torch {torch} (it supports {lo}–{hi}), "
                 "so the new environment will use Python {env_python}{where}.", python=running, torch=torch,
                 lo=lo, hi=hi, env_python=pc.env_python, where=where)]
+
+
+def _arch_reasons(d: Decision) -> list[Text]:
+    """The report's Python, when its own architecture has no wheel here, and the other interpreters left out."""
+    m, pc = d.m, d.python
+    out: list[Text] = []
+    u = m.python_unfit
+    if pc.case == "arch" and u is not None and pc.env_python:
+        at: Text = msg("rec.python_at_paren", " ({exe})", exe=u.executable) if u.executable else ""
+        where: Text = msg("rec.python_found_at", " (found at {exe})", exe=pc.found_at) if pc.found_at else \
+            msg("rec.python_on_machine", " (already on this machine)") if pc.found_at is not None else \
+            arch_download(u.needs, pc.env_python)
+        out.append(msg("rec.python_arch", "Your Python {python}{at} is {why}, so the new environment will use "
+                       "Python {env_python}{where}.", python=pc.running or u.minor or "?", at=at,
+                       why=unfit_why(u, m, d.eng.data), env_python=pc.env_python, where=where))
+    return out + skipped_reasons(m, d.eng.data)
 
 
 def _pypi_reasons(d: Decision) -> list[Text]:

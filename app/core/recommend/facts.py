@@ -13,7 +13,7 @@ from app.core.recommend.types import GpuRef
 from app.core.system import GPU
 from app.core.text import Text
 
-__all__ = ["GpuView", "Machine", "short_name", "version_of", "vtext"]
+__all__ = ["GpuView", "Machine", "UnfitPython", "short_name", "version_of", "vtext"]
 
 
 def version_of(text: object) -> tuple[int, ...] | None:
@@ -69,6 +69,18 @@ class GpuView:
 
 
 @dataclass(frozen=True)
+class UnfitPython:
+    """An interpreter whose own architecture no wheel of the build serves (a 32-bit Python, an x86_64
+    Python under Rosetta on an Apple silicon Mac, an ARM64 Python on Windows on Arm): never offered."""
+
+    minor: str | None  # "3.12"
+    executable: str  # "" when the report does not say
+    arch: str  # the interpreter's own architecture: x86, x86_64, arm64
+    needs: str | None  # the architecture the build's wheels need (x86_64, arm64)
+    translated: bool = False  # it runs under Rosetta 2 / Windows' x64 emulation
+
+
+@dataclass(frozen=True)
 class Machine:
     platform: str | None  # linux-x86_64, windows-x86_64, macos-arm64, ...
     family: str
@@ -91,6 +103,10 @@ class Machine:
     emulated_x64: bool = False  # Windows on Arm: recommend an x64 Python under emulation
     other: tuple[GpuView, ...] = ()  # GPUs of makers PyTorch publishes no build for (Qualcomm, Moore Threads, ...)
     windows: tuple[int, ...] | None = None  # the Windows version (10.0.22631), when the report gives it
+    # the interpreters no wheel serves (left out of ``interpreters``), and the report's own Python when it is one
+    unfit: tuple[UnfitPython, ...] = ()
+    python_unfit: UnfitPython | None = None
+    python_fits: bool | None = None  # the report's Python is of the wheels' architecture (None: it did not say)
 
     @property
     def driver_os(self) -> str:

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field, replace
 from app.core import cuda
 from app.core.compat import CompatData
 from app.core.errors import BadInput
+from app.core.pyarch import ArchFacts, interpreter_arch, same_arch, wheel_arch
 from app.core.recommend import problems
-from app.core.recommend.facts import GpuView, Machine, short_name, version_of
-from app.core.system import GPU, SystemReport
+from app.core.recommend.facts import GpuView, Machine, UnfitPython, short_name, version_of
+from app.core.system import GPU, PythonInfo, SystemReport
 from app.core.text import Text, msg
 from app.core.visible import Visibility, parse_visible
 
-__all__ = ["read_machine", "wheel_platform"]
+__all__ = ["own_arch", "python_arch_for", "read_machine", "wheel_platform"]
 
 _GFX = re.compile(r"^gfx[0-9a-f]{3,4}$")
 _JETSON_WORDS = ("jetson", "orin", "xavier", "tegra")
@@ -90,10 +91,7 @@ def read_machine(report: SystemReport, data: CompatData) -> Machine:
     windows = version_of(report.os.version) if family == "windows" else None
     if report.python.minor is None:
         said.unknowns.append("python.version")
-    interps: list[tuple[str, str]] = []
-    for p in report.interpreters:
-        if p.minor and (p.minor, p.executable or "") not in interps:
-            interps.append((p.minor, p.executable or ""))
+    pyarch = _Pythons(report, family, python_arch_for(platform))
 
     gpus = _read_gpus(report, data, family, platform, said)
     drivers = [(g.driver, g.driver_text) for g in gpus.nvidia if g.driver]
@@ -111,11 +109,53 @@ def read_machine(report: SystemReport, data: CompatData) -> Machine:
             if val is not None and parse_visible(val, len(gpus.amd)).hides_all:
                 said.warnings.append(problems.amd_hidden(var, val))
     return Machine(platform=platform, family=family, arch=arch, wsl=bool(report.os.wsl), glibc=glibc, macos=macos,
-                   python=report.python.minor, interpreters=tuple(interps), nvidia=tuple(nvidia),
+                   python=report.python.minor, interpreters=tuple(pyarch.fit), nvidia=tuple(nvidia),
                    amd=tuple(gpus.amd), intel=tuple(gpus.intel), apple=tuple(gpus.apple), jetson=tuple(gpus.jetson),
                    other=tuple(gpus.other), windows=windows, driver=driver, driver_text=driver_text,
                    warnings=tuple(said.warnings),
-                   unknowns=tuple(said.unknowns), notes=tuple(said.notes), emulated_x64=platform == "windows-arm64")
+                   unknowns=tuple(said.unknowns), notes=tuple(said.notes), emulated_x64=platform == "windows-arm64",
+                   unfit=tuple(pyarch.unfit), python_unfit=pyarch.running_unfit, python_fits=pyarch.running_fits)
+
+
+def python_arch_for(platform: str | None) -> str | None:
+    """The architecture of the Python that installs the wheels on a machine of ``platform``: the
+    wheels' own, except on Windows on Arm, where the x64 wheels run under emulation with an x64
+    Python (decision 18: no stable win_arm64 wheels)."""
+    return wheel_arch("windows-x86_64" if platform == "windows-arm64" else platform)
+
+
+def own_arch(p: PythonInfo, family: str | None) -> str | None:
+    """An interpreter's own architecture from what the report says of it (None: nothing)."""
+    if not (p.arch or p.platform_tag or p.bits):
+        return None
+    return interpreter_arch(ArchFacts(bits=p.bits, platform_tag=p.platform_tag, machine=p.arch,
+                                      translated=p.translated), family)
+
+
+class _Pythons:
+    """The report's interpreters sorted into those a wheel serves (or that did not say) and the others."""
+
+    def __init__(self, report: SystemReport, family: str, needs: str | None) -> None:
+        self.fit: list[tuple[str, str]] = []
+        self.unfit: list[UnfitPython] = []
+        self.running_unfit = self._unfit(report.python, family, needs)
+        arch = own_arch(report.python, family)
+        self.running_fits = None if arch is None or needs is None else self.running_unfit is None
+        for p in report.interpreters:
+            bad = self._unfit(p, family, needs)
+            if bad is not None:
+                if bad not in self.unfit and bad != self.running_unfit:
+                    self.unfit.append(bad)
+            elif p.minor and (p.minor, p.executable or "") not in self.fit:
+                self.fit.append((p.minor, p.executable or ""))
+
+    @staticmethod
+    def _unfit(p: PythonInfo, family: str, needs: str | None) -> UnfitPython | None:
+        arch = own_arch(p, family)
+        if arch is None or needs is None or same_arch(arch, needs):
+            return None
+        translated = bool(p.translated) or (family == "macos" and arch == "x86_64" and needs == "arm64")
+        return UnfitPython(p.minor, p.executable or "", arch, needs, translated)
 
 
 def _read_gpus(report: SystemReport, data: CompatData, family: str, platform: str, said: _Said) -> _Gpus:
