@@ -183,11 +183,13 @@ def test_windows_and_macos_installers_name_the_onedir():
     assert r"..\..\dist\torch-setup" in iss and "torch-setup-gui.exe" in iss
     assert r"{app}\torch-bundle" in iss  # the offline edition's bundle next to the executable
     dmg = (REPO / "installer/macos/build_dmg.sh").read_text(encoding="utf-8")
-    assert "Torch Setup.app" in dmg and "hdiutil create" in dmg
+    assert "Torch Setup.app" in dmg and "installer/macos/package_app.sh" in dmg
+    assert "hdiutil create" in (REPO / "installer/macos/package_app.sh").read_text(encoding="utf-8")
     spec = (REPO / "build.spec").read_text(encoding="utf-8")
     assert 'name="Torch Setup.app"' in spec and 'NAME + "-gui"' in spec
-    res = subprocess.run(["bash", "-n", str(REPO / "installer/macos/build_dmg.sh")], capture_output=True)
-    assert res.returncode == 0
+    for script in ("build_dmg.sh", "package_app.sh"):
+        res = subprocess.run(["bash", "-n", str(REPO / "installer/macos" / script)], capture_output=True)
+        assert res.returncode == 0, script
 
 
 # --------------------------------------------------------------------- the frozen app

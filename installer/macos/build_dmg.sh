@@ -6,8 +6,10 @@
 #                                                      # the .app (Contents/Resources/torch-bundle)
 #   CODESIGN_IDENTITY="Developer ID Application: …" installer/macos/build_dmg.sh   # signed
 #   NOTARY_PROFILE=my-profile (with CODESIGN_IDENTITY)  # also notarised and stapled
+#   (or NOTARY_KEY/NOTARY_KEY_ID/NOTARY_ISSUER, or APPLE_ID/APPLE_TEAM_ID/APPLE_APP_PASSWORD:
+#   installer/macos/package_app.sh, which signs, self-tests, notarises and makes the image)
 #
-# Needs macOS (hdiutil, codesign) and a Python 3.10+ (PYTHON=python3.12 to choose one).
+# Needs macOS 12+ (hdiutil, codesign) and a Python 3.10+ (PYTHON=python3.12 to choose one).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -17,7 +19,7 @@ BUNDLE=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --bundle) BUNDLE="$2"; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "build_dmg.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -35,34 +37,16 @@ VENV="${BUILD_VENV:-$ROOT/build/venv}"
 
 APP="$ROOT/dist/Torch Setup.app"
 [ -d "$APP" ] || { echo "build_dmg.sh: PyInstaller made no $APP" >&2; exit 1; }
-"$APP/Contents/MacOS/torch-setup" --self-test
+/usr/libexec/PlistBuddy -c "Print :LSMinimumSystemVersion" "$APP/Contents/Info.plist"
 
 if [ -n "$BUNDLE" ]; then
   rm -rf "$APP/Contents/Resources/torch-bundle"
   cp -R "$BUNDLE" "$APP/Contents/Resources/torch-bundle"
 fi
 
-if [ -n "${CODESIGN_IDENTITY:-}" ]; then
-  codesign --force --deep --options runtime --timestamp --sign "$CODESIGN_IDENTITY" "$APP"
-  codesign --verify --deep --strict "$APP"
-fi
-
 VERSION=$("$APP/Contents/MacOS/torch-setup" --version | awk '{print $2}')
 ARCH=$(uname -m)
 SUFFIX=""; [ -n "$BUNDLE" ] && SUFFIX="-offline"
 DMG="$ROOT/dist/TorchSetup-$VERSION-macos-$ARCH$SUFFIX.dmg"
-STAGE=$(mktemp -d)
-trap 'rm -rf -- "$STAGE"' EXIT
-cp -R "$APP" "$STAGE/"
-ln -s /Applications "$STAGE/Applications"
-rm -f "$DMG"
-hdiutil create -volname "Torch Setup" -srcfolder "$STAGE" -ov -format UDZO "$DMG"
-
-if [ -n "${CODESIGN_IDENTITY:-}" ]; then
-  codesign --force --sign "$CODESIGN_IDENTITY" "$DMG"
-  if [ -n "${NOTARY_PROFILE:-}" ]; then
-    xcrun notarytool submit "$DMG" --keychain-profile "$NOTARY_PROFILE" --wait
-    xcrun stapler staple "$DMG"
-  fi
-fi
-echo "$DMG"
+# sign (CODESIGN_IDENTITY), --self-test the signed app, notarise + staple, the .dmg
+bash "$ROOT/installer/macos/package_app.sh" "$APP" "$DMG"
