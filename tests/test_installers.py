@@ -745,3 +745,20 @@ def test_mac_rejected_notarisation_fails_the_build(mac_tools):
 def test_mac_notarisation_without_identity_is_refused(mac_tools):
     res, calls = mac_tools({"NOTARY_PROFILE": "ci"})
     assert res.returncode == 2 and "CODESIGN_IDENTITY" in res.stderr and calls == []
+
+
+# ------------------------------------------------------------------ what an unsigned build means, in the docs
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/packaging.md"])
+def test_unsigned_build_is_explained_in_english_and_chinese(doc):
+    text = (REPO / doc).read_text(encoding="utf-8")
+    for words in ("More info", "Run anyway", "Privacy & Security", "Open Anyway",  # SmartScreen, Gatekeeper
+                  "更多信息", "仍要运行", "隐私与安全性", "仍要打开"):  # what a Chinese Windows / macOS shows
+        assert words in text, f"{doc} does not say {words!r}"
+
+
+def test_readme_quick_start_is_still_two_lines():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    quick = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    block = quick.split("```", 2)[1].strip("\n").splitlines()
+    assert len(block) == 2 and block[0].endswith(".venv/bin/torch-setup")
