@@ -43,7 +43,8 @@ RECORD = "app-icons.json"
 
 
 def svg_sha256(svg: Path) -> str:
-    return hashlib.sha256(svg.read_bytes()).hexdigest()
+    """The SVG's SHA-256 with CRLF read as LF: a Windows checkout (Git's autocrlf) is the same SVG."""
+    return hashlib.sha256(svg.read_bytes().replace(b"\r\n", b"\n")).hexdigest()
 
 
 def is_stale(icons: Path = ICONS, svg: Path = ICONS / "app.svg") -> bool:

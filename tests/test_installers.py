@@ -104,7 +104,8 @@ def test_app_icns_holds_every_png_type_at_its_size():
 def test_platform_icons_were_made_from_the_svg_in_the_tree():
     record = json.loads((ICONS / "app-icons.json").read_text(encoding="utf-8"))
     assert record["source"] == "app.svg"
-    assert record["source_sha256"] == hashlib.sha256((ICONS / "app.svg").read_bytes()).hexdigest(), (
+    svg = (ICONS / "app.svg").read_bytes().replace(b"\r\n", b"\n")  # a Windows checkout's CRLF is the same SVG
+    assert record["source_sha256"] == hashlib.sha256(svg).hexdigest(), (
         "resources/icons/app.svg changed: run scripts/render_icons.py and commit app.ico, app.icns, app-icons.json")
 
 
