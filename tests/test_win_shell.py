@@ -67,7 +67,8 @@ def test_unsetting_a_variable_per_shell():
 
 def test_activation_commands_on_windows_are_quoted_once():
     acts = {a.shell: a.command for a in windows_activation(WIN_ENV)}
-    assert acts == {"powershell": f"& '{WIN_ENV}\\Scripts\\Activate.ps1'",
+    assert acts == {"powershell": "Set-ExecutionPolicy -Scope Process -ExecutionPolicy Bypass -Force; "
+                                  f"& '{WIN_ENV}\\Scripts\\Activate.ps1'",
                     "cmd": f'"{WIN_ENV}\\Scripts\\activate.bat"'}
     conda = windows_activation(WIN_ENV, "conda")
     assert [(a.shell, a.command) for a in conda] == [("conda", f'conda activate "{WIN_ENV}"')]

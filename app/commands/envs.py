@@ -313,6 +313,8 @@ def run_terminal(args: argparse.Namespace) -> int:
     print(f"To use {env} in a terminal, run:")
     for a in acts:
         print(f"  {a.command}        ({a.shell})")
+        if a.note:
+            print(f"    {render(a.note)}")
     return EXIT_OK
 
 

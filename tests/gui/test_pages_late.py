@@ -243,7 +243,9 @@ def test_activation_commands_per_os():
     assert lin["fish"].endswith("activate.fish'")
     win = dict(activation_commands(Path("C:/Users/li/env"), platform="win32"))
     assert set(win) == {"PowerShell", "cmd"}
-    assert win["PowerShell"].startswith("& ") and win["PowerShell"].endswith("Activate.ps1")
+    # the default execution policy blocks Activate.ps1: lifted for this PowerShell window only
+    assert win["PowerShell"].startswith("Set-ExecutionPolicy -Scope Process -ExecutionPolicy Bypass -Force; & ")
+    assert win["PowerShell"].endswith("Activate.ps1")
     assert win["cmd"].endswith("activate.bat")
     assert activation_commands(Path("/opt/envs/t"), kind="conda") == [("conda", "conda activate /opt/envs/t")]
 

@@ -22,19 +22,34 @@ from pathlib import Path
 
 from app.core import runner
 from app.core.envs import WINDOWS, env_kind
-from app.core.shells import CMD, POWERSHELL, quote
+from app.core.shells import CMD, POWERSHELL, join, quote
+from app.core.text import Text, msg, render
 
-__all__ = ["Activation", "activation", "open_terminal", "terminal_argv", "terminal_cwd", "windows_activation",
-           "windows_terminal"]
+__all__ = ["PS_BYPASS", "PS_NOTE", "Activation", "activation", "open_terminal", "terminal_argv", "terminal_cwd",
+           "windows_activation", "windows_terminal"]
 
 
 @dataclass(frozen=True)
 class Activation:
     shell: str  # bash | zsh | fish | cmd | powershell | conda
     command: str
+    note: Text = ""  # why the command looks the way it does (PowerShell's execution policy)
 
     def to_dict(self) -> dict[str, str]:
-        return {"shell": self.shell, "command": self.command}
+        d = {"shell": self.shell, "command": self.command}
+        if self.note:
+            d["note"] = render(self.note)
+        return d
+
+
+#: PowerShell's default execution policy on Windows clients is Restricted, which refuses every
+#: script, Activate.ps1 too ("running scripts is disabled on this system"; Microsoft,
+#: about_Execution_Policies); the policy is lifted for this PowerShell process only, never for
+#: the machine or the user (Comfy-Org/desktop sets it the same way for its session).
+PS_BYPASS = ("Set-ExecutionPolicy", "-Scope", "Process", "-ExecutionPolicy", "Bypass", "-Force")
+PS_NOTE = msg("envs.powershell_policy_note", "PowerShell's default execution policy (Restricted) blocks scripts such "
+              "as Activate.ps1, so this line first allows scripts for this PowerShell window only (-Scope "
+              "Process; nothing changes for other windows or the computer). Or use the cmd line.")
 
 
 def activation(env: Path) -> list[Activation]:
@@ -51,12 +66,14 @@ def activation(env: Path) -> list[Activation]:
 
 def windows_activation(env: str, kind: str | None = "venv") -> list[Activation]:
     """The Windows activation commands of the env at ``env`` (a Windows path): PowerShell's
-    ``& '…\\Scripts\\Activate.ps1'`` and cmd's ``"…\\Scripts\\activate.bat"``; a conda env's
-    ``conda activate "…"`` (conda's prompt is a cmd)."""
+    ``Set-ExecutionPolicy -Scope Process -ExecutionPolicy Bypass -Force; & '…\\Scripts\\Activate.ps1'``
+    (:data:`PS_BYPASS`: the default policy blocks the script) and cmd's
+    ``"…\\Scripts\\activate.bat"``; a conda env's ``conda activate "…"`` (conda's prompt is a cmd)."""
     if kind == "conda":
         return [Activation("conda", f"conda activate {quote(env, CMD)}")]
     scripts = ntpath.join(env, "Scripts")
-    return [Activation("powershell", f"& {quote(ntpath.join(scripts, 'Activate.ps1'), POWERSHELL)}"),
+    script = quote(ntpath.join(scripts, "Activate.ps1"), POWERSHELL)
+    return [Activation("powershell", f"{join(PS_BYPASS, POWERSHELL)}; & {script}", PS_NOTE),
             Activation("cmd", quote(ntpath.join(scripts, "activate.bat"), CMD))]
 
 

@@ -31,7 +31,7 @@ from app.core.envs import IndexOptions
 from app.core.errors import UserError
 from app.core.install.request import masked
 from app.core.kernel import KernelResult, kernel_commands, register_kernel
-from app.core.lifecycle.terminal import windows_activation
+from app.core.lifecycle.terminal import PS_NOTE, windows_activation
 from app.core.shells import posix_quote
 from app.core.text import render
 from app.gui.build import add_all, button, set_texts, text_label
@@ -41,7 +41,7 @@ from app.gui.pages._commands import command_text
 from app.gui.pages._common import ErrorPanel, put_icon, std_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import StatusRow, heading
+from app.gui.widgets import StatusRow, WrapLabel, heading, muted
 from app.gui.worker import Task
 
 if TYPE_CHECKING:
@@ -123,6 +123,7 @@ class DonePage(BasePage):
         self.shell_box = QGroupBox(self)
         self.shell_form = QFormLayout(self.shell_box)
         self.shell_rows: list[tuple[QLabel, _CommandRow]] = []
+        self.shell_notes: list[QLabel] = []  # the sentence under the PowerShell line
 
         # Editors and notebooks.
         self.ide_box = QGroupBox(self)
@@ -302,6 +303,8 @@ class DonePage(BasePage):
         self.summary.setText("\n".join(lines))
         env, py = self.env_path(), self.python()
         # Shell activation rows.
+        while self.shell_notes:
+            self.shell_form.removeRow(self.shell_notes.pop())
         while self.shell_rows:
             label, row = self.shell_rows.pop()
             self.shell_form.removeRow(row)
@@ -311,6 +314,10 @@ class DonePage(BasePage):
             label.setBuddy(row.edit)
             self.shell_form.addRow(label, row)
             self.shell_rows.append((label, row))
+            if shell == "PowerShell":  # why the line lifts the execution policy (for this window only)
+                note = muted(WrapLabel(render(PS_NOTE, current_language()), self.shell_box))
+                self.shell_form.addRow("", note)
+                self.shell_notes.append(note)
         self.shell_box.setVisible(env is not None)
         self.ide_box.setVisible(py is not None)
         self.open_folder.setEnabled(env is not None)
