@@ -91,6 +91,10 @@ def register(sub) -> None:
                    help="add to an existing environment (it is snapshotted and restored if "
                         "anything fails)")
     p.add_argument("--no-verify", action="store_true", help="skip the verification afterwards")
+    p.add_argument("--vcredist", metavar="FILE",
+                   help="Windows: run this vc_redist.x64.exe (Microsoft's Visual C++ runtime, from "
+                        "https://aka.ms/vc14/vc_redist.x64.exe) with /install /quiet /norestart before "
+                        "installing (asks first unless --yes)")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     add_json(p, "print the result as JSON")
     p.add_argument("--verbose", "-v", action="store_true",
@@ -192,7 +196,27 @@ def run(args: argparse.Namespace) -> int:
         return _run_locked(args, request, lock)
 
 
+def run_vcredist_first(args: argparse.Namespace, out: Console) -> None:
+    """``--vcredist FILE``: Microsoft's runtime installer, run once the user confirmed (or --yes)."""
+    from app.core.install.winchecks import VCREDIST_ARGS, run_vcredist
+    from app.core.shells import current_shell, join
+    from app.core.text import render
+
+    if os.name != "nt":
+        raise BadInput("--vcredist is for Windows: the Visual C++ runtime exists only there.")
+    print(f"The Visual C++ runtime installer will run: {join([args.vcredist, *VCREDIST_ARGS], current_shell())} "
+          "(Windows asks for an administrator's permission).", file=out)
+    confirm(args, out)
+    result = run_vcredist(args.vcredist)
+    if not result.ok:
+        raise BadInput(result.message, hint="Get it from https://aka.ms/vc14/vc_redist.x64.exe, run it yourself, "
+                       "then run this command again without --vcredist.")
+    print(render(result.message), file=out)
+
+
 def _run_locked(args: argparse.Namespace, request: InstallRequest, lock: locks.EnvLock) -> int:
+    if getattr(args, "vcredist", None):
+        run_vcredist_first(args, Console(sys.stderr))
     session = Session(source="cli")
     # Detection only when the recommendation is needed; a verification that cannot run is reported, not fatal.
     options = RunOptions(detect=False, verify=not args.no_verify, strict=False)

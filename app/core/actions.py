@@ -32,11 +32,12 @@ class ActionKind(str, Enum):
     SWITCH_SOURCE = "switch_source"  # value: an index URL to use ("" = let the user pick)
     USE_INSTALLER = "use_installer"  # value: "uv" | "pip"
     FREE_SPACE = "free_space"  # gb, path
-    CHOOSE_OTHER_LOCATION = "choose_other_location"  # path: the folder that failed
+    CHOOSE_OTHER_LOCATION = "choose_other_location"  # path: the folder that failed; value: a folder offered ("")
     SET_PROXY = "set_proxy"
     SET_CA_BUNDLE = "set_ca_bundle"  # value: "system" or a file ("" = let the user pick)
     ENABLE_LONG_PATHS = "enable_long_paths"  # url
     INSTALL_VCREDIST = "install_vcredist"  # url
+    RUN_VCREDIST = "run_vcredist"  # value: the vc_redist.x64.exe to run ("" = the user picks it), url: where to get it
     UPDATE_DRIVER = "update_driver"  # value: the minimum driver ("" = unknown), url
     UNSET_ENV = "unset_env"  # value: the variable, path: its value now
     RETRY = "retry"
@@ -49,7 +50,7 @@ _STEP: dict[ActionKind, Step] = {
     ActionKind.USE_INSTALLER: "environment", ActionKind.FREE_SPACE: "environment",
     ActionKind.CHOOSE_OTHER_LOCATION: "environment", ActionKind.SET_PROXY: "environment",
     ActionKind.SET_CA_BUNDLE: "environment", ActionKind.ENABLE_LONG_PATHS: "outside",
-    ActionKind.INSTALL_VCREDIST: "outside", ActionKind.UPDATE_DRIVER: "outside",
+    ActionKind.INSTALL_VCREDIST: "outside", ActionKind.RUN_VCREDIST: "environment", ActionKind.UPDATE_DRIVER: "outside",
     ActionKind.UNSET_ENV: "here", ActionKind.RETRY: "here", ActionKind.OPEN_LOG: "outside",
 }
 
@@ -58,7 +59,7 @@ _OPTION: dict[ActionKind, str] = {
     ActionKind.SET_TORCH_VERSION: "--torch", ActionKind.SET_VARIANT: "--variant",
     ActionKind.CHOOSE_PYTHON: "--python", ActionKind.SWITCH_SOURCE: "--index-url",
     ActionKind.USE_INSTALLER: "--installer", ActionKind.CHOOSE_OTHER_LOCATION: "--env",
-    ActionKind.SET_PROXY: "--proxy", ActionKind.SET_CA_BUNDLE: "--ca-bundle",
+    ActionKind.SET_PROXY: "--proxy", ActionKind.SET_CA_BUNDLE: "--ca-bundle", ActionKind.RUN_VCREDIST: "--vcredist",
 }
 
 #: The answer-file key each kind sets (resources/answers.example.toml).
@@ -73,7 +74,7 @@ _ANSWER_KEY: dict[ActionKind, tuple[str, str]] = {
 #: the buttons whose words do not depend on the action's value
 _FIXED_LABELS: dict[ActionKind, Msg] = {
     ActionKind.SWITCH_SOURCE: msg("remedy.act_source", "Choose another package source…"),
-    ActionKind.CHOOSE_OTHER_LOCATION: msg("remedy.act_location", "Choose another folder…"),
+    ActionKind.RUN_VCREDIST: msg("remedy.act_run_vcredist", "Install the Visual C++ runtime…"),
     ActionKind.SET_PROXY: msg("remedy.act_proxy", "Set the proxy…"),
     ActionKind.ENABLE_LONG_PATHS: msg("remedy.act_long_paths", "How to allow long paths (Microsoft)"),
     ActionKind.INSTALL_VCREDIST: msg("remedy.act_vcredist", "Download the Visual C++ runtime (Microsoft)"),
@@ -135,6 +136,10 @@ class Action:
             return _VERSION_LABELS.msg(with_it, version=v) if v else _VERSION_LABELS.msg(without)
         if k is ActionKind.USE_INSTALLER:
             return msg("remedy.act_installer", "Create the environment with {installer}", installer=v)
+        if k is ActionKind.CHOOSE_OTHER_LOCATION:
+            if self.value:
+                return msg("remedy.act_location_offered", "Use {folder}", folder=self.value)
+            return msg("remedy.act_location", "Choose another folder…")
         if k is ActionKind.FREE_SPACE:
             if self.gb is not None:
                 return msg("remedy.act_free_gb", "Free {gb:.1f} GB, then check again", gb=self.gb)
@@ -172,6 +177,10 @@ class Action:
         if k in (ActionKind.ENABLE_LONG_PATHS, ActionKind.INSTALL_VCREDIST, ActionKind.UPDATE_DRIVER):
             return msg("remedy.tip_web", "Opens the official page {url} in the browser; come back and press "
                        "Try again afterwards.", url=self.url)
+        if k is ActionKind.RUN_VCREDIST:
+            return msg("remedy.tip_run_vcredist", "Asks for Microsoft's vc_redist.x64.exe (downloaded from {url}), "
+                       "then, once you confirm, runs it with /install /quiet /norestart and checks again.",
+                       url=self.url)
         if k is ActionKind.UNSET_ENV:
             return msg("remedy.tip_unset", "{name} is set to \"{value}\" for this program; this clears it for "
                        "the assistant and the programs it starts, then tries again.", name=self.value,
@@ -193,7 +202,8 @@ class Action:
             return option, self.variant or None
         if k is ActionKind.SET_CA_BUNDLE:
             return (option, self.value) if self.value else None
-        if k is ActionKind.CHOOSE_PYTHON or k is ActionKind.USE_INSTALLER:
+        if k in (ActionKind.CHOOSE_PYTHON, ActionKind.USE_INSTALLER, ActionKind.CHOOSE_OTHER_LOCATION,
+                 ActionKind.RUN_VCREDIST):
             return (option, self.value) if self.value else None
         return None  # a value only the user knows (another folder, a proxy, an index)
 

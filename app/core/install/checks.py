@@ -16,12 +16,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from app.core import disk, locks
+from app.core.actions import Remedy
 from app.core.errors import BadInput
 from app.core.indexes import NET_TIMEOUT_S, check_url, display_url, probe_index, proxy_problem
 from app.core.install.config import CONDA_FORGE, default_index_for
 from app.core.install.planning import TORCH_FAMILY, python_version
 from app.core.install.request import Check, InstallPlan
 from app.core.install.sizing import fmt_mb
+from app.core.install.winchecks import check_cloud_folder, check_path_budget, check_vc_runtime
 from app.core.oserrors import os_error_text
 from app.core.paths import new_log_path
 from app.core.requirements import requirement_name
@@ -428,8 +430,10 @@ def _guarded(name: str, check: Callable[[InstallPlan], Check | None], p: Install
 
 
 _LOCAL_CHECKS: tuple[tuple[str, Callable[[InstallPlan], Check | None]], ...] = (
-    ("backend", check_backend), ("python", check_python), ("target", check_target), ("disk", check_disk),
-    ("proxy", check_proxy), ("lock", check_lock))
+    ("backend", check_backend), ("python", check_python), ("target", check_target),
+    # Windows only (None elsewhere): the env folder's path budget and cloud folder, the VC++ runtime
+    ("path", check_path_budget), ("cloud", check_cloud_folder), ("vcruntime", check_vc_runtime),
+    ("disk", check_disk), ("proxy", check_proxy), ("lock", check_lock))
 
 
 def preflight(p: InstallPlan) -> list[Check]:
@@ -473,6 +477,8 @@ def raise_for_checks(checks: Sequence[Check], log_path: Path | None = None,
     if log_path is None and plan is not None:
         log_path = _log_refusal(plan, checks)
     first = bad[0]
-    # the first check's words stay a message (each face renders them in its language)
-    raise BadInput(first.message, hint=first.hint,
-                   lines=[render(c.message) for c in bad[1:]], log_path=log_path)
+    # the first check's words stay a message (each face renders them in its language); a check
+    # with actions carries them as a remedy (the wizard's buttons, the command line's commands)
+    remedies = (Remedy(first.code, first.hint, first.actions, source="preflight"),) if first.actions else ()
+    raise BadInput(first.message, hint="" if remedies else first.hint,
+                   lines=[render(c.message) for c in bad[1:]], log_path=log_path, remedies=remedies)

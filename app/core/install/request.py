@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from app.core.actions import Action
 from app.core.bundle import Manifest
 from app.core.envs import EnvBackend, IndexOptions, PythonInfo, env_python
 from app.core.errors import BadInput
@@ -123,8 +124,10 @@ class Check:
     """One pre-flight check. ``ok`` False with severity "error" stops the install.
 
     ``name`` says what was checked (``backend``, ``python``, ``target``, ``disk``,
-    ``reach:<what>``); ``code`` names the outcome (the message's code unless given), stable
-    across languages and releases.
+    ``reach:<what>``; on Windows ``vcruntime``, ``path``, ``cloud``); ``code`` names the outcome
+    (the message's code unless given), stable across languages and releases. ``actions``: what
+    the user can do about a failed one (a shorter folder, the runtime's installer), as the faces
+    show remedies' actions.
     """
 
     name: str
@@ -134,6 +137,7 @@ class Check:
     severity: Severity = "error"
     code: str = ""
     route: Route | None = field(default=None, compare=False, repr=False)  # the verified sources (reach:torch index)
+    actions: tuple[Action, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.code:
@@ -153,6 +157,8 @@ class Check:
     def to_dict(self, lang: str = "en") -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "code": self.code, "ok": self.ok, "severity": self.severity,
                              "message": render(self.message, lang), "hint": render(self.hint, lang)}
+        if self.actions:
+            d["actions"] = [a.to_dict() for a in self.actions]
         if self.route is not None:
             d["sources"] = [{"id": v.source.id, "name": render(v.source.name, lang),
                              "url": display_url(v.source.url), "ok": v.ok, "reason": render(v.reason, lang),

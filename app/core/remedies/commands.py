@@ -20,11 +20,11 @@ PROG = "torch-setup"
 #: What the user fills in where the action cannot know the value.
 PLACEHOLDERS: dict[ActionKind, str] = {
     A.CHOOSE_OTHER_LOCATION: "NEW_FOLDER", A.SET_PROXY: "http://USER:PASSWORD@HOST:PORT",
-    A.SWITCH_SOURCE: "URL", A.CHOOSE_PYTHON: "X.Y", A.SET_CA_BUNDLE: "FILE",
+    A.SWITCH_SOURCE: "URL", A.CHOOSE_PYTHON: "X.Y", A.SET_CA_BUNDLE: "FILE", A.RUN_VCREDIST: "VC_REDIST.X64.EXE",
 }
 _PLACEHOLDER_OPTION: dict[ActionKind, str] = {
     A.CHOOSE_OTHER_LOCATION: "--env", A.SET_PROXY: "--proxy", A.SWITCH_SOURCE: "--index-url",
-    A.CHOOSE_PYTHON: "--python", A.SET_CA_BUNDLE: "--ca-bundle",
+    A.CHOOSE_PYTHON: "--python", A.SET_CA_BUNDLE: "--ca-bundle", A.RUN_VCREDIST: "--vcredist",
 }
 
 
