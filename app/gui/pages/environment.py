@@ -69,7 +69,10 @@ CONDA_TOOLS = ("micromamba", "mamba", "conda")
 
 
 def default_location() -> Path:
-    return Path.home() / "torch-envs"
+    """``~/torch-envs``; on Windows never inside OneDrive (app.core.install.winchecks)."""
+    from app.core.install.winchecks import default_env_root
+
+    return Path(default_env_root())
 
 
 def _refused(name: str, err: Exception) -> Check:
@@ -106,6 +109,7 @@ class EnvironmentPage(BasePage):
         self._pythons_for: object = None  # the recommendation the Python list was made for
         self._planned: Planned | None = None  # the plan the shown checks are for
         self._conda_tool: ToolInfo | None = None  # conda / mamba / micromamba, when detection found one
+        self.vcredist_result: object = None  # the last run of the Visual C++ runtime's installer
         self._initialized = False
 
         # --- kind ---
@@ -709,8 +713,10 @@ class EnvironmentPage(BasePage):
             self.result_banner.hide()
             self.plan_label.hide()
             return
-        for name, status, message, hint in self.checks:
+        for check, (name, status, message, hint) in zip(self.check_results, self.checks, strict=True):
             self.checks_box.addWidget(StatusRow(status, message or name, hint if status != "ok" else ""))
+            if status != "ok" and check.actions:
+                self.checks_box.addWidget(self._action_buttons(check))
         if self._passed:
             self.result_banner.set_text(self.tr("Everything is ready. Press Install to create the environment "
                                                 "and install PyTorch."), "ok")
@@ -726,6 +732,81 @@ class EnvironmentPage(BasePage):
         lines += [render(n, current_language()) for n in notes]
         self.plan_label.setText("\n".join(lines))
         self.plan_label.setVisible(bool(lines) and self._passed)
+
+    def _action_buttons(self, check: Check) -> QWidget:
+        """The buttons of a failed check's actions (a shorter folder, the VC++ runtime's installer)."""
+        from PySide6.QtWidgets import QPushButton
+
+        box = QWidget()
+        box.setObjectName(f"actions:{check.name}")
+        row = QHBoxLayout(box)
+        row.setContentsMargins(26, 0, 0, 4)  # under the row's text, past its icon
+        lang = current_language()
+        for action in check.actions:
+            b = QPushButton(render(action.label(), lang))
+            b.setToolTip(render(action.tooltip(), lang))
+            b.setAccessibleName(render(action.label(), lang))
+            b.clicked.connect(lambda _=False, a=action: self.apply_check_action(a))
+            row.addWidget(b)
+        row.addStretch(1)
+        return box
+
+    def apply_check_action(self, action) -> None:
+        """A pre-flight check's button: use the folder offered, open the official page, or run the
+        Visual C++ runtime's installer the user picks (after asking)."""
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices
+
+        from app.core.remedies import ActionKind
+
+        if action.kind is ActionKind.CHOOSE_OTHER_LOCATION and action.value and not self.existing.isChecked():
+            offered = Path(action.value)
+            self.location.setText(str(offered.parent))
+            self.name.setText(offered.name)
+        elif action.kind is ActionKind.RUN_VCREDIST:
+            self.run_vcredist(action.value or None)
+        elif action.step == "outside" and action.url:
+            QDesktopServices.openUrl(QUrl(action.url))
+        else:
+            self.apply_action(action)
+
+    def run_vcredist(self, path: str | None = None) -> None:
+        """Ask for Microsoft's vc_redist.x64.exe (unless given), confirm the exact command, run it
+        in a Task, then check again."""
+        from PySide6.QtWidgets import QMessageBox
+
+        from app.core.install.winchecks import VCREDIST_ARGS, VCREDIST_URL, run_vcredist
+        from app.core.shells import CMD, join
+
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(
+                self, self.tr("Choose vc_redist.x64.exe (from {url})").format(url=VCREDIST_URL),
+                str(Path.home() / "Downloads"), self.tr("Visual C++ runtime installer (vc_redist*.exe);;Programs "
+                                                         "(*.exe)"))
+        if not path:
+            return
+        answer = QMessageBox.question(
+            self, self.tr("Install the Visual C++ runtime"),
+            self.tr("The assistant will run:\n\n{command}\n\nWindows asks for an administrator's permission. "
+                    "Go on?").format(command=join([path, *VCREDIST_ARGS], CMD)),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+
+        def fn(_on_event: object, cancel) -> object:
+            return run_vcredist(path, cancel=cancel)
+
+        task = Task(fn, self, name="vcredist")
+        task.succeeded.connect(self._vcredist_done)
+        task.finished.connect(lambda t=task: self._task_finished(t))
+        self._tasks.append(task)
+        task.start()
+        self._render_checks()
+
+    def _vcredist_done(self, result) -> None:
+        self.vcredist_result = result
+        self.result_banner.set_text(render(result.message, current_language()), "ok" if result.ok else "error")
+        self.inputs_changed()  # check again: the runtime's check reads the machine anew
 
     def _render_command(self, planned: Planned | None) -> None:
         """The full commands the plan runs, exactly as the Install page will run them."""
