@@ -68,6 +68,7 @@ SHAPES: dict[str, tuple[str, ...]] = {
     "pythons.parse_probe_output": ("TSA-PY ", "TSA-PY 3.11.7 "),
     "pythons.parse_py_launcher": (" -V:3.12 ", " -3.9-64 "),
     "pythons.version_from_path": ("/usr/bin/python3.", "cpython-3."),
+    "xcode.parse_xcode_select": ("/Library/Developer/", "xcode-select: error: "),
     "tools.parse_tool_version": ("conda ", "v", "conda 1."),
 }
 

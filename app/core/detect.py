@@ -261,10 +261,13 @@ def _cpu(s: _Sources, family: str | None, arch: str | None,
     apple = s.get("apple")
     sysctl = apple.sysctl if isinstance(apple, AppleFindings) else None
     cpu, cpu_rec = detect_cpu(family, sysctl)
-    if family == "macos" and sysctl and sysctl.get("sysctl.proc_translated") == "1":
-        arch = "arm64"
-        probes.append(ProbeRecord("rosetta", "ok", "this Python runs under Rosetta 2 (x86_64 emulation) on an "
-                                  "Apple Silicon Mac", 0))
+    if family == "macos" and sysctl:
+        from app.core.detection.apple import native_arch
+
+        arch, translated = native_arch(sysctl, arch)  # the Mac's own, also from inside Rosetta
+        if translated:
+            probes.append(ProbeRecord("rosetta", "ok", "this Python runs under Rosetta 2 (x86_64 emulation) on an "
+                                      "Apple Silicon Mac", 0))
     probes.append(cpu_rec)
     return cpu, arch
 

@@ -226,8 +226,35 @@ def _report_pythons(report: SystemReport | None) -> list[str]:
     return [str(t.path) for t in report.tools.values() if t.path and t.name.lower().startswith("python")]
 
 
-def python_candidates(version: str | None, report: SystemReport | None = None) -> list[str]:
-    """Places a Python ``version`` ("3.11") may live, most likely first (not yet probed)."""
+def _found_pythons(report: SystemReport | None, version: str | None) -> list[str]:
+    """The interpreters detection found (Homebrew, python.org, uv-managed ... where PATH is
+    minimal, as for an app started from Finder), of ``version`` when one is asked for."""
+    if report is None:
+        return []
+    return [p.executable for p in report.interpreters
+            if p.executable and p.source != "running" and (version is None or p.minor == version)]
+
+
+def _without_clt_shims(cands: list[str], family: str | None, root: str) -> list[str]:
+    """macOS: never /usr/bin/python3 when the Command Line Tools are missing (it opens Apple's
+    install dialog instead of running; app.core.detection.xcode asks ``xcode-select -p`` first)."""
+    if family != "macos":
+        return cands
+    from app.core.detection.xcode import developer_dir, is_clt_shim
+
+    if not any(is_clt_shim(c, root) for c in cands):
+        return cands
+    if developer_dir(3.0, root=root).missing:
+        return [c for c in cands if not is_clt_shim(c, root)]
+    return cands
+
+
+def python_candidates(version: str | None, report: SystemReport | None = None, *, family: str | None = None,
+                      root: str = "") -> list[str]:
+    """Places a Python ``version`` ("3.11") may live, most likely first (not yet probed).
+    ``family``: this OS's (linux | macos | windows) unless given; ``root``: where a fake tree's
+    file system starts (tests), for the macOS Command Line Tools check."""
+    family = family or ("macos" if sys.platform == "darwin" else "windows" if WINDOWS else "linux")
     cands: list[str] = []
     if not getattr(sys, "frozen", False):
         base = getattr(sys, "_base_executable", None) or sys.executable
@@ -240,6 +267,7 @@ def python_candidates(version: str | None, report: SystemReport | None = None) -
         found = runner.which(n)
         if found:
             cands.append(found)
+    cands += _found_pythons(report, version)
     home = Path.home()
     if version:
         roots = [home / ".pyenv" / "versions", Path("/usr/local/bin"), Path("/usr/bin"),
@@ -258,7 +286,7 @@ def python_candidates(version: str | None, report: SystemReport | None = None) -
         if c and c not in seen and Path(c).exists():
             seen.add(c)
             out.append(c)
-    return out
+    return _without_clt_shims(out, family, root)
 
 
 def find_python(spec: str | None, report: SystemReport | None = None, *,

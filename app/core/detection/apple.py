@@ -100,6 +100,17 @@ def parse_system_profiler_displays(text: str) -> list[Row]:
     return out
 
 
+def native_arch(sysctl: dict[str, str], arch: str | None) -> tuple[str | None, bool]:
+    """``(the Mac's own architecture, whether this process runs under Rosetta 2)`` from sysctl's
+    keys: ``hw.optional.arm64`` is 1 on Apple silicon even inside a translated process, and
+    ``sysctl.proc_translated`` is 1 in one (an Intel Mac has neither key); ``arch`` (what uname
+    says) otherwise."""
+    translated = sysctl.get("sysctl.proc_translated") == "1"
+    if translated or sysctl.get("hw.optional.arm64") == "1":
+        return "arm64", translated
+    return arch, False
+
+
 @dataclass
 class AppleFindings:
     gpus: list[tuple[GPU, str | None]] = field(default_factory=list)

@@ -202,6 +202,10 @@ def _problems(report: SystemReport) -> list[Text]:
     if re.search(r"cuda|cudnn|rocm", report.env.get("LD_LIBRARY_PATH", ""), re.IGNORECASE):
         out.append(msg("detect.ld_library_path", "LD_LIBRARY_PATH points at CUDA/ROCm libraries: a PyTorch wheel may "
                        "load those instead of its own and fail; unset it if PyTorch misbehaves."))
+    if report.os.family == "macos" and any(p.name == "xcode-select" and p.status == "not-found" for p in report.probes):
+        out.append(msg("detect.no_clt", "The Xcode Command Line Tools are not installed, so /usr/bin/python3 (Apple's "
+                       "stub, which would open their install dialog) was not used; Homebrew, python.org and uv-managed "
+                       "Pythons are. To have Apple's Python too: xcode-select --install."))
     if report.python.can_venv is False and not any(p.can_venv for p in report.interpreters):
         out.append(msg("detect.no_venv", "No Python here can create a virtual environment (venv/ensurepip missing; on "
                        "Debian/Ubuntu: sudo apt install python3-venv)."))

@@ -29,6 +29,7 @@ from app.core.detection import Row, parser, record, run_tool, snippet
 from app.core.detection.cache import StampCache
 from app.core.detection.jobs import Jobs, result_of
 from app.core.detection.winregistry import RegKey, read_key
+from app.core.detection.xcode import DeveloperDir, developer_dir, in_root, is_clt_shim
 from app.core.pyarch import FACTS_SNIPPET, ArchFacts, facts_of_this_process, interpreter_arch, parse_facts
 from app.core.system import ProbeRecord, PythonInfo
 
@@ -144,36 +145,59 @@ def _is_venv_python(path: str) -> bool:
         os.path.exists(os.path.join(os.path.dirname(path), "pyvenv.cfg"))
 
 
+#: Where macOS keeps Pythons that a Finder-started app's PATH (/usr/bin:/bin:/usr/sbin:/sbin) misses:
+#: Homebrew on Apple silicon, then Intel Homebrew and python.org's links.
+MACOS_BIN_FOLDERS = ("/opt/homebrew/bin", "/usr/local/bin")
+MACOS_FRAMEWORKS = "/Library/Frameworks/Python.framework/Versions"
+
+
 def candidates(environ: Mapping[str, str] | None = None, *, family: str | None = None,
-               registered: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+               registered: list[tuple[str, str]] | None = None, root: str = "") -> list[tuple[str, str]]:
     """``[(path, source)]`` in a stable order, without the running interpreter. ``registered``:
-    Windows' registered interpreters as ``(path, source)`` (:func:`_windows_registered`)."""
+    Windows' registered interpreters as ``(path, source)`` (:func:`_windows_registered`).
+    ``root``: where the machine's file system starts (tests give a fake tree; ``environ``'s paths
+    and the fixed folders are taken inside it)."""
     env = os.environ if environ is None else environ
-    home = os.path.expanduser("~")
+    home = in_root(root, env.get("HOME") or "/") if root else os.path.expanduser("~")
     found: list[tuple[str, str]] = []
     for folder in (env.get("PATH") or "").split(os.pathsep):
         if folder:
-            found += [(p, "path") for p in _executables_in(folder) if not _is_shim(p)]
-    pyenv_root = env.get("PYENV_ROOT") or os.path.join(home, ".pyenv")
+            found += [(p, "path") for p in _executables_in(in_root(root, folder)) if not _is_shim(p)]
+    if family == "macos":
+        for folder in MACOS_BIN_FOLDERS:
+            found += [(p, "homebrew" if _homebrew(root, folder) else "path")
+                      for p in _executables_in(in_root(root, folder))]
+    pyenv_root = in_root(root, env["PYENV_ROOT"]) if env.get("PYENV_ROOT") else os.path.join(home, ".pyenv")
     for v in sorted(glob.glob(os.path.join(pyenv_root, "versions", "*")), key=_version_key):
         found += [(p, "pyenv") for p in _preferred(_executables_in(os.path.join(v, "bin")))]
     for v in sorted(glob.glob(os.path.join(pyenv_root, "pyenv-win", "versions", "*")), key=_version_key):
         found += [(p, "pyenv") for p in _preferred(_executables_in(v))]
-    for prefix in _conda_prefixes(env, home):
+    for prefix in _conda_prefixes(env, home, root):
         exes = _executables_in(os.path.join(prefix, "bin")) or _executables_in(prefix)
         found += [(p, "conda") for p in _preferred(exes)]
-    for v in sorted(glob.glob(os.path.join(_uv_python_dir(env, home, family), "*")), key=_version_key):
+    for v in sorted(glob.glob(os.path.join(_uv_python_dir(env, home, family, root), "*")), key=_version_key):
         exes = _executables_in(os.path.join(v, "bin")) or _executables_in(v)
         found += [(p, "uv") for p in _preferred(exes)]
     if family == "macos":
-        for v in sorted(glob.glob("/Library/Frameworks/Python.framework/Versions/*/bin")):
-            found += [(p, "path") for p in _preferred(_executables_in(v))]
+        for v in sorted(glob.glob(os.path.join(glob.escape(in_root(root, MACOS_FRAMEWORKS)), "*", "bin")),
+                        key=_version_key_of_parent):
+            found += [(p, "python.org") for p in _preferred(_executables_in(v))]
     if family == "windows":
         local = env.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
         for v in sorted(glob.glob(os.path.join(local, "Programs", "Python", "Python*"))):
             found += [(p, "path") for p in _preferred(_executables_in(v))]
         found += registered or []
     return found
+
+
+def _homebrew(root: str, folder: str) -> bool:
+    """Whether a macOS bin folder is Homebrew's (its prefix holds Cellar or Homebrew)."""
+    prefix = in_root(root, os.path.dirname(folder))
+    return any(os.path.isdir(os.path.join(prefix, d)) for d in ("Cellar", "Homebrew"))
+
+
+def _version_key_of_parent(path: str) -> tuple[tuple[int, ...], str]:
+    return _version_key(os.path.dirname(path))
 
 
 def _version_key(path: str) -> tuple[tuple[int, ...], str]:
@@ -190,25 +214,25 @@ def _preferred(exes: list[str]) -> list[str]:
     return [max(exes, key=lambda p: (len(os.path.basename(p)), p))]
 
 
-def _conda_prefixes(env: Mapping[str, str], home: str) -> list[str]:
+def _conda_prefixes(env: Mapping[str, str], home: str, root: str = "") -> list[str]:
     prefixes: list[str] = []
     for key in ("CONDA_PREFIX",):
         if env.get(key):
-            prefixes.append(env[key])
+            prefixes.append(in_root(root, env[key]))
     exe = env.get("CONDA_EXE") or env.get("MAMBA_EXE")
-    bases = [os.path.dirname(os.path.dirname(exe))] if exe else []
+    bases = [in_root(root, os.path.dirname(os.path.dirname(exe)))] if exe else []
     bases += [os.path.join(home, d) for d in ("miniconda3", "anaconda3", "miniforge3", "mambaforge",
                                               "micromamba", ".micromamba")]
-    bases += ["/opt/conda", "/opt/miniconda3", "/opt/anaconda3", "/opt/miniforge3"]
+    bases += [in_root(root, d) for d in ("/opt/conda", "/opt/miniconda3", "/opt/anaconda3", "/opt/miniforge3")]
     if env.get("MAMBA_ROOT_PREFIX"):
-        bases.append(env["MAMBA_ROOT_PREFIX"])
+        bases.append(in_root(root, env["MAMBA_ROOT_PREFIX"]))
     for b in bases:
         if os.path.isdir(os.path.join(b, "conda-meta")):
             prefixes.append(b)
         prefixes += sorted(glob.glob(os.path.join(b, "envs", "*")))
     try:
         with open(os.path.join(home, ".conda", "environments.txt"), encoding="utf-8") as fh:
-            prefixes += [ln.strip() for ln in fh if ln.strip()]
+            prefixes += [in_root(root, ln.strip()) for ln in fh if ln.strip()]
     except OSError:
         pass
     seen: set[str] = set()
@@ -220,13 +244,15 @@ def _conda_prefixes(env: Mapping[str, str], home: str) -> list[str]:
     return out
 
 
-def _uv_python_dir(env: Mapping[str, str], home: str, family: str | None) -> str:
+def _uv_python_dir(env: Mapping[str, str], home: str, family: str | None, root: str = "") -> str:
+    """uv's managed Pythons: ``UV_PYTHON_INSTALL_DIR``, else ``$XDG_DATA_HOME/uv/python`` or
+    ``~/.local/share/uv/python`` (also on macOS), ``%APPDATA%\\uv\\python`` on Windows."""
     if env.get("UV_PYTHON_INSTALL_DIR"):
-        return env["UV_PYTHON_INSTALL_DIR"]
+        return in_root(root, env["UV_PYTHON_INSTALL_DIR"])
     if family == "windows":
-        base = env.get("APPDATA") or os.path.join(home, "AppData", "Roaming")
+        base = in_root(root, env["APPDATA"]) if env.get("APPDATA") else os.path.join(home, "AppData", "Roaming")
         return os.path.join(base, "uv", "python")
-    base = env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
+    base = in_root(root, env["XDG_DATA_HOME"]) if env.get("XDG_DATA_HOME") else os.path.join(home, ".local", "share")
     return os.path.join(base, "uv", "python")
 
 
@@ -399,11 +425,24 @@ def _versions(cands: list[tuple[str, str]], timeout_s: float, cache: StampCache 
     return out, len(futures), failures
 
 
+def _without_clt_shims(cands: list[tuple[str, str]], timeout_s: float, root: str, environ: Mapping[str, str] | None,
+                       records: list[ProbeRecord]) -> list[tuple[str, str]]:
+    """macOS: ``cands`` without /usr/bin's developer shims (``/usr/bin/python3``) when the Command
+    Line Tools are missing (running one opens Apple's install dialog); ``xcode-select -p`` is asked
+    first, only when there is such a shim to run."""
+    if not any(is_clt_shim(p, root) for p, _s in cands):
+        return cands
+    dev: DeveloperDir = developer_dir(timeout_s, root=root, environ=environ)
+    records.append(dev.record)
+    return [c for c in cands if not is_clt_shim(c[0], root)] if dev.missing else cands
+
+
 def detect_pythons(timeout_s: float, cache: StampCache | None, *, family: str | None, arch: str | None,
-                   environ: Mapping[str, str] | None = None, registry_key: str = PEP514_KEY
+                   environ: Mapping[str, str] | None = None, registry_key: str = PEP514_KEY, root: str = ""
                    ) -> tuple[PythonInfo, list[PythonInfo], list[ProbeRecord]]:
     """``(running, interpreters incl. running, records)``; never raises. ``registry_key``: where
-    the Windows registry's interpreters are read (PEP 514's key; tests give one of their own)."""
+    the Windows registry's interpreters are read (PEP 514's key; tests give one of their own).
+    ``root``: where the machine's file system starts (a fake tree in tests, :func:`candidates`)."""
     started = time.monotonic()
     records: list[ProbeRecord] = []
     running = running_interpreter()
@@ -412,11 +451,13 @@ def detect_pythons(timeout_s: float, cache: StampCache | None, *, family: str | 
         registered = _windows_registered(timeout_s, started, records, registry_key) if family == "windows" else []
         seen = {_key(sys.executable)}
         cands: list[tuple[str, str]] = []
-        for path, source in candidates(environ, family=family, registered=registered):
+        for path, source in candidates(environ, family=family, registered=registered, root=root):
             k = _key(path)
             if k not in seen:
                 seen.add(k)
                 cands.append((path, source))
+        if family == "macos":
+            cands = _without_clt_shims(cands, timeout_s, root, environ, records)
         infos, asked, failures = _versions(cands, timeout_s, cache, arch)
         found += infos
         detail = f"{len(found)} interpreter(s): " + ", ".join(f"{p.version or '?'} ({p.source})" for p in found)
