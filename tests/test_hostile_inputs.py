@@ -391,6 +391,16 @@ def test_generated_answer_files(tmp_path_factory, case):
         assert _names_the_place(out.message, path), (path, out.message)
 
 
+@pytest.mark.parametrize("text, place", [
+    ('"" = 1' + "0" * 4400, "line 1"),  # an empty key (found by the generated files above)
+    ("[install]\nfind_links = [1" + "0" * 4400 + "]", "'find_links' (line 2)"),
+])
+def test_a_number_too_long_to_read_is_refused_naming_its_line(text, place):
+    with pytest.raises(BadInput) as err:
+        parse_answers(text)
+    assert place in err.value.message and "too long" in err.value.message
+
+
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
                     lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=10), inner, max_size=5),
                     max_leaves=30))

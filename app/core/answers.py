@@ -607,9 +607,10 @@ def _too_long_number(ctx: _Ctx, text: str, exc: ValueError) -> BadInput:
     if m is not None:
         line_no = text.count("\n", 0, m.start()) + 1
         key = _key_on_line(ctx, line_no)
-        if key:
-            src = f"{ctx.source.name}: " if ctx.source else ""
-            return BadInput(f"Answer file {src}'{key}' (line {line_no}): the number is too long", hint=HELP_HINT)
+        src = f"{ctx.source.name}: " if ctx.source else ""
+        # an empty key ("" = 1000...) or a number inside an array still has its line
+        where = f"'{key}' (line {line_no})" if key else f"line {line_no}"
+        return BadInput(f"Answer file {src}{where}: the number is too long", hint=HELP_HINT)
     return BadInput(f"Answer file is not valid TOML: {exc}", hint=HELP_HINT)
 
 
