@@ -102,6 +102,8 @@ def tiny(tiny_wheels: Path) -> list[Path]:
 
 
 # ------------------------------------------------------------------------- loopback + cleanup
+@pytest.mark.posix_only("stop() wakes handlers blocked reading a held connection with shutdown(); on Windows "
+                        "(under Wine here) that does not wake them, so stop() waits out their read timeout")
 def test_every_server_binds_loopback_and_leaves_nothing_behind(tiny, test_ca):
     gc.collect()
     before = set(threading.enumerate())
@@ -436,6 +438,11 @@ def test_behaviour_specs_for_the_cli():
             parse_behaviour(bad)
 
 
+# the serve command ends cleanly on SIGTERM, saying what it served; on Windows terminate() kills it
+SIGTERM_STOPS = pytest.mark.posix_only("stops `python -m tests.netlab serve` with SIGTERM, which it handles")
+
+
+@SIGTERM_STOPS
 def test_cli_serves_https_with_its_own_ca(tiny_wheels, tmp_path):
     ready, ca = tmp_path / "ready.json", tmp_path / "ca.pem"
     proc = subprocess.Popen([sys.executable, "-m", "tests.netlab", "serve", "--root", str(tiny_wheels), "--tls",
@@ -457,6 +464,7 @@ def test_cli_serves_https_with_its_own_ca(tiny_wheels, tmp_path):
     assert proc.returncode == 0, out
 
 
+@SIGTERM_STOPS
 def test_cli_serves_a_folder_until_stopped(tiny_wheels, tmp_path):
     ready = tmp_path / "ready.json"
     proc = subprocess.Popen([sys.executable, "-m", "tests.netlab", "serve", "--root", str(tiny_wheels),
@@ -504,7 +512,7 @@ def _assert_all_from(srv: IndexServer, wheelhouse, python: Path) -> None:
 def test_wheelhouse_holds_torch_and_its_dependencies_and_is_cached(wheelhouse, local_wheels):
     names = {p.name.split("-")[0].lower().replace("_", "-") for p in wheelhouse.files}
     assert names == TORCH_DEPS | {"torch"}
-    assert wheelhouse.torch.name.startswith("torch-2.13.0+cpu-")
+    assert wheelhouse.torch.name.startswith(("torch-2.13.0+cpu-", "torch-2.13.0-"))  # the CPU build (Windows: no label)
     assert file_sha256(wheelhouse.torch) == file_sha256(next(local_wheels.glob(wheelhouse.torch.name)))
     again = gather_wheelhouse([local_wheels])
     assert again.cached and again.folder == wheelhouse.folder  # says it came from the cache, not a wall time

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from app.core.lifecycle.common import Refused
 from app.core.lifecycle.companions import check_companions
 from app.core.lifecycle.upgrade import keep_requirements, plan_upgrade
 from app.core.text import render
+from tests.helpers import SCRIPTS, site_packages, venv_python
 from tests.helpers import run_cli as _cli
 from tests.helpers import torch_in as _torch
 from tests.second_torch import (  # noqa: F401 - fixtures
@@ -139,11 +141,14 @@ def test_a_failed_verification_leaves_the_env_byte_for_byte_unchanged(tmp_path, 
 
 # --------------------------------------------------------------------------- fast: planning, companions, swap
 
+BASE_HOME = os.path.dirname(getattr(sys, "_base_executable", sys.executable))  # a home that exists (/usr/bin)
+
+
 def _fake_env(root: Path, torch: str = "2.13.0+cpu", extra: dict[str, list[str]] | None = None) -> Path:
-    sp = root / "lib" / "python3.11" / "site-packages"
+    sp = site_packages(root)
     sp.mkdir(parents=True)
-    (root / "bin").mkdir()
-    (root / "pyvenv.cfg").write_text("home = /usr/bin\nversion_info = 3.11.7\n", encoding="utf-8")
+    (root / SCRIPTS).mkdir()
+    (root / "pyvenv.cfg").write_text(f"home = {BASE_HOME}\nversion_info = 3.11.7\n", encoding="utf-8")
     for name, version, reqs in [("torch", torch, ["filelock", "sympy>=1.13.3"]), ("filelock", "3.0", []),
                                 ("sympy", "1.13.3", ["mpmath"]), ("mpmath", "1.3.0", []), ("six", "1.17.0", []),
                                 *((n, "1.0", r) for n, r in (extra or {}).items())]:
@@ -175,7 +180,7 @@ def test_companions_requires_dist_and_family_and_extensions(tmp_path):
     # torchvision with no release for the new torch (compat data: "")
     from app.core.compat import load_compat
 
-    build_dist = env / "lib" / "python3.11" / "site-packages" / "torchvision-0.28.0.dist-info"
+    build_dist = site_packages(env) / "torchvision-0.28.0.dist-info"
     build_dist.mkdir()
     (build_dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torchvision\nVersion: 0.28.0\n"
                                          "Requires-Dist: torch==2.13.0\n", encoding="utf-8")
@@ -221,17 +226,17 @@ def test_swap_and_recover(tmp_path, monkeypatch, atomic):
 
 def test_fix_paths_rewrites_scripts_and_pyvenv_cfg(tmp_path):
     env = tmp_path / ".e.torch-setup-staging"
-    (env / "bin").mkdir(parents=True)
+    (env / SCRIPTS).mkdir(parents=True)
     (env / "pyvenv.cfg").write_text(f"home = /usr/bin\ncommand = /usr/bin/python3 -m venv {env}\n", encoding="utf-8")
-    script = env / "bin" / "tool"
-    script.write_text(f"#!{env}/bin/python\nprint(1)\n", encoding="utf-8")
+    script = env / SCRIPTS / "tool"
+    script.write_text(f"#!{venv_python(env)}\nprint(1)\n", encoding="utf-8")
     script.chmod(0o755)
-    (env / "bin" / "blob").write_bytes(b"\0\0" + str(env).encode())  # binaries are left alone
+    (env / SCRIPTS / "blob").write_bytes(b"\0\0" + str(env).encode())  # binaries are left alone
     final = tmp_path / "e"
     changed = staging.fix_paths(env, str(env), str(final))
-    assert sorted(changed) == ["bin/tool", "pyvenv.cfg"]
-    assert script.read_text(encoding="utf-8").startswith(f"#!{final}/bin/python") and os.access(script, os.X_OK)
-    assert str(env).encode() in (env / "bin" / "blob").read_bytes()
+    assert sorted(changed) == [os.path.join(SCRIPTS, "tool"), "pyvenv.cfg"]
+    assert script.read_text(encoding="utf-8").startswith(f"#!{venv_python(final)}") and os.access(script, os.X_OK)
+    assert str(env).encode() in (env / SCRIPTS / "blob").read_bytes()
 
 
 def test_foreign_entries_are_the_users_files(tmp_path):

@@ -1,7 +1,9 @@
 """The wizard's second path: Welcome -> the environments list -> a task (check, repair, upgrade)."""
 from __future__ import annotations
 
+import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from PySide6.QtWidgets import QWizard
 from app.core import registry
 from app.gui import i18n
 from app.gui.pages import PageId
+from tests.helpers import site_packages, venv_python
 
 pytestmark = pytest.mark.gui
 
@@ -30,11 +33,12 @@ def wizard(qtbot, english):
 
 
 def _fake(root: Path, torch: str = "2.13.0+cpu", cuda: str | None = None) -> Path:
-    sp = root / "lib" / "python3.11" / "site-packages"
+    sp = site_packages(root)
     sp.mkdir(parents=True)
-    (root / "bin").mkdir()
-    (root / "bin" / "python").write_text("", encoding="utf-8")
-    (root / "pyvenv.cfg").write_text("home = /usr/bin\nversion_info = 3.11.7\n", encoding="utf-8")
+    venv_python(root).parent.mkdir()
+    venv_python(root).write_text("", encoding="utf-8")
+    home = os.path.dirname(getattr(sys, "_base_executable", sys.executable))  # a Python's folder that exists
+    (root / "pyvenv.cfg").write_text(f"home = {home}\nversion_info = 3.11.7\n", encoding="utf-8")
     d = sp / f"torch-{torch}.dist-info"
     d.mkdir()
     (d / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {torch}\n", encoding="utf-8")

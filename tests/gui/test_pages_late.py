@@ -33,6 +33,7 @@ from tests.factories import (  # noqa: E402
     make_speedup,
     make_verify_report,
 )
+from tests.helpers import venv_python  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
@@ -88,7 +89,7 @@ def test_signal_emit_keeps_refcounts():
     """Every core event reaches the GUI through Signal.emit(); PySide6 6.12.0 dropped a
     reference to True per emit and aborted the process after ~600 events (a real install
     log). Run in a child so a bad binding fails this test instead of killing the session."""
-    res = subprocess.run([sys.executable, "-c", _EMIT_LOOP], capture_output=True, text=True, timeout=120,
+    res = subprocess.run([sys.executable, "-c", _EMIT_LOOP], capture_output=True, text=True, encoding="utf-8", timeout=120,
                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert res.returncode == 0, res.stderr[-800:]
     assert abs(int(res.stdout.strip().splitlines()[-1])) < 50
@@ -235,27 +236,33 @@ def test_verify_page_failure_shows_error_and_diagnosis(qtbot, wizard_with, tmp_p
 
 
 # ------------------------------------------------------------------------------- done
-def test_activation_commands_per_os():
+@pytest.mark.posix_only("the Linux commands are joined with this OS's path separator")
+def test_activation_commands_on_linux():
     from app.gui.pages.done import activation_commands
 
     lin = dict(activation_commands(Path("/home/a b/env"), platform="linux"))
     assert lin["bash / zsh"] == "source '/home/a b/env/bin/activate'"
     assert lin["fish"].endswith("activate.fish'")
+    assert activation_commands(Path("/opt/envs/t"), kind="conda") == [("conda", "conda activate /opt/envs/t")]
+
+
+def test_activation_commands_on_windows():
+    from app.gui.pages.done import activation_commands
+
     win = dict(activation_commands(Path("C:/Users/li/env"), platform="win32"))
     assert set(win) == {"PowerShell", "cmd"}
     # the default execution policy blocks Activate.ps1: lifted for this PowerShell window only
     assert win["PowerShell"].startswith("Set-ExecutionPolicy -Scope Process -ExecutionPolicy Bypass -Force; & ")
     assert win["PowerShell"].endswith("Activate.ps1")
     assert win["cmd"].endswith("activate.bat")
-    assert activation_commands(Path("/opt/envs/t"), kind="conda") == [("conda", "conda activate /opt/envs/t")]
 
 
 def test_done_page_summary_and_saved_report(qtbot, wizard_with, tmp_path):
     from app.gui.pages.done import DonePage
 
     env = tmp_path / "my env"
-    (env / "bin").mkdir(parents=True)
-    py = env / "bin" / "python"
+    py = venv_python(env)
+    py.parent.mkdir(parents=True)
     py.write_text("", encoding="utf-8")
     verify = make_verify_report([make_check("import", "passed", "torch 2.13.0+cpu imported"),
                                  make_check("cuda", "skipped", "no GPU")], torch_version="2.13.0+cpu")
@@ -300,7 +307,7 @@ def test_done_page_summary_and_saved_report(qtbot, wizard_with, tmp_path):
         page.open_report.click()
     finally:
         QDesktopServices.unsetUrlHandler("file")
-    assert catcher.urls[0] == str(env)
+    assert os.path.normpath(catcher.urls[0]) == str(env)  # Qt writes C:/... on Windows
     assert catcher.urls[1].endswith(".html") and Path(catcher.urls[1]).is_file()
 
 
@@ -566,7 +573,7 @@ def test_qtcharts_loads_only_when_the_speed_test_is_shown():
         "page.initializePage()\n"
         "print('after', 'PySide6.QtCharts' in sys.modules)\n"
     )
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, encoding="utf-8", timeout=120,
                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert res.returncode == 0, res.stderr[-1500:]
     assert "before False" in res.stdout and "after True" in res.stdout, res.stdout
