@@ -30,11 +30,13 @@ from app.core.requirements import requirement_name
 from app.core.secrets import mask
 from app.core.sources import closure, scan, torch_origin, variant_of_index
 from app.core.sources.routing import Route, verify
+from app.core.sources.settings import python_mirror_env
 from app.core.text import Msg, Text, msg, render
 
-__all__ = ["REACH_LABELS", "check_backend", "check_disk", "check_indexes", "check_lock", "check_proxy",
-           "check_python", "check_reach", "check_route", "check_target", "index_targets", "preflight",
-           "python_unfit", "raise_for_checks", "route_of", "routed_requirements"]
+__all__ = ["PYTHON_DOWNLOADS", "REACH_LABELS", "check_backend", "check_closure", "check_disk", "check_indexes",
+           "check_lock", "check_proxy", "check_python", "check_python_download", "check_reach", "check_route",
+           "check_target", "index_targets", "preflight", "python_download_url", "python_unfit", "raise_for_checks",
+           "route_of", "routed_requirements"]
 
 _MINOR = re.compile(r"^\d+\.\d+$")
 
@@ -117,6 +119,69 @@ def python_unfit(p: InstallPlan) -> Check | None:
                  hint=msg("preflight.python_unfit_hint", "Choose a Python {fits} for the environment, or another "
                           "PyTorch version for Python {have}.", fits=", ".join(rec.pythons),
                           have=p.python.major_minor))
+
+
+#: where uv downloads a Python from, unless UV_PYTHON_INSTALL_MIRROR (or a Python-builds mirror) says otherwise
+PYTHON_DOWNLOADS = "https://github.com/astral-sh/python-build-standalone/releases/download"
+
+
+def python_download_url(p: InstallPlan) -> str | None:
+    """Where uv will download the env's Python from (None: no download, a Python is at hand): the
+    Python-builds mirror the user chose, else ``UV_PYTHON_INSTALL_MIRROR``, else uv's own host."""
+    if p.python is not None or p.installer != "uv" or p.kind != "venv" or not p.python_request \
+            or not _MINOR.match(p.python_request):
+        return None
+    chosen = python_mirror_env(p.request.mirrors).get("UV_PYTHON_INSTALL_MIRROR")
+    return chosen or os.environ.get("UV_PYTHON_INSTALL_MIRROR", "").strip() or PYTHON_DOWNLOADS
+
+
+def check_python_download(p: InstallPlan, url: str, error: Text | None) -> Check:
+    """A Python uv must download is only ready when its download host answers."""
+    want = p.python_request or "3"
+    if error is None:
+        return Check("reach:python download", True, msg("preflight.python_download_ok", "Python {want} can be "
+                                                        "downloaded from {url}", want=want, url=display_url(url)))
+    return Check("reach:python download", False,
+                 msg("preflight.python_download_unreachable", "No Python {want} is on this computer, and uv cannot "
+                     "download one: {url} cannot be reached ({why}). Nothing was changed.", want=want,
+                     url=display_url(url), why=error),
+                 hint=msg("preflight.python_download_unreachable_hint", "Choose a Python that is on this computer, "
+                          "or install Python {want} (python.org, your package manager or pyenv) and check again.",
+                          want=want))
+
+
+# --------------------------------------------------------------------------- no index: the whole closure
+
+def check_closure(p: InstallPlan) -> Check | None:
+    """An install that uses no index (a bundle, or wheel folders alone) must find everything it needs
+    in its folders: each package's best wheel for the target Python, then its ``Requires-Dist`` from
+    the wheel's METADATA, recursively, with the markers evaluated for the target Python and this
+    platform. Torch from the folders with the rest from an index: says what the index must give.
+    None when no folder is involved."""
+    folders = tuple(p.index.find_links)
+    if not folders or not p.packages:
+        return None
+    wheels = scan(folders)
+    found = closure(list(p.packages), wheels, python_version(p.python, p.python_request))
+    shown = ", ".join(folders)
+    if found.complete:
+        if not p.index.offline:
+            return None
+        return Check("closure", True, msg("preflight.closure_ok", "{folders} holds all {count} packages the install "
+                                          "needs (torch's dependencies included); no index is used", folders=shown,
+                                          count=len(found.chosen)))
+    names = tuple(dict.fromkeys(requirement_name(x) or x for x in found.missing))
+    if not p.index.offline:  # an index gives the rest: the reachability checks say whether it answers
+        return Check("closure", True, msg("preflight.closure_from_index", "{folders} lacks {missing}: the install "
+                                          "takes them from the index", folders=shown, missing=", ".join(names)))
+    return Check("closure", False,
+                 msg("preflight.closure_missing", "The install would use no index, but {folders} lacks {count} "
+                     "package(s) it needs: {missing}. It would fail. Nothing was changed.", folders=shown,
+                     count=len(names), missing=", ".join(names)),
+                 hint=msg("preflight.closure_missing_hint", "Put those wheels into the folder (on a computer with "
+                          "internet: pip download torch==VERSION -d FOLDER), or install from an offline bundle made "
+                          "there with torch-setup bundle."),
+                 severity="warning" if p.request.existing else "error")  # an env may have them already
 
 
 # --------------------------------------------------------------------------- target
@@ -371,6 +436,9 @@ def check_indexes(p: InstallPlan) -> list[Check]:
     probe that raises or does not answer in time is a failed check, never a passed one."""
     wanted = routed_requirements(p)
     targets = [t for t in index_targets(p) if not (wanted and t[0] == "torch index")]
+    download = python_download_url(p)
+    if download is not None:  # a Python uv must fetch: its host must answer too
+        targets.append(("python download", download))
     wait_s = NET_TIMEOUT_S + 2
     no_answer = msg("preflight.reach_no_answer", "no answer within {seconds:g} s", seconds=wait_s)
     answers: list[tuple[Text | None, Text | None]] = [(no_answer, None)] * len(targets)
@@ -396,7 +464,8 @@ def check_indexes(p: InstallPlan) -> list[Check]:
         t.join(max(0.0, deadline - time.monotonic()))
     for t in slow:
         t.join(120)
-    found = [check_reach(key, url, err, warn) for (key, url), (err, warn) in zip(targets, answers, strict=True)]
+    found = [check_python_download(p, url, err) if key == "python download" else check_reach(key, url, err, warn)
+             for (key, url), (err, warn) in zip(targets, answers, strict=True)]
     at = next((i for i, (key, _) in enumerate(targets) if key != "conda channel"), len(found))
     return found[:at] + routed + found[at:] + unused
 
@@ -433,7 +502,8 @@ _LOCAL_CHECKS: tuple[tuple[str, Callable[[InstallPlan], Check | None]], ...] = (
     ("backend", check_backend), ("python", check_python), ("target", check_target),
     # Windows only (None elsewhere): the env folder's path budget and cloud folder, the VC++ runtime
     ("path", check_path_budget), ("cloud", check_cloud_folder), ("vcruntime", check_vc_runtime),
-    ("disk", check_disk), ("proxy", check_proxy), ("lock", check_lock))
+    ("disk", check_disk), ("proxy", check_proxy), ("lock", check_lock),
+    ("closure", check_closure))
 
 
 def preflight(p: InstallPlan) -> list[Check]:

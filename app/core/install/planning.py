@@ -174,9 +174,19 @@ def _index(request: InstallRequest, rec: Recommendation | None, what: _What,
                             ca_bundle=request.ca_bundle, offline=True, require_hashes=True), ()
     if rec is not None and rec.no_index and not (request.index_url or request.extra_index_urls
                                                  or request.default_index_url):
-        # the recommendation was made from what the wheel folders hold: install from them alone
+        # the recommendation was made from what the wheel folders hold: install from them alone when they
+        # hold everything; when they hold the torch wheels but not all they need, the rest comes from the
+        # package index (the pre-flight says whether it answers; with no index at all the install would
+        # fail half-way, and the pre-flight's closure check refuses such a plan)
         folders = tuple(dict.fromkeys((*request.find_links, *rec.find_links)))
-        return IndexOptions(find_links=folders, ca_bundle=request.ca_bundle, offline=True), ()
+        wheels = scan(folders) if what.packages else ()
+        pins = [x for x in what.packages if requirements.requirement_name(x) in TORCH_FAMILY]
+        if not wheels or closure(what.packages, wheels, pyver).complete or not pins or \
+                any(x in closure([x], wheels, pyver).missing for x in pins):
+            return IndexOptions(find_links=folders, ca_bundle=request.ca_bundle, offline=True), ()
+        return (IndexOptions(default_index=request.default_index_url, find_links=folders, ca_bundle=request.ca_bundle),
+                (msg("install.note_torch_local", "torch comes from your folder {folders}; the other packages "
+                     "from the package index.", folders=", ".join(folders)),))
     find_links = request.find_links
     if rec is not None and rec.find_links:
         find_links = tuple(dict.fromkeys((*find_links, *rec.find_links)))
