@@ -52,6 +52,9 @@ def page_class(pid: PageId):
 
 
 MIN_SIZE = QSize(900, 640)
+#: what is left free around the window on a small screen: its frame and title bar, and a task bar
+#: the screen's available geometry does not know of
+SCREEN_MARGIN = QSize(40, 60)
 
 
 def app_icon() -> QIcon:
@@ -86,11 +89,11 @@ class SetupWizard(QWizard):
         self.lazy = lazy
         self._painted = False
         self._closing = False
+        self._screen_watched = False
         self.setObjectName("SetupWizard")
         if not lazy:  # lazy: set after the first paint (the window manager shows it a moment later)
             self.setWindowIcon(app_icon())
-        self.setMinimumSize(MIN_SIZE.boundedTo(self._available()))  # small laptop screens: never larger
-        self.resize(self.minimumSize())
+        self._fit_screen()
         if sys.platform == "win32":
             # Qt's Windows default, AeroStyle, moves Back to an arrow in a title band that it draws
             # itself (empty where desktop composition is off: remote desktops, VMs). The classic
@@ -110,11 +113,29 @@ class SetupWizard(QWizard):
         self.retranslate()
 
     def _available(self) -> QSize:
+        """The room the window may take on its screen, in the screen's logical pixels (a 1366x768
+        screen at 200 % gives 683x384): never more than the screen has, at any scale."""
         screen = self.screen()
         if screen is None:
             return MIN_SIZE
         geo = screen.availableGeometry()
-        return QSize(max(geo.width() - 40, 640), max(geo.height() - 60, 480))
+        return QSize(max(geo.width() - SCREEN_MARGIN.width(), geo.width() // 2),
+                     max(geo.height() - SCREEN_MARGIN.height(), geo.height() // 2))
+
+    def _fit_screen(self) -> None:
+        """The window's minimum and size within its screen: 900x640 where there is room, else what
+        the screen offers (the pages scroll inside; the buttons stay on screen)."""
+        room = self._available()
+        self.setMinimumSize(MIN_SIZE.boundedTo(room))
+        self.resize(self.size().expandedTo(self.minimumSize()).boundedTo(room) if self._painted
+                    else self.minimumSize())
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        handle = self.windowHandle()
+        if handle is not None and not self._screen_watched:  # moved to another screen, or its scale changed
+            self._screen_watched = True
+            handle.screenChanged.connect(lambda _s: self._fit_screen())
 
     def pages_built(self) -> bool:
         return all(self.page(int(pid)) is not None for pid in PageId)
