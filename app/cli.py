@@ -11,7 +11,9 @@ Two things happen here for every command, in one place:
 
 * no secret leaves on the console: ``sys.stdout`` / ``sys.stderr`` are wrapped in the masker
   (:class:`app.core.secrets.MaskingStream`), and the credentials in the command line and the
-  environment are registered first, so a tool echoing them in another form is masked too;
+  environment are registered first, so a tool echoing them in another form is masked too; a
+  windowed program, which has no console streams, writes into a log file instead
+  (:mod:`app.core.streams`);
 * a path argument that cannot be a path (a name over 255 bytes, NUL) is refused by the parser
   naming the option, and an ``OSError`` about a path (too long, permission denied on a
   parent ...) ends as exit 2 naming the option, never as a traceback.
@@ -27,7 +29,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from app import __version__
-from app.core import consoles, secrets
+from app.core import consoles, secrets, streams
 from app.core.locations import local_path
 
 if TYPE_CHECKING:  # start-up: the wizard's first window needs no error types
@@ -111,9 +113,18 @@ def _masked(argv: list[str] | None) -> int:
     # A redirected stream in a Windows code page (cp1252, cp936) cannot encode every path or
     # symbol: it writes escapes instead of ending the command with UnicodeEncodeError.
     consoles.tolerant_streams(out, err)
-    sys.stdout, sys.stderr = secrets.MaskingStream(out), secrets.MaskingStream(err)
+    # A windowed program (pythonw.exe, the windowed exe) has neither: prints, warnings and
+    # tracebacks go to a log file there, opened when the first line comes.
+    console_out, console_err, log = streams.console_streams(out, err)
+    sys.stdout, sys.stderr = secrets.MaskingStream(console_out), secrets.MaskingStream(console_err)
     try:
         return _run(argv, words)
+    except Exception:
+        if log is not None:  # the traceback the windowed exe's dialog (or nothing) would show, kept
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
+        raise
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -121,6 +132,8 @@ def _masked(argv: list[str] | None) -> int:
             except (OSError, ValueError):  # a closed or broken console: nothing more to say
                 pass
         sys.stdout, sys.stderr = out, err
+        if log is not None:
+            log.close()
 
 
 def _option_of(args: argparse.Namespace, filename: object) -> str | None:

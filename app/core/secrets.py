@@ -385,9 +385,14 @@ class MaskingStream(io.TextIOBase):
     """A text stream that masks what is written to ``inner``.
 
     Text is held back until a line ends (``\\n`` or ``\\r``) or the stream is flushed, so a
-    secret printed in pieces (``print(a, b)`` writes twice) is still seen whole."""
+    secret printed in pieces (``print(a, b)`` writes twice) is still seen whole.
 
-    def __init__(self, inner: TextIO) -> None:
+    ``inner`` may be None: a windowed program (``pythonw.exe``, a PyInstaller ``console=False``
+    exe) has no ``sys.stdout`` / ``sys.stderr``. The text is then dropped, as ``print()`` drops it
+    there, and flushing does nothing (the CLI gives such a program a log file instead:
+    :func:`app.core.streams.console_streams`)."""
+
+    def __init__(self, inner: TextIO | io.TextIOBase | None) -> None:
         super().__init__()
         self.inner = inner
         self._pending = ""
@@ -401,23 +406,28 @@ class MaskingStream(io.TextIOBase):
                 self._pending = text
                 return len(s)
             self._pending = text[cut + 1:]
-            self.inner.write(mask(text[:cut + 1]))
+            if self.inner is not None:
+                self.inner.write(mask(text[:cut + 1]))
         return len(s)
 
     def flush(self) -> None:
         with self._lock:
             if self._pending:
                 text, self._pending = self._pending, ""
-                self.inner.write(mask(text))
-            self.inner.flush()
+                if self.inner is not None:
+                    self.inner.write(mask(text))
+            if self.inner is not None:
+                self.inner.flush()
 
     def writable(self) -> bool:
         return True
 
     def isatty(self) -> bool:
-        return bool(self.inner.isatty())
+        return self.inner is not None and bool(self.inner.isatty())
 
     def fileno(self) -> int:
+        if self.inner is None:
+            raise io.UnsupportedOperation("no console: this stream has no file descriptor")
         return self.inner.fileno()
 
     @property
