@@ -195,15 +195,54 @@ class SelfTest:
         return 0
 
 
-def _not_blank(img) -> bool:
-    """True when the image holds more than one colour (sampled on a grid)."""
+#: A page that drew fewer pixels than this apart from its background drew nothing: the smallest
+#: thing a page shows (one glyph of a label, a check box's box) covers more.
+MIN_DRAWN_PIXELS = 16
+
+
+def _background(img, data: bytes, stride: int) -> bytes:
+    """The page's background: the most common of the pixels on a 32 x 32 grid and at the corners
+    (the 4 bytes of one pixel, as they are in ``data``). Only the choice of colour is sampled; the
+    judgement counts every pixel (:func:`_drawn_pixels`)."""
     w, h = img.width(), img.height()
-    first = img.pixel(0, 0)
-    for y in range(0, h, max(1, h // 24)):
-        for x in range(0, w, max(1, w // 24)):
-            if img.pixel(x, y) != first:
-                return True
-    return False
+    points = {(x, y) for x in range(0, w, max(1, w // 32)) for y in range(0, h, max(1, h // 32))}
+    points |= {(0, 0), (w - 1, 0), (0, h - 1), (w - 1, h - 1)}
+    counts: dict[bytes, int] = {}
+    for x, y in points:
+        pixel = data[y * stride + 4 * x: y * stride + 4 * x + 4]
+        counts[pixel] = counts.get(pixel, 0) + 1
+    return max(counts, key=lambda c: counts[c])
+
+
+def _drawn_pixels(img, enough: int = MIN_DRAWN_PIXELS) -> int:
+    """How many pixels of the whole image differ from its background colour (counting stops at
+    ``enough``). Each scanline is compared whole against a line of background (fast: most lines of
+    a sparse page are plain); only the lines that differ are counted pixel by pixel."""
+    from PySide6.QtGui import QImage
+
+    img = img.convertToFormat(QImage.Format.Format_ARGB32)  # 4 bytes a pixel, whatever was grabbed
+    w, h, stride = img.width(), img.height(), img.bytesPerLine()
+    if w <= 0 or h <= 0:
+        return 0
+    data = img.constBits().tobytes()
+    bg = _background(img, data, stride)
+    plain = bg * w
+    drawn = 0
+    for y in range(h):
+        line = data[y * stride: y * stride + 4 * w]
+        if line == plain:
+            continue
+        drawn += sum(1 for x in range(0, 4 * w, 4) if line[x:x + 4] != bg)
+        if drawn >= enough:
+            break
+    return drawn
+
+
+def _not_blank(img) -> bool:
+    """True when the page drew something: at least :data:`MIN_DRAWN_PIXELS` pixels that differ from
+    its background, counted over the whole image. (A sample of the image misses a sparse page,
+    such as one "Change..." button on the plain white of Windows' windowsvista style.)"""
+    return _drawn_pixels(img) >= MIN_DRAWN_PIXELS
 
 
 def _prepare_env() -> None:
