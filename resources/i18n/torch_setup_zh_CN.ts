@@ -196,7 +196,7 @@
 <context>
     <name>CopyButton</name>
     <message>
-        <location filename="../../app/gui/widgets.py" line="+264"/>
+        <location filename="../../app/gui/widgets.py" line="+340"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
@@ -214,7 +214,7 @@
 <context>
     <name>DonePage</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="+232"/>
+        <location filename="../../app/gui/pages/done.py" line="+222"/>
         <source>Save the report into…</source>
         <translation>把报告保存到…</translation>
     </message>
@@ -274,7 +274,7 @@
         <translation>PyTorch {version} 已安装，但有些检查没有通过。报告里有诊断结果。</translation>
     </message>
     <message>
-        <location line="+63"/>
+        <location line="+69"/>
         <source>Registering the Jupyter kernel…</source>
         <translation>正在注册 Jupyter 内核…</translation>
     </message>
@@ -379,12 +379,12 @@
         <translation>打开报告</translation>
     </message>
     <message>
-        <location line="-136"/>
+        <location line="-142"/>
         <source>Speed (partial, the test was stopped): up to {gflops:.1f} GFLOP/s ({device}, {dtype}).</source>
         <translation>速度（部分结果，测试已停止）：最高 {gflops:.1f} GFLOP/s（{device}，{dtype}）。</translation>
     </message>
     <message>
-        <location line="-173"/>
+        <location line="-174"/>
         <source>Done</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>完成</translation>
@@ -395,7 +395,7 @@
         <translation>PyTorch 已经装好了。下面是使用方法。</translation>
     </message>
     <message>
-        <location line="+152"/>
+        <location line="+153"/>
         <source>Downloaded from: {sources}</source>
         <translation>下载来源：{sources}</translation>
     </message>
@@ -672,7 +672,7 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+297"/>
+        <location filename="../../app/gui/pages/environment.py" line="+325"/>
         <source>(recommended)</source>
         <translation>（推荐）</translation>
     </message>
@@ -692,7 +692,7 @@
         <translation>；</translation>
     </message>
     <message>
-        <location line="+131"/>
+        <location line="+135"/>
         <source>Choose the existing environment</source>
         <translation>选择已有的环境</translation>
     </message>
@@ -708,12 +708,12 @@
     </message>
     <message>
         <location line="+6"/>
-        <location line="+283"/>
+        <location line="+410"/>
         <source>Choose the CA certificates file</source>
         <translation>选择 CA 证书文件</translation>
     </message>
     <message>
-        <location line="-282"/>
+        <location line="-409"/>
         <source>Certificates (*.pem *.crt *.cer);;All files (*)</source>
         <translation>证书 (*.pem *.crt *.cer);;所有文件 (*)</translation>
     </message>
@@ -733,9 +733,39 @@
         <translation>该位置剩余 {free}。</translation>
     </message>
     <message>
-        <location line="+138"/>
+        <location line="+125"/>
+        <source>Check the network, or the proxy under &quot;Advanced&quot;; choose a verified mirror under &quot;Download PyTorch from&quot; (&quot;Check the mirrors&quot;); or install from files: the wheel folder or offline bundle fields below.</source>
+        <translation>请检查网络，或“高级”中的代理；在“PyTorch 下载来源”中选择一个已验证的镜像（“检查镜像”）；或者从本机文件安装：使用下方的 wheel 文件夹或离线安装包文件夹。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Check the network, or the proxy and package mirror under &quot;Advanced&quot;; or install from files: an offline bundle (fields below) needs no network at all.</source>
+        <translation>请检查网络，或“高级”中的代理和软件包镜像；或者从本机文件安装：离线安装包（见下方）完全不需要网络。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Put those wheel files into the folder, or choose an offline bundle below (made by this assistant on a computer with internet).</source>
+        <translation>请把这些 wheel 文件放进该文件夹，或者在下方选择一个离线安装包（由本助手在能联网的电脑上制作）。</translation>
+    </message>
+    <message>
+        <location line="+34"/>
         <source>Everything is ready. Press Install to create the environment and install PyTorch.</source>
         <translation>一切就绪。点击“安装”即可创建环境并安装 PyTorch。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>PyTorch cannot be downloaded from this computer now (the checks above say why). Install it from files instead: choose a folder with the PyTorch wheel files, or an offline bundle, in &quot;Install from files on this computer&quot; just below.</source>
+        <translation>现在无法从这台电脑下载 PyTorch（原因见上面的检查）。请改为从文件安装：在紧挨着下方的“从本机文件安装”中，选择存放 PyTorch wheel 文件的文件夹，或者一个离线安装包。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>The mirrors are being checked meanwhile.</source>
+        <translation>同时正在检查镜像。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Or choose a verified mirror under &quot;Download PyTorch from&quot;.</source>
+        <translation>也可以在“PyTorch 下载来源”中选择一个已验证的镜像。</translation>
     </message>
     <message>
         <location line="+3"/>
@@ -743,12 +773,40 @@
         <translation>请先解决上面的问题（或更改选项），然后继续。</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+11"/>
         <source>About {size} will be installed.</source>
         <translation>大约需要安装 {size}。</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+52"/>
+        <source>Choose vc_redist.x64.exe (from {url})</source>
+        <translation>选择 vc_redist.x64.exe（来自 {url}）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Visual C++ runtime installer (vc_redist*.exe);;Programs (*.exe)</source>
+        <translation>Visual C++ 运行库安装程序 (vc_redist*.exe);;程序 (*.exe)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Install the Visual C++ runtime</source>
+        <translation>安装 Visual C++ 运行库</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The assistant will run:
+
+{command}
+
+Windows asks for an administrator&apos;s permission. Go on?</source>
+        <translation>本助手将运行：
+
+{command}
+
+Windows 会请求管理员权限。要继续吗？</translation>
+    </message>
+    <message>
+        <location line="+41"/>
         <source>How to make it</source>
         <translation>创建方式</translation>
     </message>
@@ -814,12 +872,12 @@
     </message>
     <message>
         <location line="+2"/>
-        <location line="+21"/>
+        <location line="+25"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location line="-20"/>
+        <location line="-24"/>
         <source>Choose the location</source>
         <translation>选择位置</translation>
     </message>
@@ -834,12 +892,7 @@
         <translation>选择离线安装包文件夹</translation>
     </message>
     <message>
-        <location line="+1"/>
-        <source>Advanced: package index and local files</source>
-        <translation>高级：软件包索引与本地文件</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>&amp;Index URL:</source>
         <translation>索引地址(&amp;I)：</translation>
     </message>
@@ -869,17 +922,12 @@
         <translation>额外索引地址</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+6"/>
         <source>Local &amp;wheels folder:</source>
         <translation>本地 wheel 文件夹(&amp;W)：</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>a folder with .whl files (find-links); several: separate with ;</source>
-        <translation>存放 .whl 文件的文件夹（find-links）；多个文件夹用 ; 分隔</translation>
-    </message>
-    <message>
-        <location line="-1"/>
+        <location line="+1"/>
         <source>Local wheels folder</source>
         <translation>本地 wheel 文件夹</translation>
     </message>
@@ -979,12 +1027,12 @@
         <translation>正在检查…</translation>
     </message>
     <message>
-        <location line="-421"/>
+        <location line="-552"/>
         <source>Automatic: the PyTorch server, then verified mirrors</source>
         <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
     </message>
     <message>
-        <location line="-277"/>
+        <location line="-291"/>
         <source>Environment</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>环境</translation>
@@ -995,7 +1043,7 @@
         <translation>PyTorch 会装进一个独立的 Python 环境：一个拥有自己的 Python 和软件包的文件夹，电脑上的其他东西都不会改变。</translation>
     </message>
     <message>
-        <location line="+277"/>
+        <location line="+291"/>
         <source>The PyTorch server only</source>
         <translation>只用 PyTorch 官方服务器</translation>
     </message>
@@ -1005,12 +1053,12 @@
         <translation>{mirror}，然后是 PyTorch 官方服务器</translation>
     </message>
     <message>
-        <location line="+71"/>
+        <location line="+72"/>
         <source>Why this version: {why}</source>
         <translation>为什么是这个版本：{why}</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+8"/>
         <source>Checking the mirrors…</source>
         <translation>正在检查镜像…</translation>
     </message>
@@ -1030,7 +1078,27 @@
         <translation>已验证的镜像列在“PyTorch 下载来源”的最前面：每个镜像都有这个确切的文件，且 SHA-256 与 PyTorch 官方服务器的一致。选择一个即可使用；在你选择之前不会有任何改变。</translation>
     </message>
     <message>
-        <location line="+311"/>
+        <location line="+416"/>
+        <source>Advanced: package index, mirror and proxy</source>
+        <translation>高级：软件包索引、镜像与代理</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Install from files on this computer</source>
+        <translation>从本机文件安装</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No internet here? A folder with the PyTorch wheel files (.whl) and the packages they need, or an offline bundle made by this assistant on a computer with internet, installs without it.</source>
+        <translation>这里没有网络？一个存放 PyTorch wheel 文件（.whl）及其所需软件包的文件夹，或者由本助手在能联网的电脑上制作的离线安装包，都可以不联网安装。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>a folder with .whl files; several: separate them with ;</source>
+        <translation>存放 .whl 文件的文件夹；多个文件夹用 ; 分隔</translation>
+    </message>
+    <message>
+        <location line="+11"/>
         <source>Where PyTorch comes from</source>
         <translation>PyTorch 从哪里下载</translation>
     </message>
@@ -1599,7 +1667,7 @@
         <translation>适合这台电脑的 PyTorch 版本、选择它的原因，以及安装它的完整命令。</translation>
     </message>
     <message>
-        <location line="+186"/>
+        <location line="+192"/>
         <source>Choose which wish to give up:</source>
         <translation>请选择放弃哪一项要求：</translation>
     </message>
@@ -1717,9 +1785,9 @@
 <context>
     <name>SetupWizard</name>
     <message>
-        <location filename="../../app/gui/wizard.py" line="+187"/>
+        <location filename="../../app/gui/wizard.py" line="+218"/>
         <source>Stop the installation?</source>
-        <extracomment>The last page of each path (Welcome -&gt; ... -&gt; Done, Welcome -&gt; Environments -&gt; a task).</extracomment>
+        <extracomment>The last page of each path (Welcome -&gt; ... -&gt; Done, Welcome -&gt; Environments -&gt; a task). what is left free around the window on a small screen: its frame and title bar, and a task bar the screen&apos;s available geometry does not know of</extracomment>
         <translation>要停止安装吗？</translation>
     </message>
     <message>
@@ -1762,7 +1830,7 @@ Stop and close?</source>
 <context>
     <name>SpeedTestPage</name>
     <message>
-        <location filename="../../app/gui/pages/speedtest.py" line="+139"/>
+        <location filename="../../app/gui/pages/speedtest.py" line="+142"/>
         <source>There is no installed environment to measure.</source>
         <translation>没有可以测速的已安装环境。</translation>
     </message>
@@ -1843,7 +1911,7 @@ Stop and close?</source>
         <translation>峰值是怎样估算的</translation>
     </message>
     <message>
-        <location line="-271"/>
+        <location line="-270"/>
         <source>Speed test</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>速度测试</translation>
@@ -1854,7 +1922,7 @@ Stop and close?</source>
         <translation>用越来越大的矩阵做乘法，看看 PyTorch 在这台电脑上跑得多快。不到一分钟，也可以跳过。</translation>
     </message>
     <message>
-        <location line="+225"/>
+        <location line="+224"/>
         <source>Source: {source}</source>
         <translation>来源：{source}</translation>
     </message>
@@ -2252,7 +2320,7 @@ Stop and close?</source>
         <translation>本助手会安装能用上你显卡（或处理器）的 PyTorch，检查它能否正常工作，并测量它的速度。</translation>
     </message>
     <message>
-        <location line="+147"/>
+        <location line="+148"/>
         <source>You do not need to know what CUDA, ROCm or a driver is: the assistant looks at your computer, explains its choice in plain words, and lets you change it if you want to.</source>
         <translation>你不需要了解 CUDA、ROCm 或驱动是什么：助手会检测你的电脑，用通俗的话解释它的选择，你也可以随时修改。</translation>
     </message>
@@ -2370,7 +2438,7 @@ Stop and close?</source>
 <context>
     <name>_CommandRow</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="-164"/>
+        <location filename="../../app/gui/pages/done.py" line="-165"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>

@@ -29,7 +29,8 @@ import dataclasses
 import re
 from pathlib import Path
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, QTimer, Signal
+import shiboken6
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -156,24 +157,11 @@ class EnvironmentPage(BasePage):
         af.setContentsMargins(18, 0, 0, 0)
         self.index_url = QLineEdit()
         self.extra_index = QLineEdit()
-        self.find_links = QLineEdit()
-        self.bundle = QLineEdit()
-        self.browse_links = button(lambda: self._browse_dir(self.find_links))
-        self.browse_bundle = button(lambda: self._browse_dir(self.bundle))
-        fl_row = QHBoxLayout()
-        fl_row.addWidget(self.find_links, 1)
-        fl_row.addWidget(self.browse_links)
-        b_row = QHBoxLayout()
-        b_row.addWidget(self.bundle, 1)
-        b_row.addWidget(self.browse_bundle)
-        self.l_index, self.l_extra, self.l_links, self.l_bundle = QLabel(), QLabel(), QLabel(), QLabel()
-        for lab, w in ((self.l_index, self.index_url), (self.l_extra, self.extra_index),
-                       (self.l_links, self.find_links), (self.l_bundle, self.bundle)):
+        self.l_index, self.l_extra = QLabel(), QLabel()
+        for lab, w in ((self.l_index, self.index_url), (self.l_extra, self.extra_index)):
             lab.setBuddy(w)
         af.addRow(self.l_index, self.index_url)
         af.addRow(self.l_extra, self.extra_index)
-        af.addRow(self.l_links, fl_row)
-        af.addRow(self.l_bundle, b_row)
         # Networks of labs and campuses: a PyPI mirror for everything else, a proxy, a CA file.
         self.mirror = QLineEdit()
         self.proxy = QLineEdit()
@@ -234,6 +222,40 @@ class EnvironmentPage(BasePage):
         self.cmd_row = QWidget()
         self.cmd_row.setLayout(cmd_row)
         cmd_row.setContentsMargins(0, 0, 0, 0)
+        # --- install from files: always on the page, right under the verdict (the way out when the
+        # PyTorch server cannot be reached; never under the collapsed Advanced) ---
+        self.files_title = heading()
+        self.files_note = muted(WrapLabel())
+        self.find_links = QLineEdit()
+        self.browse_links = button(lambda: self._browse_dir(self.find_links))
+        self.bundle = QLineEdit()
+        self.browse_bundle = button(lambda: self._browse_dir(self.bundle))
+        fl_row = QHBoxLayout()
+        add_all(fl_row, (self.find_links, 1), self.browse_links)
+        b_row = QHBoxLayout()
+        add_all(b_row, (self.bundle, 1), self.browse_bundle)
+        self.l_links, self.l_bundle = QLabel(), QLabel()
+        self.l_links.setBuddy(self.find_links)
+        self.l_bundle.setBuddy(self.bundle)
+        self.files_box = QWidget()
+        files_form = QFormLayout(self.files_box)
+        files_form.setContentsMargins(0, 0, 0, 0)
+        files_form.addRow(self.files_title)
+        files_form.addRow(self.files_note)
+        files_form.addRow(self.l_links, fl_row)
+        files_form.addRow(self.l_bundle, b_row)
+        self._way_out = ""  # the verdict "PyTorch cannot be downloaded: install from files", when it is shown
+        # ... and kept in view while the page's content grows or shrinks above it, until the user scrolls
+        self._follow_way_out = False
+        self._way_out_timer = QTimer(self)  # (the page's child: it goes with the page, never fires after it)
+        self._way_out_timer.setSingleShot(True)
+        self._way_out_timer.setInterval(0)
+        self._way_out_timer.timeout.connect(self._show_way_out)
+        self.body_widget = self.scroll_area.widget()
+        assert self.body_widget is not None  # (BasePage's scroll area holds the body)
+        self.body_widget.installEventFilter(self)
+        self.scroll_area.verticalScrollBar().actionTriggered.connect(self._user_scrolled)
+
         self.free_space_mb: int | None = None
         self._free_for: Path | None = None  # the path free_space_mb was read for
         self._free_wanted: Path | None = None
@@ -241,7 +263,8 @@ class EnvironmentPage(BasePage):
 
         add_all(self.body, self.kind_title, kinds, self.form, self.target_label, self.advanced, self.sources_title,
                 self.sources_note, self.offer_banner, choice_row, self.mirror_results, self.checks_title, self.busy,
-                self.checks_box, self.plan_label, self.cmd_title, self.command, self.cmd_row, self.result_banner, 1)
+                self.checks_box, self.plan_label, self.cmd_title, self.command, self.cmd_row, self.result_banner,
+                self.files_box, 1)
 
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
@@ -438,6 +461,8 @@ class EnvironmentPage(BasePage):
         self._mirror_task = None
         self._fill_mirrors()
         self._render_sources()
+        self._render_checks()  # the verdict may now offer the verified mirrors
+        self.completeChanged.emit()
 
     def _render_sources(self) -> None:
         lang = current_language()
@@ -692,9 +717,32 @@ class EnvironmentPage(BasePage):
 
     @property
     def checks(self) -> list[tuple[str, str, str, str]]:
-        """``(name, status ok|warning|error, message, hint)`` of each check, in the wizard's language."""
+        """``(name, status ok|warning|error, message, hint)`` of each check, in the wizard's language
+        (the hints as the wizard tells them: its own fields, not command-line options)."""
         lang = current_language()
-        return [(c.name, c.status, render(c.message, lang), render(c.hint, lang)) for c in self.check_results]
+        return [(c.name, c.status, render(c.message, lang), self._gui_hint(c) or render(c.hint, lang))
+                for c in self.check_results]
+
+    def _gui_hint(self, check: Check) -> str:
+        """The wizard's words for the hints that name command-line options in the core ("" : the core's)."""
+        if not check.blocking:
+            return ""
+        if check.name == "reach:torch index" and check.code == "preflight.reach_failed":
+            return self.tr("Check the network, or the proxy under \"Advanced\"; choose a verified mirror under "
+                           "\"Download PyTorch from\" (\"Check the mirrors\"); or install from files: the wheel "
+                           "folder or offline bundle fields below.")
+        if check.name in ("reach:package index", "reach:extra index") and check.code == "preflight.reach_failed":
+            return self.tr("Check the network, or the proxy and package mirror under \"Advanced\"; or install from "
+                           "files: an offline bundle (fields below) needs no network at all.")
+        if check.name == "closure":
+            return self.tr("Put those wheel files into the folder, or choose an offline bundle below (made by this "
+                           "assistant on a computer with internet).")
+        return ""
+
+    def _download_blocked(self) -> bool:
+        """A server the plan downloads from cannot be reached (or has no file for this computer)."""
+        return any(c.blocking and c.name in ("reach:torch index", "reach:package index", "reach:extra index")
+                   for c in self.check_results)
 
     def isComplete(self) -> bool:
         return (self._passed and self._result_generation == self._generation and not self._debounce.isActive()
@@ -706,7 +754,8 @@ class EnvironmentPage(BasePage):
     # ---- rendering ----
     def _render_checks(self) -> None:
         clear_layout(self.checks_box)
-        pending = self._debounce.isActive() or self.is_busy() or self._result_generation != self._generation
+        # the verdict waits for the pre-flight only: the mirror check has its own line ("Checking the mirrors…")
+        pending = self._debounce.isActive() or bool(self._tasks) or self._result_generation != self._generation
         self.busy.setVisible(pending)
         self._render_command(None if pending else self._planned)
         if pending:
@@ -717,12 +766,28 @@ class EnvironmentPage(BasePage):
             self.checks_box.addWidget(StatusRow(status, message or name, hint if status != "ok" else ""))
             if status != "ok" and check.actions:
                 self.checks_box.addWidget(self._action_buttons(check))
+        way_out = (not self._passed and self._download_blocked() and not self.find_links.text().strip()
+                   and not self.bundle.text().strip())
         if self._passed:
             self.result_banner.set_text(self.tr("Everything is ready. Press Install to create the environment "
                                                 "and install PyTorch."), "ok")
+        elif way_out:
+            text = self.tr("PyTorch cannot be downloaded from this computer now (the checks above say why). Install "
+                           "it from files instead: choose a folder with the PyTorch wheel files, or an offline "
+                           "bundle, in \"Install from files on this computer\" just below.")
+            if self._mirror_task is not None:
+                text += " " + self.tr("The mirrors are being checked meanwhile.")
+            elif self.offer_banner.isVisible():
+                text += " " + self.tr("Or choose a verified mirror under \"Download PyTorch from\".")
+            self.result_banner.set_text(text, "error")
         else:
             self.result_banner.set_text(self.tr("Fix the problems above (or change the choices) to go on."), "error")
         self.result_banner.setVisible(bool(self.check_results))
+        verdict = self.result_banner.text() if way_out else ""
+        if verdict and verdict != self._way_out:  # the way out comes into view when the verdict says so (anew)
+            self._follow_way_out = True
+            self._way_out_timer.start()
+        self._way_out = verdict
         plan = self._planned.plan if self._planned is not None else None
         estimate_mb = plan.estimate_mb if plan is not None else 0
         notes: list[Text] = [*plan.notes, *plan.python_notes] if plan is not None else []
@@ -808,6 +873,20 @@ class EnvironmentPage(BasePage):
         self.result_banner.set_text(render(result.message, current_language()), "ok" if result.ok else "error")
         self.inputs_changed()  # check again: the runtime's check reads the machine anew
 
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.Resize and watched is self.body_widget and self._way_out \
+                and self._follow_way_out and shiboken6.isValid(self._way_out_timer):  # (not while the page goes)
+            self._way_out_timer.start()  # rows came or went above the verdict
+        return super().eventFilter(watched, event)
+
+    def _user_scrolled(self, _action: int) -> None:
+        self._follow_way_out = False
+
+    def _show_way_out(self) -> None:
+        self.body.activate()  # the banner and the fields have their places before they are scrolled to
+        self.scroll_area.ensureWidgetVisible(self.files_box, 0, 0)
+        self.scroll_area.ensureWidgetVisible(self.result_banner, 0, 0)
+
     def _render_command(self, planned: Planned | None) -> None:
         """The full commands the plan runs, exactly as the Install page will run them."""
         lines: list[tuple[str, ...]] = []
@@ -838,14 +917,18 @@ class EnvironmentPage(BasePage):
         self.browse.setAccessibleName(self.tr("Choose the location"))
         self.browse_links.setAccessibleName(self.tr("Choose the local wheels folder"))
         self.browse_bundle.setAccessibleName(self.tr("Choose the offline bundle folder"))
-        self.advanced.set_title(self.tr("Advanced: package index and local files"))
+        self.advanced.set_title(self.tr("Advanced: package index, mirror and proxy"))
         set_field_texts(self.l_index, self.tr("&Index URL:"), self.index_url, name=self.tr("Index URL"),
                         placeholder=self.tr("default: the PyTorch index for the chosen build"))
         set_field_texts(self.l_extra, self.tr("E&xtra index URLs:"), self.extra_index, name=self.tr("Extra index URLs"),
                         placeholder=self.tr("separated by spaces"))
+        self.files_title.setText(self.tr("Install from files on this computer"))
+        self.files_note.setText(self.tr("No internet here? A folder with the PyTorch wheel files (.whl) and the "
+                                        "packages they need, or an offline bundle made by this assistant on a "
+                                        "computer with internet, installs without it."))
         set_field_texts(self.l_links, self.tr("Local &wheels folder:"), self.find_links,
                         name=self.tr("Local wheels folder"),
-                        placeholder=self.tr("a folder with .whl files (find-links); several: separate with ;"))
+                        placeholder=self.tr("a folder with .whl files; several: separate them with ;"))
         set_field_texts(self.l_bundle, self.tr("Offline &bundle folder:"), self.bundle,
                         name=self.tr("Offline bundle folder"),
                         placeholder=self.tr("install without the internet from a bundle"))
