@@ -29,6 +29,7 @@ RANK WORLD PORT BACKEND`` is the internal entry point of one spawned rank.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import platform
@@ -124,6 +125,8 @@ DETAILS = {
     "all_reduce_wrong": "{backend} all_reduce gave {value} instead of {expected}",
     "all_reduce_failed": "the {backend} all_reduce failed: {error}",
     "all_reduce_no_output": "the {backend} all_reduce failed: no output",
+    "all_reduce_wine": "not checked: this is Wine, whose networking {backend} cannot use to move data between "
+                       "processes (on Windows itself the check runs). What happened: {reason}",
     "dist_not_asked": "not asked for (--no-dist)",
     "dist_missing": "this PyTorch build has no torch.distributed",
     "nccl_needs_two_gpus": "needs two or more GPUs; this machine has {count}",
@@ -414,13 +417,23 @@ def check_memory(torch, device: str) -> tuple:
 # (macOS and Windows, or NCCL, whose ranks need a CUDA the parent has initialised by then),
 # they are fresh interpreters running this file with --dist-worker, started as early as the
 # check allows (gloo: before the probe itself imports torch, so the imports overlap).
+#
+# Everything stays on the loopback address, on every system: the store listens on 127.0.0.1
+# only, and gloo's device is bound to 127.0.0.1. Nothing listens on the machine's network
+# address, so Windows never asks the user to let Python through its firewall, and the host
+# name does not have to resolve (under Wine, in containers it often does not).
 
 DIST_TIMEOUT_S = 90.0
+LOOPBACK = "127.0.0.1"
+# How long one rank waits for the other inside the collective (the store waits as long for the
+# other rank to start). Under Wine gloo connects but no data ever arrives: a short wait there.
+GROUP_TIMEOUT_S = 60.0
+WINE_GROUP_TIMEOUT_S = 20.0
 
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((LOOPBACK, 0))
         return s.getsockname()[1]
 
 
@@ -430,19 +443,105 @@ def fork_is_safe() -> bool:
     return hasattr(os, "fork") and sys.platform.startswith("linux")
 
 
-def all_reduce_once(torch, dist, backend: str, rank: int, world: int, **init) -> dict:
-    """One rank: join the group, sum a 4 MiB tensor, check the result."""
+def under_wine() -> bool:
+    """True when this "Windows" is Wine (its ntdll exports wine_get_version; Windows' does not)."""
+    if os.name != "nt":
+        return False
+    try:
+        import ctypes
+
+        return hasattr(ctypes.WinDLL("ntdll"), "wine_get_version")
+    except (OSError, AttributeError):
+        return False
+
+
+def _tcp_store(dist, port: int, world: int, master: bool, timeout, options: dict):
+    """A TCPStore on 127.0.0.1 with ``options``; an older torch that lacks one is asked without it
+    (first use_libuv, then master_listen_fd: its store then listens on every address)."""
+    options = dict(options)
+    while True:
+        try:
+            return dist.TCPStore(LOOPBACK, port, world, master, timeout=timeout, **options)
+        except TypeError:
+            if "use_libuv" in options:
+                del options["use_libuv"]
+            elif "master_listen_fd" in options:
+                socket.socket(fileno=options.pop("master_listen_fd")).close()
+            else:
+                raise
+
+
+def loopback_store(dist, rank: int, world: int, port: int, timeout) -> tuple:
+    """``(store, port)``: the group's rendezvous store on 127.0.0.1 only. Rank 0 serves it on a
+    socket it binds itself (``port`` 0: any free one) and hands to torch (``master_listen_fd``):
+    a TCPStore that opens its own socket listens on every address (0.0.0.0 / ::), which on Windows
+    brings up the firewall's "allow access" prompt. No libuv on Windows: its wheels are built
+    without it, and torch 2.4+ asks for it by default."""
+    options: dict = {"use_libuv": False} if os.name == "nt" else {}
+    if rank != 0:
+        return _tcp_store(dist, port, world, False, timeout, options), port
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind((LOOPBACK, port))
+        sock.listen(64)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE or getattr(exc, "winerror", None) == 10048:  # WSAEADDRINUSE
+            raise RuntimeError(f"address already in use: {LOOPBACK}:{port}") from exc
+        raise
+    port = sock.getsockname()[1]
+    fd = sock.detach()
+    try:
+        return _tcp_store(dist, port, world, True, timeout,
+                          {**options, "master_listen_fd": fd, "wait_for_workers": False}), port
+    except BaseException:
+        try:
+            socket.socket(fileno=fd).close()
+        except OSError:  # torch closed it already
+            pass
+        raise
+
+
+def gloo_group(dist, store, rank: int, world: int, timeout):
+    """A gloo group whose device is bound to 127.0.0.1, or None where this torch cannot build one.
+
+    ``init_process_group("gloo")`` takes the device from GLOO_SOCKET_IFNAME or the machine's host
+    name: the network address (a firewall prompt on Windows), or, where the name does not resolve,
+    the loopback address after a warning. This is the group it builds, on the loopback device."""
+    group_type = getattr(dist, "ProcessGroupGloo", None)
+    if group_type is None or not hasattr(group_type, "create_device"):
+        return None
+    opts = (getattr(group_type, "_Options", None) or group_type.Options)()
+    settings = ((("_devices", "devices"), [group_type.create_device(hostname=LOOPBACK)]),
+                (("_timeout", "timeout"), timeout), (("_threads", "threads"), 2))
+    for names, value in settings:
+        name = next((n for n in names if hasattr(opts, n)), None)
+        if name is None:
+            return None
+        setattr(opts, name, value)
+    return group_type(store, rank, world, opts)
+
+
+def all_reduce_once(torch, dist, backend: str, rank: int, world: int, store,
+                    timeout_s: float = GROUP_TIMEOUT_S) -> dict:
+    """One rank: join the group through ``store``, sum a 4 MiB tensor, check the result."""
     import datetime
 
+    timeout = datetime.timedelta(seconds=timeout_s)
     device = "cpu"
     if backend == "nccl":
         torch.cuda.set_device(rank)
         device = f"cuda:{rank}"
-    dist.init_process_group(backend, rank=rank, world_size=world, timeout=datetime.timedelta(seconds=60), **init)
+    group = gloo_group(dist, store, rank, world, timeout) if backend == "gloo" else None
+    if group is None:
+        dist.init_process_group(backend, rank=rank, world_size=world, timeout=timeout, store=store)
     try:
         t = torch.full((1 << 20,), float(rank + 1), device=device)
         t0 = time.perf_counter()
-        dist.all_reduce(t)
+        if group is not None:
+            group.allreduce([t]).wait()
+        else:
+            dist.all_reduce(t)
         if backend == "nccl":
             torch.cuda.synchronize()
         dt = time.perf_counter() - t0
@@ -451,19 +550,30 @@ def all_reduce_once(torch, dist, backend: str, rank: int, world: int, **init) ->
         return {"event": "dist", "rank": rank, "ok": ok, "value": float(t[0].item()), "expected": expected,
                 "seconds": dt}
     finally:
-        dist.destroy_process_group()
+        if group is None:
+            dist.destroy_process_group()
+
+
+def _rank_error(rank: int, exc: BaseException) -> dict:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return {"event": "dist", "rank": rank, "error": f"{type(exc).__name__}: {first}"[:300]}
 
 
 def dist_worker(rank: int, world: int, port: int, backend: str) -> int:
-    """A spawned rank (``--dist-worker``): rendezvous on 127.0.0.1:PORT."""
-    import torch
-    import torch.distributed as dist
+    """A spawned rank (``--dist-worker``): rendezvous on 127.0.0.1:PORT (rank 0 serves it)."""
+    try:
+        import datetime
 
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ["MASTER_PORT"] = str(port)
-    res = all_reduce_once(torch, dist, backend, rank, world, init_method=f"tcp://127.0.0.1:{port}")
+        import torch
+        import torch.distributed as dist
+
+        store, _ = loopback_store(dist, rank, world, port, datetime.timedelta(seconds=GROUP_TIMEOUT_S))
+        res = all_reduce_once(torch, dist, backend, rank, world, store,
+                              WINE_GROUP_TIMEOUT_S if under_wine() else GROUP_TIMEOUT_S)
+    except Exception as exc:  # reported as this rank's outcome, as a forked rank's is
+        res = _rank_error(rank, exc)
     emit(res)
-    return 0 if res["ok"] else 3
+    return 0 if res.get("ok") else 3
 
 
 def _read_line(fd: int, deadline: float) -> str:
@@ -496,21 +606,20 @@ def _forked_rank(torch, backend: str, rank: int, world: int, out_fd: int, port_i
 
         import torch.distributed as dist
 
-        timeout = datetime.timedelta(seconds=60)
+        timeout = datetime.timedelta(seconds=GROUP_TIMEOUT_S)
         if rank == 0:  # the store on an ephemeral port (no race for a "free" one), told to the others
-            store = dist.TCPStore("127.0.0.1", 0, world, True, timeout=timeout, wait_for_workers=False)
+            store, port = loopback_store(dist, 0, world, 0, timeout)
             for fd in port_outs:
-                os.write(fd, f"{store.port}\n".encode())
+                os.write(fd, f"{port}\n".encode())
                 os.close(fd)
         else:
-            port = _read_line(port_in, deadline) if port_in is not None else ""
-            if not port.isdigit():
+            told = _read_line(port_in, deadline) if port_in is not None else ""
+            if not told.isdigit():
                 raise RuntimeError("rank 0 did not start its store")
-            store = dist.TCPStore("127.0.0.1", int(port), world, False, timeout=timeout)
-        res = all_reduce_once(torch, dist, backend, rank, world, store=store)
+            store, _ = loopback_store(dist, rank, world, int(told), timeout)
+        res = all_reduce_once(torch, dist, backend, rank, world, store)
     except BaseException as exc:  # reported to the parent, which writes the check's outcome
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        res = {"event": "dist", "rank": rank, "error": f"{type(exc).__name__}: {first}"[:300]}
+        res = _rank_error(rank, exc)
         code = 3
     try:
         os.write(out_fd, (json.dumps(res, default=str) + "\n").encode())
@@ -562,8 +671,10 @@ class DistRun:
         run = cls(backend, world, "spawn", timeout_s)
         run.port = free_port()
         env = dict(os.environ)
-        env.setdefault("MASTER_ADDR", "127.0.0.1")
+        env["MASTER_ADDR"] = LOOPBACK  # (the ranks are given the store; for any code that reads these)
         env["MASTER_PORT"] = str(run.port)
+        if os.name == "nt":
+            env["GLOO_DEVICE_TRANSPORT"] = "UV"  # the one transport torch's Windows wheels carry
         run.procs = [subprocess.Popen([sys.executable, "-I", os.path.abspath(__file__), "--dist-worker", str(r),
                                        str(world), str(run.port), backend],
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
@@ -661,21 +772,28 @@ class DistRun:
                     p.kill()
                     p.communicate()
         self.procs = []
-        ordered = [outs[i] for i in sorted(outs)]
-        results = []
-        for _rc, out, _err in ordered:
+        results, errors, deaths = [], [], []
+        for i in sorted(outs):
+            rc, out, err = outs[i]
+            said = False
             for line in out.splitlines():
                 try:
                     obj = json.loads(line)
                 except ValueError:
                     continue
                 if isinstance(obj, dict) and obj.get("event") == "dist":
-                    results.append(obj)
-        errors = [ln for o in ordered for ln in o[2].splitlines() if ln.strip()]
-        if any(o[0] != 0 for o in ordered) and not errors:
-            errors = [f"a rank exited with code {next(o[0] for o in ordered if o[0] != 0)}"]
-        last = next((ln for ln in reversed(errors) if "Error" in ln), errors[-1] if errors else "")
-        return results, [last] if last else [], False
+                    said = True
+                    if "error" in obj:
+                        errors.append(str(obj["error"]))
+                    else:
+                        results.append(obj)
+            if rc != 0 and not said:  # it died (a crash, a kill): its stderr's last error line says why
+                lines = [ln.strip() for ln in err.splitlines() if ln.strip()]
+                why = next((ln for ln in reversed(lines) if "Error" in ln), "")
+                aborted = " (it aborted)" if os.name == "nt" and rc == 3 else ""  # abort()'s exit code there
+                deaths.append(why or f"a rank exited with code {rc}{aborted}")
+        # (warnings on stderr, such as torch's "Failed to initialize NumPy", are no failure)
+        return results, (errors or deaths)[:1], False
 
     def collect(self) -> tuple:
         """(status, code, params[, data]) of the check, as the other checks return."""
@@ -706,11 +824,15 @@ class DistRun:
 def check_all_reduce(backend: str, world: int = 2, timeout_s: float = DIST_TIMEOUT_S,
                      started: DistRun | None = None) -> tuple:
     """The all_reduce check: collect the ranks started early (``started``), else spawn them now.
-    A spawned group whose port was taken meanwhile is tried once more."""
+    A spawned group whose port was taken meanwhile is tried once more. Under Wine, gloo that
+    cannot move data is a gap of Wine's networking, not of the PyTorch checked: skipped, saying so."""
     run = started or DistRun.spawn(backend, world, timeout_s)
     out = run.collect()
     if run.mode == "spawn" and out[1] == "all_reduce_failed" and "address already in use" in str(out[2]).lower():
         out = DistRun.spawn(backend, world, timeout_s).collect()
+    # (a wrong sum is no transport gap: data did arrive)
+    if out[0] == "failed" and out[1] != "all_reduce_wrong" and backend == "gloo" and under_wine():
+        return ("skipped", "all_reduce_wine", {"backend": backend, "reason": {"code": out[1], "params": out[2]}})
     return out
 
 
