@@ -104,6 +104,19 @@ def symlink(link: Path, target: str | os.PathLike[str], *, directory: bool = Fal
     link.symlink_to(target, target_is_directory=directory)
 
 
+def torch_alone(wheels: Path, folder: Path) -> Path:
+    """``folder`` holding the torch wheel of ``wheels`` and nothing else (hard-linked where the file
+    system allows): a wheel folder that lacks torch's dependencies, whatever ``wheels`` holds (the
+    Windows lane's holds them all)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    wheel = next(wheels.glob("torch-*.whl"))
+    try:
+        os.link(wheel, folder / wheel.name)
+    except OSError:
+        shutil.copyfile(wheel, folder / wheel.name)
+    return folder
+
+
 @contextmanager
 def scratch(factory: pytest.TempPathFactory, name: str) -> Iterator[Path]:
     """A temp folder for a module- or session-scoped fixture, removed when the fixture ends

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from app.core.session import Session
 from app.core.system import SystemReport
 from app.gui import i18n
 from app.gui.state import WizardState
+from tests.helpers import torch_alone
 
 pytestmark = pytest.mark.gui
 
@@ -513,14 +513,7 @@ def test_environment_network_settings_reach_the_request(qtbot, host, env_state, 
     page.location.setText(str(tmp_path / "envs"))
     # the torch wheel alone (a folder that also holds its dependencies, as the Windows lane's does,
     # would need no index, and the index checks below would not run)
-    only_torch = tmp_path / "torch only"
-    only_torch.mkdir()
-    wheel = next(local_wheels.glob("torch-*.whl"))
-    try:
-        os.link(wheel, only_torch / wheel.name)
-    except OSError:
-        shutil.copyfile(wheel, only_torch / wheel.name)
-    page.find_links.setText(str(only_torch))
+    page.find_links.setText(str(torch_alone(local_wheels, tmp_path / "torch only")))
     page.index_url.setText("https://pypi.org/simple")
     page.mirror.setText("https://pypi.org/simple")
     page.proxy.setText("")
