@@ -745,8 +745,9 @@ class EnvironmentPage(BasePage):
                    for c in self.check_results)
 
     def isComplete(self) -> bool:
+        # (not while the pre-flight's task has not finished: until then the page still shows "Checking…")
         return (self._passed and self._result_generation == self._generation and not self._debounce.isActive()
-                and self.state.session.approved_plan is not None)
+                and not self._tasks and self.state.session.approved_plan is not None)
 
     def validatePage(self) -> bool:
         return self.isComplete()
