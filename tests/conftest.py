@@ -6,8 +6,9 @@
 * ``local_wheels`` is the folder holding the torch CPU wheel that this machine (and CI)
   installs from: pip's configured find-links, or ``TORCH_SETUP_TEST_WHEELS``.
 * ``@pytest.mark.posix_only("why")``: a test that cannot run on Windows (a POSIX shell script, a
-  signal, a network namespace); it is skipped there with its reason. A mark without a reason is
-  an error, on every OS. tests/windows-lane.txt lists the files the Windows lane runs.
+  signal, a network namespace); it is skipped there with its reason (so is every ``netns`` test).
+  A mark without a reason is an error, on every OS. tests/windows-lane.txt lists what the Windows
+  lane runs; under it (TSA_WINE_LANE=1) the ``slow`` tests are left out unless marked ``lane``.
 """
 from __future__ import annotations
 

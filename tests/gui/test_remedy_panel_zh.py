@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import sys
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from app.core.probe import ProbeFailed, run_probe
 from app.core.text import msg
 from app.gui import i18n
 from app.gui.pages._common import ErrorPanel
+from tests.helpers import fake_program
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -103,10 +103,9 @@ def _lines(name: str) -> list[str]:
 def fake_python(tmp_path: Path, name: str) -> Path:
     """An "interpreter" that prints the recorded PyTorch error on stderr and fails, as the
     environment's Python does when importing torch goes wrong."""
-    script = tmp_path / "python"
-    script.write_text(f"#!/bin/sh\ncat '{FIX / name}' >&2\nexit 1\n", encoding="utf-8")
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    return script
+    return fake_program(tmp_path / "fake python", "python", (
+        f"import sys\nwith open({str(FIX / name)!r}, encoding='utf-8') as fh:\n    sys.stderr.write(fh.read())\n"
+        "sys.exit(1)\n"))
 
 
 def core_error(name: str, how: str, tmp_path: Path) -> UserError:
@@ -137,7 +136,6 @@ def zh_panel(qtbot):
     i18n.set_language("en")
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="the fake interpreter is a shell script")
 @pytest.mark.parametrize("name,how,code", TOP10, ids=[t[2] for t in TOP10])
 def test_the_ten_most_common_failures_read_in_chinese(zh_panel, tmp_path, name, how, code):
     err = core_error(name, how, tmp_path)
