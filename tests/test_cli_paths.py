@@ -44,6 +44,7 @@ CASES = [
     ("install", "--from-bundle", ["--env", "/tmp/e", "--yes"]),
     ("install", "--ca-bundle", ["--env", "/tmp/e", "--packages", "six", "--yes"]),
     ("install", "--config", ["--yes"]),
+    ("install", "--vcredist", ["--env", "/tmp/e", "--packages", "six", "--yes"]),
     ("bundle", "--out", ["--packages", "six"]), ("bundle", "--check", []),
     ("bundle", "--from-report", ["--out", "/tmp/b"]), ("bundle", "--find-links", ["--out", "/tmp/b", "--packages", "six"]),
     ("verify", "--env", []), ("bench", "--env", []),
