@@ -24,13 +24,16 @@ each delivery on its Task, there and then, unless the Task or the page that owns
 ``owner`` given when it was made) has been destroyed meanwhile: then the delivery is dropped.
 A Task is never a Qt child of its page (a page's destruction cannot destroy a Task whose
 thread still runs), and the relay holds every started Task until its thread has ended, so a
-Task is always destroyed in the GUI thread.
+Task is always destroyed in the GUI thread. The outcome (``succeeded``, ``failed``, ``partial``
+and ``cancelled``) and ``finished`` come in one delivery: no page is seen with its result but
+not yet its end.
 """
 from __future__ import annotations
 
 import threading
 import traceback
 from collections.abc import Callable
+from typing import cast
 
 import shiboken6
 from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
@@ -42,7 +45,7 @@ from app.core.text import msg
 
 CoreCall = Callable[[Callable[[Event], None], CancelToken], object]
 
-_RELEASE = ""  # the delivery that ends a Task's run: after every signal of it
+_END = ""  # the delivery that ends a Task's run: its outcome, then "finished", in one go
 
 
 class _Relay(QObject):
@@ -62,14 +65,22 @@ class _Relay(QObject):
         self.deliver.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
 
     def _deliver(self, task: Task, name: str, args: tuple[object, ...]) -> None:
-        if name == _RELEASE:
-            if task._thread is not None:
-                task._thread.join()  # the worker's last lines: after this it holds no reference
-            self.running.discard(task)  # the last reference may go here, in the GUI thread
+        if name != _END:
+            self._emit(task, name, args)
             return
-        if not task.receiving():
-            return  # its page (or the Task itself) was destroyed while the work ran: nobody listens
-        getattr(task, name).emit(*args)
+        # the outcome (succeeded, failed, partial + cancelled) and "finished" in one turn of the event
+        # loop: no page is ever seen with its result but not its end
+        outcome = cast("tuple[tuple[str, tuple[object, ...]], ...]", args[0])
+        for signal, values in (*outcome, ("finished", ())):
+            self._emit(task, signal, values)
+        if task._thread is not None:
+            task._thread.join()  # the worker's last lines: after this it holds no reference
+        self.running.discard(task)  # the last reference may go here, in the GUI thread
+
+    @staticmethod
+    def _emit(task: Task, name: str, args: tuple[object, ...]) -> None:
+        if task.receiving():  # else its page (or the Task itself) was destroyed while the work ran
+            getattr(task, name).emit(*args)
 
 
 _relay: _Relay | None = None
@@ -139,29 +150,26 @@ class Task(QObject):
         self._send("event", event)
 
     def _run(self) -> None:
+        outcome: list[tuple[str, tuple[object, ...]]] = []
         try:
             result = self._fn(self._on_event, self.token)
         except Cancelled:
-            self._running = False
-            self._send("cancelled")
+            outcome.append(("cancelled", ()))
         except UserError as err:
-            self._running = False
-            self._send("failed", err)
+            outcome.append(("failed", (err,)))
         except Exception as exc:  # a bug in the core: show it, never crash the GUI
-            self._running = False
-            self._send("failed", UserError(msg("gui.unexpected", "Unexpected error: {error}", error=str(exc)),
-                                           hint=msg("gui.bug_hint", "This is a bug in Torch Setup Assistant; "
-                                                    "please report it with the saved report."),
-                                           lines=traceback.format_exc().splitlines()[-8:]))
+            outcome.append(("failed", (UserError(msg("gui.unexpected", "Unexpected error: {error}", error=str(exc)),
+                                                 hint=msg("gui.bug_hint", "This is a bug in Torch Setup Assistant; "
+                                                          "please report it with the saved report."),
+                                                 lines=traceback.format_exc().splitlines()[-8:]),)))
         else:
-            self._running = False
             if self.token.cancelled:
                 if result is not None:
-                    self._send("partial", result)
-                self._send("cancelled")
+                    outcome.append(("partial", (result,)))
+                outcome.append(("cancelled", ()))
             else:
-                self._send("succeeded", result)
+                outcome.append(("succeeded", (result,)))
         finally:
             self._running = False
-            self._send("finished")
-            self._send(_RELEASE)  # after every signal of this Task: it is destroyed in the GUI thread
+            # the last delivery: the outcome, "finished", then the Task is let go of in the GUI thread
+            self._send(_END, tuple(outcome))
