@@ -20,6 +20,7 @@ from email.parser import HeaderParser
 from functools import lru_cache
 from pathlib import Path
 
+from app.core.locations import local_path
 from app.core.wheels import WheelFile, parse_wheel
 
 __all__ = ["Closure", "LocalWheel", "closure", "compatible_tags", "metadata_of", "scan"]
@@ -51,10 +52,14 @@ class Closure:
 
 
 def scan(folders: Iterable[str | os.PathLike[str]]) -> tuple[LocalWheel, ...]:
-    """Every wheel directly inside ``folders`` (missing folders and other files are skipped)."""
+    """Every wheel directly inside ``folders`` (missing folders, network URLs and other files are
+    skipped; a ``file:`` URL is read as the folder it names, app/core/locations.py)."""
     out: list[LocalWheel] = []
     for folder in folders:
-        root = Path(folder)
+        where = local_path(folder)
+        if where is None:
+            continue
+        root = Path(where)
         try:
             names = sorted(p for p in root.iterdir() if p.name.endswith(".whl") and p.is_file())
         except OSError:
