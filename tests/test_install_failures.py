@@ -205,9 +205,10 @@ except UserError as e:
                        env={**os.environ, "UV_PYTHON_INSTALL_DIR": str(tmp_path / "uv pythons")})
     assert "CHECK True warning No Python 3.14 was found" in r.stdout, r.stdout + r.stderr
     assert "uv will try to download" in r.stdout
-    assert "ERROR No Python 3.14 was found on this machine, and uv could not download one" \
-        in r.stdout, r.stdout + r.stderr
-    assert "needs internet access" in r.stdout and "--python" in r.stdout
+    # refused before uv is started: the pre-flight asks the Python builds' download host first
+    assert "ERROR No Python 3.14 is on this computer, and uv cannot download one" in r.stdout, r.stdout + r.stderr
+    assert "cannot be reached" in r.stdout
+    assert "HINT Choose a Python that is on this computer, or install Python 3.14" in r.stdout
     assert not env.exists()
 
 
