@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from app.core.detection import pythons
-from tests.helpers import fake_program
+from tests.helpers import bare_venv, fake_program
 
 windows_only = pytest.mark.skipif(os.name != "nt", reason="the Windows registry (the Windows lane)")
 
@@ -97,11 +96,7 @@ def cjk_venv(tmp_path_factory) -> Path:
     """A real venv (uv) in a folder with a Chinese name."""
     env = tmp_path_factory.mktemp("pep514") / "Users" / "张伟" / "Python 环境"
     env.parent.mkdir(parents=True)
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.skip("uv is not on PATH")
-    subprocess.run([uv, "venv", "--offline", "--python", sys.executable, str(env)], check=True, capture_output=True,
-                   timeout=120)
+    bare_venv(env)
     yield env
     shutil.rmtree(env.parent.parent, ignore_errors=True)
 

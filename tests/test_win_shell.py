@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from app.core.lifecycle.terminal import windows_activation, windows_terminal
 from app.core.remedies import Action, ActionKind
 from app.core.remedies.commands import command_for
 from app.gui.pages._commands import command_text
+from tests.helpers import bare_venv
 
 WIN_ENV = r"C:\Users\Tom Smith\张伟\torch env"
 windows_only = pytest.mark.skipif(os.name != "nt", reason="runs cmd.exe (the Windows lane)")
@@ -107,11 +107,7 @@ def cjk_env(tmp_path_factory) -> Path:
     """A real venv (uv) at ...\\Users\\Tom Smith\\张伟\\torch env."""
     env = tmp_path_factory.mktemp("win-shell") / "Users" / "Tom Smith" / "张伟" / "torch env"
     env.parent.mkdir(parents=True)
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.skip("uv is not on PATH")
-    subprocess.run([uv, "venv", "--offline", "--python", sys.executable, str(env)], check=True, capture_output=True,
-                   timeout=120)
+    bare_venv(env)
     bat = env / "Scripts" / "activate.bat"
     assert bat.is_file()
     # uv's activate.bat holds the path in UTF-8 and reads it after `chcp 65001`, which Wine's cmd does
