@@ -29,7 +29,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from app import __version__
-from app.core import consoles, secrets, streams
+from app.core import consoles, printable, secrets, streams
 from app.core.locations import local_path
 
 if TYPE_CHECKING:  # start-up: the wizard's first window needs no error types
@@ -116,7 +116,9 @@ def _masked(argv: list[str] | None) -> int:
     # A windowed program (pythonw.exe, the windowed exe) has neither: prints, warnings and
     # tracebacks go to a log file there, opened when the first line comes.
     console_out, console_err, log = streams.console_streams(out, err)
-    sys.stdout, sys.stderr = secrets.MaskingStream(console_out), secrets.MaskingStream(console_err)
+    # ... and every control character from outside (a report's ESC sequences) shown, never acted on
+    sys.stdout = printable.PrintableStream(secrets.MaskingStream(console_out))
+    sys.stderr = printable.PrintableStream(secrets.MaskingStream(console_err))
     try:
         return _run(argv, words)
     except Exception:

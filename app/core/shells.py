@@ -25,13 +25,14 @@ import re
 import shlex
 from collections.abc import Iterable, Sequence
 
-__all__ = ["CMD", "POSIX", "POWERSHELL", "SHELLS", "cmd_quote", "current_shell", "join", "ms_quote", "native",
-           "posix_quote", "ps_quote", "quote", "shell_for_os", "unset_then"]
+__all__ = ["CMD", "FISH", "POSIX", "POWERSHELL", "SHELLS", "cmd_quote", "current_shell", "fish_quote", "join",
+           "ms_quote", "native", "posix_quote", "ps_quote", "quote", "shell_for_os", "unquotable", "unset_then"]
 
 POSIX = "posix"
 CMD = "cmd"
 POWERSHELL = "powershell"
-SHELLS = (POSIX, CMD, POWERSHELL)
+FISH = "fish"
+SHELLS = (POSIX, CMD, POWERSHELL, FISH)
 
 _CMD_PLAIN = re.compile(r'[^\s"&|<>^()]+')
 _CMD_OPERATORS = frozenset('&|<>^()')
@@ -43,6 +44,27 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def posix_quote(word: str) -> str:
     """``word`` for bash / zsh / sh."""
     return shlex.quote(word)
+
+
+def fish_quote(word: str) -> str:
+    """``word`` for fish: single quotes, inside which fish (unlike bash) reads ``\\`` and ``\\'`` as
+    escapes, so both are escaped; nothing else expands there (no ``$``, no command substitution)."""
+    if word and re.fullmatch(r"[\w\-.,:/=+@%]+", word):
+        return word
+    return "'" + word.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def unquotable(word: str, shell: str) -> str | None:
+    """The character of ``word`` that no quoting makes safe on a command line for ``shell``, or None.
+
+    Control characters (a newline, ESC ...) in any shell: a pasted newline ends the command and a
+    terminal acts on escape sequences; for cmd also ``%`` (expanded even inside quotes) and ``"``."""
+    for ch in word:
+        if ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0:
+            return ch
+        if shell == CMD and ch in '%"':
+            return ch
+    return None
 
 
 def ms_quote(word: str) -> str:
@@ -96,11 +118,13 @@ def ps_quote(word: str) -> str:
 
 
 def quote(word: str, shell: str) -> str:
-    """One word for ``shell`` (``posix``, ``cmd`` or ``powershell``)."""
+    """One word for ``shell`` (``posix``, ``cmd``, ``powershell`` or ``fish``)."""
     if shell == CMD:
         return cmd_quote(word)
     if shell == POWERSHELL:
         return ps_quote(word)
+    if shell == FISH:
+        return fish_quote(word)
     return posix_quote(word)
 
 

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from app.core import runner
 from app.core.envs import WINDOWS, env_kind
-from app.core.shells import CMD, POWERSHELL, join, quote
+from app.core.errors import BadInput
+from app.core.shells import CMD, FISH, POSIX, POWERSHELL, join, quote, unquotable
 from app.core.text import Text, msg, render
 
 __all__ = ["PS_BYPASS", "PS_NOTE", "Activation", "activation", "open_terminal", "terminal_argv", "terminal_cwd",
@@ -59,8 +60,8 @@ def activation(env: Path) -> list[Activation]:
     if env_kind(env) == "conda":
         return [Activation("conda", f"conda activate {_quote(str(env))}")]
     out = [Activation("bash", f"source {_quote(str(env / 'bin' / 'activate'))}")]
-    if (env / "bin" / "activate.fish").exists():
-        out.append(Activation("fish", f"source {_quote(str(env / 'bin' / 'activate.fish'))}"))
+    if (env / "bin" / "activate.fish").exists():  # fish reads \\ and \' inside single quotes: its own quoting
+        out.append(Activation("fish", f"source {quote(str(env / 'bin' / 'activate.fish'), FISH)}"))
     return out
 
 
@@ -92,14 +93,40 @@ def _quote(text: str) -> str:
     return shlex.quote(text)
 
 
+def refuse_unquotable(env: Path | str, shell: str = POSIX) -> None:
+    """Raise :class:`BadInput` when the env's path holds a character no quoting makes safe in a
+    command a shell reads (a newline, an escape sequence; for cmd ``%``): such a folder is never
+    written into an rc file or a terminal's command line."""
+    bad = unquotable(str(env), shell)
+    if bad is not None:
+        raise BadInput(msg("envs.terminal_unsafe_path", "The folder {path} holds a character ({char}) that a shell "
+                           "cannot be given safely, so no terminal is opened for it.", path=ascii(str(env)),
+                           char=ascii(bad)),
+                       hint=msg("envs.terminal_unsafe_path_hint", "Rename the folder (letters, digits, spaces and "
+                                "- _ . are safe) and open the terminal again."))
+
+
+def _activate_lines(env: Path) -> str:
+    """The lines of a bash script that activate ``env``, go to its parent folder and say so: every
+    piece that comes from the folder's name is quoted (:func:`shlex.quote`), never written bare.
+
+    The env's own ``activate`` would put the name into ``PS1``, and bash expands ``$( )`` and
+    backticks in ``PS1`` at every prompt: its prompt change is turned off and the prompt names the
+    env through a variable instead (the value of an expansion is not expanded again)."""
+    refuse_unquotable(env)
+    said = f"PyTorch environment {env.name} is active (deactivate to leave it)."
+    return (f"VIRTUAL_ENV_DISABLE_PROMPT=1\n{activation(env)[0].command}\nunset VIRTUAL_ENV_DISABLE_PROMPT\n"
+            f"TORCH_SETUP_ENV={_quote(env.name)}\nPS1='(${{TORCH_SETUP_ENV}}) '\"${{PS1-}}\"\n"
+            f"cd {_quote(str(env.parent))}\necho {_quote(said)}\n")
+
+
 def _rc_file(env: Path) -> Path:
     """A bash rc file that reads the user's ~/.bashrc and then activates ``env``."""
+    lines = _activate_lines(env)  # refused before anything is written
     fd, name = tempfile.mkstemp(prefix="torch-setup-", suffix=".bashrc")
-    act = activation(env)[0].command
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write('[ -f "$HOME/.bashrc" ] && . "$HOME/.bashrc"\n')
-        fh.write(f"{act}\ncd {_quote(str(env.parent))}\n")
-        fh.write(f"echo 'PyTorch environment {env.name} is active (deactivate to leave it).'\n")
+        fh.write(lines)
     return Path(name)
 
 
@@ -110,13 +137,13 @@ _LINUX_TERMINALS = ("x-terminal-emulator", "gnome-terminal", "konsole", "xfce4-t
 def terminal_argv(env: Path) -> list[str] | None:
     """A command that opens a terminal window with ``env`` activated, or None when no terminal is
     known. On Windows it must start in :func:`terminal_cwd` (:func:`windows_terminal`)."""
-    if WINDOWS:
+    if WINDOWS:  # the command line holds no path (it starts in the env's folder): nothing to quote
         return windows_terminal(str(env), env_kind(env))[0]
     if sys.platform == "darwin":
+        lines = _activate_lines(env)
         fd, name = tempfile.mkstemp(prefix="torch-setup-", suffix=".command")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(f"#!/bin/bash\n{activation(env)[0].command}\ncd {_quote(str(env.parent))}\n"
-                     'exec "${SHELL:-/bin/bash}" -i\n')
+            fh.write(f"#!/bin/bash\n{lines}" 'exec "${SHELL:-/bin/bash}" -i\n')
         script = Path(name)
         script.chmod(0o755)
         return ["open", "-a", "Terminal", str(script)]
