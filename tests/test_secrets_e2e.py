@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -183,3 +185,7 @@ formats = ["json", "md", "html"]
     assert not found, found
     logs = list(home.rglob("*.log"))
     assert len(logs) >= 3, logs  # every run wrote its log, and they were searched
+    if os.name != "nt":  # and each file that can hold what was typed is the user's alone (mode 0600)
+        written = [*logs, *home.rglob("*.json"), *(p for p in reports.iterdir() if p.is_file())]
+        loose = {str(p): oct(stat.S_IMODE(p.stat().st_mode)) for p in written if stat.S_IMODE(p.stat().st_mode) & 0o077}
+        assert not loose, loose

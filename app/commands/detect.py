@@ -42,15 +42,11 @@ def run(args) -> int:
     report = detect(args.target, timeout_s=args.timeout)
     text = dumps(report.to_dict())
     if out_path is not None:
-        tmp = out_path.with_name(out_path.name + ".tmp")
+        from app.core.secrets import write_private
+
         try:
-            tmp.write_text(text + "\n", encoding="utf-8")
-            tmp.replace(out_path)
+            write_private(out_path, text + "\n")  # masked, mode 0600
         except OSError as exc:
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
             raise BadInput(f"cannot write {out_path}: {exc.strerror}",
                            hint="choose a folder you can write to") from None
     if args.json:

@@ -199,10 +199,9 @@ def probe_python(path: str | os.PathLike[str], *, timeout: float = 20.0,
     if key is not None:
         try:
             cache[key] = info.to_dict()
-            cp = _probe_cache_path()
-            tmp = cp.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(cache), encoding="utf-8")
-            os.replace(tmp, cp)
+            from app.core.secrets import write_private
+
+            write_private(_probe_cache_path(), json.dumps(cache), masked=False)  # mode 0600, read back exact
         except OSError:
             pass
     return info, ""

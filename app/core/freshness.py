@@ -362,9 +362,9 @@ def _cache_path() -> Path:
 
 def save_status(result: Status) -> Path:
     path = _cache_path()
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result.to_dict(), indent=2), encoding="utf-8")
-    tmp.replace(path)
+    from app.core.secrets import write_private
+
+    write_private(path, json.dumps(result.to_dict(), indent=2))  # masked, mode 0600: it names the index
     return path
 
 

@@ -122,11 +122,12 @@ class GuardStatus:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` in one step, keeping its permissions (0644 for a new file)."""
+    """Write ``text`` to ``path`` in one step, keeping its permissions (0600 for a new file: what the
+    guard writes can carry the user's index token from their own configuration)."""
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
     except OSError:
-        mode = 0o644
+        mode = 0o600
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:

@@ -35,7 +35,7 @@ from app.core.envs import IndexOptions
 from app.core.errors import BadInput
 from app.core.locks import EnvLock, acquire
 from app.core.paths import data_dir
-from app.core.secrets import mask
+from app.core.secrets import mask, write_private
 from app.core.text import Text, msg
 from app.core.wheels import variant_of_version
 
@@ -425,12 +425,8 @@ def load() -> Registry:
 def _write(records: tuple[EnvRecord, ...]) -> None:
     path = registry_file()
     doc = {"schema_version": SCHEMA_VERSION, "environments": [r.to_dict() for r in records]}
-    tmp = path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, indent=1, ensure_ascii=False)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    # mode 0600 (it names the indexes, masked); the paths kept exact, so not masked again
+    write_private(path, json.dumps(doc, indent=1, ensure_ascii=False), masked=False)
 
 
 @contextmanager

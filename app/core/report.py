@@ -10,8 +10,9 @@ host so a fleet's reports can be collected in one folder. It renders as
 
 Every part is the core's own result type, or ``None`` (the step was skipped or never
 reached); :meth:`SessionReport.from_dict` rebuilds the same types from the JSON.
-The report is written in English; the core's sentences are rendered with
-:func:`app.core.text.render`.
+The report is written in its :attr:`SessionReport.language` (the wizard's language; English for
+the command line unless ``TORCH_SETUP_LANG`` says otherwise): its labels are the texts of
+``_W`` (codes ``report.*``) and the core's sentences are rendered with :func:`app.core.text.render`.
 """
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ import json
 import platform
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,15 +42,64 @@ from app.core.install import InstallResult
 from app.core.recommend import Recommendation
 from app.core.remedies import Remedy, os_error_text
 from app.core.remedies.commands import answer_line
-from app.core.secrets import mask, mask_data
+from app.core.secrets import mask, mask_data, write_private
 from app.core.system import SystemReport
-from app.core.text import Text, msg, render
+from app.core.text import Text, msg, normalise_lang, render, texts
 from app.core.verify import VerifyReport
 from app.core.wheels import backend_of_variant, variant_of_version
 
 SCHEMA = "torch-setup-session/1"
 FORMATS = ("json", "md", "html")
-LANG = "en"  # the report's language
+LANG = "en"  # the default language of a report
+_LANG: ContextVar[str] = ContextVar("report_language", default=LANG)  # the report being rendered
+
+#: the report's own words (labels, titles, table headers), by code report.<name>
+_W = texts("report.", {
+    "title": "Torch Setup report: {host}", "summary": "Summary", "host": "Host", "result": "Result",
+    "created": "Created", "assistant": "Assistant", "duration": "Duration", "compat": "Compatibility data",
+    "error": "Error", "why": "Why", "what_to_do": "What to do", "fix": "Fix", "full_log": "Full log",
+    "system": "Your system", "os": "OS", "arch": "Architecture", "cpu": "CPU", "memory": "Memory",
+    "free_disk": "Free disk", "driver_cuda": "Newest CUDA the driver supports", "gpus": "GPUs",
+    "no_gpus": "none found", "vendor": "Vendor", "name": "Name", "driver": "Driver",
+    "cc": "Compute cap. / gfx", "gpu_memory": "Memory (MiB)", "cpu_line": "{model} ({cores} cores, {threads} threads)",
+    "recommendation": "Recommendation", "backend": "Backend", "variant": "Build variant", "index": "Index",
+    "packages": "Packages", "command": "Command", "warning": "Warning: {text}",
+    "downloaded": ", downloaded and verified", "assumed": "; the chosen build's facts are assumed",
+    "installation": "Installation", "environment": "Environment", "install_time": "Install time", "log": "Log",
+    "source_of": "Source of {file}", "commands": "Commands that ran", "step": "Step", "exit_code": "Exit code",
+    "time": "Time", "verification": "Verification", "all_passed": "All checks passed", "yes": "yes", "no": "no",
+    "check": "Check", "detail": "Detail", "passed": "passed", "failed": "failed", "skipped": "skipped",
+    "bench": "Speed test (matrix multiply)", "bench_partial": "Speed test (matrix multiply), partial",
+    "device": "Device", "status": "Status", "partial": "partial: the speed test was stopped before it finished",
+    "per_dtype": "Per dtype", "peak_share": "Share of the peak", "load": "Machine load",
+    "load_busy": "busy: other programs used {share:.0f} % of the CPU ({cpus:.1f} of {total} CPUs) during the test",
+    "load_quiet": "quiet: other programs used {share:.0f} % of the CPU ({cpus:.1f} of {total} CPUs) during the test",
+    "spread": "Spread of the runs", "spread_value": "±{pct:.0f} % (typical)", "remeasured": "Measured again",
+    "rounds_one": "one more round", "rounds": "{n} more rounds", "threads": "CPU threads",
+    "peak": "Estimated peak", "cpu_peak": "Estimated CPU peak", "peak_source": " (source: {source})",
+    "copy": "Copy {direction} ({memory})", "speedup": "Speed-up over the CPU", "time_taken": "Time taken",
+    "budget_reached": " (time budget reached)", "stopped_partial": " (stopped: partial results)",
+    "size": "Size", "spread_col": "Spread", "time_ms": "Time (ms)", "of_peak": "of peak", "runs": "Runs",
+    "stopped_note": "The speed test was stopped before it finished; these are the measurements made until then.",
+    "peak_how": "How the peak is estimated: {how}", "skipped_what": "Skipped {what}: {reason}",
+    "diagnosis": "Diagnosis", "fix_inline": " Fix: {fix}", "no_problems": "No problems found.",
+    "footer": "Written by torch-setup {version} on {created}.",
+    "status_ok": "ok", "status_failed": "failed", "status_bad_input": "bad input", "status_cancelled": "cancelled",
+})
+
+
+def _w(name: str, /, **args: object) -> str:
+    """One of the report's own words in the language of the report being rendered."""
+    return render(_W.msg(name, **args), _LANG.get())
+
+
+@contextmanager
+def _language(lang: str) -> Iterator[None]:
+    token = _LANG.set(normalise_lang(lang))
+    try:
+        yield
+    finally:
+        _LANG.reset(token)
 
 # Statuses a run ends with (the unattended run maps its exit code onto these).
 STATUS_OK = "ok"
@@ -67,7 +119,7 @@ def _fmt_num(x: float | int | None, digits: int = 1) -> str:
 
 
 def _t(text: Text | None) -> str:
-    return render(text, LANG)
+    return render(text, _LANG.get())
 
 
 @dataclass(frozen=True)
@@ -100,6 +152,7 @@ class SessionReport:
     duration_s: float | None = None
     source: str = "wizard"  # wizard | unattended | cli | self-test
     notes: tuple[str, ...] = ()
+    language: str = LANG  # what the Markdown and HTML are written in (the JSON's keys stay English)
 
     # ------------------------------------------------------------------ data
     @property
@@ -161,6 +214,7 @@ class SessionReport:
             "duration_s": self.duration_s,
             "error": part(self.error),
             "notes": list(self.notes),
+            "language": self.language,
             "summary": self.summary(),
             "system": part(self.system),
             "recommendation": part(self.recommendation),
@@ -199,13 +253,15 @@ class SessionReport:
             error=_error_from_dict(err) if err else None,
             duration_s=data.get("duration_s"), source=data.get("source") or "wizard",
             notes=tuple(str(n) for n in data.get("notes") or ()),
+            language=str(data.get("language") or LANG),
         )
 
     # ------------------------------------------------------------- rendering
     def sections(self) -> list[Section]:
         """The report's parts in reading order (the parts that are there), every text masked
         before Markdown / HTML escaping can split a secret out of sight."""
-        return [_masked(s) for s in self._sections()]
+        with _language(self.language):
+            return [_masked(s) for s in self._sections()]
 
     def _sections(self) -> list[Section]:
         parts = (
@@ -220,34 +276,40 @@ class SessionReport:
         return [self._overview(), *(p for p in parts if p is not None)]
 
     def _overview(self) -> Section:
-        rows = [("Host", self.hostname), ("Result", self.outcome), ("Created", self.created),
-                ("Assistant", f"torch-setup {self.assistant_version} ({self.source})")]
+        rows = [(_w("host"), self.hostname), (_w("result"), self._status_word()), (_w("created"), self.created),
+                (_w("assistant"), f"torch-setup {self.assistant_version} ({self.source})")]
         if self.duration_s is not None:
-            rows.append(("Duration", f"{self.duration_s:.1f} s"))
+            rows.append((_w("duration"), f"{self.duration_s:.1f} s"))
         if self.recommendation is not None and self.recommendation.compat_data_version:
-            rows.append(("Compatibility data", _data_version(self.recommendation)))
+            rows.append((_w("compat"), _data_version(self.recommendation)))
         bullets: list[str] = []
         err = self.error
         if err is not None:
-            rows.append(("Error", err.text()))
+            rows.append((_w("error"), _t(err.message) or err.text()))
             for r in err.remedies:
-                rows.append(("Why", render(r.explanation)))
+                rows.append((_w("why"), _t(r.explanation)))
             if err.hint:
-                rows.append(("What to do", render_hint(err.hint)))
+                rows.append((_w("what_to_do"), render_hint(err.hint, _LANG.get())))
             for a in err.actions:  # an answer-file run is fixed in its answer file
                 line = answer_line(a) if self.source == "unattended" else None
-                rows.append(("Fix", line or render(a.label())))
+                rows.append((_w("fix"), line or _t(a.label())))
             if err.log_path:
-                rows.append(("Full log", str(err.log_path)))
+                rows.append((_w("full_log"), str(err.log_path)))
             bullets = [str(x) for x in err.lines]
         bullets += [str(n) for n in self.notes]
-        return Section("Summary", tuple(rows), None, tuple(bullets))
+        return Section(_w("summary"), tuple(rows), None, tuple(bullets))
+
+    def _status_word(self) -> str:
+        status = self.outcome
+        key = "status_" + status.replace("-", "_")
+        return _w(key) if key in _W.templates else status
 
     def to_markdown(self) -> str:
-        return mask(self._markdown())
+        with _language(self.language):
+            return mask(self._markdown())
 
     def _markdown(self) -> str:
-        lines = [f"# Torch Setup report: {mask(self.hostname)}", ""]
+        lines = [f"# {_w('title', host=mask(self.hostname))}", ""]
         for s in self.sections():
             lines += [f"## {s.title}", ""]
             for k, v in s.rows:
@@ -267,7 +329,8 @@ class SessionReport:
         return "\n".join(lines).rstrip() + "\n"
 
     def to_html(self) -> str:
-        return mask(self._html())
+        with _language(self.language):
+            return mask(self._html())
 
     def _html(self) -> str:
         def e(text: str) -> str:
@@ -275,11 +338,12 @@ class SessionReport:
 
         status = self.outcome
         parts = [
-            "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+            "<!DOCTYPE html>", f'<html lang="{_LANG.get().replace("_", "-")}"><head><meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>Torch Setup report: {e(self.hostname)}</title>",
+            f"<title>{e(_w('title', host=self.hostname))}</title>",
             f"<style>{_CSS}</style></head><body>",
-            f'<h1>Torch Setup report: {e(self.hostname)} <span class="badge {e(status)}">{e(status)}</span></h1>',
+            f'<h1>{e(_w("title", host=self.hostname))} <span class="badge {e(status)}">{e(self._status_word())}'
+            '</span></h1>',
         ]
         for s in self.sections():
             parts.append(f"<section><h2>{e(s.title)}</h2>")
@@ -291,14 +355,15 @@ class SessionReport:
                 for r in s.table[1:]:
                     cells = []
                     for c in r:
-                        cls = f' class="{e(c)}"' if c in ("passed", "failed", "skipped") else ""
+                        word = {_w(k): k for k in ("passed", "failed", "skipped")}.get(c)
+                        cls = f' class="{word}"' if word else ""
                         cells.append(f"<td{cls}>{e(c)}</td>")
                     parts.append("<tr>" + "".join(cells) + "</tr>")
                 parts.append("</tbody></table>")
             if s.bullets:
                 parts.append("<ul>" + "".join(f"<li>{e(b)}</li>" for b in s.bullets) + "</ul>")
             parts.append("</section>")
-        parts.append(f'<footer>Written by torch-setup {e(self.assistant_version)} on {e(self.created)}.</footer>')
+        parts.append(f'<footer>{e(_w("footer", version=self.assistant_version, created=self.created))}</footer>')
         parts.append("</body></html>")
         return "\n".join(parts) + "\n"
 
@@ -328,9 +393,7 @@ class SessionReport:
         written = []
         for fmt in formats:
             path = folder / f"{stem}.{fmt}"
-            tmp = path.with_name(f".{path.name}.tmp")
-            tmp.write_text(renderers[fmt](), encoding="utf-8")
-            tmp.replace(path)
+            write_private(path, renderers[fmt]())  # masked (again), mode 0600, replaced in one step
             written.append(path)
         return written
 
@@ -344,145 +407,150 @@ def _masked(s: Section) -> Section:
 
 
 def _system_section(s: SystemReport) -> Section:
-    rows = [("OS", " ".join(x for x in (s.os.family, s.os.version) if x) + (" (WSL)" if s.os.wsl else "")),
-            ("Architecture", s.arch or ""),
+    rows = [(_w("os"), " ".join(x for x in (s.os.family, s.os.version) if x) + (" (WSL)" if s.os.wsl else "")),
+            (_w("arch"), s.arch or ""),
             ("Python", " ".join(x for x in (s.python.version, s.python.executable) if x)),
-            ("CPU", f"{s.cpu.model or '?'} ({s.cpu.cores if s.cpu.cores is not None else '?'} cores, "
-                    f"{s.cpu.threads if s.cpu.threads is not None else '?'} threads)")]
+            (_w("cpu"), _w("cpu_line", model=s.cpu.model or "?", cores=s.cpu.cores if s.cpu.cores is not None else "?",
+                           threads=s.cpu.threads if s.cpu.threads is not None else "?"))]
     if s.memory_mb is not None:
-        rows.append(("Memory", f"{s.memory_mb / 1024:.1f} GiB"))
+        rows.append((_w("memory"), f"{s.memory_mb / 1024:.1f} GiB"))
     if s.disk_free_mb is not None:
-        rows.append(("Free disk", f"{s.disk_free_mb / 1024:.1f} GiB"))
+        rows.append((_w("free_disk"), f"{s.disk_free_mb / 1024:.1f} GiB"))
     if s.nvidia_cuda_version:
-        rows.append(("Newest CUDA the driver supports", s.nvidia_cuda_version))
+        rows.append((_w("driver_cuda"), s.nvidia_cuda_version))
     table = None
     if s.gpus:
-        table = (("Vendor", "Name", "Driver", "Compute cap. / gfx", "Memory (MB)"),
+        table = ((_w("vendor"), _w("name"), _w("driver"), _w("cc"), _w("gpu_memory")),
                  *((g.vendor, g.name, g.driver_version or "", g.compute_capability or g.gfx_target or "",
                     _fmt_num(g.memory_mb)) for g in s.gpus))
     else:
-        rows.append(("GPUs", "none found"))
-    return Section("Your system", tuple(rows), table)
+        rows.append((_w("gpus"), _w("no_gpus")))
+    return Section(_w("system"), tuple(rows), table)
 
 
 def _data_version(r: Recommendation) -> str:
     """``2026.12.01 (2026-12-01)``, with where it came from and whether the build's facts are assumed."""
     text = f"{r.compat_data_version} ({r.compat_data_date})" if r.compat_data_date else r.compat_data_version
     if r.compat_data_origin == "downloaded":
-        text += ", downloaded and verified"
-    return text + ("; the chosen build's facts are assumed" if r.facts_assumed else "")
+        text += _w("downloaded")
+    return text + (_w("assumed") if r.facts_assumed else "")
 
 
 def _recommendation_section(r: Recommendation) -> Section:
-    rows = [("Backend", r.backend), ("Wheel variant", r.variant), ("PyTorch", r.torch_version or ""),
-            ("Index", r.index_url), ("Compatibility data", _data_version(r))]
+    rows = [(_w("backend"), r.backend), (_w("variant"), r.variant), ("PyTorch", r.torch_version or ""),
+            (_w("index"), r.index_url), (_w("compat"), _data_version(r))]
     if r.packages:
-        rows.append(("Packages", " ".join(r.packages)))
+        rows.append((_w("packages"), " ".join(r.packages)))
     if r.command:
-        rows.append(("Command", " ".join(r.command)))
-    bullets = [_t(x) for x in r.reasons] + [f"Warning: {_t(w)}" for w in r.warnings]
-    return Section("Recommendation", tuple(rows), None, tuple(bullets))
+        rows.append((_w("command"), " ".join(r.command)))
+    bullets = [_t(x) for x in r.reasons] + [_w("warning", text=_t(w)) for w in r.warnings]
+    return Section(_w("recommendation"), tuple(rows), None, tuple(bullets))
 
 
 def _install_section(i: InstallResult) -> Section:
-    rows = [("Environment", str(i.env_path)), ("Python", str(i.python)), ("PyTorch", i.torch_version or ""),
-            ("Install time", f"{i.duration_s:.1f} s")]
+    rows = [(_w("environment"), str(i.env_path)), ("Python", str(i.python)), ("PyTorch", i.torch_version or ""),
+            (_w("install_time"), f"{i.duration_s:.1f} s")]
     if i.log_path:
-        rows.append(("Log", str(i.log_path)))
+        rows.append((_w("log"), str(i.log_path)))
     if i.packages:
-        rows.append(("Packages", ", ".join(f"{k} {v}" for k, v in i.packages.items())))
+        rows.append((_w("packages"), ", ".join(f"{k} {v}" for k, v in i.packages.items())))
     for s in i.downloads:  # which source served each wheel (the assistant's own downloads)
         how = f"{_t(s.source)} ({s.url})"
         if s.earlier:
             how += f", resumed at byte {s.resumed_at} after {', '.join(s.earlier)} failed: " + \
                 "; ".join(_t(f) for f in s.failures)
-        rows.append((f"Source of {s.filename}", how))
-    return Section("Installation", tuple(rows))
+        rows.append((_w("source_of", file=s.filename), how))
+    return Section(_w("installation"), tuple(rows))
 
 
 def _commands_section(i: InstallResult) -> Section | None:
     """What the install ran, step by step, as it ran (credentials masked)."""
     if not i.commands_run:
         return None
-    table = (("Step", "Command", "Exit code", "Time"),
+    table = ((_w("step"), _w("command"), _w("exit_code"), _w("time")),
              *((c.step, shells.join(c.argv), "" if c.exit_code is None else str(c.exit_code), f"{c.duration_s:.1f} s")
                for c in i.commands_run))
-    return Section("Commands that ran", (), table)
+    return Section(_w("commands"), (), table)
 
 
 def _verify_section(v: VerifyReport) -> Section:
     rows = []
     if v.torch_version is not None:
         rows.append(("PyTorch", v.torch_version))
-    rows.append(("All checks passed", "yes" if v.ok else "no"))
+    rows.append((_w("all_passed"), _w("yes") if v.ok else _w("no")))
     table = None
     if v.checks:
-        table = (("Check", "Result", "Detail"),
-                 *((_t(c.title) or c.name, c.status, _t(c.detail)) for c in v.checks))
-    return Section("Verification", tuple(rows), table)
+        table = ((_w("check"), _w("result"), _w("detail")),
+                 *((_t(c.title) or c.name, _status(c.status), _t(c.detail)) for c in v.checks))
+    return Section(_w("verification"), tuple(rows), table)
+
+
+def _status(status: str) -> str:
+    """passed / failed / skipped in the report's language (another status as it is)."""
+    return _w(status) if status in ("passed", "failed", "skipped") else status
 
 
 def _bench_section(b: BenchReport) -> Section:
     rows = []
     device = " ".join(x for x in (b.device, b.device_name) if x)
     if device:
-        rows.append(("Device", device))
+        rows.append((_w("device"), device))
     if b.cpu_name and b.device != "cpu":
-        rows.append(("CPU", b.cpu_name))
+        rows.append((_w("cpu"), b.cpu_name))
     if b.cancelled:
-        rows.append(("Status", "partial: the speed test was stopped before it finished"))
+        rows.append((_w("status"), _w("partial")))
     head = bench_headline_text(b)
     if head is not None:
-        rows.append(("Result", _t(head)))
+        rows.append((_w("result"), _t(head)))
     per_dtype = bench_dtype_lines(b)
     if len(per_dtype) > 1:
-        rows.append(("Per dtype", "; ".join(_t(line) for line in per_dtype)))
+        rows.append((_w("per_dtype"), "; ".join(_t(line) for line in per_dtype)))
     share = bench_peak_text(b)
     if share is not None and head is not None:
-        rows.append(("Share of the peak", _t(share)))
+        rows.append((_w("peak_share"), _t(share)))
     if b.load is not None:
-        verdict = "busy" if b.load.busy else "quiet"
-        rows.append(("Machine load", f"{verdict}: other programs used {b.load.other_share * 100:.0f} % of the CPU "
-                                     f"({b.load.other_cpus:.1f} of {b.load.cpus} CPUs) during the test"))
+        rows.append((_w("load"), _w("load_busy" if b.load.busy else "load_quiet", share=b.load.other_share * 100,
+                                    cpus=b.load.other_cpus, total=b.load.cpus)))
     if b.spread is not None:
-        rows.append(("Spread of the runs", f"±{b.spread * 100:.0f} % (typical)"))
+        rows.append((_w("spread"), _w("spread_value", pct=b.spread * 100)))
     if b.remeasured:
-        rows.append(("Measured again", f"{b.remeasured} more round(s)"))
+        rows.append((_w("remeasured"), _w("rounds_one") if b.remeasured == 1 else _w("rounds", n=b.remeasured)))
     if b.threads is not None:
-        rows.append(("CPU threads", str(b.threads)))
-    for peak, label in ((b.peak, "Estimated peak"), (b.cpu_peak, "Estimated CPU peak")):
-        if peak is None or not peak.gflops or (label == "Estimated CPU peak" and peak == b.peak):
+        rows.append((_w("threads"), str(b.threads)))
+    for peak, label in ((b.peak, "peak"), (b.cpu_peak, "cpu_peak")):
+        if peak is None or not peak.gflops or (label == "cpu_peak" and peak == b.peak):
             continue  # unknown, or the device is the CPU: one line is enough
         text = ", ".join(f"{k} {_fmt_num(v)} GFLOP/s" for k, v in peak.gflops.items())
         if peak.source:
-            text += f" (source: {peak.source})"
-        rows.append((label, text))
+            text += _w("peak_source", source=peak.source)
+        rows.append((_w(label), text))
     for c in b.copy:
-        rows.append((f"Copy {c.direction} ({c.memory})", f"{_fmt_num(c.gb_per_s, 2)} GB/s"))
+        rows.append((_w("copy", direction=c.direction, memory=c.memory), f"{_fmt_num(c.gb_per_s, 2)} GB/s"))
     for sp in bench_speedup_lines(b):
-        rows.append(("Speed-up over the CPU", _t(sp)))
-    ended = {BenchStatus.BUDGET: " (time budget reached)",
-             BenchStatus.CANCELLED: " (stopped: partial results)"}.get(b.status, "")
+        rows.append((_w("speedup"), _t(sp)))
+    ended = {BenchStatus.BUDGET: _w("budget_reached"),
+             BenchStatus.CANCELLED: _w("stopped_partial")}.get(b.status, "")
     if b.budget_exhausted and not ended:
-        ended = " (time budget reached)"
-    rows.append(("Time taken", f"{b.elapsed_s:.1f} s{ended}"))
+        ended = _w("budget_reached")
+    rows.append((_w("time_taken"), f"{b.elapsed_s:.1f} s{ended}"))
     results = b.all_results()
     table = None
     if results:
-        table = (("Device", "dtype", "Size", "GFLOP/s", "Time (ms)", "of peak", "Spread", "Runs"),
+        table = ((_w("device"), "dtype", _w("size"), "GFLOP/s", _w("time_ms"), _w("of_peak"), _w("spread_col"),
+                  _w("runs")),
                  *((r.device, r.dtype, str(r.n), _fmt_num(r.gflops), _fmt_num(r.median_s * 1000.0, 2),
                     f"{r.fraction_of_peak * 100:.0f} %" if r.fraction_of_peak is not None else "",
                     f"±{r.spread * 100:.0f} %" if r.spread is not None else "", str(r.runs))
                    for r in results))
     notes = [_t(n) for n in bench_notes(b) if n.code not in ("bench.partial", "bench.budget", "bench.quiet")]
     if b.cancelled:
-        notes.append("The speed test was stopped before it finished; these are the measurements made until then.")
+        notes.append(_w("stopped_note"))
     if b.peak is not None and b.peak.assumptions:
-        notes.append("How the peak is estimated: " + "; ".join(_t(a) for a in b.peak.assumptions))
+        notes.append(_w("peak_how", how="; ".join(_t(a) for a in b.peak.assumptions)))
     for sk in b.skipped:
         what = " ".join(x for x in (sk.device, sk.dtype, f"n={sk.n}" if sk.n else None) if x)
-        notes.append(f"Skipped {what}: {sk.reason}")
-    title = "Speed test (matrix multiply)" + (", partial" if b.cancelled else "")
+        notes.append(_w("skipped_what", what=what, reason=sk.reason))
+    title = _w("bench_partial") if b.cancelled else _w("bench")
     return Section(title, tuple(rows), table, tuple(notes))
 
 
@@ -490,10 +558,10 @@ def _diagnosis_section(d: Diagnosis) -> Section:
     bullets = []
     for f in d.findings:
         fix = _t(f.fix)
-        bullets.append(f"{_t(f.title) or f.code}: {_t(f.explanation)}" + (f" Fix: {fix}" if fix else ""))
+        bullets.append(f"{_t(f.title) or f.code}: {_t(f.explanation)}" + (_w("fix_inline", fix=fix) if fix else ""))
     if not d.findings:
-        bullets.append("No problems found.")
-    return Section("Diagnosis", (), None, tuple(bullets))
+        bullets.append(_w("no_problems"))
+    return Section(_w("diagnosis"), (), None, tuple(bullets))
 
 
 # --------------------------------------------------------------------- reading back

@@ -48,7 +48,7 @@ from typing import IO, TYPE_CHECKING, Any
 from app.core import winjob
 from app.core.cancel import CancelToken as CancelToken  # re-exported: runner.CancelToken
 from app.core.errors import Cancelled, Hint, UserError
-from app.core.secrets import mask
+from app.core.secrets import mask, open_private
 from app.core.text import Text, msg
 
 if TYPE_CHECKING:
@@ -386,7 +386,7 @@ class _Log:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             # kept open for the whole run, closed by close(): a context manager cannot span it
-            self._fh = open(path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
+            self._fh = open_private(path)  # mode 0600: a log can hold what the user typed
             self._size = self._fh.tell()
 
     def write(self, text: str, *, always: bool = False) -> None:

@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import threading
 from collections.abc import Iterable, Mapping
 from typing import TextIO
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
-__all__ = ["REDACTED", "MaskingStream", "basic_auth", "forget_all", "hide_ids", "known_secrets", "mask",
-           "mask_data", "remember", "remember_environ", "remember_url", "split_credentials", "unencoded_credentials"]
+__all__ = ["PRIVATE_MODE", "REDACTED", "MaskingStream", "append_private", "basic_auth", "forget_all", "hide_ids",
+           "known_secrets", "mask", "mask_data", "open_private", "remember", "remember_environ", "remember_url",
+           "split_credentials", "unencoded_credentials", "write_private"]
 
 REDACTED = "***"
 # Shorter remembered secrets would hide ordinary words everywhere; they are still hidden
@@ -438,3 +440,53 @@ class MaskingStream(io.TextIOBase):
     def errors(self) -> str | None:  # type: ignore[override]  # the wrapped stream's
         value = getattr(self.inner, "errors", None)
         return str(value) if value is not None else None
+
+
+# ------------------------------------------------------------------ private files
+#: The mode of every file the assistant writes that can hold what a user typed (logs, journals,
+#: reports, state): readable by the user only. Windows ignores it (a profile's files are the user's).
+PRIVATE_MODE = 0o600
+
+
+def open_private(path: str | os.PathLike[str], *, errors: str = "replace") -> TextIO:
+    """``path`` opened for appending text, created mode 0600 (an existing file is made 0600 too).
+
+    What is written is not masked here: write through :func:`mask` (or use :func:`append_private`)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), PRIVATE_MODE)
+    try:
+        if os.name != "nt":
+            os.fchmod(fd, PRIVATE_MODE)
+        return os.fdopen(fd, "a", encoding="utf-8", errors=errors)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def append_private(path: str | os.PathLike[str], text: str) -> None:
+    """``text``, masked, appended to the private file ``path`` (mode 0600). Raises OSError."""
+    with open_private(path) as fh:
+        fh.write(mask(text))
+
+
+def write_private(path: str | os.PathLike[str], text: str, *, masked: bool = True) -> None:
+    """``text`` (masked unless ``masked`` is False: the caller masked it already, or it is a
+    machine's record that must stay exact) as the whole of ``path``, mode 0600, replaced in one
+    step (a temporary file beside it, then ``os.replace``). Raises OSError (the temporary file
+    is removed then)."""
+    target = os.fspath(path)
+    tmp = f"{target}.{os.getpid()}.{threading.get_ident() % 100000}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), PRIVATE_MODE)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            if os.name != "nt":
+                os.fchmod(fh.fileno(), PRIVATE_MODE)
+            fh.write(mask(text) if masked else text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

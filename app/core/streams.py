@@ -43,9 +43,10 @@ class LogFile(io.TextIOBase):
         if self._file is None and not self._failed and not self.closed:
             try:
                 from app.core.paths import new_log_path  # start-up: only when something is written
+                from app.core.secrets import open_private
 
                 path = new_log_path(self._name)
-                self._file = open(path, "a", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115
+                self._file = open_private(path, errors="backslashreplace")  # mode 0600; written masked
                 self.path = path
             except (OSError, ValueError):  # no log folder (a read-only profile): the text is lost
                 self._failed = True

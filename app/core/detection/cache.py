@@ -8,6 +8,8 @@ import os
 import threading
 from typing import Any
 
+from app.core.secrets import write_private
+
 _LOCK = threading.Lock()
 _VERSION = 1
 
@@ -56,20 +58,15 @@ class StampCache:
     def save(self) -> None:
         if not self.path or not self._dirty:
             return
-        tmp = f"{self.path}.{os.getpid()}.tmp"
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             with _LOCK:
                 payload = json.dumps({"version": _VERSION, "entries": self._data})
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(payload)
-            os.replace(tmp, self.path)
+            # mode 0600: tools' outputs, read back exact (write_private leaves no temporary file on failure)
+            write_private(self.path, payload, masked=False)
             self._dirty = False
         except OSError:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            pass
 
 
 def default_cache() -> StampCache:

@@ -27,7 +27,7 @@ from app.core.install.winchecks import check_cloud_folder, check_path_budget, ch
 from app.core.oserrors import os_error_text
 from app.core.paths import new_log_path
 from app.core.requirements import requirement_name
-from app.core.secrets import mask
+from app.core.secrets import mask, open_private
 from app.core.sources import closure, scan, torch_origin, variant_of_index
 from app.core.sources.routing import Route, verify
 from app.core.sources.settings import python_mirror_env
@@ -526,7 +526,7 @@ def preflight(p: InstallPlan) -> list[Check]:
 def _log_refusal(plan: InstallPlan, checks: Sequence[Check]) -> Path | None:
     try:
         log_path = new_log_path("install")
-        with open(log_path, "a", encoding="utf-8") as fh:
+        with open_private(log_path) as fh:
             fh.write(mask(f"# plan: {plan.to_dict()!r}\n"))
             for c in checks:
                 fh.write(mask(f"# check {c.name}: {'ok' if c.ok else 'FAILED'}: {render(c.message)}\n"))

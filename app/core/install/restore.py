@@ -30,6 +30,7 @@ from app.core.install.request import InstallPlan
 from app.core.locations import file_url_path, url_scheme
 from app.core.paths import new_log_path
 from app.core.requirements import canonical
+from app.core.secrets import write_private
 from app.core.text import msg, render
 
 __all__ = ["PackageState", "Snapshot", "freeze_names", "restore", "take_snapshot"]
@@ -117,7 +118,7 @@ def take_snapshot(p: InstallPlan, log_path: Path | None = None,
                                   "works ({command}).", command=f"{env_python(p.env_path)} -m pip list"))
     folder = new_log_path("snapshot").with_suffix("")
     (folder / "dist-info").mkdir(parents=True, exist_ok=True)
-    (folder / "freeze.txt").write_text(res.stdout.strip() + "\n", encoding="utf-8")
+    write_private(folder / "freeze.txt", res.stdout.strip() + "\n")  # for people: masked (a URL's token), 0600
     lines = freeze_names(res.stdout)
     infos = _dist_infos(p.env_path)
     packages = {}
@@ -129,9 +130,9 @@ def take_snapshot(p: InstallPlan, log_path: Path | None = None,
             except OSError:
                 pass  # the copy is a record for people; the restore needs the state below
         packages[name] = _state(name, version, lines.get(name), d)
-    (folder / "packages.json").write_text(json.dumps(
+    write_private(folder / "packages.json", json.dumps(  # what the restore reads: exact, so mode 0600 only
         {n: {"version": s.version, "spec": list(s.spec), "source": s.source} for n, s in sorted(packages.items())},
-        indent=1), encoding="utf-8")
+        indent=1), masked=False)
     return Snapshot(folder, packages)
 
 

@@ -42,7 +42,7 @@ from app.core.install.wheelhouse import fetch_wheelhouse, wheelhouse_index
 from app.core.paths import new_log_path
 from app.core.progress import ProgressParser, unpack_watch
 from app.core.requirements import requirement_name
-from app.core.secrets import mask
+from app.core.secrets import append_private
 from app.core.sources.routing import Route
 from app.core.sources.settings import python_mirror_env
 from app.core.sources.wheelhouse import Wheelhouse, cleanup
@@ -120,8 +120,7 @@ class _Run:
 
     def _log_line(self, line: str) -> None:
         try:
-            with open(self.log_path, "a", encoding="utf-8") as fh:
-                fh.write(mask(line) + "\n")  # no secret reaches a log file
+            append_private(self.log_path, line + "\n")  # masked, mode 0600: no secret reaches a log file
         except OSError:
             pass
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from app.core.envs import WINDOWS
 from app.core.paths import data_dir
+from app.core.secrets import write_private
 
 __all__ = ["USER_KEEP", "VENV_LAYOUT", "exchange", "fix_paths", "foreign_entries", "journal_file", "read_journal",
            "recover", "swap", "write_journal"]
@@ -128,9 +129,7 @@ def write_journal(env: Path, **fields: object) -> None:
     data = read_journal(env)
     data.update(fields)
     data["env"] = str(env)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
+    write_private(path, json.dumps(data, indent=1), masked=False)  # mode 0600; paths only, kept exact
 
 
 def read_journal(env: Path) -> dict[str, object]:

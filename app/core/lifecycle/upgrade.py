@@ -63,6 +63,7 @@ from app.core.probe import ProbeFailed
 from app.core.progress import ProgressParser
 from app.core.registry import EnvRecord, PendingUpgrade, Sources, Verification
 from app.core.requirements import canonical, requirement_name
+from app.core.secrets import append_private, write_private
 from app.core.text import Text, msg, render
 from app.core.verify import VerifyReport, run_verify
 from app.core.wheels import variant_of_version
@@ -358,8 +359,7 @@ class _Run:
     def info(self, text: str) -> None:
         self.emit(LogEvent(text, "info"))
         try:
-            with open(self.log, "a", encoding="utf-8") as fh:
-                fh.write(f"# {text}\n")
+            append_private(self.log, f"# {text}\n")  # masked, mode 0600: the plan names the index
         except OSError:
             pass
 
@@ -480,7 +480,8 @@ class _Run:
                 self.info(f"could not move {name} into the new environment: {exc}")
         if user_conf is not None:
             try:
-                guard.pip_config_file(p.env).write_text(user_conf, encoding="utf-8")
+                # exact (the user's own file), mode 0600: it can hold their index token
+                write_private(guard.pip_config_file(p.env), user_conf, masked=False)
             except OSError as exc:
                 self.info(f"could not carry pip's configuration over: {exc}")
         st.write_journal(p.env, moved=moved)

@@ -294,9 +294,10 @@ class InstallPage(BasePage):
         """The core failed before it had a log file: keep what the page saw."""
         try:
             from app.core.paths import new_log_path
+            from app.core.secrets import write_private
 
             path = new_log_path("install-gui")
-            path.write_text(self.log.plain_text() + "\n", encoding="utf-8")
+            write_private(path, self.log.plain_text() + "\n")  # masked, mode 0600
             self.state.log_paths.append(path)
             return path
         except OSError:

@@ -7,7 +7,6 @@ uses the engine's facts instead of a second copy of them.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +14,8 @@ from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.core.errors import render_hint
+from app.core.secrets import write_private
+from app.core.serial import dumps
 from app.core.session import Session, Stage
 from app.core.visible import parse_visible
 from app.gui.build import add_all, button, clear_layout, set_texts, text_label
@@ -117,13 +118,15 @@ class SystemPage(BasePage):
 
     # ---- report export ----
     def report_json(self) -> str:
+        """The report as ``detect --json`` writes it: the one masker's JSON (:func:`app.core.serial.dumps`),
+        so Copy and Save give what the CLI gives, credentials and device identifiers hidden."""
         if self.state.session.system is None:
             return ""
-        return json.dumps(self.state.session.system.to_dict(), indent=2, ensure_ascii=False)
+        return dumps(self.state.session.system.to_dict())
 
     def save_report(self, path: str | Path) -> Path:
         path = Path(path)
-        path.write_text(self.report_json() + "\n", encoding="utf-8")
+        write_private(path, self.report_json() + "\n")  # masked, mode 0600
         self.saved_label.setText(self.tr("Saved to {path}").format(path=path))
         return path
 
