@@ -75,7 +75,6 @@ def test_forget_drops_the_record_and_deletes_nothing(tmp_path, capsys):
     assert rc == 2
 
 
-@pytest.mark.xfail(os.name == "nt", strict=True, reason="Windows bug: tree_size() reads st_dev, st_ino and st_nlink from os.scandir entries, which are 0 on Windows: every sub-folder counts as another filesystem and is skipped, hard links are counted twice")
 def test_cache_report_and_prune(tmp_path, capsys, monkeypatch):
     uv_cache, pip_cache = tmp_path / "uv-cache", tmp_path / "pip-cache"
     monkeypatch.setenv("UV_CACHE_DIR", str(uv_cache))

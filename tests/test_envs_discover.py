@@ -65,7 +65,6 @@ def test_torch_build_is_read_from_files_without_running_python(tmp_path):
     assert torch_build(_venv(tmp_path / "n", None)) is None
 
 
-@pytest.mark.xfail(WINDOWS, strict=True, reason="Windows bug: tree_size() reads st_dev, st_ino and st_nlink from os.scandir entries, which are 0 on Windows: every sub-folder counts as another filesystem and is skipped, hard links are counted twice")
 def test_discovery_finds_the_usual_places(home, tmp_path, monkeypatch):
     cwd = tmp_path / "project"
     cwd.mkdir()
@@ -118,7 +117,6 @@ def test_statuses_follow_the_registry(home, tmp_path):
     assert gone.status == "missing" and gone.kind == "venv"
 
 
-@pytest.mark.xfail(WINDOWS, strict=True, reason="Windows bug: tree_size() reads st_dev, st_ino and st_nlink from os.scandir entries, which are 0 on Windows: every sub-folder counts as another filesystem and is skipped, hard links are counted twice")
 def test_tree_size_counts_hard_links_once_and_stops_at_its_bound(tmp_path):
     d = tmp_path / "t"
     d.mkdir()

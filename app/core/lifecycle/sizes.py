@@ -5,6 +5,11 @@ Environments hold 20 000 - 100 000 files; caches far more. :func:`tree_size` wal
 counts a hard-linked file once (uv links packages from its cache into every env), and stops after
 ``max_entries`` entries or ``max_seconds``, saying so (``complete`` False: the size is a lower
 bound).
+
+On Windows a scandir entry's ``st_dev``, ``st_ino`` and ``st_nlink`` are always 0 (the Python
+docs: "call os.stat() to get these"), so there each entry whose ``st_ino`` is 0 is stat'ed by path
+(real volume serial, file id and link count on Python 3.12+); a junction or volume mount point
+(a reparse point that looks like a folder) is never entered.
 """
 from __future__ import annotations
 
@@ -42,6 +47,11 @@ def human_bytes(n: int) -> str:
     return f"{value:.1f} TB"
 
 
+def _is_junction(entry: os.DirEntry[str]) -> bool:
+    is_junction = getattr(entry, "is_junction", None)  # Python 3.12+ (Windows junctions, mount points)
+    return bool(is_junction and is_junction())
+
+
 def tree_size(root: str | os.PathLike[str], *, max_entries: int = 400_000, max_seconds: float = 5.0) -> TreeSize:
     """The bytes under ``root`` (``root`` itself a symlink: 0, it is not followed)."""
     start = time.monotonic()
@@ -72,8 +82,12 @@ def tree_size(root: str | os.PathLike[str], *, max_entries: int = 400_000, max_s
                     break
                 try:
                     est = entry.stat(follow_symlinks=False)
+                    if est.st_ino == 0:  # Windows: the entry's dev/ino/nlink are not filled in
+                        est = os.lstat(entry.path)
                 except OSError:
                     continue
+                if stat.S_ISDIR(est.st_mode) and _is_junction(entry):
+                    continue  # a link to a folder, as a symlink is: not followed, not counted
                 if stat.S_ISDIR(est.st_mode):
                     if est.st_dev != dev:
                         mounts += 1
