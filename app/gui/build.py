@@ -84,15 +84,30 @@ def command_view(lines: int) -> QPlainTextEdit:
 
 
 def clear_layout(layout: QLayout) -> None:
-    """Empty a layout that is drawn anew: every widget in it leaves the page at once (hidden, without a
-    parent, so findChildren and screen readers no longer see it) and is deleted later."""
+    """Empty a layout that is drawn anew: every widget in it leaves the layout and the screen at once
+    (hidden) and is deleted later, by Qt, once the events queued for it are delivered.
+
+    Never ``setParent(None)``: that hands the widget to Python, which deletes it as soon as the last
+    reference goes, possibly while Qt is still inside one of its event handlers (a button whose click
+    redraws its own row) or with events queued for it: the segfault seen about one run in nine of
+    test_torchvision_pair. The parent keeps it until its deferred deletion."""
     while layout.count():
         item = layout.takeAt(0)
         w = item.widget() if item is not None else None
         if w is not None:
-            w.hide()
-            w.setParent(None)
-            w.deleteLater()
+            retire(w)
+        elif item is not None and (sub := item.layout()) is not None:
+            clear_layout(sub)
+
+
+def retire(w: QWidget) -> None:
+    """Take a widget off the screen now and delete it later, safely (see ``clear_layout``): hidden, its
+    accessible name cleared (screen readers and findChildren-by-name stop seeing it), Qt's deferred
+    deletion; its parent owns it until then."""
+    w.hide()
+    w.setAccessibleName("")
+    w.setObjectName("retired")
+    w.deleteLater()
 
 
 LayoutPart = QWidget | QLayout | int | tuple[QWidget | QLayout, int]

@@ -26,6 +26,7 @@ from app.core.errors import UserError, render_hint
 from app.core.remedies import Action, ActionKind
 from app.core.text import render
 from app.core.verify import Check
+from app.gui.build import retire
 from app.gui.i18n import current_language
 from app.gui.logview import monospace_font
 from app.gui.pages import PageId
@@ -197,9 +198,7 @@ class ErrorPanel(QWidget):
     def _make_buttons(self, actions: tuple[Action, ...], lang: str) -> None:
         for b in self.action_buttons:
             self.actions_row.removeWidget(b)
-            b.hide()
-            b.setParent(None)
-            b.deleteLater()
+            retire(b)  # (not setParent(None): Python would delete it at once, maybe inside its own click)
         self.action_buttons = []
         while self.actions_row.count():
             self.actions_row.takeAt(0)
