@@ -41,7 +41,7 @@ from app.core.text import Msg, Text, msg
 
 __all__ = ["BUSY_SHARE", "SPREAD_HIGH", "BenchReport", "BenchResult", "BenchStatus", "CopyResult", "LoadSummary",
            "Skipped", "Speedup", "busy_text", "dtype_lines", "emulated_text", "headline_text", "notes",
-           "peak_text", "result_of_step", "run_bench", "speedup_lines", "spread_of", "warnings_of"]
+           "peak_text", "result_of_step", "run_bench", "speedup_lines", "spread_of", "spread_text", "warnings_of"]
 
 DEVICES = ("auto", "cpu", "cuda", "mps", "xpu")
 
@@ -433,6 +433,9 @@ def headline_text(rep: BenchReport, result: BenchResult | None = None) -> Msg | 
     if r is None:
         return None
     name = (rep.cpu_name or rep.device_name or r.device) if r.device == "cpu" else (rep.device_name or r.device)
+    if r.runs == 1:
+        return msg("bench.headline_one_run", "{device}: {gflops:,.1f} GFLOP/s in {dtype} at {n}×{n} (one run).",
+                   device=name, gflops=r.gflops, dtype=r.dtype, n=r.n)
     if r.spread is None:
         return msg("bench.headline", "{device}: {gflops:,.1f} GFLOP/s in {dtype} at {n}×{n} (the median of {runs} "
                    "runs).", device=name, gflops=r.gflops, dtype=r.dtype, n=r.n, runs=r.runs)
@@ -448,7 +451,10 @@ def dtype_lines(rep: BenchReport) -> list[Msg]:
         r = rep.headline(d)
         if r is None:
             continue
-        if r.spread is None:
+        if r.runs == 1:
+            out.append(msg("bench.dtype_line_one_run", "{dtype}: {gflops:,.1f} GFLOP/s at {n}×{n} (one run)",
+                           dtype=d, gflops=r.gflops, n=r.n))
+        elif r.spread is None:
             out.append(msg("bench.dtype_line", "{dtype}: {gflops:,.1f} GFLOP/s at {n}×{n} (median of {runs} runs)",
                            dtype=d, gflops=r.gflops, n=r.n, runs=r.runs))
         else:
@@ -510,11 +516,12 @@ def notes(rep: BenchReport) -> list[Msg]:
     if rep.load is not None and rep.load.busy:
         out.append(busy_text(rep.load))
     if rep.spread is not None and rep.spread_high:
-        out.append(msg("bench.spread_high", "The runs varied by ±{spread:.0f} % from one to the next (more than "
-                       "±{limit:.0f} %): the results are less certain.", spread=_pct(rep.spread),
-                       limit=_pct(SPREAD_HIGH)))
-    if rep.remeasured:
-        out.append(msg("bench.remeasured", "Measured again within the time budget ({rounds} more round(s)); each "
+        out.append(spread_text(rep.spread))
+    if rep.remeasured == 1:
+        out.append(msg("bench.remeasured_one", "Measured again within the time budget (one more round); each "
+                       "result is the median of all its runs."))
+    elif rep.remeasured:
+        out.append(msg("bench.remeasured", "Measured again within the time budget ({rounds} more rounds); each "
                        "result is the median of all its runs.", rounds=rep.remeasured))
     if rep.load is not None and not rep.load.busy:
         out.append(msg("bench.quiet", "The machine was quiet during the test: other programs used {share:.0f} % of "
@@ -530,6 +537,17 @@ def notes(rep: BenchReport) -> list[Msg]:
     return out
 
 
+def spread_text(spread: float) -> Msg:
+    """"The runs varied by ±14 % ... (more than ±10 %)": the spread is shown with a decimal where
+    its rounding would make it look no larger than the limit (±10.4 %, not ±10 %)."""
+    pct, limit = _pct(spread), _pct(SPREAD_HIGH)
+    if round(pct) > round(limit):
+        return msg("bench.spread_high", "The runs varied by ±{spread:.0f} % from one to the next (more than "
+                   "±{limit:.0f} %): the results are less certain.", spread=pct, limit=limit)
+    return msg("bench.spread_high_fine", "The runs varied by ±{spread:.1f} % from one to the next (more than "
+               "±{limit:.0f} %): the results are less certain.", spread=pct, limit=limit)
+
+
 def warnings_of(rep: BenchReport) -> list[Text]:
     """The notes that lower the trust in the numbers (busy machine, scattered runs)."""
-    return [m for m in notes(rep) if m.code in ("bench.busy", "bench.spread_high")]
+    return [m for m in notes(rep) if m.code in ("bench.busy", "bench.spread_high", "bench.spread_high_fine")]

@@ -304,8 +304,10 @@ class BenchChart(QWidget):
     def retranslate(self) -> None:
         self._set_title()
         self.x_axis.setTitleText(self.tr("Matrix size (n × n)"))
-        self.y_axis.setTitleText(self.tr("GFLOP/s, log scale (higher is faster)"))
+        # short: a long title is cut off on a low chart (the axis is as tall as the plot)
+        self.y_axis.setTitleText(self.tr("GFLOP/s (log scale)"))
         self.view.setAccessibleName(self.tr("Chart of GFLOP/s against matrix size"))
+        self.view.setAccessibleDescription(self.tr("Higher is faster; both axes are logarithmic."))
         self.speedup_chart.setTitle(self.tr("Speed-up over the CPU"))
         self.speedup_view.setAccessibleName(self.tr("Chart of the accelerator's speed-up over the CPU"))
         for (device, dtype), s in self._series.items():

@@ -34,6 +34,7 @@ MIN_POINT_S = 0.25  # timed runs of one point last at least this long when they 
 MAX_RUNS = 50  # ...but never more runs than this
 SPREAD_HIGH = 0.10  # re-measure a point whose runs scatter more (the assistant passes its own value)
 MAX_REMEASURE_ROUNDS = 5
+END_MARGIN_S = 0.5  # kept at the end of the budget for the result and the process's exit
 
 _T0 = time.monotonic()
 _STOP = {"requested": False}  # set by SIGTERM (the assistant's cancel): finish with a partial result
@@ -221,7 +222,7 @@ def torch_dtype(torch, name: str):
 
 
 def time_matmul(torch, device: str, n: int, dtype_name: str, warmup: int, repeats: int,
-                max_seconds: float) -> dict:
+                max_seconds: float, deadline: float | None = None) -> dict:
     dt = torch_dtype(torch, dtype_name)
     tf32_before = None
     if device == "cuda" and not getattr(torch.version, "hip", None):
@@ -235,7 +236,9 @@ def time_matmul(torch, device: str, n: int, dtype_name: str, warmup: int, repeat
         # warm-up (first calls pick kernels, allocate workspaces, spin up threads). The timed
         # call is a plain torch.mm(a, b), allocation included, as users write `a @ b`.
         t_first = None
-        for _ in range(max(1, warmup)):
+        for i in range(max(1, warmup)):
+            if i and deadline is not None and time.monotonic() + 2 * (t_first or 0.0) > deadline:
+                break  # one warm-up is enough when the budget is short: the time goes to the timed runs
             t0 = time.perf_counter()
             torch.mm(a, b)
             sync(torch, device)
@@ -253,6 +256,8 @@ def time_matmul(torch, device: str, n: int, dtype_name: str, warmup: int, repeat
         for _ in range(runs):
             if _STOP["requested"] and times:
                 break
+            if deadline is not None and times and time.monotonic() + (t_first or 0.0) > deadline:
+                break  # the next run would end after the time budget: keep the runs made
             if use_events:
                 start = torch.cuda.Event(enable_timing=True)
                 end = torch.cuda.Event(enable_timing=True)
@@ -362,7 +367,8 @@ def remeasure(torch, records: list, repeats: int, deadline: float, spread_high: 
             if r["median_s"] * (repeats + 1) > remaining:
                 continue
             try:
-                more = time_matmul(torch, r["device"], r["n"], r["dtype"], 1, repeats, max(0.5, remaining * 0.5))
+                more = time_matmul(torch, r["device"], r["n"], r["dtype"], 1, repeats, max(0.5, remaining * 0.5),
+                                   deadline)
             except Exception:  # it worked before: keep what was measured
                 continue
             records[i] = merge_runs(r, more)
@@ -417,7 +423,8 @@ def sweep(torch, device: str, sizes: list[int], dtypes: list[str], support: dict
                 continue
             step(name, "running")
             try:
-                rec = time_matmul(torch, device, n, d, warmup, repeats, max_seconds=max(0.5, remaining * 0.5))
+                rec = time_matmul(torch, device, n, d, warmup, repeats, max_seconds=max(0.5, remaining * 0.5),
+                                  deadline=deadline)
             except Exception as exc:
                 msg = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
                 skipped.append({"dtype": d, "n": n, "device": device, "reason": f"failed: {msg[:300]}"})
@@ -477,8 +484,10 @@ def main(argv: list[str]) -> int:
     step("device", "info", f"{device}: {name}", info)
 
     budget = opts["budget_s"]
-    start = time.monotonic()
-    deadline = start + budget
+    # The budget is the whole speed test as the user waits for it: it counts from this process's
+    # start (importing torch and naming the devices included), and a moment is kept for the result.
+    start = _T0
+    deadline = start + budget - END_MARGIN_S
     copies: list[dict] = []
     cpu_results: list[dict] = []
     cpu_skipped: list[dict] = []

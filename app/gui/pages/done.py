@@ -198,7 +198,10 @@ class DonePage(BasePage):
         return res.installer if res is not None and res.installer else "pip"
 
     def session_report(self) -> SessionReport:
-        return self.state.session.report()
+        """The session's report, written in the wizard's language."""
+        import dataclasses
+
+        return dataclasses.replace(self.state.session.report(), language=current_language())
 
     def save_report(self, folder: str | Path, formats: Iterable[str] = ("html", "md", "json")) -> list[Path]:
         """Write the session report into ``folder``; returns the files (also kept in state)."""
@@ -276,14 +279,14 @@ class DonePage(BasePage):
         else:
             lines.append(self.tr("Verification: not run."))
         if bench is not None:
-            best = max(bench.all_results(), key=lambda r: r.gflops, default=None)
-            if best is not None and bench.cancelled:
-                lines.append(self.tr("Speed (partial, the test was stopped): up to {gflops:.1f} GFLOP/s "
-                                     "({device}, {dtype}).").format(gflops=best.gflops, device=best.device,
-                                                                    dtype=best.dtype))
-            elif best is not None:
-                lines.append(self.tr("Speed: up to {gflops:.1f} GFLOP/s ({device}, {dtype}).").format(
-                    gflops=best.gflops, device=best.device, dtype=best.dtype))
+            from app.core.bench import headline_text  # the Speed test page's headline: one number, one rule
+
+            head_msg = headline_text(bench)
+            if head_msg is not None and bench.cancelled:
+                lines.append(self.tr("Speed (partial, the test was stopped): {headline}").format(
+                    headline=render(head_msg, current_language())))
+            elif head_msg is not None:
+                lines.append(self.tr("Speed: {headline}").format(headline=render(head_msg, current_language())))
         else:
             lines.append(self.tr("Speed test: skipped."))
         if env is None:
