@@ -110,10 +110,10 @@ def test_notes_and_problems_render_in_both_languages(catalogue):
             text = render(describe(m), lang)
             assert "{" not in text and "}" not in text
             if m.notes or m.open_problems:
-                assert m.name in text
+                assert (m.name_zh or m.name if lang == "zh_CN" else m.name) in text  # its name in that language
         for p in m.known_problems:
             en, zh = render(p.text(m), "en"), render(p.text(m), "zh_CN")
-            assert en != zh and m.name in zh
+            assert en != zh and m.name in en and (m.name_zh or m.name) in zh
             if p.reported:
                 assert p.reported.isoformat() in en and p.reported.isoformat() in zh
     sjtu = catalogue.by_id("sjtu-torch")
@@ -327,3 +327,14 @@ def test_known_problem_and_note_codes_are_all_translatable():
         texts = [render(t, lang) for t in (*m.note_texts(), *m.problem_texts())]
         assert len(texts) == len(NOTE_CODES) + len(PROBLEM_KINDS)
         assert all("X" in t and "{" not in t for t in texts)
+
+
+def test_every_mirror_has_its_chinese_name_and_json_keeps_the_english_one(catalogue):
+    """Chinese screens name a mirror as its users do (南京大学, not "Nanjing University"); JSON and
+    English screens keep the English name."""
+    from app.core.serial import to_jsonable
+
+    for m in catalogue.mirrors:
+        assert m.name_zh and re.search(r"[\u4e00-\u9fff]", m.name_zh), m.id
+        assert render(m.label, "zh_CN") == m.name_zh and render(m.label, "en") == m.name
+        assert to_jsonable(m.label) == m.name

@@ -29,7 +29,7 @@ from typing import Literal, NoReturn, cast
 
 from app.core.errors import BadInput
 from app.core.paths import resources_dir
-from app.core.text import Joined, Msg, Text, join, msg, render, texts
+from app.core.text import Joined, Msg, Named, Text, join, msg, render, texts
 from app.core.wheels import variant_of_version
 
 if sys.version_info >= (3, 11):
@@ -115,7 +115,7 @@ class KnownProblem:
 
     def text(self, mirror: Mirror) -> Text:
         """The user-facing sentence, with when it was reported and fixed."""
-        parts: list[Text] = [_PROBLEMS.msg(self.kind, mirror=mirror.name)]
+        parts: list[Text] = [_PROBLEMS.msg(self.kind, mirror=mirror.label)]
         if self.reported is not None:
             parts.append(msg("mirrors.reported_on", "(reported {date})", date=self.reported.isoformat()))
         if self.fixed is not None:
@@ -128,7 +128,7 @@ class Mirror:
     """One mirror. ``url`` of a torch mirror holds ``{variant}`` (use :meth:`url_for`)."""
 
     id: str
-    name: str
+    name: str  # in English (the name the mirror gives itself in English)
     kind: Kind
     url: str
     layout: Layout
@@ -138,6 +138,12 @@ class Mirror:
     known_problems: tuple[KnownProblem, ...]
     source: tuple[str, ...]
     checked: _dt.date
+    name_zh: str = ""  # its name in Chinese ("南京大学"), shown on Chinese screens
+
+    @property
+    def label(self) -> Named:
+        """The name as people see it, in their language."""
+        return Named(self.name, (("zh_CN", self.name_zh),) if self.name_zh else ())
 
     def carries(self, variant: str) -> bool:
         return self.kind == "torch" and variant in self.variants
@@ -155,7 +161,7 @@ class Mirror:
         return tuple(p for p in self.known_problems if p.fixed is None)
 
     def note_texts(self) -> tuple[Msg, ...]:
-        return tuple(_NOTES.msg(code, mirror=self.name) for code in self.notes)
+        return tuple(_NOTES.msg(code, mirror=self.label) for code in self.notes)
 
     def problem_texts(self, *, include_fixed: bool = False) -> tuple[Text, ...]:
         chosen = self.known_problems if include_fixed else self.open_problems
@@ -248,7 +254,7 @@ def load_mirrors(path: Path) -> MirrorCatalogue:
     return MirrorCatalogue(tuple(mirrors), path)
 
 
-_FIELDS = frozenset({"id", "name", "kind", "url", "layout", "variants", "region", "notes", "known_problems",
+_FIELDS = frozenset({"id", "name", "name_zh", "kind", "url", "layout", "variants", "region", "notes", "known_problems",
                      "source", "checked"})
 _PROBLEM_FIELDS = frozenset({"kind", "source", "detail", "reported", "fixed"})
 
@@ -350,6 +356,7 @@ class _Row:
             self.fail(unknown[0], msg("mirrors.field_unknown", "is not a field of a mirror row"))
         mirror_id = self.text("id", row, pattern=_ID)
         name = self.text("name", row)
+        name_zh = self.text("name_zh", row, required=False)
         kind = cast(Kind, self.choice("kind", KINDS, row))
         url = self.text("url", row, pattern=_URL)
         layout = cast(Layout, self.choice("layout", LAYOUTS, row))
@@ -387,7 +394,7 @@ class _Row:
         checked = self.date("checked", row)
         assert checked is not None
         return Mirror(id=mirror_id, name=name, kind=kind, url=url, layout=layout, variants=variants, region=region,
-                      notes=notes, known_problems=problems, source=source, checked=checked)
+                      notes=notes, known_problems=problems, source=source, checked=checked, name_zh=name_zh)
 
     def problems(self) -> tuple[KnownProblem, ...]:
         value = self.row.get("known_problems", [])

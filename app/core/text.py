@@ -30,6 +30,7 @@ __all__ = [
     "LANGS",
     "Joined",
     "Msg",
+    "Named",
     "Text",
     "TextTable",
     "catalogue",
@@ -51,7 +52,7 @@ def normalise_lang(lang: str | None) -> str:
     return "zh_CN" if text.lower().startswith("zh") else "en"
 
 
-ArgValue = Union["Msg", "Joined", str, int, float, bool, None, tuple["ArgValue", ...]]
+ArgValue = Union["Msg", "Joined", "Named", str, int, float, bool, None, tuple["ArgValue", ...]]
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,8 @@ class Msg:
 
     def to_dict(self) -> dict[str, object]:
         """``{"code", "text"}`` (English) plus the plain arguments, for JSON and reports."""
-        plain = {k: (str(_render_arg(v, "en")) if isinstance(v, (Msg, Joined, tuple)) else v) for k, v in self.args}
+        plain = {k: (str(_render_arg(v, "en")) if isinstance(v, (Msg, Joined, Named, tuple)) else v)
+                 for k, v in self.args}
         out: dict[str, object] = {"code": self.code, "text": self.render("en")}
         if plain:
             out["args"] = plain
@@ -109,7 +111,29 @@ class Joined:
         return {"code": self.code, "text": self.render("en")}
 
 
-Text = Msg | Joined | str
+@dataclass(frozen=True)
+class Named:
+    """A proper name that is spelt differently in other languages (a mirror's "Nanjing University",
+    南京大学 in Chinese). Not a sentence of the catalogue: the spellings travel with the name, from
+    the data file that names it; a language without its own spelling gets ``en``."""
+
+    en: str
+    spellings: tuple[tuple[str, str], ...] = ()  # (language, spelling)
+
+    code = "text.name"
+
+    def render(self, lang: str = "en") -> str:
+        lang = normalise_lang(lang)
+        return next((s for k, s in self.spellings if k == lang), self.en)
+
+    def __str__(self) -> str:
+        return self.en
+
+    def to_dict(self) -> str:  # in JSON a name is its English spelling, as a plain name would be
+        return self.en
+
+
+Text = Msg | Joined | Named | str
 
 
 def msg(code: str, en: str, /, **args: object) -> Msg:
@@ -171,7 +195,7 @@ def _frozen_args(args: Mapping[str, object]) -> tuple[tuple[str, ArgValue], ...]
 
 
 def _freeze(value: object) -> ArgValue:
-    if isinstance(value, (Msg, Joined, str, int, float, bool)) or value is None:
+    if isinstance(value, (Msg, Joined, Named, str, int, float, bool)) or value is None:
         return value
     if isinstance(value, Sequence):
         return tuple(_freeze(v) for v in value)
@@ -192,7 +216,7 @@ class _Words(str):
 
 
 def _render_arg(value: ArgValue, lang: str) -> object:
-    if isinstance(value, (Msg, Joined)):
+    if isinstance(value, (Msg, Joined, Named)):
         return _Words(value.render(lang))
     if isinstance(value, tuple):
         return _Words(_LIST_SEP.get(lang, ", ").join(str(_render_arg(v, lang)) for v in value))

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QSize, QTimer, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QEvent, QSize, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette, QPixmap
 from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
@@ -42,6 +42,17 @@ def _qt():
     from PySide6.QtCore import Qt
 
     return Qt
+
+
+def status_word(status: str) -> str:
+    """A status (ok, warning, error, info, pending, skipped) as a person reads it, in the wizard's language."""
+    from PySide6.QtCore import QCoreApplication
+
+    words = {"ok": QT_TRANSLATE_NOOP("StatusRow", "OK"), "warning": QT_TRANSLATE_NOOP("StatusRow", "Warning"),
+             "error": QT_TRANSLATE_NOOP("StatusRow", "Problem"), "info": QT_TRANSLATE_NOOP("StatusRow", "Note"),
+             "pending": QT_TRANSLATE_NOOP("StatusRow", "Waiting"), "skipped": QT_TRANSLATE_NOOP("StatusRow", "Skipped")}
+    en = words.get(status)
+    return QCoreApplication.translate("StatusRow", str(en)) if en is not None else status
 
 
 def status_name(status) -> str:
@@ -201,13 +212,14 @@ class StatusRow(QWidget):
     def set(self, status, title: str | None = None, detail: str | None = None) -> None:
         self._status = status_name(status)
         set_icon(self.icon_label, self._icon_name or self._status)
-        self.icon_label.setToolTip(self._status)
+        word = status_word(self._status)
+        self.icon_label.setToolTip(word)
         if title is not None:
             self.title_label.setText(title)
         if detail is not None:
             self.detail_label.setText(detail)
             self.detail_label.setVisible(bool(detail))
-        self.setAccessibleName(f"{self.title_label.text()} ({self._status})")
+        self.setAccessibleName(f"{self.title_label.text()} ({word})")
         self.setAccessibleDescription(self.detail_label.text())
 
     def text(self) -> str:

@@ -15,11 +15,21 @@
     </message>
     <message>
         <location line="+2"/>
+        <source>GFLOP/s (log scale)</source>
+        <translation>GFLOP/s（对数坐标）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Chart of GFLOP/s against matrix size</source>
         <translation>不同矩阵大小下的 GFLOP/s 图表</translation>
     </message>
     <message>
-        <location line="-205"/>
+        <location line="+1"/>
+        <source>Higher is faster; both axes are logarithmic.</source>
+        <translation>越高越快；两条坐标轴都是对数刻度。</translation>
+    </message>
+    <message>
+        <location line="-207"/>
         <source>{device} · {dtype}</source>
         <translation>{device} · {dtype}</translation>
     </message>
@@ -30,22 +40,17 @@
     </message>
     <message>
         <location line="+36"/>
-        <location line="+123"/>
+        <location line="+125"/>
         <source>estimated peak · {dtype}</source>
         <translation>估算峰值 · {dtype}</translation>
     </message>
     <message>
-        <location line="-14"/>
+        <location line="-16"/>
         <source>Matrix multiply speed on {device}</source>
         <translation>{device} 上的矩阵乘法速度</translation>
     </message>
     <message>
-        <location line="+7"/>
-        <source>GFLOP/s, log scale (higher is faster)</source>
-        <translation>GFLOP/s，对数刻度（越高越快）</translation>
-    </message>
-    <message>
-        <location line="+2"/>
+        <location line="+11"/>
         <source>Speed-up over the CPU</source>
         <translation>相对 CPU 的加速比</translation>
     </message>
@@ -55,7 +60,7 @@
         <translation>加速器相对 CPU 的加速比图表</translation>
     </message>
     <message>
-        <location line="-65"/>
+        <location line="-67"/>
         <source>× faster than the CPU</source>
         <translation>比 CPU 快的倍数</translation>
     </message>
@@ -196,7 +201,7 @@
 <context>
     <name>CopyButton</name>
     <message>
-        <location filename="../../app/gui/widgets.py" line="+340"/>
+        <location filename="../../app/gui/widgets.py" line="+352"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
@@ -214,7 +219,7 @@
 <context>
     <name>DonePage</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="+222"/>
+        <location filename="../../app/gui/pages/done.py" line="+225"/>
         <source>Save the report into…</source>
         <translation>把报告保存到…</translation>
     </message>
@@ -249,12 +254,17 @@
         <translation>验证：未运行。</translation>
     </message>
     <message>
-        <location line="+8"/>
-        <source>Speed: up to {gflops:.1f} GFLOP/s ({device}, {dtype}).</source>
-        <translation>速度：最高 {gflops:.1f} GFLOP/s（{device}，{dtype}）。</translation>
+        <location line="+6"/>
+        <source>Speed (partial, the test was stopped): {headline}</source>
+        <translation>速度（部分结果，测试被中止）：{headline}</translation>
     </message>
     <message>
         <location line="+3"/>
+        <source>Speed: {headline}</source>
+        <translation>速度：{headline}</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>Speed test: skipped.</source>
         <translation>速度测试：已跳过。</translation>
     </message>
@@ -379,12 +389,7 @@
         <translation>打开报告</translation>
     </message>
     <message>
-        <location line="-142"/>
-        <source>Speed (partial, the test was stopped): up to {gflops:.1f} GFLOP/s ({device}, {dtype}).</source>
-        <translation>速度（部分结果，测试已停止）：最高 {gflops:.1f} GFLOP/s（{device}，{dtype}）。</translation>
-    </message>
-    <message>
-        <location line="-174"/>
+        <location line="-319"/>
         <source>Done</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>完成</translation>
@@ -395,7 +400,7 @@
         <translation>PyTorch 已经装好了。下面是使用方法。</translation>
     </message>
     <message>
-        <location line="+153"/>
+        <location line="+156"/>
         <source>Downloaded from: {sources}</source>
         <translation>下载来源：{sources}</translation>
     </message>
@@ -672,7 +677,7 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+325"/>
+        <location filename="../../app/gui/pages/environment.py" line="+336"/>
         <source>(recommended)</source>
         <translation>（推荐）</translation>
     </message>
@@ -708,12 +713,12 @@
     </message>
     <message>
         <location line="+6"/>
-        <location line="+410"/>
+        <location line="+419"/>
         <source>Choose the CA certificates file</source>
         <translation>选择 CA 证书文件</translation>
     </message>
     <message>
-        <location line="-409"/>
+        <location line="-418"/>
         <source>Certificates (*.pem *.crt *.cer);;All files (*)</source>
         <translation>证书 (*.pem *.crt *.cer);;所有文件 (*)</translation>
     </message>
@@ -748,7 +753,7 @@
         <translation>请把这些 wheel 文件放进该文件夹，或者在下方选择一个离线安装包（由本助手在能联网的电脑上制作）。</translation>
     </message>
     <message>
-        <location line="+34"/>
+        <location line="+35"/>
         <source>Everything is ready. Press Install to create the environment and install PyTorch.</source>
         <translation>一切就绪。点击“安装”即可创建环境并安装 PyTorch。</translation>
     </message>
@@ -773,7 +778,7 @@
         <translation>请先解决上面的问题（或更改选项），然后继续。</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+12"/>
         <source>About {size} will be installed.</source>
         <translation>大约需要安装 {size}。</translation>
     </message>
@@ -806,7 +811,7 @@ Windows asks for an administrator&apos;s permission. Go on?</source>
 Windows 会请求管理员权限。要继续吗？</translation>
     </message>
     <message>
-        <location line="+41"/>
+        <location line="+48"/>
         <source>How to make it</source>
         <translation>创建方式</translation>
     </message>
@@ -1027,12 +1032,12 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>正在检查…</translation>
     </message>
     <message>
-        <location line="-552"/>
+        <location line="-561"/>
         <source>Automatic: the PyTorch server, then verified mirrors</source>
         <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
     </message>
     <message>
-        <location line="-291"/>
+        <location line="-301"/>
         <source>Environment</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>环境</translation>
@@ -1043,7 +1048,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>PyTorch 会装进一个独立的 Python 环境：一个拥有自己的 Python 和软件包的文件夹，电脑上的其他东西都不会改变。</translation>
     </message>
     <message>
-        <location line="+291"/>
+        <location line="+301"/>
         <source>The PyTorch server only</source>
         <translation>只用 PyTorch 官方服务器</translation>
     </message>
@@ -1078,7 +1083,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>已验证的镜像列在“PyTorch 下载来源”的最前面：每个镜像都有这个确切的文件，且 SHA-256 与 PyTorch 官方服务器的一致。选择一个即可使用；在你选择之前不会有任何改变。</translation>
     </message>
     <message>
-        <location line="+416"/>
+        <location line="+425"/>
         <source>Advanced: package index, mirror and proxy</source>
         <translation>高级：软件包索引、镜像与代理</translation>
     </message>
@@ -1354,12 +1359,12 @@ Windows 会请求管理员权限。要继续吗？</translation>
 <context>
     <name>ErrorPanel</name>
     <message>
-        <location filename="../../app/gui/pages/_common.py" line="+188"/>
+        <location filename="../../app/gui/pages/_common.py" line="+189"/>
         <source>What to do: {hint}</source>
         <translation>解决办法：{hint}</translation>
     </message>
     <message>
-        <location line="+35"/>
+        <location line="+33"/>
         <source>Hide the tool&apos;s output</source>
         <translation>隐藏工具的原始输出</translation>
     </message>
@@ -1432,7 +1437,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>正在解压并安装软件包…</translation>
     </message>
     <message>
-        <location line="+100"/>
+        <location line="+101"/>
         <source>Cancelling… removing the half-made environment</source>
         <translation>正在取消…删除装了一半的环境</translation>
     </message>
@@ -1492,7 +1497,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>正在下载并安装软件包</translation>
     </message>
     <message>
-        <location line="-293"/>
+        <location line="-294"/>
         <source>Installing PyTorch</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>正在安装 PyTorch</translation>
@@ -1503,7 +1508,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>正在创建环境，并把 PyTorch 下载安装进去。通常需要不到一分钟到几分钟。</translation>
     </message>
     <message>
-        <location line="+294"/>
+        <location line="+295"/>
         <location line="+1"/>
         <location line="+1"/>
         <source>Checking the installed packages</source>
@@ -1585,12 +1590,12 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>安装进度</translation>
     </message>
     <message>
-        <location line="-182"/>
+        <location line="-183"/>
         <source>Unpacking and installing the packages: {done} of about {total}</source>
         <translation>正在解包并安装软件包：已完成 {done}，共约 {total}</translation>
     </message>
     <message>
-        <location line="+167"/>
+        <location line="+168"/>
         <source>{rate}/s</source>
         <translation>{rate}/秒</translation>
     </message>
@@ -1830,7 +1835,7 @@ Stop and close?</source>
 <context>
     <name>SpeedTestPage</name>
     <message>
-        <location filename="../../app/gui/pages/speedtest.py" line="+142"/>
+        <location filename="../../app/gui/pages/speedtest.py" line="+144"/>
         <source>There is no installed environment to measure.</source>
         <translation>没有可以测速的已安装环境。</translation>
     </message>
@@ -1845,7 +1850,12 @@ Stop and close?</source>
         <translation>{device} {dtype}，{size}×{size}：{gflops:.1f} GFLOP/s</translation>
     </message>
     <message>
-        <location line="+36"/>
+        <location line="+5"/>
+        <source>Measuring {dtype}, {size}×{size}…</source>
+        <translation>正在测量 {dtype}，{size}×{size}…</translation>
+    </message>
+    <message>
+        <location line="+34"/>
         <source>Stopped.</source>
         <translation>已停止。</translation>
     </message>
@@ -1911,7 +1921,7 @@ Stop and close?</source>
         <translation>峰值是怎样估算的</translation>
     </message>
     <message>
-        <location line="-270"/>
+        <location line="-273"/>
         <source>Speed test</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>速度测试</translation>
@@ -1922,15 +1932,48 @@ Stop and close?</source>
         <translation>用越来越大的矩阵做乘法，看看 PyTorch 在这台电脑上跑得多快。不到一分钟，也可以跳过。</translation>
     </message>
     <message>
-        <location line="+224"/>
+        <location line="+227"/>
         <source>Source: {source}</source>
         <translation>来源：{source}</translation>
     </message>
 </context>
 <context>
+    <name>StatusRow</name>
+    <message>
+        <location filename="../../app/gui/widgets.py" line="-314"/>
+        <source>OK</source>
+        <translation>正常</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Problem</source>
+        <translation>问题</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Note</source>
+        <translation>提示</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Waiting</source>
+        <translation>等待中</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Skipped</source>
+        <translation>已跳过</translation>
+    </message>
+</context>
+<context>
     <name>SystemPage</name>
     <message>
-        <location filename="../../app/gui/pages/system.py" line="+51"/>
+        <location filename="../../app/gui/pages/system.py" line="+52"/>
         <source>Your system</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>你的系统</translation>
@@ -1941,7 +1984,7 @@ Stop and close?</source>
         <translation>这是助手在这台电脑上找到的信息。目前没有做任何改动。</translation>
     </message>
     <message>
-        <location line="+75"/>
+        <location line="+77"/>
         <source>Saved to {path}</source>
         <translation>已保存到 {path}</translation>
     </message>
@@ -2438,7 +2481,7 @@ Stop and close?</source>
 <context>
     <name>_CommandRow</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="-165"/>
+        <location filename="../../app/gui/pages/done.py" line="-168"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>

@@ -148,7 +148,7 @@ def _catalogue_source(cat: MirrorCatalogue, mirror_id: str, fallback: bool = Fal
     if m.kind != "torch":
         return None
     layout: Literal["pep503", "flat"] = "flat" if m.layout == "flat" else "pep503"
-    return Source(m.id, m.name, "mirror", m.url, layout, m.variants, fallback)
+    return Source(m.id, m.label, "mirror", m.url, layout, m.variants, fallback)
 
 
 @dataclass(frozen=True)

@@ -383,7 +383,7 @@ class EnvironmentPage(BasePage):
         variant = variant_of_index(rec.index_url) if rec is not None else None
         if variant is None:
             return []
-        return [(m.id, m.name) for m in default_catalogue().torch_mirrors_for(variant)]
+        return [(m.id, render(m.label, current_language())) for m in default_catalogue().torch_mirrors_for(variant)]
 
     def _fill_mirrors(self) -> None:
         """Automatic, the PyTorch server only, then each mirror; verified mirrors (fastest first)
