@@ -144,3 +144,107 @@ def test_the_doctor_names_a_bypass_and_what_replaced_torch():
     # unchanged: nothing to say
     same = GuardFacts("/envs/sd", {"torch": "2.13.0+cpu"}, {"torch": "2.13.0+cpu"}, guarded=True, guard_recorded=True)
     assert not [x for x in analyze(guard=same, data=None) if x.code.startswith("torch-")]
+
+
+# ------------------------------------------------------------------ the user's pip.conf, byte for byte
+# (issue 27: the guard rewrote pip.conf through configparser: comments lost, multi-line values
+# broken so pip could not read its config, a symlinked pip.conf replaced by a copy)
+
+HOSTILE_CONFS = {
+    "comments and a multi-line value": (b"# my settings\r\n[global]\r\n; the mirror\r\nindex-url = https://m.example/simple\r\n"
+                                        b"extra-index-url =\r\n    https://a.example/simple\r\n    https://b.example/simple\r\n"
+                                        b"\r\n[install]\r\nno-compile = yes  # inline\r\n"),
+    "their own multi-line constraint": (b"[global]\ntimeout = 60\nconstraint =\n    /home/me/a.txt\n    /home/me/b.txt\n"
+                                        b"[list]\nformat = columns\n"),
+    "Latin-1, no [global], no final newline": b"# caf\xe9 du coin\n[install]\ntrusted-host = m.example",
+    "[global] last, no final newline": b"# x\n[global]",
+}
+
+
+def _pip_reads(conf: Path) -> dict[str, str] | None:
+    """What pip itself reads from ``conf`` (pip's own configuration loader, as `pip config list` shows
+    it; multi-line values with their line breaks as spaces); None when pip cannot read it at all."""
+    env = {**os.environ, "PIP_CONFIG_FILE": str(conf), "PIP_NO_INPUT": "1"}
+    res = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, env=env,
+                         timeout=120)
+    if res.returncode != 0:
+        return None
+    out = {}
+    for line in res.stdout.splitlines():
+        key, _, value = line.partition("=")
+        out[key] = " ".join(value.strip("'").replace("\\n", " ").split())
+    return out
+
+
+@pytest.mark.posix_only("pip.conf under bin/ layout; Windows's pip.ini follows the same code")
+@pytest.mark.parametrize("name", sorted(HOSTILE_CONFS))
+def test_a_users_pip_conf_is_edited_only_in_the_block_and_put_back_byte_for_byte(venv, name):
+    conf = guard.pip_config_file(venv)
+    mine = HOSTILE_CONFS[name]
+    conf.write_bytes(mine)
+    conf.chmod(0o600)  # it may hold a token
+    pytest.importorskip("pip")
+    before = _pip_reads(conf)  # None: pip cannot read their file (not UTF-8), nor after; the bytes still come back
+    try:
+        assert guard.apply(venv, ("torch==2.13.0+cpu",)).active
+        guarded = conf.read_bytes()
+        assert guard.BEGIN.encode() in guarded and oct(conf.stat().st_mode & 0o777) == oct(0o600)
+        outside = guarded.split(guard.BEGIN.encode())[0]
+        assert mine.startswith(outside.rstrip(b"\r\n")) or outside == b""  # what precedes the block is theirs
+        read = _pip_reads(conf)  # pip reads the guarded file, and sees their settings and the guard's
+        cons = str(venv / guard.CONSTRAINTS_FILE)
+        assert (read is None) == (before is None), "the guard made pip unable to read the file"
+        assert read is None or cons in read["global.constraint"].split()
+        for key, value in (before or {}).items():
+            if key != "global.constraint":
+                assert read is not None and read[key] == value, key
+            else:
+                assert set(value.split()) <= set(read[key].split())  # their constraints stay in force
+        assert guard.apply(venv, ("torch==2.13.0+cpu",)).active  # again: one block, not two
+        assert conf.read_bytes().count(guard.BEGIN.encode()) == 1
+    finally:
+        guard.lift(venv)
+        after = conf.read_bytes()
+        conf.unlink()
+    assert after == mine
+
+
+@pytest.mark.posix_only("symlinks")
+def test_a_symlinked_pip_conf_stays_a_link_and_its_target_comes_back_exactly(venv, tmp_path):
+    target = tmp_path / "shared-pip.conf"
+    mine = b"[global]\n# shared by my envs\nindex-url = https://m.example/simple\n"
+    target.write_bytes(mine)
+    conf = guard.pip_config_file(venv)
+    conf.symlink_to(target)
+    try:
+        guard.apply(venv, ("torch==2.13.0+cpu",))
+        assert conf.is_symlink() and os.readlink(conf) == str(target)
+        assert guard.BEGIN.encode() in target.read_bytes()
+        guard.lift(venv)
+        assert conf.is_symlink() and target.read_bytes() == mine
+    finally:
+        conf.unlink()
+
+
+def test_unguard_on_an_env_never_guarded_touches_nothing(venv):
+    conf = guard.pip_config_file(venv)
+    mine = b"[global]\nconstraint = /home/me/c.txt\n# torch-setup-constraints.txt is my own name too\n"
+    conf.write_bytes(mine)
+    os.utime(conf, (1_000_000_000, 1_000_000_000))
+    try:
+        guard.lift(venv)
+        assert conf.read_bytes() == mine and conf.stat().st_mtime == 1_000_000_000
+    finally:
+        conf.unlink()
+
+
+def test_a_new_pip_conf_is_private_and_goes_at_lift(venv):
+    conf = guard.pip_config_file(venv)
+    assert not conf.exists()
+    guard.apply(venv, ("torch==2.13.0+cpu",))
+    try:
+        if os.name != "nt":
+            assert oct(conf.stat().st_mode & 0o777) == oct(0o600)
+    finally:
+        guard.lift(venv)
+    assert not conf.exists()

@@ -23,13 +23,20 @@ Versions without a local label are pinned with ``===`` (PEP 440 arbitrary equali
 would also accept ``2.14.1+cpu`` from another index. pip and uv both accept it.
 
 Everything the guard changes is recorded in ``<env>/torch-setup-guard.json`` so :func:`lift`
-takes away exactly what :func:`apply` added (a pip.conf the user had is put back as it was).
+takes away exactly what :func:`apply` added. The user's own files (pip.conf, bin/activate) are
+edited only between the guard's marker lines and are otherwise left byte for byte as they are:
+comments, multi-line values, their encoding (bytes that are not UTF-8 included), CRLF line ends,
+and a symlinked pip.conf (written through the link, never replaced by a copy). The one line of the
+user's own that the guard must change, a ``constraint`` option already in ``[global]`` (pip reads
+one value per option), moves into the block with the guard's value added, and comes back on lift
+exactly as it was. :func:`lift` on an env that was never guarded changes nothing.
 """
 from __future__ import annotations
 
 import configparser
 import json
 import os
+import re
 import stat
 import tempfile
 import time
@@ -53,7 +60,9 @@ __all__ = [
     "pin",
     "pins_for",
     "pip_config_file",
+    "put_pip_conf",
     "status",
+    "user_pip_conf",
 ]
 
 CONSTRAINTS_FILE = "torch-setup-constraints.txt"
@@ -121,16 +130,28 @@ class GuardStatus:
                 "notes": [str(n) for n in self.notes]}
 
 
+def _read_user(path: Path) -> str | None:
+    """A user's text file as it is: bytes that are not UTF-8 kept (surrogateescape), no newline
+    translation; None when it does not exist."""
+    try:
+        return path.read_bytes().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return None
+
+
 def _write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` in one step, keeping its permissions (0600 for a new file: what the
-    guard writes can carry the user's index token from their own configuration)."""
+    guard writes can carry the user's index token from their own configuration). A symlink is
+    written through (its target is replaced, the link stays); bytes read with :func:`_read_user`
+    are written back as they were."""
+    path = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
     except OSError:
         mode = 0o600
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
             fh.write(text)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
@@ -154,27 +175,93 @@ def _read_state(env: Path) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-def _pip_conf_text(original: str | None, value: str) -> str:
-    """``original`` (the user's pip.conf, or None) with ``value`` added to ``[global] constraint``."""
-    cp = configparser.RawConfigParser()
-    cp.optionxform = str  # type: ignore[assignment,method-assign]  # keep the user's keys as written
-    if original:
-        cp.read_string(original)
-    if not cp.has_section("global"):
-        cp.add_section("global")
-    old = cp.get("global", "constraint", fallback="").split()
-    if value not in old:
-        cp.set("global", "constraint", " ".join([*old, value]))
-    lines = ["# [global] constraint: added by Torch Setup Assistant (torch-setup envs unguard removes it)"]
-    for section in cp.sections():
-        lines.append(f"[{section}]")
-        lines += [f"{k} = {v}" for k, v in cp.items(section, raw=True)]
-        lines.append("")
-    return "\n".join(lines)
+_SECTION = re.compile(r"\s*\[(?P<name>[^\]]*)\]")
+_OPTION = re.compile(r"(?P<key>[^\s=:#;\[][^=:]*?)\s*[=:](?P<value>.*)", re.DOTALL)
 
 
-def _pip_conf_without(text: str, value: str) -> str | None:
-    """``text`` with ``value`` taken out of ``[global] constraint`` (None: nothing would be left)."""
+def _newline(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def _global_section(lines: Sequence[str]) -> tuple[int, int] | None:
+    """(the line of ``[global]``, the line after its last) in a pip.conf, or None."""
+    start = None
+    for i, line in enumerate(lines):
+        m = _SECTION.match(line)
+        if m is None or line[:1].isspace():
+            continue
+        if start is not None:
+            return start, i
+        if m.group("name").strip() == "global":
+            start = i
+    return (start, len(lines)) if start is not None else None
+
+
+def _constraint_option(lines: Sequence[str], start: int, end: int) -> tuple[int, int, list[str]] | None:
+    """The ``constraint`` option inside lines [start, end): (first line, line after it, its values),
+    its continuation lines included (indented lines, as configparser reads them)."""
+    for i in range(start + 1, end):
+        m = _OPTION.match(lines[i])
+        if m is None or m.group("key").strip().lower() != "constraint":
+            continue
+        j = i + 1
+        while j < end and lines[j][:1] in (" ", "\t") and lines[j].strip():
+            j += 1
+        values = m.group("value").split()
+        for line in lines[i + 1:j]:
+            if not line.lstrip().startswith(("#", ";")):
+                values += line.split()
+        return i, j, values
+    return None
+
+
+def _with_block(text: str | None, value: str) -> tuple[str, list[str] | None, bool]:
+    """The user's pip.conf ``text`` (None: there is none) with the guard's block; the user's own
+    lines the block took in (their ``constraint`` option), or None; and whether a line end was
+    added after the user's last line (it had none). Nothing else changes."""
+    text = text or ""
+    nl = _newline(text)
+    lines = text.splitlines(keepends=True)
+    where = _global_section(lines)
+    if where is None:  # no [global]: the block brings its own, at the end
+        added = bool(text) and not text.endswith(("\n", "\r"))
+        return (text + (nl if added else "") + nl.join((BEGIN, "[global]", f"constraint = {value}", END)) + nl,
+                None, added)
+    start, end = where
+    own = _constraint_option(lines, start, end)
+    if own is None:  # [global] without a constraint: the block goes right under its header
+        block = nl.join((BEGIN, f"constraint = {value}", END)) + nl
+        head = lines[start] if lines[start].endswith(("\n", "\r")) else lines[start] + nl
+        return "".join([*lines[:start], head, block, *lines[start + 1:]]), None, head != lines[start]
+    i, j, values = own
+    block = nl.join((BEGIN, "constraint = " + " ".join([*values, value] if value not in values else values), END))
+    return "".join([*lines[:i], block + nl, *lines[j:]]), list(lines[i:j]), False
+
+
+def _drop_added_newline(text: str) -> str:
+    """``text`` without the one line end the guard added after the user's last line."""
+    for nl in ("\r\n", "\n"):
+        if text.endswith(nl):
+            return text[: -len(nl)]
+    return text
+
+
+def _without_block(text: str, replaced: Sequence[str] | None) -> str:
+    """``text`` with the guard's block taken out and the user's lines it took in (``replaced``) back
+    in its place; ``text`` itself when it holds no block."""
+    lines = text.splitlines(keepends=True)
+    begin = next((i for i, line in enumerate(lines) if line.strip() == BEGIN), None)
+    if begin is None:
+        return text
+    end = next((i for i in range(begin + 1, len(lines)) if lines[i].strip() == END), None)
+    if end is None:
+        return text  # a block without its end: someone edited it; touch nothing
+    return "".join([*lines[:begin], *(replaced or ()), *lines[end + 1:]])
+
+
+def _legacy_without(text: str, value: str) -> str | None:
+    """For a guard put in place by an earlier version (it rewrote pip.conf whole): ``text`` with
+    ``value`` taken out of ``[global] constraint`` (None: nothing would be left)."""
     cp = configparser.RawConfigParser()
     cp.optionxform = str  # type: ignore[assignment,method-assign]
     try:
@@ -197,6 +284,31 @@ def _pip_conf_without(text: str, value: str) -> str | None:
         lines += [f"{k} = {v}" for k, v in cp.items(section, raw=True)]
         lines.append("")
     return "\n".join(lines)
+
+
+def put_pip_conf(env_path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` (as :func:`user_pip_conf` gave it: bytes kept) as the env's pip configuration,
+    in one step, through a symlink, mode 0600 when new. Raises OSError."""
+    _write_atomic(pip_config_file(Path(env_path)), text)
+
+
+def user_pip_conf(env_path: str | os.PathLike[str]) -> str | None:
+    """The env's pip configuration as the user has it, without the guard's part (None: none)."""
+    env = Path(os.path.abspath(env_path))
+    state = _read_state(env)
+    current = _read_user(pip_config_file(env))
+    if "pip_conf_written" in state and "pip_conf_original" in state:  # an earlier version's guard
+        original = state["pip_conf_original"]
+        if current is None or current == state["pip_conf_written"]:
+            return original if isinstance(original, str) else None
+        return _legacy_without(current, str(state.get("constraint_value") or ""))
+    if current is None:
+        return None
+    replaced = state.get("pip_conf_replaced")
+    rest = _without_block(current, [str(x) for x in replaced] if isinstance(replaced, list) else None)
+    if rest != current and state.get("pip_conf_newline_added"):
+        rest = _drop_added_newline(rest)  # the user's last line had none (it is still the last one)
+    return rest if rest or not state.get("pip_conf_created") else None
 
 
 # --------------------------------------------------------------------------- activate (uv)
@@ -254,7 +366,7 @@ def _add_hook(env: Path) -> tuple[bool, Text | None]:
     if any(c.isspace() for c in str(env)):
         return False, msg("envs.guard_space_in_path", "the environment's path contains a space, which "
                           "UV_CONSTRAINT cannot hold: `uv pip` is not guarded while it is active (pip is)")
-    text = _strip_hook(script.read_text(encoding="utf-8"))
+    text = _strip_hook(_read_user(script) or "")
     lines = text.splitlines(keepends=True)
     at = next((i for i, ln in enumerate(lines) if ln.strip().startswith("deactivate ()")
                or ln.strip().startswith("deactivate()")), None)
@@ -273,15 +385,15 @@ def _remove_hook(env: Path) -> None:
     script = _activate_script(env)
     if script is None:
         return
-    text = script.read_text(encoding="utf-8")
-    if BEGIN in text:
+    text = _read_user(script)
+    if text is not None and BEGIN in text:
         _write_atomic(script, _strip_hook(text))
 
 
 def _has_hook(env: Path) -> bool:
     script = _activate_script(env)
     try:
-        return script is not None and BEGIN in script.read_text(encoding="utf-8")
+        return script is not None and BEGIN in (_read_user(script) or "")
     except OSError:
         return False
 
@@ -300,22 +412,20 @@ def apply(env_path: str | os.PathLike[str], pins: Sequence[str]) -> GuardStatus:
     conf = pip_config_file(env)
     cons = env / CONSTRAINTS_FILE
     value = _constraint_value(cons)
-    if "pip_conf_original" not in state:  # first time: remember what the user had
-        try:
-            state["pip_conf_original"] = conf.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            state["pip_conf_original"] = None
     header = ("# Torch Setup Assistant: the PyTorch build verified in this environment.\n"
               "# pip reads it through this environment's pip.conf, `uv pip` through UV_CONSTRAINT while the\n"
               "# environment is active. Lift it with: torch-setup envs unguard <this folder>\n")
     _write_atomic(cons, header + "".join(p + "\n" for p in pins))
-    original = state["pip_conf_original"]
-    current = conf.read_text(encoding="utf-8") if conf.exists() else None
-    base = current if current is not None else (original if isinstance(original, str) else None)
-    written = _pip_conf_text(base, value)
+    mine = user_pip_conf(env)  # the user's file as it is, without a block from before
+    created = state.get("pip_conf_created", mine is None) if "pip_conf_block" in state else mine is None
+    written, replaced, newline_added = _with_block(mine, value)
     _write_atomic(conf, written)
     hooked, note = _add_hook(env)
-    state.update({"pins": list(pins), "constraint_value": value, "pip_conf_written": written,
+    for old in ("pip_conf_written", "pip_conf_original"):  # an earlier version's record: replaced below
+        state.pop(old, None)
+    state.update({"pins": list(pins), "constraint_value": value, "pip_conf_block": True,
+                  "pip_conf_created": bool(created), "pip_conf_replaced": replaced,
+                  "pip_conf_newline_added": newline_added,
                   "activate_hook": hooked, "applied": time.strftime("%Y-%m-%dT%H:%M:%S")})
     _write_atomic(env / STATE_FILE, json.dumps(state, indent=1))
     got = status(env)
@@ -329,21 +439,17 @@ def lift(env_path: str | os.PathLike[str]) -> GuardStatus:
     state = _read_state(env)
     conf = pip_config_file(env)
     cons = env / CONSTRAINTS_FILE
-    value = str(state.get("constraint_value") or _constraint_value(cons))
-    if conf.exists():
-        current = conf.read_text(encoding="utf-8")
-        original = state.get("pip_conf_original")
-        if current == state.get("pip_conf_written") and "pip_conf_original" in state:
-            if isinstance(original, str):
-                _write_atomic(conf, original)
-            else:
-                conf.unlink()
-        else:  # the user edited it since: take out only our value
-            rest = _pip_conf_without(current, value)
-            if rest is None:
-                conf.unlink()
-            elif rest != current:
-                _write_atomic(conf, rest)
+    if not state:  # never guarded here (or its record is gone): nothing of the user's is touched
+        if _has_hook(env):
+            _remove_hook(env)
+        return status(env)
+    current = _read_user(conf)
+    if current is not None:
+        rest = user_pip_conf(env)
+        if rest is None:
+            conf.unlink()
+        elif rest != current:
+            _write_atomic(conf, rest)
     _remove_hook(env)
     cons.unlink(missing_ok=True)
     (env / STATE_FILE).unlink(missing_ok=True)
@@ -362,7 +468,7 @@ def status(env_path: str | os.PathLike[str]) -> GuardStatus:
     pip_ok = False
     try:
         cp = configparser.RawConfigParser()
-        cp.read_string(pip_config_file(env).read_text(encoding="utf-8"))
+        cp.read_string(_read_user(pip_config_file(env)) or "")
         values = cp.get("global", "constraint", fallback="").split()
         pip_ok = _constraint_value(cons) in values or str(cons) in values
     except (OSError, configparser.Error):

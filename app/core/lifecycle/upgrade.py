@@ -63,7 +63,7 @@ from app.core.probe import ProbeFailed
 from app.core.progress import ProgressParser
 from app.core.registry import EnvRecord, PendingUpgrade, Sources, Verification
 from app.core.requirements import canonical, requirement_name
-from app.core.secrets import append_private, write_private
+from app.core.secrets import append_private
 from app.core.text import Text, msg, render
 from app.core.verify import VerifyReport, run_verify
 from app.core.wheels import variant_of_version
@@ -460,7 +460,7 @@ class _Run:
         self.emit(StepEvent("swap", "running", str(p.env)))
         fixed = st.fix_paths(p.staging, str(p.staging), str(p.env))
         (p.staging / ".torch-setup-staging").unlink(missing_ok=True)
-        user_conf = _user_pip_conf(p.env)
+        user_conf = guard.user_pip_conf(p.env)  # the user's own part, byte for byte
         st.write_journal(p.env, state="swapping", staging=str(p.staging), old_copy=str(p.old_copy))
         try:
             st.swap(p.env, p.staging, p.old_copy)
@@ -480,29 +480,12 @@ class _Run:
                 self.info(f"could not move {name} into the new environment: {exc}")
         if user_conf is not None:
             try:
-                # exact (the user's own file), mode 0600: it can hold their index token
-                write_private(guard.pip_config_file(p.env), user_conf, masked=False)
+                guard.put_pip_conf(p.env, user_conf)  # exact (the user's own), mode 0600 when new
             except OSError as exc:
                 self.info(f"could not carry pip's configuration over: {exc}")
         st.write_journal(p.env, moved=moved)
         self.emit(StepEvent("swap", "passed", str(p.env)))
         return fixed, moved
-
-
-def _user_pip_conf(env: Path) -> str | None:
-    """The env's pip configuration as the user had it (without the guard's line)."""
-    state_file = env / guard.STATE_FILE
-    try:
-        state = json.loads(state_file.read_text(encoding="utf-8"))
-        if isinstance(state, dict) and "pip_conf_original" in state:
-            original = state["pip_conf_original"]
-            return original if isinstance(original, str) else None
-    except (OSError, ValueError):
-        pass
-    try:
-        return guard.pip_config_file(env).read_text(encoding="utf-8")
-    except OSError:
-        return None
 
 
 def upgrade(p: UpgradePlan, *, on_event: Callable[[Event], None] | None = None,
