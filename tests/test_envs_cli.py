@@ -100,6 +100,41 @@ def test_cache_report_and_prune(tmp_path, capsys, monkeypatch):
         assert pruned["pip"]["ok"] and pruned["pip"]["freed_bytes"] >= 20_000
 
 
+@pytest.mark.parametrize("tool", ["uv", "pip"])
+def test_cache_prune_never_touches_a_folder_that_is_not_the_tools_cache(tmp_path, capsys, monkeypatch, tool):
+    """UV_CACHE_DIR / PIP_CACHE_DIR naming a folder of the user's files: it is named, left byte for
+    byte as it was, and the command says why (exit 2); the other tool's real cache is still pruned."""
+    theirs = tmp_path / "my-documents"
+    (theirs / "thesis").mkdir(parents=True)
+    (theirs / "thesis" / "chapter1.tex").write_text("\\section{Intro}\n", encoding="utf-8")
+    (theirs / "wheels").mkdir()  # a name the tool also uses does not make the folder its cache
+    (theirs / "wheels" / "notes.txt").write_bytes(b"mine" * 5000)
+    real = tmp_path / "real-cache"
+    if tool == "uv":
+        (real / "wheels").mkdir(parents=True)
+        (real / "wheels" / "old-1.0-py3-none-any.whl").write_bytes(b"w" * 20_000)
+        monkeypatch.setenv("UV_CACHE_DIR", str(theirs))
+        monkeypatch.setenv("PIP_CACHE_DIR", str(real))
+    else:
+        (real / "archive-v0" / "x").mkdir(parents=True)
+        (real / "archive-v0" / "x" / "unused.py").write_bytes(b"u" * 30_000)
+        monkeypatch.setenv("UV_CACHE_DIR", str(real))
+        monkeypatch.setenv("PIP_CACHE_DIR", str(theirs))
+    before = {p: p.read_bytes() for p in theirs.rglob("*") if p.is_file()}
+    rc, out, err = _cli(capsys, "cache", "prune", "--yes", "--json")
+    pruned = {r["tool"]: r for r in json.loads(out)["pruned"]}
+    assert {p: p.read_bytes() for p in theirs.rglob("*") if p.is_file()} == before  # nothing of theirs went
+    assert pruned[tool]["refused"] and not pruned[tool]["ok"] and pruned[tool]["freed_bytes"] == 0
+    assert "thesis" in pruned[tool]["detail"] and f"{tool.upper()}_CACHE_DIR names it" in pruned[tool]["detail"]
+    assert "NOT pruned" in err and str(theirs) in err  # said before anything was done
+    other = "pip" if tool == "uv" else "uv"
+    if importlib.util.find_spec("pip") is not None or other == "uv":
+        assert pruned[other]["ok"] and pruned[other]["freed_bytes"] > 0
+        assert rc == 2
+    caches = {c["tool"]: c for c in json.loads(_cli(capsys, "cache", "--json")[1])["caches"]}
+    assert "thesis" in caches[tool]["foreign"] and caches[other]["foreign"] == []
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_jupyter_kernel_registration_and_removal(tmp_path, capsys, monkeypatch):
