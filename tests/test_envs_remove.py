@@ -197,3 +197,30 @@ def test_an_env_holding_a_mount_point_is_refused(mounted, capsys):
     assert digest(env) == before
     with pytest.raises(Refused):
         plan_remove(point, force=True)  # a mount point itself is a filesystem root
+
+
+@pytest.fixture
+def bind_mounted(tmp_path):
+    """A folder of the user's files on the SAME disk, bind-mounted inside an env (same st_dev)."""
+    theirs = _data(tmp_path / "my-data")
+    env = _env(tmp_path / "with-bind")
+    point = env / "data"
+    point.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "--bind", str(theirs), str(point)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("a bind mount needs root")
+    assert os.stat(point).st_dev == os.stat(env).st_dev  # the case a device check alone cannot see
+    yield env, point, theirs
+    subprocess.run(["umount", str(point)], capture_output=True)
+
+
+@pytest.mark.posix_only("bind-mounts a folder inside the env (Linux, as root)")
+def test_a_bind_mount_of_the_same_disk_is_never_entered(bind_mounted, capsys):
+    env, point, theirs = bind_mounted
+    before = digest(theirs)
+    rc, err = _remove(capsys, str(env), "--yes", "--force")
+    assert rc == 2 and f"holds another filesystem mounted at {point}: nothing is deleted" in err
+    assert digest(theirs) == before
+    problems = delete_tree(env)  # the deletion itself, asked directly, does not go through it either
+    assert any("another filesystem, not entered" in p for p in problems), problems
+    assert digest(theirs) == before

@@ -19,19 +19,49 @@ What the callers decide stays theirs: what may be deleted at all, which entries 
   the OS in its extended form ``\\\\?\\C:\\...`` (``\\\\?\\UNC\\server\\share\\...``), so a tree
   deeper than MAX_PATH (260) is deleted without LongPathsEnabled. Messages show the path as
   the user knows it.
+
+Another file system is told by its device number, and on Linux also by the kernel's own list of
+mount points (``/proc/self/mountinfo``): a bind mount of a folder of the same disk (``mount
+--bind ~/data env/data``) has the same device as the folder around it and would otherwise be
+walked into and emptied. :func:`mount_points_under` lists them.
 """
 from __future__ import annotations
 
 import ntpath
 import os
+import re
 import stat
 import time
 from collections.abc import Callable
 
 from app.core.cancel import CancelToken
 
-__all__ = ["LONG_PATH", "RETRY_DELAYS_S", "delete_entry", "delete_tree", "extended_path", "is_link", "os_path",
-           "shown_path"]
+__all__ = ["LONG_PATH", "RETRY_DELAYS_S", "delete_entry", "delete_tree", "extended_path", "is_link",
+           "mount_points_under", "os_path", "shown_path"]
+
+
+def _unescape_mountinfo(field: str) -> str:
+    """A mountinfo path: space, tab, newline and backslash come as octal escapes (\\040 ...)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def mount_points_under(root: str | os.PathLike[str], *, mountinfo: str = "/proc/self/mountinfo") -> set[str]:
+    """The mount points strictly inside ``root`` (bind mounts of the same disk included), as the
+    kernel lists them; empty where there is no such list (not Linux)."""
+    top = os.path.realpath(root)
+    try:
+        with open(mountinfo, encoding="utf-8", errors="surrogateescape") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return set()
+    out = set()
+    for line in lines:
+        fields = line.split(" ")
+        if len(fields) > 4:
+            point = _unescape_mountinfo(fields[4])
+            if point != top and _inside(point, top):
+                out.add(point)
+    return out
 
 #: Pauses between the tries of a busy entry on Windows (seconds).
 RETRY_DELAYS_S = (0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0, 1.0)
@@ -163,6 +193,8 @@ def delete_tree(root: str | os.PathLike[str], *, cancel: CancelToken | None = No
     top = os.path.abspath(root)
     dev = os.lstat(os_path(top, min_length=0)).st_dev
     problems: list[str] = []
+    real_top = os.path.realpath(top)
+    mounts = mount_points_under(top)  # bind mounts of the same disk have the same device
 
     def walk(folder: str) -> bool:
         """Empty ``folder``; True when all of it is gone (else its problems are said already)."""
@@ -183,7 +215,7 @@ def delete_tree(root: str | os.PathLike[str], *, cancel: CancelToken | None = No
             except OSError:
                 continue
             if stat.S_ISDIR(st.st_mode) and not _entry_is_junction(e):
-                if st.st_dev != dev:
+                if st.st_dev != dev or (mounts and os.path.join(real_top, os.path.relpath(path, top)) in mounts):
                     problems.append(f"{path}: another filesystem, not entered")
                     emptied = False
                 elif walk(path):  # a folder still holding what could not go is not tried (no noise, no wait)

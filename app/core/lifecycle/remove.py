@@ -10,7 +10,8 @@ it tore down shared-folder links). :func:`plan_remove` refuses, before anything 
   interpreter, system folders, and ANY parent of one of them;
 * a folder that is not a Python environment (no ``pyvenv.cfg``, no ``conda-meta``);
 * unless ``force``: an environment the registry does not list as made by this app;
-* an environment holding a mount point (another filesystem inside it is never entered).
+* an environment holding a mount point (another filesystem, or a bind mount of a folder of the
+  same disk, which has the same device: the kernel's mount list tells it), never entered.
 
 The plan says what will go (files, folders, links, size) so the user sees it first.
 :func:`delete_tree` then walks bottom-up with ``os.scandir`` (``follow_symlinks=False``, the
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core import registry
-from app.core.deletion import delete_tree, os_path, shown_path
+from app.core.deletion import delete_tree, mount_points_under, os_path, shown_path
 from app.core.deletion import is_link as _is_link
 from app.core.envs import is_env
 from app.core.events import Event, StepEvent, ignore
@@ -162,6 +163,7 @@ def scan(root: Path, *, max_entries: int = 2_000_000) -> _Scan:
     s = _Scan()
     top = os_path(root, min_length=0)
     dev = os.lstat(top).st_dev
+    mounts = mount_points_under(top)  # bind mounts of the same disk: the same device, still not ours
     for folder, dirnames, filenames in os.walk(top, followlinks=False):
         keep = []
         for d in dirnames:
@@ -169,7 +171,7 @@ def scan(root: Path, *, max_entries: int = 2_000_000) -> _Scan:
             st = os.lstat(p)
             if stat.S_ISLNK(st.st_mode) or _is_link(Path(p)):
                 s.links += 1
-            elif st.st_dev != dev:
+            elif st.st_dev != dev or (mounts and os.path.realpath(p) in mounts):
                 s.mounts.append(shown_path(p))
             else:
                 s.dirs += 1
