@@ -8,6 +8,7 @@ symlink inside the env as a link: the folder it points to keeps every file.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -224,3 +225,39 @@ def test_a_bind_mount_of_the_same_disk_is_never_entered(bind_mounted, capsys):
     problems = delete_tree(env)  # the deletion itself, asked directly, does not go through it either
     assert any("another filesystem, not entered" in p for p in problems), problems
     assert digest(theirs) == before
+
+
+def test_a_kernel_row_naming_the_users_own_kernel_is_not_deleted(home, tmp_path, capsys):
+    """The record says "its kernel is <the user's own kernel>": the kernel runs another Python, so
+    it stays (the registry's word alone deletes nothing); the env itself goes."""
+    from dataclasses import replace
+
+    env = _env(tmp_path / "envs" / "k")
+    own = tmp_path / "jupyter" / "kernels" / "my-research"
+    own.mkdir(parents=True)
+    (own / "kernel.json").write_text(json.dumps({"argv": ["/opt/conda/bin/python", "-m", "ipykernel_launcher"],
+                                                 "display_name": "My research"}), encoding="utf-8")
+    registry.update(env, lambda old: replace(old, kernel=registry.KernelRecord("my-research", "My research",
+                                                                               str(own))))
+    before = digest(own)
+    plan = plan_remove(env)
+    assert plan.kernel is None and any("does not run this environment's Python" in str(n) for n in plan.notes)
+    rc, err = _remove(capsys, str(env), "--yes")
+    assert rc == 0, err
+    assert not env.exists() and digest(own) == before
+
+
+def test_a_relative_registry_row_is_never_taken_for_a_folder(home, tmp_path, monkeypatch, capsys):
+    """A hand-edited row {"path": "myenv"} would name another folder in every working directory:
+    it is never matched, so a user's venv there is not "made by this assistant"."""
+    env = _env(tmp_path / "work" / "myenv", ours=False)
+    reg = registry.registry_file()
+    reg.parent.mkdir(parents=True, exist_ok=True)
+    reg.write_text(json.dumps({"schema_version": registry.SCHEMA_VERSION, "environments": [
+        {"path": "myenv", "kind": "venv", "origin": "created"}]}), encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "work")
+    assert registry.find(env) is None
+    before = digest(env)
+    rc, err = _remove(capsys, str(env), "--yes")
+    assert rc == 2 and "was not made by this assistant" in err
+    assert digest(env) == before

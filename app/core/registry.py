@@ -352,8 +352,11 @@ class Registry:
     read_only: bool = False  # written by a newer version: never overwritten
 
     def find(self, path: str | os.PathLike[str]) -> EnvRecord | None:
+        """The record of ``path``. A row whose path is relative (hand-edited, or from a broken
+        write) names no folder for sure (it would mean another one in every working directory):
+        it never matches, so nothing is ever done on its word."""
         key = env_key(path)
-        return next((r for r in self.records if env_key(r.path) == key), None)
+        return next((r for r in self.records if os.path.isabs(r.path) and env_key(r.path) == key), None)
 
 
 def registry_file() -> Path:

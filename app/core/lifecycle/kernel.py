@@ -9,35 +9,22 @@ registry. Removing deletes exactly that folder (after checking it is a kernelspe
 """
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from app.core import registry, runner
-from app.core.envs import env_python
 from app.core.events import Event
 from app.core.kernel import KernelFailed, display_name, kernel_name, register_kernel
 from app.core.lifecycle.common import Failed, Refused, env_root
 from app.core.lifecycle.remove import delete_tree
+from app.core.lifecycle.remove import kernel_runs as _kernel_runs
 from app.core.locks import env_lock
 from app.core.registry import KernelRecord
 from app.core.text import msg
 
 __all__ = ["display_name", "install_kernel", "kernel_name", "remove_kernel"]
-
-
-def _kernel_runs(path: Path, env: Path) -> bool:
-    """The kernelspec at ``path`` starts this env's Python (or the env is gone: then any is ours to drop)."""
-    try:
-        spec = json.loads((path / "kernel.json").read_text(encoding="utf-8"))
-        argv0 = Path(str(spec["argv"][0]))
-    except (OSError, ValueError, KeyError, IndexError, TypeError):
-        return False
-    if not env.exists():
-        return True
-    return argv0 == env_python(env) or env in argv0.parents
 
 
 def install_kernel(target: str | os.PathLike[str], *, on_event: Callable[[Event], None] | None = None,

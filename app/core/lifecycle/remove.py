@@ -20,6 +20,7 @@ step. The registry record and the Jupyter kernel this app registered for the env
 """
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
@@ -30,7 +31,7 @@ from pathlib import Path
 from app.core import registry
 from app.core.deletion import delete_tree, mount_points_under, os_path, shown_path
 from app.core.deletion import is_link as _is_link
-from app.core.envs import is_env
+from app.core.envs import env_python, is_env
 from app.core.events import Event, StepEvent, ignore
 from app.core.lifecycle.common import Refused
 from app.core.lifecycle.sizes import TreeSize, human_bytes
@@ -192,6 +193,21 @@ def scan(root: Path, *, max_entries: int = 2_000_000) -> _Scan:
     return s
 
 
+def kernel_runs(path: Path, env: Path) -> bool:
+    """The kernelspec at ``path`` (a folder in a ``kernels`` folder) starts this env's Python (or
+    the env is gone: then any is ours to drop)."""
+    try:
+        spec = json.loads((path / "kernel.json").read_text(encoding="utf-8"))
+        argv0 = Path(str(spec["argv"][0]))
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return False
+    if path.parent.name != "kernels":
+        return False
+    if not env.exists():
+        return True
+    return argv0 == env_python(env) or env in argv0.parents
+
+
 def plan_remove(target: str | os.PathLike[str], *, force: bool = False) -> RemovePlan:
     """Decide whether ``target`` may be removed and what that removes. Raises :class:`Refused`."""
     path = Path(os.path.abspath(os.path.expanduser(os.fspath(target))))
@@ -233,6 +249,10 @@ def plan_remove(target: str | os.PathLike[str], *, force: bool = False) -> Remov
     kernel = Path(rec.kernel.path) if rec is not None and rec.kernel is not None else None
     top = tuple(sorted(p.name for p in path.iterdir()))
     notes: list[Text] = []
+    if kernel is not None and not kernel_runs(kernel, path):  # the row's word alone is not enough
+        notes.append(msg("envs.remove_kernel_not_its", "the Jupyter kernel {path} that the record names does not "
+                         "run this environment's Python: it stays", path=str(kernel)))
+        kernel = None
     if kernel is not None:
         notes.append(msg("envs.remove_kernel_too", "its Jupyter kernel {name} goes too", name=kernel.name))
     return RemovePlan(path, TreeSize(s.bytes, s.files), s.dirs, s.links, top, rec, kernel, force, tuple(notes))
@@ -246,7 +266,8 @@ def remove(plan: RemovePlan, *, on_event: Callable[[Event], None] | None = None,
         again = plan_remove(plan.path, force=plan.forced)  # nothing changed since the plan was shown
         emit(StepEvent("remove", "running", str(again.path)))
         problems = delete_tree(again.path, cancel=cancel)
-        if again.kernel is not None and (again.kernel / "kernel.json").is_file() and not _is_link(again.kernel):
+        if again.kernel is not None and (again.kernel / "kernel.json").is_file() and not _is_link(again.kernel) \
+                and kernel_runs(again.kernel, again.path):  # checked while the env is still there
             problems += delete_tree(again.kernel)
         gone = not again.path.exists()
         if gone:
