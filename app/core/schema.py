@@ -87,8 +87,7 @@ def read_text(path: str | os.PathLike[str], *, what: str, limit: int = MAX_FILE_
     """The text of ``path`` (a ``what``: "report file", "bundle manifest"), read with a size cap."""
     p = Path(path)
     try:
-        with open(p, "rb") as fh:
-            raw = fh.read(limit + 1)
+        raw = _read_capped(p, limit + 1)
     except FileNotFoundError:
         raise BadInput(f"{what} {p} does not exist", hint=missing_hint) from None
     except IsADirectoryError:
@@ -102,6 +101,54 @@ def read_text(path: str | os.PathLike[str], *, what: str, limit: int = MAX_FILE_
         raise BadInput(f"{what} {p} is larger than {size}; this is not such a file",
                        hint="check that this is the right file")
     return decode_text(raw, what=f"{what} {p}")
+
+
+#: How long a pipe given as a file (``--config <(…)``, a FIFO) may take to deliver all of it.
+PIPE_DEADLINE_S = 30.0
+
+
+def _read_capped(p: Path, cap: int) -> bytes:
+    """At most ``cap`` bytes of ``p``. A FIFO or character device never blocks: it is opened
+    without waiting for a writer (none: it reads as empty) and read under a deadline for the whole
+    read (:data:`PIPE_DEADLINE_S`); a folder raises IsADirectoryError."""
+    if os.name == "nt":
+        with open(p, "rb") as fh:
+            return fh.read(cap)
+    import select
+    import stat
+    import time
+
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(21, "Is a directory", str(p))
+        if stat.S_ISREG(st.st_mode):
+            os.set_blocking(fd, True)
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                return fh.read(cap)
+        deadline = time.monotonic() + PIPE_DEADLINE_S
+        chunks: list[bytes] = []
+        size = 0
+        while size < cap:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise OSError(62, f"nothing more arrived within {PIPE_DEADLINE_S:.0f} s (a pipe or device, "
+                                  "not a file)")
+            try:
+                chunk = os.read(fd, min(1 << 16, cap - size))
+            except BlockingIOError:
+                select.select([fd], [], [], min(left, 1.0))
+                continue
+            if not chunk:
+                if not chunks:  # no writer, or one that wrote nothing: never taken for an empty file
+                    raise OSError(61, "it is a pipe, and nothing was written to it")
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def decode_text(raw: bytes, *, what: str) -> str:
