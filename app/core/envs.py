@@ -409,8 +409,12 @@ class EnvBackend:
 
     # -- install
     def install_argv(self, env_path: Path, packages: Sequence[str], idx: IndexOptions, *,
-                     requirements: Path | None = None, pip_version: tuple[int, ...] = ()
-                     ) -> list[str]:
+                     requirements: Path | None = None, pip_version: tuple[int, ...] = (),
+                     reinstall: Sequence[str] = ()) -> list[str]:
+        """``reinstall``: packages installed again even when the installed version fits (a repair
+        of broken files). The installer replaces them only once it has the new files: nothing is
+        taken out before the replacement is in hand (uv: ``--reinstall-package``; pip:
+        ``--force-reinstall``, which downloads everything before it uninstalls anything)."""
         py = str(env_python(env_path))
         if self.installer == "uv":
             argv = [self.uv or "uv", "pip", "install", "--python", py]
@@ -435,6 +439,9 @@ class EnvBackend:
                 if idx.ca_bundle and idx.ca_bundle != "system":
                     argv += ["--cert", idx.ca_bundle]
         argv += _local_args(idx)
+        if reinstall:
+            argv += [x for n in reinstall for x in ("--reinstall-package", n)] if self.installer == "uv" \
+                else ["--force-reinstall"]
         if requirements is not None:
             argv += ["-r", str(requirements)]
         return [*argv, *packages]

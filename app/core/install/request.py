@@ -187,6 +187,9 @@ class InstallPlan:
     python_notes: tuple[str, ...] = ()  # why interpreters that were tried did not fit
     # the pip the installer will find in the env (pip >= 24.1 reports raw progress); () unknown
     pip_version: tuple[int, ...] = ()
+    # installed again although the installed version fits (a repair): replaced by the installer only
+    # once it has the new files
+    reinstall: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -224,7 +227,8 @@ class InstallPlan:
     def install_argv(self) -> list[str]:
         """The install command itself."""
         return self.backend.install_argv(self.env_path, self.packages, self.index,
-                                         requirements=self.requirements_file, pip_version=self.pip_version)
+                                         requirements=self.requirements_file, pip_version=self.pip_version,
+                                         reinstall=self.reinstall)
 
     def commands(self) -> list[list[str]]:
         """The commands install() will run, in order: exactly these, and nothing else."""

@@ -264,7 +264,7 @@ class _Run:
         if self.house is not None:  # the wheelhouse's files, with no index (or only for the rest)
             packages, index, req_file = wheelhouse_index(p, self.house)
             argv = p.backend.install_argv(p.env_path, packages, index, requirements=req_file,
-                                          pip_version=envs.pip_version_in(p.env_path))
+                                          pip_version=envs.pip_version_in(p.env_path), reinstall=p.reinstall)
         else:
             argv = p.install_argv()  # exactly the command the plan showed
         ensure_own_interpreter(p.env_path, log_path=self.log_path)

@@ -11,13 +11,16 @@ inside a snapshot of its own, holding the env's lock:
 
 1. the guard is lifted (it pins the old build), a ``pip freeze`` snapshot is taken;
 2. when the right build is the one already installed (broken files), the torch family is
-   uninstalled first, so it is really reinstalled;
+   reinstalled by the installer itself (uv ``--reinstall-package``, pip ``--force-reinstall``),
+   which takes the old files out only once it has the new ones (it never uninstalled first:
+   with the sources unreachable that left a verified env without torch);
 3. install, then the verify probe on this machine;
 4. a failure anywhere (or a failed verification, or a cancel) restores the snapshot and puts the
    old guard back; success records the env and guards the new build.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -57,7 +60,7 @@ class RepairPlan:
     install_plan: InstallPlan
     current: TorchBuildInfo | None
     companions: CompanionReport
-    reinstall: tuple[str, ...]  # uninstalled first: the right build is the one installed
+    reinstall: tuple[str, ...]  # installed again: the right build is the one installed (its files may be broken)
     expect: str | None
     record: EnvRecord | None = None
     recommendation: Recommendation | None = None
@@ -171,6 +174,8 @@ def plan_repair(target: str | os.PathLike[str], *, torch: str | None = None, var
     installed = {n: dists[n].version for n in TORCH_FAMILY if n in dists}
     reinstall = tuple(n for n in TORCH_FAMILY if n in installed and any(
         requirement_name(p) == n and p.split("==", 1)[-1].lstrip("=") == installed[n] for p in pkgs))
+    if reinstall:  # the installer replaces them once it has the new files (never taken out first)
+        the_plan = dataclasses.replace(the_plan, reinstall=reinstall)
     b = str(rec.backend) if rec is not None else None
     expect = b if b in ACCELERATORS else None
     return RepairPlan(env, the_plan, current, comp, reinstall, expect, record, rec, tuple(notes))
@@ -197,12 +202,9 @@ def repair(p: RepairPlan, *, on_event: Callable[[Event], None] | None = None,
             raise
         emit(PhaseEvent(Phase.SNAPSHOT, PhaseState.END, str(snapshot)))
         try:
-            if p.reinstall:
-                res = runner.run(ip.backend.uninstall_argv(p.env, p.reinstall), env=ip.backend.child_env(ip.index),
-                                 log_path=log, cancel=cancel, timeout=600)
-                if res.cancelled:
-                    raise Cancelled(log_path=log)
-                res.raise_for_status("Could not take out the installed torch packages before reinstalling them")
+            # the packages to reinstall go in the same installer run (--reinstall-package /
+            # --force-reinstall): the old files stay until the new ones are downloaded, so sources
+            # that cannot be reached leave the env as it was, torch included
             result = install(ip, on_event=emit, cancel=cancel, lock=lock)  # this run holds the lock
             verify = _verify(result, p, emit, cancel)
         except BaseException as exc:
