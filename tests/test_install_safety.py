@@ -211,6 +211,37 @@ def test_install_refuses_when_the_env_stops_being_its_own_before_the_installer(t
     assert _base_dists() == before
 
 
+def test_the_pip_seed_never_goes_into_the_base_python(tmp_path, tiny_wheels, monkeypatch):
+    """An install from a folder alone seeds pip after ``uv venv`` (ensurepip's wheel, by the env's
+    Python): with pyvenv.cfg gone by then, that Python is the base one, so the seed is refused and
+    never runs (issue 27: the seed step was not checked against the env it meant)."""
+    before = _base_dists()
+    env = tmp_path / "env"
+    p = core.plan(core.InstallRequest(env, python=sys.executable, packages=["netlab-dep==0.5"],
+                                      find_links=[str(tiny_wheels)]))
+    steps = [name for name, _ in p.create_steps()]
+    if "seed-pip" not in steps:
+        pytest.skip(f"this plan seeds no pip after creating the env ({steps})")
+
+    from app.core import runner
+    real_run = runner.run
+
+    def run_then_empty(argv, *a, **kw):  # the real command; then another program empties the folder
+        res = real_run(argv, *a, **kw)
+        if "venv" in argv[:2] and (env / "pyvenv.cfg").exists():
+            (env / "pyvenv.cfg").unlink()
+        return res
+
+    monkeypatch.setattr(runner, "run", run_then_empty)
+    with pytest.raises(UserError) as err:
+        core.install(p)
+    assert "the installer was not run" in render(err.value.message)
+    log = Path(err.value.log_path).read_text(encoding="utf-8")
+    ran = [ln for ln in log.splitlines() if ln.startswith("$ ")]
+    assert not [ln for ln in ran if "ensurepip" in ln or (" pip install " in ln and ln.rstrip().endswith(" pip"))], ran
+    assert _base_dists() == before
+
+
 def test_installer_commands_name_the_envs_own_interpreter(tmp_path):
     for installer in ("uv", "pip"):
         p = core.plan(core.InstallRequest(tmp_path / "env", installer=installer, python=sys.executable,

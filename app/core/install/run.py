@@ -190,6 +190,8 @@ class _Run:
         self.phase = Phase.CREATE_ENV
         self.emit(PhaseEvent(Phase.CREATE_ENV, PhaseState.START, str(p.env_path)))
         for step, argv in p.create_steps():
+            if step == "seed-pip":  # it runs the env's Python: only while that Python runs AS the env
+                ensure_own_interpreter(p.env_path, log_path=self.log_path)
             res = self._run(step, argv, lambda s, ln: self.emit(LogEvent(ln, s)))
             if not res.ok and "--seed" in argv and env_python(p.env_path).exists() \
                     and any("seed packages" in ln for ln in res.tail):
@@ -212,6 +214,9 @@ class _Run:
         offline = dataclasses.replace(p.index, offline=True)
         argv = p.backend.seed_argv(p.env_path, p.python, offline)  # ensurepip's own pip, put in by uv when it can
         if argv is not None and (p.python is None or p.python.has_venv):
+            # the seed runs the env's Python (or uv --python on it): only when that Python runs AS the env
+            # (pyvenv.cfg gone, it would be the base interpreter, and pip would go there)
+            ensure_own_interpreter(p.env_path, log_path=self.log_path)
             res = self._run("seed-pip", argv, lambda s, ln: self.emit(LogEvent(ln, s)))
             if res.ok:
                 return
