@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -261,3 +262,29 @@ def test_a_relative_registry_row_is_never_taken_for_a_folder(home, tmp_path, mon
     rc, err = _remove(capsys, str(env), "--yes")
     assert rc == 2 and "was not made by this assistant" in err
     assert digest(env) == before
+
+
+def test_an_env_a_running_python_uses_is_not_removed(home, tmp_path, capsys):
+    """A real process started from the env's own bin/python (a notebook kernel, a training run):
+    the removal is refused with its pid, and the env is left as it was."""
+    from tests.netlab.clients import make_venv
+
+    env = tmp_path / "envs" / "busy"
+    py = make_venv(env)
+    p = InstallPlan(request=InstallRequest(env_path=env), env_path=env, backend=backend_for("venv", "uv"),
+                    python=None, python_request=None, packages=("torch",), index=IndexOptions(), new_env=True,
+                    estimate_mb=1, estimate_why="test")
+    registry.record_install(make_install_result(env), p, None)
+    proc = subprocess.Popen([str(py), "-c", "import time; time.sleep(120)"])
+    try:
+        time.sleep(0.5)
+        before = digest(env)
+        rc, err = _remove(capsys, str(env), "--yes")
+        assert rc == 2 and "in use by a running program" in err and f"pid {proc.pid}" in err, err
+        assert digest(env) == before
+    finally:
+        proc.kill()
+        proc.wait(10)
+    rc, err = _remove(capsys, str(env), "--yes")  # once it has ended: removed
+    assert rc == 0, err
+    assert not env.exists()

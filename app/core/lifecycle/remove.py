@@ -208,6 +208,30 @@ def kernel_runs(path: Path, env: Path) -> bool:
     return argv0 == env_python(env) or env in argv0.parents
 
 
+def running_in(env: Path, *, limit: int = 3) -> list[tuple[int, str]]:
+    """Programs running from ``env`` right now: (pid, name) of each process whose program or first
+    argument lies inside it (a venv's ``bin/python`` is a link to the base interpreter, so the
+    program alone does not tell it). Processes this user cannot see are not counted."""
+    import psutil
+
+    top = os.path.normcase(os.path.realpath(env)) + os.sep
+    here = os.getpid()
+    found: list[tuple[int, str]] = []
+    for proc in psutil.process_iter(["pid", "name", "exe", "cmdline"]):
+        info = proc.info
+        if info.get("pid") == here:
+            continue
+        cmd = info.get("cmdline") or []
+        paths = [p for p in (info.get("exe"), cmd[0] if cmd else None) if p]
+        for p in paths:
+            if os.path.isabs(p) and os.path.normcase(os.path.abspath(p)).startswith(top):
+                found.append((int(info["pid"]), str(info.get("name") or os.path.basename(p))))
+                break
+        if len(found) >= limit:
+            break
+    return found
+
+
 def plan_remove(target: str | os.PathLike[str], *, force: bool = False) -> RemovePlan:
     """Decide whether ``target`` may be removed and what that removes. Raises :class:`Refused`."""
     path = Path(os.path.abspath(os.path.expanduser(os.fspath(target))))
@@ -242,6 +266,12 @@ def plan_remove(target: str | os.PathLike[str], *, force: bool = False) -> Remov
                           path=str(path)),
                       msg("envs.remove_pending_hint", "Run `torch-setup upgrade --env {path} --confirm` (or --undo) "
                           "first.", path=str(path)))
+    busy = running_in(path)
+    if busy:
+        raise _refuse(msg("envs.remove_in_use", "{path} is in use by a running program ({programs}): nothing is "
+                          "deleted", path=str(path), programs=", ".join(f"{n}, pid {p}" for p, n in busy)),
+                      msg("envs.remove_in_use_hint", "Close that program (a notebook kernel, an editor's Python, a "
+                          "training run), then remove the environment again."))
     s = scan(path)
     if s.mounts:
         raise _refuse(msg("envs.remove_mount_inside", "{path} holds another filesystem mounted at {mount}: nothing "
