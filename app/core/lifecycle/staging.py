@@ -11,6 +11,16 @@ The swap (:func:`swap`) is one ``renameat2(RENAME_EXCHANGE)`` on Linux (the env'
 missing, not even for a moment), else two renames in the same parent folder (same filesystem,
 each atomic), undone if the second fails. A small journal in the per-user data folder records
 each step, so an interrupted swap is put back by :func:`recover`.
+
+The journal knows the folders by identity (device and inode), not by where they should be: the
+one that was at the env's path when the operation began (``keep``) and the one coming in
+(``incoming``), where each came from, where ``keep`` goes aside, and the user's entries carried
+from one to the other. Whatever step a kill (SIGKILL, a power cut) interrupted, :func:`recover`
+finds each folder wherever it is and, until the operation is committed, rolls back: ``keep`` at
+the env's path again, the carried entries back in it, ``incoming`` back where it came from (or,
+when it is a staging env this run built, deleted: checked by its identity, never by its name).
+After the commit (an undo whose swap is done) it rolls forward instead. A folder whose identity
+the journal does not hold is never moved or deleted.
 """
 from __future__ import annotations
 
@@ -22,12 +32,13 @@ import stat
 import sys
 from pathlib import Path
 
+from app.core.deletion import delete_tree
 from app.core.envs import WINDOWS
 from app.core.paths import data_dir
 from app.core.secrets import write_private
 
-__all__ = ["USER_KEEP", "VENV_LAYOUT", "exchange", "fix_paths", "foreign_entries", "journal_file", "read_journal",
-           "recover", "swap", "write_journal"]
+__all__ = ["USER_KEEP", "VENV_LAYOUT", "begin", "exchange", "fix_paths", "foreign_entries", "ident", "journal_file",
+           "read_journal", "recover", "swap", "write_journal"]
 
 #: What a venv (or uv) puts at the top of an env folder; anything else there is the user's.
 VENV_LAYOUT = frozenset({"bin", "Scripts", "lib", "lib64", "Lib", "include", "Include", "share", "etc", "man",
@@ -144,9 +155,35 @@ def clear_journal(env: Path) -> None:
     journal_file(env).unlink(missing_ok=True)
 
 
-def recover(env: Path) -> str | None:
-    """Put back an interrupted swap: the env's path missing while the old copy exists. Returns what was done."""
-    j = read_journal(env)
+def ident(path: Path | str) -> list[int] | None:
+    """A folder's identity: [device, inode] (the link itself for a link); None when nothing is there."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino]
+
+
+def begin(env: Path, *, op: str, incoming: Path, aside: Path, disposable: bool) -> None:
+    """Journal an operation that swaps ``incoming`` in at ``env`` and puts what is there at ``aside``.
+
+    ``disposable``: ``incoming`` is a staging env this run built (a rollback deletes it); else it is
+    put back where it came from."""
+    write_journal(env, op=op, state="swapping", keep_id=ident(env), incoming_id=ident(incoming),
+                  incoming_path=str(incoming), aside=str(aside), disposable=disposable, carried=[])
+
+
+def _free_name(base: Path) -> Path:
+    n = 0
+    while True:
+        cand = base.with_name(f"{base.name}-{n}") if n else base
+        if not os.path.lexists(cand):
+            return cand
+        n += 1
+
+
+def _legacy_recover(env: Path, j: dict[str, object]) -> str | None:
+    """A journal of the earlier layout (no identities): only the missing-env case is put back."""
     old = j.get("old_copy")
     if j.get("state") != "swapping" or not isinstance(old, str):
         return None
@@ -155,3 +192,56 @@ def recover(env: Path) -> str | None:
         clear_journal(env)
         return f"moved {old} back to {env}"
     return None
+
+
+def recover(env: Path) -> str | None:
+    """Finish or undo an interrupted swap (see the module's text). Returns what was done, or None
+    when there was nothing to do. Raises OSError when a move fails (the journal is kept then)."""
+    j = read_journal(env)
+    if "keep_id" not in j:
+        return _legacy_recover(env, j)
+    keep_id, inc_id = j.get("keep_id"), j.get("incoming_id")
+    inc_path, aside = Path(str(j.get("incoming_path"))), Path(str(j.get("aside")))
+    places = [env, inc_path, aside]
+
+    def where(want: object) -> Path | None:
+        return next((p for p in places if want and ident(p) == want), None)
+
+    keep_at, inc_at = where(keep_id), where(inc_id)
+    if j.get("state") == "committed":  # the operation's goal was reached: finish it
+        if j.get("op") == "undo" and keep_at is not None and keep_at != env:
+            delete_tree(keep_at)  # the new stack the user chose to drop (its identity checked)
+        clear_journal(env)
+        return f"finished the interrupted {j.get('op')} of {env}"
+    if keep_at is None:  # cannot tell where the env that was there went: move nothing
+        return (f"the environment that was at {env} before the interrupted {j.get('op')} was not found; nothing "
+                f"was moved (the other one is at {inc_at or 'an unknown place'})")
+    done = []
+    if keep_at != env:
+        if inc_at == env:  # the incoming one is in place: the user's entries go back first
+            carried = j.get("carried")
+            for name in carried if isinstance(carried, list) else []:
+                src, dst = env / str(name), keep_at / str(name)
+                if os.path.lexists(src) and not os.path.lexists(dst):
+                    os.rename(src, dst)
+            if exchange(keep_at, env):
+                inc_at = keep_at
+            else:
+                spare = _free_name(env.with_name(f".{env.name}.torch-setup-recovering"))
+                os.rename(env, spare)
+                os.rename(keep_at, env)
+                inc_at = spare
+        elif not os.path.lexists(env):
+            os.rename(keep_at, env)
+        else:  # something else is at the env's path: it is not ours to move
+            return f"{env} holds a folder the interrupted {j.get('op')} did not make; nothing was moved"
+        done.append(f"put {env} back as it was")
+    if inc_at is not None and inc_at != env:
+        if j.get("disposable"):
+            delete_tree(inc_at)
+            done.append("deleted the staging environment")
+        elif inc_at != inc_path and not os.path.lexists(inc_path):
+            os.rename(inc_at, inc_path)
+            done.append(f"moved the other environment back to {inc_path}")
+    clear_journal(env)
+    return "; ".join(done) or f"nothing of the interrupted {j.get('op')} was left to undo"

@@ -71,7 +71,8 @@ from app.core.wheels import variant_of_version
 if TYPE_CHECKING:  # start-up: only the types
     from app.core.system import SystemReport
 
-__all__ = ["UpgradePlan", "UpgradeResult", "base_python", "confirm", "plan_upgrade", "undo", "upgrade"]
+__all__ = ["UpgradePlan", "UpgradeResult", "base_python", "confirm", "plan_upgrade", "recover", "swap_in", "undo",
+           "upgrade"]
 
 ACCELERATORS = ("cuda", "rocm", "mps", "xpu")
 #: Never carried over as "the user's packages": installers and build tools come with the env.
@@ -271,8 +272,8 @@ def plan_upgrade(target: str | os.PathLike[str], *, torch: str | None = None, pa
                  default_index_url: str | None = None, expect: str | None = None, report: SystemReport | None = None,
                  data: CompatData | None = None, timeout_s: float | None = None) -> UpgradePlan:
     """Everything about the upgrade, decided without writing anything. Raises Refused / BadInput."""
+    recover(_path_of(target))  # first: a kill may have left the env's path empty for a moment
     env = env_root(target)
-    st.recover(env)
     if (env / "conda-meta").is_dir():
         raise Refused(msg("envs.upgrade_conda", "{path} is a conda environment: a staged upgrade swaps venvs only",
                           path=str(env)),
@@ -352,6 +353,7 @@ class _Run:
         self.log = new_log_path("upgrade")
         self.started = time.monotonic()
         self.timings: dict[str, float] = {}
+        self.staging_id: list[int] | None = None  # the staging env this run made (st.ident)
         self.backend = backend_for("venv", "uv")
         # A guarded env the assistant itself was started from must not constrain the new stack.
         self.child_env = runner.clean_env({"UV_NO_PROGRESS": "1"}, drop=("UV_CONSTRAINT", "PIP_CONSTRAINT"))
@@ -381,14 +383,17 @@ class _Run:
         p = self.p
         t0 = time.monotonic()
         self.emit(PhaseEvent(Phase.CREATE_ENV, PhaseState.START, str(p.staging)))
-        if p.staging.exists():  # a staging env an interrupted run left: ours (the marker says so)
-            if not (p.staging / ".torch-setup-staging").exists():
-                raise Refused(msg("envs.upgrade_staging_taken", "{path} exists and was not made by this assistant",
-                                  path=str(p.staging)))
+        if os.path.lexists(p.staging):  # a staging env an interrupted run left: ours (the marker says so)
+            if p.staging.is_symlink() or not (p.staging / ".torch-setup-staging").is_file():
+                raise Refused(msg("envs.upgrade_staging_taken", "{path} exists and was not made by this assistant: "
+                                  "it is left as it is", path=str(p.staging)),
+                              msg("envs.upgrade_staging_taken_hint", "Move or rename that folder, then run the "
+                                  "upgrade again."))
             delete_tree(p.staging)
         argv = [self.backend.uv or "uv", "venv", str(p.staging), "--python", str(p.base_python), "--relocatable",
                 "--no-project", "--no-config", "--quiet"]
         res = self._run(argv, timeout=300)
+        self.staging_id = st.ident(p.staging)  # made by this run (nothing was there): the cleanup deletes only it
         if not res.ok:
             raise self._fail(msg("envs.upgrade_create_failed", "The staging environment could not be created "
                                  "({why})", why=res.describe()), res)
@@ -459,33 +464,46 @@ class _Run:
         self.cancel.raise_if_cancelled()
         self.emit(StepEvent("swap", "running", str(p.env)))
         fixed = st.fix_paths(p.staging, str(p.staging), str(p.env))
-        (p.staging / ".torch-setup-staging").unlink(missing_ok=True)
         user_conf = guard.user_pip_conf(p.env)  # the user's own part, byte for byte
-        st.write_journal(p.env, state="swapping", staging=str(p.staging), old_copy=str(p.old_copy))
         try:
-            st.swap(p.env, p.staging, p.old_copy)
+            moved = swap_in(p.env, p.staging, p.old_copy, self.info)
         except OSError as exc:  # nothing was moved
-            st.clear_journal(p.env)
             delete_tree(p.staging)
             raise Failed(msg("envs.upgrade_swap_failed", "The new stack worked but could not be moved into place: "
                              "{why}", why=exc.strerror or str(exc)),
                          msg("envs.upgrade_unchanged", "Your environment was not changed."), log_path=self.log) from exc
-        st.write_journal(p.env, state="swapped")
-        moved = []
-        for name in st.foreign_entries(p.old_copy):  # after the swap: a problem here is reported, not raised
-            try:
-                os.rename(p.old_copy / name, p.env / name)
-                moved.append(name)
-            except OSError as exc:
-                self.info(f"could not move {name} into the new environment: {exc}")
         if user_conf is not None:
             try:
                 guard.put_pip_conf(p.env, user_conf)  # exact (the user's own), mode 0600 when new
             except OSError as exc:
                 self.info(f"could not carry pip's configuration over: {exc}")
-        st.write_journal(p.env, moved=moved)
         self.emit(StepEvent("swap", "passed", str(p.env)))
         return fixed, moved
+
+
+def swap_in(env: Path, staging: Path, old_copy: Path, info: Callable[[str], None]) -> list[str]:
+    """The verified staging env in at ``env``, the old one aside at ``old_copy``, the user's own
+    entries carried over; every step journaled by identity, so a kill at any point is rolled back
+    by :func:`recover`. Returns the entries carried. Raises OSError when the swap itself fails
+    (nothing was moved then)."""
+    st.begin(env, op="upgrade", incoming=staging, aside=old_copy, disposable=True)
+    try:
+        st.swap(env, staging, old_copy)
+    except OSError:
+        st.clear_journal(env)
+        raise
+    # the staging marker goes only now: a staging env a kill left before this point still says it is ours
+    (env / ".torch-setup-staging").unlink(missing_ok=True)
+    moved = []
+    names = st.foreign_entries(old_copy)
+    st.write_journal(env, carried=names)  # before the first move: a rollback knows what to bring back
+    for name in names:  # after the swap: a problem here is reported, not raised
+        try:
+            os.rename(old_copy / name, env / name)
+            moved.append(name)
+        except OSError as exc:
+            info(f"could not move {name} into the new environment: {exc}")
+    return moved
 
 
 def upgrade(p: UpgradePlan, *, on_event: Callable[[Event], None] | None = None,
@@ -500,7 +518,8 @@ def upgrade(p: UpgradePlan, *, on_event: Callable[[Event], None] | None = None,
             report = run.verify()
             run.cancel.raise_if_cancelled()
         except BaseException:
-            if p.staging.exists():
+            # only the staging env this run made (a folder found there, not ours, was refused and stays)
+            if run.staging_id is not None and st.ident(p.staging) == run.staging_id:
                 delete_tree(p.staging)
             raise
         fixed, moved = run.swap()
@@ -511,7 +530,7 @@ def upgrade(p: UpgradePlan, *, on_event: Callable[[Event], None] | None = None,
         except OSError as exc:
             run.info(f"the guard could not be written: {exc}")
         _record(p, report, new_family, status)
-        st.clear_journal(p.env)
+        st.clear_journal(p.env)  # committed: the registry holds the upgrade waiting for --confirm / --undo
     return UpgradeResult(str(p.env), str(p.old_copy), p.current.version, new_family.get("torch"), report,
                          round(time.monotonic() - run.started, 3), str(run.log), tuple(fixed), tuple(moved), status,
                          run.timings)
@@ -538,6 +557,38 @@ def _record(p: UpgradePlan, report: VerifyReport, family: dict[str, str], status
 
 # --------------------------------------------------------------------------- undo / confirm
 
+def _path_of(target: str | os.PathLike[str]) -> Path:
+    """The env's path as given (it may be missing: a swap a kill interrupted; recover puts it back)."""
+    return Path(os.path.abspath(os.path.expanduser(os.fspath(target))))
+
+
+def _record_undone(env: Path) -> None:
+    """The registry's record as it was before the upgrade (the one its pending upgrade kept)."""
+    def change(old: EnvRecord | None) -> EnvRecord | None:
+        if old is None or old.pending_upgrade is None:
+            return old  # already put back
+        back = old.pending_upgrade.old_record
+        return replace(EnvRecord.from_dict(back), updated=registry.now()) if back else None
+
+    registry.update(env, change)
+
+
+def recover(env: Path) -> str | None:
+    """An upgrade or undo a kill interrupted, finished or rolled back (:func:`.staging.recover`).
+    An upgrade killed after the registry recorded it (only its journal was left) is complete; an
+    undo killed after its swap is finished (the registry's record put back, the new stack deleted)."""
+    j = st.read_journal(env)
+    if j.get("op") == "undo" and j.get("state") == "committed":
+        _record_undone(env)
+    if j.get("op") == "upgrade" and j.get("state") == "swapping" and j.get("incoming_id") is not None \
+            and st.ident(env) == j.get("incoming_id"):
+        rec = registry.find(env)
+        if rec is not None and rec.pending_upgrade is not None and rec.pending_upgrade.old_path == j.get("aside"):
+            st.clear_journal(env)
+            return None
+    return st.recover(env)
+
+
 def _pending(env: Path) -> tuple[EnvRecord, PendingUpgrade]:
     rec = registry.find(env)
     if rec is None or rec.pending_upgrade is None:
@@ -548,39 +599,40 @@ def _pending(env: Path) -> tuple[EnvRecord, PendingUpgrade]:
 
 def undo(target: str | os.PathLike[str]) -> dict[str, object]:
     """Swap the old env back in and delete the new stack (the registry record goes back too)."""
+    recovered = recover(_path_of(target))
     env = env_root(target)
-    st.recover(env)
+    if recovered is not None and recovered.startswith("finished the interrupted undo"):
+        rec = registry.find(env)
+        if rec is None or rec.pending_upgrade is None:  # that was this very undo, killed after its swap
+            return {"env": str(env), "restored_torch": rec.torch if rec else None, "removed_torch": None,
+                    "moved_back": [], "problems": [], "recovered": recovered}
     _rec, pend = _pending(env)
     old = Path(pend.old_path)
     if not old.is_dir() or old.is_symlink():
         raise Refused(msg("envs.undo_gone", "The old environment {path} is no longer there, so the upgrade cannot "
                           "be undone", path=str(old)))
     with env_lock(env, "upgrade-undo"):
+        # a name of its own, never one that exists (a folder there is not ours to delete)
+        trash = st._free_name(env.parent / f".{env.name}.torch-setup-undone")
+        st.begin(env, op="undo", incoming=old, aside=trash, disposable=False)  # a kill from here on: rolled back
+        names = [n for n in st.foreign_entries(env) if not os.path.lexists(old / n)]
+        st.write_journal(env, carried=names)
         moved: list[str] = []
-        for name in st.foreign_entries(env):
-            if not (old / name).exists():
-                os.rename(env / name, old / name)
-                moved.append(name)
-        trash = env.parent / f".{env.name}.torch-setup-undone"
-        if trash.exists():
-            delete_tree(trash)
-        st.write_journal(env, state="swapping", old_copy=str(trash))
+        for name in names:
+            os.rename(env / name, old / name)
+            moved.append(name)
         st.swap(env, old, trash)  # env <- the old env; trash <- the new stack
-        st.write_journal(env, state="swapped")
+        st.write_journal(env, state="committed")  # from here a kill rolls forward (recover finishes it)
+        _record_undone(env)
         problems = delete_tree(trash)
         st.clear_journal(env)
-        back = EnvRecord.from_dict(pend.old_record) if pend.old_record else None
-
-        def change(_old: EnvRecord | None) -> EnvRecord | None:
-            return replace(back, updated=registry.now()) if back is not None else None
-
-        registry.update(env, change)
     return {"env": str(env), "restored_torch": pend.old_torch, "removed_torch": pend.new_torch,
-            "moved_back": moved, "problems": problems}
+            "moved_back": moved, "problems": problems, "recovered": recovered}
 
 
 def confirm(target: str | os.PathLike[str]) -> dict[str, object]:
     """Keep the upgrade: delete the old env (only the folder the upgrade moved aside)."""
+    recover(_path_of(target))
     env = env_root(target)
     _rec, pend = _pending(env)
     old = Path(pend.old_path)

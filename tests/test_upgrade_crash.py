@@ -1,0 +1,203 @@
+"""Issue 27, must show 1: upgrade, undo and confirm killed (SIGKILL) at every step boundary of the
+swap, on a filesystem with atomic exchange (renameat2) and without it, then the next command.
+
+Each case runs the real lifecycle code in a child process whose step boundaries (every rename,
+the atomic exchange, every journal write, the registry write) are counted; at boundary K the child
+kills itself with SIGKILL before the step runs. The next command (``recover``, as every upgrade,
+undo and confirm starts with it; or the undo run again) then runs in this process. For every K,
+until a run gets through without being killed:
+
+Boundaries: every rename, the exchange, every journal write, the registry write, and each file and
+folder a deletion of a set-aside env removes.
+
+* the env works: its path holds a whole env (pyvenv.cfg and its ``which`` file), the old one or
+  the new one, and the registry says which;
+* the user's file (``notes.ipynb``, carried from env to env) is in the env, byte for byte;
+* nothing the user made is deleted: a folder of theirs beside the env stays as it was, and no
+  folder but the assistant's own staging / set-aside envs ever goes.
+
+The steps and the outcome of each are printed (pytest -s shows them).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.tree import digest
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.posix_only("SIGKILL, and renameat2 on Linux")
+
+NOTES = b'{"cells": ["my work"]}\n'
+
+CHILD = textwrap.dedent(r'''
+    import json, os, signal, sys
+    from pathlib import Path
+    sys.path.insert(0, sys.argv[1])
+    op, root, kill_at, atomic, steps_file = sys.argv[2], Path(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1", sys.argv[6]
+    from app.core import registry
+    from app.core.lifecycle import staging as st
+    from app.core.lifecycle import upgrade as up
+    count = [0]
+
+    def boundary(name):
+        count[0] += 1
+        with open(steps_file, "a", encoding="utf-8") as fh:
+            fh.write(name + "\n")
+        if count[0] == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    real_rename, real_exchange, real_journal, real_update = os.rename, st.exchange, st.write_journal, registry.update
+    real_unlink, real_rmdir = os.unlink, os.rmdir
+
+    def unlink(p, *k, **kw):
+        if "torch-setup-" in str(p) and not str(p).endswith(".tmp"):  # the deletions of a set-aside env
+            boundary(f"delete {Path(p).name} in {Path(p).parent.name}")
+        return real_unlink(p, *k, **kw)
+
+    def rmdir(p, *k, **kw):
+        boundary(f"rmdir {Path(p).name}")
+        return real_rmdir(p, *k, **kw)
+
+    def rename(a, b, *k, **kw):
+        boundary(f"rename {Path(a).name} -> {Path(b).name}")
+        return real_rename(a, b, *k, **kw)
+
+    def exchange(a, b):
+        boundary(f"exchange {Path(a).name} <-> {Path(b).name}")
+        return real_exchange(a, b) if atomic else False
+
+    def journal(env, **fields):
+        boundary("journal " + ", ".join(f"{k}={v}" for k, v in fields.items() if k in ("op", "state", "carried")))
+        return real_journal(env, **fields)
+
+    def update(path, change):
+        boundary("registry")
+        return real_update(path, change)
+
+    os.rename, st.exchange, st.write_journal, registry.update = rename, exchange, journal, update
+    os.unlink, os.rmdir = unlink, rmdir
+    env = root / "env"
+    if op == "upgrade":
+        up.swap_in(env, root / ".env.torch-setup-staging", root / ".env.torch-setup-old-1", print)
+    elif op == "undo":
+        up.undo(env)
+    else:
+        up.confirm(env)
+    print("COMPLETED")
+''')
+
+
+def _venv(path: Path, which: str) -> None:
+    (path / "bin").mkdir(parents=True)
+    (path / "lib").mkdir()
+    (path / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    (path / "lib" / "which").write_text(which, encoding="utf-8")  # inside the layout: never carried
+
+
+def _which(path: Path) -> str | None:
+    try:
+        return (path / "lib" / "which").read_text(encoding="utf-8") if (path / "pyvenv.cfg").is_file() else None
+    except OSError:
+        return None
+
+
+def _world(root: Path, op: str) -> None:
+    """The folders as each operation finds them; the registry as the upgrade left it."""
+    from app.core import registry
+
+    env = root / "env"
+    mine = root / "my-project"
+    (mine / "data").mkdir(parents=True)
+    (mine / "data" / "train.csv").write_text("x,y\n1,2\n", encoding="utf-8")
+    if op == "upgrade":
+        _venv(env, "old")
+        (env / "notes.ipynb").write_bytes(NOTES)
+        _venv(root / ".env.torch-setup-staging", "new")
+        (root / ".env.torch-setup-staging" / ".torch-setup-staging").write_text(f"{env}\n", encoding="utf-8")
+        return
+    _venv(env, "new")  # after an upgrade: the new stack with the user's file carried in
+    (env / "notes.ipynb").write_bytes(NOTES)
+    old = root / ".env.torch-setup-old-1"
+    _venv(old, "old")
+    old_record = registry.EnvRecord(path=str(env), torch="2.13.0+cpu", origin="created").to_dict()
+    registry.update(env, lambda _r: registry.EnvRecord(
+        path=str(env), torch="2.14.1+cpu", origin="created",
+        pending_upgrade=registry.PendingUpgrade(str(old), "2.13.0+cpu", "2.14.1+cpu", registry.now(), old_record)))
+
+
+def _next_command(op: str, env: Path) -> str:
+    from app.core.lifecycle import upgrade as up
+    from app.core.lifecycle.common import Refused
+
+    if op == "upgrade":
+        return f"recover: {up.recover(env)}"
+    try:  # the user runs the same command again
+        out = up.undo(env) if op == "undo" else up.confirm(env)
+        return f"{op} again: done"
+    except Refused as err:
+        return f"{op} again: {err.message}"
+    del out
+
+
+@pytest.mark.parametrize("atomic", [True, False], ids=["exchange", "two-renames"])
+@pytest.mark.parametrize("op", ["upgrade", "undo", "confirm"])
+def test_a_kill_at_any_step_loses_nothing(tmp_path, monkeypatch, op, atomic):
+    from app.core import registry
+
+    if atomic and not sys.platform.startswith("linux"):
+        pytest.skip("renameat2 is Linux's")
+    outcomes = []
+    for k in range(1, 40):
+        root = tmp_path / f"k{k}"
+        root.mkdir()
+        monkeypatch.setenv("TORCH_SETUP_HOME", str(root / "home"))
+        _world(root, op)
+        mine_before = digest(root / "my-project")
+        steps = root / "steps.txt"
+        res = subprocess.run([sys.executable, "-c", CHILD, str(REPO), op, str(root), str(k), "1" if atomic else "0",
+                              str(steps)], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "TORCH_SETUP_HOME": str(root / "home")})
+        killed = res.returncode == -signal.SIGKILL
+        assert killed or res.returncode == 0, res.stderr[-3000:]
+        ran = steps.read_text(encoding="utf-8").splitlines() if steps.exists() else []
+        env = root / "env"
+        after = _next_command(op, env) if killed else "-"
+        which = _which(env)
+        rec = registry.find(env)
+        # the env works, and the registry says which build it holds
+        assert which in ("old", "new"), (k, ran, after, sorted(p.name for p in root.iterdir()))
+        if rec is not None and rec.torch:
+            assert rec.torch == {"old": "2.13.0+cpu", "new": "2.14.1+cpu"}[which], (k, rec.torch, which)
+        # the user's file is in the env, byte for byte; their folder beside it as it was
+        assert (env / "notes.ipynb").read_bytes() == NOTES, (k, ran, after)
+        assert digest(root / "my-project") == mine_before
+        # only the assistant's own folders are ever gone; nothing half-made is left beside the env
+        left = sorted(p.name for p in root.iterdir() if p.name not in ("home", "my-project", "env", "steps.txt"))
+        if op == "upgrade":
+            assert which == "old" or not killed, (k, which)  # an upgrade not recorded yet is rolled back
+            # killed before the journal's first line: the staging env is left, still marked as ours
+            # (the next upgrade deletes it); else rolled back, nothing beside the env
+            marked = (root / ".env.torch-setup-staging" / ".torch-setup-staging").is_file()
+            expected = [".env.torch-setup-old-1"] if not killed else ([".env.torch-setup-staging"] if k == 1 else [])
+            assert left == expected and (left != [".env.torch-setup-staging"] or marked), (k, left, after)
+        elif op == "undo":
+            if (killed and "again: done" in after) or not killed:
+                assert which == "old" and (rec is None or rec.pending_upgrade is None), (k, after)
+            assert [n for n in left if "undone" in n] == [] or which == "new", (k, left)
+        else:
+            assert which == "new"
+        outcomes.append(f"{k:2}: {'killed before ' + ran[-1] if killed else 'completed':<60} -> {after} -> "
+                        f"env holds the {which} build")
+        if not killed:
+            break
+    else:
+        pytest.fail("the operation never completed")
+    print(f"\n{op} ({'atomic exchange' if atomic else 'two renames'}):\n  " + "\n  ".join(outcomes))
+    assert len(outcomes) >= 3  # there were step boundaries to kill at
