@@ -97,13 +97,14 @@ CHILD = textwrap.dedent(r'''
 def _venv(path: Path, which: str) -> None:
     (path / "bin").mkdir(parents=True)
     (path / "lib").mkdir()
-    (path / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
-    (path / "lib" / "which").write_text(which, encoding="utf-8")  # inside the layout: never carried
+    # which build: a line of pyvenv.cfg (the env's own file, never carried; a file in lib/ would be the user's)
+    (path / "pyvenv.cfg").write_text(f"home = /usr/bin\nwhich = {which}\n", encoding="utf-8")
 
 
 def _which(path: Path) -> str | None:
     try:
-        return (path / "lib" / "which").read_text(encoding="utf-8") if (path / "pyvenv.cfg").is_file() else None
+        lines = (path / "pyvenv.cfg").read_text(encoding="utf-8").splitlines()
+        return next((ln.split("=", 1)[1].strip() for ln in lines if ln.startswith("which")), None)
     except OSError:
         return None
 
@@ -201,3 +202,68 @@ def test_a_kill_at_any_step_loses_nothing(tmp_path, monkeypatch, op, atomic):
         pytest.fail("the operation never completed")
     print(f"\n{op} ({'atomic exchange' if atomic else 'two renames'}):\n  " + "\n  ".join(outcomes))
     assert len(outcomes) >= 3  # there were step boundaries to kill at
+
+
+def _sp(env: Path) -> Path:
+    return env / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+
+
+def _with_dist(env: Path, name: str, files: dict[str, bytes]) -> None:
+    """A distribution in the env's site-packages: its files and its RECORD."""
+    sp = _sp(env)
+    info = sp / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    rows = []
+    for rel, data in files.items():
+        (sp / rel).parent.mkdir(parents=True, exist_ok=True)
+        (sp / rel).write_bytes(data)
+        rows.append(f"{rel},,")
+    (info / "RECORD").write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def test_the_users_files_inside_the_env_are_carried_byte_for_byte(tmp_path, monkeypatch):
+    """Issue 27: --confirm dropped the user's own files inside the env. Their script in bin/, an edit
+    to activate, a loose module and a .pth file in site-packages, a file in etc/: the upgrade carries
+    each into the new env byte for byte (and a package's own files are the new ones); --confirm
+    deletes the old env only when nothing of theirs would go with it."""
+    from app.core import registry
+    from app.core.lifecycle import upgrade as up
+    from app.core.lifecycle.common import Refused
+
+    monkeypatch.setenv("TORCH_SETUP_HOME", str(tmp_path / "home"))
+    env, staging_env, old = tmp_path / "env", tmp_path / ".env.torch-setup-staging", tmp_path / ".env.torch-setup-old-1"
+    _venv(env, "old")
+    _venv(staging_env, "new")
+    _with_dist(env, "torch", {"torch/__init__.py": b"old = 1\n"})
+    _with_dist(staging_env, "torch", {"torch/__init__.py": b"new = 1\n"})
+    mine = {
+        "bin/train.sh": b"#!/bin/sh\npython train.py\n",
+        f"{_sp(env).relative_to(env)}/my_helpers.py": b"def f():\n    return 42\n",
+        f"{_sp(env).relative_to(env)}/my-paths.pth": b"/home/me/src\n",
+        "etc/jupyter/jupyter_server_config.json": b'{"ServerApp": {"port": 9999}}\n',
+        "notes.ipynb": NOTES,
+    }
+    for rel, data in mine.items():
+        (env / rel).parent.mkdir(parents=True, exist_ok=True)
+        (env / rel).write_bytes(data)
+    activate_mine = b"# my activate\nexport MY_DATA=/data\nVIRTUAL_ENV=/somewhere\n"
+    (env / "bin" / "activate").write_bytes(activate_mine)
+    (staging_env / "bin" / "activate").write_bytes(b"# uv's activate\nVIRTUAL_ENV=/somewhere\n")
+    moved = up.swap_in(env, staging_env, old, print)
+    assert _which(env) == "new" and (_sp(env) / "torch" / "__init__.py").read_bytes() == b"new = 1\n"
+    for rel, data in mine.items():
+        assert (env / rel).read_bytes() == data, rel
+    assert set(mine) <= set(moved)
+    assert (env / "bin" / "activate").read_bytes() == activate_mine  # their edit kept
+    # --confirm: nothing of theirs is left only in the old env: it goes
+    registry.update(env, lambda _r: registry.EnvRecord(path=str(env), torch="2.14.1+cpu", pending_upgrade=(
+        registry.PendingUpgrade(str(old), "2.13.0+cpu", "2.14.1+cpu", registry.now(), {}))))
+    (old / "bin" / "late.sh").write_bytes(b"echo written after the upgrade\n")  # theirs, only in the old env
+    with pytest.raises(Refused) as err:
+        up.confirm(env)
+    assert "bin/late.sh" in str(err.value.message) and old.exists()
+    assert (old / "bin" / "late.sh").read_bytes() == b"echo written after the upgrade\n"
+    (old / "bin" / "late.sh").unlink()
+    assert up.confirm(env)["deleted"] == str(old) and not old.exists()
+    for rel, data in mine.items():
+        assert (env / rel).read_bytes() == data, rel

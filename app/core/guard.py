@@ -62,6 +62,7 @@ __all__ = [
     "pip_config_file",
     "put_pip_conf",
     "status",
+    "strip_hook",
     "user_pip_conf",
 ]
 
@@ -341,6 +342,11 @@ _HOOK_OFF = f"""    {BEGIN}
     fi
     {END}
 """
+
+
+def strip_hook(text: str) -> str:
+    """An activation script's text without the guard's block (the rest byte for byte)."""
+    return _strip_hook(text)
 
 
 def _strip_hook(text: str) -> str:

@@ -495,14 +495,29 @@ def swap_in(env: Path, staging: Path, old_copy: Path, info: Callable[[str], None
     # the staging marker goes only now: a staging env a kill left before this point still says it is ours
     (env / ".torch-setup-staging").unlink(missing_ok=True)
     moved = []
-    names = st.foreign_entries(old_copy)
+    # the user's own: their top-level entries, and their files inside the env's layout (scripts in bin/,
+    # loose modules and .pth files, etc/ ...) where the new env has nothing at that path
+    names = [*st.foreign_entries(old_copy),
+             *(rel for rel in st.user_files(old_copy) if not os.path.lexists(env / rel))]
     st.write_journal(env, carried=names)  # before the first move: a rollback knows what to bring back
     for name in names:  # after the swap: a problem here is reported, not raised
         try:
+            (env / name).parent.mkdir(parents=True, exist_ok=True)
             os.rename(old_copy / name, env / name)
             moved.append(name)
         except OSError as exc:
             info(f"could not move {name} into the new environment: {exc}")
+    # the activation scripts as the user had them (their edits kept; the env's path and Python are the
+    # same, so they fit the new env), copied: the old env keeps its own until --confirm
+    for rel in st.activation_scripts(old_copy):
+        try:
+            text = guard.strip_hook((old_copy / rel).read_bytes().decode("utf-8", "surrogateescape"))
+            target = env / rel
+            mode = (old_copy / rel).stat().st_mode & 0o777
+            target.write_bytes(text.encode("utf-8", "surrogateescape"))
+            os.chmod(target, mode)
+        except OSError as exc:
+            info(f"could not carry {rel} over: {exc}")
     return moved
 
 
@@ -630,6 +645,20 @@ def undo(target: str | os.PathLike[str]) -> dict[str, object]:
             "moved_back": moved, "problems": problems, "recovered": recovered}
 
 
+def _would_be_lost(old: Path, env: Path) -> list[str]:
+    """The user's files in the set-aside env that the env does not hold as they are (top-level
+    entries and files inside the layout)."""
+    lost = [n for n in st.foreign_entries(old) if not os.path.lexists(env / n)]
+    for rel in st.user_files(old):
+        try:
+            same = (env / rel).read_bytes() == (old / rel).read_bytes()
+        except OSError:
+            same = False
+        if not same:
+            lost.append(rel)
+    return lost
+
+
 def confirm(target: str | os.PathLike[str]) -> dict[str, object]:
     """Keep the upgrade: delete the old env (only the folder the upgrade moved aside)."""
     recover(_path_of(target))
@@ -643,6 +672,13 @@ def confirm(target: str | os.PathLike[str]) -> dict[str, object]:
             if old.is_symlink() or old.parent != env.parent or ".torch-setup-old-" not in old.name:
                 raise Refused(msg("envs.confirm_odd", "{path} is not the copy an upgrade set aside; it is not "
                                   "deleted", path=str(old)))
+            lost = _would_be_lost(old, env)
+            if lost:
+                raise Refused(msg("envs.confirm_would_lose", "The old environment {path} still holds {count} "
+                                  "file(s) of yours that the new one does not have ({names}): it is not deleted",
+                                  path=str(old), count=len(lost), names=", ".join(lost[:8])),
+                              msg("envs.confirm_would_lose_hint", "Copy what you need into {env} (or delete it from "
+                                  "{path} if you do not), then run --confirm again.", env=str(env), path=str(old)))
             freed = tree_size(old).bytes
             problems = delete_tree(old)
         registry.update(env, lambda r: replace(r, pending_upgrade=None, updated=registry.now()) if r else None)
