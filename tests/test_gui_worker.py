@@ -124,3 +124,17 @@ def test_a_task_its_owner_let_go_of_is_destroyed_in_the_gui_thread(qtbot):
     assert gone() is not None and destroyed_in == [], "the worker thread must not destroy its Task"
     qtbot.waitUntil(lambda: gone() is None, timeout=5000)  # handed back to the GUI thread, then released
     assert destroyed_in == [True], "destroyed in the GUI thread"
+
+
+def test_a_task_is_running_until_its_outcome_reaches_the_gui_thread(qtbot):
+    """A page is "not busy" only once its result has been handled: the worker thread may end
+    while the outcome still waits in the GUI thread's queue (seen under load: the Verify page not
+    busy with its diagnosis still empty)."""
+    seen = []
+    task = Task(lambda on_event, cancel: "result")
+    task.succeeded.connect(lambda r: seen.append((r, task.is_running())))
+    task.start()
+    assert task.wait(10)  # the worker thread has ended; the GUI thread has not had the outcome yet
+    assert task.is_running() and seen == []
+    qtbot.waitUntil(lambda: not task.is_running(), timeout=5000)
+    assert seen == [("result", False)]  # not running once its outcome is handled, in the same turn

@@ -71,6 +71,7 @@ class _Relay(QObject):
         # the outcome (succeeded, failed, partial + cancelled) and "finished" in one turn of the event
         # loop: no page is ever seen with its result but not its end
         outcome = cast("tuple[tuple[str, tuple[object, ...]], ...]", args[0])
+        task._running = False  # in the GUI thread, in the same turn as the outcome: never "done" without it
         for signal, values in (*outcome, ("finished", ())):
             self._emit(task, signal, values)
         if task._thread is not None:
@@ -170,6 +171,6 @@ class Task(QObject):
             else:
                 outcome.append(("succeeded", (result,)))
         finally:
-            self._running = False
-            # the last delivery: the outcome, "finished", then the Task is let go of in the GUI thread
+            # the last delivery: the outcome, "finished", then the Task is let go of in the GUI thread;
+            # it stays "running" until then (a page that is not busy any more has had its result)
             self._send(_END, tuple(outcome))
