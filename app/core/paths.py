@@ -70,6 +70,19 @@ def cache_dir() -> Path:
     return _user_dir("cache")
 
 
+def path_lines(raw: bytes) -> list[str]:
+    """The paths a tool's list file holds, one per line (conda's environments.txt), as the OS spells
+    them: on POSIX a path is bytes, so one that is not UTF-8 (a Latin-1 folder name) is kept as it
+    is (surrogate escapes, which every os function takes back); on Windows undecodable bytes are
+    replaced (such a line names no folder there anyway)."""
+    out = []
+    for line in raw.splitlines():
+        line = line.strip()
+        if line:
+            out.append(os.fsdecode(line) if os.name != "nt" else line.decode("utf-8", "replace"))
+    return out
+
+
 def data_dir() -> Path:
     """Per-user data that must survive (the registry of environments this app made)."""
     return _user_dir("data")

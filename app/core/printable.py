@@ -21,8 +21,10 @@ __all__ = ["CLEAR_LINE", "PrintableStream", "printable"]
 
 #: The assistant's own escape: back to the start of the line and clear it (the progress bar).
 CLEAR_LINE = "\r\x1b[K"
-# C0 but tab and newline, DEL, C1, and the bidi controls (embeddings, overrides, isolates).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 but tab and newline, DEL, C1, the bidi controls (embeddings, overrides, isolates), and lone
+# surrogates: a POSIX path that is not UTF-8 (a Latin-1 folder name) reaches Python as surrogate
+# escapes, which no terminal encoding can write (they are shown as their JSON escape, \udce9).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _visible(m: re.Match[str]) -> str:

@@ -30,6 +30,7 @@ from app.core.detection.cache import StampCache
 from app.core.detection.jobs import Jobs, result_of
 from app.core.detection.winregistry import RegKey, read_key
 from app.core.detection.xcode import DeveloperDir, developer_dir, in_root, is_clt_shim
+from app.core.paths import path_lines
 from app.core.pyarch import FACTS_SNIPPET, ArchFacts, facts_of_this_process, interpreter_arch, parse_facts
 from app.core.system import ProbeRecord, PythonInfo
 
@@ -231,8 +232,8 @@ def _conda_prefixes(env: Mapping[str, str], home: str, root: str = "") -> list[s
             prefixes.append(b)
         prefixes += sorted(glob.glob(os.path.join(b, "envs", "*")))
     try:
-        with open(os.path.join(home, ".conda", "environments.txt"), encoding="utf-8") as fh:
-            prefixes += [in_root(root, ln.strip()) for ln in fh if ln.strip()]
+        with open(os.path.join(home, ".conda", "environments.txt"), "rb") as fh:
+            prefixes += [in_root(root, ln) for ln in path_lines(fh.read(1_000_000))]
     except OSError:
         pass
     seen: set[str] = set()

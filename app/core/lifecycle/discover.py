@@ -31,6 +31,7 @@ from app.core.distinfo import TORCH_FAMILY, TorchBuildInfo, distributions, torch
 from app.core.envs import conda_bin, env_kind, env_python, is_env
 from app.core.lifecycle.common import python_version_of
 from app.core.lifecycle.sizes import TreeSize, tree_size
+from app.core.paths import path_lines
 from app.core.registry import EnvRecord
 from app.core.text import Text, msg
 
@@ -124,9 +125,8 @@ def candidate_paths(report: SystemReport | None = None, *, home: Path | None = N
         for p in _conda_list(cancel):
             add(p, "conda")
     try:
-        for line in (home / ".conda" / "environments.txt").read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                add(Path(line.strip()), "conda")
+        for line in path_lines((home / ".conda" / "environments.txt").read_bytes()):
+            add(Path(line), "conda")
     except OSError:
         pass
     for base in ("miniforge3", "mambaforge", "miniconda3", "anaconda3", "micromamba", ".conda", "opt/conda"):

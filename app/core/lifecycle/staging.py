@@ -31,6 +31,7 @@ import os
 import re
 import stat
 import sys
+import time
 from pathlib import Path
 
 from app.core.deletion import delete_tree
@@ -38,8 +39,9 @@ from app.core.envs import WINDOWS
 from app.core.paths import data_dir
 from app.core.secrets import write_private
 
-__all__ = ["USER_KEEP", "VENV_LAYOUT", "activation_scripts", "begin", "exchange", "fix_paths", "foreign_entries",
-           "ident", "journal_file", "read_journal", "recover", "swap", "user_files", "write_journal"]
+__all__ = ["USER_KEEP", "VENV_LAYOUT", "activation_scripts", "begin", "damaged_text", "exchange", "fix_paths",
+           "foreign_entries", "ident", "journal_file", "read_journal", "recover", "swap", "user_files",
+           "write_journal"]
 
 #: What a venv (or uv) puts at the top of an env folder; anything else there is the user's.
 VENV_LAYOUT = frozenset({"bin", "Scripts", "lib", "lib64", "Lib", "include", "Include", "share", "etc", "man",
@@ -207,17 +209,38 @@ def journal_file(env: Path) -> Path:
 def write_journal(env: Path, **fields: object) -> None:
     path = journal_file(env)
     data = read_journal(env)
+    data.pop("damaged", None)
     data.update(fields)
     data["env"] = str(env)
     write_private(path, json.dumps(data, indent=1), masked=False)  # mode 0600; paths only, kept exact
 
 
+_JOURNAL_MAX = 1_000_000
+
+
 def read_journal(env: Path) -> dict[str, object]:
+    """The env's journal; {} when there is none. A damaged one (not UTF-8 JSON, nested, huge, not an
+    object) is kept, renamed beside it, and ``{"damaged": <its new name>}`` says so."""
+    path = journal_file(env)
     try:
-        data = json.loads(journal_file(env).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        with open(path, "rb") as fh:
+            raw = fh.read(_JOURNAL_MAX + 1)
+    except OSError:
         return {}
-    return data if isinstance(data, dict) else {}
+    try:
+        if len(raw) > _JOURNAL_MAX:
+            raise ValueError("too large")
+        data = json.loads(raw.decode("utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        return data
+    except (ValueError, RecursionError):
+        aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
+        try:
+            os.replace(path, aside)
+        except OSError:
+            return {}
+        return {"damaged": str(aside)}
 
 
 def clear_journal(env: Path) -> None:
@@ -263,10 +286,18 @@ def _legacy_recover(env: Path, j: dict[str, object]) -> str | None:
     return None
 
 
+def damaged_text(env: Path, j: dict[str, object]) -> str:
+    """What :func:`recover` says of a damaged journal (:func:`read_journal` kept it aside)."""
+    return (f"the journal of an interrupted upgrade of {env} was damaged; it was kept as {j['damaged']} and "
+            "nothing was moved")
+
+
 def recover(env: Path) -> str | None:
     """Finish or undo an interrupted swap (see the module's text). Returns what was done, or None
     when there was nothing to do. Raises OSError when a move fails (the journal is kept then)."""
     j = read_journal(env)
+    if "damaged" in j:
+        return damaged_text(env, j)
     if "keep_id" not in j:
         return _legacy_recover(env, j)
     keep_id, inc_id = j.get("keep_id"), j.get("incoming_id")

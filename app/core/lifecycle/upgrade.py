@@ -593,6 +593,8 @@ def recover(env: Path) -> str | None:
     An upgrade killed after the registry recorded it (only its journal was left) is complete; an
     undo killed after its swap is finished (the registry's record put back, the new stack deleted)."""
     j = st.read_journal(env)
+    if "damaged" in j:  # kept aside by read_journal
+        return st.damaged_text(env, j)
     if j.get("op") == "undo" and j.get("state") == "committed":
         _record_undone(env)
     if j.get("op") == "upgrade" and j.get("state") == "swapping" and j.get("incoming_id") is not None \
