@@ -2,7 +2,9 @@
 
 ``get(url)`` returns a :class:`Fetched` (status, content type, body) or raises :class:`FetchError`
 with a plain reason ("cannot connect to 127.0.0.1:4321: Connection refused", "HTTP 404 Not Found").
-It reads at most ``limit`` bytes (an index page or a data file, never a wheel), follows the
+``timeout`` is a deadline for the whole request, not for each read: a server that trickles a byte
+now and then is given up on when the time is over. It reads at most ``limit`` bytes (an index
+page or a data file, never a wheel), follows the
 environment's proxy settings as urllib does, takes an optional CA bundle, and never puts a URL's
 credentials into a message (:func:`app.core.indexes.display_url`).
 """
@@ -53,14 +55,26 @@ def get(url: str, *, accept: str = "*/*", timeout: float = DEFAULT_TIMEOUT_S, li
             handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=ca_bundle)))
         except (OSError, ssl.SSLError) as exc:
             raise FetchError(f"the CA bundle {ca_bundle} cannot be used ({exc})") from None
+    import time
+
     opener = urllib.request.build_opener(*handlers)
     req = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": USER_AGENT})
+    deadline = time.monotonic() + timeout
     try:
         with opener.open(req, timeout=timeout) as resp:
-            body = resp.read(limit + 1)
-            if len(body) > limit:
+            chunks: list[bytes] = []
+            size = 0
+            while size <= limit:
+                if time.monotonic() > deadline:
+                    raise FetchError(f"cannot read {shown}: it did not send the whole answer within {timeout:g} s")
+                chunk = resp.read1(min(1 << 16, limit + 1 - size))  # what arrived (one read at most)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+            if size > limit:
                 raise FetchError(f"{shown} is larger than {limit // (1 << 20)} MB; not read")
-            return Fetched(resp.geturl(), resp.status, resp.headers.get("Content-Type", ""), body)
+            return Fetched(resp.geturl(), resp.status, resp.headers.get("Content-Type", ""), b"".join(chunks))
     except urllib.error.HTTPError as exc:
         exc.close()
         raise FetchError(f"{shown} answered HTTP {exc.code} {exc.reason}", exc.code) from None

@@ -1,0 +1,60 @@
+"""Issue 27: a timeout is a deadline for the whole request. A server on the loopback interface that
+sends its headers at once and then one byte of its body every half second (never idle long enough
+for a per-read timeout) is given up on when the deadline is over, with a plain reason; a server
+that answers in time is read whole."""
+from __future__ import annotations
+
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from app.core.fetch import FetchError, get
+
+BODY = b'{"schema": 1, "rows": []}' * 8
+
+
+class _Trickle(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802  (http.server's name)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(BODY)))
+        self.end_headers()
+        delay = 0.5 if self.path == "/trickle" else 0.0
+        try:
+            for i in range(len(BODY)):
+                self.wfile.write(BODY[i:i + 1])
+                self.wfile.flush()
+                if delay:
+                    time.sleep(delay)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def server():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
+    srv.daemon_threads = True
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_a_trickling_server_is_given_up_on_at_the_deadline(server):
+    t0 = time.monotonic()
+    with pytest.raises(FetchError) as err:
+        get(f"{server}/trickle", timeout=2)
+    took = time.monotonic() - t0
+    assert took < 6, f"{took:.1f} s: the timeout was taken per read, not for the request"  # the body needs ~100 s
+    assert "did not send the whole answer within 2 s" in err.value.reason
+
+
+def test_a_server_that_answers_in_time_is_read_whole(server):
+    got = get(f"{server}/fast", timeout=5)
+    assert got.status == 200 and got.body == BODY
