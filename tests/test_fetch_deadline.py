@@ -58,3 +58,31 @@ def test_a_trickling_server_is_given_up_on_at_the_deadline(server):
 def test_a_server_that_answers_in_time_is_read_whole(server):
     got = get(f"{server}/fast", timeout=5)
     assert got.status == 200 and got.body == BODY
+
+
+def test_a_tls_failure_is_never_called_permission_denied():
+    """ssl.SSLError is an OSError whose errno is the SSL library's number (1, EPERM's number): it
+    read "permission denied". A real TLS handshake against a loopback server that speaks no TLS."""
+    import socket
+    import ssl
+
+    from app.core.oserrors import os_error_text
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    def answer() -> None:
+        conn, _ = srv.accept()
+        conn.sendall(b"HTTP/1.0 400 not tls\r\n\r\n" * 20)
+        conn.close()
+
+    t = threading.Thread(target=answer, daemon=True)
+    t.start()
+    ctx = ssl.create_default_context()
+    with socket.create_connection(srv.getsockname(), timeout=10) as raw, pytest.raises(ssl.SSLError) as err:
+        ctx.wrap_socket(raw, server_hostname="localhost")
+    srv.close()
+    text = os_error_text(err.value).render("en")
+    assert "permission" not in text and "TLS" in text, (err.value.errno, text)
+    assert "TLS" in os_error_text(err.value).render("zh_CN")

@@ -55,8 +55,22 @@ def errno_text(code: int | None, fallback: str = "", *, windows: bool = False) -
     return msg("oserror.other", "{reason}", reason=fallback or (f"error {code}" if code is not None else "error"))
 
 
+def _tls_text(exc: OSError) -> Msg | None:
+    """A TLS failure (``ssl.SSLError`` is an OSError whose errno is the SSL library's own number:
+    1 would read "permission denied") in words; None for any other error."""
+    names = {c.__name__ for c in type(exc).__mro__}
+    if "SSLError" not in names:
+        return None
+    reason = str(getattr(exc, "verify_message", "") or getattr(exc, "reason", "") or exc)
+    if "SSLCertVerificationError" in names:
+        return msg("oserror.tls_verify", "the server's certificate could not be verified ({reason})", reason=reason)
+    return msg("oserror.tls", "the secure (TLS) connection failed ({reason})", reason=reason)
+
+
 def os_error_text(exc: BaseException) -> Msg:
     """``exc`` (an OSError, a socket error) as a sentence; unknown ones keep their own text."""
+    if isinstance(exc, OSError) and (tls := _tls_text(exc)) is not None:
+        return tls
     if isinstance(exc, OSError):
         winerror = getattr(exc, "winerror", None)
         if isinstance(winerror, int):
