@@ -76,7 +76,7 @@ def test_seeding_takes_pip_from_the_same_sources_and_offline_from_ensurepip(tmp_
                        find_links=("/w",))
     (argv,) = backend.create_argv(tmp_path / "e", py, None, idx=idx)
     assert argv[argv.index("--seed"):] == ["--seed", "--index-url", "https://mirror.example/simple",
-                                           "--find-links", "/w"]
+                                           "--find-links", "/w", "--native-tls"]
     assert "https://download.pytorch.org/whl/cpu" not in argv  # the torch index holds no pip
     assert backend.seed_argv(tmp_path / "e", py, idx) is None
     offline = IndexOptions(find_links=("/w",), offline=True)
@@ -187,3 +187,19 @@ def test_offline_seeding_installs_ensurepips_own_pip_with_uv(tmp_path):
     argv = backend.seed_argv(tmp_path / "e", py, IndexOptions(find_links=("/w",), offline=True))
     assert argv is not None and argv[:3] == ["uv", "pip", "install"] and "--offline" in argv
     assert argv[argv.index("--find-links") + 1] == py.pip_wheels and argv[-1] == "pip"
+
+
+def test_uv_trusts_what_the_preflight_checked(monkeypatch):
+    """The pre-flight checks an index's certificate against this computer's trust store (Python's
+    ssl); uv gets the same store (--native-tls) unless a CA file is given (SSL_CERT_FILE, for both).
+    Before, uv used its built-in roots: an index signed by a company's own CA passed the
+    pre-flight and was then refused by uv."""
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)  # this machine's own setting aside
+    backend = UvVenv(kind="venv", installer="uv", tool="uv", uv="uv")
+    for ca, native in ((None, True), ("system", True), ("/etc/my-ca.pem", False)):
+        idx = IndexOptions(torch_index="https://download.pytorch.org/whl/cpu", ca_bundle=ca)
+        argv = backend.install_argv(Path("/e"), ["torch"], idx)
+        assert ("--native-tls" in argv) is native, (ca, argv)
+        assert backend.child_env(idx).get("SSL_CERT_FILE") == (None if native else ca)
+    offline = backend.install_argv(Path("/e"), ["torch"], IndexOptions(find_links=("/w",), offline=True))
+    assert "--native-tls" not in offline  # no network at all

@@ -424,9 +424,7 @@ class EnvBackend:
                 # uv gives --extra-index-url priority over --index-url and, with the
                 # first-index strategy, takes every package from the FIRST index that has it:
                 # torch, torchvision, torchaudio all come from the torch index, never mixed.
-                argv += [*_index_args(idx), "--index-strategy", "first-index"]
-                if idx.ca_bundle == "system":
-                    argv += ["--native-tls"]
+                argv += [*_index_args(idx), "--index-strategy", "first-index", *_uv_tls_args(idx)]
         else:
             argv = [py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
             if pip_version >= (24, 1):
@@ -505,9 +503,15 @@ def _seed_index_args(idx: IndexOptions) -> list[str]:
     argv = ["--index-url", idx.default_index] if idx.default_index else []
     for fl in idx.find_links:
         argv += ["--find-links", str(fl)]
-    if idx.ca_bundle == "system":
-        argv += ["--native-tls"]
-    return argv
+    return [*argv, *_uv_tls_args(idx)]
+
+
+def _uv_tls_args(idx: IndexOptions) -> list[str]:
+    """uv trusts the certificates the pre-flight checked against: this computer's trust store
+    (``--native-tls``), unless a CA file is given (then ``SSL_CERT_FILE`` names it, for both).
+    uv's own default is a built-in list of public roots: an index whose certificate this computer
+    trusts (a company's or a university's own CA) passed the pre-flight and was then refused by uv."""
+    return [] if idx.ca_bundle and idx.ca_bundle != "system" else ["--native-tls"]
 
 
 def _local_args(idx: IndexOptions) -> list[str]:
