@@ -100,8 +100,11 @@ class SetupWizard(QWizard):
             # style keeps Back beside Next, where a beginner looks for it, as on Linux
             self.setWizardStyle(QWizard.WizardStyle.ClassicStyle)
         opt = QWizard.WizardOption
-        self.setOptions((self.options() | opt.NoBackButtonOnStartPage | opt.NoCancelButtonOnLastPage)
-                        & ~opt.HaveHelpButton)  # one call: each setOption() re-lays the wizard out
+        # NoDefaultButton: Return in a text field never presses Next, Install or Finish (it started the
+        # install from the Environment page's fields, and closed the assistant from the Repair page);
+        # a focused button still takes Return and Space, and each button its Alt shortcut
+        self.setOptions((self.options() | opt.NoBackButtonOnStartPage | opt.NoCancelButtonOnLastPage
+                         | opt.NoDefaultButton) & ~opt.HaveHelpButton)  # one call: each setOption() re-lays it out
         self.setPixmap(QWizard.WizardPixmap.LogoPixmap, logo_pixmap(self.devicePixelRatioF()))
         welcome = WelcomePage(self.state, self)
         welcome.defer_work = lazy

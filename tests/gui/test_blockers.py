@@ -371,3 +371,28 @@ def test_next_stays_on_a_small_screen_at_any_scale(tmp_path, screen, scale, full
                           text=True, encoding="utf-8", errors="replace", timeout=1500, cwd=config.parent)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "FITS" in out and "1 passed" in out, out[-5000:]
+
+
+# ------------------------------------------------------------------ Confusing: Return in a field
+def test_return_in_a_field_never_starts_the_install(qtbot, tmp_path, torch_wheelhouse):
+    """With the plan ready (Install enabled), Return pressed in the Environment page's fields (name,
+    location, wheel folder) leaves the wizard on that page and starts nothing; the Install button
+    itself still takes Return once it has the focus."""
+    wiz, state, page = _wizard_at_environment(qtbot, tmp_path)
+    qtbot.keyClicks(page.find_links, str(torch_wheelhouse.folder))
+    _checks_ended(qtbot, page)
+    install = wiz.button(Button.CommitButton)
+    assert page.isComplete() and install.isEnabled(), page.checks
+    assert not install.isDefault() and not wiz.button(Button.NextButton).isDefault()
+    for field in (page.name, page.location, page.find_links):
+        field.setFocus()
+        qtbot.keyClick(field, Qt.Key.Key_Return)
+        qtbot.keyClick(field, Qt.Key.Key_Enter)
+        qtbot.wait(100)
+        assert wiz.currentId() == int(PageId.ENVIRONMENT), field.accessibleName()
+        assert not (tmp_path / "envs" / page.name.text()).exists()
+    install.setFocus()
+    qtbot.keyClick(install, Qt.Key.Key_Return)  # the button itself: on purpose
+    qtbot.waitUntil(lambda: wiz.currentId() == int(PageId.INSTALL), timeout=10000)
+    for p in wiz.busy_pages():
+        p.cancel_and_wait(60)
