@@ -677,7 +677,7 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+336"/>
+        <location filename="../../app/gui/pages/environment.py" line="+337"/>
         <source>(recommended)</source>
         <translation>（推荐）</translation>
     </message>
@@ -713,17 +713,22 @@
     </message>
     <message>
         <location line="+6"/>
-        <location line="+419"/>
+        <location line="+435"/>
         <source>Choose the CA certificates file</source>
         <translation>选择 CA 证书文件</translation>
     </message>
     <message>
-        <location line="-418"/>
+        <location line="-434"/>
         <source>Certificates (*.pem *.crt *.cer);;All files (*)</source>
         <translation>证书 (*.pem *.crt *.cer);;所有文件 (*)</translation>
     </message>
     <message>
-        <location line="+78"/>
+        <location line="+47"/>
+        <source>The name “{name}” is not one folder name: it would put the environment outside {location}. Use a plain name such as torch-env; to put it somewhere else, change Location.</source>
+        <translation>名称“{name}”不是一个单独的文件夹名：它会把环境放到 {location} 之外。请用一个简单的名称，例如 torch-env；要放到别处，请修改“位置”。</translation>
+    </message>
+    <message>
+        <location line="+47"/>
         <source>PyTorch will be added to the environment in {path}.</source>
         <translation>PyTorch 将安装到 {path} 中的已有环境。</translation>
     </message>
@@ -1032,7 +1037,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>正在检查…</translation>
     </message>
     <message>
-        <location line="-561"/>
+        <location line="-577"/>
         <source>Automatic: the PyTorch server, then verified mirrors</source>
         <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
     </message>
@@ -1083,7 +1088,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>已验证的镜像列在“PyTorch 下载来源”的最前面：每个镜像都有这个确切的文件，且 SHA-256 与 PyTorch 官方服务器的一致。选择一个即可使用；在你选择之前不会有任何改变。</translation>
     </message>
     <message>
-        <location line="+425"/>
+        <location line="+441"/>
         <source>Advanced: package index, mirror and proxy</source>
         <translation>高级：软件包索引、镜像与代理</translation>
     </message>
@@ -1790,7 +1795,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
 <context>
     <name>SetupWizard</name>
     <message>
-        <location filename="../../app/gui/wizard.py" line="+218"/>
+        <location filename="../../app/gui/wizard.py" line="+221"/>
         <source>Stop the installation?</source>
         <extracomment>The last page of each path (Welcome -&gt; ... -&gt; Done, Welcome -&gt; Environments -&gt; a task). what is left free around the window on a small screen: its frame and title bar, and a task bar the screen&apos;s available geometry does not know of</extracomment>
         <translation>要停止安装吗？</translation>

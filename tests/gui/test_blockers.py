@@ -396,3 +396,25 @@ def test_return_in_a_field_never_starts_the_install(qtbot, tmp_path, torch_wheel
     qtbot.waitUntil(lambda: wiz.currentId() == int(PageId.INSTALL), timeout=10000)
     for p in wiz.busy_pages():
         p.cancel_and_wait(60)
+
+
+def test_a_name_with_a_path_in_it_is_refused_and_the_target_line_is_normalised(qtbot, tmp_path, torch_wheelhouse):
+    """Confusing: Name accepted "a/b" and "../../x", putting the environment outside Location, and the
+    target line showed the path as typed. Typed into the real field, each is a failed check that
+    names the way out, Install stays off, and nothing is created anywhere."""
+    wiz, state, page = _wizard_at_environment(qtbot, tmp_path)
+    qtbot.keyClicks(page.find_links, str(torch_wheelhouse.folder))
+    for bad in ("a/b", "../../x", ".."):
+        page.name.clear()
+        qtbot.keyClicks(page.name, bad)
+        _checks_ended(qtbot, page)
+        assert not page.isComplete() and not wiz.button(Button.CommitButton).isEnabled(), bad
+        texts = " ".join(f"{m} {h}" for _n, s, m, h in page.checks if s == "error")
+        assert "is not one folder name" in texts and "change Location" in texts, (bad, page.checks)
+        assert ".." not in page.target_label.text()
+    assert not (tmp_path / "x").exists() and not (tmp_path.parent / "x").exists()
+    page.name.clear()
+    qtbot.keyClicks(page.name, "torch-ok")
+    _checks_ended(qtbot, page)
+    assert page.isComplete(), page.checks
+    assert str(tmp_path / "envs" / "torch-ok") in page.target_label.text()

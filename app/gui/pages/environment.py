@@ -26,6 +26,7 @@ network mount), one query at a time, the latest path winning.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from pathlib import Path
 
@@ -48,7 +49,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.disk import existing_ancestor, free_mb
-from app.core.errors import UserError, hint_text
+from app.core.errors import BadInput, UserError, hint_text
 from app.core.install import Check
 from app.core.locations import folder_path
 from app.core.recommend.types import NoCombination
@@ -555,10 +556,23 @@ class EnvironmentPage(BasePage):
         self.inputs_changed()
 
     def env_path(self) -> Path:
-        loc = Path(self.location.text().strip() or str(default_location())).expanduser()
+        """The folder the fields name, normalised (``a/../b`` is ``b``: the target line shows where it
+        really goes)."""
+        loc = Path(os.path.normpath(Path(self.location.text().strip() or str(default_location())).expanduser()))
         if self.existing.isChecked():
             return loc
-        return loc / (self.name.text().strip() or DEFAULT_NAME)
+        return Path(os.path.normpath(loc / (self.name.text().strip() or DEFAULT_NAME)))
+
+    def name_problem(self) -> str | None:
+        """Why the Name field cannot name a new folder inside Location (``a/b``, ``../x``), or None."""
+        if self.existing.isChecked():
+            return None
+        name = self.name.text().strip()
+        if any(sep in name for sep in ("/", "\\")) or name in (".", "..") or "\0" in name:
+            return self.tr("The name “{name}” is not one folder name: it would put the environment "
+                           "outside {location}. Use a plain name such as torch-env; to put it somewhere else, "
+                           "change Location.").format(name=name, location=self.location.text().strip())
+        return None
 
     def kind_installer(self) -> tuple[str, str]:
         if self.r_conda.isChecked() and self._conda_tool is not None:
@@ -571,6 +585,9 @@ class EnvironmentPage(BasePage):
         from app.core.install import InstallRequest
 
         kind, installer = self.kind_installer()
+        problem = self.name_problem()
+        if problem is not None:
+            raise BadInput(problem)
         # Folders may hold spaces ("C:\\Users\\Jane Doe\\wheels"): several are separated by ";" only.
         find_links = tuple(p.strip() for p in self.find_links.text().split(";") if p.strip())
         extra = tuple(p for p in re.split(r"[\s,;]+", self.extra_index.text().strip()) if p)
