@@ -378,7 +378,7 @@ def test_return_in_a_field_never_starts_the_install(qtbot, tmp_path, torch_wheel
     """With the plan ready (Install enabled), Return pressed in the Environment page's fields (name,
     location, wheel folder) leaves the wizard on that page and starts nothing; the Install button
     itself still takes Return once it has the focus."""
-    wiz, state, page = _wizard_at_environment(qtbot, tmp_path)
+    wiz, _state, page = _wizard_at_environment(qtbot, tmp_path)
     qtbot.keyClicks(page.find_links, str(torch_wheelhouse.folder))
     _checks_ended(qtbot, page)
     install = wiz.button(Button.CommitButton)
@@ -402,7 +402,7 @@ def test_a_name_with_a_path_in_it_is_refused_and_the_target_line_is_normalised(q
     """Confusing: Name accepted "a/b" and "../../x", putting the environment outside Location, and the
     target line showed the path as typed. Typed into the real field, each is a failed check that
     names the way out, Install stays off, and nothing is created anywhere."""
-    wiz, state, page = _wizard_at_environment(qtbot, tmp_path)
+    wiz, _state, page = _wizard_at_environment(qtbot, tmp_path)
     qtbot.keyClicks(page.find_links, str(torch_wheelhouse.folder))
     for bad in ("a/b", "../../x", ".."):
         page.name.clear()
