@@ -16,7 +16,7 @@ BODY = b'{"schema": 1, "rows": []}' * 8
 
 
 class _Trickle(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802  (http.server's name)
+    def do_GET(self) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(BODY)))
