@@ -134,7 +134,12 @@ def test_a_task_is_running_until_its_outcome_reaches_the_gui_thread(qtbot):
     task = Task(lambda on_event, cancel: "result")
     task.succeeded.connect(lambda r: seen.append((r, task.is_running())))
     task.start()
-    assert task.wait(10)  # the worker thread has ended; the GUI thread has not had the outcome yet
+    task._thread.join(10)  # the worker thread has ended; the GUI thread has not had the outcome yet
     assert task.is_running() and seen == []
     qtbot.waitUntil(lambda: not task.is_running(), timeout=5000)
     assert seen == [("result", False)]  # not running once its outcome is handled, in the same turn
+    # wait() on the GUI thread (closing, shutdown): the outcome is delivered before it returns
+    again = Task(lambda on_event, cancel: "again")
+    again.succeeded.connect(lambda r: seen.append((r, again.is_running())))
+    again.start()
+    assert again.wait(10) and not again.is_running() and seen[-1] == ("again", False)

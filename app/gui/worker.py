@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import cast
 
 import shiboken6
-from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal
 
 from app.core.cancel import CancelToken
 from app.core.errors import Cancelled, UserError
@@ -137,10 +137,15 @@ class Task(QObject):
         return shiboken6.isValid(self) and (self._owner is None or shiboken6.isValid(self._owner))
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the worker thread ends (tests and shutdown only)."""
+        """Block until the worker thread ends (tests and shutdown only). On the GUI thread its
+        outcome is then delivered at once (the queued deliveries of the relay), so a Task that
+        was waited for is not running any more and its page has had its result."""
         if self._thread is not None:
             self._thread.join(timeout)
-            return not self._thread.is_alive()
+            if self._thread.is_alive():
+                return False
+        if self._running and QThread.currentThread() is self._relay.thread():
+            QCoreApplication.sendPostedEvents(self._relay, 0)  # 0: every kind (the queued calls)
         return True
 
     # ---- the worker thread: only plain Python state and the relay ----
