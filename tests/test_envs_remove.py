@@ -23,7 +23,7 @@ from app.core.install import InstallPlan, InstallRequest
 from app.core.lifecycle.common import Refused
 from app.core.lifecycle.remove import delete_tree, plan_remove
 from tests.factories import make_install_result
-from tests.helpers import SCRIPTS, WINDOWS, can_symlink, site_packages, symlink
+from tests.helpers import SCRIPTS, can_symlink, site_packages, symlink
 from tests.tree import digest
 
 
@@ -135,9 +135,6 @@ def test_an_env_this_app_did_not_make_needs_force(tmp_path, capsys):
     assert registry.find(env) is None
 
 
-@pytest.mark.xfail(WINDOWS, strict=True, reason="Windows bug: NUL as stdin is a character device there (isatty() "
-                   "is True), so the prompt is asked and input() raises EOFError: a traceback, not 'Refusing without "
-                   "confirmation' (EOF typed at the prompt, Ctrl-Z or Ctrl-D, does the same everywhere)")
 def test_without_yes_and_without_a_terminal_nothing_is_deleted(tmp_path, capsys, monkeypatch):
     env = _env(tmp_path / "mine")
     before = digest(env)

@@ -167,8 +167,6 @@ sys.exit(subprocess.run([{sys.executable!r}, *sys.argv[1:]]).returncode)
     assert not env.exists() and not env.parent.exists()
 
 
-@pytest.mark.xfail(os.name == "nt", strict=True, reason="Windows bug: NUL as stdin is a character device there (isatty() "
-                   "is True), so 'Proceed? [y/N]' is asked and input() raises EOFError: a traceback, exit 1")
 def test_no_confirmation_without_a_terminal_exits_2(tmp_path):
     env = tmp_path / "env"
     r = cli("install", "--env", env, "--packages", "six", "--no-verify")

@@ -94,8 +94,6 @@ def test_bundle_auto_without_a_bundle_next_to_the_app(tmp_path):
     assert not (tmp_path / "env").exists()
 
 
-@pytest.mark.xfail(os.name == "nt", strict=True, reason="Windows bug: NUL as stdin is a character device there (isatty() "
-                   "is True), so 'Proceed? [y/N]' is asked and input() raises EOFError: a traceback, exit 1")
 def test_without_yes_and_without_a_terminal_nothing_happens(tmp_path):
     f = write(tmp_path / "answers.toml", '[environment]\npath = "env"\n[report]\nfolder = "reports"\n')
     res = cli("install", "--config", f)

@@ -205,11 +205,16 @@ def confirm(args: argparse.Namespace, out: TextIO | Console) -> None:
     """Ask before changing anything, unless ``--yes``; no terminal to ask on is a refusal."""
     if args.yes:
         return
-    if not sys.stdin or not sys.stdin.isatty():
+    from app.core.consoles import stdin_is_terminal
+
+    if not stdin_is_terminal():
         raise BadInput("Refusing to install without confirmation: standard input is not a "
                        "terminal.", hint="Pass --yes to install unattended.")
     out.flush()
-    answer = input("Proceed? [y/N] ").strip().lower()
+    try:
+        answer = input("Proceed? [y/N] ").strip().lower()
+    except EOFError:  # end of input typed at the prompt (Ctrl-D, Ctrl-Z): no
+        answer = ""
     if answer not in ("y", "yes"):
         raise BadInput("Not confirmed; nothing was done.")
 

@@ -104,11 +104,17 @@ def ask(args: argparse.Namespace, question: str, out: TextIO) -> None:
     """Ask before changing anything, unless ``--yes``; no terminal to ask on is a refusal (exit 2)."""
     if getattr(args, "yes", False):
         return
-    if not sys.stdin or not sys.stdin.isatty():
+    from app.core.consoles import stdin_is_terminal
+
+    if not stdin_is_terminal():
         raise BadInput("Refusing without confirmation: standard input is not a terminal; nothing was done.",
                        hint="Pass --yes to go ahead.")
     out.flush()
-    if input(f"{question} [y/N] ").strip().lower() not in ("y", "yes"):
+    try:
+        answer = input(f"{question} [y/N] ")
+    except EOFError:  # end of input typed at the prompt (Ctrl-D, Ctrl-Z): no
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
         raise BadInput("Not confirmed; nothing was done.")
 
 

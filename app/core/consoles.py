@@ -16,9 +16,34 @@ reading it can still tell what was there (``?`` would not). UTF-8 streams are le
 from __future__ import annotations
 
 import codecs
+import sys
 from typing import Any
 
-__all__ = ["tolerant", "tolerant_streams"]
+__all__ = ["stdin_is_terminal", "tolerant", "tolerant_streams"]
+
+
+def stdin_is_terminal() -> bool:
+    """Whether a person can answer on standard input. On Windows ``isatty()`` is True for NUL too
+    (a character device: what a service, a scheduled task or ``< NUL`` gives): only a console
+    handle answers GetConsoleMode, so that is asked as well."""
+    stream = sys.stdin
+    try:
+        if stream is None or not stream.isatty():
+            return False
+        fd = stream.fileno()
+    except (OSError, ValueError):  # closed, or not a real file
+        return False
+    if sys.platform == "win32":
+        import ctypes
+        import msvcrt
+
+        try:
+            handle = msvcrt.get_osfhandle(fd)
+        except OSError:
+            return False
+        mode = ctypes.c_uint32()
+        return bool(ctypes.windll.kernel32.GetConsoleMode(ctypes.c_void_p(handle), ctypes.byref(mode)))
+    return True
 
 ESCAPE = "backslashreplace"
 # the error handlers that raise on a character the encoding lacks ("surrogateescape" is Python's
