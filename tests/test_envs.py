@@ -145,8 +145,6 @@ def test_uv_plan_puts_the_torch_index_first_and_never_mixes(tmp_path):
     assert pp.commands()[0][1:3] == ["-m", "venv"]
 
 
-@pytest.mark.xfail(WINDOWS, strict=True, reason="Windows bug: the plan of a new conda env shows <env>\\Scripts\\python.exe "
-                   "for its pip step (conda puts python.exe in the env's root, which the install then runs)")
 def test_conda_plan_creates_with_python_then_pip(tmp_path, monkeypatch):
     monkeypatch.setenv("CONDA_EXE", sys.executable)  # any existing file stands for conda here
     p = core.plan(core.InstallRequest(tmp_path / "c", kind="conda", installer="pip",

@@ -41,14 +41,16 @@ WINDOWS = os.name == "nt"
 
 # --------------------------------------------------------------------------- env layout
 
-def env_python(env_path: str | os.PathLike[str]) -> Path:
-    """The interpreter of the env at ``env_path`` (venv or conda layout, this OS)."""
+def env_python(env_path: str | os.PathLike[str], kind: str | None = None) -> Path:
+    """The interpreter of the env at ``env_path`` (venv or conda layout, this OS). ``kind``
+    ("conda", "venv") says the layout of an env that does not exist yet (a plan's commands)."""
     env = Path(env_path)
     if WINDOWS:
         for cand in (env / "Scripts" / "python.exe", env / "python.exe"):
             if cand.exists():
                 return cand
-        return env / ("python.exe" if is_conda_env(env) else "Scripts/python.exe")
+        conda = kind == "conda" if kind is not None else is_conda_env(env)
+        return env / ("python.exe" if conda else "Scripts/python.exe")
     for name in ("python", "python3"):
         cand = env / "bin" / name
         if cand.exists() or cand.is_symlink():
@@ -415,7 +417,7 @@ class EnvBackend:
         of broken files). The installer replaces them only once it has the new files: nothing is
         taken out before the replacement is in hand (uv: ``--reinstall-package``; pip:
         ``--force-reinstall``, which downloads everything before it uninstalls anything)."""
-        py = str(env_python(env_path))
+        py = str(env_python(env_path, self.kind))
         if self.installer == "uv":
             argv = [self.uv or "uv", "pip", "install", "--python", py]
             if idx.offline:
@@ -460,14 +462,14 @@ class EnvBackend:
         return runner.clean_env(extra)
 
     def freeze_argv(self, env_path: Path) -> list[str]:
-        py = str(env_python(env_path))
+        py = str(env_python(env_path, self.kind))
         if self.installer == "uv":
             return [self.uv or "uv", "pip", "freeze", "--python", py]
         return [py, "-m", "pip", "freeze", "--all", "--disable-pip-version-check"]
 
     def restore_argv(self, env_path: Path, snapshot: Path, idx: IndexOptions) -> list[list[str]]:
         """Commands that bring the env back to exactly ``snapshot`` (a freeze file)."""
-        py = str(env_python(env_path))
+        py = str(env_python(env_path, self.kind))
         if self.installer == "uv":
             argv = [self.uv or "uv", "pip", "sync", "--python", py, "--allow-empty-requirements"]
             for fl in idx.find_links:
@@ -482,7 +484,7 @@ class EnvBackend:
         return [[*argv, "-r", str(snapshot)]]
 
     def uninstall_argv(self, env_path: Path, names: Sequence[str]) -> list[str]:
-        py = str(env_python(env_path))
+        py = str(env_python(env_path, self.kind))
         if self.installer == "uv":
             return [self.uv or "uv", "pip", "uninstall", "--python", py, *names]
         return [py, "-m", "pip", "uninstall", "-y", "--disable-pip-version-check", *names]

@@ -240,7 +240,7 @@ class InstallPlan:
 
     @property
     def env_python(self) -> Path:
-        return env_python(self.env_path)
+        return env_python(self.env_path, self.kind)
 
     def _commands_or_empty(self) -> list[list[str]]:
         try:
