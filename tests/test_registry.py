@@ -14,7 +14,7 @@ from app.core.install import InstallPlan, InstallRequest
 from app.core.registry import EnvRecord, Sources, Verification
 from app.core.text import render
 from tests.factories import make_check, make_install_result, make_recommendation, make_verify_report
-from tests.helpers import WINDOWS, site_packages
+from tests.helpers import site_packages
 
 
 @pytest.fixture
@@ -107,9 +107,6 @@ def test_a_registry_from_a_newer_version_is_left_alone(home):
     assert f.read_text(encoding="utf-8") == content
 
 
-@pytest.mark.xfail(WINDOWS, strict=False, reason="Windows bug, intermittent (not strict for that): os.replace of "
-                   "environments.json under the registry's lock fails now and then with WinError 5 (access denied), "
-                   "and the write is not tried again")
 def test_writes_are_atomic_and_serialised(home):
     """Many threads recording at once: every record lands, the file is always valid JSON."""
     envs = [_fake_env(home / f"e{i}") for i in range(12)]

@@ -28,6 +28,7 @@ import json
 import os
 import re
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from typing import TextIO
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
@@ -468,6 +469,22 @@ def append_private(path: str | os.PathLike[str], text: str) -> None:
         fh.write(mask(text))
 
 
+#: Windows: a reader that has the target open (another assistant reading the list of environments,
+#: an antivirus scan) makes os.replace fail with WinError 5 or 32 for a moment; tried again after these.
+_REPLACE_RETRY_S = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8)
+
+
+def _replace(tmp: str, target: str) -> None:
+    for delay in (*_REPLACE_RETRY_S, None):
+        try:
+            os.replace(tmp, target)
+            return
+        except PermissionError as exc:
+            if os.name != "nt" or getattr(exc, "winerror", None) not in (5, 32) or delay is None:
+                raise
+            time.sleep(delay)
+
+
 def write_private(path: str | os.PathLike[str], text: str, *, masked: bool = True) -> None:
     """``text`` (masked unless ``masked`` is False: the caller masked it already, or it is a
     machine's record that must stay exact) as the whole of ``path``, mode 0600, replaced in one
@@ -483,7 +500,7 @@ def write_private(path: str | os.PathLike[str], text: str, *, masked: bool = Tru
             fh.write(mask(text) if masked else text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        _replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)
