@@ -160,3 +160,29 @@ def set_field_texts(label: QLabel, text: str, field: QWidget, *, name: str | Non
     (those given; see ``set_texts``)."""
     label.setText(text)
     set_texts(field, name=name, tip=tip, placeholder=placeholder)
+
+
+_wheel_guard = None
+
+
+def no_wheel_unless_focused(*combos: QWidget) -> None:
+    """The mouse wheel over a combo box scrolls the page, as over any other part of it; it changes
+    the choice only once the box has the focus (clicked or tabbed to). A beginner scrolling down the
+    Environment page changed the download source without noticing."""
+    global _wheel_guard
+    from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
+
+    if _wheel_guard is None:
+        class _WheelGuard(QObject):
+            def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+                if event.type() == QEvent.Type.Wheel and isinstance(obj, QWidget) and not obj.hasFocus():
+                    parent = obj.parentWidget()
+                    if parent is not None:  # on up to the scroll area around it, as if the box were not there
+                        QCoreApplication.sendEvent(parent, event)
+                    return True
+                return False
+
+        _wheel_guard = _WheelGuard()
+    for combo in combos:
+        combo.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # the wheel does not give it the focus
+        combo.installEventFilter(_wheel_guard)

@@ -418,3 +418,33 @@ def test_a_name_with_a_path_in_it_is_refused_and_the_target_line_is_normalised(q
     _checks_ended(qtbot, page)
     assert page.isComplete(), page.checks
     assert str(tmp_path / "envs" / "torch-ok") in page.target_label.text()
+
+
+def test_the_mouse_wheel_over_a_choice_scrolls_the_page_instead(qtbot, tmp_path):
+    """Confusing: the wheel over a combo box changed the choice (the download source, the version)
+    while the user meant to scroll the page. Over a box without the focus it changes nothing; once
+    the box has the focus, the wheel chooses as usual."""
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QWheelEvent
+
+    wiz, _state, page = _wizard_at_environment(qtbot, tmp_path)
+    _checks_ended(qtbot, page)
+    page.advanced.set_expanded(True)
+    combo = next(c for c in (page.mirror_choice, page.python) if c.isEnabled() and c.count() > 1)
+
+    def wheel(delta: int) -> None:
+        centre = QPointF(combo.width() / 2, combo.height() / 2)
+        ev = QWheelEvent(centre, combo.mapToGlobal(centre), QPoint(0, 0), QPoint(0, delta), Qt.MouseButton.NoButton,
+                         Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+        QApplication.sendEvent(combo, ev)
+        qtbot.wait(50)
+
+    combo.setCurrentIndex(0)
+    wiz.button(Button.NextButton).setFocus()
+    for delta in (-120, -120, 120, -120):
+        wheel(delta)
+        assert combo.currentIndex() == 0, "the wheel changed a choice the user was not on"
+    combo.setFocus()
+    qtbot.waitUntil(combo.hasFocus, timeout=2000)
+    wheel(-120)
+    assert combo.currentIndex() != 0  # focused: the wheel chooses

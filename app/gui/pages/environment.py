@@ -57,7 +57,15 @@ from app.core.session import Planned, Stage
 from app.core.sources.routing import Route
 from app.core.system import ToolInfo
 from app.core.text import Text, msg, render
-from app.gui.build import add_all, button, clear_layout, command_view, set_field_texts, set_texts
+from app.gui.build import (
+    add_all,
+    button,
+    clear_layout,
+    command_view,
+    no_wheel_unless_focused,
+    set_field_texts,
+    set_texts,
+)
 from app.gui.i18n import current_language
 from app.gui.pages._commands import commands_text
 from app.gui.pages.base import BasePage
@@ -134,6 +142,7 @@ class EnvironmentPage(BasePage):
         loc_row.addWidget(self.location, 1)
         loc_row.addWidget(self.browse)
         self.python = QComboBox()
+        no_wheel_unless_focused(self.python)
         self.python.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.python_note = muted(WrapLabel())  # a row of the form: as tall as its text
         self.python_note.hide()
@@ -188,6 +197,7 @@ class EnvironmentPage(BasePage):
         self.offer_banner = Banner("info")
         self.offer_banner.hide()
         self.mirror_choice = QComboBox()
+        no_wheel_unless_focused(self.mirror_choice)
         self.mirror_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.check_mirrors = button(self.run_mirror_check)
         self.l_mirror_choice = QLabel()

@@ -44,7 +44,7 @@ from PySide6.QtWidgets import (
 from app.core.errors import BadInput, UserError, render_hint
 from app.core.freshness import wizard_notes
 from app.core.text import Text, render
-from app.gui.build import add_all, button, clear_layout, command_view, set_texts
+from app.gui.build import add_all, button, clear_layout, command_view, no_wheel_unless_focused, set_texts
 from app.gui.i18n import current_language
 from app.gui.pages._commands import command_text, commands_text
 from app.gui.pages.base import BasePage
@@ -168,6 +168,7 @@ class ChangeDialog(QDialog):
         self.choices: Choices = current or Choices()
         self.opts: Options | None = None
         self.backend, self.variant, self.torch, self.python = QComboBox(), QComboBox(), QComboBox(), QComboBox()
+        no_wheel_unless_focused(self.backend, self.variant, self.torch, self.python)
         # Read-only text that scrolls: some machines have many greyed choices, each with a reason.
         self.why_not = QPlainTextEdit()
         self.why_not.setReadOnly(True)
@@ -445,6 +446,7 @@ class RecommendationPage(BasePage):
         self.cmd_note = muted(QLabel())
         self.cmd_note.setWordWrap(True)
         self.installer = QComboBox()
+        no_wheel_unless_focused(self.installer)
         self.installer.addItem("uv", "uv")
         self.installer.addItem("pip", "pip")
         self.installer.currentIndexChanged.connect(lambda _i: self._render())
