@@ -407,7 +407,7 @@ def deep_wheels(tmp_path_factory) -> Path:
 @pytest.mark.lane
 def test_lane_a_folder_too_deep_is_refused_before_anything_is_created_and_installs_with_long_paths(
         tmp_path, deep_wheels):
-    top = tmp_path / "envs"
+    top = tmp_path / ("deep-" + "x" * 60) / "envs"  # deep whatever the temporary folder (the lane's is short)
     env = top / "torch env"
     args = ("install", "--env", env, "--installer", "uv", "--packages", "deep-demo", "--find-links", deep_wheels,
             "--yes", "--no-verify")
@@ -415,7 +415,7 @@ def test_lane_a_folder_too_deep_is_refused_before_anything_is_created_and_instal
         refused = _cli(*args)
     out = refused.stdout + refused.stderr
     assert refused.returncode == 2, out
-    assert not top.exists()  # nothing was created, not even the parent folder
+    assert not top.parent.exists()  # nothing was created, not even the parent folders
     assert "is too deep for Windows" in out and "Nothing was changed" in out
     assert f"{ntpath.splitdrive(str(env))[0]}\\torch-envs\\torch env" in out  # the short folder offered
     assert "--env" in out and "LongPathsEnabled" in out

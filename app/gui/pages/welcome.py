@@ -12,7 +12,7 @@ from PySide6.QtCore import QT_TRANSLATE_NOOP, Signal
 from PySide6.QtWidgets import QButtonGroup, QComboBox, QGridLayout, QHBoxLayout, QLabel, QRadioButton, QWidget
 
 from app.gui import i18n
-from app.gui.build import add_all, no_wheel_unless_focused
+from app.gui.build import add_all
 from app.gui.pages import PageId
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
@@ -52,8 +52,7 @@ class WelcomePage(BasePage):
         self.intro.setWordWrap(True)
 
         self.language_label = QLabel()
-        self.language = QComboBox()
-        no_wheel_unless_focused(self.language)
+        self.language = QComboBox()  # (no wheel guard: the page does not scroll, and it paints before Qt loads)
         # Sized without measuring every item: "简体中文" would load a CJK font (~35 ms, 3 MB)
         # before the first window could appear; it loads when the list opens.
         self.language.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
