@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -64,6 +65,15 @@ def test_upgrade_verifies_in_staging_swaps_and_undoes(tmp_path, capsys, local_wh
     env = _make_env(tmp_path / "work env", local_wheels, default_index)  # a space in the path, on purpose
     (env / "notes.txt").write_text("my notes, kept in the env folder\n", encoding="utf-8")
     before = digest(env)
+    # a folder of the user's at the staging path: refused, and left as it was (the cleanup deleted it)
+    squatter = env.parent / f".{env.name}.torch-setup-staging"
+    (squatter / "data").mkdir(parents=True)
+    (squatter / "data" / "mine.csv").write_text("x,y\n", encoding="utf-8")
+    kept = digest(squatter)
+    rc, out, err = _cli(capsys, *_upgrade_args(env, second_torch))
+    assert rc == 2 and "was not made by this assistant" in out + err, out + err
+    assert digest(squatter) == kept and digest(env) == before
+    shutil.rmtree(squatter)
 
     rc, out, err = _cli(capsys, *_upgrade_args(env, second_torch))
     assert rc == 0, out + err
@@ -99,9 +109,15 @@ def test_upgrade_verifies_in_staging_swaps_and_undoes(tmp_path, capsys, local_wh
     rc, out, _ = _cli(capsys, *_upgrade_args(env, second_torch))
     assert rc == 2 and "waits to be confirmed or undone" in json.loads(out)["message"]
 
-    # undo: the env from before the upgrade, byte for byte; the new stack is gone
+    # undo: the env from before the upgrade, byte for byte; the new stack is gone; a folder of the
+    # user's at the name the undo sets the new stack aside under is never touched
+    theirs = env.parent / f".{env.name}.torch-setup-undone"
+    theirs.mkdir()
+    (theirs / "keep.txt").write_text("mine\n", encoding="utf-8")
     rc, out, err = _cli(capsys, "upgrade", "--env", str(env), "--undo", "--yes", "--json")
     assert rc == 0, err
+    assert (theirs / "keep.txt").read_text(encoding="utf-8") == "mine\n"
+    shutil.rmtree(theirs)
     assert digest(env) == before
     assert not old.exists()
     assert registry.find(env).pending_upgrade is None
