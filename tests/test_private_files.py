@@ -121,3 +121,32 @@ def test_detect_out_is_private(tmp_path):
     text = out.read_text(encoding="utf-8")
     json.loads(text)
     assert TOKEN not in text and TOKEN not in res.stdout + res.stderr
+
+
+def test_a_token_in_the_users_pip_conf_appears_nowhere(tmp_path, tiny_wheels):
+    """The pip.conf input of must-show 3: the user's own pip configuration names an index with a
+    token (user:password and a query token). An install with pip plans from it and its pre-flight
+    checks it (refused: nothing listens there); the token is in no output and no file of the
+    assistant's, and the log is 0600."""
+    home = tmp_path / "user"
+    conf = home / (".config/pip/pip.conf" if os.name != "nt" else "AppData/Roaming/pip/pip.ini")
+    conf.parent.mkdir(parents=True)
+    conf.write_text("[global]\nindex-url = http://me:PipConf-T0ken@127.0.0.1:9/simple/?token=PipConf-Q7\n",
+                    encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
+    env.update(HOME=str(home), APPDATA=str(home / "AppData" / "Roaming"), TORCH_SETUP_HOME=str(tmp_path / "state"),
+               PYTHONIOENCODING="utf-8")
+    res = subprocess.run([sys.executable, "-m", "app", "install", "--env", str(tmp_path / "env"), "--installer", "pip",
+                          "--packages", "netlab-dep==0.5", "six", "--find-links", str(tiny_wheels), "--yes",
+                          "--no-verify", "--json"], cwd=REPO, env=env, capture_output=True, text=True,
+                         encoding="utf-8", timeout=300, stdin=subprocess.DEVNULL)
+    out = res.stdout + res.stderr
+    assert "Traceback" not in out
+    assert "127.0.0.1:9" in out  # the index from pip.conf was used (and shown) ...
+    for secret in ("PipConf-T0ken", "PipConf-Q7"):  # ... without its token
+        assert secret not in out
+        for p in (tmp_path / "state").rglob("*"):
+            if p.is_file():
+                assert secret.encode() not in p.read_bytes(), p
+    logs = list((tmp_path / "state").rglob("*.log"))
+    assert logs and all(os.name == "nt" or _mode(p) == PRIVATE_MODE for p in logs)

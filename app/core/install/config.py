@@ -56,6 +56,10 @@ def pip_config_index() -> str | None:
     found = None
     for f in pip_config_files():
         found = _index_in(f) or found
+    if found:  # a token in the user's pip.conf is hidden wherever the URL goes (checks, logs, reports)
+        from app.core.secrets import remember_url
+
+        remember_url(found)
     return found
 
 
