@@ -72,17 +72,26 @@ def test_a_tls_failure_is_never_called_permission_denied():
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
 
-    def answer() -> None:
+    def answer() -> None:  # a plain-text answer, then wait for the client to give up (no reset)
         conn, _ = srv.accept()
-        conn.sendall(b"HTTP/1.0 400 not tls\r\n\r\n" * 20)
-        conn.close()
+        with conn:
+            conn.sendall(b"HTTP/1.0 400 not tls\r\n\r\n" * 20)
+            conn.settimeout(10)
+            try:
+                while conn.recv(4096):
+                    pass
+            except OSError:
+                pass
 
     t = threading.Thread(target=answer, daemon=True)
     t.start()
     ctx = ssl.create_default_context()
-    with socket.create_connection(srv.getsockname(), timeout=10) as raw, pytest.raises(ssl.SSLError) as err:
-        ctx.wrap_socket(raw, server_hostname="localhost")
-    srv.close()
+    try:
+        with socket.create_connection(srv.getsockname(), timeout=10) as raw, pytest.raises(ssl.SSLError) as err:
+            ctx.wrap_socket(raw, server_hostname="localhost")
+    finally:
+        t.join(15)
+        srv.close()
     text = os_error_text(err.value).render("en")
     assert "permission" not in text and "TLS" in text, (err.value.errno, text)
     assert "TLS" in os_error_text(err.value).render("zh_CN")
