@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from app.core import envs
-from app.core.envs import IndexOptions, PythonInfo, UvVenv
+from app.core.envs import IndexOptions, PythonInfo, UvVenv, uv_system_certs_flag
 from app.core.install import InstallRequest, plan
 from app.core.install.request import CommandRun, InstallResult, masked
 from app.core.report import SessionReport
@@ -76,7 +76,7 @@ def test_seeding_takes_pip_from_the_same_sources_and_offline_from_ensurepip(tmp_
                        find_links=("/w",))
     (argv,) = backend.create_argv(tmp_path / "e", py, None, idx=idx)
     assert argv[argv.index("--seed"):] == ["--seed", "--index-url", "https://mirror.example/simple",
-                                           "--find-links", "/w", "--native-tls"]
+                                           "--find-links", "/w", uv_system_certs_flag("uv")]
     assert "https://download.pytorch.org/whl/cpu" not in argv  # the torch index holds no pip
     assert backend.seed_argv(tmp_path / "e", py, idx) is None
     offline = IndexOptions(find_links=("/w",), offline=True)
@@ -189,9 +189,13 @@ def test_offline_seeding_installs_ensurepips_own_pip_with_uv(tmp_path):
     assert argv[argv.index("--find-links") + 1] == py.pip_wheels and argv[-1] == "pip"
 
 
+TLS_FLAGS = {"--system-certs", "--native-tls"}
+
+
 def test_uv_trusts_what_the_preflight_checked(monkeypatch):
     """The pre-flight checks an index's certificate against this computer's trust store (Python's
-    ssl); uv gets the same store (--native-tls) unless a CA file is given (SSL_CERT_FILE, for both).
+    ssl); uv gets the same store (--system-certs, or --native-tls on a uv without it) unless a CA file
+    is given (SSL_CERT_FILE, for both).
     Before, uv used its built-in roots: an index signed by a company's own CA passed the
     pre-flight and was then refused by uv."""
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)  # this machine's own setting aside
@@ -199,7 +203,15 @@ def test_uv_trusts_what_the_preflight_checked(monkeypatch):
     for ca, native in ((None, True), ("system", True), ("/etc/my-ca.pem", False)):
         idx = IndexOptions(torch_index="https://download.pytorch.org/whl/cpu", ca_bundle=ca)
         argv = backend.install_argv(Path("/e"), ["torch"], idx)
-        assert ("--native-tls" in argv) is native, (ca, argv)
+        assert bool(TLS_FLAGS & set(argv)) is native, (ca, argv)
         assert backend.child_env(idx).get("SSL_CERT_FILE") == (None if native else ca)
     offline = backend.install_argv(Path("/e"), ["torch"], IndexOptions(find_links=("/w",), offline=True))
-    assert "--native-tls" not in offline  # no network at all
+    assert not TLS_FLAGS & set(offline)  # no network at all
+    # the uv this project installs has --system-certs, and --native-tls is deprecated there (a warning
+    # on every run): the flag is asked of the real uv
+    from app.core.envs import uv_bin
+
+    real = uv_bin()
+    assert real is not None
+    res = subprocess.run([real, "pip", "install", "--help"], capture_output=True, text=True, timeout=60)
+    assert uv_system_certs_flag(real) == ("--system-certs" if "--system-certs" in res.stdout else "--native-tls")

@@ -426,7 +426,7 @@ class EnvBackend:
                 # uv gives --extra-index-url priority over --index-url and, with the
                 # first-index strategy, takes every package from the FIRST index that has it:
                 # torch, torchvision, torchaudio all come from the torch index, never mixed.
-                argv += [*_index_args(idx), "--index-strategy", "first-index", *_uv_tls_args(idx)]
+                argv += [*_index_args(idx), "--index-strategy", "first-index", *_uv_tls_args(idx, self.uv)]
         else:
             argv = [py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
             if pip_version >= (24, 1):
@@ -499,21 +499,35 @@ def _index_args(idx: IndexOptions) -> list[str]:
     return argv
 
 
-def _seed_index_args(idx: IndexOptions) -> list[str]:
+def _seed_index_args(idx: IndexOptions, uv: str | None) -> list[str]:
     """Where ``uv venv --seed`` gets pip: the user's package index (mirror) and wheel folders;
     never the torch index, which need not hold pip."""
     argv = ["--index-url", idx.default_index] if idx.default_index else []
     for fl in idx.find_links:
         argv += ["--find-links", str(fl)]
-    return [*argv, *_uv_tls_args(idx)]
+    return [*argv, *_uv_tls_args(idx, uv)]
 
 
-def _uv_tls_args(idx: IndexOptions) -> list[str]:
-    """uv trusts the certificates the pre-flight checked against: this computer's trust store
-    (``--native-tls``), unless a CA file is given (then ``SSL_CERT_FILE`` names it, for both).
-    uv's own default is a built-in list of public roots: an index whose certificate this computer
-    trusts (a company's or a university's own CA) passed the pre-flight and was then refused by uv."""
-    return [] if idx.ca_bundle and idx.ca_bundle != "system" else ["--native-tls"]
+def _uv_tls_args(idx: IndexOptions, uv: str | None) -> list[str]:
+    """uv trusts the certificates the pre-flight checked against: this computer's trust store,
+    unless a CA file is given (then ``SSL_CERT_FILE`` names it, for both). uv's own default is a
+    built-in list of public roots: an index whose certificate this computer trusts (a company's or
+    a university's own CA) passed the pre-flight and was then refused by uv."""
+    return [] if idx.ca_bundle and idx.ca_bundle != "system" else [uv_system_certs_flag(uv)]
+
+
+_TLS_FLAG: dict[str, str] = {}
+
+
+def uv_system_certs_flag(uv: str | None) -> str:
+    """The option that makes this uv use the system's certificates: ``--system-certs`` where uv has
+    it (``--native-tls`` is deprecated there and says so on every run), else ``--native-tls``.
+    Asked once per uv binary (its ``pip install --help``)."""
+    exe = uv or "uv"
+    if exe not in _TLS_FLAG:
+        res = runner.run([exe, "pip", "install", "--help"], timeout=30)
+        _TLS_FLAG[exe] = "--system-certs" if res.ok and "--system-certs" in res.stdout else "--native-tls"
+    return _TLS_FLAG[exe]
 
 
 def _local_args(idx: IndexOptions) -> list[str]:
@@ -541,7 +555,7 @@ class UvVenv(EnvBackend):
         # change which Python or which settings the new env gets.
         argv = [self.uv or "uv", "venv", str(env_path), "--python", target, "--no-project", "--no-config", "--quiet"]
         if idx is not None and not idx.offline:
-            argv += ["--seed", *_seed_index_args(idx)]
+            argv += ["--seed", *_seed_index_args(idx, self.uv)]
         return [argv]
 
     def seed_argv(self, env_path: Path, python: PythonInfo | None, idx: IndexOptions) -> list[str] | None:
