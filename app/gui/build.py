@@ -162,17 +162,20 @@ def set_field_texts(label: QLabel, text: str, field: QWidget, *, name: str | Non
     set_texts(field, name=name, tip=tip, placeholder=placeholder)
 
 
-_wheel_guard = None
+_wheel_guard_type: type | None = None
 
 
 def no_wheel_unless_focused(*combos: QWidget) -> None:
     """The mouse wheel over a combo box scrolls the page, as over any other part of it; it changes
     the choice only once the box has the focus (clicked or tabbed to). A beginner scrolling down the
-    Environment page changed the download source without noticing."""
-    global _wheel_guard
+    Environment page changed the download source without noticing.
+
+    Each box gets its own filter, a child of the box (Qt deletes it with the box): one shared
+    filter without a parent outlived the application and hung a windowed exit on Windows."""
+    global _wheel_guard_type
     from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
 
-    if _wheel_guard is None:
+    if _wheel_guard_type is None:
         class _WheelGuard(QObject):
             def eventFilter(self, obj: QObject, event: QEvent) -> bool:
                 if event.type() == QEvent.Type.Wheel and isinstance(obj, QWidget) and not obj.hasFocus():
@@ -182,7 +185,7 @@ def no_wheel_unless_focused(*combos: QWidget) -> None:
                     return True
                 return False
 
-        _wheel_guard = _WheelGuard()
+        _wheel_guard_type = _WheelGuard
     for combo in combos:
         combo.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # the wheel does not give it the focus
-        combo.installEventFilter(_wheel_guard)
+        combo.installEventFilter(_wheel_guard_type(combo))
