@@ -195,3 +195,62 @@ def test_the_install_never_builds_the_env_on_an_interpreter_of_another_architect
     fitting, notes = envs.find_python("3.12", report, arch="x86_64")
     assert fitting is None or fitting.path != str(fake)
     assert any(str(fake) in n and "x86 Python" in n and "need x86_64" in n for n in notes), notes
+
+
+# ------------------------------------------------------------------ no fitting Python here: uv is asked by key
+
+def _only_a_32bit_python(tmp_path: Path) -> SystemReport:
+    """A report whose only Python 3.19 (a version no machine has yet) is a 32-bit one: a real script
+    that answers the probe as one."""
+    fake = tmp_path / "python3.19"
+    answer = json.dumps({"version": "3.19.0", "implementation": "cpython", "executable": str(fake),
+                         "has_venv": True, "pip": "25.0", "pip_wheels": None, "is_venv": False,
+                         "facts": "32 win32 x86 - AMD64", "sys_platform": "win32"})
+    fake.write_text(f"#!/bin/sh\n/bin/cat <<'EOF'\n{answer}\nEOF\n", encoding="utf-8")
+    fake.chmod(0o755)
+    return SystemReport(tools={"python3.19": ToolInfo("python3.19", str(fake), "3.19.0")})
+
+
+@pytest.mark.posix_only("the stand-in 32-bit interpreter is a shell script")
+def test_with_no_fitting_python_uv_is_asked_for_one_of_the_wheels_architecture(tmp_path):
+    """The 32-bit Python is passed over; ``uv venv --python 3.19`` would take it again (uv looks for
+    any 3.19), so the plan names uv's key: this OS, the wheels' architecture."""
+    from app.core.install import InstallRequest, plan
+    from app.core.pyarch import this_family
+    from tests.factories import make_recommendation
+
+    report = _only_a_32bit_python(tmp_path)
+    here = {"linux": "linux-x86_64", "windows": "win-amd64", "macos": "macos-arm64"}[this_family() or "linux"]
+    rec = make_recommendation(platform=here)
+    p = plan(InstallRequest(tmp_path / "env", python="3.19", recommendation=rec), report)
+    assert p.python is None and any("x86 Python" in n for n in p.python_notes), p.python_notes
+    key = uv_request("3.19", this_family(), python_arch_for(here))
+    assert key is not None and p.uv_python == key
+    create = p.commands()[0]
+    assert create[create.index("--python") + 1] == key, create
+    assert p.to_dict()["uv_python"] == key
+    # an interpreter given by path is used as given, not asked for by key
+    assert plan(InstallRequest(tmp_path / "env2", python=str(tmp_path / "python3.19"), recommendation=rec),
+                report).uv_python is None
+
+
+def test_the_real_uv_takes_the_key_and_never_an_interpreter_of_another_architecture(tmp_path):
+    """uv itself: the key for this interpreter's own architecture finds it (``uv venv`` makes the env
+    on it); the same version for another architecture finds none here (no download allowed)."""
+    from app.core.pyarch import this_family
+
+    uv = envs.uv_bin()
+    assert uv, "uv is a dependency of the assistant"
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    own = _expected_here()
+    other = "aarch64" if own == "x86_64" else "x86_64"
+    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "UV_NO_CONFIG": "1"}
+    good = uv_request(version, this_family(), own)
+    made = subprocess.run([uv, "venv", str(tmp_path / "ok"), "--python", good, "--no-project", "--quiet"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    bad = uv_request(version, this_family(), other)
+    refused = subprocess.run([uv, "venv", str(tmp_path / "no"), "--python", bad, "--no-project", "--quiet"],
+                             env=env, capture_output=True, text=True, timeout=120)
+    assert refused.returncode != 0 and bad in refused.stderr, (refused.returncode, refused.stderr)
+    assert not (tmp_path / "no" / "pyvenv.cfg").exists()

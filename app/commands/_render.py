@@ -188,7 +188,7 @@ def print_plan(plan: InstallPlan, checks: Sequence[Check], out: TextIO | Console
     print(f"Environment : {plan.env_path} ({where} {plan.kind}, {plan.installer})", file=out)
     py = plan.python
     print("Python      : " + (f"{py.version} ({py.path})" if py else
-                              f"{plan.python_request or 'default'} (uv will look for it)"), file=out)
+                              f"{plan.uv_python or plan.python_request or 'default'} (uv will look for it)"), file=out)
     print("Packages    : " + (" ".join(plan.packages) or f"from bundle {plan.request.bundle}"), file=out)
     if plan.index.torch_index:
         print(f"Torch index : {plan.index.torch_index}", file=out)

@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass
 
 __all__ = ["FACTS_SNIPPET", "ArchFacts", "facts_of_this_process", "interpreter_arch", "norm_arch", "parse_facts",
-           "same_arch", "uv_request", "wheel_arch"]
+           "same_arch", "this_family", "uv_request", "wheel_arch"]
 
 # Python 2.7 and 3.x, no site (-S), no third-party module. Defines _tsa_facts() -> "bits plat machine
 # translated native" (one line, no spaces inside a field; "-" for what could not be read).
@@ -168,10 +168,11 @@ def facts_of_this_process() -> ArchFacts:
     except Exception:
         mach = os.environ.get("PROCESSOR_ARCHITECTURE", "-") if os.name == "nt" else os.uname()[4]
         line = f"{struct.calcsize('P') * 8} {sysconfig.get_platform()} {mach} - -"
-    return parse_facts(str(line), _family())
+    return parse_facts(str(line), this_family())
 
 
-def _family() -> str | None:
+def this_family() -> str | None:
+    """This machine's OS family in the report's vocabulary (``linux``, ``macos``, ``windows``)."""
     return {"linux": "linux", "darwin": "macos", "win32": "windows"}.get(
         sys.platform, "linux" if sys.platform.startswith("linux") else None)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.core import envs, requirements
+from app.core import envs, pyarch, requirements
 from app.core.bundle import Manifest, check_bundle
 from app.core.distinfo import TORCH_FAMILY
 from app.core.enums import Backend
@@ -270,4 +270,17 @@ def plan(request: InstallRequest, report: SystemReport | None = None) -> Install
         bundle_manifest=what.manifest, requirements_file=what.requirements_file,
         notes=(*what.notes, *((why,) if why else ()), *index_notes), python_notes=python_notes,
         pip_version=_pip_version(request, env_path, backend, python),
+        uv_python=_uv_python(request, backend, python, what.python_spec),
     )
+
+
+def _uv_python(request: InstallRequest, backend: EnvBackend, python: PythonInfo | None,
+               spec: str | None) -> str | None:
+    """What ``uv venv --python`` is given when no interpreter here fits: the version with this
+    machine's OS and the architecture the build's wheels need, so that uv finds or downloads a
+    Python of that architecture and never the one of another that was passed over."""
+    if python is not None or backend.installer != "uv" or backend.kind != "venv" or not spec \
+            or not _MINOR.match(spec):
+        return None
+    arch = _wheels_arch(request)
+    return pyarch.uv_request(spec, pyarch.this_family(), arch) if arch else None

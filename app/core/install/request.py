@@ -190,6 +190,10 @@ class InstallPlan:
     # installed again although the installed version fits (a repair): replaced by the installer only
     # once it has the new files
     reinstall: tuple[str, ...] = ()
+    # uv's key for the Python to look for or download when none here fits
+    # (``cpython-3.12-windows-x86_64-none``): a version alone lets uv take an interpreter of another
+    # architecture (the 32-bit one that was passed over); None where uv is not asked for one
+    uv_python: str | None = None
 
     @property
     def kind(self) -> str:
@@ -219,8 +223,8 @@ class InstallPlan:
         """(step, argv) that make the new env, pip included (a uv env is seeded with it); [] for an existing env."""
         if not self.new_env:
             return []
-        steps = [("create-env", argv) for argv in self.backend.create_argv(self.env_path, self.python,
-                                                                          self.python_request, idx=self.index)]
+        steps = [("create-env", argv) for argv in self.backend.create_argv(
+            self.env_path, self.python, self.uv_python or self.python_request, idx=self.index)]
         seed = self.backend.seed_argv(self.env_path, self.python, self.index)
         return steps + ([("seed-pip", seed)] if seed else [])
 
@@ -256,6 +260,7 @@ class InstallPlan:
             "backend": self.backend.describe(),
             "python": self.python.to_dict() if self.python else None,
             "python_request": self.python_request,
+            "uv_python": self.uv_python,
             "packages": list(self.packages),
             "torch_index": display_url(self.index.torch_index) if self.index.torch_index else None,
             "default_index": display_url(self.index.default_index) if self.index.default_index else None,
