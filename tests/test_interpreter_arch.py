@@ -244,7 +244,10 @@ def test_the_real_uv_takes_the_key_and_never_an_interpreter_of_another_architect
     version = f"{sys.version_info[0]}.{sys.version_info[1]}"
     own = _expected_here()
     other = "aarch64" if own == "x86_64" else "x86_64"
-    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "UV_NO_CONFIG": "1"}
+    # this interpreter's own folder first on PATH, where uv looks (the lane's venv Python is not one it takes)
+    base = str(Path(getattr(sys, "_base_executable", sys.executable)).parent)
+    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "UV_NO_CONFIG": "1",
+           "PATH": base + os.pathsep + os.environ.get("PATH", "")}
     good = uv_request(version, this_family(), own)
     made = subprocess.run([uv, "venv", str(tmp_path / "ok"), "--python", good, "--no-project", "--quiet"],
                           env=env, capture_output=True, text=True, timeout=120)
