@@ -4,6 +4,8 @@ Every server binds 127.0.0.1 (there is no host parameter: nothing here can liste
 else), runs ``serve_forever`` in one background thread, serves each connection in its own
 thread, and on :meth:`LoopbackServer.stop` closes every open connection, joins every thread
 it started and closes its sockets, so a test leaves no thread, socket or ResourceWarning behind.
+``lifetime_s`` bounds a server that a script starts: it stops by itself when that time is over.
+:attr:`LoopbackServer.peak_connections` is the most connections it ever had open at once.
 """
 from __future__ import annotations
 
@@ -125,16 +127,19 @@ class LoopbackServer:
 
     handler: type[socketserver.BaseRequestHandler]
 
-    def __init__(self, port: int = 0, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(self, port: int = 0, tls: ssl.SSLContext | None = None, lifetime_s: float | None = None) -> None:
         self.requested_port = port
         self.tls_context = tls
+        self.lifetime_s = lifetime_s
         self.log = RequestLog()
         self.errors: list[str] = []
         self.stopping = threading.Event()
         self._conns: set[socket.socket] = set()
         self._conns_lock = threading.Lock()
+        self._peak = 0
         self._server: _ThreadedLoopbackTCP | None = None
         self._thread: threading.Thread | None = None
+        self._timer: threading.Timer | None = None
 
     # --------------------------------------------------------------------------- lifecycle
     def start(self) -> LoopbackServer:
@@ -144,12 +149,18 @@ class LoopbackServer:
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         name=f"netlab-{type(self).__name__}-{self.port}", daemon=True)
         self._thread.start()
+        if self.lifetime_s is not None:
+            self._timer = threading.Timer(self.lifetime_s, self.stop)
+            self._timer.daemon = True
+            self._timer.start()
         return self
 
     def stop(self) -> None:
         server, self._server = self._server, None
         if server is None:
             return
+        if self._timer is not None and self._timer is not threading.current_thread():
+            self._timer.cancel()
         self.stopping.set()
         server.shutdown()  # serve_forever returns; no new connections are accepted
         with self._conns_lock:
@@ -203,6 +214,7 @@ class LoopbackServer:
     def _track(self, conn: socket.socket) -> None:
         with self._conns_lock:
             self._conns.add(conn)
+            self._peak = max(self._peak, len(self._conns))
 
     def _untrack(self, conn: socket.socket) -> None:
         with self._conns_lock:
@@ -217,6 +229,16 @@ class LoopbackServer:
     def open_connections(self) -> int:
         with self._conns_lock:
             return len(self._conns)
+
+    @property
+    def peak_connections(self) -> int:
+        """The most connections open at once since the start (or :meth:`reset_peak`)."""
+        with self._conns_lock:
+            return self._peak
+
+    def reset_peak(self) -> None:
+        with self._conns_lock:
+            self._peak = len(self._conns)
 
 
 class TLSHandlerMixin:

@@ -14,6 +14,13 @@ against the request PATH (``"/whl/cu132/*"``), pages included.
   answer reaches byte ``after`` of the file (an offset in the FILE: a client that resumes with
   a Range request at or past it gets headers and no byte); ``times`` requests (None: always).
 * :class:`Slow`: ``delay_s`` before the first byte and/or at most ``bytes_per_s``.
+* :class:`Stall`: the connection is accepted and then nothing comes (``after`` None: not even
+  the headers; ``after`` N: the headers and the file up to byte N, then nothing), held open
+  until the client gives up, the server stops or ``hold_s`` is over; ``times`` requests (None:
+  always). What a mirror does when it hangs: no error, no close, no more bytes.
+
+A server's :class:`~tests.netlab.link.Link` (a paced link: total and per-connection rate caps,
+latency per request) shapes every answer on top of these.
 """
 from __future__ import annotations
 
@@ -64,7 +71,15 @@ class Slow:
     chunk: int = 16 * 1024
 
 
-Behaviour = Status | Redirect | WrongHash | Drop | Slow
+@dataclass(frozen=True)
+class Stall:
+    after: int | None = None
+    times: int | None = None
+    hold_s: float = 120.0
+
+
+Behaviour = Status | Redirect | WrongHash | Drop | Slow | Stall
+_KINDS = (Status, Redirect, WrongHash, Drop, Slow, Stall)
 BehaviourMap = Mapping[str, Behaviour | Sequence[Behaviour]]
 
 
@@ -90,9 +105,9 @@ class Rule:
 def compile_rules(behaviours: BehaviourMap | None) -> tuple[Rule, ...]:
     rules: list[Rule] = []
     for pattern, value in (behaviours or {}).items():
-        items: Iterable[Behaviour] = (value,) if isinstance(value, (Status, Redirect, WrongHash, Drop, Slow)) else value
+        items: Iterable[Behaviour] = (value,) if isinstance(value, _KINDS) else value
         for b in items:
-            if not isinstance(b, (Status, Redirect, WrongHash, Drop, Slow)):
+            if not isinstance(b, _KINDS):
                 raise TypeError(f"not a netlab behaviour: {b!r}")
             rules.append(Rule(pattern, b, len(rules)))
     return tuple(rules)
@@ -100,7 +115,7 @@ def compile_rules(behaviours: BehaviourMap | None) -> tuple[Rule, ...]:
 
 def parse_behaviour(text: str) -> tuple[str, Behaviour]:
     """CLI form ``PATTERN=SPEC``: ``403``, ``404``, ``redirect[:URL]``, ``wronghash[:page|:FILE]``,
-    ``drop:BYTES[:TIMES|always]``, ``slow:BYTES_PER_S[:DELAY_S]``."""
+    ``drop:BYTES[:TIMES|always]``, ``slow:BYTES_PER_S[:DELAY_S]``, ``stall[:BYTES[:TIMES|always]]``."""
     pattern, sep, spec = text.partition("=")
     if not sep or not pattern or not spec:
         raise ValueError(f"expected PATTERN=SPEC, got {text!r}")
@@ -119,4 +134,7 @@ def parse_behaviour(text: str) -> tuple[str, Behaviour]:
     if kind == "slow":
         rate, _, delay = rest.partition(":")
         return pattern, Slow(int(rate) if rate else None, float(delay or 0))
+    if kind == "stall":
+        after, _, times = rest.partition(":")
+        return pattern, Stall(int(after) if after else None, None if times in ("", "always") else int(times))
     raise ValueError(f"unknown behaviour {spec!r}")

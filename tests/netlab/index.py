@@ -15,7 +15,10 @@ Routes (``O`` = ``server.origin``)::
 Project pages carry ``#sha256=`` fragments, ``data-requires-python`` and (unless
 ``core_metadata=False``) ``data-core-metadata``; with ``pep691=True`` a request that accepts
 ``application/vnd.pypi.simple.v1+json`` gets PEP 691 JSON. Files answer HEAD and single
-``Range`` requests (206). Every request is logged (``server.log``) without its credentials.
+``Range`` requests (206; ``ranges=False``: a server that ignores them and sends the whole file,
+with no ``Accept-Ranges``). Every request is logged (``server.log``) without its credentials;
+:attr:`IndexServer.bytes_out` counts every byte of every answer body sent. ``link`` paces the
+answers (:mod:`tests.netlab.link`).
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import html
 import http.server
 import json
 import re
+import select
 import socket
 import ssl
 import threading
@@ -48,11 +52,13 @@ from tests.netlab.behaviours import (
     Redirect,
     Rule,
     Slow,
+    Stall,
     Status,
     WrongHash,
     compile_rules,
 )
 from tests.netlab.files import FakeRelease, IndexFile
+from tests.netlab.link import ConnPace, Link
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
@@ -80,8 +86,13 @@ class IndexServer(LoopbackServer):
     def __init__(self, files: Iterable[Path | IndexFile] = (), *, behaviours: BehaviourMap | None = None,
                  tls: ssl.SSLContext | None = None, auth: tuple[str, str] | None = None, pep691: bool = True,
                  core_metadata: bool = True, variants: Iterable[str] | None = None,
-                 fake: Iterable[FakeRelease] = (), port: int = 0) -> None:
-        super().__init__(port=port, tls=tls)
+                 fake: Iterable[FakeRelease] = (), port: int = 0, link: Link | None = None,
+                 ranges: bool = True, lifetime_s: float | None = None) -> None:
+        super().__init__(port=port, tls=tls, lifetime_s=lifetime_s)
+        self.link = link
+        self.ranges = ranges
+        self._out = 0
+        self._out_lock = threading.Lock()
         listed: list[IndexFile] = [f if isinstance(f, IndexFile) else IndexFile.from_path(Path(f)) for f in files]
         for release in fake:
             listed.extend(release.files())
@@ -123,6 +134,22 @@ class IndexServer(LoopbackServer):
         return self._with_auth(f"{self.origin}/files/{quote(filename)}", auth)
 
     # --------------------------------------------------------------------------- queries
+    @property
+    def bytes_out(self) -> int:
+        """Bytes of answer bodies (files and pages) sent to clients so far (each chunk counted as it is
+        handed to the socket: a client that went away may not have read the last one)."""
+        with self._out_lock:
+            return self._out
+
+    def count_out(self, n: int) -> None:
+        with self._out_lock:
+            self._out += n
+
+    def file_bytes(self, filename: str) -> int:
+        """Bytes of ``filename`` sent so far, over every request for it (as the log has them)."""
+        return sum(r.bytes_sent for r in self.log.all() if r.method == "GET"
+                   and unquote(r.path.rsplit("/", 1)[-1]) == filename)
+
     def files_served(self) -> list[str]:
         """File names answered with file bytes (GET 200/206), in request order."""
         out = []
@@ -148,14 +175,19 @@ class IndexServer(LoopbackServer):
         return self._refused.origin
 
     def take_drop(self, rule: Rule) -> bool:
-        """True when this request is one that ``rule`` (a Drop) drops."""
-        assert isinstance(rule.behaviour, Drop)
+        """True when this request is one that ``rule`` (a Drop or a Stall) applies to."""
+        assert isinstance(rule.behaviour, (Drop, Stall))
         with self._drops_lock:
             done = self._drops.get(rule.ordinal, 0)
             if rule.behaviour.times is not None and done >= rule.behaviour.times:
                 return False
             self._drops[rule.ordinal] = done + 1
             return True
+
+    def reset_drops(self) -> None:
+        """Drops and stalls with ``times`` apply again from the next request (a new sample)."""
+        with self._drops_lock:
+            self._drops.clear()
 
     def on_stop(self) -> None:
         if self._refused is not None:
@@ -182,6 +214,7 @@ class IndexHandler(TLSHandlerMixin, http.server.BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         self.owner = self.server.owner  # type: ignore[assignment]
+        self.pace = ConnPace()  # this connection's place on the owner's link
         super().setup()
 
     def log_message(self, format: str, *args: object) -> None:
@@ -200,6 +233,9 @@ class IndexHandler(TLSHandlerMixin, http.server.BaseHTTPRequestHandler):
         owner = self.owner
         self._entry = LoggedRequest(self.command, path, clean_headers(self.headers), 0)
         self._recorded = False
+        if owner.link is not None and not owner.link.wait_latency(owner.stopping):
+            self.close_connection = True
+            return
         user = None
         if owner.auth is not None:
             creds = basic_credentials(self.headers.get("Authorization"))
@@ -373,12 +409,13 @@ class IndexHandler(TLSHandlerMixin, http.server.BaseHTTPRequestHandler):
         self._record(code, 0 if head else len(body), note)
         self.end_headers()
         if not head:
+            self.owner.count_out(len(body))
             self.wfile.write(body)
 
     # long: range, slow, wrong-hash and drop all shape the same byte loop
     def _send(self, body: _Body, ctype: str, head: bool, rules: list[Rule], ranged: bool) -> None:
         start, length, status = 0, body.size, 200
-        want = self.headers.get("Range") if ranged else None
+        want = self.headers.get("Range") if ranged and self.owner.ranges else None
         if want:
             span = _parse_range(want, body.size)
             if span is None:
@@ -386,20 +423,27 @@ class IndexHandler(TLSHandlerMixin, http.server.BaseHTTPRequestHandler):
                 return
             if span != (0, body.size):
                 start, length, status = span[0], span[1] - span[0], 206
-        drop_after = None
+        drop_after, stall = None, None
         for r in rules if not head else ():
-            if isinstance(r.behaviour, Drop) and r.behaviour.after < start + length and self.owner.take_drop(r):
-                drop_after = max(0, r.behaviour.after - start)  # the offset is in the file
+            b = r.behaviour
+            if isinstance(b, (Drop, Stall)) and (b.after or 0) < start + length and self.owner.take_drop(r):
+                drop_after = max(0, (b.after or 0) - start)  # the offset is in the file
+                stall = b if isinstance(b, Stall) else None
                 break
+        if stall is not None and stall.after is None:  # accepted, and then nothing at all
+            self._record(0, 0, "stalled before the headers")
+            self._hold(stall)
+            self.close_connection = True
+            return
         target = length if (head or drop_after is None) else drop_after  # bytes this answer will carry
         if drop_after is not None and not head:
-            note = f"dropped after {target} bytes"
+            note = f"{'stalled' if stall else 'dropped'} after {target} bytes"
         else:
             note = "wrong bytes" if body.wrong else ""
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(length))
-        if ranged:
+        if ranged and self.owner.ranges:
             self.send_header("Accept-Ranges", "bytes")
         if status == 206:
             self.send_header("Content-Range", f"bytes {start}-{start + length - 1}/{body.size}")
@@ -408,6 +452,9 @@ class IndexHandler(TLSHandlerMixin, http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if not head:
             sent = self._stream(body, start, target, rules, status, note)
+            if stall is not None and sent == target:
+                self.wfile.flush()
+                self._hold(stall)
             if sent < length:  # dropped (or stopped): headers promised more than was sent
                 self.close_connection = True
                 try:
@@ -421,7 +468,8 @@ class IndexHandler(TLSHandlerMixin, http.server.BaseHTTPRequestHandler):
         slow = [r.behaviour for r in rules if isinstance(r.behaviour, Slow)]
         rate = min((s.bytes_per_s for s in slow if s.bytes_per_s), default=None)
         delay = max((s.delay_s for s in slow), default=0.0)
-        chunk = min((s.chunk for s in slow), default=256 * 1024)
+        link = self.owner.link
+        chunk = min((s.chunk for s in slow), default=64 * 1024 if link is not None else 256 * 1024)
         stopping = self.owner.stopping
         if delay and stopping.wait(delay):
             self._record(status, 0, "stopped")
@@ -444,8 +492,11 @@ class IndexHandler(TLSHandlerMixin, http.server.BaseHTTPRequestHandler):
                     ahead = (sent + len(data)) / rate - (time.monotonic() - began)
                     if ahead > 0 and stopping.wait(ahead):
                         break
+                if link is not None and not link.pace(self.pace, len(data), stopping):
+                    break
                 if sent + len(data) >= target:
                     self._record(status, target, note)
+                self.owner.count_out(len(data))  # before the write: a client that has the bytes finds them counted
                 self.wfile.write(data)
                 sent += len(data)
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, TimeoutError):
@@ -456,6 +507,18 @@ class IndexHandler(TLSHandlerMixin, http.server.BaseHTTPRequestHandler):
                 fh.close()
         self._record(status, sent, "stopped")
         return sent
+
+
+    def _hold(self, stall: Stall) -> None:
+        """Send nothing more until the client goes away, the server stops or ``hold_s`` is over."""
+        ends = time.monotonic() + stall.hold_s
+        while time.monotonic() < ends and not self.owner.stopping.is_set():
+            try:
+                readable, _, _ = select.select([self.connection], [], [], 0.2)
+                if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                    return  # the client closed its side
+            except (OSError, ValueError):
+                return
 
 
 IndexServer.handler = IndexHandler  # type: ignore[assignment]
