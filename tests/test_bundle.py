@@ -21,10 +21,16 @@ REPO = Path(__file__).resolve().parents[1]
 PY = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 
-def cli(*args, prefix=(), timeout=900) -> subprocess.CompletedProcess:
+def cli(*args, prefix=(), timeout=900, env=None) -> subprocess.CompletedProcess:
     return subprocess.run([*prefix, sys.executable, "-m", "app.cli", *map(str, args)], cwd=REPO,
                           capture_output=True, text=True, encoding="utf-8", timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, env=env)
+
+
+def _no_pip_config() -> dict[str, str]:
+    """This process's environment without pip's configuration (its find-links hold the real torch)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    return {**env, "PIP_CONFIG_FILE": os.devnull}
 
 
 @pytest.fixture(scope="module")
@@ -244,3 +250,53 @@ def test_bundle_from_an_unreachable_index_is_refused_at_once(tmp_path):
         core.build_bundle(out, packages=["torch"], python_version=PY,
                           index_url="http://127.0.0.1:9/whl/cpu")
     assert not out.exists()
+
+
+def _loopback_only() -> list[str]:
+    """A network namespace with nothing but the loopback interface, up."""
+    _no_network_prefix()
+    return ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+
+
+@pytest.mark.netns
+def test_a_bundle_from_a_wheel_folder_alone_when_no_index_can_be_reached(tmp_path):
+    """Issue 29, item 6: ``bundle --find-links DIR`` (the recommendation's index unreachable) is
+    built from the folder, as ``install --find-links`` is, and says so; the folder holds the wheels
+    for the target platform the docs name (not this machine's, so the closure check alone did not
+    decide it). The bundle installs with no network. Before: "The index … cannot be reached"."""
+    prefix = _loopback_only()
+    tag = f"cp{PY.replace('.', '')}"
+    folder = tmp_path / "wheels ü"
+    from tests.netlab import build_wheel
+
+    torch = build_wheel(folder, "torch", "2.13.0+cpu", tag=f"{tag}-{tag}-manylinux_2_28_x86_64",
+                        payload={"lib.bin": os.urandom(64 * 1024)})
+    out = tmp_path / "bundle"
+    r = cli("bundle", "--out", out, "--python", PY, "--platform", "manylinux_2_28_x86_64", "--backend", "cpu",
+            "--find-links", folder, prefix=prefix, timeout=300, env=_no_pip_config())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "built from your wheel folder(s) alone" in r.stderr and "cannot be reached" in r.stderr
+    assert f"Every wheel came from your folder(s) {folder}" in r.stdout
+    m = core.check_bundle(out)
+    assert [(f.name, f.sha256) for f in m.files] == [(torch.name, core.sha256_of(torch))]
+    assert m.from_folders and m.find_links == (str(folder),) and m.index_url is None
+    env = tmp_path / "env"
+    r = cli("install", "--env", env, "--from-bundle", out, "--yes", "--no-verify", "--json", prefix=prefix)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(r.stdout)["install"]["torch_version"] == "2.13.0+cpu"
+
+
+@pytest.mark.netns
+def test_no_index_and_a_folder_that_lacks_a_dependency_is_refused_naming_both(tmp_path):
+    prefix = _loopback_only()
+    tag = f"cp{PY.replace('.', '')}"
+    folder = tmp_path / "wheels"
+    from tests.netlab import build_wheel
+
+    build_wheel(folder, "torch", "2.13.0+cpu", tag=f"{tag}-{tag}-manylinux_2_28_x86_64", requires=["filelock"])
+    out = tmp_path / "bundle"
+    r = cli("bundle", "--out", out, "--python", PY, "--platform", "manylinux_2_28_x86_64", "--backend", "cpu",
+            "--find-links", folder, prefix=prefix, timeout=300, env=_no_pip_config())
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "cannot be reached" in r.stderr and f"folder(s) {folder} do not hold everything" in r.stderr
+    assert "filelock" in r.stderr and not out.exists()

@@ -94,5 +94,7 @@ def run(args) -> int:
         print(f"Bundle written to {args.out}: {len(m.files)} wheels, "
               f"{m.total_bytes / 1e6:.0f} MB, for Python {m.python_version} on "
               f"{m.platforms[0]}.")
+        if m.from_folders:
+            print(f"Every wheel came from your folder(s) {', '.join(m.find_links)}; no index was used.")
         print(f"On the target: torch-setup install --env PATH --from-bundle {args.out}")
     return 0

@@ -44,7 +44,7 @@ from app.core.deletion import delete_entry, delete_tree, is_link
 from app.core.enums import Phase, PhaseState
 from app.core.envs import env_python, find_python, uv_bin
 from app.core.errors import BadInput, Cancelled, UserError
-from app.core.events import Event, LogEvent, PhaseEvent, ProgressEvent, ignore
+from app.core.events import Event, LogEvent, PhaseEvent, ProgressEvent, WarningEvent, ignore
 from app.core.indexes import probe_index
 from app.core.locations import local_path
 from app.core.progress import ProgressParser
@@ -148,6 +148,7 @@ class Manifest:
     recommendation: Recommendation | None = None  # what the bundle was built for (None: --packages)
     index_url: str | None = None
     find_links: tuple[str, ...] = ()
+    from_folders: bool = False  # every wheel came from the find_links folders; no index was asked
     requirements_file: str = REQUIREMENTS
     wheels_dir: str = WHEELS
     format: str = FORMAT
@@ -190,7 +191,7 @@ class Manifest:
             platforms=tuple(_words(f, "platforms")), packages=tuple(f.texts("packages", max_items=MAX_FILES)),
             files=files, created=f.text("created") or "", assistant_version=f.text("assistant_version") or "",
             recommendation=_recommendation(f), index_url=f.text("index_url"),
-            find_links=tuple(f.texts("find_links", max_items=256)),
+            find_links=tuple(f.texts("find_links", max_items=256)), from_folders=f.get("from_folders") is True,
             requirements_file=_file_name(f, "requirements_file", REQUIREMENTS),
             wheels_dir=_folder_name(f, "wheels_dir", WHEELS), format=FORMAT, format_version=version or FORMAT_VERSION)
 
@@ -360,6 +361,46 @@ def _refuse_bad_request(out: Path, packages: Sequence[str], python_version: str)
                        hint="Choose a new folder for the bundle.")
 
 
+@dataclass(frozen=True)
+class _Sources:
+    """Where a bundle's wheels come from: the folders alone, or the indexes (and a verified route)."""
+
+    local_only: bool
+    route: Route | None = None
+    index_urls: tuple[str, ...] = ()
+    refusal: BadInput | None = None  # why no index can serve, when the folders are tried alone instead
+
+
+def _sources(packages: Sequence[str], index_url: str | None, extra_index_urls: Sequence[str], target: _Target,
+             settings: SourceSettings) -> _Sources:
+    """The folders alone when they hold everything; else the indexes (their route verified and each
+    reached); and when no index can serve, the folders alone again if there are any (the download
+    then says whether they hold everything, as the install's binding to the folders does)."""
+    if _all_in_folders(packages, settings.find_links, target):
+        return _Sources(True)
+    try:
+        route = _route(packages, index_url, target, settings) if index_url else None
+        chosen = route.chosen if route is not None else None
+        torch_index = torch_origin(index_url) if index_url else None
+        if chosen is not None and route is not None:
+            torch_index = chosen.source.url_for(variant_of_index(route.index_url))
+        index_urls = tuple(u for u in (torch_index, *extra_index_urls) if u)
+        _refuse_unreachable([u for u in index_urls if chosen is None or u != torch_index], settings.proxy,
+                            settings.ca_bundle)
+    except BadInput as refusal:
+        if not scan(_folders_of(settings.find_links)):
+            raise
+        return _Sources(True, refusal=refusal)
+    return _Sources(False, route, index_urls)
+
+
+def _folders_lack(refusal: BadInput, err: UserError, find_links: Sequence[str | os.PathLike[str]]) -> BadInput:
+    """The refusal for indexes that cannot serve and folders that do not hold everything."""
+    return BadInput(msg("bundle.folders_lack", "{refusal} Your wheel folder(s) {folders} do not hold everything "
+                        "either.", refusal=refusal.message, folders=", ".join(_folders_of(find_links))),
+                    hint=refusal.hint, lines=err.lines, log_path=err.log_path)
+
+
 def _refuse_unreachable(urls: Sequence[str], proxy: str | None = None, ca_bundle: str | None = None) -> None:
     for url in urls:
         err, _warn = probe_index(url, proxy=proxy, ca_bundle=ca_bundle)
@@ -370,12 +411,16 @@ def _refuse_unreachable(urls: Sequence[str], proxy: str | None = None, ca_bundle
                                 "needs no index at all.")
 
 
+def _folders_of(find_links: Sequence[str | os.PathLike[str]]) -> list[str]:
+    return [f for f in map(local_path, find_links) if f is not None]
+
+
 def _all_in_folders(packages: Sequence[str], find_links: Sequence[str | os.PathLike[str]], target: _Target) -> bool:
     """The wheel folders hold ``packages`` and everything they need on the target (this machine's
     platform only: the tags of another platform are not this machine's)."""
     if target.platform != this_platform() or not find_links:
         return False
-    wheels = scan([f for f in map(local_path, find_links) if f is not None])
+    wheels = scan(_folders_of(find_links))
     return bool(wheels) and closure(packages, wheels, target.python_version).complete
 
 
@@ -511,19 +556,14 @@ def build_bundle(out: str | os.PathLike[str], *, packages: Sequence[str], python
     out = Path(out).absolute()
     _refuse_bad_request(out, packages, python_version)
     target = _Target(python_version, implementation, platform or this_platform())
-    local_only = _all_in_folders(packages, find_links, target)
-    route = None
-    torch_index = torch_origin(index_url) if index_url else None
-    if not local_only and index_url:
-        settings = SourceSettings(find_links=tuple(map(str, find_links)), index_url=index_url if user_index else None,
-                                  mirrors=mirrors, proxy=proxy, ca_bundle=ca_bundle)
-        route = _route(packages, index_url, target, settings)
-    chosen = route.chosen if route is not None else None
-    if chosen is not None:
-        torch_index = chosen.source.url_for(variant_of_index(route.index_url) if route else None)
-    index_urls = [] if local_only else [u for u in (torch_index, *extra_index_urls) if u]
-    if not local_only:
-        _refuse_unreachable([u for u in index_urls if chosen is None or u != torch_index], proxy, ca_bundle)
+    settings = SourceSettings(find_links=tuple(map(str, find_links)), index_url=index_url if user_index else None,
+                              mirrors=mirrors, proxy=proxy, ca_bundle=ca_bundle)
+    src = _sources(packages, index_url, extra_index_urls, target, settings)
+    route, index_urls, local_only = src.route, src.index_urls, src.local_only
+    if src.refusal is not None:  # no index can serve: the folders alone, as the install does
+        emit(WarningEvent(msg("bundle.from_folders", "The indexes cannot be used ({why}); the bundle is built "
+                              "from your wheel folder(s) alone: {folders}.", why=src.refusal.message,
+                              folders=", ".join(_folders_of(find_links)))))
     log_path = paths.new_log_path("bundle")
     created = not out.exists()
     wheels = out / WHEELS
@@ -539,8 +579,13 @@ def build_bundle(out: str | os.PathLike[str], *, packages: Sequence[str], python
             forget_downloads(house.served)
             links.append(wheels)
         py, tmp_pip = _pip_python(cancel, log_path)
-        _download(_download_argv(py, wheels, target, packages, index_urls, links, no_index=local_only), target,
-                  emit, cancel, log_path, _pip_env(proxy, ca_bundle))
+        try:
+            _download(_download_argv(py, wheels, target, packages, index_urls, links, no_index=local_only), target,
+                      emit, cancel, log_path, _pip_env(proxy, ca_bundle))
+        except UserError as err:
+            if src.refusal is None or isinstance(err, Cancelled):
+                raise
+            raise _folders_lack(src.refusal, err, find_links) from None
         emit(PhaseEvent(Phase.DOWNLOAD, PhaseState.END))
         emit(PhaseEvent(Phase.HASH, PhaseState.START))
         manifest = Manifest(
@@ -548,8 +593,8 @@ def build_bundle(out: str | os.PathLike[str], *, packages: Sequence[str], python
             platforms=tuple(target.platforms), packages=tuple(packages),
             files=_hash_wheels(wheels, emit, cancel, log_path),
             created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), assistant_version=__version__,
-            recommendation=recommendation, index_url=index_url,
-            find_links=tuple(str(f) for f in find_links),
+            recommendation=recommendation, index_url=None if local_only else index_url,
+            find_links=tuple(str(f) for f in find_links), from_folders=local_only,
         )
         _write(out, manifest)
         emit(PhaseEvent(Phase.HASH, PhaseState.END))
