@@ -190,6 +190,7 @@ class InstallPlan:
     # installed again although the installed version fits (a repair): replaced by the installer only
     # once it has the new files
     reinstall: tuple[str, ...] = ()
+    relocatable: bool = False  # the new env's folder is renamed afterwards (the staged upgrade)
 
     @property
     def kind(self) -> str:
@@ -219,8 +220,8 @@ class InstallPlan:
         """(step, argv) that make the new env, pip included (a uv env is seeded with it); [] for an existing env."""
         if not self.new_env:
             return []
-        steps = [("create-env", argv) for argv in self.backend.create_argv(self.env_path, self.python,
-                                                                          self.python_request, idx=self.index)]
+        steps = [("create-env", argv) for argv in self.backend.create_argv(
+            self.env_path, self.python, self.python_request, idx=self.index, relocatable=self.relocatable)]
         seed = self.backend.seed_argv(self.env_path, self.python, self.index)
         return steps + ([("seed-pip", seed)] if seed else [])
 
