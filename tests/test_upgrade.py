@@ -23,7 +23,7 @@ from app.core.install import InstallRequest, install, plan
 from app.core.lifecycle import staging
 from app.core.lifecycle.common import Refused
 from app.core.lifecycle.companions import check_companions
-from app.core.lifecycle.upgrade import keep_requirements, plan_upgrade
+from app.core.lifecycle.upgrade import keep_requirements, plan_upgrade, staging_plan
 from app.core.text import render
 from tests.helpers import SCRIPTS, site_packages, venv_python
 from tests.helpers import run_cli as _cli
@@ -220,6 +220,21 @@ def test_plan_refusals(tmp_path):
         plan_upgrade(conda, packages=["torch==2.14.1"])
     with pytest.raises(Refused, match="not a Python environment"):
         plan_upgrade(tmp_path, packages=["torch==2.14.1"])
+
+
+def test_the_staging_env_is_planned_for_the_install_runner(tmp_path):
+    """Issue 26: the upgrade builds its staging env through the install runner: a relocatable uv venv
+    on the env's own base interpreter, the new stack and the kept packages in one install command."""
+    env = _fake_env(tmp_path / "e")
+    up = plan_upgrade(env, packages=["torch==2.14.1"], find_links=[str(tmp_path / "wheels")])
+    reqs = tmp_path / "keep.txt"
+    staged = staging_plan(up, reqs)
+    (step, create), *_ = staged.create_steps()
+    assert step == "create-env" and create[1:3] == ["venv", str(up.staging)]
+    assert "--relocatable" in create and create[create.index("--python") + 1] == str(up.base_python)
+    argv = staged.install_argv()
+    assert "torch==2.14.1" in argv and argv[argv.index("-r") + 1] == str(reqs)
+    assert staged.new_env and staged.env_path == up.staging
 
 
 @pytest.mark.parametrize("atomic", [True, False])

@@ -60,15 +60,15 @@ def _in_use_line(data) -> str:
 def run_status(args) -> int:
     from app.core.compat import load_compat
     from app.core.errors import UserError
-    from app.core.fetch import FetchError
     from app.core.freshness import check, plan
+    from app.core.net.client import NetError
     from app.core.text import render
 
     data = load_compat()
     try:
         result = check(data, args.index_url, timeout=args.timeout, ca_bundle=args.ca_bundle)
-    except FetchError as exc:
-        raise UserError(f"The index could not be read: {exc.reason}. Nothing was compared.",
+    except NetError as exc:
+        raise UserError(f"The index could not be read: {exc}. Nothing was compared.",
                         hint="Check the network or the --index-url, and try again.") from None
     steps = plan(result, data)
     if args.json:

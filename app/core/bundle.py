@@ -47,11 +47,12 @@ from app.core.errors import BadInput, Cancelled, UserError
 from app.core.events import Event, LogEvent, PhaseEvent, ProgressEvent, WarningEvent, ignore
 from app.core.indexes import probe_index
 from app.core.locations import local_path
+from app.core.net.client import Client
 from app.core.progress import ProgressParser
 from app.core.schema import Fields, describe, parse_json, read_text
 from app.core.secrets import mask
 from app.core.serial import dumps
-from app.core.sources import Mirrors, Net, SourceSettings, closure, scan, torch_origin, variant_of_index
+from app.core.sources import Mirrors, SourceSettings, closure, scan, torch_origin, variant_of_index
 from app.core.sources.routing import Route, verify
 from app.core.sources.wheelhouse import fill, forget_downloads
 from app.core.text import msg, render
@@ -574,7 +575,7 @@ def build_bundle(out: str | os.PathLike[str], *, packages: Sequence[str], python
                         f"{' '.join(packages)} for {target.abi} {target.platform}"))
         links = list(find_links)
         if route is not None:  # the torch wheels through our own verified downloads, straight into wheels/
-            house = fill(wheels, route, Net(proxy, ca_bundle), emit, cancel, locked=None,
+            house = fill(wheels, route, Client(proxy, ca_bundle), emit, cancel, locked=None,
                          local_folders=[str(f) for f in links])
             forget_downloads(house.served)
             links.append(wheels)

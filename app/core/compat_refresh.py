@@ -35,7 +35,6 @@ from typing import Any
 from app.core import compat
 from app.core.compat import DOCUMENT, FILES, MARKER, CompatData, data_version_key
 from app.core.errors import BadInput, UserError
-from app.core.fetch import FetchError, get
 from app.core.indexes import display_url
 
 __all__ = ["KEYS_ENV", "PublicKey", "RefreshFailed", "Refreshed", "build_document", "key_id", "load_keys",
@@ -176,10 +175,12 @@ def sign(document: bytes, private_key_pem: bytes, password: bytes | None = None)
 # ------------------------------------------------------------------------------ refreshing
 
 def _fetch(url: str, what: str, timeout: float, ca_bundle: str | None) -> bytes:
+    from app.core.net.client import Client, NetError  # start-up: urllib and ssl, only for a refresh
+
     try:
-        return get(url, timeout=timeout, limit=MAX_DOCUMENT, ca_bundle=ca_bundle).body
-    except FetchError as exc:
-        raise RefreshFailed(f"Could not fetch the {what}: {exc.reason}. Nothing was changed; the compatibility data "
+        return Client(ca_bundle=ca_bundle).fetch(url, limit=MAX_DOCUMENT, deadline=timeout).body
+    except NetError as exc:
+        raise RefreshFailed(f"Could not fetch the {what}: {exc}. Nothing was changed; the compatibility data "
                             "in use stays as it is.", hint="Check the network (or the --url) and try again.") from None
 
 

@@ -401,8 +401,10 @@ class EnvBackend:
         return None
 
     # -- create
-    def create_argv(self, env_path: Path, python: PythonInfo | None,
-                    python_request: str | None, *, idx: IndexOptions | None = None) -> list[list[str]]:
+    def create_argv(self, env_path: Path, python: PythonInfo | None, python_request: str | None, *,
+                    idx: IndexOptions | None = None, relocatable: bool = False) -> list[list[str]]:
+        """The commands that make the env; ``relocatable``: its folder will be renamed afterwards
+        (the staged upgrade), which only ``uv venv --relocatable`` makes safe."""
         raise NotImplementedError
 
     def seed_argv(self, env_path: Path, python: PythonInfo | None, idx: IndexOptions) -> list[str] | None:
@@ -548,12 +550,14 @@ class UvVenv(EnvBackend):
 
     name = "uv venv"
 
-    def create_argv(self, env_path: Path, python: PythonInfo | None,
-                    python_request: str | None, *, idx: IndexOptions | None = None) -> list[list[str]]:
+    def create_argv(self, env_path: Path, python: PythonInfo | None, python_request: str | None, *,
+                    idx: IndexOptions | None = None, relocatable: bool = False) -> list[list[str]]:
         target = python.path if python is not None else (python_request or "3")
         # --no-project / --no-config: a pyproject or uv.toml in the current folder must not
         # change which Python or which settings the new env gets.
         argv = [self.uv or "uv", "venv", str(env_path), "--python", target, "--no-project", "--no-config", "--quiet"]
+        if relocatable:
+            argv.append("--relocatable")
         if idx is not None and not idx.offline:
             argv += ["--seed", *_seed_index_args(idx, self.uv)]
         return [argv]
@@ -575,8 +579,8 @@ class PipVenv(EnvBackend):
     def unavailable(self) -> Text | None:
         return None
 
-    def create_argv(self, env_path: Path, python: PythonInfo | None,
-                    python_request: str | None, *, idx: IndexOptions | None = None) -> list[list[str]]:
+    def create_argv(self, env_path: Path, python: PythonInfo | None, python_request: str | None, *,
+                    idx: IndexOptions | None = None, relocatable: bool = False) -> list[list[str]]:
         if python is None:
             raise BadInput(msg("install.no_interpreter", "No Python interpreter to create the environment with."))
         return [[python.path, "-m", "venv", str(env_path)]]
@@ -593,8 +597,8 @@ class CondaEnv(EnvBackend):
                        "choose a venv)")
         return super().unavailable()
 
-    def create_argv(self, env_path: Path, python: PythonInfo | None,
-                    python_request: str | None, *, idx: IndexOptions | None = None) -> list[list[str]]:
+    def create_argv(self, env_path: Path, python: PythonInfo | None, python_request: str | None, *,
+                    idx: IndexOptions | None = None, relocatable: bool = False) -> list[list[str]]:
         version = python.major_minor if python is not None else (python_request or "3")
         return [[self.tool or "conda", "create", "--yes", "--prefix", str(env_path),
                  "--channel", "conda-forge", "--override-channels", f"python={version}", "pip"]]

@@ -236,9 +236,9 @@ def _variants_of_interest(data: CompatData) -> list[str]:
 
 
 def _read(url: str, timeout: float, ca_bundle: str | None) -> tuple[list[str], str]:
-    from app.core.fetch import get  # start-up: urllib and ssl load only for `compat status`
+    from app.core.net.client import Client  # start-up: urllib and ssl load only for `compat status`
 
-    page = get(url, accept=ACCEPT, timeout=timeout, ca_bundle=ca_bundle)
+    page = Client(ca_bundle=ca_bundle).fetch(url, accept=ACCEPT, deadline=timeout)
     return file_names(page.body, page.content_type), page.content_type
 
 
@@ -246,8 +246,8 @@ def read_index(base: str, data: CompatData, *, timeout: float = 15.0,
                ca_bundle: str | None = None) -> tuple[list[Build], list[str], list[str]]:
     """(builds, pages read, errors): ``{base}/torch/`` when it answers, else one page per variant
     (the data's, and any the root page lists)."""
-    from app.core.fetch import FetchError
     from app.core.indexes import display_url
+    from app.core.net.client import NetError
 
     base = base.rstrip("/")
     pages: list[str] = []
@@ -258,24 +258,24 @@ def read_index(base: str, data: CompatData, *, timeout: float = 15.0,
         found = builds_of(names)
         if found:
             return found, pages, errors
-    except FetchError as exc:
-        if exc.status is None:  # the server cannot be reached at all: no point asking per variant
+    except NetError as exc:
+        if exc.failure.status is None:  # the server cannot be reached at all: no point asking per variant
             raise
-        errors.append(exc.reason)
+        errors.append(str(exc))
     variants = _variants_of_interest(data)
     try:
         root, _ = _read(f"{base}/", timeout, ca_bundle)
         variants += [n for n in root if _LABEL.match(n) and n not in variants]
-    except FetchError:
+    except NetError:
         pass  # the root is optional: the data's variants are asked for anyway
     builds: list[Build] = []
     for variant in variants:
         url = f"{base}/{variant}/torch/"
         try:
             names, _ = _read(url, timeout, ca_bundle)
-        except FetchError as exc:
-            if exc.status != 404:
-                errors.append(exc.reason)
+        except NetError as exc:
+            if exc.failure.status != 404:
+                errors.append(str(exc))
             continue
         pages.append(display_url(url))
         builds += builds_of(names, variant)
@@ -335,9 +335,9 @@ def check(data: CompatData, url: str | None = None, *, timeout: float = 15.0, ca
           save: bool = True) -> Status:
     """Read the source (``url``, default ``[meta] status_url``), compare, and cache the result.
 
-    Raises FetchError when the source cannot be read at all, BadInput for a URL that is not one."""
-    from app.core.fetch import FetchError
+    Raises NetError when the source cannot be read at all, BadInput for a URL that is not one."""
     from app.core.indexes import display_url
+    from app.core.net.client import Failure, NetError
 
     base = (url or data.status_url).strip()
     if not re.match(r"^https?://", base):
@@ -345,7 +345,7 @@ def check(data: CompatData, url: str | None = None, *, timeout: float = 15.0, ca
                        hint="Give the index's base, e.g. https://download.pytorch.org/whl")
     builds, pages, errors = read_index(base, data, timeout=timeout, ca_bundle=ca_bundle)
     if not builds and errors:
-        raise FetchError("; ".join(errors))
+        raise NetError(Failure("http", "; ".join(errors)))
     result = compare(builds, data, url=base, pages=pages, errors=errors)
     if save:
         save_status(result)

@@ -15,36 +15,19 @@ rendered by the presenter); ``None`` means reachable.
 """
 from __future__ import annotations
 
-import os
 import socket
-import sys
 import urllib.parse
 from pathlib import Path
 
 from app.core.locations import local_path, url_scheme
 from app.core.oserrors import os_error_text
-from app.core.secrets import basic_auth, split_credentials, unencoded_credentials
 from app.core.secrets import mask as display_url
+from app.core.secrets import unencoded_credentials
 from app.core.text import Text, msg
 
-__all__ = ["NET_TIMEOUT_S", "check_url", "display_url", "host_port", "probe_index", "proxy_for", "proxy_problem"]
+__all__ = ["NET_TIMEOUT_S", "check_url", "display_url", "host_port", "probe_index", "proxy_problem"]
 
 NET_TIMEOUT_S = 3.0
-
-
-def proxy_for(url: str, proxy: str | None) -> str | None:
-    """The proxy a request to ``url`` goes through: ``proxy``, else the environment's (or none)."""
-    if proxy:
-        return proxy
-    if sys.platform.startswith("linux") and not any(k.lower().endswith("_proxy") for k in os.environ):
-        return None  # urllib would read the same variables (and costs ~15 ms to import)
-    import urllib.request  # start-up: only when a proxy may apply
-
-    proxies = urllib.request.getproxies()
-    parts = urllib.parse.urlsplit(url)
-    if urllib.request.proxy_bypass(parts.hostname or ""):
-        return None
-    return proxies.get(parts.scheme) or proxies.get("https") or proxies.get("http")
 
 
 def _unparsable(url: str) -> Text:
@@ -88,6 +71,8 @@ def check_url(url: str, *, proxy: str | None = None, timeout: float = NET_TIMEOU
     found = host_port(url)
     if not isinstance(found, tuple):
         return found
+    from app.core.net.client import proxy_for  # start-up: the client loads urllib and ssl
+
     via = proxy_for(url, proxy)
     if via:
         through = host_port(via if "://" in via else "http://" + via)
@@ -129,51 +114,30 @@ def _connect(host: str, port: int, via_proxy: bool, timeout: float) -> Text | No
 
 def probe_index(url: str, *, proxy: str | None = None, ca_bundle: str | None = None,
                 timeout: float = NET_TIMEOUT_S) -> tuple[Text | None, Text | None]:
-    """A real HTTP(S) request to an index the user (or the recommendation) named.
+    """A real HTTP(S) request to an index the user (or the recommendation) named, through the one
+    client (:class:`app.core.net.client.Client`: the same proxy, CA bundle or system trust store
+    as the downloads and the installer).
 
     Returns ``(error, warning)``: ``error`` when it cannot be reached at all (DNS, refused,
     TLS: blocking); ``warning`` when it answered with an HTTP error (some mirrors answer 404
     at the index root yet serve every project page, so that does not block).
     Costs ~90 ms (TLS), so the default PyPI index only gets :func:`check_url`.
     """
-    # start-up: urllib.request and ssl cost ~30 ms; only the pre-flight needs them
-    import ssl
-    import urllib.error
-    import urllib.request
-
     if url_scheme(url) not in ("http", "https"):
         return check_url(url, proxy=proxy, timeout=timeout), None
     if unencoded_credentials(url):
         return _unencoded(display_url(url)), None
-    handlers: list[urllib.request.BaseHandler] = []
-    if proxy:
-        handlers.append(urllib.request.ProxyHandler({"http": proxy, "https": proxy}))
-    if ca_bundle and ca_bundle != "system":
-        try:
-            handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=ca_bundle)))
-        except (OSError, ssl.SSLError) as exc:
-            return msg("preflight.ca_bundle_unusable", "the CA bundle {path} cannot be used ({error})",
-                       path=ca_bundle, error=str(exc)), None
-    opener = urllib.request.build_opener(*handlers)
-    # user:token@ in the URL becomes a Basic Authorization header (urllib would take
-    # "user:token@host" for the host name); it is not sent on to a redirect's target.
-    clean, user, password = split_credentials(url)
-    req = urllib.request.Request(clean.rstrip("/") + "/", method="HEAD",
-                                 headers={"User-Agent": "torch-setup-assistant"})
-    if user is not None:
-        req.add_unredirected_header("Authorization", basic_auth(user, password))
+    from app.core.net.client import Client, NetError  # start-up: urllib and ssl, only for the pre-flight
+
+    # user:token@ in the URL becomes a Basic Authorization header, not sent on to a redirect's target
     try:
-        with opener.open(req, timeout=timeout):
+        with Client(proxy, ca_bundle, timeout, share_auth=False).get(url.rstrip("/") + "/", method="HEAD"):
             return None, None
-    except urllib.error.HTTPError as exc:
-        if exc.code in (405, 501):  # HEAD not allowed: the server is there
-            return None, None
+    except NetError as err:
+        failure = err.failure
+    if failure.status in (405, 501):  # HEAD not allowed: the server is there
+        return None, None
+    if failure.status is not None:
         return None, msg("preflight.http_error", "{url} answered HTTP {code} {reason}", url=display_url(url),
-                         code=exc.code, reason=str(exc.reason))
-    except urllib.error.URLError as exc:
-        reason = exc.reason
-        if isinstance(reason, OSError) and reason.errno is not None:
-            return os_error_text(reason), None
-        return str(reason), None
-    except (OSError, ValueError) as exc:
-        return str(exc), None
+                         code=failure.status, reason=failure.reason)
+    return failure.cause or failure.text, None  # the OS's words where an OS error was the cause, as check_url

@@ -4,7 +4,7 @@ folder fields, an answer file's ``find_links`` and ``bundle``).
 
 :func:`local_path` answers with the local path a location names, or None for a network URL:
 
-* ``file:`` URLs are local. Their path is converted as ``urllib.request.url2pathname`` does on
+* ``file:`` URLs are local. Their path is converted as the standard library's ``url2pathname`` does on
   the OS: on Windows ``file:///C:/wheels`` is ``C:\\wheels``, ``file://server/share/w`` is
   ``\\\\server\\share\\w`` and ``%20`` is a space; on POSIX ``file:///srv/w%20h`` is
   ``/srv/w h`` (``file://localhost/...`` is the same as ``file:///...``). The conversion is

@@ -194,6 +194,7 @@ class InstallPlan:
     # (``cpython-3.12-windows-x86_64-none``): a version alone lets uv take an interpreter of another
     # architecture (the 32-bit one that was passed over); None where uv is not asked for one
     uv_python: str | None = None
+    relocatable: bool = False  # the new env's folder is renamed afterwards (the staged upgrade)
 
     @property
     def kind(self) -> str:
@@ -224,7 +225,8 @@ class InstallPlan:
         if not self.new_env:
             return []
         steps = [("create-env", argv) for argv in self.backend.create_argv(
-            self.env_path, self.python, self.uv_python or self.python_request, idx=self.index)]
+            self.env_path, self.python, self.uv_python or self.python_request, idx=self.index,
+            relocatable=self.relocatable)]
         seed = self.backend.seed_argv(self.env_path, self.python, self.index)
         return steps + ([("seed-pip", seed)] if seed else [])
 

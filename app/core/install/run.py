@@ -89,14 +89,17 @@ def os_family() -> str:
 class _Run:
     """One install of one plan: the log, the events, what to undo."""
 
-    def __init__(self, p: InstallPlan, emit: Callable[[Event], None], cancel: runner.CancelToken) -> None:
+    def __init__(self, p: InstallPlan, emit: Callable[[Event], None], cancel: runner.CancelToken,
+                 log_path: Path | None = None, env_drop: Sequence[str] = ()) -> None:
         self.p = p
         self._consumer = emit
         self._consumer_failed = False
         self.cancel = cancel
-        self.log_path = new_log_path("install")
+        self.log_path = log_path or new_log_path("install")
         self.started = time.monotonic()
         self.child_env = p.backend.child_env(p.index, p.request.proxy)
+        for var in env_drop:
+            self.child_env.pop(var, None)
         if p.installer == "pip" and p.kind == "venv":
             self.child_env["PIP_REQUIRE_VIRTUALENV"] = "1"  # pip itself refuses a Python that is not a venv
         self.child_env.update(python_mirror_env(p.request.mirrors))  # a Python-builds mirror the user chose
@@ -372,19 +375,23 @@ class _Run:
 
 def install(p: InstallPlan, *, on_event: Callable[[Event], None] | None = None,
             cancel: runner.CancelToken | None = None, checks: Sequence[Check] | None = None,
-            lock: locks.EnvLock | None = None) -> InstallResult:
+            lock: locks.EnvLock | None = None, log_path: Path | None = None,
+            env_drop: Sequence[str] = ()) -> InstallResult:
     """Create the env (if new) and install; roll back on failure or cancel.
 
     Raises BadInput (pre-flight refused, or another run holds the env; nothing written),
     UserError (failed, rolled back) or Cancelled (rolled back). ``checks``: the pre-flight
     already run (else it runs here). ``lock``: the env's lock when the caller holds it already
     (it should, from its pre-flight to its verification); else it is taken for this call.
+    ``log_path``: the log to append to (default: a new install log). ``env_drop``: variables
+    the installer must not see (the staged upgrade: the guard's ``UV_CONSTRAINT`` of the env
+    being upgraded).
     """
     if lock is not None and not (lock.held and lock.covers(p.env_path)):
         raise ValueError(f"the lock given is not held for {p.env_path}")
     own = locks.acquire(p.env_path, "install") if lock is None else None
     try:
-        return _install(_Run(p, on_event or ignore, cancel or runner.CancelToken()), checks)
+        return _install(_Run(p, on_event or ignore, cancel or runner.CancelToken(), log_path, env_drop), checks)
     finally:
         if own is not None:
             own.release()

@@ -19,7 +19,8 @@ from app.core.envs import IndexOptions, env_python
 from app.core.events import Event, PhaseEvent
 from app.core.install.config import default_index_for
 from app.core.install.request import InstallPlan
-from app.core.sources import Net, variant_of_index
+from app.core.net.client import Client
+from app.core.sources import variant_of_index
 from app.core.sources.download import Served
 from app.core.sources.routing import Route
 from app.core.sources.wheelhouse import Wheelhouse, fill, new_wheelhouse, resolve
@@ -46,7 +47,7 @@ def fetch_wheelhouse(p: InstallPlan, route: Route, emit: Callable[[Event], None]
     emit(PhaseEvent(Phase.DOWNLOAD, PhaseState.START, msg("sources.download_from", "from {source}",
                                                           source=chosen.source.label(variant_of_index(route.index_url)))))
     python = _python(p)
-    net = Net(p.request.proxy, p.request.ca_bundle)
+    net = Client(p.request.proxy, p.request.ca_bundle)
     folders = p.request.sources.folders
     fetched: dict[str, tuple[Path, Served]] = {}
     stop_early = runner.CancelToken()  # stops the early downloads when resolving fails (or on cancel)
