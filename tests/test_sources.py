@@ -252,7 +252,8 @@ def test_a_stopped_download_is_resumed_by_the_next_run(tmp_path, index_server, t
     good = index_server(files)
     _path, served = Downloader(Client(), tmp_path / "dl", lambda e: None, CancelToken()).fetch(
         _wanted([good], name, tiny_wheels))
-    assert served.resumed_at == size // 3 and good.log.all()[0].header("Range") == f"bytes={size // 3}-"
+    ranged = [r for r in good.log.all() if r.method == "GET"]
+    assert served.resumed_at == size // 3 and ranged[0].header("Range").startswith(f"bytes={size // 3}-")
 
 
 # ---------------------------------------------------------------- verified routing

@@ -4,13 +4,15 @@ Factory fixtures (call them as often as a test needs; every server is stopped at
 checked to have left no connection behind):
 
 * ``index_server(files=None, *, behaviours=None, tls=False, auth=None, pep691=True,
-  core_metadata=True, variants=None, fake=())`` -> a started :class:`IndexServer`.
+  core_metadata=True, variants=None, fake=(), link=None, ranges=True)`` -> a started
+  :class:`IndexServer`.
   ``files=None`` serves ``torch_wheelhouse`` (torch 2.13.0+cpu and its dependencies).
 * ``proxy_server(auth=None)`` -> a started :class:`ProxyServer`.
 
 Plain fixtures: ``torch_wheelhouse`` (session; :class:`Wheelhouse`), ``test_ca`` (session;
 :class:`TestCA`), ``unreachable`` (:class:`Unreachable`), ``tiny_wheels`` (session; a folder of
-small generated wheels, for tests that do not need torch).
+small generated wheels, for tests that do not need torch), ``cuda_set`` (session; the generated
+CUDA-like wheel set at 1 % of its size: a 5 MB torch-like wheel and twelve small libraries).
 """
 from __future__ import annotations
 
@@ -23,10 +25,12 @@ import pytest
 from tests.netlab.behaviours import BehaviourMap
 from tests.netlab.files import FakeRelease, IndexFile, build_wheel
 from tests.netlab.index import IndexServer
+from tests.netlab.link import Link
 from tests.netlab.proxy import ProxyServer
 from tests.netlab.tls import TestCA
 from tests.netlab.unreachable import Unreachable
 from tests.netlab.wheelhouse import Wheelhouse, gather_wheelhouse
+from tests.netlab.wheelset import WheelSet, cuda_like_set
 
 IndexFactory = Callable[..., IndexServer]
 ProxyFactory = Callable[..., ProxyServer]
@@ -57,6 +61,12 @@ def tiny_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="session")
+def cuda_set(tmp_path_factory: pytest.TempPathFactory) -> WheelSet:
+    """The CUDA-like wheel set at 1 % (13 MB): a torch-like wheel of 5 MB needing twelve libraries."""
+    return cuda_like_set(tmp_path_factory.mktemp("cuda-set"), scale=0.01)
+
+
 @pytest.fixture
 def unreachable() -> Iterator[Unreachable]:
     with Unreachable() as u:
@@ -79,12 +89,12 @@ def index_server(request: pytest.FixtureRequest) -> Iterator[IndexFactory]:
     def make(files: Iterable[Path | IndexFile] | None = None, *, behaviours: BehaviourMap | None = None,
              tls: bool = False, auth: tuple[str, str] | None = None, pep691: bool = True,
              core_metadata: bool = True, variants: Iterable[str] | None = None,
-             fake: Iterable[FakeRelease] = ()) -> IndexServer:
+             fake: Iterable[FakeRelease] = (), link: Link | None = None, ranges: bool = True) -> IndexServer:
         if files is None:
             files = request.getfixturevalue("torch_wheelhouse").files
         ctx = request.getfixturevalue("test_ca").server_context() if tls else None
         server = IndexServer(files, behaviours=behaviours, tls=ctx, auth=auth, pep691=pep691,
-                             core_metadata=core_metadata, variants=variants, fake=fake)
+                             core_metadata=core_metadata, variants=variants, fake=fake, link=link, ranges=ranges)
         servers.append(server)
         server.start()
         return server

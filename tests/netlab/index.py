@@ -93,6 +93,8 @@ class IndexServer(LoopbackServer):
         self.ranges = ranges
         self._out = 0
         self._out_lock = threading.Lock()
+        self._answering = 0
+        self._peak_answering = 0
         listed: list[IndexFile] = [f if isinstance(f, IndexFile) else IndexFile.from_path(Path(f)) for f in files]
         for release in fake:
             listed.extend(release.files())
@@ -144,6 +146,19 @@ class IndexServer(LoopbackServer):
     def count_out(self, n: int) -> None:
         with self._out_lock:
             self._out += n
+
+    @property
+    def peak_requests(self) -> int:
+        """The most requests answered at once: from reading a request to handing over its last byte
+        (so it never counts a client's earlier request that the client has already closed, as the
+        connection count can, for a moment)."""
+        with self._out_lock:
+            return self._peak_answering
+
+    def answering(self, delta: int) -> None:
+        with self._out_lock:
+            self._answering += delta
+            self._peak_answering = max(self._peak_answering, self._answering)
 
     def file_bytes(self, filename: str) -> int:
         """Bytes of ``filename`` sent so far, over every request for it (as the log has them)."""
@@ -221,10 +236,23 @@ class IndexHandler(TLSHandlerMixin, http.server.BaseHTTPRequestHandler):
         pass  # our own log is server.log
 
     def do_GET(self) -> None:
-        self._serve(head=False)
+        self._answer(head=False)
 
     def do_HEAD(self) -> None:
-        self._serve(head=True)
+        self._answer(head=True)
+
+    def _answer(self, head: bool) -> None:
+        self._counted = True
+        self.owner.answering(+1)
+        try:
+            self._serve(head)
+        finally:
+            self._uncount()
+
+    def _uncount(self) -> None:
+        if getattr(self, "_counted", False):
+            self._counted = False
+            self.owner.answering(-1)
 
     # ----------------------------------------------------------------------------- serve
     # long: one request from authentication through routing to the body, with each behaviour
@@ -295,6 +323,7 @@ class IndexHandler(TLSHandlerMixin, http.server.BaseHTTPRequestHandler):
         if not self._recorded:
             self._recorded = True
             self.owner.log.add(replace(self._entry, status=status, bytes_sent=sent, note=note))
+            self._uncount()  # the answer's end is in the client's hands from here
 
     def _file_of(self, path: str) -> tuple[str | None, bool]:
         parts = [unquote(p) for p in path.split("/") if p]

@@ -38,7 +38,7 @@ from app.core.install.checks import preflight, raise_for_checks, route_of
 from app.core.install.interpreter import ensure_own_interpreter
 from app.core.install.request import Check, CommandRun, InstallPlan, InstallResult, masked
 from app.core.install.transaction import Rollback, Snapshot, kept_text, rollback, take_snapshot
-from app.core.install.wheelhouse import fetch_wheelhouse, wheelhouse_index
+from app.core.install.wheelhouse import EarlyFetch, fetch_wheelhouse, wheelhouse_index
 from app.core.paths import new_log_path
 from app.core.progress import ProgressParser, unpack_watch
 from app.core.requirements import requirement_name
@@ -110,6 +110,7 @@ class _Run:
         self.installed: dict[str, str] = {}
         self.route: Route | None = None  # the verified sources the pre-flight found
         self.house: Wheelhouse | None = None  # the per-run wheelhouse, once filled
+        self.early: EarlyFetch | None = None  # the route's torch wheels, fetched from the pre-flight on
         self.commands_run: list[CommandRun] = []
 
     def emit(self, event: Event) -> None:
@@ -249,13 +250,22 @@ class _Run:
                          msg("install.create_failed_hint", "Check the Python interpreter, or create the environment "
                              "with uv instead."))
 
+    def start_downloads(self) -> None:
+        """The route's torch wheels start to arrive now, while the environment is made."""
+        if self.route is not None:
+            self.early = EarlyFetch(self.p, self.route, self.emit, self.cancel)
+
+    def stop_downloads(self) -> None:
+        if self.early is not None:
+            self.early.close(stop=True)
+
     def fetch_wheels(self) -> None:
         """The verified route's wheels (and, for a new env, every other wheel) into a per-run wheelhouse."""
-        if self.route is None:
+        if self.route is None or self.early is None:
             return
         self.phase = Phase.DOWNLOAD
-        self.house = fetch_wheelhouse(self.p, self.route, self.emit, self.cancel, self.child_env, self.log_path,
-                                      self.info, self.warnings)
+        self.house = fetch_wheelhouse(self.p, self.route, self.early, self.emit, self.cancel, self.child_env,
+                                      self.log_path, self.info, self.warnings, self.commands_run)
 
     def install_packages(self) -> None:
         p = self.p
@@ -401,6 +411,7 @@ def _install(run: _Run, checks: Sequence[Check] | None) -> InstallResult:
     p = run.p
     run.checks(checks)
     run.guard = Rollback(p.env_path, p.kind) if p.new_env else None
+    run.start_downloads()
     try:
         if p.new_env:
             run.create_env()
@@ -411,6 +422,7 @@ def _install(run: _Run, checks: Sequence[Check] | None) -> InstallResult:
         run.install_packages()
         run.cancel.raise_if_cancelled()  # a cancel that came while the last check ran still counts
     except BaseException as exc:
+        run.stop_downloads()
         if run.house is not None:
             cleanup(run.house, keep_downloads=True)  # a retry goes on from these downloads
         error = run.undo(exc)

@@ -32,7 +32,7 @@ from app.core.events import Event
 from app.core.net.client import Client, NetError
 from app.core.paths import cache_dir
 from app.core.requirements import canonical
-from app.core.sources.download import Downloader, DownloadFailed, Served, Wanted, file_sha256, link_or_copy
+from app.core.sources.download import Downloader, Served, Wanted, file_sha256, link_or_copy
 from app.core.sources.local import scan, tag_rank
 from app.core.sources.pages import project_url, read_page
 from app.core.sources.routing import Route
@@ -46,7 +46,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = ["Locked", "Wheelhouse", "cleanup", "download_folder", "fill", "forget_downloads", "new_wheelhouse",
-           "prefetch", "resolve"]
+           "prefetch", "requirement_lines", "resolve"]
 
 REQUIREMENTS = "requirements.txt"
 
@@ -188,7 +188,6 @@ def _source_of(url: str, route: Route) -> Source:
                                        host=parts.hostname or url), "mirror", url)
 
 
-# long: the three kinds of file (routed, resolved elsewhere, local) and the wheelhouse's bookkeeping
 def prefetch(route: Route, net: Client, emit: Callable[[Event], None], cancel: runner.CancelToken, *,
              local_folders: Sequence[str] = ()) -> dict[str, tuple[Path, Served]]:
     """The route's pinned wheels (those not in the folders), fetched while uv resolves the rest;
@@ -198,23 +197,36 @@ def prefetch(route: Route, net: Client, emit: Callable[[Event], None], cancel: r
                      canonical(f.requirement.split("==")[0].split("[")[0]))
               for f in route.files if f.filename not in local]
     dl = Downloader(net, download_folder(), emit, cancel, more=_alternatives(route, net))
-    out: dict[str, tuple[Path, Served]] = {}
-    for w in wanted:
-        try:
-            out[w.filename] = dl.fetch(w)
-        except (DownloadFailed, Cancelled):  # fill() fetches it again and reports why it failed
+    # a file that failed here is fetched again by fill(), which reports why it failed
+    return {w.filename: got for w, got in zip(wanted, dl.fetch_each(wanted), strict=True) if isinstance(got, tuple)}
+
+
+def requirement_lines(locked: Sequence[Locked], route: Route, folder: Path | None) -> dict[str, str]:
+    """``name==version --hash=sha256:…`` of each file of the resolution, by file name (the route's
+    sha256 for its pinned files; a file without one is hashed in ``folder``, or left out when
+    ``folder`` is None)."""
+    routed = {f.filename: f for f in route.files}
+    out = {}
+    for e in locked:
+        sha = routed[e.filename].sha256 if e.filename in routed and routed[e.filename].sha256 else e.sha256
+        if not sha and folder is None:
             continue
+        out[e.filename] = f"{e.name}=={e.version} --hash=sha256:{sha or file_sha256(Path(folder or '') / e.filename)}"
     return out
 
 
+# long: the three kinds of file (routed, resolved elsewhere, local) and the wheelhouse's bookkeeping
 def fill(folder: Path, route: Route, net: Client, emit: Callable[[Event], None], cancel: runner.CancelToken, *,
          locked: Sequence[Locked] | None, local_folders: Sequence[str] = (),
-         fetched: Mapping[str, tuple[Path, Served]] | None = None) -> Wheelhouse:
+         fetched: Mapping[str, tuple[Path, Served]] | None = None,
+         on_file: Callable[[str], None] | None = None) -> Wheelhouse:
     """Fetch the files into ``folder`` (the per-run wheelhouse). ``locked`` None: only the
     route's pinned torch wheels (the installer resolves the rest). ``fetched``: files
-    :func:`prefetch` already has."""
+    :func:`prefetch` already has. ``on_file`` is told the name of each file as soon as it is in
+    ``folder`` (the others may still be arriving)."""
     folder.mkdir(parents=True, exist_ok=True)
     done = dict(fetched or {})
+    tell = on_file or (lambda _name: None)
     local = {lw.path.name: lw for lw in scan(local_folders)}
     routed = {f.filename: f for f in route.files}
     wanted: list[Wanted] = []
@@ -231,6 +243,7 @@ def fill(folder: Path, route: Route, net: Client, emit: Callable[[Event], None],
             size = src.stat().st_size
             linked.append(Served(e.filename, "folder", msg("sources.name_folder", "your folder"), str(src.parent),
                                  size, 0.0, e.sha256, cached=True))
+            tell(e.filename)
             continue
         if e.filename in routed:
             sha = routed[e.filename].sha256 or e.sha256
@@ -239,21 +252,19 @@ def fill(folder: Path, route: Route, net: Client, emit: Callable[[Event], None],
         elif e.url:
             wanted.append(Wanted(e.filename, e.sha256, ((_source_of(e.url, route), e.url),), e.name))
     wanted.sort(key=lambda w: 0 if w.filename in routed else 1)  # the big ones first
-    dl = Downloader(net, download_folder(), emit, cancel, more=_alternatives(route, net))
-    served = list(linked)
-    for path, s in [*done.values(), *dl.fetch_all(wanted)]:
+
+    def arrived(path: Path, s: Served) -> None:
         link_or_copy(path, folder / s.filename)
-        served.append(s)
+        tell(s.filename)
+
+    for path, s in done.values():
+        arrived(path, s)
+    dl = Downloader(net, download_folder(), emit, cancel, more=_alternatives(route, net), on_file=arrived)
+    served = [*linked, *(s for _, s in done.values()), *(s for _, s in dl.fetch_all(wanted))]
     req_file = None
     if locked is not None:
         req_file = folder / REQUIREMENTS
-        lines = []
-        for e in locked:
-            sha = routed[e.filename].sha256 if e.filename in routed and routed[e.filename].sha256 else e.sha256
-            if not sha:
-                sha = file_sha256(folder / e.filename)
-            lines.append(f"{e.name}=={e.version} --hash=sha256:{sha}")
-        req_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        req_file.write_text("\n".join(requirement_lines(locked, route, folder).values()) + "\n", encoding="utf-8")
     order = {e.filename: i for i, e in enumerate(entries)}
     served.sort(key=lambda s: order.get(s.filename, 0))
     return Wheelhouse(folder, req_file, tuple(served), locked is not None)
