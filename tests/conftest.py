@@ -2,7 +2,8 @@
 
 * Qt runs offscreen (no display needed); tests that need Xvfb start it themselves.
 * ``TORCH_SETUP_HOME`` points logs/config/cache at a per-session temp dir so tests never
-  write into the real user directories.
+  write into the real user directories; ``TORCH_SETUP_EARLY_DOWNLOADS=0`` keeps the wizard's early
+  downloads off (their own tests turn them on against a local server).
 * ``local_wheels`` is the folder holding the torch CPU wheel that this machine (and CI)
   installs from: pip's configured find-links, or ``TORCH_SETUP_TEST_WHEELS``.
 * ``@pytest.mark.posix_only("why")``: a test that cannot run on Windows (a POSIX shell script, a
@@ -24,6 +25,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # (subprocess.run(..., encoding="utf-8")); on Windows a pipe's default is the ANSI code page.
 # Tests of the product's own console handling set their child's encoding themselves.
 os.environ.setdefault("PYTHONIOENCODING", "utf-8")
+# The wizard's early downloads would start from every Recommendation page a test shows, towards the
+# real PyTorch server: off in the suite; the tests of them (test_prefetch, gui/test_early_downloads)
+# turn them on against 127.0.0.1.
+os.environ.setdefault("TORCH_SETUP_EARLY_DOWNLOADS", "0")
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -86,3 +86,18 @@ def test_reset_starts_over():
     m.feed(ProgressEvent("torch", 5, 10))
     clock.t += 5
     assert m.eta() == pytest.approx(5.0)  # the rate counts from this run's first bytes
+
+
+def test_the_time_left_grows_with_the_work_when_another_files_size_becomes_known():
+    """Issue 29: the download's total grows as the sizes of the other files arrive (the torch wheel
+    first, the rest once resolved); the countdown of the smaller total must not hold the estimate."""
+    clock = Clock()
+    m = InstallProgress(clock=clock)
+    m.feed(ProgressEvent("torch", 1 * MB, 50 * MB))
+    clock.t += 2.0
+    m.feed(ProgressEvent("torch", 11 * MB, 50 * MB))
+    assert m.eta() == pytest.approx(39 / 5.5)  # 11 MB in 2 s, 39 MB left
+    clock.t += 1.0
+    m.feed(ProgressEvent("nvidia-cudnn", 0, 100 * MB))  # its size is known now: 100 MB more to come
+    m.feed(ProgressEvent("torch", 16 * MB, 50 * MB))
+    assert m.eta() == pytest.approx((150 - 16) / (16 / 3))  # not the old countdown (about 6 s)

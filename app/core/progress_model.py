@@ -14,7 +14,8 @@ to one :class:`InstallProgress` and draws what it says:
 * :meth:`done_total`, :meth:`rate`: what is done of how much, and how fast (bytes or packages
   per second);
 * :meth:`eta`: seconds left from the rate so far, or None when there is nothing to go on. It
-  counts down: a new estimate never raises it unless the old one has clearly run out.
+  counts down: a new estimate never raises it unless the old one has clearly run out, or the
+  work has grown since (the size of another file became known).
 """
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ class InstallProgress:
         self._unpack: tuple[int, int] | None = None
         self._first_unpack_at: float | None = None
         self._first_unpack_done = 0  # bytes already there at the first sample (unpacked before it)
-        self._eta: tuple[Mode, float, float] | None = None  # (mode, seconds left, when) last said
+        self._eta: tuple[Mode, float, float, int] | None = None  # (mode, seconds left, when, total) last said
         self.mode: Mode = "busy"
         self.fraction = 0.0
         self.line: PackageLine | None = None
@@ -132,18 +133,19 @@ class InstallProgress:
     def eta(self) -> float | None:
         """Seconds left, from the rate so far in this mode (bytes downloaded or unpacked, or
         packages counted); None when there is nothing to go on. It counts down: a later
-        estimate may lower it, and raises it only once the countdown has run out."""
+        estimate may lower it, and raises it only once the countdown has run out or the total has
+        grown (a file whose size was not known yet)."""
         dt, rate = self.done_total(), self.rate()
         if dt is None or rate is None or rate <= 0 or dt[1] <= 0:
             return None
         now = self.clock()
         fresh = max(0.0, (dt[1] - dt[0]) / rate)
         last = self._eta
-        if last is not None and last[0] == self.mode:
+        if last is not None and last[0] == self.mode and dt[1] <= last[3]:
             counted = last[1] - (now - last[2])
             if counted > 0 and fresh > counted:
                 fresh = counted  # keep counting down rather than jump up on a slow patch
-        self._eta = (self.mode, fresh, now)
+        self._eta = (self.mode, fresh, now, dt[1])
         return fresh
 
     def _update(self) -> None:

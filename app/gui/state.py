@@ -34,6 +34,7 @@ class WizardState:
         self.bench_budget_s = bench_budget_s
         self.bench_device = bench_device
         self.skip_bench = skip_bench
+        self.early: object | None = None  # the wizard's early downloads (app.gui.early.early_downloads)
 
     @property
     def session(self) -> Session:

@@ -259,6 +259,13 @@ class SetupWizard(QWizard):
         self._closing = True
         self._finish_reject()
 
+    def done(self, result: int) -> None:
+        """Finish or close: the early downloads stop (what they completed stays in the download folder)."""
+        early = self.state.early
+        if early is not None:
+            early.stop(wait_s=2.0)  # type: ignore[attr-defined]
+        super().done(result)
+
     def _finish_reject(self) -> None:
         try:
             for page in self.busy_pages():

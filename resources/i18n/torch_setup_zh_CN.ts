@@ -68,7 +68,7 @@
 <context>
     <name>ChangeDialog</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="+320"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="+323"/>
         <source>Automatic</source>
         <translation>自动</translation>
     </message>
@@ -406,6 +406,29 @@
     </message>
 </context>
 <context>
+    <name>EarlyDownloads</name>
+    <message>
+        <location filename="../../app/gui/pages/_common.py" line="+95"/>
+        <source>Getting the build ready to download while you read…</source>
+        <translation>正在准备在你阅读时下载这个版本…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Downloading the build while you read: {done} of {total}.</source>
+        <translation>正在你阅读时下载这个版本：已下载 {done}，共 {total}。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>The build is downloaded ({total}): the install will not wait for it.</source>
+        <translation>这个版本已下载完毕（{total}）：安装时无需再等待下载。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Not downloaded early: {why}</source>
+        <translation>未提前下载：{why}</translation>
+    </message>
+</context>
+<context>
     <name>EnvTaskPage</name>
     <message>
         <location filename="../../app/gui/pages/env_task.py" line="+225"/>
@@ -677,7 +700,7 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+337"/>
+        <location filename="../../app/gui/pages/environment.py" line="+356"/>
         <source>(recommended)</source>
         <translation>（推荐）</translation>
     </message>
@@ -713,12 +736,12 @@
     </message>
     <message>
         <location line="+6"/>
-        <location line="+435"/>
+        <location line="+445"/>
         <source>Choose the CA certificates file</source>
         <translation>选择 CA 证书文件</translation>
     </message>
     <message>
-        <location line="-434"/>
+        <location line="-444"/>
         <source>Certificates (*.pem *.crt *.cer);;All files (*)</source>
         <translation>证书 (*.pem *.crt *.cer);;所有文件 (*)</translation>
     </message>
@@ -743,7 +766,7 @@
         <translation>该位置剩余 {free}。</translation>
     </message>
     <message>
-        <location line="+125"/>
+        <location line="+133"/>
         <source>Check the network, or the proxy under &quot;Advanced&quot;; choose a verified mirror under &quot;Download PyTorch from&quot; (&quot;Check the mirrors&quot;); or install from files: the wheel folder or offline bundle fields below.</source>
         <translation>请检查网络，或“高级”中的代理；在“PyTorch 下载来源”中选择一个已验证的镜像（“检查镜像”）；或者从本机文件安装：使用下方的 wheel 文件夹或离线安装包文件夹。</translation>
     </message>
@@ -882,12 +905,12 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
     <message>
         <location line="+2"/>
-        <location line="+25"/>
+        <location line="+27"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location line="-24"/>
+        <location line="-26"/>
         <source>Choose the location</source>
         <translation>选择位置</translation>
     </message>
@@ -903,6 +926,16 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
     <message>
         <location line="+2"/>
+        <source>Download the build &amp;early while I read these pages (never on a metered connection)</source>
+        <translation>在我阅读这些页面时提前下载这个版本(&amp;E)（按流量计费的网络上从不下载）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Early downloads</source>
+        <translation>提前下载</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>&amp;Index URL:</source>
         <translation>索引地址(&amp;I)：</translation>
     </message>
@@ -1037,12 +1070,12 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>正在检查…</translation>
     </message>
     <message>
-        <location line="-577"/>
+        <location line="-587"/>
         <source>Automatic: the PyTorch server, then verified mirrors</source>
         <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
     </message>
     <message>
-        <location line="-301"/>
+        <location line="-310"/>
         <source>Environment</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>环境</translation>
@@ -1053,7 +1086,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>PyTorch 会装进一个独立的 Python 环境：一个拥有自己的 Python 和软件包的文件夹，电脑上的其他东西都不会改变。</translation>
     </message>
     <message>
-        <location line="+301"/>
+        <location line="+310"/>
         <source>The PyTorch server only</source>
         <translation>只用 PyTorch 官方服务器</translation>
     </message>
@@ -1088,12 +1121,12 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>已验证的镜像列在“PyTorch 下载来源”的最前面：每个镜像都有这个确切的文件，且 SHA-256 与 PyTorch 官方服务器的一致。选择一个即可使用；在你选择之前不会有任何改变。</translation>
     </message>
     <message>
-        <location line="+441"/>
+        <location line="+449"/>
         <source>Advanced: package index, mirror and proxy</source>
         <translation>高级：软件包索引、镜像与代理</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+7"/>
         <source>Install from files on this computer</source>
         <translation>从本机文件安装</translation>
     </message>
@@ -1364,7 +1397,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
 <context>
     <name>ErrorPanel</name>
     <message>
-        <location filename="../../app/gui/pages/_common.py" line="+189"/>
+        <location filename="../../app/gui/pages/_common.py" line="+118"/>
         <source>What to do: {hint}</source>
         <translation>解决办法：{hint}</translation>
     </message>
@@ -1641,7 +1674,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
 <context>
     <name>RecommendationPage</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="-289"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="-290"/>
         <source>CUDA {version} (NVIDIA graphics card)</source>
         <translation>CUDA {version}（NVIDIA 显卡）</translation>
     </message>
@@ -1666,7 +1699,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>处理器（仅 CPU）</translation>
     </message>
     <message>
-        <location line="+286"/>
+        <location line="+287"/>
         <source>Recommendation</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>推荐方案</translation>
@@ -1677,7 +1710,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>适合这台电脑的 PyTorch 版本、选择它的原因，以及安装它的完整命令。</translation>
     </message>
     <message>
-        <location line="+192"/>
+        <location line="+203"/>
         <source>Choose which wish to give up:</source>
         <translation>请选择放弃哪一项要求：</translation>
     </message>
@@ -1810,7 +1843,7 @@ Stop and close?</source>
 停止并关闭吗？</translation>
     </message>
     <message>
-        <location line="+59"/>
+        <location line="+66"/>
         <location line="+6"/>
         <source>Torch Setup Assistant</source>
         <translation>Torch 安装助手</translation>

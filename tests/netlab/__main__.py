@@ -2,11 +2,12 @@
 
     python -m tests.netlab serve --root DIR [--tls] [--auth USER:TOKEN] [--port N]
                                  [--behave 'torch-*=403' ...] [--fake torch==2.16.0:cpu,cu132]
-                                 [--ca-out FILE] [--ready-file FILE]
+                                 [--ca-out FILE] [--ready-file FILE] [--link PROFILE] [--lifetime S]
     python -m tests.netlab proxy [--auth USER:PASSWORD] [--port N]
     python -m tests.netlab wheelhouse [--find-links DIR]
 
-``serve`` prints the index URLs (never the credentials) and runs until interrupted;
+``serve`` prints the index URLs (never the credentials) and runs until interrupted (or for
+``--lifetime`` seconds); ``--link`` paces it as one of tests/netlab/link.py's profiles;
 ``--ready-file`` writes ``{"origin": ..., "ca_bundle": ...}`` as JSON once it listens, so a
 script can wait for it. ``wheelhouse`` prints the cached torch + dependencies folder.
 """
@@ -23,6 +24,7 @@ from pathlib import Path
 from tests.netlab.behaviours import parse_behaviour
 from tests.netlab.files import FakeRelease
 from tests.netlab.index import IndexServer
+from tests.netlab.link import PROFILES
 from tests.netlab.proxy import ProxyServer
 from tests.netlab.wheelhouse import gather_wheelhouse
 
@@ -44,12 +46,13 @@ def _fake(text: str) -> FakeRelease:
     return FakeRelease(project, version, tuple(v for v in variants.split(",") if v) or ("cpu",))
 
 
-def _wait_for_signal() -> None:
+def _wait_for_signal(server: IndexServer | ProxyServer | None = None) -> None:
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: done.set())
     while not done.wait(0.5):
-        pass
+        if server is not None and not server.running:  # its lifetime is over
+            return
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -74,8 +77,10 @@ def _serve(args: argparse.Namespace) -> int:
             if args.ca_out:
                 Path(args.ca_out).write_bytes(ca.bundle.read_bytes())
                 ca_bundle = Path(args.ca_out)
+        link = PROFILES[args.link].link() if args.link else None
         server = IndexServer(files, behaviours=behaviours, tls=ctx, auth=_credentials(args.auth),
-                             port=args.port, fake=[_fake(f) for f in args.fake or ()])
+                             port=args.port, fake=[_fake(f) for f in args.fake or ()], link=link,
+                             lifetime_s=args.lifetime)
         _run_index(server, ca_bundle, args.ready_file)
     return 0
 
@@ -95,7 +100,7 @@ def _run_index(server: IndexServer, ca_bundle: Path | None, ready_file: str | No
             Path(ready_file).write_text(json.dumps({"origin": server.origin, "ca_bundle": str(ca_bundle or "")}),
                                         encoding="utf-8")
         sys.stdout.flush()
-        _wait_for_signal()
+        _wait_for_signal(server)
 
 
 def _proxy(args: argparse.Namespace) -> int:
@@ -136,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--fake", action="append", metavar="PROJECT==VERSION[:VARIANTS]")
     serve.add_argument("--ca-out")
     serve.add_argument("--ready-file")
+    serve.add_argument("--link", choices=sorted(PROFILES), help="pace the answers as this link")
+    serve.add_argument("--lifetime", type=float, help="stop by itself after this many seconds")
     proxy = sub.add_parser("proxy", help="a forward proxy (loopback targets only)")
     proxy.add_argument("--auth")
     proxy.add_argument("--port", type=int, default=0)

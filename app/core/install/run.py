@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -431,6 +432,7 @@ def _install(run: _Run, checks: Sequence[Check] | None) -> InstallResult:
         if isinstance(error, Cancelled):
             raise error from None
         raise error from exc
-    if run.house is not None:
-        cleanup(run.house, keep_downloads=False)
+    if run.house is not None:  # freeing a GB of downloads takes a second or more: not while the user waits
+        threading.Thread(target=cleanup, args=(run.house,), kwargs={"keep_downloads": False},
+                         name="install-cleanup").start()
     return run.result()

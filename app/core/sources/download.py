@@ -44,7 +44,7 @@ from app.core.events import Event, LogEvent, ProgressEvent
 from app.core.indexes import display_url
 from app.core.net.client import PAGE_TIMEOUT_S, Client, Failure, NetError, Response, short_read
 from app.core.runner import CancelToken
-from app.core.sources.pieces import SLOTS, STALLS, HostSlots, Spans, Stalls, carve, host_of
+from app.core.sources.pieces import SLOTS, STALLS, HostSlots, Spans, Stalls, carve, host_of, left_in
 from app.core.sources.settings import Source
 from app.core.text import Text, msg, render
 
@@ -218,12 +218,16 @@ class Downloader:
             raise errors[0]
         return [r for r in results if isinstance(r, tuple)]
 
-    def fetch_each(self, wanted: Sequence[Wanted]) -> list[tuple[Path, Served] | BaseException]:
-        """Every file, together: for each, the file and who served it, or why it could not be had."""
+    def fetch_each(self, wanted: Sequence[Wanted], *, limit_bytes: int | None = None
+                   ) -> list[tuple[Path, Served] | BaseException]:
+        """Every file, together: for each, the file and who served it, or why it could not be had.
+        ``limit_bytes``: fetch no more than this (the files that would go past it are left out)."""
         jobs = [_Job(w, self.path_for(w), self.path_for(w).with_name(self.path_for(w).name + ".part"),
                      list(w.sources)) for w in wanted]
         self._size_up(jobs)
         order = sorted(jobs, key=lambda j: -(j.size or 0))  # the largest first: the last to arrive are small
+        if limit_bytes is not None:
+            self._within(order, limit_bytes)
         hosts = {host_of(u) for j in jobs for _, u in j.queue}
         pool = [threading.Thread(target=self._work, args=(order,), daemon=True)
                 for _ in range(max(1, min(24, self.slots.limit * max(1, len(hosts)), 4 * len(jobs) + 2)))]
@@ -240,11 +244,26 @@ class Downloader:
             out.append(j.result if j.result is not None else j.error or Cancelled())
         return out
 
+    def _within(self, jobs: Sequence[_Job], limit_bytes: int) -> None:
+        """Leave out the files that would take the download past ``limit_bytes`` (a size not known
+        counts as too large)."""
+        room = limit_bytes
+        for job in jobs:
+            if job.final.is_file():
+                continue
+            if job.size is not None and job.size <= room:
+                room -= job.size
+                continue
+            job.state = "failed"
+            job.error = DownloadFailed(msg("sources.no_room", "{file} was not fetched: the disk has no room for it "
+                                           "beside what the install will unpack", file=job.wanted.filename))
+
     # ------------------------------------------------------------------ sizes first
     def _size_up(self, jobs: Sequence[_Job]) -> None:
         """Ask each file's size (``HEAD``, a few at a time per server), so that the totals are known
         before the first byte; a server that does not answer is asked by the first piece instead."""
-        todo = [j for j in jobs if j.queue and not j.final.is_file()]
+        with _CLAIMS_LOCK:  # a file another download of the process is fetching: it reports that one
+            todo = [j for j in jobs if j.queue and not j.final.is_file() and str(j.final) not in _CLAIMS]
         lock = threading.Lock()
 
         def one() -> None:
@@ -255,10 +274,8 @@ class Downloader:
                     job = todo.pop(0)
                 url = job.queue[0][1]
                 host = host_of(url)
-                while not self.slots.try_acquire(host):
-                    if self.cancel.cancelled:
-                        return
-                    time.sleep(0.02)
+                if not self.slots.acquire(host, lambda: self.cancel.cancelled):
+                    return
                 try:
                     with self.net.get(url, method="HEAD", timeout=PAGE_TIMEOUT_S) as r:
                         job.size = r.length if r.status == 200 else None
@@ -338,7 +355,7 @@ class Downloader:
                 start, end = int(job.todo[0][0] or 0), None
                 job.todo = []
             else:
-                piece = carve(job.todo, self.slots.limit)
+                piece = carve(job.todo, self.slots.limit, sum(left_in(j.todo) for j in jobs if j.state == "run"))
                 assert piece is not None
                 start, end = piece
             job.active += 1

@@ -22,10 +22,11 @@ from __future__ import annotations
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 __all__ = ["FIRST_PIECE", "MAX_PER_HOST", "MAX_PIECE", "MIN_PIECE", "SLOTS", "STALLS", "HostSlots", "Spans",
-           "Stalls", "carve", "host_of"]
+           "Stalls", "carve", "host_of", "left_in"]
 
 MAX_PER_HOST = 6
 FIRST_PIECE = 4 << 20  # the first request for a file whose size is not known yet
@@ -42,34 +43,55 @@ def host_of(url: str) -> str:
 
 
 class HostSlots:
-    """Connection slots per server, shared by every download of the process."""
+    """Connection slots per server, shared by every download of the process. A caller that waits
+    (:meth:`acquire`) is served before any :meth:`try_acquire`: a file's size asked first is not
+    starved by the pieces of a large file that keep every slot busy."""
 
     def __init__(self, limit: int = MAX_PER_HOST) -> None:
         self.limit = limit
-        self._lock = threading.Lock()
+        self._cond = threading.Condition()
         self._open: dict[str, int] = {}
         self._peak: dict[str, int] = {}
+        self._waiting: dict[str, int] = {}
+
+    def _take(self, host: str) -> None:
+        n = self._open.get(host, 0) + 1
+        self._open[host] = n
+        self._peak[host] = max(self._peak.get(host, 0), n)
 
     def try_acquire(self, host: str) -> bool:
-        """Take a slot of ``host`` if one is free."""
-        with self._lock:
-            n = self._open.get(host, 0)
-            if n >= self.limit:
+        """Take a slot of ``host`` if one is free and nobody waits for one."""
+        with self._cond:
+            if self._open.get(host, 0) >= self.limit or self._waiting.get(host, 0):
                 return False
-            self._open[host] = n + 1
-            self._peak[host] = max(self._peak.get(host, 0), n + 1)
+            self._take(host)
             return True
 
+    def acquire(self, host: str, cancelled: Callable[[], bool] = lambda: False) -> bool:
+        """Wait for a slot of ``host`` (first come, first served); False when ``cancelled`` says so."""
+        with self._cond:
+            self._waiting[host] = self._waiting.get(host, 0) + 1
+            try:
+                while self._open.get(host, 0) >= self.limit:
+                    if cancelled():
+                        return False
+                    self._cond.wait(0.2)
+                self._take(host)
+                return True
+            finally:
+                self._waiting[host] -= 1
+
     def release(self, host: str) -> None:
-        with self._lock:
+        with self._cond:
             self._open[host] = max(0, self._open.get(host, 0) - 1)
+            self._cond.notify_all()
 
     def open(self, host: str) -> int:
-        with self._lock:
+        with self._cond:
             return self._open.get(host, 0)
 
     def peak(self, host: str) -> int:
-        with self._lock:
+        with self._cond:
             return self._peak.get(host, 0)
 
 
@@ -129,10 +151,17 @@ class Spans:
         self.items = []
 
 
-def carve(wanted: list[list[int | None]], parallel: int) -> tuple[int, int | None] | None:
+def left_in(wanted: list[list[int | None]]) -> int:
+    """Bytes still wanted in byte ranges (those of unknown end count as one first piece)."""
+    return sum(int(e) - int(s or 0) if e is not None else FIRST_PIECE for s, e in wanted)
+
+
+def carve(wanted: list[list[int | None]], parallel: int, left: int | None = None) -> tuple[int, int | None] | None:
     """Take the next piece from ``wanted`` (byte ranges ``[start, end]``, end None for "to the end of a
     file whose size is not known"); ``wanted`` is changed in place. Pieces are a share of what is
-    left (``parallel`` connections), between :data:`MIN_PIECE` and :data:`MAX_PIECE`."""
+    left (``left``: of every file still coming, default this file's; over ``parallel``
+    connections), between :data:`MIN_PIECE` and :data:`MAX_PIECE`: few requests while much is left,
+    smaller ones at the very end, so the connections finish together."""
     if not wanted:
         return None
     start, end = wanted[0]
@@ -140,7 +169,7 @@ def carve(wanted: list[list[int | None]], parallel: int) -> tuple[int, int | Non
     if end is None:
         wanted.pop(0)
         return start, start + FIRST_PIECE
-    left = sum(int(e or 0) - int(s or 0) for s, e in wanted)
+    left = left if left is not None else left_in(wanted)
     size = min(MAX_PIECE, max(MIN_PIECE, left // max(1, parallel)))
     stop = min(end, start + size)
     if end - stop < MIN_PIECE // 2:  # no sliver left behind for a request of its own

@@ -45,8 +45,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["Locked", "Wheelhouse", "cleanup", "download_folder", "fill", "forget_downloads", "new_wheelhouse",
-           "prefetch", "requirement_lines", "resolve"]
+__all__ = ["Locked", "Wheelhouse", "alternatives", "cleanup", "download_folder", "fill", "forget_downloads",
+           "new_wheelhouse", "prefetch", "requirement_lines", "resolve", "wanted_for"]
 
 REQUIREMENTS = "requirements.txt"
 
@@ -154,7 +154,7 @@ def resolve(uv: str, requirements: Sequence[str], python: str | None, route: Rou
                     log_path=log_path)
 
 
-def _alternatives(route: Route, net: Client) -> Callable[[Wanted, Sequence[str]], list[tuple[Source, str]]]:
+def alternatives(route: Route, net: Client) -> Callable[[Wanted, Sequence[str]], list[tuple[Source, str]]]:
     """More sources for a file: the verified sources whose page lists it with the same sha256."""
     variant = variant_of_index(route.index_url)
 
@@ -196,7 +196,7 @@ def prefetch(route: Route, net: Client, emit: Callable[[Event], None], cancel: r
     wanted = [Wanted(f.filename, f.sha256, tuple((s, g.url) for s, g in route.sources_for(f.filename)),
                      canonical(f.requirement.split("==")[0].split("[")[0]))
               for f in route.files if f.filename not in local]
-    dl = Downloader(net, download_folder(), emit, cancel, more=_alternatives(route, net))
+    dl = Downloader(net, download_folder(), emit, cancel, more=alternatives(route, net))
     # a file that failed here is fetched again by fill(), which reports why it failed
     return {w.filename: got for w, got in zip(wanted, dl.fetch_each(wanted), strict=True) if isinstance(got, tuple)}
 
@@ -215,7 +215,32 @@ def requirement_lines(locked: Sequence[Locked], route: Route, folder: Path | Non
     return out
 
 
-# long: the three kinds of file (routed, resolved elsewhere, local) and the wheelhouse's bookkeeping
+def wanted_for(route: Route, locked: Sequence[Locked] | None, local_folders: Sequence[str] = ()
+               ) -> tuple[list[Wanted], list[tuple[Locked, Path]]]:
+    """What to download for ``locked`` (None: only the route's pinned torch wheels): the pinned
+    wheels from the route's verified sources, the others from where uv found them; and the
+    files the user's folders (or a path of the resolution) already hold."""
+    local = {lw.path.name: lw for lw in scan(local_folders)}
+    routed = {f.filename: f for f in route.files}
+    entries = list(locked) if locked is not None else [
+        Locked(canonical(f.requirement.split("==")[0].split("[")[0]), "", f.filename, f.url, None, f.sha256)
+        for f in route.files]
+    wanted: list[Wanted] = []
+    here: list[tuple[Locked, Path]] = []
+    for e in entries:
+        src = local[e.filename].path if e.filename in local else (Path(e.path) if e.path else None)
+        if src is not None and (e.sha256 is None or e.url is None or file_sha256(src) == e.sha256):
+            here.append((e, src))
+        elif e.filename in routed:
+            sha = routed[e.filename].sha256 or e.sha256
+            wanted.append(Wanted(e.filename, sha, tuple((src_, f.url) for src_, f in route.sources_for(e.filename)),
+                                 e.name))
+        elif e.url:
+            wanted.append(Wanted(e.filename, e.sha256, ((_source_of(e.url, route), e.url),), e.name))
+    wanted.sort(key=lambda w: 0 if w.filename in routed else 1)  # the big ones first
+    return wanted, here
+
+
 def fill(folder: Path, route: Route, net: Client, emit: Callable[[Event], None], cancel: runner.CancelToken, *,
          locked: Sequence[Locked] | None, local_folders: Sequence[str] = (),
          fetched: Mapping[str, tuple[Path, Served]] | None = None,
@@ -227,31 +252,13 @@ def fill(folder: Path, route: Route, net: Client, emit: Callable[[Event], None],
     folder.mkdir(parents=True, exist_ok=True)
     done = dict(fetched or {})
     tell = on_file or (lambda _name: None)
-    local = {lw.path.name: lw for lw in scan(local_folders)}
-    routed = {f.filename: f for f in route.files}
-    wanted: list[Wanted] = []
-    linked: list[Served] = []
-    entries = list(locked) if locked is not None else [
-        Locked(canonical(f.requirement.split("==")[0].split("[")[0]), "", f.filename, f.url, None, f.sha256)
-        for f in route.files]
-    for e in entries:
-        if e.filename in done:
-            continue
-        src = local[e.filename].path if e.filename in local else (Path(e.path) if e.path else None)
-        if src is not None and (e.sha256 is None or e.url is None or file_sha256(src) == e.sha256):
-            link_or_copy(src, folder / e.filename)
-            size = src.stat().st_size
-            linked.append(Served(e.filename, "folder", msg("sources.name_folder", "your folder"), str(src.parent),
-                                 size, 0.0, e.sha256, cached=True))
-            tell(e.filename)
-            continue
-        if e.filename in routed:
-            sha = routed[e.filename].sha256 or e.sha256
-            wanted.append(Wanted(e.filename, sha, tuple((src_, f.url) for src_, f in route.sources_for(e.filename)),
-                                 e.name))
-        elif e.url:
-            wanted.append(Wanted(e.filename, e.sha256, ((_source_of(e.url, route), e.url),), e.name))
-    wanted.sort(key=lambda w: 0 if w.filename in routed else 1)  # the big ones first
+    wanted, here = wanted_for(route, locked, local_folders)
+    served: list[Served] = []
+    for e, src in here:
+        link_or_copy(src, folder / e.filename)
+        served.append(Served(e.filename, "folder", msg("sources.name_folder", "your folder"), str(src.parent),
+                             src.stat().st_size, 0.0, e.sha256, cached=True))
+        tell(e.filename)
 
     def arrived(path: Path, s: Served) -> None:
         link_or_copy(path, folder / s.filename)
@@ -259,13 +266,15 @@ def fill(folder: Path, route: Route, net: Client, emit: Callable[[Event], None],
 
     for path, s in done.values():
         arrived(path, s)
-    dl = Downloader(net, download_folder(), emit, cancel, more=_alternatives(route, net), on_file=arrived)
-    served = [*linked, *(s for _, s in done.values()), *(s for _, s in dl.fetch_all(wanted))]
+    dl = Downloader(net, download_folder(), emit, cancel, more=alternatives(route, net), on_file=arrived)
+    served += [*(s for _, s in done.values()),
+               *(s for _, s in dl.fetch_all([w for w in wanted if w.filename not in done]))]
     req_file = None
     if locked is not None:
         req_file = folder / REQUIREMENTS
         req_file.write_text("\n".join(requirement_lines(locked, route, folder).values()) + "\n", encoding="utf-8")
-    order = {e.filename: i for i, e in enumerate(entries)}
+    names = [x.filename for x in locked] if locked is not None else [f.filename for f in route.files]
+    order = {name: i for i, name in enumerate(names)}
     served.sort(key=lambda s: order.get(s.filename, 0))
     return Wheelhouse(folder, req_file, tuple(served), locked is not None)
 

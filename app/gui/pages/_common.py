@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from PySide6.QtCore import QEvent, Qt, QUrl
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QIcon
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -73,6 +73,40 @@ def fmt_bytes(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024.0
     return f"{n:.1f} GB"
+
+
+def early_label() -> QLabel:
+    """The line under a page that says how far the early downloads got (hidden when there are none)."""
+    from app.gui.widgets import muted
+
+    label = muted(QLabel())
+    label.setWordWrap(True)
+    label.setObjectName("earlyDownloads")
+    label.hide()
+    return label
+
+
+def show_early(label: QLabel, state: Any) -> None:
+    """Draw the early downloads' state (:mod:`app.gui.early`) into ``label``."""
+    from app.gui.early import early_downloads
+
+    st, done, total, why = early_downloads(state).status()
+    if st in ("waiting", "checking", "resolving"):
+        text = QCoreApplication.translate("EarlyDownloads", "Getting the build ready to download while you read…")
+    elif st == "downloading":
+        text = QCoreApplication.translate(
+            "EarlyDownloads", "Downloading the build while you read: {done} of {total}.").format(
+            done=fmt_bytes(done), total=fmt_bytes(total) if total else "?")
+    elif st == "done":
+        text = QCoreApplication.translate(
+            "EarlyDownloads", "The build is downloaded ({total}): the install will not wait for it.").format(
+            total=fmt_bytes(total))
+    elif st in ("skipped", "failed") and why:
+        text = QCoreApplication.translate("EarlyDownloads", "Not downloaded early: {why}").format(why=why)
+    else:
+        text = ""
+    label.setText(text)
+    label.setVisible(bool(text))
 
 
 @runtime_checkable

@@ -66,8 +66,10 @@ from app.gui.build import (
     set_field_texts,
     set_texts,
 )
+from app.gui.early import ahead_of, early_downloads
 from app.gui.i18n import current_language
 from app.gui.pages._commands import commands_text
+from app.gui.pages._common import early_label, show_early
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
 from app.gui.widgets import Banner, BusyLine, Collapsible, CopyButton, StatusRow, WrapLabel, heading, human_mb, muted
@@ -186,7 +188,14 @@ class EnvironmentPage(BasePage):
         af.addRow(self.l_mirror, self.mirror)
         af.addRow(self.l_proxy, self.proxy)
         af.addRow(self.l_ca, ca_row)
+        # early downloads: the build comes while the pages are read (a setting kept in settings.toml)
+        self.early_box = QCheckBox()
+        self.early_box.setChecked(early_downloads(self.state).enabled)
+        self.early_box.toggled.connect(self._early_toggled)
+        af.addRow("", self.early_box)
         self.advanced = Collapsible(content=adv)
+        self.early_note = early_label()
+        early_downloads(self.state).changed.connect(lambda: show_early(self.early_note, self.state))
 
         # --- sources: where PyTorch comes from (mirrors as a choice) ---
         self.sources_title = heading()
@@ -275,7 +284,7 @@ class EnvironmentPage(BasePage):
         add_all(self.body, self.kind_title, kinds, self.form, self.target_label, self.advanced, self.sources_title,
                 self.sources_note, self.offer_banner, choice_row, self.mirror_results, self.checks_title, self.busy,
                 self.checks_box, self.plan_label, self.cmd_title, self.command, self.cmd_row, self.result_banner,
-                self.files_box, 1)
+                self.early_note, self.files_box, 1)
 
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
@@ -697,6 +706,13 @@ class EnvironmentPage(BasePage):
         self._render_checks()
         self.completeChanged.emit()
 
+    def _early_toggled(self, on: bool) -> None:
+        """The early-downloads setting: kept in settings.toml; on, the approved plan's wheels start."""
+        early = early_downloads(self.state)
+        early.set_enabled(on)
+        if on:
+            early.want(ahead_of(self.state.session, self.state.session.approved_plan))
+
     def _on_checked(self, gen: int, result: tuple[Planned | None, list[Check]]) -> None:
         if gen != self._generation:
             return  # the inputs changed meanwhile; a newer run is coming
@@ -707,7 +723,8 @@ class EnvironmentPage(BasePage):
         self._passed = planned is not None and bool(checks) and planned.approvable
         if planned is not None and self._passed:
             try:
-                self.state.session.approve(planned)  # the approval point: this plan is the one installed
+                plan = self.state.session.approve(planned)  # the approval point: this plan is the one installed
+                early_downloads(self.state).want(ahead_of(self.state.session, plan))  # its wheels, while read
             except UserError as err:  # made for an earlier recommendation: not this page's plan any more
                 self._passed = False
                 self.check_results.append(_refused("plan", err))
@@ -946,6 +963,8 @@ class EnvironmentPage(BasePage):
         self.browse_links.setAccessibleName(self.tr("Choose the local wheels folder"))
         self.browse_bundle.setAccessibleName(self.tr("Choose the offline bundle folder"))
         self.advanced.set_title(self.tr("Advanced: package index, mirror and proxy"))
+        set_texts(self.early_box, self.tr("Download the build &early while I read these pages (never on a metered "
+                                          "connection)"), name=self.tr("Early downloads"))
         set_field_texts(self.l_index, self.tr("&Index URL:"), self.index_url, name=self.tr("Index URL"),
                         placeholder=self.tr("default: the PyTorch index for the chosen build"))
         set_field_texts(self.l_extra, self.tr("E&xtra index URLs:"), self.extra_index, name=self.tr("Extra index URLs"),

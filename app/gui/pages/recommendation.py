@@ -45,8 +45,10 @@ from app.core.errors import BadInput, UserError, render_hint
 from app.core.freshness import wizard_notes
 from app.core.text import Text, render
 from app.gui.build import add_all, button, clear_layout, command_view, no_wheel_unless_focused, set_texts
+from app.gui.early import ahead_of, early_downloads
 from app.gui.i18n import current_language
 from app.gui.pages._commands import command_text, commands_text
+from app.gui.pages._common import early_label, show_early
 from app.gui.pages.base import BasePage
 from app.gui.pages.environment import DEFAULT_NAME, default_location
 from app.gui.state import WizardState
@@ -455,10 +457,12 @@ class RecommendationPage(BasePage):
         self.data_version = muted(QLabel())
         cmd_row = QHBoxLayout()
         add_all(cmd_row, self.installer, self.copy, self.change, 1, self.data_version)
+        self.early_note = early_label()  # the early downloads of this build, while the page is read
 
         add_all(self.body, self.busy, self.error_banner, self.drops_row, self.headline, self.summary, self.warnings_box,
                 self.costs_title, self.costs_box, self.why_title, self.reasons_box, self.cmd_title, self.command,
-                self.cmd_note, cmd_row, 1)
+                self.cmd_note, cmd_row, self.early_note, 1)
+        early_downloads(self.state).changed.connect(lambda: show_early(self.early_note, self.state))
         self.retranslate()
 
     # ---- work ----
@@ -469,6 +473,11 @@ class RecommendationPage(BasePage):
         else:
             self._render()
             self._ask_preview()
+            self._fetch_early()
+
+    def _fetch_early(self) -> None:
+        """The build shown starts to download while the user reads (the wizard's early downloads)."""
+        early_downloads(self.state).want(ahead_of(self.state.session))
 
     def showEvent(self, event) -> None:
         # Back from the Environment page: its sources may have made the recommendation anew
@@ -496,6 +505,7 @@ class RecommendationPage(BasePage):
         self.completeChanged.emit()
         self.recommended.emit(rec)
         self._ask_preview()
+        self._fetch_early()
 
     def _on_failed(self, err) -> None:
         self._pending = False
@@ -570,6 +580,7 @@ class RecommendationPage(BasePage):
         """Ask the engine again with these wishes (None: none)."""
         from app.core.recommend import Choices
 
+        early_downloads(self.state).want(None)  # the build being fetched early is not the one chosen now
         self.state.session.choose(None if choices == Choices() else choices)
         self.refresh()
 
@@ -587,6 +598,7 @@ class RecommendationPage(BasePage):
                                      **({"variant": action.variant, "backend": None} if action.variant else {}))
         elif action.kind is ActionKind.SET_VARIANT:
             ch = dataclasses.replace(ch, variant=action.variant or None, backend=None)
+        early_downloads(self.state).want(None)
         self.state.session.choose(ch)
         self.refresh()
 
