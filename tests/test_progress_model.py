@@ -101,3 +101,19 @@ def test_the_time_left_grows_with_the_work_when_another_files_size_becomes_known
     m.feed(ProgressEvent("nvidia-cudnn", 0, 100 * MB))  # its size is known now: 100 MB more to come
     m.feed(ProgressEvent("torch", 16 * MB, 50 * MB))
     assert m.eta() == pytest.approx((150 - 16) / (16 / 3))  # not the old countdown (about 6 s)
+
+
+def test_a_download_measured_for_ten_seconds_says_its_time_left_as_it_is():
+    """Issue 29: once a download's rate has been measured for 10 s, its time left is the bytes left
+    over that average, up or down: an early estimate (made before every connection was under way)
+    no longer holds it low for the rest of the download."""
+    clock = Clock()
+    m = InstallProgress(clock=clock)
+    m.feed(ProgressEvent("torch", 1, 200 * MB))
+    clock.t += 2.0
+    m.feed(ProgressEvent("torch", 30 * MB, 200 * MB))  # a quick start: 15 MB/s
+    early = m.eta()
+    assert early == pytest.approx(170 / 15, rel=1e-3)
+    clock.t += 10.0
+    m.feed(ProgressEvent("torch", 90 * MB, 200 * MB))  # 90 MB in 12 s: 7.5 MB/s
+    assert m.eta() == pytest.approx(110 / 7.5, rel=1e-3)  # more than the countdown (about 1.3 s) would say

@@ -30,6 +30,10 @@ Mode = Literal["download", "unpack", "packages", "busy"]
 
 #: How long the rate must have been measured before a time left is worth showing.
 MIN_RATE_WINDOW_S = 1.0
+#: A download's rate (its average since the first byte) is steady once measured this long: from
+#: then on its time left is the bytes left over that rate, up or down (a slow second moves the
+#: average by little); before, it counts down as the other measures do.
+SETTLED_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,8 @@ class InstallProgress:
         self._unpack: tuple[int, int] | None = None
         self._first_unpack_at: float | None = None
         self._first_unpack_done = 0  # bytes already there at the first sample (unpacked before it)
-        self._eta: tuple[Mode, float, float, int] | None = None  # (mode, seconds left, when, total) last said
+        # (mode, seconds left, when, total, settled) last said
+        self._eta: tuple[Mode, float, float, int, bool] | None = None
         self.mode: Mode = "busy"
         self.fraction = 0.0
         self.line: PackageLine | None = None
@@ -134,18 +139,20 @@ class InstallProgress:
         """Seconds left, from the rate so far in this mode (bytes downloaded or unpacked, or
         packages counted); None when there is nothing to go on. It counts down: a later
         estimate may lower it, and raises it only once the countdown has run out or the total has
-        grown (a file whose size was not known yet)."""
-        dt, rate = self.done_total(), self.rate()
-        if dt is None or rate is None or rate <= 0 or dt[1] <= 0:
+        grown (a file whose size was not known yet). A download whose rate has been measured for
+        :data:`SETTLED_S` says the bytes left over its average rate, as it is."""
+        dt, rate, start = self.done_total(), self.rate(), self._started()
+        if dt is None or rate is None or rate <= 0 or dt[1] <= 0 or start is None:
             return None
         now = self.clock()
         fresh = max(0.0, (dt[1] - dt[0]) / rate)
+        settled = self.mode == "download" and now - start >= SETTLED_S
         last = self._eta
-        if last is not None and last[0] == self.mode and dt[1] <= last[3]:
+        if last is not None and last[0] == self.mode and dt[1] <= last[3] and not settled:
             counted = last[1] - (now - last[2])
             if counted > 0 and fresh > counted:
                 fresh = counted  # keep counting down rather than jump up on a slow patch
-        self._eta = (self.mode, fresh, now, dt[1])
+        self._eta = (self.mode, fresh, now, dt[1], settled)
         return fresh
 
     def _update(self) -> None:
