@@ -15,7 +15,8 @@ to one :class:`InstallProgress` and draws what it says:
   per second);
 * :meth:`eta`: seconds left from the rate so far, or None when there is nothing to go on. It
   counts down: a new estimate never raises it unless the old one has clearly run out, or the
-  work has grown since (the size of another file became known).
+  download has grown since (the size of another file became known); a download measured for
+  :data:`SETTLED_S` says its time left as it is (the bytes left over its average rate).
 """
 from __future__ import annotations
 
@@ -138,9 +139,9 @@ class InstallProgress:
     def eta(self) -> float | None:
         """Seconds left, from the rate so far in this mode (bytes downloaded or unpacked, or
         packages counted); None when there is nothing to go on. It counts down: a later
-        estimate may lower it, and raises it only once the countdown has run out or the total has
-        grown (a file whose size was not known yet). A download whose rate has been measured for
-        :data:`SETTLED_S` says the bytes left over its average rate, as it is."""
+        estimate may lower it, and raises it only once the countdown has run out or (a download)
+        the total has grown (a file whose size was not known yet). A download whose rate has been
+        measured for :data:`SETTLED_S` says the bytes left over its average rate, as it is."""
         dt, rate, start = self.done_total(), self.rate(), self._started()
         if dt is None or rate is None or rate <= 0 or dt[1] <= 0 or start is None:
             return None
@@ -148,7 +149,8 @@ class InstallProgress:
         fresh = max(0.0, (dt[1] - dt[0]) / rate)
         settled = self.mode == "download" and now - start >= SETTLED_S
         last = self._eta
-        if last is not None and last[0] == self.mode and dt[1] <= last[3] and not settled:
+        grown = self.mode == "download" and dt[1] > last[3] if last is not None else False
+        if last is not None and last[0] == self.mode and not grown and not settled:
             counted = last[1] - (now - last[2])
             if counted > 0 and fresh > counted:
                 fresh = counted  # keep counting down rather than jump up on a slow patch
