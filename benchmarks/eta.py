@@ -33,15 +33,19 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.links import CUDA_BOX, SEED_WHEELS  # noqa: E402
-from tests.netlab import PROFILES, cuda_like_set  # noqa: E402
+from tests.netlab import PROFILES, WheelSet, cuda_like_set  # noqa: E402
 from tests.netlab.clients import clean_env  # noqa: E402
 from tests.netlab.unreachable import Unreachable  # noqa: E402
 
 GOAL = 0.20
 
 
-def serve(folder: Path, profile: str, lifetime: float) -> tuple[subprocess.Popen, str]:  # type: ignore[type-arg]
-    """The lab's index in a process of its own (its pacing never competes with this one for the GIL)."""
+def serve(wheels: WheelSet, profile: str, lifetime: float) -> tuple[subprocess.Popen, str, Path]:  # type: ignore[type-arg]
+    """The set (and pip, for the new environments' seeding) served by a netlab index in a process of
+    its own (its pacing never competes with this one for the GIL): the process, its origin, its folder."""
+    folder = Path(tempfile.mkdtemp(prefix="lab-"))
+    for f in [*wheels.files, *sorted(SEED_WHEELS.glob("pip-*.whl"))]:
+        os.link(f, folder / f.name)
     ready = folder / "ready.json"
     proc = subprocess.Popen([sys.executable, "-m", "tests.netlab", "serve", "--root", str(folder), "--link", profile,
                              "--lifetime", str(lifetime), "--ready-file", str(ready)], cwd=REPO,
@@ -51,7 +55,7 @@ def serve(folder: Path, profile: str, lifetime: float) -> tuple[subprocess.Popen
         if time.monotonic() > deadline or proc.poll() is not None:
             raise RuntimeError("the lab's index did not start")
         time.sleep(0.1)
-    return proc, json.loads(ready.read_text(encoding="utf-8"))["origin"]
+    return proc, json.loads(ready.read_text(encoding="utf-8"))["origin"], folder
 
 
 def one_install(origin: str, work: Path) -> tuple[list[tuple[float, int, int, str, float | None]], float, float]:
@@ -128,12 +132,9 @@ def main() -> int:
     ap.add_argument("--json-out")
     args = ap.parse_args()
     wheels = cuda_like_set(scale=args.scale)
-    lab = Path(tempfile.mkdtemp(prefix="eta-lab-"))
-    for f in [*wheels.files, *sorted(SEED_WHEELS.glob("pip-*.whl"))]:
-        os.link(f, lab / f.name)
     print(f"{PROFILES[args.profile].title}; {len(wheels.files)} wheels, {wheels.total_bytes / 1e9:.2f} GB; load "
           f"average {os.getloadavg()[0]:.2f}", flush=True)
-    proc, origin = serve(lab, args.profile, lifetime=3600)
+    proc, origin, lab = serve(wheels, args.profile, lifetime=3600)
     results = []
     try:
         with Unreachable() as gone:

@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.eta import serve  # noqa: E402
-from benchmarks.links import CUDA_BOX, SEED_WHEELS  # noqa: E402
+from benchmarks.links import CUDA_BOX  # noqa: E402
 from tests.netlab import cuda_like_set  # noqa: E402
 from tests.netlab.clients import clean_env  # noqa: E402
 from tests.netlab.unreachable import Unreachable  # noqa: E402
@@ -90,12 +90,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
     wheels = cuda_like_set(scale=args.scale)
-    lab = Path(tempfile.mkdtemp(prefix="prefetch-lab-"))
-    for f in [*wheels.files, *sorted(SEED_WHEELS.glob("pip-*.whl"))]:
-        os.link(f, lab / f.name)
     print(f"capped link; {len(wheels.files)} wheels, {wheels.total_bytes / 1e6:.0f} MB; reading {args.read:.0f} s; "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
-    proc, origin = serve(lab, "capped", lifetime=7200)
+    proc, origin, lab = serve(wheels, "capped", lifetime=7200)
     times: dict[str, list[float]] = {"cold": [], "after reading": []}
     try:
         with Unreachable() as gone:
