@@ -48,7 +48,7 @@ from app.core.sources.pieces import SLOTS, STALLS, HostSlots, Spans, Stalls, car
 from app.core.sources.settings import Source
 from app.core.text import Text, msg, render
 
-__all__ = ["STALL_S", "DownloadFailed", "Downloader", "Served", "Wanted", "file_sha256", "link_or_copy"]
+__all__ = ["STALL_S", "DownloadFailed", "Downloader", "Served", "Wanted", "file_sha256", "forget", "link_or_copy"]
 
 CHUNK = 1 << 20  # file hashing
 READ = 256 << 10  # one read from a connection
@@ -117,6 +117,14 @@ def _claim(path: Path) -> bool:
 def _unclaim(path: Path) -> None:
     with _CLAIMS_LOCK:
         _CLAIMS.discard(str(path))
+
+
+def forget(path: Path) -> None:
+    """Remove a finished download, unless a download of this process is using it right now (the
+    check and the removal under one lock: a download that claims it then finds it or not, whole)."""
+    with _CLAIMS_LOCK:
+        if str(path) not in _CLAIMS:
+            path.unlink(missing_ok=True)
 
 
 @dataclass
@@ -372,7 +380,6 @@ class Downloader:
             src, url = w.sources[0] if w.sources else (None, "")
             job.result = (job.final, Served(w.filename, src.id if src else "cache", src.name if src else "",
                                             display_url(url), size, 0.0, w.sha256, cached=True))
-            _unclaim(job.final)
             self._done(job)
             return
         have = _hash_into(job.part, job.hasher) if job.part.is_file() else 0
@@ -580,14 +587,18 @@ class Downloader:
                                             time.monotonic() - job.began, w.sha256, job.resumed_at,
                                             tuple(sid for sid, _ in job.failures),
                                             tuple(t for _, t in job.failures)))
-        _unclaim(job.final)
         self._done(job)
 
     def _done(self, job: _Job) -> None:
-        if self.on_file is not None and job.result is not None:
-            self.on_file(*job.result)
-        with self._cond:
-            job.state = "done"
+        """The file is complete: told (while still claimed: nothing removes it meanwhile, see
+        :func:`forget`), then let go."""
+        try:
+            if self.on_file is not None and job.result is not None:
+                self.on_file(*job.result)
+        finally:
+            with self._cond:
+                job.state = "done"
+            _unclaim(job.final)
 
     def _wrong_hash(self, job: _Job, digest: str) -> None:
         text = msg("sources.err_wrong_hash", "sent bytes whose SHA-256 is {got}…, not the listed {want}…",

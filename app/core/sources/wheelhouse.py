@@ -32,7 +32,7 @@ from app.core.events import Event
 from app.core.net.client import Client, NetError
 from app.core.paths import cache_dir
 from app.core.requirements import canonical
-from app.core.sources.download import Downloader, Served, Wanted, file_sha256, link_or_copy
+from app.core.sources.download import Downloader, Served, Wanted, file_sha256, forget, link_or_copy
 from app.core.sources.local import scan, tag_rank
 from app.core.sources.pages import project_url, read_page
 from app.core.sources.routing import Route
@@ -285,10 +285,11 @@ def new_wheelhouse() -> Path:
 
 
 def forget_downloads(served: Sequence[Served]) -> None:
-    """Remove the downloads of ``served`` from the download folder (they have been used)."""
+    """Remove the downloads of ``served`` from the download folder (they have been used); one that
+    another download of the process is using now (the next install, early downloads) stays."""
     for s in served:
         if s.source_id != "folder" and s.sha256:
-            (download_folder() / f"{s.sha256[:16]}-{s.filename}").unlink(missing_ok=True)
+            forget(download_folder() / f"{s.sha256[:16]}-{s.filename}")
 
 
 def cleanup(house: Wheelhouse, *, keep_downloads: bool) -> None:
