@@ -15,7 +15,8 @@ with empty caches:
   the lab's index as the mirror (as ``--mirrors URL``), the lab's ``/simple/`` as the package
   index (``--default-index-url``), then plan, pre-flight (verified routing) and install
   (uv venv, resolve, our own downloads into the wheelhouse, ``uv pip install --no-index
-  --require-hashes``).
+  --require-hashes``). Its time is to the moment the install returned (the CLI's "Installed"):
+  freeing its downloads goes on after that, and the note says when the process ended.
 
 Printed per sample and per profile: the time to installed (median), the bytes the servers sent
 (their own count: a restart shows here), what failed and how, and ours / raw uv (median of the
@@ -182,7 +183,7 @@ def ours(work: Path, lab: Lab, limit: float, refused: str) -> tuple[int | None, 
                     TORCH_SETUP_TORCH_INDEX=refused)
     code, out, err = _run([sys.executable, __file__, "_ours", str(work / "env"), lab.servers[-1].simple_url(),
                            *mirrors], env, limit)
-    return code, (out + err)
+    return code, (err + out)  # its JSON line last
 
 
 def _ours_child(argv: Sequence[str]) -> int:
@@ -197,9 +198,10 @@ def _ours_child(argv: Sequence[str]) -> int:
                              default_index_url=default_index)
     p = plan(request)
     result = install(p, checks=preflight(p))
+    installed_at = time.time()  # "Installed": the environment is ready (its downloads are freed after)
     served = [f"{s.filename.split('-')[0]} from {s.source_id}" + (f" (after {', '.join(s.earlier)})" if s.earlier
                                                                    else "") for s in result.downloads if s.earlier]
-    print(json.dumps({"torch": result.torch_version, "switched": served,
+    print(json.dumps({"torch": result.torch_version, "switched": served, "installed_at": installed_at,
                       "resumed": [s.resumed_at for s in result.downloads if s.resumed_at]}))
     return 0 if result.torch_version == "2.13.0+cu132" else 1
 
@@ -208,7 +210,7 @@ def sample(side: str, lab: Lab, limit: float, refused: str, pip_wheel: Path | No
     work = Path(tempfile.mkdtemp(prefix=f"links-{side}-"))
     reset_drops(lab)
     before = lab.bytes_out
-    began = time.perf_counter()
+    began, began_wall = time.perf_counter(), time.time()
     try:
         if side == "uv":
             code, text = raw_uv(work, lab, limit)
@@ -229,6 +231,9 @@ def sample(side: str, lab: Lab, limit: float, refused: str, pip_wheel: Path | No
         try:
             info = json.loads(text.strip().splitlines()[-1])
             note = "; ".join(info.get("switched") or [])
+            if info.get("installed_at"):  # the moment it said "Installed" (the process then frees its downloads)
+                note = "; ".join(x for x in (note, f"process ended after {took:.1f} s") if x)
+                took = float(info["installed_at"]) - began_wall
         except (ValueError, IndexError):
             note = ""
     elif "retry" in text.lower() or "retrying" in text.lower():
