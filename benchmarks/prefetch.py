@@ -8,7 +8,7 @@ Each round, in alternating order, from empty caches:
 
 * **cold**: the Environment page's plan and pre-flight, then the Install click: ``install()`` timed;
 * **after reading**: the wizard's early downloads start as the Recommendation page shows the
-  build (:class:`app.core.install.prefetch.Prefetch`, what the wizard runs), the plan and
+  build (:class:`app.core.install.early.Prefetch`, what the wizard runs), the plan and
   pre-flight run as on the Environment page, the user reads for ``--read`` seconds (30), then
   the Install click: ``install()`` timed (it takes what the early downloads have, and waits for a
   file they are still fetching rather than fetching it twice).
@@ -46,7 +46,7 @@ def sample(origin: str, refused: str, read_s: float | None) -> tuple[float, str]
     """Seconds from the Install click to done (``read_s`` None: cold, no early downloads)."""
     from app.core.envs import uv_bin
     from app.core.install import InstallRequest, install, plan, preflight
-    from app.core.install.prefetch import Ahead, Prefetch
+    from app.core.install.early import Ahead, Prefetch
     from app.core.recommend import Choices, recommend
     from app.core.sources import SourceSettings
     from app.core.system import SystemReport

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.install.prefetch import Ahead, Prefetch, early_allowed
+from app.core.install.early import Ahead, Prefetch, early_allowed
 from app.core.metered import Metered, metered, parse_nmcli, parse_windows_cost
 from app.core.prefs import Prefs, load_prefs, save_prefs
 from app.core.recommend import Choices, recommend

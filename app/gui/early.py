@@ -1,6 +1,6 @@
 """Early downloads in the wizard: the recommended build's wheels come while the user reads.
 
-The core's :class:`~app.core.install.prefetch.Prefetch` does the work in its own thread. One
+The core's :class:`~app.core.install.early.Prefetch` does the work in its own thread. One
 :class:`EarlyDownloads` per wizard (:func:`early_downloads`) starts one for what the pages show
 (the Recommendation page's build, then the Environment page's approved plan), cancels it as
 soon as the choice changes (the files it completed stay in the download folder, complete and
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QTimer, Signal
 
 if TYPE_CHECKING:
-    from app.core.install.prefetch import Ahead, Prefetch
+    from app.core.install.early import Ahead, Prefetch
     from app.core.install.request import InstallPlan
     from app.core.recommend import Recommendation
     from app.core.session import Session
@@ -33,7 +33,7 @@ def ahead_of(session: Session, plan: InstallPlan | None = None) -> Ahead | None:
     """What to fetch for the approved ``plan``, else for the session's recommendation (the
     Environment page's defaults: the recommendation's Python, the sources named so far)."""
     from app.core.install.config import default_index_for
-    from app.core.install.prefetch import Ahead
+    from app.core.install.early import Ahead
     from app.core.sources import SourceSettings
 
     if plan is not None:
@@ -100,7 +100,7 @@ class EarlyDownloads(QObject):
         if ahead is None or not self.enabled:
             return
         from app.core.envs import uv_bin
-        from app.core.install.prefetch import Prefetch, early_allowed
+        from app.core.install.early import Prefetch, early_allowed
         from app.core.metered import metered
 
         self.current = Prefetch(ahead, uv=uv_bin(), proxy=ahead.sources.proxy, ca_bundle=ahead.sources.ca_bundle,
