@@ -12,7 +12,7 @@ from app.core.text import Text, normalise_lang, render
 if TYPE_CHECKING:  # start-up: detection loads only when a command needs the machine
     from app.core.system import SystemReport
 
-__all__ = ["lang", "machine", "say"]
+__all__ = ["lang", "machine", "refuse_beside_lock", "say"]
 
 
 def lang() -> str:
@@ -33,3 +33,16 @@ def machine(from_report: str | None) -> SystemReport:
     from app.core.detect import detect
 
     return detect()
+
+
+def refuse_beside_lock(args: object, options: tuple[str, ...]) -> None:
+    """``--lock`` decides the packages and the build: the first of ``options`` given beside it is refused (exit 2)."""
+    from app.core.errors import BadInput
+    from app.core.text import msg
+
+    given = [o for o in options if getattr(args, o, None)]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise BadInput(msg("lab.lock_conflict", "--lock: {flag} cannot be combined with it: the lock decides the "
+                           "packages and the build.", flag=flag),
+                       hint=msg("lab.lock_conflict_hint", "Drop {flag}, or install without --lock.", flag=flag))

@@ -109,16 +109,12 @@ def _from_lock(args) -> int:
     """``bundle --lock FILE --out DIR``: the lock's files (from its folders, or downloaded and checked)."""
     from pathlib import Path
 
+    from app.commands._lab import refuse_beside_lock
     from app.core.lab.lockbundle import bundle_from_lock
     from app.core.pylock.lockfile import read_lock
     from app.core.text import msg
 
-    given = [o for o in _NOT_WITH_LOCK if getattr(args, o, None)]
-    if given:
-        flag = "--" + given[0].replace("_", "-")
-        raise BadInput(msg("lab.lock_conflict", "--lock: {flag} cannot be combined with it: the lock decides the "
-                           "packages and the build.", flag=flag),
-                       hint=msg("lab.lock_conflict_hint", "Drop {flag}, or install without --lock.", flag=flag))
+    refuse_beside_lock(args, _NOT_WITH_LOCK)
     lock = read_lock(args.lock)
     renderer = Renderer(sys.stderr, quiet=args.json)
     try:

@@ -73,7 +73,8 @@ def _for_report(args: argparse.Namespace, request: InstallRequest, choices: Choi
     if request.packages is None and request.bundle is None and request.recommendation is None:
         session.choose(choices)
         request = dataclasses.replace(request, recommendation=session.recommend())
-    the_plan = plan(request, report)
+    # the interpreter is that machine's to find: this one's would only mislead (the version stays)
+    the_plan = dataclasses.replace(plan(request, report), python=None, python_notes=())
     if not getattr(args, "json", False):
         print_plan(the_plan, (), Console(sys.stderr))
     _show(args, the_plan, (), preflight=False)

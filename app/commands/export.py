@@ -47,6 +47,9 @@ def register(sub) -> None:
                        "this machine)")
     p.add_argument("--find-links", metavar="DIR", action="append", default=[],
                    help="a wheel folder the packages may have come from, besides those recorded (repeatable)")
+    p.add_argument("--index-url", metavar="URL", action="append", default=[],
+                   help="an index to read the packages' pages from, with its credentials if it needs them (they "
+                        "are used, never written: the lock keeps the URL without them); repeatable")
     p.add_argument("--unverified", action="store_true",
                    help="export even when the environment has not passed a verification (the lock says so)")
     p.add_argument("--force", action="store_true", help="replace output files that exist")
@@ -74,7 +77,8 @@ def _export(args: argparse.Namespace):
 
     env = env_path_of(args.env)
     return export_env(env, machine(args.from_report), default_index=default_index_for("uv"),
-                      find_links=args.find_links, allow_unverified=args.unverified, proxy=args.proxy,
+                      find_links=args.find_links, indexes=args.index_url, allow_unverified=args.unverified,
+                      proxy=args.proxy,
                       ca_bundle=args.ca_bundle)
 
 

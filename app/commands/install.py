@@ -200,15 +200,11 @@ _NOT_WITH_LOCK = ("packages", "from_bundle", "torch", "variant", "backend")
 def with_lock(args: argparse.Namespace, request: InstallRequest) -> InstallRequest:
     """``--lock FILE``: the request made the lock's (its pins, Python and sources); the lock decides
     the packages, so the options that name packages or a build are refused beside it."""
+    from app.commands._lab import refuse_beside_lock
     from app.core.install.lockplan import lock_request
     from app.core.pylock.lockfile import read_lock
 
-    given = [o for o in _NOT_WITH_LOCK if getattr(args, o, None)]
-    if given:
-        flag = "--" + given[0].replace("_", "-")
-        raise BadInput(msg("lab.lock_conflict", "--lock: {flag} cannot be combined with it: the lock decides the "
-                           "packages and the build.", flag=flag),
-                       hint=msg("lab.lock_conflict_hint", "Drop {flag}, or install without --lock.", flag=flag))
+    refuse_beside_lock(args, _NOT_WITH_LOCK)
     return lock_request(request, read_lock(args.lock))
 
 

@@ -61,6 +61,7 @@ class Origins:
     indexes: tuple[str, ...] = ()  # the torch index, the extra ones, the default one
     proxy: str | None = None
     ca_bundle: str | None = None
+    bundled: str | None = None  # the interpreter's own ensurepip wheels (a new env's pip may come from there)
 
 
 # ------------------------------------------------------------------ what the env holds
@@ -179,7 +180,11 @@ def _locate(dist: Dist, origins: Origins, wheels: Sequence[LocalWheel], pages: _
     if found is not None:
         return found
     result = _from_indexes(dist, tags, origins.indexes, pages)
-    return result if isinstance(result, LockedPackage) else NotLocked(dist.name, dist.version, result)
+    if isinstance(result, LockedPackage):
+        return result
+    if origins.bundled and _from_folder(dist, tags, scan([origins.bundled])) is not None:
+        result = "the Python's own copy (ensurepip's bundled wheel); every new environment gets its own"
+    return NotLocked(dist.name, dist.version, result)
 
 
 def locate_all(dists: Sequence[Dist], origins: Origins) -> list[LockedPackage | NotLocked]:
@@ -213,13 +218,15 @@ def arch_list_of(data: CompatData, torch: str | None, variant: str | None, platf
     return ()
 
 
-def _verified(env: Path, torch: str, allow_unverified: bool) -> Verified | None:
+def _verified(env: Path, torch: str, allow_unverified: bool) -> Verified:
     rec = registry.find(env)
     v = rec.verification if rec is not None else None
     if v is not None and v.ok and (v.torch_version or torch) == torch:
         return Verified(True, v.when, v.torch_version, v.accelerator, v.passed, v.skipped, v.devices)
     if allow_unverified:
-        return Verified(False, v.when, v.torch_version, v.accelerator, v.passed, v.skipped, v.devices) if v else None
+        if v is None:  # never checked: the lock says it was not verified
+            return Verified(False, "")
+        return Verified(False, v.when, v.torch_version, v.accelerator, v.passed, v.skipped, v.devices)
     raise BadInput(msg("lab.unverified", "{env} holds torch {torch}, which has not passed a verification here; a "
                        "lock hands on a verified environment.", env=str(env), torch=torch),
                    hint=ForFace(msg("lab.unverified_gui", "Check the environment first; export it once the check "
@@ -228,39 +235,45 @@ def _verified(env: Path, torch: str, allow_unverified: bool) -> Verified | None:
                                     "pass --unverified to export it as it is, marked unverified).", env=str(env))))
 
 
-def _origins(env: Path, default_index: str, extra_folders: Sequence[str]) -> tuple[Origins, registry.Sources]:
+def _origins(env: Path, default_index: str, extra_folders: Sequence[str],
+             given: Sequence[str]) -> tuple[Origins, registry.Sources]:
+    """The recorded sources, in the installer's order; an index given here (with its credentials:
+    the list of environments keeps none) reads the page of the recorded one it names, or is added."""
     rec = registry.find(env)
     src = rec.sources if rec is not None else registry.Sources()
     folders = [*extra_folders, *src.find_links]
     if src.bundle:
         folders.append(str(Path(src.bundle) / "wheels"))
-    indexes = [u for u in (src.torch_index, *src.extra_index_urls, src.default_index or default_index) if u]
+    recorded = [u for u in (src.torch_index, *src.extra_index_urls, src.default_index or default_index) if u]
+    with_keys = {registry.clean_url(u)[0].rstrip("/"): u for u in given}
+    indexes = [with_keys.pop(u.rstrip("/"), u) for u in recorded] + list(with_keys.values())
     return Origins(tuple(dict.fromkeys(folders)), tuple(dict.fromkeys(indexes))), src
 
 
 def export_env(env: Path, report: SystemReport, *, default_index: str, find_links: Sequence[str] = (),
-               allow_unverified: bool = False, proxy: str | None = None, ca_bundle: str | None = None,
-               data: CompatData | None = None) -> Exported:
+               indexes: Sequence[str] = (), allow_unverified: bool = False, proxy: str | None = None,
+               ca_bundle: str | None = None, data: CompatData | None = None) -> Exported:
     """The lock of ``env`` (an environment folder), verified on the machine ``report`` describes.
 
     ``default_index``: the installer's default index (PyPI unless configured); ``find_links``:
-    more wheel folders to look in. Raises BadInput when the environment has no torch, or (unless
-    ``allow_unverified``) no passed verification of the torch it holds."""
+    more wheel folders to look in; ``indexes``: index URLs to read the pages from (their
+    credentials are used, never written). Raises BadInput when the environment has no torch, or
+    (unless ``allow_unverified``) no passed verification of the torch it holds."""
     dists = distributions(env)
     torch = dists.get("torch")
     if torch is None:
         raise BadInput(msg("lab.no_torch", "{env} holds no PyTorch: there is nothing to hand on.", env=str(env)),
                        hint=msg("lab.no_torch_hint", "Install PyTorch into it first (torch-setup install)."))
     verified = _verified(env, torch.version, allow_unverified)
-    origins, src = _origins(env, default_index, find_links)
-    origins = replace(origins, proxy=proxy, ca_bundle=ca_bundle)
-    found = locate_all(list(dists.values()), origins)
-    packages = tuple(x for x in found if isinstance(x, LockedPackage))
-    left = tuple(x for x in found if isinstance(x, NotLocked))
     info, _ = probe_python(env_python(env))
     if info is None:
         raise BadInput(msg("lab.python_broken", "The Python of {env} does not run, so the environment cannot be "
                            "exported.", env=str(env)))
+    origins, src = _origins(env, default_index, find_links, indexes)
+    origins = replace(origins, proxy=proxy, ca_bundle=ca_bundle, bundled=info.pip_wheels)
+    found = locate_all(list(dists.values()), origins)
+    packages = tuple(x for x in found if isinstance(x, LockedPackage))
+    left = tuple(x for x in found if isinstance(x, NotLocked))
     data = data or load_compat()
     platform = wheel_platform(report.os.family or "", report.arch)
     variant = variant_of_version(torch.version) or _variant_of_record(env)
@@ -277,7 +290,8 @@ def export_env(env: Path, report: SystemReport, *, default_index: str, find_link
                 created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), assistant_version=__version__,
                 machine=machine_of(report), verified=verified, not_locked=left,
                 env_vars=build_env_vars(report, data, torch.version, variant),
-                credentials_removed=src.credentials_removed or registry.clean_url(default_index)[1])
+                credentials_removed=src.credentials_removed or any(registry.clean_url(u)[1]
+                                                                   for u in (default_index, *indexes)))
     return Exported(lock, _notes(lock))
 
 

@@ -17,10 +17,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.core.envs import env_python
 
-__all__ = ["ModuleFiles", "lua_modulefile", "module_name", "tcl_modulefile", "write_modulefiles"]
+if TYPE_CHECKING:  # start-up: only the type
+    from app.core.system import SystemReport
+
+__all__ = ["ModuleFiles", "env_modulefiles", "lua_modulefile", "module_name", "tcl_modulefile", "write_modulefiles"]
 
 _VAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
@@ -93,3 +97,26 @@ def write_modulefiles(env: Path, out: Path, *, version: str, title: str, variabl
     lua.write_text(lua_modulefile(env, title, variables), encoding="utf-8")
     tcl.write_text(tcl_modulefile(env, title, variables), encoding="utf-8")
     return ModuleFiles(name, version, lua, tcl)
+
+
+def env_modulefiles(env: Path, out: Path, report: SystemReport, *, name: str | None = None) -> ModuleFiles:
+    """The modulefiles of ``env`` on the machine ``report`` describes: its torch build in the title and
+    version, the variables that build needs there (the engine's), the device it was verified on."""
+    from app.core import registry
+    from app.core.compat import load_compat
+    from app.core.distinfo import torch_build
+    from app.core.errors import BadInput
+    from app.core.lab.export import build_env_vars
+    from app.core.text import msg
+
+    info = torch_build(env)
+    if info is None:
+        raise BadInput(msg("lab.no_torch", "{env} holds no PyTorch: there is nothing to hand on.", env=str(env)),
+                       hint=msg("lab.no_torch_hint", "Install PyTorch into it first (torch-setup install)."))
+    rec = registry.find(env)
+    v = rec.verification if rec is not None else None
+    where = f" @ {', '.join(v.devices) or 'CPU'}" if v is not None and v.ok else ""  # the device it was verified on
+    title = f"PyTorch {info.describe()} - {env}{where}"  # ASCII: Tcl tools read files in their own encoding
+    variables = build_env_vars(report, load_compat(), info.version, info.variant)
+    return write_modulefiles(env, out, version=info.version.replace("+", "-"), title=title, variables=variables,
+                             name=name)

@@ -53,37 +53,38 @@ def _posix(path: str) -> str:
     return str(PurePosixPath(path.replace("\\", "/")))
 
 
+def _header(lock: Lock, kind: str, how: str) -> list[str]:
+    machine = lock.machine.describe() if lock.machine else "?"
+    return [f"# Written by torch-setup export --format {kind}: installs the verified lock, file by file.",
+            f"# torch {lock.torch or '?'} ({lock.variant or '?'}), verified on {machine}", f"# {how}"]
+
+
+def _steps(lock: Lock, lock_name: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """What goes into the image (from, to) and the commands that install the lock there."""
+    files = [(lock_name, LOCK_IN_IMAGE), *((f"wheels/{name}", _posix(path)) for name, path in local_files(lock))]
+    return files, [f"python -m pip install --no-cache-dir 'uv>={UV_FLOOR}'",
+                   f"uv venv {ENV} --python /usr/local/bin/python{lock.python_minor}",
+                   f"uv pip install --python {ENV}/bin/python -r {LOCK_IN_IMAGE}"]
+
+
 def apptainer(lock: Lock, variables: Mapping[str, str], lock_name: str = "pylock.toml") -> str:
-    py = lock.python_minor
-    files = [f"    {lock_name} {LOCK_IN_IMAGE}",
-             *(f"    wheels/{name} {_posix(path)}" for name, path in local_files(lock))]
-    env = [f"    export {k}={json.dumps(v)}" for k, v in _env_lines(variables)]
+    files, steps = _steps(lock, lock_name)
     return "\n".join([
-        "# Written by torch-setup export --format apptainer: installs the verified lock, file by file.",
-        f"# torch {lock.torch or '?'} ({lock.variant or '?'}), verified on "
-        f"{lock.machine.describe() if lock.machine else '?'}",
-        "# Build: apptainer build torch.sif THIS_FILE   Run on a GPU: apptainer run --nv torch.sif",
-        "Bootstrap: docker", f"From: python:{py}-slim", "", "%files", *files, "", "%post",
-        f"    python -m pip install --no-cache-dir 'uv>={UV_FLOOR}'",
-        f"    uv venv {ENV} --python /usr/local/bin/python{py}",
-        f"    uv pip install --python {ENV}/bin/python -r {LOCK_IN_IMAGE}", "", "%environment", *env, "",
-        "%runscript", '    exec python "$@"', ""])
+        *_header(lock, "apptainer", "Build: apptainer build torch.sif THIS_FILE   Run on a GPU: apptainer run --nv "
+                                    "torch.sif"),
+        "Bootstrap: docker", f"From: python:{lock.python_minor}-slim", "", "%files",
+        *(f"    {src} {dest}" for src, dest in files), "", "%post", *(f"    {c}" for c in steps), "", "%environment",
+        *(f"    export {k}={json.dumps(v)}" for k, v in _env_lines(variables)), "", "%runscript",
+        '    exec python "$@"', ""])
 
 
 def dockerfile(lock: Lock, variables: Mapping[str, str], lock_name: str = "pylock.toml") -> str:
-    py = lock.python_minor
-    copies = [f"COPY {lock_name} {LOCK_IN_IMAGE}",
-              *(f"COPY wheels/{name} {_posix(path)}" for name, path in local_files(lock))]
-    env = [f"ENV {k}={json.dumps(v)}" for k, v in _env_lines(variables)]
+    files, steps = _steps(lock, lock_name)
     return "\n".join([
-        "# Written by torch-setup export --format dockerfile: installs the verified lock, file by file.",
-        f"# torch {lock.torch or '?'} ({lock.variant or '?'}), verified on "
-        f"{lock.machine.describe() if lock.machine else '?'}",
-        "# Build: docker build -t torch-env .   Run on a GPU: docker run --gpus all torch-env",
-        f"FROM python:{py}-slim", *copies,
-        f"RUN python -m pip install --no-cache-dir 'uv>={UV_FLOOR}' \\",
-        f"    && uv venv {ENV} --python /usr/local/bin/python{py} \\",
-        f"    && uv pip install --python {ENV}/bin/python -r {LOCK_IN_IMAGE}", *env,
+        *_header(lock, "dockerfile", "Build: docker build -t torch-env .   Run on a GPU: docker run --gpus all "
+                                     "torch-env"),
+        f"FROM python:{lock.python_minor}-slim", *(f"COPY {src} {dest}" for src, dest in files),
+        "RUN " + " \\\n    && ".join(steps), *(f"ENV {k}={json.dumps(v)}" for k, v in _env_lines(variables)),
         'ENTRYPOINT ["python"]', ""])
 
 
