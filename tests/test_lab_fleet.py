@@ -166,3 +166,18 @@ def test_install_dry_run_on_this_machine_creates_nothing(tmp_path, capsys, tiny_
     rc, _, err = run_cli(capsys, "install", "--env", str(env), "--packages", "x", "--from-report",
                          str(FLEET / "mac-m3.json"))
     assert rc == 2 and "--from-report" in err and "--dry-run" in err
+
+
+def test_a_plan_replaces_only_an_earlier_plan(tmp_path, capsys):
+    out = tmp_path / "plan"
+    rc, _, _ = run_cli(capsys, "fleet", "plan", str(FLEET), "--out", str(out))
+    assert rc == 1 and (out / "answers" / "g9.toml").exists()
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    rc, _, _ = run_cli(capsys, "fleet", "plan", str(FLEET / "mac-m3.json"), "--out", str(out))
+    assert rc == 0 and sorted(p.name for p in (out / "answers").iterdir()) == ["g1.toml"]  # the old groups went
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine"
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "plan.json").write_text('{"mine": true}', encoding="utf-8")
+    rc, _, err = run_cli(capsys, "fleet", "plan", str(FLEET / "mac-m3.json"), "--out", str(theirs))
+    assert rc == 2 and "--out" in err and (theirs / "plan.json").read_text(encoding="utf-8") == '{"mine": true}'

@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -225,3 +226,25 @@ def test_a_kernel_for_every_user_lands_in_the_prefix_and_jupyter_lists_it(tmp_pa
     assert Path(specs[kr["name"]]["resource_dir"]) == Path(kr["path"])
     rc, _, err = run_cli(capsys, "envs", "kernel", str(env), "--prefix", str(prefix))
     assert rc == 2 and "--system" in err
+
+
+def test_a_file_from_a_folder_that_is_not_here_is_named_before_anything_is_made(tmp_path, capsys, tiny_wheels):
+    from app.core.pylock.lockfile import Lock, LockedFile, LockedPackage, lock_text
+    from tests.netlab import file_sha256
+
+    dep = tiny_wheels / "netlab_dep-0.5-py3-none-any.whl"
+    dep = dep if dep.exists() else next(tiny_wheels.glob("netlab*dep-0.5-*.whl"))
+    gone = tmp_path / "gone" / dep.name  # the first machine's folder, which this one does not have
+    lock = tmp_path / "pylock.toml"
+    lock.write_text(lock_text(Lock(python=platform.python_version(), platform="linux-x86_64", packages=(
+        LockedPackage("netlab-dep", "0.5", (LockedFile(dep.name, file_sha256(dep), path=str(gone)),),
+                      origin="folder", folder=str(gone.parent)),))), encoding="utf-8")
+    env = tmp_path / "env"
+    rc, _, err = run_cli(capsys, "install", "--env", str(env), "--lock", str(lock), "--dry-run")
+    assert rc == 2 and f"The lock's {gone} came from a local folder, and it is not here" in err
+    assert "--find-links DIR" in err and not env.exists()
+    rc, out, err = run_cli(capsys, "install", "--env", str(env), "--lock", str(lock), "--find-links", str(tiny_wheels),
+                           "--dry-run", "--json")
+    assert rc == 0, out + err
+    plan = json.loads(out)["plan"]
+    assert plan["packages"] == [] and "--require-hashes" in plan["commands"][-1] and not env.exists()

@@ -315,6 +315,12 @@ def _variant_of_record(env: Path) -> str | None:
 def _notes(lock: Lock) -> tuple[Text, ...]:
     notes: list[Text] = [msg("lab.not_locked", "{name} {version} is not in the lock: {why}.", name=n.name,
                              version=n.version, why=n.why) for n in lock.not_locked]
+    local = [p for p in lock.packages if p.origin == "folder"]
+    if local:
+        folders = sorted({p.folder or str(Path(p.files[0].path or "").parent) for p in local})
+        notes.append(msg("lab.from_folders", "{names} came from local wheel folders ({folders}): the lock names the "
+                         "files there; another machine needs the same folders, or gives them with --find-links.",
+                         names=", ".join(p.name for p in local), folders=", ".join(folders)))
     notes += [msg("lab.directory_package", "{name} was installed from the folder {path}: the lock names that folder, "
                   "and only a machine that has it can install it.", name=p.name, path=p.directory or "")
               for p in lock.unhashed]

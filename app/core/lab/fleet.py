@@ -40,7 +40,7 @@ from app.core.compat import CompatData, load_compat, version_tuple
 from app.core.enums import Backend
 from app.core.errors import BadInput, UserError
 from app.core.install.sizing import ENV_BASE_MB, INSTALLED_MB, MARGIN
-from app.core.pylock.fit import fit_lock
+from app.core.pylock.fit import engine_reason, fit_lock
 from app.core.pylock.lockfile import Lock
 from app.core.recommend import Choices, Recommendation, recommend
 from app.core.recommend.machine import wheel_platform
@@ -230,7 +230,8 @@ def _groups_of(segment: list[Host], data: CompatData, start: int, fewest: bool) 
         for n in (h.name for h in segment):
             err = verdicts[(first.torch, first.variant)][n]
             if err is not None:
-                blockers.append(Blocker(n, blocker_kind(err.message), err.message, first.build))
+                why = engine_reason(err)
+                blockers.append(Blocker(n, blocker_kind(why), why, first.build))
     return groups, blockers
 
 
@@ -278,7 +279,7 @@ def plan_fleet(hosts: Sequence[Host], data: CompatData | None = None, lock: Lock
     blockers: list[Blocker] = []
     for h in judged:
         if h.own is None:
-            why: Text = h.own_error.message if h.own_error is not None else ""
+            why: Text = engine_reason(h.own_error) if h.own_error is not None else ""
             blockers.append(Blocker(h.name, blocker_kind(why), why))
             continue
         segments.setdefault((h.platform or "", str(h.own.backend)), []).append(h)
@@ -353,10 +354,33 @@ def plan_document(plan: FleetPlan, answers: dict[str, str]) -> dict[str, object]
             "hosts": hosts, "blocked": plan.blocked()}
 
 
+def _clear_previous(out: Path) -> None:
+    """``out`` is new, empty, or holds an earlier plan: that plan's files go (nothing else is touched)."""
+    if not out.exists() or (out.is_dir() and not any(out.iterdir())):
+        return
+    old = out / "plan.json"
+    try:
+        doc = json.loads(old.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        doc = None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise BadInput(msg("lab.fleet_out_taken", "--out: {out} is not empty and holds no earlier fleet plan; "
+                           "nothing is written there.", out=str(out)),
+                       hint=msg("lab.fleet_out_taken_hint", "Choose a new folder for the plan."))
+    groups = doc.get("groups")
+    for g in groups if isinstance(groups, list) else []:
+        rel = g.get("answers") if isinstance(g, dict) else None
+        if isinstance(rel, str) and re.fullmatch(r"answers/g\d{1,6}\.toml", rel):
+            (out / rel).unlink(missing_ok=True)
+    (out / "answers" / "pylock.toml").unlink(missing_ok=True)
+
+
 def write_plan(plan: FleetPlan, out: Path, *, env_path: str = "~/torch-env",
                report_folder: str = "~/torch-setup-reports", sources: dict[str, object] | None = None
                ) -> dict[str, object]:
-    """Write ``out/plan.json`` and ``out/answers/<group>.toml`` (the lock beside them); returns the plan document."""
+    """Write ``out/plan.json`` and ``out/answers/<group>.toml`` (the lock beside them); returns the plan
+    document. ``out`` must be new, empty, or hold an earlier plan (whose files are replaced)."""
+    _clear_previous(out)
     (out / "answers").mkdir(parents=True, exist_ok=True)
     lock_name = None
     if plan.lock is not None and plan.lock.source is not None:

@@ -27,10 +27,10 @@ from app.core.recommend.available import platform_tag_fits
 from app.core.recommend.machine import wheel_platform
 from app.core.recommend.words import platform_words
 from app.core.system import SystemReport
-from app.core.text import Text, join, msg
+from app.core.text import Joined, Msg, Text, join, msg
 from app.core.wheels import parse_wheel, variant_of_version
 
-__all__ = ["Fit", "fit_lock", "flags_of", "locked_variant"]
+__all__ = ["Fit", "engine_reason", "fit_lock", "flags_of", "locked_variant"]
 
 _MANYLINUX = re.compile(r"manylinux_(\d+)_(\d+)_")
 _LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
@@ -121,6 +121,16 @@ def _tag_problems(lock: Lock, platform: str | None, glibc: str | None) -> list[T
     return out
 
 
+def engine_reason(err: UserError) -> Text:
+    """The engine's reason without its frame ("Cannot recommend … on this machine: {why}."): the why itself."""
+    m = err.message
+    if isinstance(m, Msg) and m.code == "recommend.refused":
+        why = m.arg("why")
+        if isinstance(why, (Msg, Joined, str)):
+            return why
+    return m
+
+
 def _nearest(report: SystemReport, data: CompatData, lock: Lock) -> tuple[Choices | None, Text]:
     """The same torch release with the build that runs there, else the plain recommendation."""
     for choices in (Choices(torch=lock.torch_public), Choices()):
@@ -150,12 +160,12 @@ def _engine(report: SystemReport, data: CompatData, lock: Lock, variant: str | N
     except NoCombination as err:
         way = next((d for d in err.drops if d.choices is not None), None)
         if way is not None and way.choices is not None:
-            return Fit((err.message,), way.choices, way.gives)
+            return Fit((engine_reason(err),), way.choices, way.gives)
         nearest, gives = _nearest(report, data, lock)
-        return Fit((err.message,), nearest, gives)
+        return Fit((engine_reason(err),), nearest, gives)
     except BadInput as err:
         nearest, gives = _nearest(report, data, lock)
-        return Fit((err.message,), nearest, gives)
+        return Fit((engine_reason(err),), nearest, gives)
     return Fit(recommendation=rec)
 
 
