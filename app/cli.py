@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # start-up: the wizard's first window needs no error types
     from app.core.errors import UserError
 
 COMMANDS = ("detect", "recommend", "install", "bundle", "verify", "bench", "doctor", "compat", "envs", "upgrade",
-            "cache", "gui")
+            "cache", "export", "fleet", "gui")
 
 
 # The metavars of the options that take a file or folder: they get :func:`path_argument`.

@@ -189,7 +189,8 @@ def print_plan(plan: InstallPlan, checks: Sequence[Check], out: TextIO | Console
     py = plan.python
     print("Python      : " + (f"{py.version} ({py.path})" if py else
                               f"{plan.uv_python or plan.python_request or 'default'} (uv will look for it)"), file=out)
-    print("Packages    : " + (" ".join(plan.packages) or f"from bundle {plan.request.bundle}"), file=out)
+    whence = f"from the lock {plan.request.lock}" if plan.request.lock else f"from bundle {plan.request.bundle}"
+    print("Packages    : " + (" ".join(plan.packages) or whence), file=out)
     if plan.index.torch_index:
         print(f"Torch index : {plan.index.torch_index}", file=out)
     if plan.index.find_links:

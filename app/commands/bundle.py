@@ -38,6 +38,8 @@ def register(sub) -> None:
                    help='a CA certificate file for HTTPS (or "system" for the OS trust store)')
     p.add_argument("--proxy", metavar="URL",
                    help="an HTTP(S) proxy (default: HTTPS_PROXY/HTTP_PROXY from the environment)")
+    p.add_argument("--lock", metavar="FILE",
+                   help="a pylock.toml (torch-setup export): bundle exactly its files, each checked by sha256")
     p.add_argument("--check", metavar="DIR", help="only check an existing bundle and exit")
     p.add_argument("--json", action="store_true", help="print the manifest as JSON")
     p.set_defaults(func=run)
@@ -57,6 +59,8 @@ def run(args) -> int:
         return 0
     if not args.out:
         raise BadInput("No output folder was given.", hint="Pass --out DIR.")
+    if args.lock:
+        return _from_lock(args)
     python = args.python or f"{sys.version_info[0]}.{sys.version_info[1]}"
     rec = None
     packages = args.packages
@@ -95,4 +99,35 @@ def run(args) -> int:
               f"{m.total_bytes / 1e6:.0f} MB, for Python {m.python_version} on "
               f"{m.platforms[0]}.")
         print(f"On the target: torch-setup install --env PATH --from-bundle {args.out}")
+    return 0
+
+
+_NOT_WITH_LOCK = ("packages", "torch", "variant", "backend", "from_report", "python", "platform", "index_url")
+
+
+def _from_lock(args) -> int:
+    """``bundle --lock FILE --out DIR``: the lock's files (from its folders, or downloaded and checked)."""
+    from pathlib import Path
+
+    from app.commands._lab import refuse_beside_lock
+    from app.core.lab.lockbundle import bundle_from_lock
+    from app.core.pylock.lockfile import read_lock
+    from app.core.text import msg
+
+    refuse_beside_lock(args, _NOT_WITH_LOCK)
+    lock = read_lock(args.lock)
+    renderer = Renderer(sys.stderr, quiet=args.json)
+    try:
+        m = bundle_from_lock(lock, Path(args.out), find_links=args.find_links or (), proxy=args.proxy,
+                             ca_bundle=args.ca_bundle, on_event=renderer)
+    finally:
+        renderer.close()
+    if args.json:
+        print(json.dumps(m.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        from app.commands._lab import say
+
+        say(msg("lab.bundle_written", "Bundle written to {out}: the {count} files of the lock, {mb} MB, for Python "
+                "{python}. On the target: torch-setup install --env PATH --from-bundle {out}", out=args.out,
+                count=len(m.files), mb=round(m.total_bytes / 1e6), python=m.python_version))
     return 0

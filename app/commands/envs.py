@@ -4,7 +4,8 @@
     envs check ENV [--json]                   verify + doctor, recorded
     envs repair ENV [--torch VER] [--yes]     reinstall the right build (snapshot, restore on failure)
     envs guard ENV / envs unguard ENV         pin / unpin the verified torch build for later installs
-    envs kernel ENV [--remove]                a Jupyter kernel for the env
+    envs kernel ENV [--remove]                a Jupyter kernel for the env (--system: for every user)
+    envs module ENV --out DIR                 Lmod / Environment Modules modulefiles that load it
     envs terminal ENV                         how to activate it (paste into a terminal)
     envs remove ENV [--force] [--yes]         delete it (only an env; only one this app made)
     envs forget ENV                           drop it from the list (nothing deleted)
@@ -68,8 +69,21 @@ def register(sub) -> None:
     a = s.add_parser("kernel", help="register (or --remove) a Jupyter kernel for the environment")
     a.add_argument("env", metavar="ENV")
     a.add_argument("--remove", action="store_true")
+    a.add_argument("--system", action="store_true",
+                   help="for every user of this machine (a JupyterHub server): Jupyter's system folder, the name "
+                        "says the GPU the environment was verified on")
+    a.add_argument("--prefix", metavar="DIR",
+                   help="with --system: install under DIR/share/jupyter/kernels (a JupyterHub's own prefix)")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=run_kernel)
+
+    a = s.add_parser("module", help="write Lmod and Environment Modules modulefiles that load the environment")
+    a.add_argument("env", metavar="ENV")
+    a.add_argument("--out", metavar="DIR", required=True, help="the modulefiles folder (module use DIR)")
+    a.add_argument("--name", metavar="NAME", help="the module's name (default: the environment folder's name)")
+    a.add_argument("--from-report", metavar="FILE", help="the machine, as a saved detect report (default: this one)")
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(func=run_module)
 
     a = s.add_parser("terminal", help="print the command that activates the environment in a terminal")
     a.add_argument("env", metavar="ENV")
@@ -295,15 +309,40 @@ def run_kernel(args: argparse.Namespace) -> int:
         folder = remove_kernel(args.env)
         print(json.dumps({"removed": folder}) if args.json else f"Removed the Jupyter kernel at {folder}.")
         return EXIT_OK
+    if args.prefix and not args.system:
+        from app.core.text import msg
+
+        raise BadInput(msg("lab.prefix_needs_system", "--prefix: it goes with --system (a kernel for every user)."),
+                       hint=msg("lab.prefix_needs_system_hint", "Add --system, or leave --prefix out for a kernel of "
+                                "your own."))
     renderer = Renderer(sys.stderr, quiet=args.json)
     try:
-        kr = install_kernel(args.env, on_event=renderer)
+        kr = install_kernel(args.env, on_event=renderer, system=args.system, prefix=args.prefix)
     finally:
         renderer.close()
     if args.json:
         print(dumps(kr))
     else:
         print(f'Jupyter kernel "{kr.display_name}" ({kr.name}) registered in {kr.path}.')
+    return EXIT_OK
+
+
+def run_module(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.commands._lab import machine, say
+    from app.core.lab.modules import env_modulefiles
+    from app.core.lifecycle.common import env_root
+    from app.core.text import msg
+
+    env = env_root(args.env)
+    files = env_modulefiles(env, Path(args.out).absolute(), machine(args.from_report), name=args.name)
+    if args.json:
+        print(dumps(files))
+        return EXIT_OK
+    say(msg("lab.module_written", "Modulefiles written: {lua} (Lmod) and {tcl} (Environment Modules). Load the "
+            "environment with: module use {out} && module load {load}", lua=str(files.lua), tcl=str(files.tcl),
+            out=str(Path(args.out).absolute()), load=f"{files.name}/{files.version}"))
     return EXIT_OK
 
 

@@ -34,6 +34,7 @@ from app.core.events import PhaseEvent
 from app.core.locations import folder_path
 from app.core.runner import CancelToken
 from app.core.session import Observer, Planned, RunOptions, Session
+from app.core.text import msg
 
 if TYPE_CHECKING:  # start-up: the core is imported when the command runs, not when it registers
     from app.core import locks
@@ -101,6 +102,14 @@ def register(sub) -> None:
                    help="print every line of the installer's output")
     p.add_argument("--config", metavar="FILE",
                    help="an answer file for unattended installs (see docs)")
+    p.add_argument("--lock", metavar="FILE",
+                   help="reproduce a pylock.toml (torch-setup export): the same versions and files, checked by "
+                        "sha256; refused before anything is created when its build cannot run here")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the plan this machine would approve (with its pre-flight) and create nothing")
+    p.add_argument("--from-report", metavar="FILE",
+                   help="with --dry-run: plan for the machine a saved detect report describes (its pre-flight "
+                        "is that machine's to run)")
     p.set_defaults(func=run)
 
 
@@ -185,12 +194,39 @@ class _Terminal(Observer):
         self.renderer(PhaseEvent(Phase.VERIFY, PhaseState.FAILED, error.message))
 
 
+_NOT_WITH_LOCK = ("packages", "from_bundle", "torch", "variant", "backend")
+
+
+def with_lock(args: argparse.Namespace, request: InstallRequest) -> InstallRequest:
+    """``--lock FILE``: the request made the lock's (its pins, Python and sources); the lock decides
+    the packages, so the options that name packages or a build are refused beside it."""
+    from app.commands._lab import refuse_beside_lock
+    from app.core.install.lockplan import lock_request
+    from app.core.pylock.lockfile import read_lock
+
+    refuse_beside_lock(args, _NOT_WITH_LOCK)
+    return lock_request(request, read_lock(args.lock))
+
+
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "from_report", None) and not getattr(args, "dry_run", False):
+        raise BadInput(msg("lab.report_needs_dry_run", "--from-report plans for another machine: it goes with "
+                           "--dry-run only."),
+                       hint=msg("lab.report_needs_dry_run_hint", "Add --dry-run, or leave --from-report out to "
+                                "install on this machine."))
     if getattr(args, "config", None):
         return run_unattended(args)
     from app.core import locks
 
     request = build_request(args)
+    if getattr(args, "lock", None):
+        request = with_lock(args, request)
+    if getattr(args, "dry_run", False):
+        from app.commands._lab import machine
+        from app.commands.dryrun import dry_run
+
+        return dry_run(args, request, choices_for(args),
+                       report=machine(args.from_report) if args.from_report else None)
     # held from the plan to the end of the verification: a second run is refused at once
     with locks.env_lock(args.env, "install") as lock:
         return _run_locked(args, request, lock)
@@ -219,7 +255,8 @@ def _run_locked(args: argparse.Namespace, request: InstallRequest, lock: locks.E
         run_vcredist_first(args, Console(sys.stderr))
     session = Session(source="cli")
     # Detection only when the recommendation is needed; a verification that cannot run is reported, not fatal.
-    options = RunOptions(detect=False, verify=not args.no_verify, strict=False)
+    # a lock is checked against this machine before anything is created: its report is needed then
+    options = RunOptions(detect=request.lock is not None, verify=not args.no_verify, strict=False)
     cancel = CancelToken()
     out = Console(sys.stderr)
     renderer = Renderer(out, quiet=args.json, verbose=args.verbose)

@@ -48,7 +48,7 @@ _CONFLICTING = {
     "default_index_url": "[sources] mirror", "ca_bundle": "[sources] ca_bundle",
     "proxy": "[sources] proxy", "existing": "[environment] existing",
     "extra_index_url": "[sources] extra_index_urls", "find_links": "[sources] find_links",
-    "mirrors": "[sources] mirrors",
+    "mirrors": "[sources] mirrors", "lock": "[torch] lock",
 }
 DEFAULT_REPORT_DIR = "~/torch-setup-reports"
 
@@ -79,6 +79,11 @@ def resolve(answers: Answers) -> tuple[Path, Path | None]:
     except OSError as exc:
         raise BadInput(f"The report folder {report_dir} cannot be written: {exc.strerror or exc}.",
                        hint="Set [report] folder in the answer file to a folder you can write to.") from None
+    return report_dir, resolve_bundle(answers)
+
+
+def resolve_bundle(answers: Answers) -> Path | None:
+    """The bundle the answer file names, ``bundle = "auto"`` settled (BadInput when there is none)."""
     bundle = answers.bundle
     if answers.bundle_auto:
         from app.core.bundle import find_bundle
@@ -89,7 +94,7 @@ def resolve(answers: Answers) -> tuple[Path, Path | None]:
                            "next to the assistant.",
                            hint="Put the bundle (the folder holding manifest.json) next to the "
                                 "assistant as torch-bundle/, or give its path in [sources] bundle.")
-    return report_dir, bundle
+    return bundle
 
 
 def _choices(answers: Answers) -> Choices:
@@ -107,7 +112,7 @@ def build_request(answers: Answers, bundle: Path | None) -> InstallRequest:
     from app.core.install import InstallRequest
 
     assert answers.env_path is not None  # load_answers requires [environment] path
-    return InstallRequest(
+    request = InstallRequest(
         env_path=answers.env_path, kind=answers.env_kind, installer=answers.installer,
         python=answers.python, packages=None,
         index_url=answers.index_url, extra_index_urls=tuple(answers.extra_index_urls),
@@ -116,6 +121,12 @@ def build_request(answers: Answers, bundle: Path | None) -> InstallRequest:
         ca_bundle=str(answers.ca_bundle) if answers.ca_bundle else None,
         default_index_url=answers.mirror, mirrors=answers.mirrors,
     )
+    if answers.lock is None:
+        return request
+    from app.core.install.lockplan import lock_request  # [torch] lock: its pins, Python and sources
+    from app.core.pylock.lockfile import read_lock
+
+    return lock_request(request, read_lock(answers.lock))
 
 
 def run_options(answers: Answers) -> RunOptions:
@@ -185,6 +196,13 @@ def run_unattended(args: argparse.Namespace) -> int:
     # 1. Everything that can be wrong with the request, before anything happens.
     _check_no_conflicts(args)
     answers = load_answers(args.config)
+    if getattr(args, "dry_run", False):  # the plan this machine (or the report's) would approve; nothing made
+        from app.commands._lab import machine
+        from app.commands.dryrun import dry_run
+
+        described = machine(args.from_report) if getattr(args, "from_report", None) else None
+        return dry_run(args, build_request(answers, resolve_bundle(answers)), _choices(answers), report=described,
+                       source="unattended")
     report_dir, bundle = resolve(answers)
     if not getattr(args, "yes", False):
         print(f"Unattended install from {answers.source}: environment {answers.env_path}",

@@ -67,6 +67,7 @@ class Answers:
     variant: str | None = None  # cpu | cu126 | rocm6.4 | xpu ...
     torch: str | None = None  # a version pin: "2.13.0"
     packages: tuple[str, ...] = ()  # extra packages (torchvision, numpy, ...)
+    lock: Path | None = None  # a pylock.toml (torch-setup export): exactly its files, by sha256
     # [sources]
     index_url: str | None = None  # the torch packages' index (overrides the recommendation)
     mirror: str | None = None  # default index for everything else (a PyPI mirror)
@@ -401,6 +402,7 @@ SCHEMA: dict[str, dict[str, tuple[str, Converter | None]]] = {
         "variant": ("variant", _variant),
         "version": ("torch", _torch_version),
         "packages": ("packages", _requirements),
+        "lock": ("lock", _path("file")),
     },
     "sources": {
         "index_url": ("index_url", _url()),
@@ -524,9 +526,26 @@ def _cross_checks(ctx: _Ctx, data: dict[str, Any], kw: dict[str, Any]) -> None:
         kw["backend"] = _backend_name(backend)
     elif kw.get("variant") and backend not in ("auto", _backend_name(kw["variant"])):
         raise ctx.bad("torch", "variant", f"variant {kw['variant']!r} is not a {backend} build")
+    _lock_checks(ctx, kw)
     if kw.get("bundle") is not None and (kw.get("index_url") or kw.get("extra_index_urls")):
         raise ctx.bad("sources", "bundle", "an offline bundle cannot be combined with index_url or "
                                            "extra_index_urls (a bundle installs with no network)")
+
+
+def _lock_checks(ctx: _Ctx, kw: dict[str, Any]) -> None:
+    """A lock decides the build and the packages: the keys that name them cannot stand beside it."""
+    if kw.get("lock") is None:
+        return
+    for key, field_name in (("version", "torch"), ("variant", "variant"), ("packages", "packages")):
+        if kw.get(field_name):
+            raise ctx.bad("torch", key, f"{key} cannot be set with lock: the lock decides it",
+                          hint="remove the key, or the lock")
+    if kw.get("backend", "auto") != "auto":
+        raise ctx.bad("torch", "backend", "backend cannot be set with lock: the lock decides it",
+                      hint="remove the key, or the lock")
+    if kw.get("bundle") is not None or kw.get("bundle_auto"):
+        raise ctx.bad("sources", "bundle", "an offline bundle and a lock cannot be combined",
+                      hint="make the bundle from the lock (torch-setup bundle --lock) and give only the bundle")
 
 
 def parse_answers(text: str, *, source: Path | None = None, base: Path | None = None) -> Answers:

@@ -61,7 +61,7 @@ if TYPE_CHECKING:  # start-up: the recommendation engine is imported only where 
     from app.core.recommend import Recommendation
 
 __all__ = ["BUNDLE_DIR_NAME", "BundleFile", "Manifest", "build_bundle", "check_bundle", "expand_platform",
-           "find_bundle", "load_manifest", "sha256_of", "supported_tags", "this_platform"]
+           "find_bundle", "load_manifest", "sha256_of", "supported_tags", "this_platform", "write_bundle"]
 
 FORMAT = "torch-setup-bundle"
 FORMAT_VERSION = 1
@@ -455,6 +455,12 @@ def _hash_wheels(wheels: Path, emit: Callable[[Event], None], cancel: runner.Can
                                 tuple(sorted(str(t) for t in tagset))))
         emit(ProgressEvent(str(name), size, size))
     return tuple(files)
+
+
+def write_bundle(out: Path, manifest: Manifest) -> None:
+    """Write the manifest and the hashed requirements of the wheels already in ``out/wheels``
+    (a bundle made another way: from a lock, :mod:`app.core.lab.lockbundle`)."""
+    _write(out, manifest)
 
 
 def _write(out: Path, manifest: Manifest) -> None:

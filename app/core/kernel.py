@@ -38,7 +38,8 @@ from app.core.install.request import CommandRun, masked
 from app.core.paths import new_log_path
 from app.core.text import Text, msg
 
-__all__ = ["KernelFailed", "KernelResult", "display_name", "kernel_commands", "kernel_name", "register_kernel"]
+__all__ = ["KernelFailed", "KernelResult", "display_name", "kernel_commands", "kernel_name", "register_kernel",
+           "system_display_name"]
 
 _INSTALLED = re.compile(r"Installed kernelspec (\S+) in (.+?)\s*$")
 
@@ -74,24 +75,46 @@ def display_name(env: Path) -> str:
     return f"PyTorch {info.version.split('+', 1)[0]} ({build}) — {env.name}"
 
 
-def kernel_commands(env: str | os.PathLike[str], *, installer: str = "uv", index: IndexOptions | None = None
-                    ) -> list[tuple[str, list[str]]]:
-    """(step, argv) that register ``env`` as a kernel: ipykernel (when missing), then the kernelspec."""
+def system_display_name(env: Path) -> str:
+    """The name every user of a shared server sees: ``PyTorch 2.13.0 (CUDA 12.6) — lab-env @ NVIDIA A100``,
+    with the device(s) the environment was last verified on (``@ CPU`` for a CPU-only verification)."""
+    from app.core import registry  # start-up: only a kernel for all users needs it
+
+    try:
+        rec = registry.find(env)
+    except OSError:
+        rec = None
+    v = rec.verification if rec is not None else None
+    if v is None or not v.ok:
+        return display_name(env)
+    return f"{display_name(env)} @ {', '.join(v.devices) or 'CPU'}"
+
+
+def kernel_commands(env: str | os.PathLike[str], *, installer: str = "uv", index: IndexOptions | None = None,
+                    system: bool = False, prefix: str | None = None) -> list[tuple[str, list[str]]]:
+    """(step, argv) that register ``env`` as a kernel: ipykernel (when missing), then the kernelspec.
+
+    ``system``: for every user of the machine (Jupyter's system folder; ``prefix``: ``PREFIX/share/jupyter``
+    instead, as a JupyterHub with its own prefix has), named with the device it was verified on."""
     path = Path(os.path.abspath(os.fspath(env)))
     steps: list[tuple[str, list[str]]] = []
     if "ipykernel" not in installed_distributions(path):
         backend = backend_for(env_kind(path) or "venv", installer)
         idx = replace(index or IndexOptions(), torch_index=None, require_hashes=False)
         steps.append(("ipykernel", backend.install_argv(path, ["ipykernel"], idx, pip_version=pip_version_in(path))))
-    steps.append(("register", [str(env_python(path)), "-m", "ipykernel", "install", "--user", "--name",
-                               kernel_name(path), "--display-name", display_name(path)]))
+    where = ["--prefix", prefix] if prefix else [] if system else ["--user"]
+    shown = system_display_name(path) if system or prefix else display_name(path)
+    steps.append(("register", [str(env_python(path)), "-m", "ipykernel", "install", *where, "--name",
+                               kernel_name(path), "--display-name", shown]))
     return steps
 
 
 def register_kernel(env: str | os.PathLike[str], *, installer: str = "uv", index: IndexOptions | None = None,
                     on_event: Callable[[Event], None] | None = None,
-                    cancel: runner.CancelToken | None = None) -> KernelResult:
-    """Install ipykernel (from the same sources) and register the env's kernel for this user.
+                    cancel: runner.CancelToken | None = None, system: bool = False,
+                    prefix: str | None = None) -> KernelResult:
+    """Install ipykernel (from the same sources) and register the env's kernel for this user (or for
+    every user: ``system`` / ``prefix``, see :func:`kernel_commands`).
     Raises UserError with the installer's lines and the log when a step fails."""
     emit = on_event or ignore
     path = Path(os.path.abspath(os.fspath(env)))
@@ -100,7 +123,7 @@ def register_kernel(env: str | os.PathLike[str], *, installer: str = "uv", index
     child = backend_for(env_kind(path) or "venv", installer).child_env(idx)
     ran: list[CommandRun] = []
     where = ""
-    for step, argv in kernel_commands(path, installer=installer, index=index):
+    for step, argv in kernel_commands(path, installer=installer, index=index, system=system, prefix=prefix):
         emit(StepEvent(step, "running", " ".join(masked(argv[:4]))))
         started = time.monotonic()
         res = runner.run(argv, env=child, log_path=log, cancel=cancel, timeout=900,
@@ -116,10 +139,16 @@ def register_kernel(env: str | os.PathLike[str], *, installer: str = "uv", index
         if found is not None:
             where = found.group(2)
         emit(StepEvent(step, "passed"))
-    result = KernelResult(kernel_name(path), display_name(path), where, tuple(ran))
+    result = KernelResult(kernel_name(path), ran_display_name(ran) or display_name(path), where, tuple(ran))
     if where:
         _record(path, result)
     return result
+
+
+def ran_display_name(ran: list[CommandRun]) -> str:
+    """The display name the registration ran with (the argument after ``--display-name``)."""
+    argv = next((c.argv for c in ran if c.step == "register"), ())
+    return argv[argv.index("--display-name") + 1] if "--display-name" in argv[:-1] else ""
 
 
 def _record(env: Path, result: KernelResult) -> None:

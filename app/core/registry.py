@@ -228,12 +228,14 @@ class Verification(_FlatRecord):
     skipped: int = 0
     failed_checks: tuple[str, ...] = ()
     error: str | None = None  # the probe could not run (why)
+    devices: tuple[str, ...] = ()  # the accelerators it ran on ("NVIDIA GeForce RTX 4090"); () on the CPU
 
     @classmethod
     def of(cls, report: VerifyReport) -> Verification:
         counts = {s: sum(1 for c in report.checks if c.status == s) for s in ("passed", "failed", "skipped")}
         return cls(report.ok, now(), report.torch_version, report.accelerator, counts["passed"], counts["failed"],
-                   counts["skipped"], tuple(c.name for c in report.failed))
+                   counts["skipped"], tuple(c.name for c in report.failed),
+                   devices=tuple(d.name for d in report.devices if d.name))
 
     @classmethod
     def could_not_run(cls, why: str) -> Verification:

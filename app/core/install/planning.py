@@ -262,7 +262,7 @@ def plan(request: InstallRequest, report: SystemReport | None = None) -> Install
                                     what.manifest, build_mb)
     if request.existing:
         est_why = msg("install.estimate_upper_bound", "{why} (existing env: upper bound)", why=est_why)
-    return InstallPlan(
+    planned = InstallPlan(
         request=request, env_path=env_path, backend=backend, python=python,
         python_request=what.python_spec, packages=what.packages, index=index,
         new_env=not request.existing, estimate_mb=estimate_mb, estimate_why=est_why,
@@ -272,6 +272,11 @@ def plan(request: InstallRequest, report: SystemReport | None = None) -> Install
         pip_version=_pip_version(request, env_path, backend, python),
         uv_python=_uv_python(request, backend, python, what.python_spec),
     )
+    if request.lock is None:
+        return planned
+    from app.core.install.lockplan import locked_plan  # start-up: only an install from a lock needs it
+
+    return locked_plan(planned, report)  # the lock's files pinned by hash, checked against this machine first
 
 
 def _uv_python(request: InstallRequest, backend: EnvBackend, python: PythonInfo | None,

@@ -91,6 +91,7 @@ class InstallRequest:
     default_index_url: str | None = None  # a mirror replacing PyPI for everything else
     timeout_s: float | None = None  # per command; None: no limit (cancel still works)
     mirrors: Mirrors = "auto"  # mirrors of the torch index: "auto", "off", or ids / URLs (app.core.sources)
+    lock: Path | None = None  # a pylock.toml: its files, pinned by hash, are what goes in (app.core.install.lockplan)
 
     def __post_init__(self) -> None:
         if self.packages is not None:
@@ -99,6 +100,8 @@ class InstallRequest:
         object.__setattr__(self, "find_links", tuple(os.fspath(f) for f in self.find_links))
         if self.bundle is not None:
             object.__setattr__(self, "bundle", Path(self.bundle))
+        if self.lock is not None:
+            object.__setattr__(self, "lock", Path(self.lock))
         if isinstance(self.mirrors, list):
             object.__setattr__(self, "mirrors", tuple(self.mirrors))
 

@@ -257,7 +257,9 @@ class _Run:
     def install_packages(self) -> None:
         p = self.p
         self.phase = Phase.INSTALL
-        self.emit(PhaseEvent(Phase.INSTALL, PhaseState.START, ", ".join(p.packages) or "bundle"))
+        lock = p.request.lock  # an install from a lock names its file, a bundle's "bundle"
+        what = ", ".join(p.packages) or (lock.name if lock else "bundle")
+        self.emit(PhaseEvent(Phase.INSTALL, PhaseState.START, what))
         # the unpacking, which no installer reports, is measured on disk (UnpackWatch)
         parser = ProgressParser(p.installer, self.emit,
                                 watch=unpack_watch(p.installer, p.env_path, p.estimate_mb, self.emit, self.child_env))
@@ -278,9 +280,10 @@ class _Run:
         finally:
             parser.close()
         if not res.ok:
-            what = msg("install.install_failed", "Installing {packages} failed", packages=p.packages) if p.packages \
+            failed = msg("install.install_failed", "Installing {packages} failed", packages=p.packages) if p.packages \
+                else msg("install.lock_failed", "Installing from the lock {file} failed", file=str(lock)) if lock \
                 else msg("install.bundle_failed", "Installing the bundle failed")
-            raise self.fail(what, res, msg("install.see_log", "See the lines above and the full log."))
+            raise self.fail(failed, res, msg("install.see_log", "See the lines above and the full log."))
         self.check_installed()
         self.emit(PhaseEvent(Phase.INSTALL, PhaseState.END))
 

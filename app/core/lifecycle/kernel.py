@@ -28,16 +28,19 @@ __all__ = ["display_name", "install_kernel", "kernel_name", "remove_kernel"]
 
 
 def install_kernel(target: str | os.PathLike[str], *, on_event: Callable[[Event], None] | None = None,
-                   cancel: runner.CancelToken | None = None) -> KernelRecord:
+                   cancel: runner.CancelToken | None = None, system: bool = False,
+                   prefix: str | None = None) -> KernelRecord:
     """Install ipykernel (if missing, from the sources the env was installed from) and register the
-    env's kernel for this user (:func:`app.core.kernel.register_kernel`). Raises Failed / Refused."""
+    env's kernel for this user, or for every user (``system``, ``prefix``:
+    :func:`app.core.kernel.register_kernel`). Raises Failed / Refused."""
     env = env_root(target)
     rec = registry.find(env)
     installer = rec.installer if rec is not None else "uv"
     idx = rec.sources.index_options() if rec is not None else registry.Sources().index_options()
     with env_lock(env, "kernel"):
         try:
-            result = register_kernel(env, installer=installer, index=idx, on_event=on_event, cancel=cancel)
+            result = register_kernel(env, installer=installer, index=idx, on_event=on_event, cancel=cancel,
+                                     system=system, prefix=prefix)
         except KernelFailed as err:
             raise Failed(err.message, lines=err.lines, log_path=err.log_path) from None
     if not result.path:

@@ -150,6 +150,11 @@ class Response:
         return self._raw.read(n)
 
 
+def _canonical_header(name: str) -> str:
+    """``content-type`` -> ``Content-Type``: HTTP header names are case-insensitive, the lookups here are not."""
+    return "-".join(part.capitalize() for part in name.split("-"))
+
+
 class Net:
     """The user's network settings, and requests made with them."""
 
@@ -202,7 +207,9 @@ class Net:
         except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
             raise NetError(self.classify(exc, url, chain)) from None
         try:
-            yield Response(int(raw.status), {k: v for k, v in raw.headers.items()}, raw.geturl(), chain, raw)
+            # header names in their canonical spelling: servers may send "content-type" (PyPI does)
+            yield Response(int(raw.status), {_canonical_header(k): v for k, v in raw.headers.items()}, raw.geturl(),
+                           chain, raw)
         finally:
             raw.close()
 
