@@ -17,6 +17,7 @@ A malformed file raises :class:`BadInput` naming the file and the row at fault, 
 """
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import sys
@@ -735,6 +736,7 @@ def _pci_ids(doc: dict[str, Any], ctx: _Ctx, chips: tuple[ChipRule, ...]) -> tup
     """``[[nvidia_pci]]`` (a chip's device ids; its compute capability comes from its nvidia_chip row)
     and ``[[amd_pci]]`` (a chip's device ids and gfx target). No id may belong to two rows."""
     out: list[PciIds] = []
+    rows: list[str] = []
     for kind, vendor in (("nvidia_pci", "10de"), ("amd_pci", "1002")):
         for row, r in _rows(doc, ctx, kind, "chip"):
             chip = _req(ctx, row, r, "chip")
@@ -746,12 +748,12 @@ def _pci_ids(doc: dict[str, Any], ctx: _Ctx, chips: tuple[ChipRule, ...]) -> tup
                 value = _req(ctx, row, r, "gfx")
                 if not _GFX_RE.match(value):
                     ctx.fail(row, f"'gfx' {value!r} is not a gfx target like gfx1100")
-            ranges = _id_ranges(ctx, row, r.get("ids"))
-            for other in out:
-                if other.vendor == vendor and any(other.holds(lo) or other.holds(hi) or lo <= o_lo <= hi
-                                                  for lo, hi in ranges for o_lo, _ in other.ranges):
-                    ctx.fail(row, f"its ids overlap those of {kind} {other.chip!r}")
-            out.append(PciIds(vendor, chip, ranges, value, _req(ctx, row, r, "source")))
+            out.append(PciIds(vendor, chip, _id_ranges(ctx, row, r.get("ids")), value, _req(ctx, row, r, "source")))
+            rows.append(row)
+    spans = sorted((g.vendor, lo, hi, i) for i, g in enumerate(out) for lo, hi in g.ranges)
+    for (v1, _lo1, hi1, i1), (v2, lo2, _hi2, i2) in itertools.pairwise(spans):  # sorted: neighbours
+        if v1 == v2 and lo2 <= hi1:
+            ctx.fail(rows[i2], f"its ids overlap those of {out[i1].chip!r}")
     return tuple(out)
 
 
