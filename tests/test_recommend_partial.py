@@ -138,3 +138,26 @@ def test_cli_pci_only_nvidia(capsys):
     doc = json.loads(out)
     assert (doc["variant"], doc["torch_version"]) == ("cu126", "2.14.1")  # GP107 (6.1): CUDA 13 builds lack it
     assert any("taken from its PCI id 10de:1c82 (GP107): 6.1" in u for u in doc["unknowns"])
+
+
+def test_an_intel_macs_amd_gpu_is_mps_and_the_verification_and_speed_test_expect_it(tmp_path):
+    """PyTorch's MPS ran on "Mac computers with Apple silicon or AMD GPUs, macOS 12.3 or later" up to the
+    last macOS x86_64 wheels (2.2.2): the engine says MPS is expected, so the verification fails instead
+    of skipping when MPS is not usable, and the speed test's auto device is MPS."""
+    from app.core.envs import IndexOptions, backend_for
+    from app.core.install import InstallPlan, InstallRequest
+
+    report = SystemReport.from_dict({"os": {"family": "macos", "version": "13.6.1"}, "arch": "x86_64",
+                                     "python": {"version": "3.12.4"},
+                                     "gpus": [{"vendor": "amd", "name": "AMD Radeon Pro 5500M", "index": 0}]})
+    rec = recommend(report, DATA)
+    assert (rec.backend, rec.variant, rec.torch_version) == ("mps", "mps", "2.2.2")
+    assert "pip install torch==2.2.2" in " ".join(rec.command) and "download.pytorch.org" not in rec.index_url
+    plan = InstallPlan(request=InstallRequest(env_path=tmp_path / "env", recommendation=rec),
+                       env_path=tmp_path / "env", backend=backend_for("venv", "uv"), python=None,
+                       python_request="3.12", packages=tuple(rec.packages), index=IndexOptions(), new_env=True,
+                       estimate_mb=500, estimate_why="test")
+    assert plan.expected_accelerator == "mps"
+    no_gpu = recommend(SystemReport.from_dict({"os": {"family": "macos", "version": "13.6.1"}, "arch": "x86_64",
+                                               "python": {"version": "3.12.4"}, "gpus": []}), DATA)
+    assert no_gpu.backend == "cpu"  # an Intel Mac without an AMD GPU: no MPS claimed
