@@ -150,3 +150,17 @@ def test_the_verification_names_the_device_its_checks_ran_on(monkeypatch):
     code, params = probe._ran_on("rocm", "cuda", "AMD Radeon RX 7900 XTX", [
         {"index": 0, "backend": "rocm", "name": "AMD Radeon RX 7900 XTX"}])
     assert (code, params["device"], params["name"]) == ("accelerator_ran_on", "cuda:0", "AMD Radeon RX 7900 XTX")
+
+
+def test_an_upgrade_takes_the_new_recommendations_variables():
+    """A staged upgrade builds a new env: it gets the variables of the recommendation it installs (its
+    verification runs with them), and keeps the env's own when packages are given by name."""
+    from app.core.lifecycle.upgrade import _target
+    from app.core.system import SystemReport
+
+    with open(SCENARIOS / "k80-plus-rtx5090.toml", "rb") as fh:
+        report = SystemReport.from_dict(tomllib.load(fh)["report"])
+    tgt = _target(None, {}, torch=None, packages=None, variant=None, backend=None, report=report, data=None)
+    assert dict(tgt.env_vars or ()) == {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": "1"}
+    assert _target(None, {}, torch=None, packages=["torch==2.15.0"], variant=None, backend=None, report=report,
+                   data=None).env_vars is None
