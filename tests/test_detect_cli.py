@@ -230,7 +230,9 @@ def test_fake_old_driver_without_compute_cap_field(tmp_path):
     assert [(g["name"], g["driver_version"], g["compute_capability"]) for g in nv] == \
         [("NVIDIA TITAN V", "470.82.01", "7.0")]
     rec = probes(data, "nvidia-smi")[-1]
-    assert rec["status"] == "ok" and "name table" in rec["detail"] and "cuda-gpus" in rec["detail"]
+    # this driver does not report it: told from the PCI device id nvidia-smi gives (10de:1d81, GV100 in pci.ids)
+    assert rec["status"] == "ok" and "does not report the compute capability" in rec["detail"]
+    assert "7.0 from its PCI id 10de:1d81 (GV100)" in rec["detail"] and "pci.ids" in rec["detail"]
 
 
 def test_fake_nvidia_smi_with_one_lost_gpu(tmp_path):

@@ -192,8 +192,8 @@ def test_driver_too_old_for_the_wheel():
     f = next(x for x in found if x.code == "driver-too-old")
     assert "515.65.01" in str(f.title) and "12.6" in str(f.title) and "525.60.13" in str(f.fix)
     # Windows uses the Windows floor
-    rw = SystemReport(os=OSInfo(family="windows"), gpus=[GPU(vendor="nvidia", name="RTX", driver_version="527.41")])
-    assert "528.33" in str(next(x for x in analyze(verify=v12, report=rw) if x.code == "driver-too-old").fix)
+    rw = SystemReport(os=OSInfo(family="windows"), gpus=[GPU(vendor="nvidia", name="RTX", driver_version="526.98")])
+    assert "527.41" in str(next(x for x in analyze(verify=v12, report=rw) if x.code == "driver-too-old").fix)
     # the quadro 455.32 driver with its cu101 wheel is fine
     vq, rq = _collect("cuda-quadro-rtx6000-torch1.7.0-cu101-ubuntu20.04.txt")
     assert [x.code for x in analyze(verify=vq, report=rq)] == []

@@ -76,8 +76,14 @@ def test_wishes_that_cannot_all_be_had_say_which_to_drop():
     assert err.drops[0].choices == Choices(torch="2.14.1", packages=["torchvision"])
     d = err.to_dict()
     assert d["error"] == "BadInput" and d["drops"][0]["label"] == "Use torch 2.14.1"
-    assert "--torch 2.14.1 --packages torchvision (gives torch 2.14.1 (CPU-only))" in render_hint(err.hint)
-    assert "--packages" not in render_hint(err.hint).split(";")[1]  # dropping torchvision: no package list left
+    # the first way out is the remedy's action ("What to do: 1. Run: ... --torch 2.14.1"); the hint gives the
+    # others, so no choice is offered twice (issue 25)
+    (remedy,) = err.remedies
+    assert str(remedy.explanation) == "The build that works here is torch 2.14.1 (CPU-only)."
+    assert [a.value for a in remedy.actions] == ["2.14.1"]
+    assert "--torch 2.14.1" not in render_hint(err.hint)
+    assert "--torch 2.15 (gives torch 2.15.0 (CPU-only))" in render_hint(err.hint)
+    assert "--packages" not in render_hint(err.hint).split(";")[0]  # dropping torchvision: no package list left
     assert "无法" in str(err.why.render("zh_CN")) or "没有" in err.why.render("zh_CN")
 
 

@@ -30,7 +30,9 @@ def format_error(err: UserError, argv: Sequence[str], lang: str = "en") -> str:
         out += ["", render(msg("cli.what_to_do", "What to do:"), lang)]
         out += [f"  {i}. " + render(cli_text(a, argv, os_family=os_family, answers=answers, shell=shell), lang)
                 for i, a in enumerate(actions, 1)]
-    if err.hint:
+    if err.hint and actions:  # the actions above are "What to do"; the hint is another way, said once
+        out += ["", render(msg("errors.or_else", "Otherwise: {hint}", hint=render_hint(err.hint, lang, "cli")), lang)]
+    elif err.hint:
         out += ["", render(msg("errors.what_to_do", "What to do: {hint}", hint=render_hint(err.hint, lang, "cli")),
                            lang)]
     if err.log_path:

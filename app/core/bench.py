@@ -29,6 +29,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from app.core.activate_vars import probe_env
 from app.core.errors import BadInput
 from app.core.events import EventCallback, StepEvent
 from app.core.machine_load import BUSY_SHARE, LoadSummary, LoadWatch
@@ -365,7 +366,7 @@ def run_bench(python: str | os.PathLike[str], *, device: str = "auto", sizes: It
     try:
         # The probe stops between runs on a cancel (SIGTERM) and prints what it measured.
         out = run_probe("bench", python, args, on_event=on_event, cancel=cancel, timeout_s=timeout,
-                        what="the speed test", keep_partial=True)
+                        env=probe_env(python), what="the speed test", keep_partial=True)
     finally:
         load = watch.stop() if watch is not None else None
         if folder is not None:

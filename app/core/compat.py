@@ -7,8 +7,9 @@ Three files, each row carrying its ``source``:
   versions, and the wheel variants (``[[release.variant]]``) it published per platform, each
   with its CUDA toolkit and compiled compute-capability list, or its ROCm line and gfx targets.
 * ``drivers.toml``: NVIDIA driver floors per CUDA major and the driver of each toolkit.
-* ``hardware.toml``: the compute-capability rule (Tegra exclusions), name -> CC / gfx fallbacks,
-  HSA_OVERRIDE_GFX_VERSION families, Intel XPU-capable families.
+* ``hardware.toml``: the compute-capability rule (Tegra exclusions), what tells a GPU's CC / gfx
+  target when its driver did not (PCI device ids, NVIDIA chip codes, marketing names; read by
+  :mod:`app.core.gpu_ids`), HSA_OVERRIDE_GFX_VERSION families, Intel XPU-capable families.
 
 A malformed file raises :class:`BadInput` naming the file and the row at fault, e.g.
 ``resources/compat/releases.toml: release 2.9, variant cu130 (windows-x86_64): 'arch' entry
@@ -16,6 +17,7 @@ A malformed file raises :class:`BadInput` naming the file and the row at fault, 
 """
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import sys
@@ -211,6 +213,29 @@ class NameRule:
 
 
 @dataclass(frozen=True)
+class ChipRule:
+    """NVIDIA chip codes (``GP102``, the code pci.ids puts before a product's name) of one compute capability."""
+
+    chips: tuple[str, ...]  # "GP102", "GP104", ...: the chip's base code (no GL/M/B suffix)
+    value: str  # "6.1"
+    source: str
+
+
+@dataclass(frozen=True)
+class PciIds:
+    """PCI device ids of one GPU chip (hardware.toml ``[[nvidia_pci]]`` / ``[[amd_pci]]``)."""
+
+    vendor: str  # "10de" | "1002"
+    chip: str  # "GP102", "Navi 31", "Phoenix"
+    ranges: tuple[tuple[int, int], ...]  # inclusive (first, last) device ids
+    value: str  # the compute capability (NVIDIA, through the chip's row) or the gfx target (AMD)
+    source: str
+
+    def holds(self, device: int) -> bool:
+        return any(lo <= device <= hi for lo, hi in self.ranges)
+
+
+@dataclass(frozen=True)
 class HsaOverride:
     """``HSA_OVERRIDE_GFX_VERSION`` for AMD GPUs ROCm does not list: run them as a listed sibling."""
 
@@ -241,8 +266,8 @@ class CompatData:
     toolkits: dict[str, Toolkit]  # by "12.8": the toolkit's own driver floors
     tegra: frozenset[str]  # Jetson / Tegra board names
     tegra_source: str
-    nvidia_names: tuple[NameRule, ...]  # compute capability by name
-    amd_names: tuple[NameRule, ...]  # gfx target by name
+    nvidia_names: tuple[NameRule, ...]  # compute capability by name (the most specific match wins)
+    amd_names: tuple[NameRule, ...]  # gfx target by name (the most specific match wins)
     hsa_overrides: tuple[HsaOverride, ...]
     intel_families: tuple[IntelFamily, ...]
     python_preference: tuple[str, ...]  # the Pythons to offer, best first
@@ -252,6 +277,8 @@ class CompatData:
     extra: dict[str, Any] = field(default_factory=dict)
     driver_ceilings: tuple[DriverCeiling, ...] = ()
     pci_vendors: tuple[PciVendor, ...] = ()
+    nvidia_chips: tuple[ChipRule, ...] = ()  # compute capability by chip code
+    pci_ids: tuple[PciIds, ...] = ()  # compute capability / gfx target by PCI device id
     status_url: str = "https://download.pytorch.org/whl"  # where `compat status` looks for torch releases
     refresh_url: str = ""  # where this project publishes newer signed data ("" = not configured)
     origin: str = "bundled"  # bundled | downloaded (a verified per-user copy, app.core.compat_refresh)
@@ -459,8 +486,8 @@ def _variant(ctx: _Ctx, rel: str, v: object, index_pattern: str, n: int) -> Vari
     for key in ("glibc_min", "macos_min", "mps_macos_min", "windows_min"):
         if key in v:
             kw[key] = _ver(ctx, row, key, v[key])
-    if backend == "mps" and (set(plats) != {"macos-arm64"} or "mps_macos_min" not in v):
-        ctx.fail(row, "an mps variant is for macos-arm64 only and needs 'mps_macos_min'")
+    if backend == "mps" and (not set(plats) <= {"macos-arm64", "macos-x86_64"} or "mps_macos_min" not in v):
+        ctx.fail(row, "an mps variant is for macOS only (macos-arm64, macos-x86_64) and needs 'mps_macos_min'")
     kw.update(_variant_extras(ctx, row, v, backend))
     known = {"name", "backend", "platforms", "index", "cuda", "arch", "ptx", "rocm", "gfx", "therock",
              "explicit", "glibc_min", "macos_min", "mps_macos_min", "source", "provider", "device_extra",
@@ -666,7 +693,68 @@ def _hardware(doc: dict[str, Any], ctx: _Ctx) -> dict[str, Any]:
     jet = doc.get("jetson") or {}
     out["jetson_note"] = str(jet.get("note", "")) if isinstance(jet, dict) else ""
     out["pci_vendors"] = _pci_vendors(doc, ctx)
+    out["nvidia_chips"] = _nvidia_chips(doc, ctx)
+    out["pci_ids"] = _pci_ids(doc, ctx, out["nvidia_chips"])
     return out
+
+
+_CHIP_RE = re.compile(r"^[A-Z]{2}\d{2,3}[A-Z]?$")
+_IDS_RE = re.compile(r"^([0-9a-f]{4})(?:-([0-9a-f]{4}))?$")
+
+
+def _nvidia_chips(doc: dict[str, Any], ctx: _Ctx) -> tuple[ChipRule, ...]:
+    out: list[ChipRule] = []
+    for row, r in _rows(doc, ctx, "nvidia_chip", "cc"):
+        chips = _req(ctx, row, r, "chips", list)
+        if not chips or not all(isinstance(c, str) and _CHIP_RE.match(c) for c in chips):
+            ctx.fail(row, f"'chips' must be NVIDIA chip codes like GP102, got {chips!r}")
+        cc = _req(ctx, row, r, "cc")
+        if not _CC_RE.match(cc):
+            ctx.fail(row, f"'cc' {cc!r} is not a compute capability like 8.6")
+        if any(c in rule.chips for rule in out for c in chips):
+            ctx.fail(row, "names a chip another nvidia_chip row names")
+        out.append(ChipRule(tuple(chips), cc, _req(ctx, row, r, "source")))
+    return tuple(out)
+
+
+def _id_ranges(ctx: _Ctx, row: str, ids: object) -> tuple[tuple[int, int], ...]:
+    if not isinstance(ids, list) or not ids:
+        ctx.fail(row, f"'ids' must be a list of PCI device ids (\"1b06\") or ranges (\"1b00-1b78\"), got {ids!r}")
+    out = []
+    for item in ids:
+        m = _IDS_RE.match(item) if isinstance(item, str) else None
+        if m is None:
+            ctx.fail(row, f"'ids' entry {item!r} is not a device id like 1b06 or a range like 1b00-1b78")
+        lo, hi = int(m.group(1), 16), int(m.group(2) or m.group(1), 16)
+        if hi < lo:
+            ctx.fail(row, f"'ids' range {item!r} ends before it starts")
+        out.append((lo, hi))
+    return tuple(out)
+
+
+def _pci_ids(doc: dict[str, Any], ctx: _Ctx, chips: tuple[ChipRule, ...]) -> tuple[PciIds, ...]:
+    """``[[nvidia_pci]]`` (a chip's device ids; its compute capability comes from its nvidia_chip row)
+    and ``[[amd_pci]]`` (a chip's device ids and gfx target). No id may belong to two rows."""
+    out: list[PciIds] = []
+    rows: list[str] = []
+    for kind, vendor in (("nvidia_pci", "10de"), ("amd_pci", "1002")):
+        for row, r in _rows(doc, ctx, kind, "chip"):
+            chip = _req(ctx, row, r, "chip")
+            if vendor == "10de":
+                value = next((c.value for c in chips if chip in c.chips), "")
+                if not value:
+                    ctx.fail(row, f"chip {chip!r} has no nvidia_chip row (its compute capability)")
+            else:
+                value = _req(ctx, row, r, "gfx")
+                if not _GFX_RE.match(value):
+                    ctx.fail(row, f"'gfx' {value!r} is not a gfx target like gfx1100")
+            out.append(PciIds(vendor, chip, _id_ranges(ctx, row, r.get("ids")), value, _req(ctx, row, r, "source")))
+            rows.append(row)
+    spans = sorted((g.vendor, lo, hi, i) for i, g in enumerate(out) for lo, hi in g.ranges)
+    for (v1, _lo1, hi1, i1), (v2, lo2, _hi2, i2) in itertools.pairwise(spans):  # sorted: neighbours
+        if v1 == v2 and lo2 <= hi1:
+            ctx.fail(rows[i2], f"its ids overlap those of {out[i1].chip!r}")
+    return tuple(out)
 
 
 def _pci_vendors(doc: dict[str, Any], ctx: _Ctx) -> tuple[PciVendor, ...]:

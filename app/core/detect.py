@@ -218,8 +218,11 @@ def _gpus(s: _Sources, family: str | None, probes: list[ProbeRecord],
     if isinstance(pci, tuple):
         pci_devices, pci_records = pci
         probes += pci_records
+    told: list[str] = []
     gpus = merge_gpus(found, pci_devices, kfd=am.kfd if isinstance(am, AmdFindings) else {},
-                      nvidia_driver=nv.driver_version if isinstance(nv, NvidiaFindings) else None)
+                      nvidia_driver=nv.driver_version if isinstance(nv, NvidiaFindings) else None, told=told)
+    if told:  # which GPU's generation came from its PCI id, chip code or name, or stayed unknown
+        probes.append(ProbeRecord("gpu-ids", "ok", "; ".join(told), 0))
     return gpus, nv.cuda_version if isinstance(nv, NvidiaFindings) else None
 
 

@@ -46,6 +46,7 @@ from pathlib import Path
 
 from app.core.distinfo import TORCH_FAMILY, distributions
 from app.core.envs import WINDOWS
+from app.core.serial import read_json_object
 from app.core.text import Text, msg
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "status",
     "strip_hook",
     "user_pip_conf",
+    "write_atomic",
 ]
 
 CONSTRAINTS_FILE = "torch-setup-constraints.txt"
@@ -140,7 +142,7 @@ def _read_user(path: Path) -> str | None:
         return None
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` in one step, keeping its permissions (0600 for a new file: what the
     guard writes can carry the user's index token from their own configuration). A symlink is
     written through (its target is replaced, the link stays); bytes read with :func:`_read_user`
@@ -169,11 +171,7 @@ def _constraint_value(path: Path) -> str:
 
 
 def _read_state(env: Path) -> dict[str, object]:
-    try:
-        data = json.loads((env / STATE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return read_json_object(env / STATE_FILE)
 
 
 _SECTION = re.compile(r"\s*\[(?P<name>[^\]]*)\]")
@@ -290,7 +288,7 @@ def _legacy_without(text: str, value: str) -> str | None:
 def put_pip_conf(env_path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (as :func:`user_pip_conf` gave it: bytes kept) as the env's pip configuration,
     in one step, through a symlink, mode 0600 when new. Raises OSError."""
-    _write_atomic(pip_config_file(Path(env_path)), text)
+    write_atomic(pip_config_file(Path(env_path)), text)
 
 
 def user_pip_conf(env_path: str | os.PathLike[str]) -> str | None:
@@ -383,7 +381,7 @@ def _add_hook(env: Path) -> tuple[bool, Text | None]:
     new = "".join(lines)
     if not new.endswith("\n"):
         new += "\n"
-    _write_atomic(script, new + _HOOK_ON)
+    write_atomic(script, new + _HOOK_ON)
     return True, None
 
 
@@ -393,7 +391,7 @@ def _remove_hook(env: Path) -> None:
         return
     text = _read_user(script)
     if text is not None and BEGIN in text:
-        _write_atomic(script, _strip_hook(text))
+        write_atomic(script, _strip_hook(text))
 
 
 def _has_hook(env: Path) -> bool:
@@ -421,11 +419,11 @@ def apply(env_path: str | os.PathLike[str], pins: Sequence[str]) -> GuardStatus:
     header = ("# Torch Setup Assistant: the PyTorch build verified in this environment.\n"
               "# pip reads it through this environment's pip.conf, `uv pip` through UV_CONSTRAINT while the\n"
               "# environment is active. Lift it with: torch-setup envs unguard <this folder>\n")
-    _write_atomic(cons, header + "".join(p + "\n" for p in pins))
+    write_atomic(cons, header + "".join(p + "\n" for p in pins))
     mine = user_pip_conf(env)  # the user's file as it is, without a block from before
     created = state.get("pip_conf_created", mine is None) if "pip_conf_block" in state else mine is None
     written, replaced, newline_added = _with_block(mine, value)
-    _write_atomic(conf, written)
+    write_atomic(conf, written)
     hooked, note = _add_hook(env)
     for old in ("pip_conf_written", "pip_conf_original"):  # an earlier version's record: replaced below
         state.pop(old, None)
@@ -433,7 +431,7 @@ def apply(env_path: str | os.PathLike[str], pins: Sequence[str]) -> GuardStatus:
                   "pip_conf_created": bool(created), "pip_conf_replaced": replaced,
                   "pip_conf_newline_added": newline_added,
                   "activate_hook": hooked, "applied": time.strftime("%Y-%m-%dT%H:%M:%S")})
-    _write_atomic(env / STATE_FILE, json.dumps(state, indent=1))
+    write_atomic(env / STATE_FILE, json.dumps(state, indent=1))
     got = status(env)
     return GuardStatus(got.env, got.constraints, got.pip_config, got.activate_hook, got.pins,
                        (note,) if note is not None else ())
@@ -455,7 +453,7 @@ def lift(env_path: str | os.PathLike[str]) -> GuardStatus:
         if rest is None:
             conf.unlink()
         elif rest != current:
-            _write_atomic(conf, rest)
+            write_atomic(conf, rest)
     _remove_hook(env)
     cons.unlink(missing_ok=True)
     (env / STATE_FILE).unlink(missing_ok=True)

@@ -13,8 +13,9 @@ One JSON file in the per-user data folder (:func:`app.core.paths.data_dir`), ``e
   tokens are masked (:func:`clean_url`); :attr:`Sources.credentials_removed` says it happened.
 
 :func:`record_install` is the hook every successful install calls (the CLI's ``install``, the
-answer-file run, the wizard, the session): it records the env and, when the verification passed,
-puts the torch guard in place (:mod:`app.core.guard`).
+answer-file run, the wizard, the session): it records the env, writes the recommendation's variables
+into the env's activation (:mod:`app.core.activate_vars`) and, when the verification passed, puts the
+torch guard in place (:mod:`app.core.guard`).
 """
 from __future__ import annotations
 
@@ -538,6 +539,7 @@ def record_install(result: InstallResult, plan: InstallPlan, verify: VerifyRepor
     variant = plan.variant or (rec.variant if rec is not None else None) or variant_of_version(result.torch_version)
     verification = Verification.of(verify) if verify is not None else None
     guard_rec = _guard_after_install(result.env_path, family, verify is not None and verify.ok and guard)
+    _activation_vars(result.env_path, rec.env_vars if rec is not None else {})
 
     def change(old: EnvRecord | None) -> EnvRecord:
         origin = "created" if result.created else (old.origin if old is not None and old.origin != "checked"
@@ -577,6 +579,17 @@ def record_verify(env_path: str | os.PathLike[str], report: VerifyReport, *, gua
         return update(env, change)
     except (OSError, BadInput):
         return None
+
+
+def _activation_vars(env: Path, env_vars: Mapping[str, str]) -> None:
+    """The recommendation's variables (the GPUs PyTorch sees, an HSA override) set by the env's
+    activation, and by the probes run in it (:mod:`app.core.activate_vars`); never raises."""
+    from app.core import activate_vars  # start-up: only an install needs it
+
+    try:
+        activate_vars.apply(env, env_vars)
+    except (OSError, ValueError):
+        pass
 
 
 def _guard_after_install(env: Path, family: Mapping[str, str], protect: bool) -> GuardRecord | None:

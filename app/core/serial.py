@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 from app.core.secrets import mask, mask_data
@@ -32,3 +32,12 @@ def to_jsonable(obj: Any) -> Any:
 def dumps(obj: Any, *, indent: int | None = 2) -> str:
     """``obj`` as JSON text, every credential and device identifier masked."""
     return mask(json.dumps(mask_data(to_jsonable(obj)), indent=indent, ensure_ascii=False))
+
+
+def read_json_object(path: Path) -> dict[str, object]:
+    """A small state file's JSON object ({} when it is missing, unreadable or not an object)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from app.core import cuda
+from app.core.activate_vars import probe_env
 from app.core.compat import load_compat
 from app.core.detection.envvars import hide_uuids
 from app.core.errors import BadInput
@@ -457,7 +458,7 @@ def run_verify(python: str | os.PathLike[str], *, on_event: EventCallback | None
     if not distributed:
         args.append("--no-dist")
     out = run_probe("verify", python, args, on_event=on_event, cancel=cancel, timeout_s=timeout_s,
-                    what="the verification")
+                    env=probe_env(python), what="the verification")  # with the variables its activation sets
     raw = dict(out.result)
     raw["log_path"] = str(out.log_path) if out.log_path else None
     raw["python"] = str(Path(python))

@@ -1,4 +1,5 @@
-"""What ``CUDA_VISIBLE_DEVICES`` (and its ROCm cousins) let PyTorch see: the one parser.
+"""What ``CUDA_VISIBLE_DEVICES`` (and its ROCm cousins) let PyTorch see: the one parser, and
+the variables that show PyTorch only the GPUs a build serves (:func:`showing_only`).
 
 The CUDA runtime reads the list left to right and stops at the first entry that is not a
 device: an index out of range, a repeated index, an unknown word. Entries before it stay
@@ -10,10 +11,11 @@ visible devices we cannot match to an index.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-__all__ = ["VISIBLE_VARS", "Visibility", "VisibleDevices", "is_uuid", "parse_visible"]
+__all__ = ["VISIBLE_VARS", "Visibility", "VisibleDevices", "is_uuid", "parse_visible", "showing_only"]
 
 #: variable -> the backends it affects
 VISIBLE_VARS = {
@@ -107,3 +109,24 @@ def parse_visible(value: str | None, gpu_count: int | None = None) -> VisibleDev
         return VisibleDevices(Visibility.NONE_VALID, value, invalid=invalid, entries=len(tokens))
     state = Visibility.PARTIAL if invalid is not None else Visibility.ALL
     return VisibleDevices(state, value, tuple(indices), uuids, invalid, len(tokens))
+
+
+def showing_only(backend: str, shown: Sequence[int], every: Sequence[int | None]) -> dict[str, str]:
+    """The variables that make PyTorch see only the GPUs ``shown`` (their indices, as the vendor's
+    tool numbers them) of a machine whose GPUs of that vendor are ``every``; {} when nothing is
+    hidden, or when a GPU's index is unknown (the numbering cannot be trusted then).
+
+    * CUDA numbers GPUs fastest first unless ``CUDA_DEVICE_ORDER=PCI_BUS_ID``; nvidia-smi (and
+      NVML) number them in PCI bus order. Both variables are set, so the indices mean what
+      nvidia-smi shows, and the first one shown is ``cuda:0``.
+    * ROCm (HIP) numbers GPUs as rocminfo lists its GPU agents; ``HIP_VISIBLE_DEVICES`` takes those
+      indices.
+    """
+    if not shown or any(i is None for i in every) or set(shown) >= {i for i in every if i is not None}:
+        return {}
+    value = ",".join(str(i) for i in sorted(set(shown)))
+    if backend == "cuda":
+        return {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": value}
+    if backend == "rocm":
+        return {"HIP_VISIBLE_DEVICES": value}
+    return {}

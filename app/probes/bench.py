@@ -126,12 +126,12 @@ def device_name(torch, device: str) -> str:
     if device == "xpu":
         return torch.xpu.get_device_name(0)
     if device == "mps":
-        try:  # "Apple M2 Pro": the GPU is part of the chip
+        try:  # "Apple M2 Pro": the GPU is part of the chip (an Intel Mac's brand is its CPU's: not said)
             out = subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True,
                                  text=True, timeout=5).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             out = ""
-        return out or "Apple GPU (MPS)"
+        return out if out.startswith("Apple") else "Metal GPU (MPS)"
     import platform
 
     model = ""

@@ -133,6 +133,9 @@ DETAILS = {
     "nccl_missing": "this PyTorch build has no NCCL",
     "nccl_not_for": "NCCL is for NVIDIA/AMD GPUs, not {backend}",
     "accelerator_ok": "{backend}: {devices}",
+    "accelerator_ran_on": "{backend}: {devices}; the device checks ran on {device} ({name})",
+    "accelerator_ran_on_visible": "{backend}: {devices}; the device checks ran on {device} ({name}), chosen by "
+                                  "{visible}",
     "no_accelerator": "no accelerator is usable: {reason}",
     "cuda_unusable": "This PyTorch is built for CUDA {cuda}, but no NVIDIA GPU can be used. "
                      "Run `torch-setup doctor` to find out why.",
@@ -1019,7 +1022,7 @@ def device_facts(torch, backends: dict) -> list[dict]:
             devices.append({"index": i, "backend": "xpu", "name": p.name,
                             "total_memory": int(getattr(p, "total_memory", 0)) or None})
     if backends["mps"]["available"]:
-        devices.append({"index": 0, "backend": "mps", "name": "Apple GPU (MPS)",
+        devices.append({"index": 0, "backend": "mps", "name": "Metal GPU (MPS)",
                         "total_memory": None})
     return devices
 
@@ -1175,9 +1178,24 @@ def _accelerator(torch, checks: Checks, tf: dict, backends: dict, devices: list,
         return None
     dev = {"rocm": "cuda"}.get(accel, accel)
     names = ", ".join(d["name"] for d in devices if d["backend"] == accel)
-    checks.add("accelerator", "passed", "accelerator_ok", {"backend": accel, "devices": names})
+    checks.add("accelerator", "passed", *_ran_on(accel, dev, names, devices))
     _accel_checks(torch, checks, accel, dev, backends)
     return accel
+
+
+VISIBLE = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+
+
+def _ran_on(accel: str, dev: str, names: str, devices: list) -> tuple:
+    """(code, params) of the accelerator check: the devices seen, the one the device checks run on
+    (``cuda:0``: the first device PyTorch sees), and the variable that chose what it sees, if set."""
+    first = next((d for d in devices if d["backend"] == accel), None)
+    where = dev if dev == "mps" or first is None else f"{dev}:{first['index']}"
+    params = {"backend": accel, "devices": names, "device": where, "name": first["name"] if first else names}
+    chosen = [f"{k}={os.environ[k]}" for k in VISIBLE if k in os.environ]
+    if chosen:
+        return "accelerator_ran_on_visible", {**params, "visible": " ".join(chosen)}
+    return "accelerator_ran_on", params
 
 
 def bf16_native(torch) -> bool:

@@ -48,7 +48,8 @@ VENV_LAYOUT = frozenset({"bin", "Scripts", "lib", "lib64", "Lib", "include", "In
                          "pyvenv.cfg", ".gitignore", "CACHEDIR.TAG", ".lock", "pip-selfcheck.json", "Tools", "DLLs",
                          "libs", "conda-meta"})
 #: Files the assistant itself writes at the top of an env (the guard's, the staging marker).
-OURS = frozenset({"torch-setup-constraints.txt", "torch-setup-guard.json", ".torch-setup-staging"})
+OURS = frozenset({"torch-setup-constraints.txt", "torch-setup-guard.json", "torch-setup-vars.json",
+                  ".torch-setup-staging"})
 #: pip's own configuration: carried over to the new env (the guard is then put back on top).
 USER_KEEP = frozenset({"pip.conf", "pip.ini"})
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
-from app.core import guard, registry, runner
+from app.core import activate_vars, guard, registry, runner
 from app.core.compat import CompatData, load_compat
 from app.core.disk import free_mb
 from app.core.distinfo import TORCH_FAMILY, Dist, TorchBuildInfo, distributions, requires_dist, torch_build
@@ -96,6 +96,7 @@ class UpgradePlan:
     record: EnvRecord | None = None
     notes: tuple[Text, ...] = ()
     timeout_s: float | None = None
+    env_vars: tuple[tuple[str, str], ...] = ()  # what the new env's activation sets (app.core.activate_vars)
 
     def to_dict(self) -> dict[str, object]:
         return {"env": str(self.env), "staging": str(self.staging), "old_copy": str(self.old_copy),
@@ -244,6 +245,7 @@ class _Target:
     packages: tuple[str, ...]
     torch_index: str | None
     expect: str | None
+    env_vars: tuple[tuple[str, str], ...] | None = None  # the recommendation's; None: the env keeps its own
 
 
 def _target(python: str | None, dists: Mapping[str, Dist], *, torch: str | None, packages: Sequence[str] | None,
@@ -262,7 +264,7 @@ def _target(python: str | None, dists: Mapping[str, Dist], *, torch: str | None,
                                                       packages=tuple(fam)))
     b = str(rec.backend)
     return _Target(tuple(p for p in rec.packages if requirement_name(p) in TORCH_FAMILY), rec.index_url,
-                   b if b in ACCELERATORS else None)
+                   b if b in ACCELERATORS else None, tuple(rec.env_vars.items()))
 
 
 # long: one check after another, each refusing with its own sentence before anything is written
@@ -333,7 +335,8 @@ def plan_upgrade(target: str | os.PathLike[str], *, torch: str | None = None, pa
                        old_copy=env.parent / f".{env.name}.torch-setup-old-{stamp}", base_python=base,
                        python_version=python, current=current, packages=pkgs,
                        keep=keep_requirements(dists, python), index=index, companions=comp, new_torch=new_torch,
-                       expect=expect or tgt.expect, record=record, notes=tuple(notes), timeout_s=timeout_s)
+                       expect=expect or tgt.expect, record=record, notes=tuple(notes), timeout_s=timeout_s,
+                       env_vars=tuple(activate_vars.recorded(env).items()) if tgt.env_vars is None else tgt.env_vars)
 
 
 def _compat() -> CompatData | None:
@@ -428,6 +431,14 @@ class _Run:
                                  "environment", names=", ".join(missing)))
         self.emit(PhaseEvent(Phase.INSTALL, PhaseState.END))
         self.timings["install_s"] = round(time.monotonic() - t0, 3)
+
+    def activation_vars(self) -> None:
+        """The variables the new env's activation sets (the GPUs PyTorch sees), so that its verification
+        runs with them too; a script that cannot be written is said, never a failure."""
+        try:
+            activate_vars.apply(self.p.staging, dict(self.p.env_vars))
+        except (OSError, ValueError) as exc:
+            self.info(f"the activation's variables could not be written: {exc}")
 
     def verify(self) -> VerifyReport:
         p = self.p
@@ -530,6 +541,7 @@ def upgrade(p: UpgradePlan, *, on_event: Callable[[Event], None] | None = None,
         try:
             run.create()
             run.install()
+            run.activation_vars()
             report = run.verify()
             run.cancel.raise_if_cancelled()
         except BaseException:

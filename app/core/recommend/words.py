@@ -56,7 +56,7 @@ def backend_words(backend: str) -> Text:
     if backend == "xpu":
         return msg("rec.backend_xpu", "XPU (Intel GPU)")
     if backend == "mps":
-        return msg("rec.backend_mps", "MPS (Apple Silicon GPU)")
+        return msg("rec.backend_mps", "MPS (Metal GPU)")
     if backend == "cpu":
         return msg("rec.backend_cpu", "CPU only")
     return backend
