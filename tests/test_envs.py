@@ -101,8 +101,8 @@ def test_find_python_by_version_and_path():
     info, _ = envs.find_python(mm)
     # python -m venv works here unless this Python lacks venv (the embeddable Windows build does)
     can_venv = bool(importlib.util.find_spec("venv") and importlib.util.find_spec("ensurepip"))
-    assert info is not None and info.major_minor == mm and info.has_venv == can_venv
-    again, _ = envs.find_python(info.path)
+    assert info is not None and info.minor == mm and info.can_venv == can_venv
+    again, _ = envs.find_python(str(info.executable))
     assert again == info
     with pytest.raises(BadInput):
         envs.find_python("/no/such/python")

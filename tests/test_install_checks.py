@@ -95,7 +95,7 @@ def test_disk_check_compares_the_estimate_with_the_free_space(a_plan):
 def test_python_checks(a_plan):
     assert checks.check_python(a_plan).code == "preflight.python_ok"
     no_venv = dataclasses.replace(a_plan, backend=backend_for("venv", "pip"),
-                                  python=dataclasses.replace(a_plan.python, has_venv=False))
+                                  python=dataclasses.replace(a_plan.python, can_venv=False))
     c = checks.check_python(no_venv)
     assert c.blocking and c.code == "preflight.python_no_venv" and "python3-venv" in render(c.hint)
     missing = dataclasses.replace(a_plan, python=None, python_request="3.99")

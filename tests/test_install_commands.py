@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 from app.core import envs
-from app.core.envs import IndexOptions, PythonInfo, UvVenv, uv_system_certs_flag
+from app.core.envs import IndexOptions, UvVenv, uv_system_certs_flag
 from app.core.install import InstallRequest, plan
 from app.core.install.request import CommandRun, InstallResult, masked
 from app.core.report import SessionReport
 from app.core.session import Session
+from app.core.system import PythonInfo
 from tests.factories import make_install_result, make_recommendation
 
 
@@ -71,7 +72,7 @@ def test_a_uv_environment_has_its_own_pip(tmp_path, local_wheels):
 
 def test_seeding_takes_pip_from_the_same_sources_and_offline_from_ensurepip(tmp_path):
     backend = UvVenv(kind="venv", installer="uv", tool="uv", uv="uv")
-    py = PythonInfo(path=sys.executable, version="3.11.7")
+    py = PythonInfo(executable=sys.executable, version="3.11.7", can_venv=True)
     idx = IndexOptions(torch_index="https://download.pytorch.org/whl/cpu", default_index="https://mirror.example/simple",
                        find_links=("/w",))
     (argv,) = backend.create_argv(tmp_path / "e", py, None, idx=idx)
@@ -83,7 +84,7 @@ def test_seeding_takes_pip_from_the_same_sources_and_offline_from_ensurepip(tmp_
     (argv,) = backend.create_argv(tmp_path / "e", py, None, idx=offline)
     assert "--seed" not in argv
     assert backend.seed_argv(tmp_path / "e", py, offline)[1:] == ["-m", "ensurepip", "--default-pip"]
-    no_ensurepip = PythonInfo(path=sys.executable, version="3.11.7", has_venv=False)
+    no_ensurepip = PythonInfo(executable=sys.executable, version="3.11.7", can_venv=False)
     assert backend.seed_argv(tmp_path / "e", no_ensurepip, offline) is None
 
 

@@ -94,8 +94,8 @@ def _expected_here() -> str:
 
 
 def test_both_probes_report_this_interpreters_own_architecture(tmp_path):
-    """detect's probe (the PythonInfo of app.core.system) and the install's probe (envs.PythonInfo)
-    run this interpreter as a separate process and agree on its architecture and width."""
+    """detect's probe and the install's (one probe, one PythonInfo since issue 26) run this
+    interpreter as a separate process and agree on its architecture and width."""
     from app.core.detection import pythons
 
     want = _expected_here()
@@ -184,14 +184,12 @@ def test_the_install_never_builds_the_env_on_an_interpreter_of_another_architect
     """find_python, given the wheels' architecture, passes over a found 32-bit interpreter (named by
     the report's tools) and says why; without the architecture it would have used it."""
     fake = tmp_path / "python3.12"
-    answer = json.dumps({"version": "3.12.10", "implementation": "cpython", "executable": str(fake),
-                         "has_venv": True, "pip": "25.0", "pip_wheels": None, "is_venv": False,
-                         "facts": "32 win32 x86 - AMD64", "sys_platform": "win32"})
+    answer = 'TSA-PY 3.12.10 cpython 1 32 win32 ; 32 win32 x86 - AMD64\nTSA-PIP ["25.0", null]'  # the one probe's
     fake.write_text(f"#!/bin/sh\ncat <<'EOF'\n{answer}\nEOF\n", encoding="utf-8")
     fake.chmod(0o755)
     report = SystemReport(tools={"python3.12": ToolInfo("python3.12", str(fake), "3.12.10")})
     plain, _ = envs.find_python("3.12", report)
-    assert plain is not None and plain.path == str(fake) and plain.arch == "x86"
+    assert plain is not None and plain.executable == str(fake) and plain.arch == "x86"
     fitting, notes = envs.find_python("3.12", report, arch="x86_64")
-    assert fitting is None or fitting.path != str(fake)
+    assert fitting is None or fitting.executable != str(fake)
     assert any(str(fake) in n and "x86 Python" in n and "need x86_64" in n for n in notes), notes

@@ -187,7 +187,7 @@ def print_plan(plan: InstallPlan, checks: Sequence[Check], out: TextIO | Console
     where = "new" if plan.new_env else "existing"
     print(f"Environment : {plan.env_path} ({where} {plan.kind}, {plan.installer})", file=out)
     py = plan.python
-    print("Python      : " + (f"{py.version} ({py.path})" if py else
+    print("Python      : " + (f"{py.version} ({py.executable})" if py else
                               f"{plan.python_request or 'default'} (uv will look for it)"), file=out)
     print("Packages    : " + (" ".join(plan.packages) or f"from bundle {plan.request.bundle}"), file=out)
     if plan.index.torch_index:

@@ -315,10 +315,10 @@ def _pip_python(cancel: runner.CancelToken | None = None,
         if importlib.util.find_spec("pip") is not None:
             return sys.executable, None
     info, _ = find_python(None)
-    if info is not None:
-        res = runner.run([info.path, "-I", "-m", "pip", "--version"], timeout=60)
+    if info is not None and info.executable:
+        res = runner.run([info.executable, "-I", "-m", "pip", "--version"], timeout=60)
         if res.ok:
-            return info.path, None
+            return info.executable, None
     uv = uv_bin()
     if not uv:
         raise UserError("No pip is available to download wheels.",

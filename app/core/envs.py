@@ -15,24 +15,22 @@ one runner, so a plan can be shown to the user before anything happens.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.core import runner
 from app.core.errors import BadInput
-from app.core.paths import cache_dir
-from app.core.pyarch import FACTS_SNIPPET, interpreter_arch, parse_facts, same_arch
+from app.core.pyarch import same_arch
 from app.core.requirements import canonical
 from app.core.text import Text, msg
 
 if TYPE_CHECKING:  # start-up: only the type is needed here
-    from app.core.system import SystemReport
+    from app.core.system import PythonInfo, SystemReport
 
 KINDS = ("venv", "conda")
 INSTALLERS = ("uv", "pip")
@@ -105,116 +103,21 @@ def installed_distributions(env_path: str | os.PathLike[str]) -> dict[str, str]:
 
 # --------------------------------------------------------------------------- Pythons
 
-@dataclass(frozen=True)
-class PythonInfo:
-    """An interpreter we ran and asked about itself."""
-
-    path: str
-    version: str  # "3.11.7"
-    implementation: str = "cpython"
-    has_venv: bool = True  # ``venv`` and ``ensurepip`` import (python -m venv can work)
-    is_venv: bool = False  # it is itself inside a venv
-    pip: str | None = None  # the pip its ensurepip installs (what a new venv gets), when known
-    pip_wheels: str | None = None  # the folder of ensurepip's bundled wheels (a new env's pip, offline)
-    # its OWN architecture (app.core.pyarch: x86_64 | x86 | arm64 | aarch64), None when it did not say
-    arch: str | None = None
-    bits: int | None = None  # its pointer width
-    translated: bool | None = None  # it runs under Rosetta 2 / Windows' x64 emulation
-
-    @property
-    def major_minor(self) -> str:
-        return ".".join(self.version.split(".")[:2])
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "version": self.version,
-                "implementation": self.implementation, "has_venv": self.has_venv,
-                "is_venv": self.is_venv, "pip": self.pip, "pip_wheels": self.pip_wheels,
-                "arch": self.arch, "bits": self.bits, "translated": self.translated}
-
-
-_PROBE = FACTS_SNIPPET + (
-    "import sys, json, importlib.util as u\n"
-    "try:\n"
-    "    facts = _tsa_facts()\n"
-    "except Exception:\n"
-    "    facts = ''\n"
-    "print(json.dumps({'version': '%d.%d.%d' % sys.version_info[:3], 'facts': facts, 'sys_platform': sys.platform,"
-    " 'implementation': sys.implementation.name,"
-    " 'executable': sys.executable,"
-    " 'has_venv': bool(u.find_spec('venv') and u.find_spec('ensurepip')),"
-    " 'pip': __import__('ensurepip').version() if u.find_spec('ensurepip') else None,"
-    " 'pip_wheels': next((d for d in [__import__('os').path.join(__import__('os').path.dirname("
-    "u.find_spec('ensurepip').origin), '_bundled')] if __import__('os').path.isdir(d)), None)"
-    " if u.find_spec('ensurepip') else None,"
-    " 'is_venv': sys.prefix != sys.base_prefix}))"
-)
-
-
-def _probe_cache_path() -> Path:
-    return cache_dir() / "python-probes.json"
-
-
-def _stat_key(path: Path) -> str | None:
-    try:
-        st = path.resolve().stat()
-        st_link = path.stat()
-    except OSError:
-        return None
-    # "3|": the probe's answer grew (pip_wheels, then the architecture); older cached answers are asked again
-    return f"3|{path}|{path.resolve()}|{st.st_mtime_ns}|{st.st_size}|{st_link.st_ino}"
-
-
 def probe_python(path: str | os.PathLike[str], *, timeout: float = 20.0,
                  use_cache: bool = True) -> tuple[PythonInfo | None, str]:
     """Run ``path`` and ask it about itself: ``(info, "")`` or ``(None, why it failed)``.
 
-    Answers are cached by (path, target, mtime, size) so that the pre-flight stays cheap.
+    The one probe and the one cache detection uses too
+    (:func:`app.core.detection.pythons.probe_interpreter`, answers kept by the file's size and
+    mtime), so an interpreter detection already asked costs no process here.
     """
-    p = Path(path)
-    key = _stat_key(p) if use_cache else None
-    cache: dict[str, Any] = {}
-    if key is not None:
-        try:
-            cache = json.loads(_probe_cache_path().read_text(encoding="utf-8"))
-            hit = cache.get(key)
-            if hit:
-                return PythonInfo(**hit), ""
-        except (OSError, ValueError, TypeError):
-            cache = {}
-    res = runner.run([str(p), "-I", "-c", _PROBE], timeout=timeout)
-    if not res.ok:
-        why = res.start_error or f"{p} did not run ({res.describe()})"
-        lines = runner.relevant_lines(res.tail, 3)
-        if lines and not res.start_error:
-            why += ": " + " / ".join(lines)
-        return None, why
-    try:
-        data = json.loads(res.stdout.strip().splitlines()[-1])
-        info = PythonInfo(path=str(p), version=data["version"],
-                          implementation=data.get("implementation", "cpython"),
-                          has_venv=bool(data.get("has_venv")), is_venv=bool(data.get("is_venv")),
-                          pip=data.get("pip") if isinstance(data.get("pip"), str) else None,
-                          pip_wheels=data.get("pip_wheels") if isinstance(data.get("pip_wheels"), str) else None,
-                          **_arch_of(data))
-    except (ValueError, KeyError, IndexError):
-        return None, f"{p} did not answer like a Python interpreter"
-    if key is not None:
-        try:
-            cache[key] = info.to_dict()
-            from app.core.secrets import write_private
+    from app.core.detection.cache import StampCache, default_cache
+    from app.core.detection.pythons import probe_interpreter
 
-            write_private(_probe_cache_path(), json.dumps(cache), masked=False)  # mode 0600, read back exact
-        except OSError:
-            pass
-    return info, ""
-
-
-def _arch_of(data: dict[str, Any]) -> dict[str, Any]:
-    """The probe's architecture facts as PythonInfo fields (one rule: app.core.pyarch)."""
-    family = {"darwin": "macos", "win32": "windows"}.get(str(data.get("sys_platform")), "linux")
-    raw = data.get("facts")
-    facts = parse_facts(raw if isinstance(raw, str) else "", family)
-    return {"arch": interpreter_arch(facts, family), "bits": facts.bits, "translated": facts.translated}
+    cache = default_cache() if use_cache else StampCache(None)
+    info, why = probe_interpreter(str(path), timeout_s=timeout, cache=cache)
+    cache.save()
+    return info, why
 
 
 _VERSION_RE = re.compile(r"^\d+\.\d+$")
@@ -315,10 +218,10 @@ def find_python(spec: str | None, report: SystemReport | None = None, *,
         if info is None:
             notes.append(why)
             continue
-        if spec and info.major_minor != spec:
+        if spec and info.minor != spec:
             notes.append(f"{cand} is Python {info.version}, not {spec}")
             continue
-        if info.implementation != "cpython":
+        if info.implementation.lower() != "cpython":
             notes.append(f"{cand} is {info.implementation}, not CPython")
             continue
         if arch and info.arch and not same_arch(info.arch, arch):
@@ -552,7 +455,7 @@ class UvVenv(EnvBackend):
 
     def create_argv(self, env_path: Path, python: PythonInfo | None, python_request: str | None, *,
                     idx: IndexOptions | None = None, relocatable: bool = False) -> list[list[str]]:
-        target = python.path if python is not None else (python_request or "3")
+        target = python.executable if python is not None and python.executable else (python_request or "3")
         # --no-project / --no-config: a pyproject or uv.toml in the current folder must not
         # change which Python or which settings the new env gets.
         argv = [self.uv or "uv", "venv", str(env_path), "--python", target, "--no-project", "--no-config", "--quiet"]
@@ -563,7 +466,7 @@ class UvVenv(EnvBackend):
         return [argv]
 
     def seed_argv(self, env_path: Path, python: PythonInfo | None, idx: IndexOptions) -> list[str] | None:
-        if not idx.offline or (python is not None and not python.has_venv):
+        if not idx.offline or (python is not None and not python.can_venv):
             return None  # seeded by uv venv --seed; or no ensurepip to seed from
         if python is not None and python.pip_wheels:  # the pip ensurepip bundles, installed by uv (~0.1 s, not ~4)
             return [self.uv or "uv", "pip", "install", "--python", str(env_python(env_path)), "--offline",
@@ -583,7 +486,7 @@ class PipVenv(EnvBackend):
                     idx: IndexOptions | None = None, relocatable: bool = False) -> list[list[str]]:
         if python is None:
             raise BadInput(msg("install.no_interpreter", "No Python interpreter to create the environment with."))
-        return [[python.path, "-m", "venv", str(env_path)]]
+        return [[str(python.executable), "-m", "venv", str(env_path)]]
 
 
 class CondaEnv(EnvBackend):
@@ -599,7 +502,7 @@ class CondaEnv(EnvBackend):
 
     def create_argv(self, env_path: Path, python: PythonInfo | None, python_request: str | None, *,
                     idx: IndexOptions | None = None, relocatable: bool = False) -> list[list[str]]:
-        version = python.major_minor if python is not None else (python_request or "3")
+        version = python.minor if python is not None and python.minor else (python_request or "3")
         return [[self.tool or "conda", "create", "--yes", "--prefix", str(env_path),
                  "--channel", "conda-forge", "--override-channels", f"python={version}", "pip"]]
 

@@ -95,6 +95,10 @@ class CPUInfo:
 
 @dataclass(frozen=True)
 class PythonInfo:
+    """A Python interpreter, as detection and the install both see it (the one type: the Environment
+    page, ``install --python`` and the SystemReport agree on what a Python is and whether it fits).
+    Filled by :func:`app.core.detection.pythons.probe_interpreter` (one probe, one cache)."""
+
     version: str | None = None  # "3.11.7"
     executable: str | None = None
     implementation: str = "CPython"
@@ -106,6 +110,12 @@ class PythonInfo:
     bits: int | None = None  # its pointer width (32 | 64)
     platform_tag: str | None = None  # its sysconfig.get_platform(): win32, win-amd64, macosx-11.0-arm64, ...
     translated: bool | None = None  # it runs translated: Rosetta 2, or Windows on Arm's x64 emulation
+    is_venv: bool = False  # it is itself a venv's interpreter (a pyvenv.cfg beside it)
+    pip: str | None = None  # the pip its ensurepip installs (what a new venv gets), when known
+    pip_wheels: str | None = None  # the folder of ensurepip's bundled wheels (a new env's pip, offline)
+
+    def to_dict(self) -> dict[str, object]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_dict(cls, d: object, *, path: str = "python", what: str = WHAT) -> PythonInfo:
@@ -124,7 +134,8 @@ class PythonInfo:
                    implementation=f.text("implementation") or "CPython", can_venv=f.optional_flag("can_venv"),
                    source=f.text("source") or "running", arch=f.text("arch", max_len=64),
                    bits=f.integer("bits", hi=256), platform_tag=f.text("platform_tag", max_len=128),
-                   translated=f.optional_flag("translated"))
+                   translated=f.optional_flag("translated"), is_venv=f.flag("is_venv"), pip=f.text("pip", max_len=64),
+                   pip_wheels=f.text("pip_wheels"))
 
     @property
     def minor(self) -> str | None:

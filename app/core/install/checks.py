@@ -96,14 +96,14 @@ def check_python(p: InstallPlan) -> Check:
     if p.request.existing:
         return Check("python", True, msg("preflight.python_existing", "Python {version} of the existing environment",
                                          version=p.python.version))
-    if p.kind == "venv" and p.installer == "pip" and not p.python.has_venv:
+    if p.kind == "venv" and p.installer == "pip" and not p.python.can_venv:
         return Check("python", False,
                      msg("preflight.python_no_venv", "{path} (Python {version}) cannot create virtual environments: "
-                         "its venv/ensurepip modules are missing.", path=p.python.path, version=p.python.version),
+                         "its venv/ensurepip modules are missing.", path=p.python.executable, version=p.python.version),
                      hint=msg("preflight.python_no_venv_hint", "On Debian/Ubuntu: sudo apt install python3-venv "
                               "(or python3.X-venv); or use --installer uv, which does not need them."))
     return Check("python", True, msg("preflight.python_ok", "Python {version} at {path}", version=p.python.version,
-                                     path=p.python.path))
+                                     path=p.python.executable))
 
 
 def python_unfit(p: InstallPlan) -> Check | None:
@@ -111,14 +111,15 @@ def python_unfit(p: InstallPlan) -> Check | None:
     release's Python range, not the Python chosen for it, or one the sources hold no wheel for
     (None: it fits)."""
     rec = p.recommendation
-    why = rec.python_problem(p.python.version) if rec is not None and p.python is not None else None
+    why = rec.python_problem(p.python.version) if rec is not None and p.python is not None and p.python.version \
+        else None
     if why is None or p.python is None or rec is None:
         return None
     return Check("python", False, msg("preflight.python_unfit", "Python {have} ({path}) cannot install this build: "
-                                      "{why}.", have=p.python.major_minor, path=p.python.path, why=why),
+                                      "{why}.", have=p.python.minor, path=p.python.executable, why=why),
                  hint=msg("preflight.python_unfit_hint", "Choose a Python {fits} for the environment, or another "
                           "PyTorch version for Python {have}.", fits=", ".join(rec.pythons),
-                          have=p.python.major_minor))
+                          have=p.python.minor))
 
 
 #: where uv downloads a Python from, unless UV_PYTHON_INSTALL_MIRROR (or a Python-builds mirror) says otherwise

@@ -18,11 +18,12 @@ from app.core import envs, requirements
 from app.core.bundle import Manifest, check_bundle
 from app.core.distinfo import TORCH_FAMILY
 from app.core.enums import Backend
-from app.core.envs import EnvBackend, IndexOptions, PythonInfo, env_python
+from app.core.envs import EnvBackend, IndexOptions, env_python
 from app.core.errors import BadInput, ForFace
 from app.core.install.request import InstallPlan, InstallRequest
 from app.core.install.sizing import estimate
 from app.core.sources import closure, scan, torch_origin
+from app.core.system import PythonInfo
 from app.core.text import Text, msg
 from app.core.wheels import backend_of_variant, local_label
 
@@ -121,7 +122,7 @@ def _python(request: InstallRequest, env_path: Path, what: _What,
     else:
         python, notes = envs.find_python(what.python_spec, report, arch=_wheels_arch(request))
     m = what.manifest
-    if m is not None and python is not None and python.major_minor != m.python_version:
+    if m is not None and python is not None and python.minor != m.python_version:
         raise BadInput(msg("install.bundle_python", "The bundle is for Python {bundle}, but the environment would "
                            "use Python {python}.", bundle=m.python_version, python=python.version),
                        hint=ForFace(msg("install.bundle_python_gui", "Choose Python {version} on the Environment "
@@ -160,7 +161,7 @@ def _build_backend(rec: Recommendation | None, what: _What) -> Backend | None:
 def python_version(python: PythonInfo | None, spec: str | None) -> str | None:
     """The target Python as "3.11" (None: unknown, then this interpreter's tags are assumed)."""
     if python is not None:
-        return python.major_minor
+        return python.minor
     return spec if spec and _MINOR.match(spec) else None
 
 

@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from app.core.actions import Action
 from app.core.bundle import Manifest
-from app.core.envs import EnvBackend, IndexOptions, PythonInfo, env_python
+from app.core.envs import EnvBackend, IndexOptions, env_python
 from app.core.errors import BadInput
 from app.core.indexes import display_url
 from app.core.serial import to_jsonable
 from app.core.sources.download import Served
 from app.core.sources.routing import Route
 from app.core.sources.settings import Mirrors, SourceSettings
+from app.core.system import PythonInfo
 from app.core.text import Joined, Msg, Text, render
 
 if TYPE_CHECKING:  # start-up: the recommendation engine is only imported where it runs

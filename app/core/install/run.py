@@ -216,7 +216,7 @@ class _Run:
         p = self.p
         offline = dataclasses.replace(p.index, offline=True)
         argv = p.backend.seed_argv(p.env_path, p.python, offline)  # ensurepip's own pip, put in by uv when it can
-        if argv is not None and (p.python is None or p.python.has_venv):
+        if argv is not None and (p.python is None or p.python.can_venv):
             # the seed runs the env's Python (or uv --python on it): only when that Python runs AS the env
             # (pyvenv.cfg gone, it would be the base interpreter, and pip would go there)
             ensure_own_interpreter(p.env_path, log_path=self.log_path)
@@ -243,7 +243,7 @@ class _Run:
                     "(python.org, your package manager or pyenv), or choose a Python you have with --python (a "
                     "version such as {mine} or a path).", version=want, mine=mine))
             return err
-        who = p.python.path if p.python else (p.python_request or "python")
+        who = p.python.executable if p.python and p.python.executable else (p.python_request or "python")
         return self.fail(msg("install.create_failed", "Could not create the environment at {path} with {python}",
                              path=str(p.env_path), python=who), res,
                          msg("install.create_failed_hint", "Check the Python interpreter, or create the environment "

@@ -33,9 +33,9 @@ __all__ = ["fetch_wheelhouse", "wheelhouse_index"]
 def _python(p: InstallPlan) -> str | None:
     """The target Python as "3.11": the plan's, else the new env's own (uv may have fetched it)."""
     if p.python is not None:
-        return p.python.major_minor
+        return p.python.minor
     info, _ = envs.probe_python(env_python(p.env_path))
-    return info.major_minor if info is not None else None
+    return info.minor if info is not None else None
 
 
 def fetch_wheelhouse(p: InstallPlan, route: Route, emit: Callable[[Event], None], cancel: runner.CancelToken,
