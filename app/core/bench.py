@@ -87,10 +87,6 @@ class BenchResult:
     times_s: tuple[float, ...] = ()  # every timed run (the median of these is the result)
     spread: float | None = None  # spread_of(times_s): ±fraction
 
-    @property
-    def uncertain(self) -> bool:
-        return self.spread is not None and self.spread > SPREAD_HIGH
-
     def band(self) -> tuple[float, float] | None:
         """(low, high) GFLOP/s of the middle half of the runs (their quartile times), for drawing."""
         ts = sorted(t for t in self.times_s if t > 0)

@@ -372,22 +372,6 @@ class EnvBackend:
             return [self.uv or "uv", "pip", "freeze", "--python", py]
         return [py, "-m", "pip", "freeze", "--all", "--disable-pip-version-check"]
 
-    def restore_argv(self, env_path: Path, snapshot: Path, idx: IndexOptions) -> list[list[str]]:
-        """Commands that bring the env back to exactly ``snapshot`` (a freeze file)."""
-        py = str(env_python(env_path, self.kind))
-        if self.installer == "uv":
-            argv = [self.uv or "uv", "pip", "sync", "--python", py, "--allow-empty-requirements"]
-            for fl in idx.find_links:
-                argv += ["--find-links", str(fl)]
-            return [[*argv, str(snapshot)]]
-        # pip has no "sync": uninstalling what is new is done by app.core.install.transaction
-        # (it knows the difference); here: reinstall the snapshot's exact pins.
-        argv = [py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
-                "--no-deps"]
-        for fl in idx.find_links:
-            argv += ["--find-links", str(fl)]
-        return [[*argv, "-r", str(snapshot)]]
-
     def uninstall_argv(self, env_path: Path, names: Sequence[str]) -> list[str]:
         py = str(env_python(env_path, self.kind))
         if self.installer == "uv":

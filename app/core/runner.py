@@ -349,12 +349,6 @@ _JOBS: dict[int, winjob.Job] = {}  # Windows: the Job Object of each live child
 _LIVE_LOCK = threading.Lock()
 
 
-def live_children() -> list[int]:
-    """PIDs of the children this module started that have not been waited for yet."""
-    with _LIVE_LOCK:
-        return list(_LIVE)
-
-
 def _kill_live_children() -> None:
     """At interpreter exit: end every child still running (a thread that ran it was given up
     on, e.g. a detection job past its deadline), with its tree."""

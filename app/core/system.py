@@ -214,9 +214,6 @@ class SystemReport:
     def gpus_of(self, vendor: str) -> list[GPU]:
         return [g for g in self.gpus if g.vendor == vendor]
 
-    def discrete_gpus(self) -> list[GPU]:
-        return [g for g in self.gpus if not g.integrated]
-
     # ---- JSON ----
     def to_dict(self) -> dict[str, object]:
         return {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)}

@@ -69,12 +69,6 @@ class Msg:
         values = {k: _render_arg(v, lang) for k, v in self.args}
         return template.format(**values)
 
-    def arg(self, name: str) -> ArgValue:
-        for k, v in self.args:
-            if k == name:
-                return v
-        raise KeyError(name)
-
     def __str__(self) -> str:
         return self.render("en")
 

@@ -12,7 +12,6 @@ from app.core.detection.cache import StampCache
 from app.core.system import ProbeRecord, ToolInfo
 
 ENV_TOOLS = ("uv", "conda", "mamba", "micromamba")
-GPU_TOOLS = ("nvidia-smi", "amd-smi", "rocm-smi", "rocminfo", "rocm_agent_enumerator")
 
 
 @parser(lambda: None)

@@ -56,10 +56,6 @@ class Snapshot:
     folder: Path  # holds freeze.txt and a copy of each *.dist-info
     packages: dict[str, PackageState]
 
-    @property
-    def freeze_file(self) -> Path:
-        return self.folder / "freeze.txt"
-
 
 def freeze_names(text: str) -> dict[str, str]:
     """``pip freeze`` output -> ``{canonical name: its line}``."""

@@ -81,8 +81,6 @@ __all__ = [
 #: supported redistributable version"); the same link is what torch users are pointed to
 #: (nagadomi/nunif#701).
 VCREDIST_URL = "https://aka.ms/vc14/vc_redist.x64.exe"
-#: The page that explains the runtime and lists its downloads (the remedy catalogue's).
-VCREDIST_PAGE = "https://learn.microsoft.com/en-us/cpp/windows/latest-supported-vc-redist"
 #: vc_redist.x64.exe's unattended options (a WiX bundle: install, no UI, never restart by itself).
 VCREDIST_ARGS = ("/install", "/quiet", "/norestart")
 #: vc_redist's exit codes that leave a usable runtime: done, done but a restart is pending
