@@ -366,3 +366,20 @@ def test_environment_page_renders_the_checks_in_the_new_language(qtbot, tmp_path
         assert (taken / "thesis.tex").read_text(encoding="utf-8") == "do not delete"
     finally:
         gui_i18n.set_language("en")
+
+
+def test_a_build_from_amds_index_is_installed_with_pip_as_the_recommendation_says(tmp_path):
+    """Issue 26: "only pip installs it" is a field of the recommendation (AMD's index answers 403 for
+    what it does not host: pip moves on, uv stops), no longer guessed from the commands it lists."""
+    import tomllib
+
+    from app.core.recommend import recommend
+    from app.core.system import SystemReport
+
+    scenario = Path(__file__).resolve().parent / "scenarios" / "radeon-windows.toml"
+    rec = recommend(SystemReport.from_dict(tomllib.loads(scenario.read_text(encoding="utf-8"))["report"]))
+    assert rec.needs_pip and Recommendation.from_dict(rec.to_dict()).needs_pip
+    assert core.plan(InstallRequest(tmp_path / "e", recommendation=rec)).installer == "pip"
+    # the same build with the field off is left to uv, whatever commands it lists
+    assert core.plan(InstallRequest(tmp_path / "e", recommendation=dataclasses.replace(rec, needs_pip=False))
+                     ).installer == "uv"

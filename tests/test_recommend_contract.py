@@ -29,6 +29,7 @@ SHAPE = {
     # issue 13: what each wish cost, the Pythons the build installs for, where it installs from
     "costs": (list,), "cost_codes": (list,), "pythons": (list,), "python_range": (list, type(None)),
     "find_links": (list,), "no_index": (bool,),
+    "needs_pip": (bool,),  # issue 26: only pip installs it (AMD's own index)
 }
 ALT_SHAPE = {"backend": (str,), "variant": (str,), "torch_version": (str, type(None)), "valid": (bool,),
              "why": (str,), "code": (str,)}

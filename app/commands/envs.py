@@ -236,25 +236,12 @@ def run_repair(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- guard
 
 def run_guard(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from app.core import guard, registry
-    from app.core.distinfo import TORCH_FAMILY, distributions
+    from app.core import guard
     from app.core.lifecycle.common import env_root
+    from app.core.lifecycle.protect import guard_env
 
     env = env_root(args.env)
-    rec = registry.find(env)
-    dists = distributions(env)
-    family = {n: dists[n].version for n in TORCH_FAMILY if n in dists}
-    verified = rec.verified_family if rec is not None else {}
-    if not family:
-        raise BadInput(f"{env} has no PyTorch to guard.")
-    if verified != family:
-        raise BadInput(f"The PyTorch in {env} ({', '.join(f'{n} {v}' for n, v in family.items())}) has not been "
-                       "verified, so it is not guarded.", hint=f"Check it first: torch-setup envs check {env}")
-    st = guard.apply(env, guard.pins_for(family))
-    registry.update(env, lambda r: replace(r, guard=registry.GuardRecord(st.active, st.pins, registry.now()),
-                                           updated=registry.now()) if r else None)
+    st = guard_env(env)
     if args.json:
         print(dumps(st))
     else:
@@ -268,16 +255,11 @@ def run_guard(args: argparse.Namespace) -> int:
 
 
 def run_unguard(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from app.core import guard, registry
     from app.core.lifecycle.common import env_root
+    from app.core.lifecycle.protect import unguard_env
 
     env = env_root(args.env)
-    st = guard.lift(env)
-    if registry.find(env) is not None:
-        registry.update(env, lambda r: replace(r, guard=registry.GuardRecord(False, (), registry.now()),
-                                               updated=registry.now()) if r else None)
+    st = unguard_env(env)
     if args.json:
         print(dumps(st))
     else:

@@ -12,9 +12,9 @@ One JSON file in the per-user data folder (:func:`app.core.paths.data_dir`), ``e
 * Sources are stored WITHOUT credentials: ``user:token@`` is removed from every URL and query
   tokens are masked (:func:`clean_url`); :attr:`Sources.credentials_removed` says it happened.
 
-:func:`record_install` is the hook every successful install calls (the CLI's ``install``, the
-answer-file run, the wizard, the session): it records the env and, when the verification passed,
-puts the torch guard in place (:mod:`app.core.guard`).
+:func:`record_install` records the env after every successful install (the CLI's ``install``, the
+answer-file run, the wizard, the session), through :mod:`app.core.lifecycle.protect`, which first
+applies the torch guard's policy: the registry itself only keeps records and changes no env.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from app.core import guard as guard_mod
-from app.core.distinfo import TORCH_FAMILY, distributions
+from app.core.distinfo import TORCH_FAMILY
 from app.core.envs import IndexOptions
 from app.core.errors import BadInput
 from app.core.locks import EnvLock, acquire
@@ -520,22 +520,24 @@ def record_verification(path: str | os.PathLike[str], verification: Verification
     return update(path, change)
 
 
-def record_install(result: InstallResult, plan: InstallPlan, verify: VerifyReport | None = None, *,
-                   guard: bool = True) -> EnvRecord | None:
-    """Record a successful install (call it after ``install()`` returned, with the verification if it ran).
+def family_of(packages: Mapping[str, str]) -> dict[str, str]:
+    """The torch family among installed ``packages`` (name -> version)."""
+    return {n: v for n, v in packages.items() if n in TORCH_FAMILY}
 
-    When the verification passed and ``guard`` is True, the torch guard is put in place for the
-    verified torch family. A guard left from before that pins another build is lifted (nothing
-    verified is there to protect). Never raises for the registry's own problems (an install that
-    worked must not be reported as failed because its bookkeeping could not be written): returns
-    None then.
+
+def record_install(result: InstallResult, plan: InstallPlan, verify: VerifyReport | None = None, *,
+                   guard_record: GuardRecord | None = None) -> EnvRecord | None:
+    """Record a successful install (after ``install()`` returned, with the verification if it ran)
+    and ``guard_record``, what the guard's policy did (None: the guard stays as recorded).
+
+    Never raises for the registry's own problems (an install that worked must not be reported as
+    failed because its bookkeeping could not be written): returns None then.
     """
-    family = {n: v for n, v in result.packages.items() if n in TORCH_FAMILY}
+    family = family_of(result.packages)
     rec = plan.recommendation
     python = plan.python.version if plan.python is not None else None
     variant = plan.variant or (rec.variant if rec is not None else None) or variant_of_version(result.torch_version)
     verification = Verification.of(verify) if verify is not None else None
-    guard_rec = _guard_after_install(result.env_path, family, verify is not None and verify.ok and guard)
 
     def change(old: EnvRecord | None) -> EnvRecord:
         origin = "created" if result.created else (old.origin if old is not None and old.origin != "checked"
@@ -546,7 +548,7 @@ def record_install(result: InstallResult, plan: InstallPlan, verify: VerifyRepor
             backend=str(rec.backend) if rec is not None else None, family=family, packages=tuple(plan.packages),
             sources=Sources.of(plan.index, plan.request.bundle),
             created=old.created if old is not None and not result.created else now(), updated=now(),
-            verification=verification, guard=guard_rec or (old.guard if old else None),
+            verification=verification, guard=guard_record or (old.guard if old else None),
             kernel=old.kernel if old is not None else None, pending_upgrade=None)
 
     try:
@@ -555,38 +557,20 @@ def record_install(result: InstallResult, plan: InstallPlan, verify: VerifyRepor
         return None
 
 
-def record_verify(env_path: str | os.PathLike[str], report: VerifyReport, *, guard: bool = True) -> EnvRecord | None:
-    """Record a verification of an env this app installed (the wizard's Verify page; the session).
-
-    Like :func:`record_install`'s second half: the torch family is read from the env's dist-info,
-    a passed verification puts the guard in place. Never raises for the registry's own problems.
-    """
+def record_verify(env_path: str | os.PathLike[str], report: VerifyReport, family: Mapping[str, str], *,
+                  guard_record: GuardRecord | None = None) -> EnvRecord | None:
+    """Record a verification of an env, the torch ``family`` it found and ``guard_record`` (what the
+    guard's policy did; :func:`app.core.lifecycle.protect.record_verify`). Never raises for the
+    registry's own problems."""
     env = Path(os.path.abspath(os.fspath(env_path)))
-    dists = distributions(env)
-    family = {n: dists[n].version for n in TORCH_FAMILY if n in dists}
-    guard_rec = _guard_after_install(env, family, report.ok and guard)
 
     def change(old: EnvRecord | None) -> EnvRecord:
         base = old or EnvRecord(path=str(env), origin="checked", created=now())
-        return replace(base, verification=Verification.of(report), family=family, torch=family.get("torch", base.torch),
-                       guard=guard_rec or base.guard, updated=now())
+        return replace(base, verification=Verification.of(report), family=dict(family),
+                       torch=family.get("torch", base.torch), guard=guard_record or base.guard, updated=now())
 
     try:
         return update(env, change)
     except (OSError, BadInput):
-        return None
-
-
-def _guard_after_install(env: Path, family: Mapping[str, str], protect: bool) -> GuardRecord | None:
-    """Guard the verified family (``protect``), or lift a guard that pins another build. None: unchanged."""
-    try:
-        if protect and family:
-            done = guard_mod.apply(env, guard_mod.pins_for(family))
-            return GuardRecord(done.active, done.pins, now())
-        before = guard_mod.status(env)
-        if before.constraints and set(before.pins) != set(guard_mod.pins_for(family)):
-            guard_mod.lift(env)
-            return GuardRecord(False, (), now())
-    except OSError:
         return None
     return None

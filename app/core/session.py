@@ -469,9 +469,9 @@ class Session:
             if self.approved_plan is approved:
                 self.invalidate(Stage.INSTALL)
                 self.install_result = result
-        from app.core import registry  # start-up
+        from app.core.lifecycle import protect  # start-up
 
-        registry.record_install(result, approved, None)  # into the list of environments; never raises
+        protect.record_install(result, approved, None)  # into the list of environments (a stale guard lifted)
         return result
 
     def _installed(self) -> InstallResult:
@@ -488,9 +488,9 @@ class Session:
             if self.install_result is result:
                 self.invalidate(Stage.VERIFY)
                 self.verify_report = report
-        from app.core import registry  # start-up
+        from app.core.lifecycle import protect  # start-up
 
-        registry.record_verify(result.env_path, report)  # a passed verification guards the torch family
+        protect.record_verify(result.env_path, report)  # a passed verification guards the torch family
         return report
 
     def diagnose(self, *, on_event: OnEvent | None = None, cancel: CancelToken | None = None) -> Diagnosis:

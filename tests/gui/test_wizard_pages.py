@@ -263,12 +263,11 @@ def test_change_dialog_offers_only_valid_choices(qtbot, host):
             continue
         dlg.select(o["backend"], o["variant"], o["torch_version"])
         sel = dlg.selection()
-        picked = (sel["backend"], sel["variant"], sel["torch_version"])
+        picked = (sel.backend, sel.variant, sel.torch)
         assert picked != (o["backend"], o["variant"], o["torch_version"]), f"{o} could be picked"
         assert dlg.works() and dlg.buttons.button(dlg.buttons.StandardButton.Ok).isEnabled()
-        got = recommend(report, None, Choices(backend=sel["backend"], variant=sel["variant"],
-                                              torch=sel["torch_version"], python=sel["python"],
-                                              packages=tuple(sel["packages"]) or None))
+        got = recommend(report, None, Choices(backend=sel.backend, variant=sel.variant, torch=sel.torch,
+                                              python=sel.python, packages=sel.packages))
         assert o["torch_version"] is None or (got.variant, got.torch_version) != (o["variant"], o["torch_version"])
     if greyed:
         assert "Not available on this computer" in dlg.why_not.toPlainText()
@@ -276,6 +275,7 @@ def test_change_dialog_offers_only_valid_choices(qtbot, host):
 
 def test_change_applies_choices_and_restores(qtbot, host, real_report):
     pytest.importorskip("app.core.recommend")
+    from app.core.recommend import Choices
     from app.gui.pages.recommendation import RecommendationPage
 
     state = WizardState(session=Session.resume(system=real_report))
@@ -285,8 +285,7 @@ def test_change_applies_choices_and_restores(qtbot, host, real_report):
     qtbot.waitUntil(page.isComplete)
     rec = state.session.recommendation
     with qtbot.waitSignal(page.recommended, timeout=20000):
-        page.apply_change({"backend": rec.backend, "variant": rec.variant, "torch_version": None,
-                           "packages": ["torchvision"]})
+        page.apply_change(Choices(backend=rec.backend, variant=rec.variant, torch=None, packages=("torchvision",)))
     qtbot.waitUntil(page.isComplete)
     assert state.session.choices is not None and list(state.session.choices.packages) == ["torchvision"]
     assert any(str(p).startswith("torchvision") for p in state.session.recommendation.packages)
@@ -294,7 +293,7 @@ def test_change_applies_choices_and_restores(qtbot, host, real_report):
 
     # A choice the engine refuses (a torch release it does not know): its reason is shown,
     # and the page is not complete.
-    page.apply_change({"backend": rec.backend, "variant": rec.variant, "torch_version": "1.0", "packages": []})
+    page.apply_change(Choices(backend=rec.backend, variant=rec.variant, torch="1.0"))
     qtbot.waitUntil(lambda: not page.is_busy() and page._error is not None, timeout=20000)
     assert not page.isComplete() and state.session.recommendation is None
     assert not page.error_banner.isHidden()

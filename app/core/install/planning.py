@@ -244,10 +244,8 @@ def plan(request: InstallRequest, report: SystemReport | None = None) -> Install
                                     msg("install.no_env_path_cli", "Pass --env PATH.")))
     _check_python_request(request.python)
     rec0 = request.recommendation
-    if rec0 is not None and request.installer == "uv" and not request.index_url and rec0.commands \
-            and "uv" not in rec0.commands:
-        # a build from AMD's own index (it answers 403 for what it does not host; pip moves on, uv stops):
-        # the recommendation gives only a pip command, so pip installs it
+    if rec0 is not None and request.installer == "uv" and not request.index_url and rec0.needs_pip:
+        # a build from AMD's own index (it answers 403 for what it does not host; pip moves on, uv stops)
         request = replace(request, installer="pip")
     env_path, backend = _env_and_backend(request)
     rec = request.recommendation

@@ -35,6 +35,7 @@ from app.core.envs import env_kind
 from app.core.errors import BadInput, Cancelled, UserError
 from app.core.events import Event, PhaseEvent, StepEvent, ignore
 from app.core.install import InstallPlan, InstallRequest, InstallResult, install, plan, restore, take_snapshot
+from app.core.lifecycle import protect
 from app.core.lifecycle.common import Failed, Refused, env_root, python_version_of, record_unless_pending
 from app.core.lifecycle.companions import CompanionReport, check_companions
 from app.core.locks import env_lock
@@ -219,7 +220,7 @@ def repair(p: RepairPlan, *, on_event: Callable[[Event], None] | None = None,
                                     msg("envs.repair_restore_problems", "Restoring the environment met problems: "
                                         "{problems}", problems="; ".join(problems[:3]))), " ")
             raise
-        saved = registry.record_install(result, ip, verify)
+        saved = protect.record_install(result, ip, verify)
     return RepairResult(str(p.env), result, verify, saved, guard.status(p.env))
 
 

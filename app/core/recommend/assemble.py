@@ -45,7 +45,7 @@ def build(d: Decision, costs: Sequence[Text] = ()) -> Recommendation:
         install_size_mb=v.install_mb, facts_assumed=bool(rel.assumed or v.assumed),
         compat_data_origin=data.origin, availability=explain.availability(d),
         pythons=_pythons(d), python_range=v.python_range(rel), find_links=tuple(find_links),
-        no_index=no_index)
+        no_index=no_index, needs_pip=install.needs_pip)
 
 
 def _pythons(d: Decision) -> tuple[str, ...]:

@@ -74,6 +74,7 @@ def _name(req: str) -> str:
 class Install:
     packages: tuple[str, ...]  # the pins, then the other packages
     commands: dict[str, tuple[str, ...]]  # pip, uv; pip_extra, uv_extra for the other packages
+    needs_pip: bool = False  # only pip can install it (AMD's index: pip moves on after a 403, uv stops)
 
 
 def install_commands(rel: Release, v: Variant, torch_version: str, wishes: Wishes, platform: str | None,
@@ -140,4 +141,4 @@ def _amd_index(rel: Release, v: Variant, torch_version: str, wishes: Wishes, gfx
     if wishes.extras:
         commands["pip_extra"] = ("pip", "install", *wishes.extras)
         commands["uv_extra"] = ("uv", "pip", "install", *wishes.extras)
-    return Install(tuple(pins) + wishes.extras, commands)
+    return Install(tuple(pins) + wishes.extras, commands, needs_pip=True)

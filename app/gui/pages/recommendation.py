@@ -385,10 +385,9 @@ class ChangeDialog(QDialog):
             self.retranslate()
         super().changeEvent(event)
 
-    def selection(self) -> dict:
-        ch = self.choices
-        return {"backend": ch.backend, "variant": ch.variant, "torch_version": ch.torch, "python": ch.python,
-                "packages": list(ch.packages or ())}
+    def selection(self) -> Choices:
+        """The wishes chosen in the dialog (no packages: None, as the engine takes it)."""
+        return replace(self.choices, packages=self.choices.packages or None)
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Change the PyTorch build"))
@@ -555,16 +554,9 @@ class RecommendationPage(BasePage):
         if dlg.exec() == QDialog.DialogCode.Accepted:
             self.apply_change(None if dlg.restored else dlg.selection())
 
-    def apply_change(self, sel: dict | None) -> None:
-        """Re-recommend with the user's choices (``None``: back to the plain recommendation)."""
-        from app.core.recommend import Choices
-
-        if sel is None:
-            self.apply_choices(None)
-        else:
-            self.apply_choices(Choices(backend=sel.get("backend"), variant=sel.get("variant"),
-                                       torch=sel.get("torch_version"), python=sel.get("python"),
-                                       packages=tuple(sel.get("packages") or ()) or None))
+    def apply_change(self, choices: Choices | None) -> None:
+        """Re-recommend with the dialog's choices (``None``: back to the plain recommendation)."""
+        self.apply_choices(choices)
 
     def apply_choices(self, choices: Choices | None) -> None:
         """Ask the engine again with these wishes (None: none)."""
