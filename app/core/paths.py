@@ -22,7 +22,9 @@ def app_root() -> Path:
     """The folder holding ``app/`` and ``resources/`` (or PyInstaller's unpack dir)."""
     if is_frozen():
         return Path(getattr(sys, "_MEIPASS", Path(sys.executable).parent))
-    return Path(__file__).resolve().parents[2]
+    import app  # the package this module belongs to, wherever in it this module lives
+
+    return Path(app.__file__).resolve().parent.parent
 
 
 def resources_dir() -> Path:
