@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from app.core import envs
 from app.core import install as core
-from app.core.errors import BadInput
-from app.core.events import ProgressEvent
-from app.core.progress import ProgressParser
+from app.core.base.errors import BadInput
+from app.core.base.events import ProgressEvent
+from app.core.base.progress import ProgressParser
+from app.core.env import backends as envs
 from app.core.recommend import Recommendation
 from tests.helpers import SCRIPTS, WINDOWS, fake_program, site_packages, venv_python
 
@@ -232,7 +232,7 @@ def test_cli_renderer_draws_a_bar_on_a_tty_and_plain_lines_otherwise():
     import io
 
     from app.commands._render import Renderer
-    from app.core.events import LogEvent, PhaseEvent
+    from app.core.base.events import LogEvent, PhaseEvent
 
     class Tty(io.StringIO):
         def isatty(self):

@@ -66,7 +66,7 @@ def test_a_tls_failure_is_never_called_permission_denied():
     import socket
     import ssl
 
-    from app.core.oserrors import os_error_text
+    from app.core.base.oserrors import os_error_text
 
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from app.core import envs
-from app.core.envs import IndexOptions, UvVenv, uv_system_certs_flag
+from app.core.detection.system import PythonInfo
+from app.core.env import backends as envs
+from app.core.env.backends import IndexOptions, UvVenv, uv_system_certs_flag
 from app.core.install import InstallRequest, plan
 from app.core.install.request import CommandRun, InstallResult, masked
-from app.core.report import SessionReport
-from app.core.session import Session
-from app.core.system import PythonInfo
+from app.core.pipeline.report import SessionReport
+from app.core.pipeline.session import Session
 from tests.factories import make_install_result, make_recommendation
 
 
@@ -137,8 +137,8 @@ def test_install_result_round_trips_the_commands_that_ran():
 def test_the_jupyter_kernel_is_registered_from_the_same_sources(tmp_path, monkeypatch):
     """ipykernel through the runner, then ``python -m ipykernel install --user`` into a per-test
     Jupyter data folder; the commands known before are the ones that ran."""
-    from app.core.kernel import kernel_commands, kernel_name, register_kernel
-    from app.core.runner import run
+    from app.core.lifecycle.kernelspec import kernel_commands, kernel_name, register_kernel
+    from app.core.proc.runner import run
 
     env = tmp_path / "kernel env"
     uv = envs.uv_bin()
@@ -178,7 +178,7 @@ def test_an_index_without_pip_still_gives_the_env_its_own_pip(tmp_path, index_se
 def test_offline_seeding_installs_ensurepips_own_pip_with_uv(tmp_path):
     """Offline (a bundle, a wheel folder alone) the env's pip is the one ensurepip bundles, put in by uv
     from that folder (a fraction of a second; ``python -m ensurepip`` takes seconds)."""
-    from app.core.envs import probe_python
+    from app.core.env.backends import probe_python
 
     if importlib.util.find_spec("ensurepip") is None:
         pytest.skip("this Python has no ensurepip (the embeddable Windows build of the lane)")
@@ -210,7 +210,7 @@ def test_uv_trusts_what_the_preflight_checked(monkeypatch):
     assert not TLS_FLAGS & set(offline)  # no network at all
     # the uv this project installs has --system-certs, and --native-tls is deprecated there (a warning
     # on every run): the flag is asked of the real uv
-    from app.core.envs import uv_bin
+    from app.core.env.backends import uv_bin
 
     real = uv_bin()
     assert real is not None

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from app.core import envs
-from app.core.pyarch import ArchFacts, interpreter_arch, parse_facts, uv_request
+from app.core.base.pyarch import ArchFacts, interpreter_arch, parse_facts, uv_request
+from app.core.base.text import render
+from app.core.detection.system import SystemReport, ToolInfo
+from app.core.env import backends as envs
 from app.core.recommend import recommend
 from app.core.recommend.machine import python_arch_for
-from app.core.system import SystemReport, ToolInfo
-from app.core.text import render
 
 REPO = Path(__file__).resolve().parents[1]
 REPORTS = REPO / "tests" / "fixtures" / "reports"

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from app.core import runner
-from app.core.envs import EnvBackend, IndexOptions, env_python, uv_bin
-from app.core.indexes import probe_index
+from app.core.env.backends import EnvBackend, IndexOptions, env_python, uv_bin
 from app.core.net.client import Client, NetError
-from app.core.runner import CancelToken
+from app.core.net.indexes import probe_index
+from app.core.proc import runner
+from app.core.proc.runner import CancelToken
 from app.core.sources.download import Downloader, Wanted, file_sha256
 from app.core.sources.settings import Source
 from tests.netlab.clients import clean_env

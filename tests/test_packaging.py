@@ -80,7 +80,7 @@ def _fake_app(folder: Path) -> Path:
 
 def _tiny_bundle(folder: Path, wheel: Path) -> Path:
     """A real bundle (manifest, hashed requirements, wheels/) holding one wheel."""
-    from app.core.bundle import BundleFile, Manifest, sha256_of
+    from app.core.install.bundle import BundleFile, Manifest, sha256_of
 
     b = folder / "bundle"
     (b / "wheels").mkdir(parents=True)
@@ -100,7 +100,7 @@ def _tiny_bundle(folder: Path, wheel: Path) -> Path:
 
 def test_offline_edition_archive_is_found_by_the_app(tmp_path, project_wheel):
     import offline_edition
-    from app.core.bundle import find_bundle
+    from app.core.install.bundle import find_bundle
 
     app = _fake_app(tmp_path / "dist")
     bundle = _tiny_bundle(tmp_path, project_wheel)

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from app.core import indexes, locks
 from app.core import install as core
-from app.core.errors import BadInput
+from app.core.base import locks
+from app.core.base.errors import BadInput
+from app.core.base.text import render
 from app.core.install import checks
 from app.core.install.request import InstallRequest
-from app.core.text import render
+from app.core.net import indexes
 
 REPO = Path(__file__).resolve().parents[1]
 

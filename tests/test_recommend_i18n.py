@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from app.core.compat import load_compat
+from app.core.base.text import render
+from app.core.compat.data import load_compat
+from app.core.detection.system import SystemReport
 from app.core.recommend import Recommendation, code_of, recommend, valid_choices
-from app.core.system import SystemReport
-from app.core.text import render
 from app.gui import i18n
 
 REPO = Path(__file__).resolve().parents[1]
@@ -169,7 +169,7 @@ def test_wizard_rerenders_the_reasons_on_a_language_switch_without_asking_the_en
     from PySide6.QtWidgets import QLabel
 
     import app.core.recommend as rec_pkg
-    from app.core.session import Session
+    from app.core.pipeline.session import Session
     from app.gui import i18n as gui_i18n
     from app.gui.pages.recommendation import RecommendationPage
     from app.gui.state import WizardState

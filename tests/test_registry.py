@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from app.core import guard, registry
-from app.core.envs import IndexOptions, backend_for
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.base.text import render
+from app.core.env import guard, registry
+from app.core.env.backends import IndexOptions, backend_for
+from app.core.env.registry import EnvRecord, Sources, Verification
 from app.core.install import InstallPlan, InstallRequest
 from app.core.lifecycle import protect
-from app.core.registry import EnvRecord, Sources, Verification
-from app.core.text import render
 from tests.factories import make_check, make_install_result, make_recommendation, make_verify_report
 from tests.helpers import site_packages
 

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.base.text import render
+from app.core.detection.system import SystemReport
 from app.core.net.client import Client, NetError
 from app.core.recommend import Choices, recommend
 from app.core.sources import (
@@ -25,8 +27,6 @@ from app.core.sources.download import Downloader, DownloadFailed, Wanted
 from app.core.sources.pages import read_page
 from app.core.sources.routing import verify
 from app.core.sources.settings import Source
-from app.core.system import SystemReport
-from app.core.text import render
 from tests.helpers import PLATFORM_TAG
 from tests.netlab import FORBIDDEN, Drop, Redirect, Slow, WrongHash, file_sha256
 
@@ -210,7 +210,7 @@ def test_a_download_dropped_half_way_goes_on_from_the_next_source(tmp_path, inde
     drop = index_server(files, behaviours={name: Drop(after=size // 2)})
     good = index_server(files)
     events = []
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     path, served = Downloader(Client(), tmp_path / "dl", events.append, CancelToken()).fetch(
         _wanted([drop, good], name, tiny_wheels))
@@ -224,7 +224,7 @@ def test_a_download_dropped_half_way_goes_on_from_the_next_source(tmp_path, inde
 
 
 def test_forbidden_and_wrong_bytes_move_on_and_every_reason_is_kept(tmp_path, index_server, tiny_wheels):
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     name = "netlab_demo-1.1-py3-none-any.whl"
     files = sorted(tiny_wheels.glob("*.whl"))
@@ -241,7 +241,7 @@ def test_forbidden_and_wrong_bytes_move_on_and_every_reason_is_kept(tmp_path, in
 
 
 def test_a_stopped_download_is_resumed_by_the_next_run(tmp_path, index_server, tiny_wheels):
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     name = "netlab_demo-1.1-py3-none-any.whl"
     size = (tiny_wheels / name).stat().st_size
@@ -284,7 +284,7 @@ def test_routing_names_each_skipped_source_and_picks_a_verified_one(torch_wheelh
 
 # ---------------------------------------------------------------- answer files
 def test_answer_files_take_mirrors_auto_off_or_a_list(tmp_path):
-    from app.core.answers import parse_answers
+    from app.core.pipeline.answers import parse_answers
 
     base = '[environment]\npath = "env"\n[sources]\n'
     assert parse_answers(base, base=tmp_path).mirrors == "auto"

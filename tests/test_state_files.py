@@ -33,7 +33,7 @@ def _cli(home: Path, *argv: str, timeout: float = 300) -> subprocess.CompletedPr
 
 
 def _files(home: Path) -> dict[str, Path]:
-    code = ("import json; from app.core import registry, paths; from app.core.envs import _probe_cache_path; "
+    code = ("import json; from app.core import registry, paths; from app.core.env.backends import _probe_cache_path; "
             "print(json.dumps({'registry': str(registry.registry_file()), 'probes': str(_probe_cache_path()), "
             "'detect': str(paths.cache_dir() / 'detect-cache.json')}))")
     res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60,

@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from app.core import guard, registry
-from app.core.distinfo import Dist, distributions
+from app.core.base.text import render
+from app.core.env import guard, registry
+from app.core.env.distinfo import Dist, distributions
 from app.core.install import InstallRequest, install, plan
 from app.core.lifecycle import staging
 from app.core.lifecycle.common import Refused
 from app.core.lifecycle.companions import check_companions
 from app.core.lifecycle.upgrade import keep_requirements, plan_upgrade, staging_plan
-from app.core.text import render
 from tests.helpers import SCRIPTS, site_packages, venv_python
 from tests.helpers import run_cli as _cli
 from tests.helpers import torch_in as _torch
@@ -194,7 +194,7 @@ def test_companions_requires_dist_and_family_and_extensions(tmp_path):
     assert rep.extensions == ("xformers",)
     assert "不满足" in render(rep.conflicts[0].text, "zh_CN")
     # torchvision with no release for the new torch (compat data: "")
-    from app.core.compat import load_compat
+    from app.core.compat.data import load_compat
 
     build_dist = site_packages(env) / "torchvision-0.28.0.dist-info"
     build_dist.mkdir()

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from app.core.events import StepEvent
-from app.core.verify import VerifyReport, run_verify
+from app.core.base.events import StepEvent
+from app.core.measure.verify import VerifyReport, run_verify
 
 CPU_CHECKS = ("torch_import", "cpu_matmul", "cpu_conv2d", "cpu_training", "cpu_autocast", "gloo_all_reduce")
 ACCEL_CHECKS = ("accelerator", "arch_list", "device_round_trip", "device_matmul", "device_conv2d",

@@ -15,7 +15,7 @@ import sys
 from app.commands._args import python_version
 from app.commands._render import Renderer
 from app.commands.install import add_source_arguments, detect_machine, recommend_for
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
 
 
 def register(sub) -> None:
@@ -44,7 +44,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from app.core import bundle as core
+    from app.core.install import bundle as core
     from app.core.sources import SourceSettings, availability, parse_mirrors
 
     if args.check:
@@ -66,7 +66,7 @@ def run(args) -> int:
                              proxy=args.proxy, ca_bundle=args.ca_bundle)
     if not packages:
         if args.from_report:
-            from app.core.system import load_report
+            from app.core.detection.system import load_report
 
             report = load_report(args.from_report)
         else:

@@ -20,9 +20,9 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 from app.commands._render import Renderer, cancel_on_signals
-from app.core.errors import EXIT_FAILED, EXIT_OK, BadInput
-from app.core.serial import dumps
-from app.core.text import render
+from app.core.base.errors import EXIT_FAILED, EXIT_OK, BadInput
+from app.core.base.serial import dumps
+from app.core.base.text import render
 
 if TYPE_CHECKING:  # start-up: the core is imported when a command runs
     from app.core.lifecycle.discover import FoundEnv
@@ -104,7 +104,7 @@ def ask(args: argparse.Namespace, question: str, out: TextIO) -> None:
     """Ask before changing anything, unless ``--yes``; no terminal to ask on is a refusal (exit 2)."""
     if getattr(args, "yes", False):
         return
-    from app.core.consoles import stdin_is_terminal
+    from app.core.base.consoles import stdin_is_terminal
 
     if not stdin_is_terminal():
         raise BadInput("Refusing without confirmation: standard input is not a terminal; nothing was done.",
@@ -120,7 +120,7 @@ def ask(args: argparse.Namespace, question: str, out: TextIO) -> None:
 
 def _report(args: argparse.Namespace):
     if getattr(args, "from_report", None):
-        from app.core.system import load_report
+        from app.core.detection.system import load_report
 
         return load_report(args.from_report)
     return None
@@ -139,7 +139,7 @@ def _row(e: FoundEnv) -> list[str]:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from app.core import registry
+    from app.core.env import registry
     from app.core.lifecycle.discover import discover
 
     reg = registry.load()
@@ -171,7 +171,7 @@ def run_check(args: argparse.Namespace) -> int:
     from app.commands.doctor import render as render_diag
     from app.commands.verify import render as render_verify
     from app.core.lifecycle.check import check_env
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     cancel = CancelToken()
     renderer = Renderer(sys.stderr, quiet=args.json)
@@ -199,7 +199,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_repair(args: argparse.Namespace) -> int:
     from app.core.lifecycle.repair import plan_repair, repair
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     out = sys.stderr
     p = plan_repair(args.env, torch=args.torch, variant=args.variant, backend=args.backend, packages=args.packages,
@@ -236,7 +236,7 @@ def run_repair(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- guard
 
 def run_guard(args: argparse.Namespace) -> int:
-    from app.core import guard
+    from app.core.env import guard
     from app.core.lifecycle.common import env_root
     from app.core.lifecycle.protect import guard_env
 
@@ -336,7 +336,7 @@ def run_remove(args: argparse.Namespace) -> int:
 def run_forget(args: argparse.Namespace) -> int:
     import os
 
-    from app.core import registry
+    from app.core.env import registry
 
     path = os.path.abspath(os.path.expanduser(args.env))
     if registry.find(path) is None:

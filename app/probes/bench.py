@@ -66,7 +66,7 @@ def _names(text: str) -> list[str]:
 
 
 def parse_args(argv: list[str]) -> dict[str, Any]:
-    """The options the assistant passes (app.core.bench), as a dict of their values."""
+    """The options the assistant passes (app.core.measure.bench), as a dict of their values."""
     import argparse  # start-up: only here, once
 
     ap = argparse.ArgumentParser(prog="bench.py", description="The assistant's speed test (JSON lines on stdout).")

@@ -15,7 +15,7 @@ crashes the process still leaves them behind for the doctor.
 Every check has a stable ``name``; its outcome is a stable ``code`` with plain ``params``
 (measured numbers, names, the reason for a skip), from which the English ``detail`` is
 written here (:data:`DETAILS`, for people reading the raw output) and the assistant writes
-the sentence in the user's language from these same tables (``app/core/verify.py`` reads
+the sentence in the user's language from these same tables (``app/core/measure/verify.py`` reads
 :data:`TITLES`, :data:`TITLE_DEFAULTS` and :data:`DETAILS` from this file as data, so they must
 stay literal dicts at the top level). Step events carry them in ``data["text"]``. The probe
 reports facts, not verdicts that need the assistant's rules: whether a device's architecture is compiled into
@@ -1059,7 +1059,7 @@ ACCEL_CHECKS = ("device_round_trip", "device_matmul", "device_conv2d", "device_t
 
 
 def parse_args(argv: list[str]) -> Any:
-    """The probe's options (the assistant's app.core.verify passes them); the modes the probe runs
+    """The probe's options (the assistant's app.core.measure.verify passes them); the modes the probe runs
     itself in (a gloo rank, the torch lookup, the compiler warm-up) come first."""
     import argparse  # start-up: only here, once
 

@@ -60,7 +60,7 @@ class _GapMeter:
 
 
 def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_wheels):
-    pytest.importorskip("app.core.detect")
+    pytest.importorskip("app.core.detection.detect")
     pytest.importorskip("app.core.recommend")
     from app.gui.wizard import SetupWizard
 

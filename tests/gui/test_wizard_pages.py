@@ -18,8 +18,8 @@ pytest.importorskip("PySide6")
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QWizard
 
-from app.core.session import Session
-from app.core.system import SystemReport
+from app.core.detection.system import SystemReport
+from app.core.pipeline.session import Session
 from app.gui import i18n
 from app.gui.state import WizardState
 from tests.helpers import torch_alone
@@ -47,7 +47,7 @@ def host(qtbot):
 
 @pytest.fixture(scope="module")
 def real_report():
-    detect = pytest.importorskip("app.core.detect").detect
+    detect = pytest.importorskip("app.core.detection.detect").detect
     return detect()
 
 
@@ -100,7 +100,7 @@ def test_welcome_language_selector_switches_the_app(qtbot, host):
 
 # ---------------------------------------------------------------- Your system
 def test_system_page_detects_off_the_gui_thread(qtbot, host, tmp_path):
-    pytest.importorskip("app.core.detect")
+    pytest.importorskip("app.core.detection.detect")
     from app.gui.pages.system import SystemPage
 
     wiz, state, (page,) = host(SystemPage)
@@ -368,7 +368,7 @@ def test_environment_blocks_a_non_empty_folder_and_recovers(qtbot, host, env_sta
 
 
 def test_environment_free_space_follows_the_path(qtbot, host, env_state, tmp_path):
-    from app.core.disk import existing_ancestor, free_mb
+    from app.core.base.disk import existing_ancestor, free_mb
     from app.gui.pages.environment import EnvironmentPage
 
     deep = tmp_path / "a" / "b" / "c"
@@ -386,7 +386,7 @@ def test_environment_free_space_follows_the_path(qtbot, host, env_state, tmp_pat
 
 
 def test_environment_offers_conda_only_when_found(qtbot, host, env_state):
-    from app.core.system import ToolInfo
+    from app.core.detection.system import ToolInfo
     from app.gui.pages.environment import EnvironmentPage
 
     _wiz, state, (page,) = host(EnvironmentPage, state=env_state)

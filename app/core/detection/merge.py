@@ -8,8 +8,8 @@ from app.core.detection import read_text, to_int
 from app.core.detection.amd import amd_is_integrated
 from app.core.detection.intel import intel_family, intel_is_integrated
 from app.core.detection.pci import PCIDevice
+from app.core.detection.system import GPU
 from app.core.detection.vendors import brand as brand_of
-from app.core.system import GPU
 
 __all__ = ["BRAND", "merge_gpus"]
 

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.detection import Row, clamp_timeout, norm_bus, parser, read_text, record, run_tool, snippet, to_int
 from app.core.detection.jobs import Jobs, result_of
-from app.core.system import GPU, ProbeRecord
+from app.core.detection.system import GPU, ProbeRecord
 
 if TYPE_CHECKING:  # pragma: no cover
-    from app.core.runner import RunResult
+    from app.core.proc.runner import RunResult
 
 QUERY_FIELDS = ("index", "name", "driver_version", "compute_cap", "memory.total", "pci.bus_id",
                 "pci.device_id")
@@ -444,7 +444,7 @@ def _nv_integrated(name: str) -> bool:
 
 def smi_candidates(*, wsl: bool, family: str | None,
                    which: Callable[[str], str | None] | None = None) -> list[str]:
-    from app.core.runner import which as _which
+    from app.core.proc.runner import which as _which
 
     which = which or _which
     found: list[str] = []

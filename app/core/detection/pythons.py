@@ -26,14 +26,14 @@ from collections.abc import Mapping
 from concurrent.futures import Future
 from functools import partial
 
+from app.core.base.paths import path_lines
+from app.core.base.pyarch import FACTS_SNIPPET, ArchFacts, facts_of_this_process, interpreter_arch, parse_facts
 from app.core.detection import Row, parser, record, run_tool, snippet
 from app.core.detection.cache import StampCache
 from app.core.detection.jobs import Jobs, result_of
+from app.core.detection.system import ProbeRecord, PythonInfo
 from app.core.detection.winregistry import RegKey, read_key
 from app.core.detection.xcode import DeveloperDir, developer_dir, in_root, is_clt_shim
-from app.core.paths import path_lines
-from app.core.pyarch import FACTS_SNIPPET, ArchFacts, facts_of_this_process, interpreter_arch, parse_facts
-from app.core.system import ProbeRecord, PythonInfo
 
 # Works on Python 2.7 and 3.x, with -E -s -S (no site, so it starts in ~10 ms).
 PROBE_SCRIPT = (
@@ -96,7 +96,7 @@ _PIP_RE = re.compile(r"^TSA-PIP (\[.*\])\s*$", re.MULTILINE)
 def parse_probe_output(text: str) -> Row | None:
     """``TSA-PY 3.11.7 cpython 1 64 linux ; 64 linux-x86_64 x86_64 - -`` -> ``{"version",
     "implementation", "can_venv", "bits"}`` and, when the interpreter said them (after ``;``), its
-    architecture facts (:mod:`app.core.pyarch`): ``platform_tag``, ``machine``, ``translated``, ``native``;
+    architecture facts (:mod:`app.core.base.pyarch`): ``platform_tag``, ``machine``, ``translated``, ``native``;
     from a second line ``TSA-PIP ["24.0", "/usr/lib/python3.11/ensurepip/_bundled"]``: ``pip``, ``pip_wheels``."""
     m = _PROBE_RE.search(text or "")
     if not m:
@@ -384,7 +384,7 @@ def _ask_launcher(py: str, version: str, timeout_s: float) -> str | None:
 
 def _launcher_list(timeout_s: float, started: float, records: list[ProbeRecord]) -> list[tuple[str, str]]:
     """Windows' ``py -0p`` list; a path garbled by the launcher's code page is asked again."""
-    from app.core.runner import which
+    from app.core.proc.runner import which
 
     py = which("py")
     if not py:
@@ -509,7 +509,7 @@ def detect_pythons(timeout_s: float, cache: StampCache | None, *, family: str | 
 
 def _info(path: str, source: str, parsed: Row, arch: str | None) -> PythonInfo:
     """An interpreter's info from its probe's answer; its architecture is its own
-    (:func:`app.core.pyarch.interpreter_arch`), the machine's ``arch`` only where it said nothing."""
+    (:func:`app.core.base.pyarch.interpreter_arch`), the machine's ``arch`` only where it said nothing."""
     bits = parsed.get("bits")
     family = _FAMILIES.get(parsed.get("sys_platform") or "")
     facts = ArchFacts(bits=bits if isinstance(bits, int) else None, platform_tag=parsed.get("platform_tag"),
@@ -526,7 +526,7 @@ def probe_interpreter(path: str, *, timeout_s: float = 20.0, cache: StampCache |
                       source: str = "path") -> tuple[PythonInfo | None, str]:
     """Run ``path`` with the probe (or take its cached answer): ``(info, "")``, or ``(None, why)``
     when it did not answer like a Python. The one probe and the one cache of an interpreter, for
-    detection (:func:`detect_pythons`) and the install (:func:`app.core.envs.probe_python`) alike."""
+    detection (:func:`detect_pythons`) and the install (:func:`app.core.env.backends.probe_python`) alike."""
     cached = cache.get(_CACHE_KIND, path) if cache is not None else None
     if isinstance(cached, dict) and cached.get("version"):
         return _info(path, source, cached, None), ""

@@ -4,7 +4,7 @@ Each check is a small function of the plan returning a :class:`~app.core.install
 (the reachability checks one per index or folder). Messages and hints are texts with stable
 codes (``preflight.*``); the presenter renders them in its language. The install may go ahead
 when no check is blocking; :func:`raise_for_checks` turns the first blocking one into a
-:class:`~app.core.errors.BadInput` (nothing was done).
+:class:`~app.core.base.errors.BadInput` (nothing was done).
 """
 from __future__ import annotations
 
@@ -15,23 +15,23 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from app.core import disk, locks
-from app.core.actions import Remedy
-from app.core.errors import BadInput
-from app.core.indexes import NET_TIMEOUT_S, check_url, display_url, probe_index, proxy_problem
+from app.core.base import disk, locks
+from app.core.base.actions import Remedy
+from app.core.base.errors import BadInput
+from app.core.base.oserrors import os_error_text
+from app.core.base.paths import new_log_path
+from app.core.base.requirements import requirement_name
+from app.core.base.secrets import mask, open_private
+from app.core.base.text import Msg, Text, msg, render
 from app.core.install.config import CONDA_FORGE, default_index_for
 from app.core.install.planning import TORCH_FAMILY, python_version
 from app.core.install.request import Check, InstallPlan
 from app.core.install.sizing import fmt_mb
 from app.core.install.winchecks import check_cloud_folder, check_path_budget, check_vc_runtime
-from app.core.oserrors import os_error_text
-from app.core.paths import new_log_path
-from app.core.requirements import requirement_name
-from app.core.secrets import mask, open_private
+from app.core.net.indexes import NET_TIMEOUT_S, check_url, display_url, probe_index, proxy_problem
 from app.core.sources import closure, scan, torch_origin, variant_of_index
 from app.core.sources.routing import Route, verify
 from app.core.sources.settings import python_mirror_env
-from app.core.text import Msg, Text, msg, render
 
 __all__ = ["PYTHON_DOWNLOADS", "REACH_LABELS", "check_backend", "check_closure", "check_disk", "check_indexes",
            "check_lock", "check_proxy", "check_python", "check_python_download", "check_reach", "check_route",
@@ -305,7 +305,7 @@ def _reach_hint(key: str) -> Msg:
 
 
 def check_reach(key: str, url: str, error: Text | None, warning: Text | None = None) -> Check:
-    """The check for one target from what :func:`~app.core.indexes.check_url` / ``probe_index`` said."""
+    """The check for one target from what :func:`~app.core.net.indexes.check_url` / ``probe_index`` said."""
     label = REACH_LABELS.get(key, key)
     name, shown = f"reach:{key}", display_url(url)
     if error is None and warning is not None:
@@ -472,7 +472,7 @@ def check_indexes(p: InstallPlan) -> list[Check]:
 
 
 def check_lock(p: InstallPlan) -> Check:
-    """Nobody else is changing this environment now (the lock of :mod:`app.core.locks`)."""
+    """Nobody else is changing this environment now (the lock of :mod:`app.core.base.locks`)."""
     holder = locks.holder_of(p.env_path)
     if holder is None or holder.pid == os.getpid():
         return Check("lock", True, msg("preflight.lock_free", "no other run is changing {env}", env=str(p.env_path)))

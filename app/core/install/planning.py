@@ -2,7 +2,7 @@
 
 The Python, the environment backend, the packages and indexes, the size estimate. An
 impossible request (a folder that already is an env, nothing to install, a bundle for another
-Python) raises :class:`~app.core.errors.BadInput`.
+Python) raises :class:`~app.core.base.errors.BadInput`.
 
 Index rules (never mix one index's torch with another's): see :mod:`app.core.install`.
 """
@@ -14,22 +14,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.core import envs, requirements
-from app.core.bundle import Manifest, check_bundle
-from app.core.distinfo import TORCH_FAMILY
-from app.core.enums import Backend
-from app.core.envs import EnvBackend, IndexOptions, env_python
-from app.core.errors import BadInput, ForFace
+from app.core.base import requirements
+from app.core.base.enums import Backend
+from app.core.base.errors import BadInput, ForFace
+from app.core.base.text import Text, msg
+from app.core.base.wheels import backend_of_variant, local_label
+from app.core.detection.system import PythonInfo
+from app.core.env import backends as envs
+from app.core.env.backends import EnvBackend, IndexOptions, env_python
+from app.core.env.distinfo import TORCH_FAMILY
+from app.core.install.bundle import Manifest, check_bundle
 from app.core.install.request import InstallPlan, InstallRequest
 from app.core.install.sizing import estimate
 from app.core.sources import closure, scan, torch_origin
-from app.core.system import PythonInfo
-from app.core.text import Text, msg
-from app.core.wheels import backend_of_variant, local_label
 
 if TYPE_CHECKING:  # start-up: only the type is needed here
+    from app.core.detection.system import SystemReport
     from app.core.recommend import Recommendation
-    from app.core.system import SystemReport
 
 __all__ = ["TORCH_FAMILY", "plan", "python_version"]
 

@@ -1,6 +1,6 @@
 """``install(plan)``: create the env (if new) and install, streaming events; undo on failure or cancel.
 
-The phases, each reported as a :class:`~app.core.events.PhaseEvent`: ``preflight`` (the checks
+The phases, each reported as a :class:`~app.core.base.events.PhaseEvent`: ``preflight`` (the checks
 given, or run here), ``snapshot`` (an existing env) or ``create-env`` (a new one), ``install``,
 and on failure ``rollback`` / ``restore``. After the installer finished, the env's
 ``*.dist-info`` are read: every package asked for must be there, and torch, torchvision and
@@ -8,7 +8,7 @@ torchaudio must come from one build (``+cpu`` and ``+cu126`` never mixed).
 
 Safety (nothing that was not ours is touched):
 
-* the env's lock (:mod:`app.core.locks`) is held for the whole call, rollback included; a
+* the env's lock (:mod:`app.core.base.locks`) is held for the whole call, rollback included; a
   caller that holds it already (from its pre-flight to its verification) passes it as ``lock``;
 * before the installer runs, the env's interpreter must run as the env
   (:func:`~app.core.install.interpreter.ensure_own_interpreter`): the installer can never fall
@@ -27,26 +27,29 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from app.core import disk, envs, locks, remedies, runner, wheels
-from app.core.compat import CompatData, load_compat
-from app.core.distinfo import TORCH_FAMILY
-from app.core.enums import Phase, PhaseState
-from app.core.envs import env_python
-from app.core.errors import Cancelled, ForFace, UserError
-from app.core.events import Event, LogEvent, PhaseEvent, StepEvent, WarningEvent, ignore
+from app.core import remedies
+from app.core.base import disk, locks, wheels
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import Cancelled, ForFace, UserError
+from app.core.base.events import Event, LogEvent, PhaseEvent, StepEvent, WarningEvent, ignore
+from app.core.base.paths import new_log_path
+from app.core.base.progress import ProgressParser, unpack_watch
+from app.core.base.requirements import requirement_name
+from app.core.base.secrets import append_private
+from app.core.base.text import Msg, Text, join, msg, render
+from app.core.compat.data import CompatData, load_compat
+from app.core.env import backends as envs
+from app.core.env.backends import env_python
+from app.core.env.distinfo import TORCH_FAMILY
 from app.core.install.checks import preflight, raise_for_checks, route_of
 from app.core.install.interpreter import ensure_own_interpreter
+from app.core.install.prefetch import fetch_wheelhouse, wheelhouse_index
 from app.core.install.request import Check, CommandRun, InstallPlan, InstallResult, masked
 from app.core.install.transaction import Rollback, Snapshot, kept_text, rollback, take_snapshot
-from app.core.install.wheelhouse import fetch_wheelhouse, wheelhouse_index
-from app.core.paths import new_log_path
-from app.core.progress import ProgressParser, unpack_watch
-from app.core.requirements import requirement_name
-from app.core.secrets import append_private
+from app.core.proc import runner
 from app.core.sources.routing import Route
 from app.core.sources.settings import python_mirror_env
 from app.core.sources.wheelhouse import Wheelhouse, cleanup
-from app.core.text import Msg, Text, join, msg, render
 
 __all__ = ["TORCH_FAMILY", "install", "installer_failure", "mixed_variants", "outcome"]
 
@@ -66,7 +69,7 @@ def _check_status(c: Check) -> str:
 
 
 def outcome(res: runner.RunResult) -> Msg:
-    """How a command ended, in words (the translated :meth:`~app.core.runner.RunResult.describe`)."""
+    """How a command ended, in words (the translated :meth:`~app.core.proc.runner.RunResult.describe`)."""
     return remedies.run_outcome(res.returncode, timed_out=res.timed_out, duration_s=res.duration_s,
                                 start_error=res.start_error)
 

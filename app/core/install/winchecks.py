@@ -36,12 +36,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from app.core import runner
-from app.core.actions import Action, ActionKind
-from app.core.cancel import CancelToken
+from app.core.base.actions import Action, ActionKind
+from app.core.base.cancel import CancelToken
+from app.core.base.text import Text, msg
 from app.core.detection.winregistry import RegKey, read_key
 from app.core.install.request import Check, InstallPlan
-from app.core.text import Text, msg
+from app.core.proc import runner
 
 __all__ = [
     "CLOUD_VARS",

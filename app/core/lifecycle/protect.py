@@ -3,7 +3,7 @@
 * After an install or a verification (:func:`record_install`, :func:`record_verify`): a passed
   verification puts the guard in place for the verified torch family; a guard left from before
   that pins another build is lifted (nothing verified is there to protect). Then the registry
-  writes down what was done (:mod:`app.core.registry` only keeps the records: it changes no env).
+  writes down what was done (:mod:`app.core.env.registry` only keeps the records: it changes no env).
 * On request (``torch-setup envs guard|unguard``; :func:`guard_env`, :func:`unguard_env`): only a
   build that was verified is guarded.
 """
@@ -15,16 +15,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.core import guard, registry
-from app.core.distinfo import TORCH_FAMILY, distributions
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.base.text import msg
+from app.core.env import guard, registry
+from app.core.env.distinfo import TORCH_FAMILY, distributions
+from app.core.env.registry import EnvRecord, GuardRecord
 from app.core.lifecycle.common import env_root
-from app.core.registry import EnvRecord, GuardRecord
-from app.core.text import msg
 
 if TYPE_CHECKING:
     from app.core.install import InstallPlan, InstallResult
-    from app.core.verify import VerifyReport
+    from app.core.measure.verify import VerifyReport
 
 __all__ = ["guard_env", "guard_verified", "record_install", "record_verify", "unguard_env"]
 

@@ -38,14 +38,21 @@ from typing import TYPE_CHECKING
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
-from app.core import guard, registry, runner
-from app.core.compat import CompatData, load_compat
-from app.core.disk import free_mb
-from app.core.distinfo import TORCH_FAMILY, Dist, TorchBuildInfo, distributions, requires_dist, torch_build
-from app.core.enums import Phase, PhaseState
-from app.core.envs import WINDOWS, IndexOptions, backend_for, env_python, uv_bin
-from app.core.errors import BadInput, Cancelled, UserError
-from app.core.events import Event, LogEvent, PhaseEvent, StepEvent, ignore
+from app.core.base.disk import free_mb
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import BadInput, Cancelled, UserError
+from app.core.base.events import Event, LogEvent, PhaseEvent, StepEvent, ignore
+from app.core.base.locks import env_lock
+from app.core.base.paths import new_log_path
+from app.core.base.requirements import canonical, requirement_name
+from app.core.base.secrets import append_private
+from app.core.base.text import Text, msg, render
+from app.core.base.wheels import variant_of_version
+from app.core.compat.data import CompatData, load_compat
+from app.core.env import guard, registry
+from app.core.env.backends import WINDOWS, IndexOptions, backend_for, env_python, uv_bin
+from app.core.env.distinfo import TORCH_FAMILY, Dist, TorchBuildInfo, distributions, requires_dist, torch_build
+from app.core.env.registry import EnvRecord, PendingUpgrade, Sources, Verification
 from app.core.install import InstallPlan, InstallRequest, install
 from app.core.lifecycle import staging as st
 from app.core.lifecycle.common import (
@@ -59,18 +66,12 @@ from app.core.lifecycle.common import (
 from app.core.lifecycle.companions import CompanionReport, check_companions, import_names
 from app.core.lifecycle.remove import delete_tree
 from app.core.lifecycle.sizes import tree_size
-from app.core.locks import env_lock
-from app.core.paths import new_log_path
-from app.core.probe import ProbeFailed
-from app.core.registry import EnvRecord, PendingUpgrade, Sources, Verification
-from app.core.requirements import canonical, requirement_name
-from app.core.secrets import append_private
-from app.core.text import Text, msg, render
-from app.core.verify import VerifyReport, run_verify
-from app.core.wheels import variant_of_version
+from app.core.measure.probe import ProbeFailed
+from app.core.measure.verify import VerifyReport, run_verify
+from app.core.proc import runner
 
 if TYPE_CHECKING:  # start-up: only the types
-    from app.core.system import SystemReport
+    from app.core.detection.system import SystemReport
 
 __all__ = ["UpgradePlan", "UpgradeResult", "base_python", "confirm", "plan_upgrade", "recover", "swap_in", "undo",
            "upgrade"]
@@ -254,7 +255,7 @@ def _target(python: str | None, dists: Mapping[str, Dist], *, torch: str | None,
         for p in packages:
             requirement_name(p)  # validates (BadInput names a bad one)
         return _Target(tuple(packages), None, None)
-    from app.core.detect import detect  # start-up: detection only when no packages were given
+    from app.core.detection.detect import detect  # start-up: detection only when no packages were given
     from app.core.recommend import Choices, recommend  # start-up: the engine only runs here
 
     fam = [n for n in TORCH_FAMILY if n in dists]

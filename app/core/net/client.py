@@ -23,12 +23,12 @@ asks for part of a file (a resumed download; :attr:`Response.range_start` says w
 server honoured it). :meth:`Client.fetch` reads a small document whole (at most ``limit``
 bytes). ``user:token@`` in a URL is sent as HTTP Basic authentication (also to the same
 server's other URLs, as pip and uv do for an index's files), never on to a redirect's other host,
-and never shown (every URL in a sentence passes :func:`~app.core.secrets.mask`).
+and never shown (every URL in a sentence passes :func:`~app.core.base.secrets.mask`).
 
 Every failure is a value, raised as :class:`NetError`: its :class:`Failure` has a ``kind``
 (``dns``, ``refused``, ``timeout``, ``reset``, ``short_read``, ``tls_verify``, ``tls``,
 ``proxy_auth``, ``proxy_refused``, ``http``, ``redirect_unreachable``, ``too_large``,
-``wrong_hash``, ``missing``), a sentence fragment (``text``, a :class:`~app.core.text.Msg`
+``wrong_hash``, ``missing``), a sentence fragment (``text``, a :class:`~app.core.base.text.Msg`
 whose code names the failure for the remedy catalogue), the HTTP ``status`` and ``reason`` when
 a server answered, and, where the user can act, the fix.
 """
@@ -50,10 +50,10 @@ from dataclasses import dataclass, field, replace
 from http.client import HTTPMessage
 from typing import IO
 
-from app.core.oserrors import os_error_text
-from app.core.secrets import basic_auth, split_credentials
-from app.core.secrets import mask as display_url
-from app.core.text import Text, msg
+from app.core.base.oserrors import os_error_text
+from app.core.base.secrets import basic_auth, split_credentials
+from app.core.base.secrets import mask as display_url
+from app.core.base.text import Text, msg
 
 __all__ = ["PAGE_TIMEOUT_S", "SYSTEM", "Client", "Document", "Failure", "NetError", "Response", "http_failure",
            "proxy_for", "short_read", "trust_context"]

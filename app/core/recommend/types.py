@@ -4,8 +4,8 @@
 :class:`BuildOption`; all re-exported by :mod:`app.core.recommend`.
 
 Every type is a frozen dataclass with immutable fields (tuples; the two mappings are read-only by
-contract). Sentences are :data:`~app.core.text.Text` values: the engine never picks a language;
-presenters call :meth:`Recommendation.texts` (or :func:`app.core.text.render`) with theirs.
+contract). Sentences are :data:`~app.core.base.text.Text` values: the engine never picks a language;
+presenters call :meth:`Recommendation.texts` (or :func:`app.core.base.text.render`) with theirs.
 ``to_dict()`` gives the JSON contract (``recommend --json``): sentences rendered in English, with
 their codes beside them (``reason_codes``, ``warning_codes``, ``code`` per alternative).
 """
@@ -15,10 +15,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from app.core.enums import Backend
-from app.core.errors import BadInput, Hint
-from app.core.requirements import split_list
-from app.core.text import Joined, Msg, Text, msg, render
+from app.core.base.enums import Backend
+from app.core.base.errors import BadInput, Hint
+from app.core.base.requirements import split_list
+from app.core.base.text import Joined, Msg, Text, msg, render
 
 #: the packages pinned to match torch (the rest of a package list comes from the default index)
 COMPANIONS = ("torchvision", "torchaudio")

@@ -8,7 +8,7 @@ file lists the same sha256, so its bytes are the same); a source that ignores th
 the whole file again. The finished file must have the expected sha256: when it does not, the
 bytes are dropped and the next source sends the file anew. Transient failures (reset, short
 read, timeout) get one more round over the sources. Progress is real bytes
-(:class:`~app.core.events.ProgressEvent`), and :class:`Served` says which source served each
+(:class:`~app.core.base.events.ProgressEvent`), and :class:`Served` says which source served each
 file (and which ones failed before, and why).
 
 A file already complete in the download folder (same sha256) is not fetched again; a failed
@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import Cancelled, UserError
-from app.core.events import Event, LogEvent, ProgressEvent
-from app.core.indexes import display_url
+from app.core.base.errors import Cancelled, UserError
+from app.core.base.events import Event, LogEvent, ProgressEvent
+from app.core.base.text import Text, msg, render
 from app.core.net.client import Client, Failure, NetError, short_read
-from app.core.runner import CancelToken
+from app.core.net.indexes import display_url
+from app.core.proc.runner import CancelToken
 from app.core.sources.settings import Source
-from app.core.text import Text, msg, render
 
 __all__ = ["DownloadFailed", "Downloader", "Served", "Wanted", "file_sha256", "link_or_copy"]
 

@@ -16,10 +16,10 @@ import json
 import urllib.parse
 from dataclasses import dataclass
 
+from app.core.base.requirements import canonical
+from app.core.base.text import msg
+from app.core.base.wheels import WheelFile, parse_wheel
 from app.core.net.client import PAGE_TIMEOUT_S, Client, Failure, NetError
-from app.core.requirements import canonical
-from app.core.text import msg
-from app.core.wheels import WheelFile, parse_wheel
 
 __all__ = ["ACCEPT", "MAX_PAGE_BYTES", "Link", "project_url", "read_page"]
 

@@ -24,12 +24,12 @@ import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from app.core.indexes import display_url
+from app.core.base.text import Text, msg
 from app.core.net.client import PAGE_TIMEOUT_S, Client, Failure, NetError
+from app.core.net.indexes import display_url
 from app.core.sources.local import tag_rank
 from app.core.sources.pages import Link, project_url, read_page
 from app.core.sources.settings import Source, SourceSettings, candidates, variant_of_index
-from app.core.text import Text, msg
 
 __all__ = ["PROBE_BYTES", "RemoteFile", "Route", "Verdict", "best_link", "verify"]
 

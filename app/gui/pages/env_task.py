@@ -25,10 +25,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.enums import Phase, PhaseState
-from app.core.errors import UserError
-from app.core.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent
-from app.core.text import render
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import UserError
+from app.core.base.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent
+from app.core.base.text import render
 from app.gui.build import add_all, busy_bar, button, checklist, clear_layout, set_field_texts, text_label
 from app.gui.i18n import current_language
 from app.gui.logview import LogView
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from app.core.lifecycle.check import CheckResult
     from app.core.lifecycle.repair import RepairPlan, RepairResult
     from app.core.lifecycle.upgrade import UpgradePlan, UpgradeResult
-    from app.core.verify import Check
+    from app.core.measure.verify import Check
 
 IDLE, PLANNING, READY, RUNNING, CANCELLING, SUCCEEDED, FAILED, CANCELLED = (
     "idle", "planning", "ready", "running", "cancelling", "succeeded", "failed", "cancelled")
@@ -317,7 +317,7 @@ class EnvTaskPage(BasePage):
             return
         if self._phase != str(Phase.VERIFY) or ev.name.startswith(("check:", "prune:")):
             return
-        from app.core.verify import check_from_step
+        from app.core.measure.verify import check_from_step
 
         self._render_check(*self.check_rows.put(check_from_step(ev)))
 

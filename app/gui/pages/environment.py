@@ -47,14 +47,14 @@ from PySide6.QtWidgets import (
     QWizard,
 )
 
-from app.core.disk import existing_ancestor, free_mb
-from app.core.errors import BadInput, UserError, hint_text
+from app.core.base.disk import existing_ancestor, free_mb
+from app.core.base.errors import BadInput, UserError, hint_text
+from app.core.base.locations import folder_path
+from app.core.base.text import msg, render
+from app.core.detection.system import ToolInfo
 from app.core.install import Check
-from app.core.locations import folder_path
+from app.core.pipeline.session import Planned, Stage
 from app.core.recommend.types import NoCombination
-from app.core.session import Planned, Stage
-from app.core.system import ToolInfo
-from app.core.text import msg, render
 from app.gui.build import (
     add_all,
     button,

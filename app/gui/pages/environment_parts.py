@@ -24,12 +24,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.disk import existing_ancestor
-from app.core.errors import UserError
+from app.core.base.disk import existing_ancestor
+from app.core.base.errors import UserError
+from app.core.base.text import Text, render
 from app.core.install import Check
-from app.core.session import Planned
+from app.core.pipeline.session import Planned
 from app.core.sources.routing import Route
-from app.core.text import Text, render
 from app.gui.build import (
     add_all,
     button,
@@ -171,8 +171,8 @@ class MirrorChoice(_Page):
 
     def _variant_mirrors(self) -> list[tuple[str, str]]:
         """``(id, name)`` of the catalogue's mirrors of the recommended build's index."""
-        from app.core.mirrors import default_catalogue
         from app.core.sources import variant_of_index
+        from app.core.sources.mirrors import default_catalogue
 
         rec = self.state.session.recommendation
         variant = variant_of_index(rec.index_url) if rec is not None else None
@@ -456,8 +456,8 @@ class PreflightView(_Page):
         in a Task, then check again."""
         from PySide6.QtWidgets import QMessageBox
 
+        from app.core.base.shells import CMD, join
         from app.core.install.winchecks import VCREDIST_ARGS, VCREDIST_URL, run_vcredist
-        from app.core.shells import CMD, join
 
         if path is None:
             path, _ = QFileDialog.getOpenFileName(
