@@ -22,8 +22,9 @@ final URL, the redirects followed; :meth:`Response.read` in chunks); ``byte_rang
 asks for part of a file (a resumed download; :attr:`Response.range_start` says whether the
 server honoured it). :meth:`Client.fetch` reads a small document whole (at most ``limit``
 bytes). ``user:token@`` in a URL is sent as HTTP Basic authentication (also to the same
-server's other URLs, as pip and uv do for an index's files), never on to a redirect's other host,
-and never shown (every URL in a sentence passes :func:`~app.core.base.secrets.mask`).
+server's other URLs, as pip and uv do for an index's files, unless ``share_auth=False``), never
+on to a redirect's other host, and never shown (every URL in a sentence passes
+:func:`~app.core.base.secrets.mask`).
 
 Every failure is a value, raised as :class:`NetError`: its :class:`Failure` has a ``kind``
 (``dns``, ``refused``, ``timeout``, ``reset``, ``short_read``, ``tls_verify``, ``tls``,
