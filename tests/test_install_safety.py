@@ -550,7 +550,7 @@ def test_install_exits_1_when_the_verification_fails_and_keeps_the_env(tmp_path)
 def a_lock_holder(tmp_path) -> Iterator[tuple[Path, int]]:
     env = tmp_path / "held env"
     ready = tmp_path / "ready"
-    code = (f"import pathlib, time\nfrom app.core import locks\nl = locks.acquire({str(env)!r}, 'install')\n"
+    code = (f"import pathlib, time\nfrom app.core.base import locks\nl = locks.acquire({str(env)!r}, 'install')\n"
             f"pathlib.Path({str(ready)!r}).write_text('x')\ntime.sleep(120)\n")
     other = subprocess.Popen([sys.executable, "-c", code], cwd=REPO)
     try:

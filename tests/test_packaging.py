@@ -57,7 +57,7 @@ def test_installed_wheel_finds_its_resources(project_wheel, tmp_path):
     res = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "-q",
                           str(project_wheel)], capture_output=True, text=True, encoding="utf-8", timeout=300)
     assert res.returncode == 0, res.stderr
-    out = subprocess.run([str(py), "-I", "-c", "from app.core import paths; print(paths.resources_dir()); "
+    out = subprocess.run([str(py), "-I", "-c", "from app.core.base import paths; print(paths.resources_dir()); "
                           "print(paths.probes_dir())"], capture_output=True, text=True, encoding="utf-8", timeout=60,
                          cwd=tmp_path)
     assert out.returncode == 0, out.stderr

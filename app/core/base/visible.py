@@ -67,6 +67,15 @@ class VisibleDevices:
             return None
         return len(self.indices) + self.uuids
 
+    def hides(self, index: int) -> bool:
+        """Is GPU ``index`` (the machine's numbering) hidden? False when unknowable (UUIDs)."""
+        if self.state is Visibility.UNSET:
+            return False
+        if self.hides_all:
+            return True
+        if self.uuids:
+            return False
+        return index not in self.indices
 
 
 def parse_visible(value: str | None, gpu_count: int | None = None) -> VisibleDevices:
