@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from PySide6.QtWidgets import QApplication, QWizard, QWizardPage
 
-    from app.core.events import LogEvent
+    from app.core.base.events import LogEvent
     from app.core.install import InstallRequest
     from app.gui.pages._common import EventBatcher
     from app.gui.pages.install import InstallPage

@@ -34,11 +34,11 @@ from tests.netlab import IndexServer, gather_wheelhouse  # noqa: E402
 from tests.netlab.clients import clean_env  # noqa: E402
 from tests.netlab.unreachable import Unreachable  # noqa: E402
 
-from app.core.envs import uv_bin  # noqa: E402
-from app.core.events import Event, PhaseEvent  # noqa: E402
+from app.core.base.events import Event, PhaseEvent  # noqa: E402
+from app.core.detection.system import SystemReport  # noqa: E402
+from app.core.env.backends import uv_bin  # noqa: E402
 from app.core.install import InstallRequest, install, plan, preflight  # noqa: E402
 from app.core.recommend import Choices, recommend  # noqa: E402
-from app.core.system import SystemReport  # noqa: E402
 
 CPU_BOX = {"os": {"family": "linux", "glibc": "2.36"}, "arch": "x86_64",
            "python": {"version": f"{sys.version_info[0]}.{sys.version_info[1]}.0"}, "gpus": []}

@@ -30,7 +30,7 @@ def _setup(work: Path, wheels: Path) -> dict[str, object]:
     """Two real envs: one this app made (torch 2.13.0+cpu, recorded), one found in the current folder."""
     from tests.second_torch import find
 
-    from app.core import registry
+    from app.core.env import registry
     from app.core.install import InstallRequest, install, plan
 
     second = find(work / "sources")

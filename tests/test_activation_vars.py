@@ -17,13 +17,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from app.core import activate_vars, registry
-from app.core.envs import IndexOptions, backend_for
+from app.core.base.text import render
+from app.core.env import activate_vars, registry
+from app.core.env.backends import IndexOptions, backend_for
 from app.core.install import InstallPlan, InstallRequest
+from app.core.measure.verify import detail_text
+from app.core.proc.runner import run
 from app.core.recommend import recommend
-from app.core.runner import run
-from app.core.text import render
-from app.core.verify import detail_text
 from tests.factories import make_install_result
 
 SCENARIOS = Path(__file__).parent / "scenarios"
@@ -127,7 +127,7 @@ def test_only_plain_tokens_are_written(tmp_path, bad):
 def _probe():
     import importlib.util
 
-    from app.core.paths import probes_dir
+    from app.core.base.paths import probes_dir
 
     spec = importlib.util.spec_from_file_location("verify_probe_25", probes_dir() / "verify.py")
     mod = importlib.util.module_from_spec(spec)
@@ -155,8 +155,8 @@ def test_the_verification_names_the_device_its_checks_ran_on(monkeypatch):
 def test_an_upgrade_takes_the_new_recommendations_variables():
     """A staged upgrade builds a new env: it gets the variables of the recommendation it installs (its
     verification runs with them), and keeps the env's own when packages are given by name."""
+    from app.core.detection.system import SystemReport
     from app.core.lifecycle.upgrade import _target
-    from app.core.system import SystemReport
 
     with open(SCENARIOS / "k80-plus-rtx5090.toml", "rb") as fh:
         report = SystemReport.from_dict(tomllib.load(fh)["report"])

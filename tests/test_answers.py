@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.answers import SCHEMA, Answers, load_answers, parse_answers
-from app.core.errors import BadInput
-from app.core.paths import resources_dir
+from app.core.base.errors import BadInput
+from app.core.base.paths import resources_dir
+from app.core.pipeline.answers import SCHEMA, Answers, load_answers, parse_answers
 
 EXAMPLE = resources_dir() / "answers.example.toml"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.compat import load_compat
-from app.core.enums import Backend
-from app.core.envs import EnvBackend
+from app.core.base.enums import Backend
+from app.core.compat.data import load_compat
+from app.core.env.backends import EnvBackend
 from app.core.install.sizing import estimate
 from app.core.recommend import recommend
 

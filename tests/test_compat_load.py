@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core import compat
-from app.core.compat import load_compat
-from app.core.errors import EXIT_BAD_INPUT, BadInput
+from app.core.base.errors import EXIT_BAD_INPUT, BadInput
+from app.core.compat import data as compat
+from app.core.compat.data import load_compat
 
 SRC = Path(__file__).resolve().parents[1] / "resources" / "compat"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from app.core import compat
-from app.core.answers import parse_answers
-from app.core.compat import load_compat
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.compat import data as compat
+from app.core.compat.data import load_compat
+from app.core.pipeline.answers import parse_answers
 
 SRC = Path(__file__).resolve().parents[1] / "resources" / "compat"
 BUNDLED = load_compat(bundled=True)

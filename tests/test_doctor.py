@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from app.core.detection.system import GPU, OSInfo, SystemReport
 from app.core.doctor import Diagnosis, analyze, diagnose, from_collect_env, scan_library_path
-from app.core.system import GPU, OSInfo, SystemReport
-from app.core.verify import BackendState, Device, TorchBuild, VerifyReport
+from app.core.measure.verify import BackendState, Device, TorchBuild, VerifyReport
 from tests.helpers import CRASH, bare_venv, real_site_packages
 
 NVIDIA_REPORT = SystemReport(os=OSInfo(family="linux"), arch="x86_64", gpus=[
@@ -28,7 +28,7 @@ def _clean(extra: dict | None = None, drop=("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_
 @pytest.fixture(scope="module")
 def cpu_facts(torch_env):
     """The facts-only verify probe result of the real torch env (shared by the planted tests)."""
-    from app.core.verify import run_verify
+    from app.core.measure.verify import run_verify
 
     return run_verify(torch_env[1], facts_only=True)
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from app.core import envs
 from app.core import install as core
-from app.core.errors import BadInput
-from app.core.events import ProgressEvent
-from app.core.progress import ProgressParser
+from app.core.base.errors import BadInput
+from app.core.base.events import ProgressEvent
+from app.core.base.progress import ProgressParser
+from app.core.env import backends as envs
 from app.core.recommend import Recommendation
 from tests.helpers import SCRIPTS, WINDOWS, fake_program, site_packages, venv_python
 
@@ -101,8 +101,8 @@ def test_find_python_by_version_and_path():
     info, _ = envs.find_python(mm)
     # python -m venv works here unless this Python lacks venv (the embeddable Windows build does)
     can_venv = bool(importlib.util.find_spec("venv") and importlib.util.find_spec("ensurepip"))
-    assert info is not None and info.major_minor == mm and info.has_venv == can_venv
-    again, _ = envs.find_python(info.path)
+    assert info is not None and info.minor == mm and info.can_venv == can_venv
+    again, _ = envs.find_python(str(info.executable))
     assert again == info
     with pytest.raises(BadInput):
         envs.find_python("/no/such/python")
@@ -232,7 +232,7 @@ def test_cli_renderer_draws_a_bar_on_a_tty_and_plain_lines_otherwise():
     import io
 
     from app.commands._render import Renderer
-    from app.core.events import LogEvent, PhaseEvent
+    from app.core.base.events import LogEvent, PhaseEvent
 
     class Tty(io.StringIO):
         def isatty(self):

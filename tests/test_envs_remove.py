@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.core import registry
-from app.core.envs import IndexOptions, backend_for
+from app.core.env import registry
+from app.core.env.backends import IndexOptions, backend_for
 from app.core.install import InstallPlan, InstallRequest
 from app.core.lifecycle.common import Refused
 from app.core.lifecycle.remove import delete_tree, plan_remove

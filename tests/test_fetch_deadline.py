@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from app.core.fetch import FetchError, get
+from app.core.net.client import Client, NetError
 
 BODY = b'{"schema": 1, "rows": []}' * 8
 
@@ -48,15 +48,15 @@ def server():
 
 def test_a_trickling_server_is_given_up_on_at_the_deadline(server):
     t0 = time.monotonic()
-    with pytest.raises(FetchError) as err:
-        get(f"{server}/trickle", timeout=2)
+    with pytest.raises(NetError) as err:
+        Client().fetch(f"{server}/trickle", deadline=2)
     took = time.monotonic() - t0
     assert took < 6, f"{took:.1f} s: the timeout was taken per read, not for the request"  # the body needs ~100 s
-    assert "did not send the whole answer within 2 s" in err.value.reason
+    assert "did not send the whole answer within 2 s" in str(err.value)
 
 
 def test_a_server_that_answers_in_time_is_read_whole(server):
-    got = get(f"{server}/fast", timeout=5)
+    got = Client().fetch(f"{server}/fast", deadline=5)
     assert got.status == 200 and got.body == BODY
 
 
@@ -66,7 +66,7 @@ def test_a_tls_failure_is_never_called_permission_denied():
     import socket
     import ssl
 
-    from app.core.oserrors import os_error_text
+    from app.core.base.oserrors import os_error_text
 
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))

@@ -1,4 +1,4 @@
-"""What a GPU is when its driver did not say (app/core/gpu_ids.py), on real GPUs: each row of
+"""What a GPU is when its driver did not say (app/core/detection/gpu_ids.py), on real GPUs: each row of
 tests/fixtures/gpu-ids.toml is a real product (pci.ids' text, the name Windows / NVML give it) with
 its compute capability, gfx target or XPU support and the source of that. Every row goes through
 detection the ways a machine shows it: an ``lspci -nn`` line, Windows' Win32_VideoController line
@@ -16,12 +16,11 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from app.core import gpu_ids
-from app.core.compat import load_compat
-from app.core.detection import pci
+from app.core.compat.data import load_compat
+from app.core.detection import gpu_ids, pci
 from app.core.detection.merge import merge_gpus
+from app.core.detection.system import GPU
 from app.core.detection.windows import adapter_gpu, parse_video_controllers
-from app.core.system import GPU
 
 DATA = load_compat(bundled=True)
 ROWS = tomllib.loads((Path(__file__).parent / "fixtures" / "gpu-ids.toml").read_text(encoding="utf-8"))["gpu"]
@@ -212,7 +211,7 @@ def test_names_two_rows_match_get_the_more_specific_one():
 def test_a_tie_between_rows_that_disagree_is_unknown_not_a_guess():
     import re
 
-    from app.core.compat import NameRule
+    from app.core.compat.data import NameRule
 
     rules = (NameRule(re.compile("gtx 9[0-9]0m", re.I), "5.0", "x"), NameRule(re.compile("gtx 96[05]m", re.I), "5.2", "y"))
     assert gpu_ids.best_rule(rules, "GeForce GTX 960M") is None

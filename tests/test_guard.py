@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from app.core import guard
+from app.core.base.text import render
 from app.core.doctor import analyze
-from app.core.guard import GuardFacts
-from app.core.text import render
+from app.core.env import guard
+from app.core.env.guard import GuardFacts
 from tests.helpers import WINDOWS
 from tests.netlab.clients import make_venv
 

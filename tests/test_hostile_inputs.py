@@ -24,11 +24,11 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from app.core.answers import parse_answers
-from app.core.bundle import Manifest
-from app.core.errors import BadInput
-from app.core.schema import parse_json
-from app.core.system import MAX_GPUS, SystemReport, load_report
+from app.core.base.errors import BadInput
+from app.core.base.schema import parse_json
+from app.core.detection.system import MAX_GPUS, SystemReport, load_report
+from app.core.install.bundle import Manifest
+from app.core.pipeline.answers import parse_answers
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -246,7 +246,7 @@ def test_answer_file_set_variables_are_expanded(tmp_path, monkeypatch):
 
 
 def test_answer_file_size_and_encoding(tmp_path):
-    from app.core.answers import load_answers
+    from app.core.pipeline.answers import load_answers
 
     big = tmp_path / "big.toml"
     big.write_text("# x\n" * 400_000, encoding="utf-8")

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.base.shells import CMD, POSIX, fish_quote, unquotable
 from app.core.lifecycle import terminal
-from app.core.shells import CMD, POSIX, fish_quote, unquotable
 from tests.helpers import bare_venv
 
 BASH = shutil.which("bash")
@@ -111,7 +111,7 @@ HOSTILE_GPU = "NVIDIA \x1b[2J\x1b]0;owned\x07RTX \x9b31m 4090\u202e"
 
 
 def test_printable_makes_control_characters_visible() -> None:
-    from app.core.printable import printable
+    from app.core.base.printable import printable
 
     shown = printable(HOSTILE_GPU)
     assert "\x1b" not in shown and "\x07" not in shown and "\x9b" not in shown and "\u202e" not in shown
@@ -123,7 +123,7 @@ def test_printable_makes_control_characters_visible() -> None:
 
 
 def test_json_stays_valid_and_equal_after_the_filter() -> None:
-    from app.core.printable import printable
+    from app.core.base.printable import printable
 
     text = json.dumps({"gpu": HOSTILE_GPU + "\x7f"}, ensure_ascii=False)
     shown = printable(text)
@@ -155,7 +155,7 @@ def test_cli_prints_a_hostile_report_without_raw_escapes(tmp_path: Path) -> None
 
 def test_renderer_bar_keeps_its_own_escape_through_the_filter() -> None:
     from app.commands._render import Renderer
-    from app.core.printable import PrintableStream
+    from app.core.base.printable import PrintableStream
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:

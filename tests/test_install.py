@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from app.core import envs
 from app.core import install as core
-from app.core.errors import Cancelled, UserError
-from app.core.events import LogEvent, PhaseEvent
-from app.core.runner import CancelToken
+from app.core.base.errors import Cancelled, UserError
+from app.core.base.events import LogEvent, PhaseEvent
+from app.core.env import backends as envs
+from app.core.proc.runner import CancelToken
 from tests.helpers import leftover_processes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -202,7 +202,7 @@ def test_recommended_install_uses_the_recommendations_torch_index(tmp_path):
     err = json.loads(r.stdout)
     assert "torch index http://127.0.0.1:9/whl/cpu cannot be reached" in err["message"]
     assert not env.exists()
-    from app.core.detect import detect
+    from app.core.detection.detect import detect
     from app.core.recommend import Choices, recommend
 
     rec = recommend(detect(), None, Choices(backend="cpu"))
@@ -280,7 +280,7 @@ def test_torch_packages_from_two_builds_are_refused_and_rolled_back(tmp_path):
 def test_pip_reports_real_download_bytes(tmp_path, monkeypatch):
     """pip >= 24.1 runs with --progress-bar raw: ProgressEvents carry the bytes as they
     arrive (a real download from the index, pip's cache off)."""
-    from app.core.events import ProgressEvent
+    from app.core.base.events import ProgressEvent
 
     env = tmp_path / "pip raw env"
     subprocess.run([envs.uv_bin(), "venv", str(env), "--seed", "--python", sys.executable, "-q"],

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from app.core import install as core
-from app.core.enums import Backend, Phase, PhaseState
-from app.core.envs import backend_for
-from app.core.errors import BadInput
-from app.core.events import PhaseEvent, WarningEvent
+from app.core.base.enums import Backend, Phase, PhaseState
+from app.core.base.errors import BadInput
+from app.core.base.events import PhaseEvent, WarningEvent
+from app.core.base.text import Msg, render
+from app.core.env.backends import backend_for
 from app.core.install import checks, config, sizing, transaction
 from app.core.install.request import Check, InstallPlan, InstallRequest, InstallResult
 from app.core.recommend import Recommendation
-from app.core.text import Msg, render
 
 FIX = Path(__file__).parent / "fixtures"
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -95,7 +95,7 @@ def test_disk_check_compares_the_estimate_with_the_free_space(a_plan):
 def test_python_checks(a_plan):
     assert checks.check_python(a_plan).code == "preflight.python_ok"
     no_venv = dataclasses.replace(a_plan, backend=backend_for("venv", "pip"),
-                                  python=dataclasses.replace(a_plan.python, has_venv=False))
+                                  python=dataclasses.replace(a_plan.python, can_venv=False))
     c = checks.check_python(no_venv)
     assert c.blocking and c.code == "preflight.python_no_venv" and "python3-venv" in render(c.hint)
     missing = dataclasses.replace(a_plan, python=None, python_request="3.99")
@@ -282,7 +282,7 @@ def test_freeze_names_and_mixed_variants():
 
 
 def test_a_bundle_manifest_carries_the_recommendation(tmp_path):
-    from app.core.bundle import BundleFile, Manifest
+    from app.core.install.bundle import BundleFile, Manifest
 
     m = Manifest(python_version="3.11", implementation="cp", abi="cp311", platforms=["manylinux_2_28_x86_64"],
                  packages=["torch"], files=[BundleFile("a-1-py3-none-any.whl", 1, "0" * 64, "a", "1",
@@ -321,9 +321,9 @@ def test_environment_page_renders_the_checks_in_the_new_language(qtbot, tmp_path
     pytest.importorskip("PySide6")
     from PySide6.QtWidgets import QWizard
 
-    from app.core.detect import detect
+    from app.core.detection.detect import detect
+    from app.core.pipeline.session import Session
     from app.core.recommend import recommend
-    from app.core.session import Session
     from app.gui import i18n as gui_i18n
     from app.gui.pages.environment import EnvironmentPage
     from app.gui.state import WizardState
@@ -366,3 +366,20 @@ def test_environment_page_renders_the_checks_in_the_new_language(qtbot, tmp_path
         assert (taken / "thesis.tex").read_text(encoding="utf-8") == "do not delete"
     finally:
         gui_i18n.set_language("en")
+
+
+def test_a_build_from_amds_index_is_installed_with_pip_as_the_recommendation_says(tmp_path):
+    """Issue 26: "only pip installs it" is a field of the recommendation (AMD's index answers 403 for
+    what it does not host: pip moves on, uv stops), no longer guessed from the commands it lists."""
+    import tomllib
+
+    from app.core.detection.system import SystemReport
+    from app.core.recommend import recommend
+
+    scenario = Path(__file__).resolve().parent / "scenarios" / "radeon-windows.toml"
+    rec = recommend(SystemReport.from_dict(tomllib.loads(scenario.read_text(encoding="utf-8"))["report"]))
+    assert rec.needs_pip and Recommendation.from_dict(rec.to_dict()).needs_pip
+    assert core.plan(InstallRequest(tmp_path / "e", recommendation=rec)).installer == "pip"
+    # the same build with the field off is left to uv, whatever commands it lists
+    assert core.plan(InstallRequest(tmp_path / "e", recommendation=dataclasses.replace(rec, needs_pip=False))
+                     ).installer == "uv"

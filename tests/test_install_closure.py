@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
+from app.core.base.text import render
 from app.core.install import InstallRequest, plan, preflight
 from app.core.install.checks import PYTHON_DOWNLOADS, check_closure, python_download_url
-from app.core.text import render
 from tests.factories import make_recommendation
 from tests.helpers import torch_alone
 from tests.netlab.files import build_wheel

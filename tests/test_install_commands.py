@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from app.core import envs
-from app.core.envs import IndexOptions, PythonInfo, UvVenv, uv_system_certs_flag
+from app.core.detection.system import PythonInfo
+from app.core.env import backends as envs
+from app.core.env.backends import IndexOptions, UvVenv, uv_system_certs_flag
 from app.core.install import InstallRequest, plan
 from app.core.install.request import CommandRun, InstallResult, masked
-from app.core.report import SessionReport
-from app.core.session import Session
+from app.core.pipeline.report import SessionReport
+from app.core.pipeline.session import Session
 from tests.factories import make_install_result, make_recommendation
 
 
@@ -71,7 +72,7 @@ def test_a_uv_environment_has_its_own_pip(tmp_path, local_wheels):
 
 def test_seeding_takes_pip_from_the_same_sources_and_offline_from_ensurepip(tmp_path):
     backend = UvVenv(kind="venv", installer="uv", tool="uv", uv="uv")
-    py = PythonInfo(path=sys.executable, version="3.11.7")
+    py = PythonInfo(executable=sys.executable, version="3.11.7", can_venv=True)
     idx = IndexOptions(torch_index="https://download.pytorch.org/whl/cpu", default_index="https://mirror.example/simple",
                        find_links=("/w",))
     (argv,) = backend.create_argv(tmp_path / "e", py, None, idx=idx)
@@ -83,7 +84,7 @@ def test_seeding_takes_pip_from_the_same_sources_and_offline_from_ensurepip(tmp_
     (argv,) = backend.create_argv(tmp_path / "e", py, None, idx=offline)
     assert "--seed" not in argv
     assert backend.seed_argv(tmp_path / "e", py, offline)[1:] == ["-m", "ensurepip", "--default-pip"]
-    no_ensurepip = PythonInfo(path=sys.executable, version="3.11.7", has_venv=False)
+    no_ensurepip = PythonInfo(executable=sys.executable, version="3.11.7", can_venv=False)
     assert backend.seed_argv(tmp_path / "e", no_ensurepip, offline) is None
 
 
@@ -136,8 +137,8 @@ def test_install_result_round_trips_the_commands_that_ran():
 def test_the_jupyter_kernel_is_registered_from_the_same_sources(tmp_path, monkeypatch):
     """ipykernel through the runner, then ``python -m ipykernel install --user`` into a per-test
     Jupyter data folder; the commands known before are the ones that ran."""
-    from app.core.kernel import kernel_commands, kernel_name, register_kernel
-    from app.core.runner import run
+    from app.core.lifecycle.kernelspec import kernel_commands, kernel_name, register_kernel
+    from app.core.proc.runner import run
 
     env = tmp_path / "kernel env"
     uv = envs.uv_bin()
@@ -177,7 +178,7 @@ def test_an_index_without_pip_still_gives_the_env_its_own_pip(tmp_path, index_se
 def test_offline_seeding_installs_ensurepips_own_pip_with_uv(tmp_path):
     """Offline (a bundle, a wheel folder alone) the env's pip is the one ensurepip bundles, put in by uv
     from that folder (a fraction of a second; ``python -m ensurepip`` takes seconds)."""
-    from app.core.envs import probe_python
+    from app.core.env.backends import probe_python
 
     if importlib.util.find_spec("ensurepip") is None:
         pytest.skip("this Python has no ensurepip (the embeddable Windows build of the lane)")
@@ -209,7 +210,7 @@ def test_uv_trusts_what_the_preflight_checked(monkeypatch):
     assert not TLS_FLAGS & set(offline)  # no network at all
     # the uv this project installs has --system-certs, and --native-tls is deprecated there (a warning
     # on every run): the flag is asked of the real uv
-    from app.core.envs import uv_bin
+    from app.core.env.backends import uv_bin
 
     real = uv_bin()
     assert real is not None

@@ -26,12 +26,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from app.core import envs
 from app.core import install as core
-from app.core.errors import UserError
-from app.core.events import PhaseEvent
+from app.core.base.errors import UserError
+from app.core.base.events import PhaseEvent
+from app.core.base.text import render
+from app.core.env import backends as envs
 from app.core.install.transaction import Rollback, kept_text
-from app.core.text import render
 from tests.helpers import (
     SCRIPTS,
     WINDOWS,
@@ -223,7 +223,7 @@ def test_the_pip_seed_never_goes_into_the_base_python(tmp_path, tiny_wheels, mon
     if "seed-pip" not in steps:
         pytest.skip(f"this plan seeds no pip after creating the env ({steps})")
 
-    from app.core import runner
+    from app.core.proc import runner
     real_run = runner.run
 
     def run_then_empty(argv, *a, **kw):  # the real command; then another program empties the folder
@@ -522,7 +522,7 @@ def test_bad_values_exit_2_naming_the_flag(tmp_path, args, flag):
 
 
 def test_the_core_refuses_the_same_values_whoever_drives_it(tmp_path):
-    from app.core.errors import BadInput
+    from app.core.base.errors import BadInput
 
     for kw in (dict(python="9.99", packages=["six"]), dict(packages=[""]), dict(packages=["-e /etc"])):
         with pytest.raises(BadInput) as err:
@@ -550,7 +550,7 @@ def test_install_exits_1_when_the_verification_fails_and_keeps_the_env(tmp_path)
 def a_lock_holder(tmp_path) -> Iterator[tuple[Path, int]]:
     env = tmp_path / "held env"
     ready = tmp_path / "ready"
-    code = (f"import pathlib, time\nfrom app.core import locks\nl = locks.acquire({str(env)!r}, 'install')\n"
+    code = (f"import pathlib, time\nfrom app.core.base import locks\nl = locks.acquire({str(env)!r}, 'install')\n"
             f"pathlib.Path({str(ready)!r}).write_text('x')\ntime.sleep(120)\n")
     other = subprocess.Popen([sys.executable, "-c", code], cwd=REPO)
     try:
@@ -576,7 +576,7 @@ def test_a_second_run_is_refused_at_once_naming_the_holder(a_lock_holder, tmp_pa
 
 
 def test_the_core_install_takes_the_lock_itself(a_lock_holder, tmp_path):
-    from app.core.errors import BadInput
+    from app.core.base.errors import BadInput
 
     env, pid = a_lock_holder
     p = core.plan(core.InstallRequest(env, python=sys.executable, packages=["six"], find_links=[str(tmp_path)],

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from app.core.base.text import render
+from app.core.detection.system import load_report
 from app.core.pylock.fit import fit_lock
 from app.core.pylock.lockfile import Lock, LockedFile, LockedPackage, lock_text
-from app.core.system import load_report
-from app.core.text import render
 from tests.helpers import run_cli
 from tests.test_detect_cli import FIXTURES, TWO_GPUS_CSV, fake_smi
 

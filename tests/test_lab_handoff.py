@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from app.core import registry
-from app.core.envs import env_python
+from app.core.env import registry
+from app.core.env.backends import env_python
 from tests.helpers import bare_venv, run_cli
 from tests.netlab import build_wheel
 from tests.netlab.wheelhouse import local_indexes
@@ -33,7 +33,7 @@ TOKEN = "s3cr3t-t0ken-77"
 def test_index_pages_sent_with_a_lower_case_content_type_are_read_as_json(tmp_path):
     """PyPI answers ``content-type: application/vnd.pypi.simple.v1+json``; the page was parsed as HTML and
     listed nothing (every PyPI package of an export came out "not locked")."""
-    from app.core.sources.net import Net
+    from app.core.net.client import Client as Net
     from app.core.sources.pages import read_page
 
     doc = json.dumps({"meta": {"api-version": "1.0"}, "name": "demo", "files": [
@@ -203,7 +203,7 @@ def test_a_kernel_for_every_user_lands_in_the_prefix_and_jupyter_lists_it(tmp_pa
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "own"))  # a kernel of one's own would land here
     env = tmp_path / "lab"
     bare_venv(env)
-    from app.core.envs import IndexOptions
+    from app.core.env.backends import IndexOptions
 
     registry.update(env, lambda _r: registry.EnvRecord(
         path=str(env), origin="created", created=registry.now(), updated=registry.now(),

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.base.text import render
 from app.core.pylock.lockfile import (
     GpuFact,
     Lock,
@@ -26,7 +27,6 @@ from app.core.pylock.lockfile import (
     parse_lock,
     requirements_text,
 )
-from app.core.text import render
 from tests.helpers import bare_venv
 from tests.netlab import build_wheel, file_sha256
 

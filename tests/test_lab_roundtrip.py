@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from app.core.envs import env_python
-from app.core.envs import probe_python as probe
+from app.core.env.backends import env_python
+from app.core.env.backends import probe_python as probe
 from tests.helpers import bare_venv, run_cli, scratch
 from tests.netlab import IndexServer
 

@@ -1,4 +1,4 @@
-"""The mirror catalogue (resources/mirrors.toml) and its loader (app/core/mirrors.py).
+"""The mirror catalogue (resources/mirrors.toml) and its loader (app/core/sources/mirrors.py).
 
 The real file loads; every row and every known problem carries sources and a date; a malformed
 row is refused with exit 2 naming the file, the row and the field; no mirror is offered for a
@@ -15,9 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core import mirrors
-from app.core.errors import EXIT_BAD_INPUT, BadInput
-from app.core.mirrors import (
+from app.core.base.errors import EXIT_BAD_INPUT, BadInput
+from app.core.base.text import render
+from app.core.sources import mirrors
+from app.core.sources.mirrors import (
     NOTE_CODES,
     PROBLEM_KINDS,
     KnownProblem,
@@ -26,7 +27,6 @@ from app.core.mirrors import (
     describe,
     load_mirrors,
 )
-from app.core.text import render
 
 REAL = Path(__file__).resolve().parents[1] / "resources" / "mirrors.toml"
 
@@ -254,7 +254,7 @@ def test_file_level_refusals(tmp_path):
 
 
 def test_refusals_render_in_chinese(tmp_path):
-    from app.core.text import msg
+    from app.core.base.text import msg
 
     problem = msg("mirrors.field_missing", "is missing")
     text = msg("mirrors.bad_field", "{path}: mirror {row} ({id}), field '{field}' {problem}.",
@@ -332,7 +332,7 @@ def test_known_problem_and_note_codes_are_all_translatable():
 def test_every_mirror_has_its_chinese_name_and_json_keeps_the_english_one(catalogue):
     """Chinese screens name a mirror as its users do (南京大学, not "Nanjing University"); JSON and
     English screens keep the English name."""
-    from app.core.serial import to_jsonable
+    from app.core.base.serial import to_jsonable
 
     for m in catalogue.mirrors:
         assert m.name_zh and re.search(r"[\u4e00-\u9fff]", m.name_zh), m.id

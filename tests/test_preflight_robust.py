@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from app.core import indexes, locks
 from app.core import install as core
-from app.core.errors import BadInput
+from app.core.base import locks
+from app.core.base.errors import BadInput
+from app.core.base.text import render
 from app.core.install import checks
 from app.core.install.request import InstallRequest
-from app.core.text import render
+from app.core.net import indexes
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -116,7 +117,7 @@ def test_the_env_lock_is_a_check_and_its_refusal_comes_first(tmp_path):
     p = _plan(tmp_path)
     p.env_path.mkdir()
     (p.env_path / "half-made").write_text("", encoding="utf-8")  # what another run's install looks like from outside
-    code = (f"import time, pathlib\nfrom app.core import locks\nl = locks.acquire({str(p.env_path)!r}, 'install')\n"
+    code = (f"import time, pathlib\nfrom app.core.base import locks\nl = locks.acquire({str(p.env_path)!r}, 'install')\n"
             f"pathlib.Path({str(tmp_path / 'ready')!r}).write_text('x')\ntime.sleep(60)\n")
     other = subprocess.Popen([sys.executable, "-c", code], cwd=REPO)
     try:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from app.core.compat import load_compat
-from app.core.errors import BadInput, render_hint
-from app.core.recommend import Available, Choices, NoCombination, options, recommend
-from app.core.system import SystemReport
-from app.core.text import render
+from app.core.base.errors import BadInput, render_hint
+from app.core.base.text import render
+from app.core.compat.data import load_compat
+from app.core.detection.system import SystemReport
+from app.core.recommend import Choices, NoCombination, WheelFiles, options, recommend
 
 CPU_BOX = {"os": {"family": "linux", "glibc": "2.36"}, "arch": "x86_64", "python": {"version": "3.11.7"}, "gpus": []}
 RTX = {"os": {"family": "linux", "glibc": "2.36"}, "arch": "x86_64", "python": {"version": "3.11.7"},
@@ -28,14 +28,14 @@ def report(d=None) -> SystemReport:
     return SystemReport.from_dict(dict(d or CPU_BOX))
 
 
-def folder(tmp_path: Path, *names: str, size: int = 1000) -> Available:
+def folder(tmp_path: Path, *names: str, size: int = 1000) -> WheelFiles:
     """A wheel folder holding files of these names (sparse files of ``size`` bytes)."""
     d = tmp_path / "wheels"
     d.mkdir(exist_ok=True)
     for n in names:
         with open(d / n, "wb") as fh:
             fh.truncate(size)
-    return Available.from_folders([d])
+    return WheelFiles.from_folders([d])
 
 
 # ---------------------------------------------------------------- wishes without sources

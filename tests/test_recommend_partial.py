@@ -16,12 +16,12 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from app.core import cuda
-from app.core.compat import load_compat
+from app.core.base.text import render
+from app.core.compat import cuda
+from app.core.compat.data import load_compat
+from app.core.detection.system import SystemReport
 from app.core.recommend import Choices, recommend
 from app.core.recommend.types import code_of
-from app.core.system import SystemReport
-from app.core.text import render
 from tests.helpers import run_cli
 
 DATA = load_compat(bundled=True)
@@ -100,7 +100,7 @@ def test_an_nvidia_gpu_of_unknown_capability_gets_the_widest_build_its_driver_ru
 
 def test_asking_for_rocm_with_an_unknown_gfx_is_refused_with_the_missing_fact():
     report = _report("linux", {"vendor": "amd", "name": "AMD Radeon(TM) Graphics"})
-    from app.core.errors import BadInput
+    from app.core.base.errors import BadInput
 
     with pytest.raises(BadInput) as info:
         recommend(report, DATA, Choices(backend="rocm"))
@@ -144,7 +144,7 @@ def test_an_intel_macs_amd_gpu_is_mps_and_the_verification_and_speed_test_expect
     """PyTorch's MPS ran on "Mac computers with Apple silicon or AMD GPUs, macOS 12.3 or later" up to the
     last macOS x86_64 wheels (2.2.2): the engine says MPS is expected, so the verification fails instead
     of skipping when MPS is not usable, and the speed test's auto device is MPS."""
-    from app.core.envs import IndexOptions, backend_for
+    from app.core.env.backends import IndexOptions, backend_for
     from app.core.install import InstallPlan, InstallRequest
 
     report = SystemReport.from_dict({"os": {"family": "macos", "version": "13.6.1"}, "arch": "x86_64",

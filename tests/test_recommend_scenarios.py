@@ -13,10 +13,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from app.core.compat import load_compat
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.compat.data import load_compat
+from app.core.detection.system import SystemReport
 from app.core.recommend import Choices, recommend, valid_choices
-from app.core.system import SystemReport
 
 HERE = Path(__file__).resolve().parent
 SCENARIOS = sorted((HERE / "scenarios").glob("*.toml"))

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from app.core import guard, registry
-from app.core.envs import IndexOptions, backend_for
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.base.text import render
+from app.core.env import guard, registry
+from app.core.env.backends import IndexOptions, backend_for
+from app.core.env.registry import EnvRecord, Sources, Verification
 from app.core.install import InstallPlan, InstallRequest
-from app.core.registry import EnvRecord, Sources, Verification
-from app.core.text import render
+from app.core.lifecycle import protect
 from tests.factories import make_check, make_install_result, make_recommendation, make_verify_report
 from tests.helpers import site_packages
 
@@ -131,14 +132,14 @@ def test_writes_are_atomic_and_serialised(home):
 def test_a_verified_install_is_guarded_and_a_failed_one_lifts_a_stale_guard(home):
     env = _fake_env(home / "e1")
     ok = make_verify_report()
-    rec = registry.record_install(make_install_result(env), _plan(env, rec=make_recommendation()), ok)
+    rec = protect.record_install(make_install_result(env), _plan(env, rec=make_recommendation()), ok)
     assert rec is not None and rec.guard is not None and rec.guard.enabled
     assert rec.guard.pins == ("torch==2.13.0+cpu",)
     assert rec.verification is not None and rec.verification.ok and rec.backend == "cpu" and rec.variant == "cpu"
     assert guard.status(env).active
     bad = make_verify_report([make_check("cpu_matmul", "failed", "wrong")])
     res = make_install_result(env, torch_version="2.14.1", packages={"torch": "2.14.1"}, created=False)
-    rec2 = registry.record_install(res, _plan(env), bad)
+    rec2 = protect.record_install(res, _plan(env), bad)
     assert rec2 is not None and rec2.guard is not None and not rec2.guard.enabled
     assert not guard.status(env).constraints  # nothing verified to protect: the old pins are gone
     assert rec2.origin == "created"  # an install into an env we made keeps it ours
@@ -164,7 +165,7 @@ def test_record_verify_reads_the_family_from_the_env_and_guards_a_pass(home):
     sp = site_packages(env)
     for name, version in (("torch", "2.13.0+cpu"), ("torchvision", "0.28.0+cpu"), ("numpy", "2.0.0")):
         (sp / f"{name}-{version}.dist-info").mkdir(parents=True)
-    rec = registry.record_verify(env, make_verify_report())
+    rec = protect.record_verify(env, make_verify_report())
     assert rec is not None and rec.family == {"torch": "2.13.0+cpu", "torchvision": "0.28.0+cpu"}
     assert rec.guard is not None and rec.guard.pins == ("torch==2.13.0+cpu", "torchvision==0.28.0+cpu")
     assert guard.status(env).active

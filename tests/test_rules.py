@@ -1,6 +1,6 @@
 """The domain rules that live in exactly one module each: CUDA arch coverage and driver floors
-(app.core.cuda), visible-device parsing (app.core.visible), wheel names and variants
-(app.core.wheels), requirements (app.core.requirements). Property tests state the rule; the
+(app.core.compat.cuda), visible-device parsing (app.core.base.visible), wheel names and variants
+(app.core.base.wheels), requirements (app.core.base.requirements). Property tests state the rule; the
 named cases pin the real-world forms."""
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core import cuda, requirements, visible, wheels
-from app.core.compat import load_compat
-from app.core.enums import Backend
-from app.core.errors import BadInput
+from app.core.base import requirements, visible, wheels
+from app.core.base.enums import Backend
+from app.core.base.errors import BadInput
+from app.core.compat import cuda
+from app.core.compat.data import load_compat
 
 ccs = st.tuples(st.integers(1, 12), st.integers(0, 9))
 

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.base.text import render
+from app.core.detection.system import SystemReport
+from app.core.net.client import Client, NetError
 from app.core.recommend import Choices, recommend
 from app.core.sources import (
     Availability,
-    Net,
-    NetError,
     SourceSettings,
     candidates,
     closure,
@@ -26,8 +27,6 @@ from app.core.sources.download import Downloader, DownloadFailed, Wanted
 from app.core.sources.pages import read_page
 from app.core.sources.routing import verify
 from app.core.sources.settings import Source
-from app.core.system import SystemReport
-from app.core.text import render
 from tests.helpers import PLATFORM_TAG
 from tests.netlab import FORBIDDEN, Drop, Redirect, Slow, WrongHash, file_sha256
 
@@ -92,12 +91,12 @@ def test_index_pages_are_read_as_pep691_json_pep503_html_and_flat(index_server, 
     files = sorted(tiny_wheels.glob("*.whl"))
     for pep691 in (True, False):
         srv = index_server(files, pep691=pep691)
-        links = read_page(Net(), srv.simple_url() + "netlab-demo/", "netlab-demo")
+        links = read_page(Client(), srv.simple_url() + "netlab-demo/", "netlab-demo")
         assert sorted(lk.filename for lk in links) == ["netlab_demo-1.0-py3-none-any.whl",
                                                         "netlab_demo-1.1-py3-none-any.whl"]
         assert all(lk.url.startswith(srv.origin) and lk.sha256 == file_sha256(tiny_wheels / lk.filename)
                    for lk in links)
-    flat = read_page(Net(), srv.flat_url(), "netlab-dep")
+    flat = read_page(Client(), srv.flat_url(), "netlab-dep")
     assert [lk.filename for lk in flat] == ["netlab_dep-0.5-py3-none-any.whl"]
 
 
@@ -171,29 +170,29 @@ def test_network_failures_are_named_with_their_fix(index_server, tiny_wheels, pr
     tls = index_server(sorted(tiny_wheels.glob("*.whl")), tls=True)
     url = srv.file_url("netlab_dep-0.5-py3-none-any.whl")
 
-    def failure(net: Net, target: str):
+    def failure(net: Client, target: str):
         with pytest.raises(NetError) as err, net.get(target):
             pass
         return err.value.failure
 
-    assert failure(Net(), unreachable.refused_url).kind == "refused"
-    f = failure(Net(), tls.simple_url())  # our own CA is not trusted by default
+    assert failure(Client(), unreachable.refused_url).kind == "refused"
+    f = failure(Client(), tls.simple_url())  # our own CA is not trusted by default
     assert f.kind == "tls_verify" and "CERTIFICATE_VERIFY_FAILED" in render(f.text)
     assert "--ca-bundle" in render(f.fix) and "--ca-bundle" in render(f.fix, "zh_CN")
-    with Net(ca_bundle=str(test_ca.bundle)).get(tls.simple_url()) as r:
+    with Client(ca_bundle=str(test_ca.bundle)).get(tls.simple_url()) as r:
         assert r.status == 200
     proxy = proxy_server(auth=("alice", "pa55-w0rd"))
     for target in (url, tls.simple_url()):  # plain forwarding and CONNECT
-        f = failure(Net(proxy=proxy.url(), ca_bundle=str(test_ca.bundle)), target)
+        f = failure(Client(proxy=proxy.url(), ca_bundle=str(test_ca.bundle)), target)
         assert f.kind == "proxy_auth" and "407" in render(f.text) and "USER:PASSWORD" in render(f.fix)
-    with Net(proxy=proxy.url(auth=True), ca_bundle=str(test_ca.bundle)).get(tls.simple_url()) as r:
+    with Client(proxy=proxy.url(auth=True), ca_bundle=str(test_ca.bundle)).get(tls.simple_url()) as r:
         assert r.status == 200
-    assert "pa55-w0rd" not in repr(Net(proxy=proxy.url(auth=True)))
+    assert "pa55-w0rd" not in repr(Client(proxy=proxy.url(auth=True)))
     blocked = index_server(sorted(tiny_wheels.glob("*.whl")), behaviours={"*": FORBIDDEN})
-    f = failure(Net(), blocked.file_url("netlab_dep-0.5-py3-none-any.whl"))
+    f = failure(Client(), blocked.file_url("netlab_dep-0.5-py3-none-any.whl"))
     assert f.status == 403 and render(f.text).startswith("answers 403 Forbidden")
     moved = index_server(sorted(tiny_wheels.glob("*.whl")), behaviours={"*": Redirect()})
-    f = failure(Net(), moved.file_url("netlab_dep-0.5-py3-none-any.whl"))
+    f = failure(Client(), moved.file_url("netlab_dep-0.5-py3-none-any.whl"))
     assert f.kind == "redirect_unreachable" and "which cannot be reached" in render(f.text)
 
 
@@ -211,9 +210,9 @@ def test_a_download_dropped_half_way_goes_on_from_the_next_source(tmp_path, inde
     drop = index_server(files, behaviours={name: Drop(after=size // 2)})
     good = index_server(files)
     events = []
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
-    path, served = Downloader(Net(), tmp_path / "dl", events.append, CancelToken()).fetch(
+    path, served = Downloader(Client(), tmp_path / "dl", events.append, CancelToken()).fetch(
         _wanted([drop, good], name, tiny_wheels))
     assert path.read_bytes() == (tiny_wheels / name).read_bytes()
     assert served.source_id == "s1" and served.earlier == ("s0",) and 0 < served.resumed_at <= size // 2 + 1
@@ -225,33 +224,33 @@ def test_a_download_dropped_half_way_goes_on_from_the_next_source(tmp_path, inde
 
 
 def test_forbidden_and_wrong_bytes_move_on_and_every_reason_is_kept(tmp_path, index_server, tiny_wheels):
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     name = "netlab_demo-1.1-py3-none-any.whl"
     files = sorted(tiny_wheels.glob("*.whl"))
     servers = [index_server(files, behaviours={name: FORBIDDEN}), index_server(files, behaviours={name: WrongHash()}),
                index_server(files)]
-    _path, served = Downloader(Net(), tmp_path / "dl", lambda e: None, CancelToken()).fetch(
+    _path, served = Downloader(Client(), tmp_path / "dl", lambda e: None, CancelToken()).fetch(
         _wanted(servers, name, tiny_wheels))
     assert served.source_id == "s2" and served.earlier == ("s0", "s1") and served.resumed_at == 0
     assert "403" in render(served.failures[0]) and "SHA-256" in render(served.failures[1])
     with pytest.raises(DownloadFailed) as err:
-        Downloader(Net(), tmp_path / "dl2", lambda e: None, CancelToken()).fetch(
+        Downloader(Client(), tmp_path / "dl2", lambda e: None, CancelToken()).fetch(
             _wanted(servers[:2], name, tiny_wheels))
     assert "403" in err.value.message and "SHA-256" in err.value.message
 
 
 def test_a_stopped_download_is_resumed_by_the_next_run(tmp_path, index_server, tiny_wheels):
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     name = "netlab_demo-1.1-py3-none-any.whl"
     size = (tiny_wheels / name).stat().st_size
     files = sorted(tiny_wheels.glob("*.whl"))
     flaky = index_server(files, behaviours={name: Drop(after=size // 3, times=None)})
     with pytest.raises(DownloadFailed):
-        Downloader(Net(), tmp_path / "dl", lambda e: None, CancelToken()).fetch(_wanted([flaky], name, tiny_wheels))
+        Downloader(Client(), tmp_path / "dl", lambda e: None, CancelToken()).fetch(_wanted([flaky], name, tiny_wheels))
     good = index_server(files)
-    _path, served = Downloader(Net(), tmp_path / "dl", lambda e: None, CancelToken()).fetch(
+    _path, served = Downloader(Client(), tmp_path / "dl", lambda e: None, CancelToken()).fetch(
         _wanted([good], name, tiny_wheels))
     assert served.resumed_at == size // 3 and good.log.all()[0].header("Range") == f"bytes={size // 3}-"
 
@@ -285,7 +284,7 @@ def test_routing_names_each_skipped_source_and_picks_a_verified_one(torch_wheelh
 
 # ---------------------------------------------------------------- answer files
 def test_answer_files_take_mirrors_auto_off_or_a_list(tmp_path):
-    from app.core.answers import parse_answers
+    from app.core.pipeline.answers import parse_answers
 
     base = '[environment]\npath = "env"\n[sources]\n'
     assert parse_answers(base, base=tmp_path).mirrors == "auto"

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from app.core.base.text import render
+from app.core.detection.system import SystemReport
 from app.core.install import InstallRequest
+from app.core.pipeline.session import Observer, RunOptions, Session
 from app.core.recommend import Choices
-from app.core.session import Observer, RunOptions, Session
-from app.core.system import SystemReport
-from app.core.text import render
 
 # the folders' wheels fit the machine that runs the tests (what the availability judges), and what
 # their names mean is PyPI's on Linux x86-64 (a plain torch-2.14.1 is the CUDA 13.0 build there, the

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core import envs
+from app.core.env import backends as envs
 from tests.netlab import FORBIDDEN, Drop, Redirect, Slow, WrongHash
 from tests.netlab.clients import clean_env
 

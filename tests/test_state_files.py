@@ -33,8 +33,10 @@ def _cli(home: Path, *argv: str, timeout: float = 300) -> subprocess.CompletedPr
 
 
 def _files(home: Path) -> dict[str, Path]:
-    code = ("import json; from app.core import registry, paths; from app.core.envs import _probe_cache_path; "
-            "print(json.dumps({'registry': str(registry.registry_file()), 'probes': str(_probe_cache_path()), "
+    # (one cache since issue 26: the interpreter probe's answers are kept in detection's cache)
+    code = ("import json; from app.core.base import paths; from app.core.env import registry; "
+            "print(json.dumps({'registry': str(registry.registry_file()), "
+            "'probes': str(paths.cache_dir() / 'detect-cache.json'), "
             "'detect': str(paths.cache_dir() / 'detect-cache.json')}))")
     res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60,
                          env={**os.environ, "TORCH_SETUP_HOME": str(home)})

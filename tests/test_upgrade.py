@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from app.core import guard, registry
-from app.core.distinfo import Dist, distributions
+from app.core.base.text import render
+from app.core.env import guard, registry
+from app.core.env.distinfo import Dist, distributions
 from app.core.install import InstallRequest, install, plan
 from app.core.lifecycle import staging
 from app.core.lifecycle.common import Refused
 from app.core.lifecycle.companions import check_companions
-from app.core.lifecycle.upgrade import keep_requirements, plan_upgrade
-from app.core.text import render
+from app.core.lifecycle.upgrade import keep_requirements, plan_upgrade, staging_plan
 from tests.helpers import SCRIPTS, site_packages, venv_python
 from tests.helpers import run_cli as _cli
 from tests.helpers import torch_in as _torch
@@ -194,7 +194,7 @@ def test_companions_requires_dist_and_family_and_extensions(tmp_path):
     assert rep.extensions == ("xformers",)
     assert "不满足" in render(rep.conflicts[0].text, "zh_CN")
     # torchvision with no release for the new torch (compat data: "")
-    from app.core.compat import load_compat
+    from app.core.compat.data import load_compat
 
     build_dist = site_packages(env) / "torchvision-0.28.0.dist-info"
     build_dist.mkdir()
@@ -220,6 +220,21 @@ def test_plan_refusals(tmp_path):
         plan_upgrade(conda, packages=["torch==2.14.1"])
     with pytest.raises(Refused, match="not a Python environment"):
         plan_upgrade(tmp_path, packages=["torch==2.14.1"])
+
+
+def test_the_staging_env_is_planned_for_the_install_runner(tmp_path):
+    """Issue 26: the upgrade builds its staging env through the install runner: a relocatable uv venv
+    on the env's own base interpreter, the new stack and the kept packages in one install command."""
+    env = _fake_env(tmp_path / "e")
+    up = plan_upgrade(env, packages=["torch==2.14.1"], find_links=[str(tmp_path / "wheels")])
+    reqs = tmp_path / "keep.txt"
+    staged = staging_plan(up, reqs)
+    (step, create), *_ = staged.create_steps()
+    assert step == "create-env" and create[1:3] == ["venv", str(up.staging)]
+    assert "--relocatable" in create and create[create.index("--python") + 1] == str(up.base_python)
+    argv = staged.install_argv()
+    assert "torch==2.14.1" in argv and argv[argv.index("-r") + 1] == str(reqs)
+    assert staged.new_env and staged.env_path == up.staging
 
 
 @pytest.mark.parametrize("atomic", [True, False])

@@ -41,7 +41,7 @@ CHILD = textwrap.dedent(r'''
     from pathlib import Path
     sys.path.insert(0, sys.argv[1])
     op, root, kill_at, atomic, steps_file = sys.argv[2], Path(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1", sys.argv[6]
-    from app.core import registry
+    from app.core.env import registry
     from app.core.lifecycle import staging as st
     from app.core.lifecycle import upgrade as up
     count = [0]
@@ -111,7 +111,7 @@ def _which(path: Path) -> str | None:
 
 def _world(root: Path, op: str) -> None:
     """The folders as each operation finds them; the registry as the upgrade left it."""
-    from app.core import registry
+    from app.core.env import registry
 
     env = root / "env"
     mine = root / "my-project"
@@ -150,7 +150,7 @@ def _next_command(op: str, env: Path) -> str:
 @pytest.mark.parametrize("atomic", [True, False], ids=["exchange", "two-renames"])
 @pytest.mark.parametrize("op", ["upgrade", "undo", "confirm"])
 def test_a_kill_at_any_step_loses_nothing(tmp_path, monkeypatch, op, atomic):
-    from app.core import registry
+    from app.core.env import registry
 
     if atomic and not sys.platform.startswith("linux"):
         pytest.skip("renameat2 is Linux's")
@@ -226,7 +226,7 @@ def test_the_users_files_inside_the_env_are_carried_byte_for_byte(tmp_path, monk
     to activate, a loose module and a .pth file in site-packages, a file in etc/: the upgrade carries
     each into the new env byte for byte (and a package's own files are the new ones); --confirm
     deletes the old env only when nothing of theirs would go with it."""
-    from app.core import registry
+    from app.core.env import registry
     from app.core.lifecycle import upgrade as up
     from app.core.lifecycle.common import Refused
 

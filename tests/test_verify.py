@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from app.core.events import StepEvent
-from app.core.verify import VerifyReport, run_verify
+from app.core.base.events import StepEvent
+from app.core.measure.verify import VerifyReport, run_verify
 
 CPU_CHECKS = ("torch_import", "cpu_matmul", "cpu_conv2d", "cpu_training", "cpu_autocast", "gloo_all_reduce")
 ACCEL_CHECKS = ("accelerator", "arch_list", "device_round_trip", "device_matmul", "device_conv2d",
@@ -79,7 +79,7 @@ def test_report_round_trips_through_json(verified):
 
 @pytest.mark.slow
 def test_expect_cuda_turns_no_accelerator_into_a_failure(torch_env):
-    from app.core import activate_vars
+    from app.core.env import activate_vars
 
     env, py = torch_env
     try:  # and the probe runs with the variables the env's activation sets (issue 25)

@@ -1,5 +1,5 @@
 """Windows folders are folders: ``C:\\wheels``, ``D:\\bundle``, ``\\\\server\\share\\wheels`` and
-``file:///C:/wheels`` are accepted wherever a wheel folder or a bundle is (app.core.locations).
+``file:///C:/wheels`` are accepted wherever a wheel folder or a bundle is (app.core.base.locations).
 
 Before, ``urlsplit("C:\\\\wh").scheme == "c"`` made the pre-flight refuse every absolute Windows
 path ("unsupported URL scheme 'c'") and ``file:///C:/wh`` became ``\\C:\\wh``. The rule's cases
@@ -17,11 +17,11 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import pytest
 
-from app.core.answers import parse_answers
-from app.core.envs import env_python
-from app.core.indexes import check_url
+from app.core.base.text import render
+from app.core.env.backends import env_python
+from app.core.net.indexes import check_url
+from app.core.pipeline.answers import parse_answers
 from app.core.sources import SourceSettings
-from app.core.text import render
 from tests.netlab import build_wheel
 from tests.test_bundle_closed import make_bundle
 
@@ -30,7 +30,7 @@ WINDOWS = os.name == "nt"
 
 
 def _loc():  # imported in each test: the behaviour tests below also run against a checkout without it
-    from app.core import locations
+    from app.core.base import locations
 
     return locations
 

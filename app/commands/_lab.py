@@ -7,10 +7,10 @@ import os
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from app.core.text import Text, normalise_lang, render
+from app.core.base.text import Text, normalise_lang, render
 
 if TYPE_CHECKING:  # start-up: detection loads only when a command needs the machine
-    from app.core.system import SystemReport
+    from app.core.detection.system import SystemReport
 
 __all__ = ["lang", "machine", "refuse_beside_lock", "say"]
 
@@ -27,18 +27,18 @@ def say(text: Text, stream: TextIO | None = None) -> None:
 def machine(from_report: str | None) -> SystemReport:
     """The machine a command is about: the report given, else this one (detected now)."""
     if from_report:
-        from app.core.system import load_report
+        from app.core.detection.system import load_report
 
         return load_report(from_report)
-    from app.core.detect import detect
+    from app.core.detection.detect import detect
 
     return detect()
 
 
 def refuse_beside_lock(args: object, options: tuple[str, ...]) -> None:
     """``--lock`` decides the packages and the build: the first of ``options`` given beside it is refused (exit 2)."""
-    from app.core.errors import BadInput
-    from app.core.text import msg
+    from app.core.base.errors import BadInput
+    from app.core.base.text import msg
 
     given = [o for o in options if getattr(args, o, None)]
     if given:

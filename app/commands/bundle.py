@@ -15,7 +15,7 @@ import sys
 from app.commands._args import python_version
 from app.commands._render import Renderer
 from app.commands.install import add_source_arguments, detect_machine, recommend_for
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
 
 
 def register(sub) -> None:
@@ -46,7 +46,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from app.core import bundle as core
+    from app.core.install import bundle as core
     from app.core.sources import SourceSettings, availability, parse_mirrors
 
     if args.check:
@@ -70,7 +70,7 @@ def run(args) -> int:
                              proxy=args.proxy, ca_bundle=args.ca_bundle)
     if not packages:
         if args.from_report:
-            from app.core.system import load_report
+            from app.core.detection.system import load_report
 
             report = load_report(args.from_report)
         else:
@@ -110,9 +110,9 @@ def _from_lock(args) -> int:
     from pathlib import Path
 
     from app.commands._lab import refuse_beside_lock
+    from app.core.base.text import msg
     from app.core.lab.lockbundle import bundle_from_lock
     from app.core.pylock.lockfile import read_lock
-    from app.core.text import msg
 
     refuse_beside_lock(args, _NOT_WITH_LOCK)
     lock = read_lock(args.lock)

@@ -49,7 +49,7 @@ def register(sub) -> None:
 
 def _in_use_line(data) -> str:
     if data.origin == "downloaded":
-        from app.core.compat import load_compat
+        from app.core.compat.data import load_compat
 
         bundled = load_compat(bundled=True)
         return (f"Compatibility data {data.version} ({data.date}), downloaded and verified; the bundled "
@@ -58,17 +58,17 @@ def _in_use_line(data) -> str:
 
 
 def run_status(args) -> int:
-    from app.core.compat import load_compat
-    from app.core.errors import UserError
-    from app.core.fetch import FetchError
-    from app.core.freshness import check, plan
-    from app.core.text import render
+    from app.core.base.errors import UserError
+    from app.core.base.text import render
+    from app.core.compat.data import load_compat
+    from app.core.compat.freshness import check, plan
+    from app.core.net.client import NetError
 
     data = load_compat()
     try:
         result = check(data, args.index_url, timeout=args.timeout, ca_bundle=args.ca_bundle)
-    except FetchError as exc:
-        raise UserError(f"The index could not be read: {exc.reason}. Nothing was compared.",
+    except NetError as exc:
+        raise UserError(f"The index could not be read: {exc}. Nothing was compared.",
                         hint="Check the network or the --index-url, and try again.") from None
     steps = plan(result, data)
     if args.json:
@@ -102,7 +102,7 @@ def run_status(args) -> int:
 
 
 def run_refresh(args) -> int:
-    from app.core import compat_refresh
+    from app.core.compat import refresh as compat_refresh
 
     if args.remove:
         removed = compat_refresh.forget()

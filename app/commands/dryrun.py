@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING
 
 from app.commands._lab import say
 from app.commands._render import Console, print_plan
-from app.core.errors import EXIT_OK
-from app.core.session import Observer, Planned, RunOptions, Session
-from app.core.text import msg
+from app.core.base.errors import EXIT_OK
+from app.core.base.text import msg
+from app.core.pipeline.session import Observer, Planned, RunOptions, Session
 
 if TYPE_CHECKING:
+    from app.core.detection.system import SystemReport
     from app.core.install import Check, InstallPlan, InstallRequest
     from app.core.recommend import Choices
-    from app.core.system import SystemReport
 
 __all__ = ["dry_run"]
 
@@ -52,7 +52,7 @@ class _Stop(Observer):
 
 def _show(args: argparse.Namespace, plan: InstallPlan, checks: tuple[Check, ...], preflight: bool) -> None:
     if getattr(args, "json", False):
-        from app.core.serial import dumps
+        from app.core.base.serial import dumps
 
         print(dumps({"dry_run": True, "approved": preflight and not any(c.blocking for c in checks),
                      "preflight": preflight, "plan": plan.to_dict(), "checks": [c.to_dict() for c in checks]}),

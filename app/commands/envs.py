@@ -21,9 +21,9 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 from app.commands._render import Renderer, cancel_on_signals
-from app.core.errors import EXIT_FAILED, EXIT_OK, BadInput
-from app.core.serial import dumps
-from app.core.text import render
+from app.core.base.errors import EXIT_FAILED, EXIT_OK, BadInput
+from app.core.base.serial import dumps
+from app.core.base.text import render
 
 if TYPE_CHECKING:  # start-up: the core is imported when a command runs
     from app.core.lifecycle.discover import FoundEnv
@@ -118,7 +118,7 @@ def ask(args: argparse.Namespace, question: str, out: TextIO) -> None:
     """Ask before changing anything, unless ``--yes``; no terminal to ask on is a refusal (exit 2)."""
     if getattr(args, "yes", False):
         return
-    from app.core.consoles import stdin_is_terminal
+    from app.core.base.consoles import stdin_is_terminal
 
     if not stdin_is_terminal():
         raise BadInput("Refusing without confirmation: standard input is not a terminal; nothing was done.",
@@ -134,7 +134,7 @@ def ask(args: argparse.Namespace, question: str, out: TextIO) -> None:
 
 def _report(args: argparse.Namespace):
     if getattr(args, "from_report", None):
-        from app.core.system import load_report
+        from app.core.detection.system import load_report
 
         return load_report(args.from_report)
     return None
@@ -153,7 +153,7 @@ def _row(e: FoundEnv) -> list[str]:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from app.core import registry
+    from app.core.env import registry
     from app.core.lifecycle.discover import discover
 
     reg = registry.load()
@@ -185,7 +185,7 @@ def run_check(args: argparse.Namespace) -> int:
     from app.commands.doctor import render as render_diag
     from app.commands.verify import render as render_verify
     from app.core.lifecycle.check import check_env
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     cancel = CancelToken()
     renderer = Renderer(sys.stderr, quiet=args.json)
@@ -213,7 +213,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_repair(args: argparse.Namespace) -> int:
     from app.core.lifecycle.repair import plan_repair, repair
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     out = sys.stderr
     p = plan_repair(args.env, torch=args.torch, variant=args.variant, backend=args.backend, packages=args.packages,
@@ -250,25 +250,12 @@ def run_repair(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- guard
 
 def run_guard(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from app.core import guard, registry
-    from app.core.distinfo import TORCH_FAMILY, distributions
+    from app.core.env import guard
     from app.core.lifecycle.common import env_root
+    from app.core.lifecycle.protect import guard_env
 
     env = env_root(args.env)
-    rec = registry.find(env)
-    dists = distributions(env)
-    family = {n: dists[n].version for n in TORCH_FAMILY if n in dists}
-    verified = rec.verified_family if rec is not None else {}
-    if not family:
-        raise BadInput(f"{env} has no PyTorch to guard.")
-    if verified != family:
-        raise BadInput(f"The PyTorch in {env} ({', '.join(f'{n} {v}' for n, v in family.items())}) has not been "
-                       "verified, so it is not guarded.", hint=f"Check it first: torch-setup envs check {env}")
-    st = guard.apply(env, guard.pins_for(family))
-    registry.update(env, lambda r: replace(r, guard=registry.GuardRecord(st.active, st.pins, registry.now()),
-                                           updated=registry.now()) if r else None)
+    st = guard_env(env)
     if args.json:
         print(dumps(st))
     else:
@@ -282,16 +269,11 @@ def run_guard(args: argparse.Namespace) -> int:
 
 
 def run_unguard(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from app.core import guard, registry
     from app.core.lifecycle.common import env_root
+    from app.core.lifecycle.protect import unguard_env
 
     env = env_root(args.env)
-    st = guard.lift(env)
-    if registry.find(env) is not None:
-        registry.update(env, lambda r: replace(r, guard=registry.GuardRecord(False, (), registry.now()),
-                                               updated=registry.now()) if r else None)
+    st = unguard_env(env)
     if args.json:
         print(dumps(st))
     else:
@@ -310,7 +292,7 @@ def run_kernel(args: argparse.Namespace) -> int:
         print(json.dumps({"removed": folder}) if args.json else f"Removed the Jupyter kernel at {folder}.")
         return EXIT_OK
     if args.prefix and not args.system:
-        from app.core.text import msg
+        from app.core.base.text import msg
 
         raise BadInput(msg("lab.prefix_needs_system", "--prefix: it goes with --system (a kernel for every user)."),
                        hint=msg("lab.prefix_needs_system_hint", "Add --system, or leave --prefix out for a kernel of "
@@ -331,9 +313,9 @@ def run_module(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from app.commands._lab import machine, say
+    from app.core.base.text import msg
     from app.core.lab.modules import env_modulefiles
     from app.core.lifecycle.common import env_root
-    from app.core.text import msg
 
     env = env_root(args.env)
     files = env_modulefiles(env, Path(args.out).absolute(), machine(args.from_report), name=args.name)
@@ -393,7 +375,7 @@ def run_remove(args: argparse.Namespace) -> int:
 def run_forget(args: argparse.Namespace) -> int:
     import os
 
-    from app.core import registry
+    from app.core.env import registry
 
     path = os.path.abspath(os.path.expanduser(args.env))
     if registry.find(path) is None:

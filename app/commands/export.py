@@ -23,8 +23,8 @@ from pathlib import Path
 
 from app.commands._args import add_command, add_env, add_from_report
 from app.commands._lab import machine, say
-from app.core.errors import EXIT_FAILED, EXIT_OK, BadInput
-from app.core.text import msg
+from app.core.base.errors import EXIT_FAILED, EXIT_OK, BadInput
+from app.core.base.text import msg
 
 DEFAULT_OUT = {"pylock": "pylock.toml", "apptainer": "torch-env.def", "dockerfile": "Dockerfile"}
 
@@ -118,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace, lock, lock_path: Path, notes, recipe) -> None:
-    from app.core.serial import dumps
-    from app.core.text import render
+    from app.core.base.serial import dumps
+    from app.core.base.text import render
 
     if args.json:
         doc = {"lock": str(lock_path), "packages": len(lock.packages), "torch": lock.torch, "variant": lock.variant,

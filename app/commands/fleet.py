@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 
 from app.commands._lab import say
-from app.core.errors import EXIT_FAILED, EXIT_OK
-from app.core.text import msg
+from app.core.base.errors import EXIT_FAILED, EXIT_OK
+from app.core.base.text import msg
 
 
 def register(sub) -> None:
@@ -84,7 +84,7 @@ def run_plan(args: argparse.Namespace) -> int:
     out = Path(args.out).absolute()
     doc = write_plan(plan, out, env_path=args.env_path, report_folder=args.report_folder, sources=_sources(args))
     if args.json:
-        from app.core.serial import dumps
+        from app.core.base.serial import dumps
 
         print(dumps(doc))
     else:

@@ -4,9 +4,9 @@ Without ``--packages`` / ``--from-bundle`` it detects this machine and installs 
 ``recommend`` chose (the recommend overrides --backend/--variant/--torch apply). It shows
 the plan and the pre-flight, asks before changing anything (unless ``--yes``), shows
 progress, and ends with the verification summary. The steps are the session's
-(:meth:`app.core.session.Session.run_all`); this module parses, asks and shows.
+(:meth:`app.core.pipeline.session.Session.run_all`); this module parses, asks and shows.
 
-The environment's lock (:mod:`app.core.locks`) is held from before the plan to the end of the
+The environment's lock (:mod:`app.core.base.locks`) is held from before the plan to the end of the
 verification: a second run into the same folder is refused at once (exit 2, naming the run
 that holds it).
 
@@ -28,21 +28,21 @@ from typing import TYPE_CHECKING
 from app.commands._args import add_build_overrides, add_json, add_packages, python_spec
 from app.commands._render import Console, Renderer, SignalCancel, cancel_on_signals, confirm, print_plan
 from app.commands.unattended import run_unattended
-from app.core.enums import Phase, PhaseState
-from app.core.errors import EXIT_FAILED, EXIT_OK, BadInput, Cancelled, UserError
-from app.core.events import PhaseEvent
-from app.core.locations import folder_path
-from app.core.runner import CancelToken
-from app.core.session import Observer, Planned, RunOptions, Session
-from app.core.text import msg
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import EXIT_FAILED, EXIT_OK, BadInput, Cancelled, UserError
+from app.core.base.events import PhaseEvent
+from app.core.base.locations import folder_path
+from app.core.base.text import msg
+from app.core.pipeline.session import Observer, Planned, RunOptions, Session
+from app.core.proc.runner import CancelToken
 
 if TYPE_CHECKING:  # start-up: the core is imported when the command runs, not when it registers
-    from app.core import locks
+    from app.core.base import locks
+    from app.core.detection.system import SystemReport
     from app.core.install import InstallPlan, InstallRequest, InstallResult
+    from app.core.measure.verify import VerifyReport
     from app.core.recommend import Choices, Recommendation
     from app.core.sources import Availability
-    from app.core.system import SystemReport
-    from app.core.verify import VerifyReport
 
 
 def add_source_arguments(p: argparse.ArgumentParser) -> None:
@@ -134,7 +134,7 @@ def recommend_for(args: argparse.Namespace, report: SystemReport,
 
 
 def detect_machine() -> SystemReport:
-    from app.core.detect import detect
+    from app.core.detection.detect import detect
 
     return detect()
 
@@ -216,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
                                 "install on this machine."))
     if getattr(args, "config", None):
         return run_unattended(args)
-    from app.core import locks
+    from app.core.base import locks
 
     request = build_request(args)
     if getattr(args, "lock", None):
@@ -234,9 +234,9 @@ def run(args: argparse.Namespace) -> int:
 
 def run_vcredist_first(args: argparse.Namespace, out: Console) -> None:
     """``--vcredist FILE``: Microsoft's runtime installer, run once the user confirmed (or --yes)."""
+    from app.core.base.shells import current_shell, join
+    from app.core.base.text import render
     from app.core.install.winchecks import VCREDIST_ARGS, run_vcredist
-    from app.core.shells import current_shell, join
-    from app.core.text import render
 
     if os.name != "nt":
         raise BadInput("--vcredist is for Windows: the Visual C++ runtime exists only there.")

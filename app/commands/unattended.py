@@ -1,10 +1,10 @@
 """Unattended install: ``torch-setup install --config answers.toml --yes``.
 
-The answer file (``app.core.answers``) holds everything the wizard asks. The run:
+The answer file (``app.core.pipeline.answers``) holds everything the wizard asks. The run:
 
 1. validates the whole answer file and the report folder: any problem is bad input
    (exit 2) before anything happens, and no report is written;
-2. runs the session (:class:`app.core.session.Session`) straight through: detect ->
+2. runs the session (:class:`app.core.pipeline.session.Session`) straight through: detect ->
    recommend -> plan -> pre-flight -> install -> verify -> speed test, the steps the wizard
    runs page by page; this module only says what happens (one ``==>`` line per step);
 3. always writes the session report (``<report folder>/<host name>.json``, plus Markdown /
@@ -28,17 +28,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.commands._render import Console, Renderer, SignalCancel, cancel_on_signals, confirm, print_plan
-from app.core.disk import existing_ancestor
-from app.core.errors import BadInput, Cancelled, UserError
-from app.core.runner import CancelToken
-from app.core.session import BenchOptions, Observer, Planned, RunOptions, Session
+from app.core.base.disk import existing_ancestor
+from app.core.base.errors import BadInput, Cancelled, UserError
+from app.core.pipeline.session import BenchOptions, Observer, Planned, RunOptions, Session
+from app.core.proc.runner import CancelToken
 
 if TYPE_CHECKING:  # start-up: the core's larger modules load when the run starts
-    from app.core.answers import Answers
-    from app.core.bench import BenchReport
     from app.core.install import InstallRequest, InstallResult
+    from app.core.measure.bench import BenchReport
+    from app.core.measure.verify import VerifyReport
+    from app.core.pipeline.answers import Answers
     from app.core.recommend import Choices, Recommendation
-    from app.core.verify import VerifyReport
 
 # install's options that an answer file replaces; giving both is ambiguous.
 _CONFLICTING = {
@@ -86,7 +86,7 @@ def resolve_bundle(answers: Answers) -> Path | None:
     """The bundle the answer file names, ``bundle = "auto"`` settled (BadInput when there is none)."""
     bundle = answers.bundle
     if answers.bundle_auto:
-        from app.core.bundle import find_bundle
+        from app.core.install.bundle import find_bundle
 
         bundle = find_bundle()
         if bundle is None:
@@ -190,7 +190,7 @@ class _Narrator(Observer):
 
 def run_unattended(args: argparse.Namespace) -> int:
     """``install --config FILE``: validated answers -> full run -> report. Returns the exit code."""
-    from app.core.answers import load_answers
+    from app.core.pipeline.answers import load_answers
 
     session = Session(source="unattended")
     # 1. Everything that can be wrong with the request, before anything happens.
@@ -210,7 +210,7 @@ def run_unattended(args: argparse.Namespace) -> int:
         confirm(args, sys.stderr)
 
     # 2. The session, straight through, holding the env's lock from the plan to the end.
-    from app.core import locks
+    from app.core.base import locks
 
     cancel = CancelToken()
     out = Console(sys.stderr)

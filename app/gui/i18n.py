@@ -15,7 +15,7 @@ from PySide6.QtCore import QCoreApplication, QLocale
 if TYPE_CHECKING:
     from PySide6.QtCore import QTranslator
 
-from app.core.paths import resources_dir
+from app.core.base.paths import resources_dir
 
 #: (code, name in its own language): what the Welcome page offers.
 LANGUAGES: tuple[tuple[str, str], ...] = (("en", "English"), ("zh_CN", "简体中文"))
@@ -64,7 +64,7 @@ class Translations:
         app = QCoreApplication.instance()
         lang = normalize(lang)
         # The core's own sentences (recommendation reasons, pre-flight checks, ...) are rendered in
-        # this language (app.core.text.render); set before the translators change, so the
+        # this language (app.core.base.text.render); set before the translators change, so the
         # LanguageChange handlers that re-render see it.
         self.language = lang
         if app is None:

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QLabel, QPushBu
 if TYPE_CHECKING:  # start-up: PySide6 builds a class's type on first use (QIcon ~2 ms); these load when used
     from PySide6.QtGui import QIcon
 
-from app.core.paths import resources_dir
+from app.core.base.paths import resources_dir
 
 STATUSES = ("ok", "warning", "error", "info", "pending", "skipped", "running")
 # QStyle standard icons when an icon file is missing (QStyle is looked up only then: its

@@ -18,7 +18,7 @@ from PySide6.QtCore import QEvent, QSize, QTimer
 from PySide6.QtGui import QGuiApplication, QPixmap
 from PySide6.QtWidgets import QWidget, QWizard
 
-from app.core.paths import resources_dir
+from app.core.base.paths import resources_dir
 from app.gui import i18n
 from app.gui.pages import PageId
 from app.gui.pages.base import BasePage

@@ -68,7 +68,7 @@
 <context>
     <name>ChangeDialog</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="+320"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="+321"/>
         <source>Automatic</source>
         <translation>自动</translation>
     </message>
@@ -677,7 +677,7 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+337"/>
+        <location filename="../../app/gui/pages/environment.py" line="+265"/>
         <source>(recommended)</source>
         <translation>（推荐）</translation>
     </message>
@@ -697,7 +697,7 @@
         <translation>；</translation>
     </message>
     <message>
-        <location line="+135"/>
+        <location line="+11"/>
         <source>Choose the existing environment</source>
         <translation>选择已有的环境</translation>
     </message>
@@ -710,17 +710,6 @@
         <location line="+8"/>
         <source>Choose a folder</source>
         <translation>选择文件夹</translation>
-    </message>
-    <message>
-        <location line="+6"/>
-        <location line="+435"/>
-        <source>Choose the CA certificates file</source>
-        <translation>选择 CA 证书文件</translation>
-    </message>
-    <message>
-        <location line="-434"/>
-        <source>Certificates (*.pem *.crt *.cer);;All files (*)</source>
-        <translation>证书 (*.pem *.crt *.cer);;所有文件 (*)</translation>
     </message>
     <message>
         <location line="+47"/>
@@ -743,80 +732,7 @@
         <translation>该位置剩余 {free}。</translation>
     </message>
     <message>
-        <location line="+125"/>
-        <source>Check the network, or the proxy under &quot;Advanced&quot;; choose a verified mirror under &quot;Download PyTorch from&quot; (&quot;Check the mirrors&quot;); or install from files: the wheel folder or offline bundle fields below.</source>
-        <translation>请检查网络，或“高级”中的代理；在“PyTorch 下载来源”中选择一个已验证的镜像（“检查镜像”）；或者从本机文件安装：使用下方的 wheel 文件夹或离线安装包文件夹。</translation>
-    </message>
-    <message>
-        <location line="+4"/>
-        <source>Check the network, or the proxy and package mirror under &quot;Advanced&quot;; or install from files: an offline bundle (fields below) needs no network at all.</source>
-        <translation>请检查网络，或“高级”中的代理和软件包镜像；或者从本机文件安装：离线安装包（见下方）完全不需要网络。</translation>
-    </message>
-    <message>
-        <location line="+3"/>
-        <source>Put those wheel files into the folder, or choose an offline bundle below (made by this assistant on a computer with internet).</source>
-        <translation>请把这些 wheel 文件放进该文件夹，或者在下方选择一个离线安装包（由本助手在能联网的电脑上制作）。</translation>
-    </message>
-    <message>
-        <location line="+35"/>
-        <source>Everything is ready. Press Install to create the environment and install PyTorch.</source>
-        <translation>一切就绪。点击“安装”即可创建环境并安装 PyTorch。</translation>
-    </message>
-    <message>
-        <location line="+3"/>
-        <source>PyTorch cannot be downloaded from this computer now (the checks above say why). Install it from files instead: choose a folder with the PyTorch wheel files, or an offline bundle, in &quot;Install from files on this computer&quot; just below.</source>
-        <translation>现在无法从这台电脑下载 PyTorch（原因见上面的检查）。请改为从文件安装：在紧挨着下方的“从本机文件安装”中，选择存放 PyTorch wheel 文件的文件夹，或者一个离线安装包。</translation>
-    </message>
-    <message>
-        <location line="+4"/>
-        <source>The mirrors are being checked meanwhile.</source>
-        <translation>同时正在检查镜像。</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>Or choose a verified mirror under &quot;Download PyTorch from&quot;.</source>
-        <translation>也可以在“PyTorch 下载来源”中选择一个已验证的镜像。</translation>
-    </message>
-    <message>
-        <location line="+3"/>
-        <source>Fix the problems above (or change the choices) to go on.</source>
-        <translation>请先解决上面的问题（或更改选项），然后继续。</translation>
-    </message>
-    <message>
-        <location line="+12"/>
-        <source>About {size} will be installed.</source>
-        <translation>大约需要安装 {size}。</translation>
-    </message>
-    <message>
-        <location line="+52"/>
-        <source>Choose vc_redist.x64.exe (from {url})</source>
-        <translation>选择 vc_redist.x64.exe（来自 {url}）</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>Visual C++ runtime installer (vc_redist*.exe);;Programs (*.exe)</source>
-        <translation>Visual C++ 运行库安装程序 (vc_redist*.exe);;程序 (*.exe)</translation>
-    </message>
-    <message>
-        <location line="+5"/>
-        <source>Install the Visual C++ runtime</source>
-        <translation>安装 Visual C++ 运行库</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>The assistant will run:
-
-{command}
-
-Windows asks for an administrator&apos;s permission. Go on?</source>
-        <translation>本助手将运行：
-
-{command}
-
-Windows 会请求管理员权限。要继续吗？</translation>
-    </message>
-    <message>
-        <location line="+48"/>
+        <location line="+121"/>
         <source>How to make it</source>
         <translation>创建方式</translation>
     </message>
@@ -882,12 +798,11 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
     <message>
         <location line="+2"/>
-        <location line="+25"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location line="-24"/>
+        <location line="+1"/>
         <source>Choose the location</source>
         <translation>选择位置</translation>
     </message>
@@ -900,36 +815,6 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <location line="+1"/>
         <source>Choose the offline bundle folder</source>
         <translation>选择离线安装包文件夹</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>&amp;Index URL:</source>
-        <translation>索引地址(&amp;I)：</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>default: the PyTorch index for the chosen build</source>
-        <translation>默认：所选版本对应的 PyTorch 索引</translation>
-    </message>
-    <message>
-        <location line="-1"/>
-        <source>Index URL</source>
-        <translation>索引地址</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>E&amp;xtra index URLs:</source>
-        <translation>额外索引地址(&amp;X)：</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>separated by spaces</source>
-        <translation>用空格分隔</translation>
-    </message>
-    <message>
-        <location line="-1"/>
-        <source>Extra index URLs</source>
-        <translation>额外索引地址</translation>
     </message>
     <message>
         <location line="+6"/>
@@ -957,92 +842,12 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>离线安装包文件夹</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>Package &amp;mirror:</source>
-        <translation>软件包镜像(&amp;M)：</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>replaces PyPI for the other packages, e.g. a university mirror</source>
-        <translation>其他软件包改从这里下载，例如高校镜像</translation>
-    </message>
-    <message>
-        <location line="-1"/>
-        <source>Package mirror</source>
-        <translation>软件包镜像</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>Pr&amp;oxy:</source>
-        <translation>代理(&amp;O)：</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>http://proxy.example.org:3128 (default: HTTPS_PROXY)</source>
-        <translation>http://proxy.example.org:3128（默认：HTTPS_PROXY）</translation>
-    </message>
-    <message>
-        <location line="-1"/>
-        <source>Proxy</source>
-        <translation>代理</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>CA cer&amp;tificates:</source>
-        <translation>CA 证书(&amp;T)：</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>a .pem file, or &quot;system&quot; for this computer&apos;s certificates</source>
-        <translation>一个 .pem 文件，或填 &quot;system&quot; 使用本机证书</translation>
-    </message>
-    <message>
-        <location line="-1"/>
-        <source>CA certificates file</source>
-        <translation>CA 证书文件</translation>
-    </message>
-    <message>
-        <location line="+14"/>
-        <source>Checks before installing</source>
-        <translation>安装前检查</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>The command that will run</source>
-        <translation>将要运行的命令</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>The commands the installation runs</source>
-        <translation>安装时运行的命令</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>Copy command</source>
-        <translation>复制命令</translation>
-    </message>
-    <message>
-        <location line="+0"/>
-        <source>Copy the command to the clipboard</source>
-        <translation>把命令复制到剪贴板</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="+9"/>
         <source>&amp;Install</source>
         <translation>安装(&amp;I)</translation>
     </message>
     <message>
-        <location line="+1"/>
-        <source>Checking…</source>
-        <translation>正在检查…</translation>
-    </message>
-    <message>
-        <location line="-577"/>
-        <source>Automatic: the PyTorch server, then verified mirrors</source>
-        <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
-    </message>
-    <message>
-        <location line="-301"/>
+        <location line="-474"/>
         <source>Environment</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>环境</translation>
@@ -1053,47 +858,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>PyTorch 会装进一个独立的 Python 环境：一个拥有自己的 Python 和软件包的文件夹，电脑上的其他东西都不会改变。</translation>
     </message>
     <message>
-        <location line="+301"/>
-        <source>The PyTorch server only</source>
-        <translation>只用 PyTorch 官方服务器</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>{mirror}, then the PyTorch server</source>
-        <translation>{mirror}，然后是 PyTorch 官方服务器</translation>
-    </message>
-    <message>
-        <location line="+72"/>
-        <source>Why this version: {why}</source>
-        <translation>为什么是这个版本：{why}</translation>
-    </message>
-    <message>
-        <location line="+8"/>
-        <source>Checking the mirrors…</source>
-        <translation>正在检查镜像…</translation>
-    </message>
-    <message>
-        <location line="+5"/>
-        <source>{source}: has the exact file, {speed:.1f} MB/s</source>
-        <translation>{source}：有这个确切的文件，{speed:.1f} MB/s</translation>
-    </message>
-    <message>
-        <location line="+3"/>
-        <source>{source}: {reason}</source>
-        <translation>{source}：{reason}</translation>
-    </message>
-    <message>
-        <location line="+8"/>
-        <source>Verified mirrors are listed first under &quot;Download PyTorch from&quot;: each has the exact file with the PyTorch server&apos;s SHA-256. Choose one to use it; nothing changes until you do.</source>
-        <translation>已验证的镜像列在“PyTorch 下载来源”的最前面：每个镜像都有这个确切的文件，且 SHA-256 与 PyTorch 官方服务器的一致。选择一个即可使用；在你选择之前不会有任何改变。</translation>
-    </message>
-    <message>
-        <location line="+441"/>
-        <source>Advanced: package index, mirror and proxy</source>
-        <translation>高级：软件包索引、镜像与代理</translation>
-    </message>
-    <message>
-        <location line="+5"/>
+        <location line="+456"/>
         <source>Install from files on this computer</source>
         <translation>从本机文件安装</translation>
     </message>
@@ -1106,31 +871,6 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <location line="+5"/>
         <source>a folder with .whl files; several: separate them with ;</source>
         <translation>存放 .whl 文件的文件夹；多个文件夹用 ; 分隔</translation>
-    </message>
-    <message>
-        <location line="+11"/>
-        <source>Where PyTorch comes from</source>
-        <translation>PyTorch 从哪里下载</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>&amp;Download PyTorch from:</source>
-        <translation>PyTorch 下载来源(&amp;D)：</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>Download PyTorch from</source>
-        <translation>PyTorch 下载来源</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>Chec&amp;k the mirrors</source>
-        <translation>检查镜像(&amp;K)</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>Ask every mirror of this build whether it has the exact file, with the same SHA-256, and how fast it answers</source>
-        <translation>询问这个版本的每个镜像：是否有这个确切的文件、SHA-256 是否相同、响应有多快</translation>
     </message>
 </context>
 <context>
@@ -1639,9 +1379,282 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
 </context>
 <context>
+    <name>MirrorChoice</name>
+    <message>
+        <location filename="../../app/gui/pages/environment_parts.py" line="+193"/>
+        <source>Automatic: the PyTorch server, then verified mirrors</source>
+        <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The PyTorch server only</source>
+        <translation>只用 PyTorch 官方服务器</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>{mirror}, then the PyTorch server</source>
+        <translation>{mirror}，然后是 PyTorch 官方服务器</translation>
+    </message>
+    <message>
+        <location line="+72"/>
+        <source>Why this version: {why}</source>
+        <translation>为什么是这个版本：{why}</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Checking the mirrors…</source>
+        <translation>正在检查镜像…</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>{source}: has the exact file, {speed:.1f} MB/s</source>
+        <translation>{source}：有这个确切的文件，{speed:.1f} MB/s</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>{source}: {reason}</source>
+        <translation>{source}：{reason}</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Verified mirrors are listed first under &quot;Download PyTorch from&quot;: each has the exact file with the PyTorch server&apos;s SHA-256. Choose one to use it; nothing changes until you do.</source>
+        <translation>已验证的镜像列在“PyTorch 下载来源”的最前面：每个镜像都有这个确切的文件，且 SHA-256 与 PyTorch 官方服务器的一致。选择一个即可使用；在你选择之前不会有任何改变。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Where PyTorch comes from</source>
+        <translation>PyTorch 从哪里下载</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Download PyTorch from:</source>
+        <translation>PyTorch 下载来源(&amp;D)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Download PyTorch from</source>
+        <translation>PyTorch 下载来源</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Chec&amp;k the mirrors</source>
+        <translation>检查镜像(&amp;K)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Ask every mirror of this build whether it has the exact file, with the same SHA-256, and how fast it answers</source>
+        <translation>询问这个版本的每个镜像：是否有这个确切的文件、SHA-256 是否相同、响应有多快</translation>
+    </message>
+</context>
+<context>
+    <name>NetworkFields</name>
+    <message>
+        <location line="-179"/>
+        <location line="+17"/>
+        <source>Choose the CA certificates file</source>
+        <translation>选择 CA 证书文件</translation>
+    </message>
+    <message>
+        <location line="-16"/>
+        <source>Certificates (*.pem *.crt *.cer);;All files (*)</source>
+        <translation>证书 (*.pem *.crt *.cer);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Advanced: package index, mirror and proxy</source>
+        <translation>高级：软件包索引、镜像与代理</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Index URL:</source>
+        <translation>索引地址(&amp;I)：</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Index URL</source>
+        <translation>索引地址</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>default: the PyTorch index for the chosen build</source>
+        <translation>默认：所选版本对应的 PyTorch 索引</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>E&amp;xtra index URLs:</source>
+        <translation>额外索引地址(&amp;X)：</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Extra index URLs</source>
+        <translation>额外索引地址</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>separated by spaces</source>
+        <translation>用空格分隔</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Package &amp;mirror:</source>
+        <translation>软件包镜像(&amp;M)：</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Package mirror</source>
+        <translation>软件包镜像</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>replaces PyPI for the other packages, e.g. a university mirror</source>
+        <translation>其他软件包改从这里下载，例如高校镜像</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Pr&amp;oxy:</source>
+        <translation>代理(&amp;O)：</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Proxy</source>
+        <translation>代理</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>http://proxy.example.org:3128 (default: HTTPS_PROXY)</source>
+        <translation>http://proxy.example.org:3128（默认：HTTPS_PROXY）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>CA cer&amp;tificates:</source>
+        <translation>CA 证书(&amp;T)：</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>CA certificates file</source>
+        <translation>CA 证书文件</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>a .pem file, or &quot;system&quot; for this computer&apos;s certificates</source>
+        <translation>一个 .pem 文件，或填 &quot;system&quot; 使用本机证书</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+</context>
+<context>
+    <name>PreflightView</name>
+    <message>
+        <location line="+217"/>
+        <source>Check the network, or the proxy under &quot;Advanced&quot;; choose a verified mirror under &quot;Download PyTorch from&quot; (&quot;Check the mirrors&quot;); or install from files: the wheel folder or offline bundle fields below.</source>
+        <translation>请检查网络，或“高级”中的代理；在“PyTorch 下载来源”中选择一个已验证的镜像（“检查镜像”）；或者从本机文件安装：使用下方的 wheel 文件夹或离线安装包文件夹。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Check the network, or the proxy and package mirror under &quot;Advanced&quot;; or install from files: an offline bundle (fields below) needs no network at all.</source>
+        <translation>请检查网络，或“高级”中的代理和软件包镜像；或者从本机文件安装：离线安装包（见下方）完全不需要网络。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Put those wheel files into the folder, or choose an offline bundle below (made by this assistant on a computer with internet).</source>
+        <translation>请把这些 wheel 文件放进该文件夹，或者在下方选择一个离线安装包（由本助手在能联网的电脑上制作）。</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <source>Everything is ready. Press Install to create the environment and install PyTorch.</source>
+        <translation>一切就绪。点击“安装”即可创建环境并安装 PyTorch。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>PyTorch cannot be downloaded from this computer now (the checks above say why). Install it from files instead: choose a folder with the PyTorch wheel files, or an offline bundle, in &quot;Install from files on this computer&quot; just below.</source>
+        <translation>现在无法从这台电脑下载 PyTorch（原因见上面的检查）。请改为从文件安装：在紧挨着下方的“从本机文件安装”中，选择存放 PyTorch wheel 文件的文件夹，或者一个离线安装包。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>The mirrors are being checked meanwhile.</source>
+        <translation>同时正在检查镜像。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Or choose a verified mirror under &quot;Download PyTorch from&quot;.</source>
+        <translation>也可以在“PyTorch 下载来源”中选择一个已验证的镜像。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Fix the problems above (or change the choices) to go on.</source>
+        <translation>请先解决上面的问题（或更改选项），然后继续。</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>About {size} will be installed.</source>
+        <translation>大约需要安装 {size}。</translation>
+    </message>
+    <message>
+        <location line="+52"/>
+        <source>Choose vc_redist.x64.exe (from {url})</source>
+        <translation>选择 vc_redist.x64.exe（来自 {url}）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Visual C++ runtime installer (vc_redist*.exe);;Programs (*.exe)</source>
+        <translation>Visual C++ 运行库安装程序 (vc_redist*.exe);;程序 (*.exe)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Install the Visual C++ runtime</source>
+        <translation>安装 Visual C++ 运行库</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The assistant will run:
+
+{command}
+
+Windows asks for an administrator&apos;s permission. Go on?</source>
+        <translation>本助手将运行：
+
+{command}
+
+Windows 会请求管理员权限。要继续吗？</translation>
+    </message>
+    <message>
+        <location line="+48"/>
+        <source>Checks before installing</source>
+        <translation>安装前检查</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The command that will run</source>
+        <translation>将要运行的命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The commands the installation runs</source>
+        <translation>安装时运行的命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy command</source>
+        <translation>复制命令</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Copy the command to the clipboard</source>
+        <translation>把命令复制到剪贴板</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Checking…</source>
+        <translation>正在检查…</translation>
+    </message>
+</context>
+<context>
     <name>RecommendationPage</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="-289"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="-290"/>
         <source>CUDA {version} (NVIDIA graphics card)</source>
         <translation>CUDA {version}（NVIDIA 显卡）</translation>
     </message>
@@ -1666,7 +1679,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>处理器（仅 CPU）</translation>
     </message>
     <message>
-        <location line="+286"/>
+        <location line="+287"/>
         <source>Recommendation</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>推荐方案</translation>
@@ -1677,7 +1690,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>适合这台电脑的 PyTorch 版本、选择它的原因，以及安装它的完整命令。</translation>
     </message>
     <message>
-        <location line="+192"/>
+        <location line="+193"/>
         <source>Choose which wish to give up:</source>
         <translation>请选择放弃哪一项要求：</translation>
     </message>

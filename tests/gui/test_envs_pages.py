@@ -12,7 +12,7 @@ pytest.importorskip("PySide6")
 
 from PySide6.QtWidgets import QWizard
 
-from app.core import registry
+from app.core.env import registry
 from app.gui import i18n
 from app.gui.pages import PageId
 from tests.helpers import site_packages, venv_python
@@ -86,7 +86,7 @@ def test_environments_list_shows_each_env_and_follows_the_language(wizard, qtbot
 
 
 def test_remove_asks_first_and_deletes_only_after_yes(wizard, qtbot, tmp_path):
-    from app.core.envs import IndexOptions, backend_for
+    from app.core.env.backends import IndexOptions, backend_for
     from app.core.install import InstallPlan, InstallRequest
     from app.core.lifecycle.discover import describe
     from tests.factories import make_install_result

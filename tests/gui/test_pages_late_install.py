@@ -13,9 +13,9 @@ from PySide6.QtCore import QObject, QUrl, Slot  # noqa: E402
 from PySide6.QtGui import QDesktopServices, QGuiApplication  # noqa: E402
 from PySide6.QtWidgets import QWizard  # noqa: E402
 
-from app.core.events import LogEvent, PhaseEvent  # noqa: E402
-from app.core.session import Session  # noqa: E402
-from app.core.text import render  # noqa: E402
+from app.core.base.events import LogEvent, PhaseEvent  # noqa: E402
+from app.core.base.text import render  # noqa: E402
+from app.core.pipeline.session import Session  # noqa: E402
 from app.gui.state import WizardState  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow]
@@ -211,8 +211,8 @@ def test_progress_from_bytes_never_runs_backwards_and_estimates_time_left(qtbot)
     """The presenter's arithmetic on the core's events (the real installs above drive it too)."""
     import time
 
-    from app.core.events import ProgressEvent
-    from app.core.progress_model import InstallProgress
+    from app.core.base.events import ProgressEvent
+    from app.core.base.progress_model import InstallProgress
     from app.gui.pages._common import LogBatch
     from app.gui.pages.install import InstallPage
 
@@ -292,7 +292,7 @@ def test_unreachable_index_is_refused_at_approval_and_the_install_page_runs_noth
         qtbot, install_wizard, tmp_path, local_wheels):
     """The pre-flight refuses the plan (nothing approved); the Install page, reached anyway,
     installs nothing and sends the user back to the Environment page."""
-    from app.core.errors import BadInput
+    from app.core.base.errors import BadInput
     from app.core.install import InstallRequest
 
     env = tmp_path / "venv-unreachable"
@@ -351,7 +351,7 @@ def test_install_page_installs_the_approved_plan_object_and_plans_nothing(qtbot,
     import app.core.install.planning
     from app.core.install import Check, InstallRequest
     from app.core.install import plan as make_plan
-    from app.core.session import Planned
+    from app.core.pipeline.session import Planned
     from tests.factories import make_install_result
 
     env = tmp_path / "venv-approved"

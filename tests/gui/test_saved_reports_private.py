@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from app.core import secrets
+from app.core.base import secrets
 
 pytestmark = [pytest.mark.gui]
 
@@ -37,8 +37,8 @@ def _clean(path) -> None:
 
 
 def test_the_system_pages_save_and_the_done_pages_reports_hold_no_secret(qtbot, tmp_path, secret_env):
-    from app.core.detect import detect
-    from app.core.session import Session
+    from app.core.detection.detect import detect
+    from app.core.pipeline.session import Session
     from app.gui.pages.done import DonePage
     from app.gui.pages.system import SystemPage
     from app.gui.state import WizardState

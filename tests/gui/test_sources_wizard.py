@@ -108,11 +108,11 @@ def test_only_the_local_wheels_field_installs_the_newest_build_the_folder_holds(
 def test_verified_mirrors_are_offered_first_as_a_choice_under_a_chinese_locale(qtbot, monkeypatch):
     """The mirror check's verdicts (real Route values) reorder the choice, verified first; nothing
     is chosen for the user, and the choice goes into the request."""
+    from app.core.detection.system import SystemReport
+    from app.core.pipeline.session import Session
     from app.core.recommend import recommend
-    from app.core.session import Session
     from app.core.sources.routing import RemoteFile, Route, Verdict
     from app.core.sources.settings import Source
-    from app.core.system import SystemReport
     from app.gui.pages.environment import EnvironmentPage
 
     report = SystemReport.from_dict({"os": {"family": "linux", "glibc": "2.36"}, "arch": "x86_64",

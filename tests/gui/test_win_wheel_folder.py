@@ -14,8 +14,8 @@ pytest.importorskip("PySide6")
 
 from PySide6.QtCore import QDir
 
+from app.core.base.text import render
 from app.core.install import plan, preflight
-from app.core.text import render
 from app.gui.state import WizardState
 from tests.netlab import build_wheel
 from tests.test_bundle_closed import make_bundle

@@ -60,7 +60,7 @@ class _GapMeter:
 
 
 def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_wheels):
-    pytest.importorskip("app.core.detect")
+    pytest.importorskip("app.core.detection.detect")
     pytest.importorskip("app.core.recommend")
     from app.gui.wizard import SetupWizard
 
@@ -103,7 +103,7 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
         qtbot.mouseClick(rec_page.change, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(rec_page.isComplete, timeout=60000)
     # the dialog sends only what the user changed: the build stays the engine's (the CPU one here)
-    assert picked and picked[0]["torch_version"] == "2.13.0" and picked[0]["backend"] in (None, "cpu")
+    assert picked and picked[0].torch == "2.13.0" and picked[0].backend in (None, "cpu")
     rec = state.session.recommendation
     assert rec.backend == "cpu" and rec.torch_version == "2.13.0", rec
 

@@ -108,7 +108,7 @@ def test_compiled_catalogue_matches_the_source():
 
 def test_install_page_redraws_the_package_line_on_language_change(qtbot):
     pytest.importorskip("PySide6")
-    from app.core.events import ProgressEvent
+    from app.core.base.events import ProgressEvent
     from app.gui import i18n as gui_i18n
     from app.gui.pages.install import InstallPage
     from app.gui.state import WizardState

@@ -8,7 +8,7 @@ import os
 import threading
 from typing import Any
 
-from app.core.secrets import write_private
+from app.core.base.secrets import write_private
 
 _LOCK = threading.Lock()
 _VERSION = 1
@@ -73,7 +73,7 @@ def default_cache() -> StampCache:
     if os.environ.get("TORCH_SETUP_NO_CACHE", "").strip() not in ("", "0"):
         return StampCache(None)
     try:
-        from app.core.paths import cache_dir
+        from app.core.base.paths import cache_dir
 
         return StampCache(os.path.join(str(cache_dir()), "detect-cache.json"))
     except Exception:

@@ -6,11 +6,11 @@ from dataclasses import fields, replace
 
 from app.core.detection import read_text, to_int
 from app.core.detection.amd import amd_is_integrated
+from app.core.detection.gpu_ids import amd_gfx, compat_or_none, nvidia_cc
 from app.core.detection.intel import intel_family, intel_is_integrated
 from app.core.detection.pci import PCIDevice
+from app.core.detection.system import GPU
 from app.core.detection.vendors import brand as brand_of
-from app.core.gpu_ids import amd_gfx, compat_or_none, nvidia_cc
-from app.core.system import GPU
 
 __all__ = ["BRAND", "identify", "merge_gpus"]
 
@@ -32,7 +32,7 @@ def merge_gpus(found: Iterable[Found], pci_devices: Iterable[PCIDevice] = (), *,
     when no richer source accounts for it (e.g. an Intel iGPU, or an NVIDIA card whose driver
     does not answer). Richer sources win per field; PCI fills gaps (device id, names). A GPU whose
     compute capability (NVIDIA) or gfx target (AMD) no source reported gets it from its PCI id,
-    chip code or name (:mod:`app.core.gpu_ids`); ``told`` collects a line per such GPU saying
+    chip code or name (:mod:`app.core.detection.gpu_ids`); ``told`` collects a line per such GPU saying
     from what, or that nothing told it.
     """
     kfd = kfd or {}

@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.core.detection import Row, clamp_timeout, norm_bus, parser, read_text, record, run_tool, snippet, to_int
+from app.core.detection.gpu_ids import Told, compat_or_none, nvidia_cc
 from app.core.detection.jobs import Jobs, result_of
-from app.core.gpu_ids import Told, compat_or_none, nvidia_cc
-from app.core.system import GPU, ProbeRecord
+from app.core.detection.system import GPU, ProbeRecord
 
 if TYPE_CHECKING:  # pragma: no cover
-    from app.core.runner import RunResult
+    from app.core.proc.runner import RunResult
 
 QUERY_FIELDS = ("index", "name", "driver_version", "compute_cap", "memory.total", "pci.bus_id",
                 "pci.device_id")
@@ -272,7 +272,7 @@ def cuda_version_from_int(value: object) -> str | None:
 
 def cc_from_name(name: str | None, pci_id: str | None = None) -> str | None:
     """The compute capability of a GPU its driver did not report it for (drivers older than the
-    ``compute_cap`` field), told from its PCI id or name (:mod:`app.core.gpu_ids`); None when unknown."""
+    ``compute_cap`` field), told from its PCI id or name (:mod:`app.core.detection.gpu_ids`); None when unknown."""
     told = cc_told(name, pci_id)
     return told.value if told is not None else None
 
@@ -423,7 +423,7 @@ def _nv_integrated(name: str) -> bool:
 
 def smi_candidates(*, wsl: bool, family: str | None,
                    which: Callable[[str], str | None] | None = None) -> list[str]:
-    from app.core.runner import which as _which
+    from app.core.proc.runner import which as _which
 
     which = which or _which
     found: list[str] = []

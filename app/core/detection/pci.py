@@ -17,9 +17,9 @@ import time
 from dataclasses import dataclass
 
 from app.core.detection import norm_bus, parser, read_text, record, run_tool, snippet
+from app.core.detection.gpu_ids import chip_code
+from app.core.detection.system import ProbeRecord
 from app.core.detection.vendors import accelerator_ids, vendor_of_id
-from app.core.gpu_ids import chip_code
-from app.core.system import ProbeRecord
 
 # Class 0x03xx = display controller (00 VGA, 02 3D, 80 other); 0x12xx = processing accelerator.
 # Source: PCI Code and ID Assignment Specification, base classes 03h and 12h.
@@ -184,7 +184,7 @@ def detect_pci(timeout_s: float, *, family: str | None) -> tuple[list[PCIDevice]
                           started))
     if not wanted:
         return [], records
-    from app.core.runner import which
+    from app.core.proc.runner import which
 
     lspci = which("lspci")
     if not lspci:

@@ -4,7 +4,7 @@ Each check is a small function of the plan returning a :class:`~app.core.install
 (the reachability checks one per index or folder). Messages and hints are texts with stable
 codes (``preflight.*``); the presenter renders them in its language. The install may go ahead
 when no check is blocking; :func:`raise_for_checks` turns the first blocking one into a
-:class:`~app.core.errors.BadInput` (nothing was done).
+:class:`~app.core.base.errors.BadInput` (nothing was done).
 """
 from __future__ import annotations
 
@@ -15,23 +15,23 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from app.core import disk, locks
-from app.core.actions import Remedy
-from app.core.errors import BadInput
-from app.core.indexes import NET_TIMEOUT_S, check_url, display_url, probe_index, proxy_problem
+from app.core.base import disk, locks
+from app.core.base.actions import Remedy
+from app.core.base.errors import BadInput
+from app.core.base.oserrors import os_error_text
+from app.core.base.paths import new_log_path
+from app.core.base.requirements import requirement_name
+from app.core.base.secrets import mask, open_private
+from app.core.base.text import Msg, Text, msg, render
 from app.core.install.config import CONDA_FORGE, default_index_for
 from app.core.install.planning import TORCH_FAMILY, python_version
 from app.core.install.request import Check, InstallPlan
 from app.core.install.sizing import fmt_mb
 from app.core.install.winchecks import check_cloud_folder, check_path_budget, check_vc_runtime
-from app.core.oserrors import os_error_text
-from app.core.paths import new_log_path
-from app.core.requirements import requirement_name
-from app.core.secrets import mask, open_private
+from app.core.net.indexes import NET_TIMEOUT_S, check_url, display_url, probe_index, proxy_problem
 from app.core.sources import closure, scan, torch_origin, variant_of_index
 from app.core.sources.routing import Route, verify
 from app.core.sources.settings import python_mirror_env
-from app.core.text import Msg, Text, msg, render
 
 __all__ = ["PYTHON_DOWNLOADS", "REACH_LABELS", "check_backend", "check_closure", "check_disk", "check_indexes",
            "check_lock", "check_proxy", "check_python", "check_python_download", "check_reach", "check_route",
@@ -96,14 +96,14 @@ def check_python(p: InstallPlan) -> Check:
     if p.request.existing:
         return Check("python", True, msg("preflight.python_existing", "Python {version} of the existing environment",
                                          version=p.python.version))
-    if p.kind == "venv" and p.installer == "pip" and not p.python.has_venv:
+    if p.kind == "venv" and p.installer == "pip" and not p.python.can_venv:
         return Check("python", False,
                      msg("preflight.python_no_venv", "{path} (Python {version}) cannot create virtual environments: "
-                         "its venv/ensurepip modules are missing.", path=p.python.path, version=p.python.version),
+                         "its venv/ensurepip modules are missing.", path=p.python.executable, version=p.python.version),
                      hint=msg("preflight.python_no_venv_hint", "On Debian/Ubuntu: sudo apt install python3-venv "
                               "(or python3.X-venv); or use --installer uv, which does not need them."))
     return Check("python", True, msg("preflight.python_ok", "Python {version} at {path}", version=p.python.version,
-                                     path=p.python.path))
+                                     path=p.python.executable))
 
 
 def python_unfit(p: InstallPlan) -> Check | None:
@@ -111,14 +111,15 @@ def python_unfit(p: InstallPlan) -> Check | None:
     release's Python range, not the Python chosen for it, or one the sources hold no wheel for
     (None: it fits)."""
     rec = p.recommendation
-    why = rec.python_problem(p.python.version) if rec is not None and p.python is not None else None
+    why = rec.python_problem(p.python.version) if rec is not None and p.python is not None and p.python.version \
+        else None
     if why is None or p.python is None or rec is None:
         return None
     return Check("python", False, msg("preflight.python_unfit", "Python {have} ({path}) cannot install this build: "
-                                      "{why}.", have=p.python.major_minor, path=p.python.path, why=why),
+                                      "{why}.", have=p.python.minor, path=p.python.executable, why=why),
                  hint=msg("preflight.python_unfit_hint", "Choose a Python {fits} for the environment, or another "
                           "PyTorch version for Python {have}.", fits=", ".join(rec.pythons),
-                          have=p.python.major_minor))
+                          have=p.python.minor))
 
 
 #: where uv downloads a Python from, unless UV_PYTHON_INSTALL_MIRROR (or a Python-builds mirror) says otherwise
@@ -304,7 +305,7 @@ def _reach_hint(key: str) -> Msg:
 
 
 def check_reach(key: str, url: str, error: Text | None, warning: Text | None = None) -> Check:
-    """The check for one target from what :func:`~app.core.indexes.check_url` / ``probe_index`` said."""
+    """The check for one target from what :func:`~app.core.net.indexes.check_url` / ``probe_index`` said."""
     label = REACH_LABELS.get(key, key)
     name, shown = f"reach:{key}", display_url(url)
     if error is None and warning is not None:
@@ -471,7 +472,7 @@ def check_indexes(p: InstallPlan) -> list[Check]:
 
 
 def check_lock(p: InstallPlan) -> Check:
-    """Nobody else is changing this environment now (the lock of :mod:`app.core.locks`)."""
+    """Nobody else is changing this environment now (the lock of :mod:`app.core.base.locks`)."""
     holder = locks.holder_of(p.env_path)
     if holder is None or holder.pid == os.getpid():
         return Check("lock", True, msg("preflight.lock_free", "no other run is changing {env}", env=str(p.env_path)))

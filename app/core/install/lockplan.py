@@ -25,16 +25,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.base.paths import cache_dir
+from app.core.base.text import Text, msg
 from app.core.install.request import InstallPlan, InstallRequest
-from app.core.paths import cache_dir
 from app.core.pylock.fit import fit_lock
 from app.core.pylock.lockfile import Lock, read_lock, requirements_text
 from app.core.sources.local import scan
-from app.core.text import Text, msg
 
 if TYPE_CHECKING:  # start-up: only the type
-    from app.core.system import SystemReport
+    from app.core.detection.system import SystemReport
 
 __all__ = ["lock_request", "locked_plan", "missing_local_files"]
 
@@ -82,7 +82,7 @@ def locked_plan(planned: InstallPlan, report: SystemReport | None) -> InstallPla
     assert request.lock is not None
     lock = read_lock(request.lock)
     if report is None:
-        from app.core.detect import detect  # start-up: a caller without a report of this machine
+        from app.core.detection.detect import detect  # start-up: a caller without a report of this machine
 
         report = detect()
     fit = fit_lock(lock, report)
@@ -108,8 +108,8 @@ def lock_request(request: InstallRequest, lock: Lock) -> InstallRequest:
     its exact pins, its Python, and its sources where the user named none (a folder the lock's torch
     came from, when it is here; its index; its default index unless that is PyPI, so a machine's own
     PyPI mirror still serves: the hashes make any source give the same files)."""
+    from app.core.base.locations import local_path
     from app.core.install.config import PYPI_SIMPLE  # start-up
-    from app.core.locations import local_path
 
     folders = [f for f in lock.find_links if (where := local_path(f)) is not None and Path(where).is_dir()]
     torch_index = lock.torch_index if lock.torch_index and local_path(lock.torch_index) is None else None

@@ -2,7 +2,7 @@
 
 The Python, the environment backend, the packages and indexes, the size estimate. An
 impossible request (a folder that already is an env, nothing to install, a bundle for another
-Python) raises :class:`~app.core.errors.BadInput`.
+Python) raises :class:`~app.core.base.errors.BadInput`.
 
 Index rules (never mix one index's torch with another's): see :mod:`app.core.install`.
 """
@@ -14,21 +14,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.core import envs, pyarch, requirements
-from app.core.bundle import Manifest, check_bundle
-from app.core.distinfo import TORCH_FAMILY
-from app.core.enums import Backend
-from app.core.envs import EnvBackend, IndexOptions, PythonInfo, env_python
-from app.core.errors import BadInput, ForFace
+from app.core.base import pyarch, requirements
+from app.core.base.enums import Backend
+from app.core.base.errors import BadInput, ForFace
+from app.core.base.text import Text, msg
+from app.core.base.wheels import backend_of_variant, local_label
+from app.core.detection.system import PythonInfo
+from app.core.env import backends as envs
+from app.core.env.backends import EnvBackend, IndexOptions, env_python
+from app.core.env.distinfo import TORCH_FAMILY
+from app.core.install.bundle import Manifest, check_bundle
 from app.core.install.request import InstallPlan, InstallRequest
 from app.core.install.sizing import estimate
 from app.core.sources import closure, scan, torch_origin
-from app.core.text import Text, msg
-from app.core.wheels import backend_of_variant, local_label
 
 if TYPE_CHECKING:  # start-up: only the type is needed here
+    from app.core.detection.system import SystemReport
     from app.core.recommend import Recommendation
-    from app.core.system import SystemReport
 
 __all__ = ["TORCH_FAMILY", "plan", "python_version"]
 
@@ -121,7 +123,7 @@ def _python(request: InstallRequest, env_path: Path, what: _What,
     else:
         python, notes = envs.find_python(what.python_spec, report, arch=_wheels_arch(request))
     m = what.manifest
-    if m is not None and python is not None and python.major_minor != m.python_version:
+    if m is not None and python is not None and python.minor != m.python_version:
         raise BadInput(msg("install.bundle_python", "The bundle is for Python {bundle}, but the environment would "
                            "use Python {python}.", bundle=m.python_version, python=python.version),
                        hint=ForFace(msg("install.bundle_python_gui", "Choose Python {version} on the Environment "
@@ -160,7 +162,7 @@ def _build_backend(rec: Recommendation | None, what: _What) -> Backend | None:
 def python_version(python: PythonInfo | None, spec: str | None) -> str | None:
     """The target Python as "3.11" (None: unknown, then this interpreter's tags are assumed)."""
     if python is not None:
-        return python.major_minor
+        return python.minor
     return spec if spec and _MINOR.match(spec) else None
 
 
@@ -243,10 +245,8 @@ def plan(request: InstallRequest, report: SystemReport | None = None) -> Install
                                     msg("install.no_env_path_cli", "Pass --env PATH.")))
     _check_python_request(request.python)
     rec0 = request.recommendation
-    if rec0 is not None and request.installer == "uv" and not request.index_url and rec0.commands \
-            and "uv" not in rec0.commands:
-        # a build from AMD's own index (it answers 403 for what it does not host; pip moves on, uv stops):
-        # the recommendation gives only a pip command, so pip installs it
+    if rec0 is not None and request.installer == "uv" and not request.index_url and rec0.needs_pip:
+        # a build from AMD's own index (it answers 403 for what it does not host; pip moves on, uv stops)
         request = replace(request, installer="pip")
     env_path, backend = _env_and_backend(request)
     rec = request.recommendation

@@ -3,7 +3,7 @@
 All frozen: :func:`~app.core.install.plan` turns an :class:`InstallRequest` into an
 :class:`InstallPlan`, :func:`~app.core.install.preflight` judges the plan with :class:`Check` s,
 and :func:`~app.core.install.install` returns an :class:`InstallResult`. Sentences in them
-(check messages and hints, plan notes, warnings) are :data:`~app.core.text.Text`; their
+(check messages and hints, plan notes, warnings) are :data:`~app.core.base.text.Text`; their
 ``to_dict`` renders English and adds the codes.
 """
 from __future__ import annotations
@@ -14,16 +14,17 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from app.core.actions import Action
-from app.core.bundle import Manifest
-from app.core.envs import EnvBackend, IndexOptions, PythonInfo, env_python
-from app.core.errors import BadInput
-from app.core.indexes import display_url
-from app.core.serial import to_jsonable
+from app.core.base.actions import Action
+from app.core.base.errors import BadInput
+from app.core.base.serial import to_jsonable
+from app.core.base.text import Joined, Msg, Text, render
+from app.core.detection.system import PythonInfo
+from app.core.env.backends import EnvBackend, IndexOptions, env_python
+from app.core.install.bundle import Manifest
+from app.core.net.indexes import display_url
 from app.core.sources.download import Served
 from app.core.sources.routing import Route
 from app.core.sources.settings import Mirrors, SourceSettings
-from app.core.text import Joined, Msg, Text, render
 
 if TYPE_CHECKING:  # start-up: the recommendation engine is only imported where it runs
     from app.core.recommend import Recommendation
@@ -197,6 +198,7 @@ class InstallPlan:
     # (``cpython-3.12-windows-x86_64-none``): a version alone lets uv take an interpreter of another
     # architecture (the 32-bit one that was passed over); None where uv is not asked for one
     uv_python: str | None = None
+    relocatable: bool = False  # the new env's folder is renamed afterwards (the staged upgrade)
 
     @property
     def kind(self) -> str:
@@ -227,7 +229,8 @@ class InstallPlan:
         if not self.new_env:
             return []
         steps = [("create-env", argv) for argv in self.backend.create_argv(
-            self.env_path, self.python, self.uv_python or self.python_request, idx=self.index)]
+            self.env_path, self.python, self.uv_python or self.python_request, idx=self.index,
+            relocatable=self.relocatable)]
         seed = self.backend.seed_argv(self.env_path, self.python, self.index)
         return steps + ([("seed-pip", seed)] if seed else [])
 

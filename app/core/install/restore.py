@@ -20,18 +20,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from app.core import envs, runner
-from app.core.enums import Phase, PhaseState
-from app.core.envs import IndexOptions, env_python
-from app.core.errors import UserError
-from app.core.events import Event, LogEvent, PhaseEvent, ignore
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import UserError
+from app.core.base.events import Event, LogEvent, PhaseEvent, ignore
+from app.core.base.locations import file_url_path, url_scheme
+from app.core.base.paths import new_log_path
+from app.core.base.requirements import canonical
+from app.core.base.secrets import write_private
+from app.core.base.text import msg, render
+from app.core.env import backends as envs
+from app.core.env.backends import IndexOptions, env_python
 from app.core.install.interpreter import ensure_own_interpreter
 from app.core.install.request import InstallPlan
-from app.core.locations import file_url_path, url_scheme
-from app.core.paths import new_log_path
-from app.core.requirements import canonical
-from app.core.secrets import write_private
-from app.core.text import msg, render
+from app.core.proc import runner
 
 __all__ = ["PackageState", "Snapshot", "freeze_names", "restore", "take_snapshot"]
 
@@ -55,10 +56,6 @@ class Snapshot:
 
     folder: Path  # holds freeze.txt and a copy of each *.dist-info
     packages: dict[str, PackageState]
-
-    @property
-    def freeze_file(self) -> Path:
-        return self.folder / "freeze.txt"
 
 
 def freeze_names(text: str) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """``install(plan)``: create the env (if new) and install, streaming events; undo on failure or cancel.
 
-The phases, each reported as a :class:`~app.core.events.PhaseEvent`: ``preflight`` (the checks
+The phases, each reported as a :class:`~app.core.base.events.PhaseEvent`: ``preflight`` (the checks
 given, or run here), ``snapshot`` (an existing env) or ``create-env`` (a new one), ``install``,
 and on failure ``rollback`` / ``restore``. After the installer finished, the env's
 ``*.dist-info`` are read: every package asked for must be there, and torch, torchvision and
@@ -8,7 +8,7 @@ torchaudio must come from one build (``+cpu`` and ``+cu126`` never mixed).
 
 Safety (nothing that was not ours is touched):
 
-* the env's lock (:mod:`app.core.locks`) is held for the whole call, rollback included; a
+* the env's lock (:mod:`app.core.base.locks`) is held for the whole call, rollback included; a
   caller that holds it already (from its pre-flight to its verification) passes it as ``lock``;
 * before the installer runs, the env's interpreter must run as the env
   (:func:`~app.core.install.interpreter.ensure_own_interpreter`): the installer can never fall
@@ -27,26 +27,29 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from app.core import disk, envs, locks, remedies, runner, wheels
-from app.core.compat import CompatData, load_compat
-from app.core.distinfo import TORCH_FAMILY
-from app.core.enums import Phase, PhaseState
-from app.core.envs import env_python
-from app.core.errors import Cancelled, ForFace, UserError
-from app.core.events import Event, LogEvent, PhaseEvent, StepEvent, WarningEvent, ignore
+from app.core import remedies
+from app.core.base import disk, locks, wheels
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import Cancelled, ForFace, UserError
+from app.core.base.events import Event, LogEvent, PhaseEvent, StepEvent, WarningEvent, ignore
+from app.core.base.paths import new_log_path
+from app.core.base.progress import ProgressParser, unpack_watch
+from app.core.base.requirements import requirement_name
+from app.core.base.secrets import append_private
+from app.core.base.text import Msg, Text, join, msg, render
+from app.core.compat.data import CompatData, load_compat
+from app.core.env import backends as envs
+from app.core.env.backends import env_python
+from app.core.env.distinfo import TORCH_FAMILY
 from app.core.install.checks import preflight, raise_for_checks, route_of
 from app.core.install.interpreter import ensure_own_interpreter
+from app.core.install.prefetch import fetch_wheelhouse, wheelhouse_index
 from app.core.install.request import Check, CommandRun, InstallPlan, InstallResult, masked
 from app.core.install.transaction import Rollback, Snapshot, kept_text, rollback, take_snapshot
-from app.core.install.wheelhouse import fetch_wheelhouse, wheelhouse_index
-from app.core.paths import new_log_path
-from app.core.progress import ProgressParser, unpack_watch
-from app.core.requirements import requirement_name
-from app.core.secrets import append_private
+from app.core.proc import runner
 from app.core.sources.routing import Route
 from app.core.sources.settings import python_mirror_env
 from app.core.sources.wheelhouse import Wheelhouse, cleanup
-from app.core.text import Msg, Text, join, msg, render
 
 __all__ = ["TORCH_FAMILY", "install", "installer_failure", "mixed_variants", "outcome"]
 
@@ -66,7 +69,7 @@ def _check_status(c: Check) -> str:
 
 
 def outcome(res: runner.RunResult) -> Msg:
-    """How a command ended, in words (the translated :meth:`~app.core.runner.RunResult.describe`)."""
+    """How a command ended, in words (the translated :meth:`~app.core.proc.runner.RunResult.describe`)."""
     return remedies.run_outcome(res.returncode, timed_out=res.timed_out, duration_s=res.duration_s,
                                 start_error=res.start_error)
 
@@ -89,14 +92,17 @@ def os_family() -> str:
 class _Run:
     """One install of one plan: the log, the events, what to undo."""
 
-    def __init__(self, p: InstallPlan, emit: Callable[[Event], None], cancel: runner.CancelToken) -> None:
+    def __init__(self, p: InstallPlan, emit: Callable[[Event], None], cancel: runner.CancelToken,
+                 log_path: Path | None = None, env_drop: Sequence[str] = ()) -> None:
         self.p = p
         self._consumer = emit
         self._consumer_failed = False
         self.cancel = cancel
-        self.log_path = new_log_path("install")
+        self.log_path = log_path or new_log_path("install")
         self.started = time.monotonic()
         self.child_env = p.backend.child_env(p.index, p.request.proxy)
+        for var in env_drop:
+            self.child_env.pop(var, None)
         if p.installer == "pip" and p.kind == "venv":
             self.child_env["PIP_REQUIRE_VIRTUALENV"] = "1"  # pip itself refuses a Python that is not a venv
         self.child_env.update(python_mirror_env(p.request.mirrors))  # a Python-builds mirror the user chose
@@ -213,7 +219,7 @@ class _Run:
         p = self.p
         offline = dataclasses.replace(p.index, offline=True)
         argv = p.backend.seed_argv(p.env_path, p.python, offline)  # ensurepip's own pip, put in by uv when it can
-        if argv is not None and (p.python is None or p.python.has_venv):
+        if argv is not None and (p.python is None or p.python.can_venv):
             # the seed runs the env's Python (or uv --python on it): only when that Python runs AS the env
             # (pyvenv.cfg gone, it would be the base interpreter, and pip would go there)
             ensure_own_interpreter(p.env_path, log_path=self.log_path)
@@ -240,7 +246,7 @@ class _Run:
                     "(python.org, your package manager or pyenv), or choose a Python you have with --python (a "
                     "version such as {mine} or a path).", version=want, mine=mine))
             return err
-        who = p.python.path if p.python else (p.python_request or "python")
+        who = p.python.executable if p.python and p.python.executable else (p.python_request or "python")
         return self.fail(msg("install.create_failed", "Could not create the environment at {path} with {python}",
                              path=str(p.env_path), python=who), res,
                          msg("install.create_failed_hint", "Check the Python interpreter, or create the environment "
@@ -375,19 +381,23 @@ class _Run:
 
 def install(p: InstallPlan, *, on_event: Callable[[Event], None] | None = None,
             cancel: runner.CancelToken | None = None, checks: Sequence[Check] | None = None,
-            lock: locks.EnvLock | None = None) -> InstallResult:
+            lock: locks.EnvLock | None = None, log_path: Path | None = None,
+            env_drop: Sequence[str] = ()) -> InstallResult:
     """Create the env (if new) and install; roll back on failure or cancel.
 
     Raises BadInput (pre-flight refused, or another run holds the env; nothing written),
     UserError (failed, rolled back) or Cancelled (rolled back). ``checks``: the pre-flight
     already run (else it runs here). ``lock``: the env's lock when the caller holds it already
     (it should, from its pre-flight to its verification); else it is taken for this call.
+    ``log_path``: the log to append to (default: a new install log). ``env_drop``: variables
+    the installer must not see (the staged upgrade: the guard's ``UV_CONSTRAINT`` of the env
+    being upgraded).
     """
     if lock is not None and not (lock.held and lock.covers(p.env_path)):
         raise ValueError(f"the lock given is not held for {p.env_path}")
     own = locks.acquire(p.env_path, "install") if lock is None else None
     try:
-        return _install(_Run(p, on_event or ignore, cancel or runner.CancelToken()), checks)
+        return _install(_Run(p, on_event or ignore, cancel or runner.CancelToken(), log_path, env_drop), checks)
     finally:
         if own is not None:
             own.release()

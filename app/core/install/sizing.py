@@ -15,12 +15,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from app.core import requirements
-from app.core.bundle import Manifest
-from app.core.enums import Backend
-from app.core.envs import EnvBackend
-from app.core.locations import local_path
-from app.core.text import Text, join, msg
+from app.core.base import requirements
+from app.core.base.enums import Backend
+from app.core.base.locations import local_path
+from app.core.base.text import Text, join, msg
+from app.core.env.backends import EnvBackend
+from app.core.install.bundle import Manifest
 
 __all__ = ["ENV_BASE_MB", "INSTALLED_MB", "MARGIN", "OTHER_PACKAGE_MB", "WHEEL_TO_INSTALLED", "estimate",
            "fmt_mb", "local_torch_wheel_bytes"]

@@ -26,21 +26,21 @@ from email.parser import HeaderParser
 from pathlib import Path
 
 from app import __version__
-from app.core import registry
-from app.core.compat import CompatData, load_compat
-from app.core.distinfo import Dist, distributions
-from app.core.envs import env_python, probe_python
-from app.core.errors import BadInput, ForFace
-from app.core.locations import local_path
+from app.core.base.errors import BadInput, ForFace
+from app.core.base.locations import local_path
+from app.core.base.text import Text, msg
+from app.core.base.wheels import WheelFile, backend_of_variant, variant_of_version
+from app.core.compat.data import CompatData, load_compat
+from app.core.detection.system import SystemReport
+from app.core.env import registry
+from app.core.env.backends import env_python, probe_python
+from app.core.env.distinfo import Dist, distributions
+from app.core.net.client import Client, Failure, NetError
 from app.core.pylock.lockfile import GpuFact, Lock, LockedFile, LockedPackage, Machine, NotLocked, Verified
 from app.core.recommend.machine import wheel_platform
 from app.core.sources.download import file_sha256
 from app.core.sources.local import LocalWheel, scan
-from app.core.sources.net import Failure, Net, NetError
 from app.core.sources.pages import Link, project_url, read_page
-from app.core.system import SystemReport
-from app.core.text import Text, msg
-from app.core.wheels import WheelFile, backend_of_variant, variant_of_version
 
 __all__ = ["Exported", "Origins", "arch_list_of", "build_env_vars", "export_env", "machine_of"]
 
@@ -128,7 +128,7 @@ def _from_folder(dist: Dist, tags: frozenset[str], wheels: Sequence[LocalWheel])
 class _Pages:
     """Index pages read once each (several packages may be looked up at once)."""
 
-    def __init__(self, net: Net) -> None:
+    def __init__(self, net: Client) -> None:
         self.net = net
         self._lock = threading.Lock()
         self._seen: dict[tuple[str, str], list[Link] | Failure] = {}
@@ -190,7 +190,7 @@ def _locate(dist: Dist, origins: Origins, wheels: Sequence[LocalWheel], pages: _
 def locate_all(dists: Sequence[Dist], origins: Origins) -> list[LockedPackage | NotLocked]:
     """Each distribution's origin (index pages are read in parallel, each once)."""
     wheels = scan(origins.folders)
-    pages = _Pages(Net(origins.proxy, origins.ca_bundle))
+    pages = _Pages(Client(origins.proxy, origins.ca_bundle))
     with ThreadPoolExecutor(max_workers=8) as pool:
         return list(pool.map(lambda d: _locate(d, origins, wheels, pages), dists))
 
@@ -280,7 +280,7 @@ def export_env(env: Path, report: SystemReport, *, default_index: str, find_link
     backend = backend_of_variant(variant)
     torch_pkg = next(p for p in packages if p.name == "torch") if any(p.name == "torch" for p in packages) else None
     rec = registry.find(env)
-    lock = Lock(python=info.version, packages=packages, platform=platform, torch=torch.version, variant=variant,
+    lock = Lock(python=info.version or "", packages=packages, platform=platform, torch=torch.version, variant=variant,
                 backend=str(backend) if backend is not None else None,
                 torch_index=torch_pkg.source if torch_pkg is not None else None,
                 default_index=registry.clean_url(src.default_index or default_index)[0],
@@ -297,7 +297,7 @@ def export_env(env: Path, report: SystemReport, *, default_index: str, find_link
 
 def build_env_vars(report: SystemReport, data: CompatData, torch: str, variant: str | None) -> dict[str, str]:
     """The variables the build needs set on that machine (the engine's ``env_vars``: HSA_OVERRIDE_GFX_VERSION)."""
-    from app.core.errors import UserError
+    from app.core.base.errors import UserError
     from app.core.recommend import Choices, recommend
 
     try:

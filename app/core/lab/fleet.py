@@ -36,18 +36,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.core.compat import CompatData, load_compat, version_tuple
-from app.core.enums import Backend
-from app.core.errors import BadInput, UserError
+from app.core.base.enums import Backend
+from app.core.base.errors import BadInput, UserError
+from app.core.base.schema import Fields, parse_json, read_text
+from app.core.base.text import Joined, Msg, Text, msg, render
+from app.core.compat.data import CompatData, load_compat, version_tuple
+from app.core.detection.system import SystemReport
 from app.core.install.sizing import ENV_BASE_MB, INSTALLED_MB, MARGIN
 from app.core.pylock.fit import engine_reason, fit_lock
 from app.core.pylock.lockfile import Lock
 from app.core.recommend import Choices, Recommendation, recommend
 from app.core.recommend.machine import wheel_platform
 from app.core.recommend.words import platform_words
-from app.core.schema import Fields, parse_json, read_text
-from app.core.system import SystemReport
-from app.core.text import Joined, Msg, Text, msg, render
 
 if TYPE_CHECKING:  # start-up: the sources load only when the plan names some
     from app.core.sources import Availability

@@ -3,7 +3,7 @@
 For each package the lock pins, its file is taken from the local folder the lock names (or a
 folder given with ``--find-links``), else downloaded from the lock's URL by the assistant's own
 downloader (:mod:`app.core.sources.download`: the user's proxy and CA, resumed downloads, every
-byte checked against the lock's sha256). The bundle is the ordinary kind (:mod:`app.core.bundle`:
+byte checked against the lock's sha256). The bundle is the ordinary kind (:mod:`app.core.install.bundle`:
 ``manifest.json``, the hashed ``requirements.txt``, ``wheels/``), so ``install --from-bundle DIR``
 installs it on a machine with no network, checked as any bundle. A lock with several files for a
 package (another tool's, for several platforms) contributes the files for the lock's platform.
@@ -17,20 +17,20 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from app import __version__
-from app.core import runner
-from app.core.bundle import WHEELS, BundleFile, Manifest, expand_platform, write_bundle
-from app.core.deletion import delete_tree
-from app.core.errors import BadInput
-from app.core.events import Event, ignore
+from app.core.base.deletion import delete_tree
+from app.core.base.errors import BadInput
+from app.core.base.events import Event, ignore
+from app.core.base.text import msg
+from app.core.base.wheels import parse_wheel
+from app.core.install.bundle import WHEELS, BundleFile, Manifest, expand_platform, write_bundle
+from app.core.net.client import Client
+from app.core.proc import runner
 from app.core.pylock.lockfile import Lock, LockedFile, LockedPackage
-from app.core.recommend.available import platform_tag_fits
+from app.core.recommend.wheelfiles import platform_tag_fits
 from app.core.sources.download import Downloader, Wanted, file_sha256, link_or_copy
 from app.core.sources.local import scan
-from app.core.sources.net import Net
 from app.core.sources.settings import Source
 from app.core.sources.wheelhouse import download_folder
-from app.core.text import msg
-from app.core.wheels import parse_wheel
 
 __all__ = ["bundle_from_lock"]
 
@@ -62,7 +62,7 @@ def _refuse(out: Path, lock: Lock) -> None:
                                 "folders) and export the lock again."))
 
 
-def _fetch(lock: Lock, wheels: Path, folders: Sequence[str], net: Net, emit: Callable[[Event], None],
+def _fetch(lock: Lock, wheels: Path, folders: Sequence[str], net: Client, emit: Callable[[Event], None],
            cancel: runner.CancelToken) -> list[tuple[LockedPackage, LockedFile]]:
     here = {lw.path.name: lw.path for lw in scan(folders)}
     chosen = [(p, f) for p in lock.hashed for f in _files_for(p, lock.platform)]
@@ -101,7 +101,7 @@ def bundle_from_lock(lock: Lock, out: Path, *, find_links: Sequence[str] = (), p
     wheels = out / WHEELS
     try:
         wheels.mkdir(parents=True, exist_ok=True)
-        chosen = _fetch(lock, wheels, find_links, Net(proxy, ca_bundle), on_event or ignore,
+        chosen = _fetch(lock, wheels, find_links, Client(proxy, ca_bundle), on_event or ignore,
                         cancel or runner.CancelToken())
         files = tuple(BundleFile(f.name, (wheels / f.name).stat().st_size, f.sha256, p.name, p.version,
                                  _tags(f.name)) for p, f in chosen)

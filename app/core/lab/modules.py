@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.core.envs import env_python
+from app.core.env.backends import env_python
 
 if TYPE_CHECKING:  # start-up: only the type
-    from app.core.system import SystemReport
+    from app.core.detection.system import SystemReport
 
 __all__ = ["ModuleFiles", "env_modulefiles", "lua_modulefile", "module_name", "tcl_modulefile", "write_modulefiles"]
 
@@ -102,12 +102,12 @@ def write_modulefiles(env: Path, out: Path, *, version: str, title: str, variabl
 def env_modulefiles(env: Path, out: Path, report: SystemReport, *, name: str | None = None) -> ModuleFiles:
     """The modulefiles of ``env`` on the machine ``report`` describes: its torch build in the title and
     version, the variables that build needs there (the engine's), the device it was verified on."""
-    from app.core import registry
-    from app.core.compat import load_compat
-    from app.core.distinfo import torch_build
-    from app.core.errors import BadInput
+    from app.core.base.errors import BadInput
+    from app.core.base.text import msg
+    from app.core.compat.data import load_compat
+    from app.core.env import registry
+    from app.core.env.distinfo import torch_build
     from app.core.lab.export import build_env_vars
-    from app.core.text import msg
 
     info = torch_build(env)
     if info is None:

@@ -28,18 +28,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.core import registry
-from app.core.deletion import delete_tree, mount_points_under, os_path, shown_path
-from app.core.deletion import is_link as _is_link
-from app.core.envs import env_python, is_env
-from app.core.events import Event, StepEvent, ignore
+from app.core.base.deletion import delete_tree, mount_points_under, os_path, shown_path
+from app.core.base.deletion import is_link as _is_link
+from app.core.base.events import Event, StepEvent, ignore
+from app.core.base.locks import env_lock
+from app.core.base.paths import cache_dir, config_dir, data_dir, log_dir, state_dir
+from app.core.base.text import Text, msg
+from app.core.env import registry
+from app.core.env.backends import env_python, is_env
+from app.core.env.registry import EnvRecord
 from app.core.lifecycle.common import Refused
 from app.core.lifecycle.sizes import TreeSize, human_bytes
-from app.core.locks import env_lock
-from app.core.paths import cache_dir, config_dir, data_dir, log_dir, state_dir
-from app.core.registry import EnvRecord
-from app.core.runner import CancelToken
-from app.core.text import Text, msg
+from app.core.proc.runner import CancelToken
 
 __all__ = ["RemovePlan", "RemoveResult", "delete_tree", "plan_remove", "protected_folders", "remove", "scan"]
 

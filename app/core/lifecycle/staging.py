@@ -34,10 +34,10 @@ import sys
 import time
 from pathlib import Path
 
-from app.core.deletion import delete_tree
-from app.core.envs import WINDOWS
-from app.core.paths import data_dir
-from app.core.secrets import write_private
+from app.core.base.deletion import delete_tree
+from app.core.base.paths import data_dir
+from app.core.base.secrets import write_private
+from app.core.env.backends import WINDOWS
 
 __all__ = ["USER_KEEP", "VENV_LAYOUT", "activation_scripts", "begin", "damaged_text", "exchange", "fix_paths",
            "foreign_entries", "ident", "journal_file", "read_journal", "recover", "swap", "user_files",
@@ -73,7 +73,7 @@ _ACTIVATE = ("activate", "activate.fish", "activate.csh", "activate.nu", "Activa
 
 def _installed_files(env: Path) -> set[str]:
     """Every file the env's distributions installed (their RECORD files), relative to ``env``."""
-    from app.core.envs import site_packages
+    from app.core.env.backends import site_packages
 
     out: set[str] = set()
     for sp in site_packages(env):

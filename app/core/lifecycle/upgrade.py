@@ -11,9 +11,10 @@
 
 ``upgrade(plan)`` then, holding the env's lock:
 
-1. creates ``.<name>.torch-setup-staging`` next to the env with ``uv venv --relocatable`` and installs
-   the new stack plus the kept packages (uv links them from its cache: hard links on Linux,
-   clones on macOS, so an already-downloaded stack costs little disk and time);
+1. creates ``.<name>.torch-setup-staging`` next to the env (``uv venv --relocatable``) and installs
+   the new stack plus the kept packages, both through the install runner
+   (:func:`app.core.install.install`); uv links them from its cache (hard links on Linux, clones on
+   macOS), so an already-downloaded stack costs little disk and time;
 2. verifies the staging env on this machine's accelerator (the verify probe) and imports each
    compiled extension the env had;
 3. only then rewrites the staging folder's name in its scripts to the final path and swaps it in
@@ -37,14 +38,22 @@ from typing import TYPE_CHECKING
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
-from app.core import activate_vars, guard, registry, runner
-from app.core.compat import CompatData, load_compat
-from app.core.disk import free_mb
-from app.core.distinfo import TORCH_FAMILY, Dist, TorchBuildInfo, distributions, requires_dist, torch_build
-from app.core.enums import Phase, PhaseState
-from app.core.envs import WINDOWS, IndexOptions, backend_for, env_python, uv_bin
-from app.core.errors import BadInput, Cancelled
-from app.core.events import Event, LogEvent, PhaseEvent, StepEvent, ignore
+from app.core.base.disk import free_mb
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import BadInput, Cancelled, UserError
+from app.core.base.events import Event, LogEvent, PhaseEvent, StepEvent, ignore
+from app.core.base.locks import env_lock
+from app.core.base.paths import new_log_path
+from app.core.base.requirements import canonical, requirement_name
+from app.core.base.secrets import append_private
+from app.core.base.text import Text, msg, render
+from app.core.base.wheels import variant_of_version
+from app.core.compat.data import CompatData, load_compat
+from app.core.env import activate_vars, guard, registry
+from app.core.env.backends import WINDOWS, IndexOptions, backend_for, env_python, uv_bin
+from app.core.env.distinfo import TORCH_FAMILY, Dist, TorchBuildInfo, distributions, requires_dist, torch_build
+from app.core.env.registry import EnvRecord, PendingUpgrade, Sources, Verification
+from app.core.install import InstallPlan, InstallRequest, install
 from app.core.lifecycle import staging as st
 from app.core.lifecycle.common import (
     Failed,
@@ -57,19 +66,12 @@ from app.core.lifecycle.common import (
 from app.core.lifecycle.companions import CompanionReport, check_companions, import_names
 from app.core.lifecycle.remove import delete_tree
 from app.core.lifecycle.sizes import tree_size
-from app.core.locks import env_lock
-from app.core.paths import new_log_path
-from app.core.probe import ProbeFailed
-from app.core.progress import ProgressParser
-from app.core.registry import EnvRecord, PendingUpgrade, Sources, Verification
-from app.core.requirements import canonical, requirement_name
-from app.core.secrets import append_private
-from app.core.text import Text, msg, render
-from app.core.verify import VerifyReport, run_verify
-from app.core.wheels import variant_of_version
+from app.core.measure.probe import ProbeFailed
+from app.core.measure.verify import VerifyReport, run_verify
+from app.core.proc import runner
 
 if TYPE_CHECKING:  # start-up: only the types
-    from app.core.system import SystemReport
+    from app.core.detection.system import SystemReport
 
 __all__ = ["UpgradePlan", "UpgradeResult", "base_python", "confirm", "plan_upgrade", "recover", "swap_in", "undo",
            "upgrade"]
@@ -96,7 +98,7 @@ class UpgradePlan:
     record: EnvRecord | None = None
     notes: tuple[Text, ...] = ()
     timeout_s: float | None = None
-    env_vars: tuple[tuple[str, str], ...] = ()  # what the new env's activation sets (app.core.activate_vars)
+    env_vars: tuple[tuple[str, str], ...] = ()  # what the new env's activation sets (app.core.env.activate_vars)
 
     def to_dict(self) -> dict[str, object]:
         return {"env": str(self.env), "staging": str(self.staging), "old_copy": str(self.old_copy),
@@ -255,7 +257,7 @@ def _target(python: str | None, dists: Mapping[str, Dist], *, torch: str | None,
         for p in packages:
             requirement_name(p)  # validates (BadInput names a bad one)
         return _Target(tuple(packages), None, None)
-    from app.core.detect import detect  # start-up: detection only when no packages were given
+    from app.core.detection.detect import detect  # start-up: detection only when no packages were given
     from app.core.recommend import Choices, recommend  # start-up: the engine only runs here
 
     fam = [n for n in TORCH_FAMILY if n in dists]
@@ -348,6 +350,19 @@ def _compat() -> CompatData | None:
 
 # --------------------------------------------------------------------------- running
 
+STAGING_MARKER = ".torch-setup-staging"
+
+
+def staging_plan(p: UpgradePlan, requirements: Path | None) -> InstallPlan:
+    """The install runner's plan for the staging env: a new relocatable uv venv on the env's own
+    base interpreter, the new stack from the upgrade's sources, the kept packages' requirements."""
+    return InstallPlan(request=InstallRequest(p.staging, python=str(p.base_python), packages=p.packages,
+                                              timeout_s=p.timeout_s),
+                       env_path=p.staging, backend=backend_for("venv", "uv"), python=None,
+                       python_request=str(p.base_python), packages=p.packages, index=p.index, new_env=True,
+                       estimate_mb=0, estimate_why="", requirements_file=requirements, relocatable=True)
+
+
 class _Run:
     def __init__(self, p: UpgradePlan, emit: Callable[[Event], None], cancel: runner.CancelToken) -> None:
         self.p = p
@@ -357,9 +372,9 @@ class _Run:
         self.started = time.monotonic()
         self.timings: dict[str, float] = {}
         self.staging_id: list[int] | None = None  # the staging env this run made (st.ident)
-        self.backend = backend_for("venv", "uv")
+        self._phase_started: dict[Phase, float] = {}
         # A guarded env the assistant itself was started from must not constrain the new stack.
-        self.child_env = runner.clean_env({"UV_NO_PROGRESS": "1"}, drop=("UV_CONSTRAINT", "PIP_CONSTRAINT"))
+        self.child_env = runner.clean_env(drop=("UV_CONSTRAINT", "PIP_CONSTRAINT"))
 
     def info(self, text: str) -> None:
         self.emit(LogEvent(text, "info"))
@@ -382,55 +397,50 @@ class _Run:
         return Failed(text, msg("envs.upgrade_unchanged", "Your environment was not changed."), lines=lines,
                       log_path=self.log)
 
-    def create(self) -> None:
+    def build(self) -> None:
+        """Create the staging env and install the new stack plus the kept packages into it, through
+        the install runner (:func:`app.core.install.install`: the env's own interpreter only, one
+        torch build, the installer's failures through the remedy catalogue; the staging env removed
+        again when it fails)."""
         p = self.p
-        t0 = time.monotonic()
-        self.emit(PhaseEvent(Phase.CREATE_ENV, PhaseState.START, str(p.staging)))
         if os.path.lexists(p.staging):  # a staging env an interrupted run left: ours (the marker says so)
-            if p.staging.is_symlink() or not (p.staging / ".torch-setup-staging").is_file():
+            if p.staging.is_symlink() or not (p.staging / STAGING_MARKER).is_file():
                 raise Refused(msg("envs.upgrade_staging_taken", "{path} exists and was not made by this assistant: "
                                   "it is left as it is", path=str(p.staging)),
                               msg("envs.upgrade_staging_taken_hint", "Move or rename that folder, then run the "
                                   "upgrade again."))
             delete_tree(p.staging)
-        argv = [self.backend.uv or "uv", "venv", str(p.staging), "--python", str(p.base_python), "--relocatable",
-                "--no-project", "--no-config", "--quiet"]
-        res = self._run(argv, timeout=300)
-        self.staging_id = st.ident(p.staging)  # made by this run (nothing was there): the cleanup deletes only it
-        if not res.ok:
-            raise self._fail(msg("envs.upgrade_create_failed", "The staging environment could not be created "
-                                 "({why})", why=res.describe()), res)
-        (p.staging / ".torch-setup-staging").write_text(str(p.env) + "\n", encoding="utf-8")
-        self.emit(PhaseEvent(Phase.CREATE_ENV, PhaseState.END))
-        self.timings["create_s"] = round(time.monotonic() - t0, 3)
-
-    def install(self) -> None:
-        p = self.p
-        t0 = time.monotonic()
-        self.emit(PhaseEvent(Phase.INSTALL, PhaseState.START, ", ".join(p.packages)))
         reqs = self.log.with_suffix(".requirements.txt")
         reqs.write_text("".join(line + "\n" for line in p.keep), encoding="utf-8")
         self.info(f"kept packages ({len(p.keep)}): {reqs}")
-        parser = ProgressParser("uv", self.emit)
+        try:
+            install(staging_plan(p, reqs if p.keep else None), on_event=self._staging_event, cancel=self.cancel,
+                    checks=(), log_path=self.log, env_drop=("UV_CONSTRAINT", "PIP_CONSTRAINT"))
+        except Cancelled:
+            raise Cancelled(log_path=self.log) from None
+        except UserError as exc:
+            failed = Failed(msg("envs.upgrade_install_failed", "Installing the new stack into the staging environment "
+                                "failed ({why})", why=exc.message), msg("envs.upgrade_unchanged", "Your environment "
+                                                                        "was not changed."),
+                            lines=exc.lines, log_path=exc.log_path or self.log)
+            failed.remedies = exc.remedies
+            raise failed from None
 
-        def on_line(stream: str, line: str) -> None:
-            self.emit(LogEvent(line, stream))
-            parser.feed(line)
-
-        argv = self.backend.install_argv(p.staging, p.packages, p.index, requirements=reqs if p.keep else None)
-        res = self._run(argv, on_line)
-        parser.close()
-        if not res.ok:
-            raise self._fail(msg("envs.upgrade_install_failed", "Installing the new stack into the staging environment "
-                                 "failed ({why})", why=res.describe()), res)
-        got = distributions(p.staging)
-        want = {n for n in (requirement_name(x) for x in p.packages) if n}
-        missing = sorted(n for n in want if n not in got)
-        if missing:
-            raise self._fail(msg("envs.upgrade_missing", "The installer finished but {names} is not in the staging "
-                                 "environment", names=", ".join(missing)))
-        self.emit(PhaseEvent(Phase.INSTALL, PhaseState.END))
-        self.timings["install_s"] = round(time.monotonic() - t0, 3)
+    def _staging_event(self, event: Event) -> None:
+        """The install runner's events, less its (empty) pre-flight; the staging env is marked as
+        ours as soon as it exists, so a run that was killed can clear it next time."""
+        if isinstance(event, PhaseEvent):
+            if event.name == Phase.PREFLIGHT:
+                return
+            if event.name == Phase.CREATE_ENV and event.state == PhaseState.END:
+                self.staging_id = st.ident(self.p.staging)  # made by this run: the cleanup deletes only it
+                (self.p.staging / STAGING_MARKER).write_text(str(self.p.env) + "\n", encoding="utf-8")
+            if event.state == PhaseState.START:
+                self._phase_started[event.name] = time.monotonic()
+            elif event.state == PhaseState.END and event.name in self._phase_started:
+                key = {Phase.CREATE_ENV: "create_s", Phase.INSTALL: "install_s"}.get(event.name, f"{event.name}_s")
+                self.timings[key] = round(time.monotonic() - self._phase_started[event.name], 3)
+        self.emit(event)
 
     def activation_vars(self) -> None:
         """The variables the new env's activation sets (the GPUs PyTorch sees), so that its verification
@@ -504,7 +514,7 @@ def swap_in(env: Path, staging: Path, old_copy: Path, info: Callable[[str], None
         st.clear_journal(env)
         raise
     # the staging marker goes only now: a staging env a kill left before this point still says it is ours
-    (env / ".torch-setup-staging").unlink(missing_ok=True)
+    (env / STAGING_MARKER).unlink(missing_ok=True)
     moved = []
     # the user's own: their top-level entries, and their files inside the env's layout (scripts in bin/,
     # loose modules and .pth files, etc/ ...) where the new env has nothing at that path
@@ -539,8 +549,7 @@ def upgrade(p: UpgradePlan, *, on_event: Callable[[Event], None] | None = None,
     with env_lock(p.env, "upgrade"):
         run.info("upgrade plan: " + json.dumps(p.to_dict()))
         try:
-            run.create()
-            run.install()
+            run.build()
             run.activation_vars()
             report = run.verify()
             run.cancel.raise_if_cancelled()

@@ -6,7 +6,7 @@
    arm64 wheel on x86_64) and a ``manylinux_X_Y`` wheel against its glibc;
 2. the locked build (torch release and variant, with the lock's Python) through the
    recommendation engine, which checks the driver floor of the build's CUDA, the GPU's compute
-   capability against the build's architectures (:mod:`app.core.cuda`), ROCm targets, Python
+   capability against the build's architectures (:mod:`app.core.compat.cuda`), ROCm targets, Python
    ranges; the engine's refusal is the reason, and its nearest way out (the same torch with
    another build, else the plain recommendation) is the nearest working choice.
 
@@ -19,16 +19,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.core.compat import CompatData, load_compat
-from app.core.errors import BadInput, ForFace, UserError
+from app.core.base.errors import BadInput, ForFace, UserError
+from app.core.base.text import Joined, Msg, Text, join, msg
+from app.core.base.wheels import parse_wheel, variant_of_version
+from app.core.compat.data import CompatData, load_compat
+from app.core.detection.system import SystemReport
 from app.core.pylock.lockfile import Lock
 from app.core.recommend import Choices, NoCombination, Recommendation, recommend
-from app.core.recommend.available import platform_tag_fits
 from app.core.recommend.machine import wheel_platform
+from app.core.recommend.wheelfiles import platform_tag_fits
 from app.core.recommend.words import platform_words
-from app.core.system import SystemReport
-from app.core.text import Joined, Msg, Text, join, msg
-from app.core.wheels import parse_wheel, variant_of_version
 
 __all__ = ["Fit", "engine_reason", "fit_lock", "flags_of", "locked_variant"]
 

@@ -27,13 +27,13 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import BadInput
-from app.core.locations import local_path
-from app.core.requirements import canonical
-from app.core.schema import Fields, check_depth, read_text
-from app.core.secrets import mask
-from app.core.serial import to_jsonable
-from app.core.wheels import parse_wheel, variant_of_version
+from app.core.base.errors import BadInput
+from app.core.base.locations import local_path
+from app.core.base.requirements import canonical
+from app.core.base.schema import Fields, check_depth, read_text
+from app.core.base.secrets import mask
+from app.core.base.serial import to_jsonable
+from app.core.base.wheels import parse_wheel, variant_of_version
 
 if sys.version_info >= (3, 11):
     import tomllib

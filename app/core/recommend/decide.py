@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from app.core import cuda
-from app.core.compat import DriverCeiling, Release, Variant, version_tuple
+from app.core.compat import cuda
+from app.core.compat.data import DriverCeiling, Release, Variant, version_tuple
 from app.core.recommend.evaluate import Engine, Evaluation
 from app.core.recommend.facts import GpuView, Machine, vtext
 from app.core.recommend.types import DriverUpgrade

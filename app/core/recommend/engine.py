@@ -15,20 +15,20 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from app.core.actions import Action, ActionKind, Remedy
-from app.core.compat import BACKENDS, CompatData, load_compat, version_tuple
-from app.core.enums import Backend
-from app.core.errors import BadInput, ForFace, Hint
+from app.core.base.actions import Action, ActionKind, Remedy
+from app.core.base.enums import Backend
+from app.core.base.errors import BadInput, ForFace, Hint
+from app.core.base.text import Text, join, msg, render
+from app.core.base.wheels import index_local_label
+from app.core.compat.data import BACKENDS, CompatData, load_compat, version_tuple
+from app.core.detection.system import SystemReport
 from app.core.recommend import conflicts
 from app.core.recommend.assemble import build
-from app.core.recommend.available import Available
 from app.core.recommend.decide import Availed, choose_python, decide
 from app.core.recommend.evaluate import Engine, Evaluation
 from app.core.recommend.types import Choices, Drop, NoCombination, Recommendation, code_of
+from app.core.recommend.wheelfiles import WheelFiles
 from app.core.recommend.words import backend_words, build_label, platform_words, semicolons
-from app.core.system import SystemReport
-from app.core.text import Text, join, msg, render
-from app.core.wheels import index_local_label
 
 if TYPE_CHECKING:  # start-up: the sources load only when the user named some
     from app.core.sources import Availability, Offer
@@ -52,7 +52,7 @@ class Pick:
 
 
 def recommend(report: SystemReport | dict[str, object], data: CompatData | None = None,
-              choices: Choices | None = None, available: Available | None = None,
+              choices: Choices | None = None, available: WheelFiles | None = None,
               sources: Availability | None = None) -> Recommendation:
     """The PyTorch build for this machine, explained. Raises NoCombination (a BadInput) when the
     wishes cannot all be had, BadInput for wishes that are malformed.
@@ -72,7 +72,7 @@ def recommend(report: SystemReport | dict[str, object], data: CompatData | None 
     return build(decide(pick.eng, pick.best, pick.tried, pick.availed), costs)
 
 
-def choose(report: SystemReport, data: CompatData, choices: Choices, available: Available | None,
+def choose(report: SystemReport, data: CompatData, choices: Choices, available: WheelFiles | None,
            sources: Availability | None = None) -> Pick:
     """The best build for these wishes (``best`` None: none satisfies them); BadInput for malformed wishes."""
     eng = Engine(report, data, choices, available)

@@ -3,7 +3,7 @@
 :class:`Engine` holds one call's inputs (the machine as read from the report, the compat data, the
 user's wishes) and evaluates candidates: the platform, Python, glibc and macOS floors, the
 companion packages, and the hardware. A CUDA build must pass both the compute-capability rule
-and the driver floor of its CUDA major (:mod:`app.core.cuda`); a ROCm build must list each AMD
+and the driver floor of its CUDA major (:mod:`app.core.compat.cuda`); a ROCm build must list each AMD
 GPU's gfx target, or a known ``HSA_OVERRIDE_GFX_VERSION`` must map it onto one it lists.
 """
 from __future__ import annotations
@@ -13,20 +13,20 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from app.core import cuda
-from app.core.actions import Action, ActionKind, Remedy
-from app.core.compat import CompatData, Release, Variant, version_tuple
-from app.core.errors import BadInput, ForFace
+from app.core.base.actions import Action, ActionKind, Remedy
+from app.core.base.errors import BadInput, ForFace
+from app.core.base.text import Text, msg
+from app.core.base.visible import VISIBLE_VARS, showing_only
+from app.core.compat import cuda
+from app.core.compat.data import CompatData, Release, Variant, version_tuple
+from app.core.detection.system import SystemReport
 from app.core.recommend import problems
-from app.core.recommend.available import Available
 from app.core.recommend.commands import Wishes, read_wishes
 from app.core.recommend.facts import GpuView, Machine, version_of
 from app.core.recommend.machine import read_machine
 from app.core.recommend.sources import fit
 from app.core.recommend.types import Choices
-from app.core.system import SystemReport
-from app.core.text import Text, msg
-from app.core.visible import VISIBLE_VARS, showing_only
+from app.core.recommend.wheelfiles import WheelFiles
 
 __all__ = ["Engine", "Evaluation"]
 
@@ -110,7 +110,7 @@ class Engine:
     """One call's inputs, and the evaluation of candidate builds against them."""
 
     def __init__(self, report: SystemReport, data: CompatData, choices: Choices,
-                 available: Available | None = None) -> None:
+                 available: WheelFiles | None = None) -> None:
         self.report = report
         self.data = data
         self.choices = choices

@@ -7,8 +7,9 @@ none picks a language (presenters render the texts in theirs).
 """
 from __future__ import annotations
 
-from app.core import cuda
-from app.core.compat import Release, Variant, version_tuple
+from app.core.base.text import Text, join, msg
+from app.core.compat import cuda
+from app.core.compat.data import Release, Variant, version_tuple
 from app.core.recommend.archwords import arch_download, skipped_reasons, unfit_why
 from app.core.recommend.decide import Decision, PythonChoice, ceilings
 from app.core.recommend.evaluate import Evaluation
@@ -27,7 +28,6 @@ from app.core.recommend.words import (
     sentence,
     sorted_texts,
 )
-from app.core.text import Text, join, msg
 
 __all__ = [
     "availability",

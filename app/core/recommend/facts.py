@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.core.cuda import driver_tuple
-from app.core.gpu_ids import Told
+from app.core.base.text import Text
+from app.core.compat.cuda import driver_tuple
+from app.core.detection.gpu_ids import Told
+from app.core.detection.system import GPU
 from app.core.recommend.types import GpuRef
-from app.core.system import GPU
-from app.core.text import Text
 
 __all__ = ["GpuView", "Machine", "UnfitPython", "short_name", "version_of", "vtext"]
 

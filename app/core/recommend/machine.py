@@ -2,7 +2,7 @@
 
 The platform wheels are published for, each GPU's compute capability (or gfx target, or Intel
 family), the NVIDIA driver in NVIDIA's own numbering, and which GPUs PyTorch will actually see
-(``CUDA_VISIBLE_DEVICES``, read by :mod:`app.core.visible`). What is missing is listed as
+(``CUDA_VISIBLE_DEVICES``, read by :mod:`app.core.base.visible`). What is missing is listed as
 unknown, what is malformed is said and ignored; nothing is guessed silently.
 """
 from __future__ import annotations
@@ -10,15 +10,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from app.core import cuda, gpu_ids
-from app.core.compat import CompatData
-from app.core.errors import BadInput
-from app.core.pyarch import ArchFacts, interpreter_arch, same_arch, wheel_arch
+from app.core.base.errors import BadInput
+from app.core.base.pyarch import ArchFacts, interpreter_arch, same_arch, wheel_arch
+from app.core.base.text import Text, msg
+from app.core.base.visible import Visibility, parse_visible
+from app.core.compat import cuda
+from app.core.compat.data import CompatData
+from app.core.detection import gpu_ids
+from app.core.detection.system import GPU, PythonInfo, SystemReport
 from app.core.recommend import problems
 from app.core.recommend.facts import GpuView, Machine, UnfitPython, short_name, version_of
-from app.core.system import GPU, PythonInfo, SystemReport
-from app.core.text import Text, msg
-from app.core.visible import Visibility, parse_visible
 
 __all__ = ["own_arch", "python_arch_for", "read_machine", "wheel_platform"]
 

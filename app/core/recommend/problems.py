@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.core.compat import HsaOverride, Release, Variant
+from app.core.base.text import Msg, Text, msg
+from app.core.compat.data import HsaOverride, Release, Variant
 from app.core.recommend.facts import GpuView, vtext
 from app.core.recommend.words import arch_span, build_label, gpu_words, platform_words
-from app.core.text import Msg, Text, msg
 
 # ------------------------------------------------------------------ reading the report
 

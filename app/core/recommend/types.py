@@ -4,8 +4,8 @@
 :class:`BuildOption`; all re-exported by :mod:`app.core.recommend`.
 
 Every type is a frozen dataclass with immutable fields (tuples; the two mappings are read-only by
-contract). Sentences are :data:`~app.core.text.Text` values: the engine never picks a language;
-presenters call :meth:`Recommendation.texts` (or :func:`app.core.text.render`) with theirs.
+contract). Sentences are :data:`~app.core.base.text.Text` values: the engine never picks a language;
+presenters call :meth:`Recommendation.texts` (or :func:`app.core.base.text.render`) with theirs.
 ``to_dict()`` gives the JSON contract (``recommend --json``): sentences rendered in English, with
 their codes beside them (``reason_codes``, ``warning_codes``, ``code`` per alternative).
 """
@@ -15,10 +15,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from app.core.enums import Backend
-from app.core.errors import BadInput, Hint
-from app.core.requirements import split_list
-from app.core.text import Joined, Msg, Text, msg, render
+from app.core.base.enums import Backend
+from app.core.base.errors import BadInput, Hint
+from app.core.base.requirements import split_list
+from app.core.base.text import Joined, Msg, Text, msg, render
 
 #: the packages pinned to match torch (the rest of a package list comes from the default index)
 COMPANIONS = ("torchvision", "torchaudio")
@@ -249,6 +249,7 @@ class Recommendation:
     python_range: tuple[str, str] | None = None  # the release's (lowest, highest) Python
     find_links: tuple[str, ...] = ()  # wheel folders the build is installed from
     no_index: bool = False  # from those folders only: no index is reachable or needed
+    needs_pip: bool = False  # only pip installs it (AMD's own index answers 403 for what it lacks: uv stops)
 
     def __post_init__(self) -> None:
         _normalise(self)
@@ -312,7 +313,7 @@ class Recommendation:
             "availability_code": code_of(self.availability) if self.availability else None,
             "costs": list(en.costs), "cost_codes": list(self.cost_codes), "pythons": list(self.pythons),
             "python_range": list(self.python_range) if self.python_range else None,
-            "find_links": list(self.find_links), "no_index": self.no_index,
+            "find_links": list(self.find_links), "no_index": self.no_index, "needs_pip": self.needs_pip,
         }
 
     @classmethod
@@ -344,7 +345,7 @@ class Recommendation:
             availability=_loaded(d.get("availability"), d.get("availability_code")),
             costs=_loaded_all(d.get("costs"), d.get("cost_codes")), pythons=_strings(d.get("pythons")),
             python_range=_range(d.get("python_range")), find_links=_strings(d.get("find_links")),
-            no_index=bool(d.get("no_index")))
+            no_index=bool(d.get("no_index")), needs_pip=bool(d.get("needs_pip")))
 
 
 def _size(value: object) -> int | None:

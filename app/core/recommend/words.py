@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from app.core.compat import Variant
+from app.core.base.text import Text, join, msg, render
+from app.core.compat.data import Variant
 from app.core.recommend.facts import GpuView, version_of
-from app.core.text import Text, join, msg, render
 
 __all__ = [
     "and_list",

@@ -10,8 +10,8 @@ One part of the core that install, bundle, the wizard and answer files share:
   they hold everything an install needs (then no index is used at all);
 * :mod:`.available` — :class:`Availability`, the input of
   :func:`app.core.recommend.recommend` that makes "newest" mean newest *available*;
-* :mod:`.net` / :mod:`.pages` — HTTP with the user's proxy and CA, every failure named;
-  PEP 691 / PEP 503 / flat index pages;
+* :mod:`.pages` — PEP 691 / PEP 503 / flat index pages, read through the one HTTP client
+  (:mod:`app.core.net.client`: the user's proxy and CA, every failure named);
 * :mod:`.routing` — verified routing: each candidate is checked for the exact pinned file
   (present, same sha256 as the origin's, no redirect to a failing host), the fastest verified
   one is chosen, and the plan says why each other one was skipped;
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from app.core.sources.available import Availability, Offer, availability
 from app.core.sources.local import Closure, LocalWheel, closure, compatible_tags, scan
-from app.core.sources.net import Failure, Net, NetError
 from app.core.sources.settings import (
     ORIGIN_ENV,
     Mirrors,
@@ -40,11 +39,8 @@ __all__ = [
     "ORIGIN_ENV",
     "Availability",
     "Closure",
-    "Failure",
     "LocalWheel",
     "Mirrors",
-    "Net",
-    "NetError",
     "Offer",
     "Source",
     "SourceSettings",

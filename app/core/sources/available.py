@@ -17,12 +17,12 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.core.base.text import Text, msg
+from app.core.base.wheels import WheelFile, local_label
+from app.core.net.client import Client, Failure, NetError
 from app.core.sources.local import LocalWheel, scan, tag_rank
-from app.core.sources.net import Failure, Net, NetError
 from app.core.sources.pages import Link, project_url, read_page
 from app.core.sources.settings import Source, SourceSettings, candidates, variant_of_index
-from app.core.text import Text, msg
-from app.core.wheels import WheelFile, local_label
 
 __all__ = ["Availability", "Offer", "availability"]
 
@@ -48,10 +48,10 @@ def public(version: str) -> str:
 class Availability:
     """The local wheels, and index pages read on demand (thread-safe)."""
 
-    def __init__(self, settings: SourceSettings, *, net: Net | None = None,
+    def __init__(self, settings: SourceSettings, *, net: Client | None = None,
                  local: Sequence[LocalWheel] | None = None) -> None:
         self.settings = settings
-        self.net = net or Net(settings.proxy, settings.ca_bundle)
+        self.net = net or Client(settings.proxy, settings.ca_bundle)
         self.local = tuple(local) if local is not None else scan(settings.folders)
         self._pages: dict[str, list[Link] | Failure] = {}
         self._lock = threading.Lock()
@@ -127,7 +127,7 @@ class Availability:
         return out
 
 
-def availability(settings: SourceSettings | None, *, net: Net | None = None) -> Availability | None:
+def availability(settings: SourceSettings | None, *, net: Client | None = None) -> Availability | None:
     """What ``settings``' sources offer, or None when they name no source (nothing bounds the choice)."""
     if settings is None or not settings.constrains:
         return None

@@ -8,7 +8,7 @@ file lists the same sha256, so its bytes are the same); a source that ignores th
 the whole file again. The finished file must have the expected sha256: when it does not, the
 bytes are dropped and the next source sends the file anew. Transient failures (reset, short
 read, timeout) get one more round over the sources. Progress is real bytes
-(:class:`~app.core.events.ProgressEvent`), and :class:`Served` says which source served each
+(:class:`~app.core.base.events.ProgressEvent`), and :class:`Served` says which source served each
 file (and which ones failed before, and why).
 
 A file already complete in the download folder (same sha256) is not fetched again; a failed
@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import Cancelled, UserError
-from app.core.events import Event, LogEvent, ProgressEvent
-from app.core.indexes import display_url
-from app.core.runner import CancelToken
-from app.core.sources.net import Failure, Net, NetError, short_read
+from app.core.base.errors import Cancelled, UserError
+from app.core.base.events import Event, LogEvent, ProgressEvent
+from app.core.base.text import Text, msg, render
+from app.core.net.client import Client, Failure, NetError, short_read
+from app.core.net.indexes import display_url
+from app.core.proc.runner import CancelToken
 from app.core.sources.settings import Source
-from app.core.text import Text, msg, render
 
 __all__ = ["DownloadFailed", "Downloader", "Served", "Wanted", "file_sha256", "link_or_copy"]
 
@@ -104,7 +104,7 @@ class _Attempt:
 class Downloader:
     """Fetches files into ``folder`` with ``net``; events go to ``emit`` (serialised)."""
 
-    def __init__(self, net: Net, folder: Path, emit: Callable[[Event], None], cancel: CancelToken,
+    def __init__(self, net: Client, folder: Path, emit: Callable[[Event], None], cancel: CancelToken,
                  more: Callable[[Wanted, Sequence[str]], list[tuple[Source, str]]] | None = None) -> None:
         self.net = net
         self.folder = folder
@@ -171,12 +171,10 @@ class Downloader:
     def _from(self, a: _Attempt, src: Source, url: str) -> Failure | None:
         """Ask ``src`` for the file (the rest of it); None when the file is complete and right."""
         w = a.wanted
-        headers = {"Range": f"bytes={a.have}-"} if a.have else {}
         last = 0.0
         try:
-            with self.net.get(url, headers=headers) as r:
-                if a.have and (r.status != 206 or not r.headers.get("Content-Range", "").startswith(
-                        f"bytes {a.have}-")):
+            with self.net.get(url, byte_range=(a.have, None) if a.have else None) as r:
+                if a.have and r.range_start != a.have:
                     a.reset()  # the range was not honoured: the whole file comes again
                 length = r.length
                 total = a.have + length if length is not None else 0

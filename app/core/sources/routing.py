@@ -24,12 +24,12 @@ import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from app.core.indexes import display_url
+from app.core.base.text import Text, msg
+from app.core.net.client import PAGE_TIMEOUT_S, Client, Failure, NetError
+from app.core.net.indexes import display_url
 from app.core.sources.local import tag_rank
-from app.core.sources.net import PAGE_TIMEOUT_S, Failure, Net, NetError
 from app.core.sources.pages import Link, project_url, read_page
 from app.core.sources.settings import Source, SourceSettings, candidates, variant_of_index
-from app.core.text import Text, msg
 
 __all__ = ["PROBE_BYTES", "RemoteFile", "Route", "Verdict", "best_link", "verify"]
 
@@ -142,7 +142,7 @@ def _lacks(requirement: str, python: str | None) -> Text:
                "release it has not synced)", want=requirement, python=python or "?")
 
 
-def _listing(src: Source, net: Net, variant: str | None, requirements: Sequence[str],
+def _listing(src: Source, net: Client, variant: str | None, requirements: Sequence[str],
              python: str | None) -> Verdict:
     """Step 1: the pages, and the file of each requirement."""
     files = []
@@ -168,13 +168,13 @@ def _host(url: str) -> str:
     return f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
 
 
-def _probe(v: Verdict, net: Net, failed_hosts: set[str]) -> Verdict:
+def _probe(v: Verdict, net: Client, failed_hosts: set[str]) -> Verdict:
     """Step 3: a short timed Range request for the first bytes of the largest pinned file."""
     f = v.files[0]
     began = time.monotonic()
     got = 0
     try:
-        with net.get(f.url, headers={"Range": f"bytes=0-{PROBE_BYTES - 1}"}, timeout=PAGE_TIMEOUT_S) as r:
+        with net.get(f.url, byte_range=(0, PROBE_BYTES - 1), timeout=PAGE_TIMEOUT_S) as r:
             for url in r.redirects:
                 if _host(url) in failed_hosts:
                     return Verdict(v.source, False, msg("sources.skip_redirect_failed", "redirects {file} to {target}, "
@@ -235,7 +235,7 @@ def _parallel(sources: Sequence[Source], work: Callable[[Source], Verdict]) -> l
     return [r for r in results if r is not None]
 
 
-def _round(sources: Sequence[Source], net: Net, variant: str | None, requirements: Sequence[str],
+def _round(sources: Sequence[Source], net: Client, variant: str | None, requirements: Sequence[str],
            python: str | None, reference: Verdict | None) -> list[Verdict]:
     listed = _parallel(sources, lambda s: _listing(s, net, variant, requirements, python))
     ref = reference or next((v for v in listed if v.source.kind == "origin"), None)
@@ -250,10 +250,10 @@ def _round(sources: Sequence[Source], net: Net, variant: str | None, requirement
 
 
 def verify(settings: SourceSettings, index_url: str, requirements: Sequence[str], python: str | None, *,
-           net: Net | None = None, prefer_mirrors: bool = False) -> Route:
+           net: Client | None = None, prefer_mirrors: bool = False) -> Route:
     """Verify every candidate source of ``index_url`` for the pinned ``requirements`` (the largest
     first: its file is the one probed)."""
-    net = net or Net(settings.proxy, settings.ca_bundle)
+    net = net or Client(settings.proxy, settings.ca_bundle)
     variant = variant_of_index(index_url)
     cands = candidates(settings, index_url, prefer_mirrors=prefer_mirrors)
     primary = [s for s in cands if not s.fallback]

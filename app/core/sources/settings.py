@@ -10,7 +10,7 @@ say. :func:`candidates` turns it into the ordered :class:`Source` list for one w
 2. the mirrors the user listed (catalogue ids or URLs), in their order (``"origin"`` in the
    list puts the first source at that place instead: a mirror the user chose comes first);
 3. with ``mirrors = "auto"`` and no index of the user's: the catalogue's mirrors of
-   ``download.pytorch.org`` that carry the variant (:mod:`app.core.mirrors`), as fallbacks
+   ``download.pytorch.org`` that carry the variant (:mod:`app.core.sources.mirrors`), as fallbacks
    that are only asked when nothing before them is usable. A PyPI mirror is never a
    candidate for a torch build, and a catalogue mirror never for a variant it does not list.
 
@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from app.core.errors import BadInput
-from app.core.indexes import display_url
-from app.core.locations import local_path
-from app.core.mirrors import MirrorCatalogue, default_catalogue
-from app.core.text import Text, msg
-from app.core.wheels import PYTORCH_INDEX
+from app.core.base.errors import BadInput
+from app.core.base.locations import local_path
+from app.core.base.text import Text, msg
+from app.core.base.wheels import PYTORCH_INDEX
+from app.core.net.indexes import display_url
+from app.core.sources.mirrors import MirrorCatalogue, default_catalogue
 
 __all__ = ["ORIGIN", "ORIGIN_ENV", "Mirrors", "Source", "SourceSettings", "candidates", "origin_url",
            "parse_mirrors", "python_mirror_env", "torch_origin", "variant_of_index"]

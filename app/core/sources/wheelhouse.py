@@ -26,19 +26,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core import runner
-from app.core.errors import Cancelled, UserError
-from app.core.events import Event
-from app.core.paths import cache_dir
-from app.core.requirements import canonical
+from app.core.base.errors import Cancelled, UserError
+from app.core.base.events import Event
+from app.core.base.paths import cache_dir
+from app.core.base.requirements import canonical
+from app.core.base.text import msg
+from app.core.base.wheels import parse_wheel
+from app.core.net.client import Client, NetError
+from app.core.proc import runner
 from app.core.sources.download import Downloader, DownloadFailed, Served, Wanted, file_sha256, link_or_copy
 from app.core.sources.local import scan, tag_rank
-from app.core.sources.net import Net, NetError
 from app.core.sources.pages import project_url, read_page
 from app.core.sources.routing import Route
 from app.core.sources.settings import Source, variant_of_index
-from app.core.text import msg
-from app.core.wheels import parse_wheel
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -154,7 +154,7 @@ def resolve(uv: str, requirements: Sequence[str], python: str | None, route: Rou
                     log_path=log_path)
 
 
-def _alternatives(route: Route, net: Net) -> Callable[[Wanted, Sequence[str]], list[tuple[Source, str]]]:
+def _alternatives(route: Route, net: Client) -> Callable[[Wanted, Sequence[str]], list[tuple[Source, str]]]:
     """More sources for a file: the verified sources whose page lists it with the same sha256."""
     variant = variant_of_index(route.index_url)
 
@@ -189,7 +189,7 @@ def _source_of(url: str, route: Route) -> Source:
 
 
 # long: the three kinds of file (routed, resolved elsewhere, local) and the wheelhouse's bookkeeping
-def prefetch(route: Route, net: Net, emit: Callable[[Event], None], cancel: runner.CancelToken, *,
+def prefetch(route: Route, net: Client, emit: Callable[[Event], None], cancel: runner.CancelToken, *,
              local_folders: Sequence[str] = ()) -> dict[str, tuple[Path, Served]]:
     """The route's pinned wheels (those not in the folders), fetched while uv resolves the rest;
     a file that fails here is fetched again (and its failure reported) by :func:`fill`."""
@@ -207,7 +207,7 @@ def prefetch(route: Route, net: Net, emit: Callable[[Event], None], cancel: runn
     return out
 
 
-def fill(folder: Path, route: Route, net: Net, emit: Callable[[Event], None], cancel: runner.CancelToken, *,
+def fill(folder: Path, route: Route, net: Client, emit: Callable[[Event], None], cancel: runner.CancelToken, *,
          locked: Sequence[Locked] | None, local_folders: Sequence[str] = (),
          fetched: Mapping[str, tuple[Path, Served]] | None = None) -> Wheelhouse:
     """Fetch the files into ``folder`` (the per-run wheelhouse). ``locked`` None: only the

@@ -22,10 +22,10 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app.core.errors import UserError, render_hint
+from app.core.base.errors import UserError, render_hint
+from app.core.base.text import render
+from app.core.measure.verify import Check
 from app.core.remedies import Action, ActionKind
-from app.core.text import render
-from app.core.verify import Check
 from app.gui.build import retire
 from app.gui.i18n import current_language
 from app.gui.logview import monospace_font
@@ -379,7 +379,7 @@ class EventBatcher:
         self._timer: threading.Timer | None = None
 
     def __call__(self, ev: Any) -> None:
-        from app.core.events import LogEvent, ProgressEvent
+        from app.core.base.events import LogEvent, ProgressEvent
 
         with self._lock:
             if isinstance(ev, LogEvent):

@@ -27,13 +27,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.envs import IndexOptions
-from app.core.errors import UserError
+from app.core.base.errors import UserError
+from app.core.base.shells import posix_quote
+from app.core.base.text import render
+from app.core.env.backends import IndexOptions
 from app.core.install.request import masked
-from app.core.kernel import KernelResult, kernel_commands, register_kernel
+from app.core.lifecycle.kernelspec import KernelResult, kernel_commands, register_kernel
 from app.core.lifecycle.terminal import PS_NOTE, windows_activation
-from app.core.shells import posix_quote
-from app.core.text import render
 from app.gui.build import add_all, button, set_texts, text_label
 from app.gui.i18n import current_language
 from app.gui.logview import monospace_font
@@ -45,12 +45,12 @@ from app.gui.widgets import StatusRow, WrapLabel, heading, muted
 from app.gui.worker import Task
 
 if TYPE_CHECKING:
-    from app.core.report import SessionReport
+    from app.core.pipeline.report import SessionReport
 
 
 def activation_commands(env_path: Path, kind: str = "venv", platform: str | None = None) -> list[tuple[str, str]]:
     """(shell, command) pairs that activate the environment, for the shells of ``platform``
-    (sys.platform by default), quoted by :mod:`app.core.shells`."""
+    (sys.platform by default), quoted by :mod:`app.core.base.shells`."""
     platform = platform or sys.platform
     env = str(env_path)
     if platform.startswith("win"):
@@ -66,7 +66,7 @@ def activation_commands(env_path: Path, kind: str = "venv", platform: str | None
 
 def kernel_name(env_path: Path) -> str:
     """The kernelspec name the Done page registers (the core's: ``torch-<env name>-<hash>``)."""
-    from app.core.kernel import kernel_name as core_name
+    from app.core.lifecycle.kernelspec import kernel_name as core_name
 
     return core_name(Path(env_path))
 
@@ -173,7 +173,7 @@ class DonePage(BasePage):
         self._fill()
         if not self._auto_saved:
             try:
-                from app.core.paths import log_dir
+                from app.core.base.paths import log_dir
 
                 self._auto_saved = self.save_report(log_dir().parent / "reports")
             except (UserError, OSError) as err:
@@ -279,7 +279,7 @@ class DonePage(BasePage):
         else:
             lines.append(self.tr("Verification: not run."))
         if bench is not None:
-            from app.core.bench import headline_text  # the Speed test page's headline: one number, one rule
+            from app.core.measure.bench import headline_text  # the Speed test page's headline: one number, one rule
 
             head_msg = headline_text(bench)
             if head_msg is not None and bench.cancelled:

@@ -25,10 +25,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.enums import Phase, PhaseState
-from app.core.errors import UserError
-from app.core.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent
-from app.core.text import render
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import UserError
+from app.core.base.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent
+from app.core.base.text import render
 from app.gui.build import add_all, busy_bar, button, checklist, clear_layout, set_field_texts, text_label
 from app.gui.i18n import current_language
 from app.gui.logview import LogView
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from app.core.lifecycle.check import CheckResult
     from app.core.lifecycle.repair import RepairPlan, RepairResult
     from app.core.lifecycle.upgrade import UpgradePlan, UpgradeResult
-    from app.core.verify import Check
+    from app.core.measure.verify import Check
 
 IDLE, PLANNING, READY, RUNNING, CANCELLING, SUCCEEDED, FAILED, CANCELLED = (
     "idle", "planning", "ready", "running", "cancelling", "succeeded", "failed", "cancelled")
@@ -174,27 +174,31 @@ class EnvTaskPage(BasePage):
             row.set(status, None, detail)
 
     # ---- planning ----
-    def _options(self) -> dict[str, object]:
+    def _wishes(self) -> tuple[str | None, list[str] | None]:
+        """(torch version, or None; exact packages, or None) from the torch field."""
         torch = self.torch_edit.text().strip() or None
         packages = [p for p in torch.split() if "=" in p] if torch and "=" in torch else None
-        return {"torch": None if packages else torch, "packages": packages,
-                "index_url": self.index_edit.text().strip() or None,
-                "extra_index_urls": [u for u in self.extra_edit.text().split() if u],
-                "find_links": [u for u in self.links_edit.text().split() if u]}
+        return (None if packages else torch), packages
 
     def make_plan(self) -> None:
         if self.env is None or self.is_busy():
             return
-        kind, env, report, opts = self.kind, self.env, self.state.session.system, self._options()
+        kind, env, report = self.kind, self.env, self.state.session.system
+        torch, packages = self._wishes()
+        index_url = self.index_edit.text().strip() or None
+        extra = [u for u in self.extra_edit.text().split() if u]
+        links = [u for u in self.links_edit.text().split() if u]
 
         def work(on_event, cancel):
             if kind == "upgrade":
                 from app.core.lifecycle.upgrade import plan_upgrade
 
-                return plan_upgrade(env, report=report, **opts)  # type: ignore[arg-type]
+                return plan_upgrade(env, report=report, torch=torch, packages=packages, index_url=index_url,
+                                    extra_index_urls=extra, find_links=links)
             from app.core.lifecycle.repair import plan_repair
 
-            return plan_repair(env, report=report, **opts)  # type: ignore[arg-type]
+            return plan_repair(env, report=report, torch=torch, packages=packages, index_url=index_url,
+                               extra_index_urls=extra, find_links=links)
 
         self._set_row("plan", "running")
         self._task = Task(work, self, name=f"{kind}-plan")
@@ -252,13 +256,13 @@ class EnvTaskPage(BasePage):
                     from app.core.lifecycle.check import check_env
 
                     return check_env(env, report=report, on_event=batch, cancel=cancel)
-                if kind == "repair":
-                    from app.core.lifecycle.repair import repair
-
-                    return repair(plan, on_event=batch, cancel=cancel)  # type: ignore[arg-type]
+                from app.core.lifecycle.repair import RepairPlan, repair
                 from app.core.lifecycle.upgrade import upgrade
 
-                return upgrade(plan, on_event=batch, cancel=cancel)  # type: ignore[arg-type]
+                if isinstance(plan, RepairPlan):
+                    return repair(plan, on_event=batch, cancel=cancel)
+                assert plan is not None  # (started only with a plan)
+                return upgrade(plan, on_event=batch, cancel=cancel)
             finally:
                 batch.close()
 
@@ -313,7 +317,7 @@ class EnvTaskPage(BasePage):
             return
         if self._phase != str(Phase.VERIFY) or ev.name.startswith(("check:", "prune:")):
             return
-        from app.core.verify import check_from_step
+        from app.core.measure.verify import check_from_step
 
         self._render_check(*self.check_rows.put(check_from_step(ev)))
 

@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import UserError, render_hint
-from app.core.text import render
+from app.core.base.errors import UserError, render_hint
+from app.core.base.text import render
 from app.gui.build import add_all, set_texts
 from app.gui.i18n import current_language
 from app.gui.pages import PageId
@@ -139,7 +139,7 @@ class EnvironmentsPage(BasePage):
         report = self.state.session.system
 
         def work(on_event, cancel):
-            from app.core import registry
+            from app.core.env import registry
             from app.core.lifecycle.discover import discover
 
             return registry.load().problem, discover(report, cancel=cancel)

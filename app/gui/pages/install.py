@@ -10,7 +10,7 @@ the installer and the core removes the half-made environment; the page says so, 
 then (or after a failure) may the user go back to the Environment page.
 
 The arithmetic behind the bar and the time left is the core's
-:class:`~app.core.progress_model.InstallProgress`; this page only draws it.
+:class:`~app.core.base.progress_model.InstallProgress`; this page only draws it.
 """
 from __future__ import annotations
 
@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QEvent, QObject, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget, QWizard, QWizardPage
 
-from app.core.enums import Phase, PhaseState
-from app.core.errors import UserError
-from app.core.events import ErrorEvent, Event, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
-from app.core.progress_model import InstallProgress
-from app.core.text import render
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import UserError
+from app.core.base.events import ErrorEvent, Event, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
+from app.core.base.progress_model import InstallProgress
+from app.core.base.text import render
 from app.gui.build import add_all, button, set_texts, text_label
 from app.gui.i18n import current_language
 from app.gui.logview import LogView
@@ -37,7 +37,7 @@ from app.gui.worker import Task
 
 if TYPE_CHECKING:
     from app.core.install import InstallResult
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
 # Page states.
 IDLE, RUNNING, CANCELLING, CANCELLED, FAILED, SUCCEEDED = (
@@ -293,8 +293,8 @@ class InstallPage(BasePage):
     def _save_own_log(self) -> Path | None:
         """The core failed before it had a log file: keep what the page saw."""
         try:
-            from app.core.paths import new_log_path
-            from app.core.secrets import write_private
+            from app.core.base.paths import new_log_path
+            from app.core.base.secrets import write_private
 
             path = new_log_path("install-gui")
             write_private(path, self.log.plain_text() + "\n")  # masked, mode 0600

@@ -13,7 +13,7 @@ The command shown is the full one that will run (environment, installer, package
 wheel folders, options; credentials masked): the approved plan's once there is one, else the
 plan the defaults would make from this recommendation.
 
-The engine's sentences are texts (``app.core.text``): the page renders them in the wizard's
+The engine's sentences are texts (``app.core.base.text``): the page renders them in the wizard's
 current language each time it draws, so a language switch simply draws again.
 """
 from __future__ import annotations
@@ -41,9 +41,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import BadInput, UserError, render_hint
-from app.core.freshness import wizard_notes
-from app.core.text import Text, render
+from app.core.base.errors import BadInput, UserError, render_hint
+from app.core.base.text import Text, render
+from app.core.compat.freshness import wizard_notes
 from app.gui.build import add_all, button, clear_layout, command_view, no_wheel_unless_focused, set_texts
 from app.gui.i18n import current_language
 from app.gui.pages._commands import command_text, commands_text
@@ -54,9 +54,9 @@ from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, mu
 from app.gui.worker import Task
 
 if TYPE_CHECKING:  # the engine is imported when the page first asks it
+    from app.core.detection.system import SystemReport
     from app.core.install import InstallPlan
     from app.core.recommend import Choices, Entry, NoCombination, Options, Recommendation
-    from app.core.system import SystemReport
 
 __all__ = ["ChangeDialog", "RecommendationPage", "backend_words", "command_text", "commands_text", "options_for",
            "preview_plans"]
@@ -66,7 +66,7 @@ INSTALLERS = ("uv", "pip")
 
 
 def _name(req: str) -> str:
-    from app.core.requirements import requirement_name
+    from app.core.base.requirements import requirement_name
 
     try:
         return requirement_name(req) or req
@@ -385,10 +385,9 @@ class ChangeDialog(QDialog):
             self.retranslate()
         super().changeEvent(event)
 
-    def selection(self) -> dict:
-        ch = self.choices
-        return {"backend": ch.backend, "variant": ch.variant, "torch_version": ch.torch, "python": ch.python,
-                "packages": list(ch.packages or ())}
+    def selection(self) -> Choices:
+        """The wishes chosen in the dialog (no packages: None, as the engine takes it)."""
+        return replace(self.choices, packages=self.choices.packages or None)
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Change the PyTorch build"))
@@ -555,16 +554,9 @@ class RecommendationPage(BasePage):
         if dlg.exec() == QDialog.DialogCode.Accepted:
             self.apply_change(None if dlg.restored else dlg.selection())
 
-    def apply_change(self, sel: dict | None) -> None:
-        """Re-recommend with the user's choices (``None``: back to the plain recommendation)."""
-        from app.core.recommend import Choices
-
-        if sel is None:
-            self.apply_choices(None)
-        else:
-            self.apply_choices(Choices(backend=sel.get("backend"), variant=sel.get("variant"),
-                                       torch=sel.get("torch_version"), python=sel.get("python"),
-                                       packages=tuple(sel.get("packages") or ()) or None))
+    def apply_change(self, choices: Choices | None) -> None:
+        """Re-recommend with the dialog's choices (``None``: back to the plain recommendation)."""
+        self.apply_choices(choices)
 
     def apply_choices(self, choices: Choices | None) -> None:
         """Ask the engine again with these wishes (None: none)."""

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 def _find_bundle(on_event, cancel):
     try:
-        from app.core.bundle import find_bundle
+        from app.core.install.bundle import find_bundle
     except ImportError:  # the bundle module is optional in a trimmed build
         return None
     return find_bundle()
