@@ -267,3 +267,118 @@ def test_the_users_files_inside_the_env_are_carried_byte_for_byte(tmp_path, monk
     assert up.confirm(env)["deleted"] == str(old) and not old.exists()
     for rel, data in mine.items():
         assert (env / rel).read_bytes() == data, rel
+
+
+def _upgraded(tmp_path: Path, mine: dict[str, bytes]) -> tuple[Path, Path]:
+    """An env upgraded by the real swap (its user files carried in) and recorded as waiting."""
+    from app.core import registry
+    from app.core.lifecycle import upgrade as up
+
+    env, staging_env, old = tmp_path / "env", tmp_path / ".env.torch-setup-staging", tmp_path / ".env.torch-setup-old-1"
+    _venv(env, "old")
+    _venv(staging_env, "new")
+    _with_dist(env, "torch", {"torch/__init__.py": b"old = 1\n"})
+    _with_dist(staging_env, "torch", {"torch/__init__.py": b"new = 1\n"})
+    for rel, data in mine.items():
+        (env / rel).parent.mkdir(parents=True, exist_ok=True)
+        (env / rel).write_bytes(data)
+    up.swap_in(env, staging_env, old, print)
+    registry.update(env, lambda _r: registry.EnvRecord(path=str(env), torch="2.14.1+cpu", pending_upgrade=(
+        registry.PendingUpgrade(str(old), "2.13.0+cpu", "2.14.1+cpu", registry.now(), {}))))
+    up.st.clear_journal(env)  # committed, as upgrade() does once the record is written
+    return env, old
+
+
+def test_undo_brings_the_users_files_inside_the_env_back_byte_for_byte(tmp_path, monkeypatch):
+    """Issue 27: --undo deleted the new stack together with the user's files inside its layout (the
+    scripts in bin/, loose modules the upgrade had carried over, and anything written since): they
+    go back into the old env, byte for byte. A file the old env holds differently stops the undo
+    before anything moves, naming it."""
+    from app.core.lifecycle import upgrade as up
+    from app.core.lifecycle.common import Refused
+
+    monkeypatch.setenv("TORCH_SETUP_HOME", str(tmp_path / "home"))
+    mine = {"bin/train.sh": b"#!/bin/sh\npython train.py\n",
+            f"{_sp(tmp_path / 'env').relative_to(tmp_path / 'env')}/my_helpers.py": b"def f():\n    return 42\n",
+            "notes.ipynb": NOTES}
+    env, old = _upgraded(tmp_path, mine)
+    later = {"bin/after.sh": b"echo written after the upgrade\n", "etc/mine.conf": b"x = 1\n"}
+    for rel, data in later.items():
+        (env / rel).parent.mkdir(parents=True, exist_ok=True)
+        (env / rel).write_bytes(data)
+    (old / "etc").mkdir()
+    (old / "etc" / "mine.conf").write_bytes(b"x = 0\n")  # the old env holds it differently
+    with pytest.raises(Refused) as err:
+        up.undo(env)
+    assert "etc/mine.conf" in str(err.value.message) and _which(env) == "new" and old.is_dir()
+    (old / "etc" / "mine.conf").unlink()
+    done = up.undo(env)
+    assert _which(env) == "old" and not old.exists()
+    for rel, data in {**mine, **later}.items():
+        assert (env / rel).read_bytes() == data, rel
+    assert set(later) | {"bin/train.sh"} <= set(done["moved_back"])
+
+
+def test_no_upgrade_waiting_names_the_old_copy_beside_the_env(tmp_path, monkeypatch):
+    """Issue 27: "No upgrade waiting" was all --confirm and --undo said beside an old copy that no
+    record names (the list of environments was damaged and set aside after the upgrade): the
+    refusal names the copy and how to go back to it; nothing is moved or deleted."""
+    from app.core import registry
+    from app.core.lifecycle import upgrade as up
+    from app.core.lifecycle.common import Refused
+    from app.core.text import render
+
+    monkeypatch.setenv("TORCH_SETUP_HOME", str(tmp_path / "home"))
+    env, old = _upgraded(tmp_path, {"notes.ipynb": NOTES})
+    registry.registry_file().write_bytes(b"\xff not the list any more")
+    before = (digest(env), digest(old))
+    for command in (up.confirm, up.undo):
+        with pytest.raises(Refused) as err:
+            command(env)
+        said = render(err.value.message) + " " + render(err.value.hint)
+        assert "No upgrade of" in said and old.name in said and "rename the copy" in said, said
+        assert (digest(env), digest(old)) == before
+
+
+def test_an_upgrade_that_cannot_be_recorded_is_rolled_back(tmp_path, monkeypatch):
+    """Issue 27: when the list of environments could not be written after the swap (a full disk, a
+    list written by a newer version), the upgrade said it was done, then --confirm and --undo said
+    "No upgrade waiting" beside an old copy nobody recorded. Now the swap is rolled back: the env
+    is the one from before with the user's files in it, the new stack and the staging env are gone."""
+    from app.core import registry
+    from app.core.compat import load_compat
+    from app.core.distinfo import distributions, torch_build
+    from app.core.envs import IndexOptions
+    from app.core.lifecycle import upgrade as up
+    from app.core.lifecycle.common import Failed
+    from app.core.lifecycle.companions import check_companions
+    from app.core.runner import CancelToken
+    from app.core.text import render
+    from tests.factories import make_verify_report
+
+    monkeypatch.setenv("TORCH_SETUP_HOME", str(tmp_path / "home"))
+    env, staging_env, old = tmp_path / "env", tmp_path / ".env.torch-setup-staging", tmp_path / ".env.torch-setup-old-1"
+    _venv(env, "old")
+    _venv(staging_env, "new")
+    _with_dist(env, "torch", {"torch/__init__.py": b"old = 1\n", "torch/version.py": b"__version__ = '2.13.0+cpu'\n"})
+    _with_dist(staging_env, "torch", {"torch/__init__.py": b"new = 1\n"})
+    (env / "bin" / "train.sh").write_bytes(b"mine\n")
+    (env / "notes.ipynb").write_bytes(NOTES)
+    before = digest(env)
+    reg = registry.registry_file()
+    reg.write_text('{"schema_version": 99, "environments": []}', encoding="utf-8")  # a newer version's list
+    dists = distributions(env)
+    current = torch_build(env, dists)
+    assert current is not None
+    plan = up.UpgradePlan(env=env, staging=staging_env, old_copy=old, base_python=Path(sys.executable),
+                          python_version=None, current=current, packages=("torch==2.14.1",), keep=(),
+                          index=IndexOptions(), companions=check_companions(dists, "2.14.1", load_compat()),
+                          new_torch="2.14.1")
+    run = up._Run(plan, lambda _e: None, CancelToken())
+    run.staging_id = up.st.ident(staging_env)
+    with pytest.raises(Failed) as err:
+        run.commit(make_verify_report())
+    assert "could not be recorded" in render(err.value.message) and "put back" in render(err.value.hint)
+    assert _which(env) == "old" and digest(env) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["env", "home"]  # no old copy, no staging env left
+    assert reg.read_text(encoding="utf-8").startswith('{"schema_version": 99')  # the newer list, untouched

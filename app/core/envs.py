@@ -174,13 +174,15 @@ def probe_python(path: str | os.PathLike[str], *, timeout: float = 20.0,
     key = _stat_key(p) if use_cache else None
     cache: dict[str, Any] = {}
     if key is not None:
+        from app.core.schema import read_state  # start-up: only a probe reads the cache
+
+        cache = read_state(_probe_cache_path(), what="the cache of Python probes").data or {}
+        hit = cache.get(key)
         try:
-            cache = json.loads(_probe_cache_path().read_text(encoding="utf-8"))
-            hit = cache.get(key)
-            if hit:
+            if isinstance(hit, dict) and hit:
                 return PythonInfo(**hit), ""
-        except (OSError, ValueError, TypeError):
-            cache = {}
+        except TypeError:  # an answer of another shape (an older version's): asked again
+            pass
     res = runner.run([str(p), "-I", "-c", _PROBE], timeout=timeout)
     if not res.ok:
         why = res.start_error or f"{p} did not run ({res.describe()})"

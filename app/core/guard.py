@@ -46,6 +46,7 @@ from pathlib import Path
 
 from app.core.distinfo import TORCH_FAMILY, distributions
 from app.core.envs import WINDOWS
+from app.core.schema import read_state
 from app.core.text import Text, msg
 
 __all__ = [
@@ -169,11 +170,9 @@ def _constraint_value(path: Path) -> str:
 
 
 def _read_state(env: Path) -> dict[str, object]:
-    try:
-        data = json.loads((env / STATE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    """The guard's record in the env ({}: none; a damaged one is kept aside beside it, and the
+    guard then takes it as never applied: pip.conf is left as it is)."""
+    return read_state(env / STATE_FILE, what="the guard's record").data or {}
 
 
 _SECTION = re.compile(r"\s*\[(?P<name>[^\]]*)\]")

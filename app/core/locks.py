@@ -137,11 +137,14 @@ def holder_of(env_path: str | os.PathLike[str]) -> LockHolder | None:
 
 
 def _read_holder(path: Path) -> LockHolder | None:
+    from app.core.schema import read_state  # start-up: only a lock someone holds is read
+
+    # keep=False: the holder may be writing it at this very moment (a half-written record is read again)
+    d = read_state(path, what="the lock's holder", limit=64 * 1024, keep=False).data or {}
     try:
-        d = json.loads(path.read_text(encoding="utf-8") or "{}")
-        return LockHolder(int(d["pid"]), str(d.get("purpose", "")), str(d.get("path", "")),
+        return LockHolder(int(d["pid"]), str(d.get("purpose", "")), str(d.get("path", "")),  # type: ignore[call-overload]
                           str(d.get("started", "")))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return None
 
 

@@ -35,7 +35,7 @@ from app.core.envs import IndexOptions
 from app.core.errors import BadInput
 from app.core.locks import EnvLock, acquire
 from app.core.paths import data_dir
-from app.core.schema import check_depth
+from app.core.schema import read_state, set_aside
 from app.core.secrets import mask, write_private
 from app.core.text import Text, msg
 from app.core.wheels import variant_of_version
@@ -364,19 +364,7 @@ def registry_file() -> Path:
     return data_dir() / FILE_NAME
 
 
-def _parse(text: str) -> tuple[EnvRecord, ...]:
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise _Invalid(f"not valid JSON ({exc})") from None
-    except RecursionError:
-        raise _Invalid("nested too deeply to be a list of environments") from None
-    try:
-        check_depth(doc, what="the list of environments")
-    except BadInput as exc:
-        raise _Invalid(str(exc.message)) from None
-    if not isinstance(doc, dict):
-        raise _Invalid("not a JSON object")
+def _parse(doc: dict[str, object]) -> tuple[EnvRecord, ...]:
     version = doc.get("schema_version")
     if isinstance(version, bool) or version != SCHEMA_VERSION:
         raise _Invalid("schema_version: missing or not a number")
@@ -394,51 +382,37 @@ def _parse(text: str) -> tuple[EnvRecord, ...]:
     return tuple(out)
 
 
-def _schema_of(text: str) -> int | None:
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    v = doc.get("schema_version") if isinstance(doc, dict) else None
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
 def load() -> Registry:
-    """The registry; a corrupt file is set aside and reported, never raised."""
+    """The registry; a damaged file (read as every state file is: :func:`app.core.schema.read_state`)
+    is set aside and reported, never raised."""
     path = registry_file()
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return Registry()
-    except OSError as exc:
+    found = read_state(path, what="the file", keep=False)
+    if found.unreadable:
         return Registry(problem=msg("envs.registry_unreadable", "The list of environments ({path}) cannot be "
-                                    "read: {why}", path=str(path), why=exc.strerror or str(exc)), read_only=True)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:  # not the assistant's writing: set aside, like any damage
-        return _set_aside(path, f"not UTF-8 text (byte {exc.start})")
-    schema = _schema_of(text)
-    if schema is not None and schema > SCHEMA_VERSION:
+                                    "read: {why}", path=str(path), why=found.why), read_only=True)
+    if found.damaged:
+        return _set_aside(path, found.why)
+    if found.data is None:
+        return Registry()
+    schema = found.data.get("schema_version")
+    if isinstance(schema, int) and not isinstance(schema, bool) and schema > SCHEMA_VERSION:
         return Registry(problem=msg("envs.registry_newer", "The list of environments ({path}) was written by a "
                                     "newer version of the assistant (format {found}; this one reads {known}); it "
                                     "is left as it is and not changed.", path=str(path), found=schema,
                                     known=SCHEMA_VERSION), read_only=True)
     try:
-        return Registry(_parse(text))
+        return Registry(_parse(found.data))
     except _Invalid as exc:
         return _set_aside(path, str(exc))
 
 
 def _set_aside(path: Path, why: str) -> Registry:
     """A damaged list of environments, kept (renamed beside it) and reported; a new list starts."""
-    aside = path.with_name(f"{FILE_NAME}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-    try:
-        os.replace(path, aside)
-    except OSError:
-        aside = path
+    kept = set_aside(path, why, tag="corrupt")
+    aside = kept.aside or path
     return Registry(problem=msg("envs.registry_corrupt", "The list of environments was damaged ({why}); it "
                                 "was set aside as {aside} and a new list was started.", why=why[:200],
-                                aside=str(aside)), set_aside=aside)
+                                aside=str(aside)), set_aside=kept.aside)
 
 
 def _write(records: tuple[EnvRecord, ...]) -> None:
