@@ -57,6 +57,8 @@ def get(url: str, *, accept: str = "*/*", timeout: float = DEFAULT_TIMEOUT_S, li
             raise FetchError(f"the CA bundle {ca_bundle} cannot be used ({exc})") from None
     import time
 
+    from app.core.sources.net import set_read_timeout
+
     opener = urllib.request.build_opener(*handlers)
     req = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": USER_AGENT})
     deadline = time.monotonic() + timeout
@@ -65,9 +67,15 @@ def get(url: str, *, accept: str = "*/*", timeout: float = DEFAULT_TIMEOUT_S, li
             chunks: list[bytes] = []
             size = 0
             while size <= limit:
-                if time.monotonic() > deadline:
+                left = deadline - time.monotonic()
+                if left <= 0:
                     raise FetchError(f"cannot read {shown}: it did not send the whole answer within {timeout:g} s")
-                chunk = resp.read1(min(1 << 16, limit + 1 - size))  # what arrived (one read at most)
+                set_read_timeout(resp, left)  # no read waits past the deadline
+                try:
+                    chunk = resp.read1(min(1 << 16, limit + 1 - size))  # what arrived (one read at most)
+                except TimeoutError:
+                    raise FetchError(f"cannot read {shown}: it did not send the whole answer within {timeout:g} s"
+                                     ) from None
                 if not chunk:
                     break
                 chunks.append(chunk)

@@ -27,9 +27,13 @@ from app.core.secrets import basic_auth, split_credentials, unencoded_credential
 from app.core.secrets import mask as display_url
 from app.core.text import Text, msg
 
-__all__ = ["NET_TIMEOUT_S", "check_url", "display_url", "host_port", "probe_index", "proxy_for", "proxy_problem"]
+__all__ = ["NET_TIMEOUT_S", "STALL_S", "check_url", "display_url", "host_port", "probe_index", "proxy_for",
+           "proxy_problem"]
 
 NET_TIMEOUT_S = 3.0
+#: A download that sends nothing for this long has stalled: the assistant's own downloader moves to
+#: the next source (:mod:`app.core.sources.net`), and uv is given it as its read timeout (UV_HTTP_TIMEOUT).
+STALL_S = 10.0
 
 
 def proxy_for(url: str, proxy: str | None) -> str | None:

@@ -8,6 +8,13 @@ None for Python's default). HTTPS through a proxy uses ``CONNECT``; the proxy's 
 go only into the ``Proxy-Authorization`` header, never into a sentence (every URL shown passes
 :func:`app.core.indexes.display_url`).
 
+Every timeout is a deadline, never a wait per read: ``timeout`` bounds the connection and the
+answer's headers, ``deadline_s`` the whole request (an index page, a probe), and every body is
+read under the stall rule: a source that sends nothing for :attr:`Net.stall_s` seconds (default
+:data:`STALL_S`), or less than :data:`STALL_BYTES` in any such window, has stalled, so the
+downloader goes on with the next source within seconds instead of waiting for a byte that
+comes every few seconds.
+
 Failures are values: ``kind`` (``dns``, ``refused``, ``timeout``, ``reset``, ``short_read``,
 ``tls_verify``, ``tls``, ``proxy_auth``, ``proxy_refused``, ``http``, ``redirect_unreachable``,
 ``wrong_hash``, ``missing``), a sentence fragment (``text``, a :class:`~app.core.text.Msg`
@@ -19,6 +26,7 @@ import http.client
 import socket
 import ssl
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -28,13 +36,16 @@ from dataclasses import dataclass, field
 from http.client import HTTPMessage
 from typing import IO
 
-from app.core.indexes import display_url, proxy_for
+from app.core.indexes import STALL_S, display_url, proxy_for
 from app.core.secrets import basic_auth, split_credentials
 from app.core.text import Text, msg
 
-__all__ = ["PAGE_TIMEOUT_S", "Failure", "Net", "NetError", "Response", "http_failure", "short_read"]
+__all__ = ["PAGE_DEADLINE_S", "PAGE_TIMEOUT_S", "STALL_BYTES", "STALL_S", "Failure", "Net", "NetError", "Response",
+           "http_failure", "over_deadline", "set_read_timeout", "short_read", "stalled"]
 
-PAGE_TIMEOUT_S = 5.0  # an index page or a short probe; downloads use Net.timeout per read
+PAGE_TIMEOUT_S = 5.0  # an index page or a short probe: the connection and the headers; a probe's whole request
+PAGE_DEADLINE_S = 120.0  # an index page, whole (torch's is a few MB: a slow link needs a minute)
+STALL_BYTES = 64 * 1024  # 6.4 KB/s: torch (~200 MB) would take nine hours; a CUDA build days
 USER_AGENT = "torch-setup-assistant"
 
 
@@ -82,6 +93,27 @@ def http_failure(status: int, reason: str, url: str) -> Failure:
                                          "(407 Proxy Authentication Required)"), status, proxy_auth_fix())
     return Failure("http", msg("sources.err_http", "answers HTTP {status} {reason} for {url}", status=status,
                                reason=reason, url=shown), status)
+
+
+def stalled(host: str, got: int, seconds: float) -> Failure:
+    return Failure("timeout", msg("sources.err_stalled", "{host} stalled: it sent {got} bytes in {seconds:g} s",
+                                  host=host, got=got, seconds=round(seconds, 1)))
+
+
+def over_deadline(host: str, seconds: float) -> Failure:
+    return Failure("timeout", msg("sources.err_deadline", "{host} did not send the whole answer within {seconds:g} s",
+                                  host=host, seconds=round(seconds, 1)))
+
+
+def set_read_timeout(raw: object, seconds: float) -> None:
+    """The socket under an ``http.client`` answer waits at most ``seconds`` for its next bytes
+    (what urllib set when it connected applies to every read otherwise)."""
+    sock = getattr(getattr(getattr(raw, "fp", None), "raw", None), "_sock", None)
+    if sock is not None:
+        try:
+            sock.settimeout(max(0.01, seconds))
+        except OSError:
+            pass
 
 
 def short_read(got: int, expected: int) -> Failure:
@@ -132,13 +164,19 @@ class _Recorder(urllib.request.HTTPRedirectHandler):
 
 @dataclass
 class Response:
-    """An answer being read: ``status`` (200 / 206), headers, the final URL and the redirects."""
+    """An answer being read: ``status`` (200 / 206), headers, the final URL and the redirects.
+
+    :meth:`read` returns what has arrived (one read at most), under the request's deadline and the
+    stall rule (see the module's text); a failure while reading is a :class:`NetError` too."""
 
     status: int
     headers: Mapping[str, str]
     url: str
     redirects: list[str] = field(default_factory=list)
     _raw: http.client.HTTPResponse | None = None
+    _net: Net | None = None
+    _deadline: tuple[float, float] | None = None  # (time.monotonic() by which the whole answer is in, its seconds)
+    _window: tuple[float, int] | None = None  # (start of the stall window, bytes in it)
 
     @property
     def length(self) -> int | None:
@@ -146,17 +184,40 @@ class Response:
         return int(value) if value and value.isdigit() else None
 
     def read(self, n: int = 1 << 20) -> bytes:
-        assert self._raw is not None
-        return self._raw.read(n)
+        assert self._raw is not None and self._net is not None
+        net, now = self._net, time.monotonic()
+        began, got = self._window or (now, 0)
+        if now - began >= net.stall_s:  # a window is over: enough came in it, or the source stalled
+            if got < STALL_BYTES:
+                raise NetError(stalled(_host_port(self.url), got, now - began))
+            began, got = now, 0
+        wait = net.stall_s  # nothing at all for that long: stalled (a read that timed out cannot go on)
+        if self._deadline is not None:
+            if now >= self._deadline[0]:
+                raise NetError(over_deadline(_host_port(self.url), self._deadline[1]))
+            wait = min(wait, self._deadline[0] - now)
+        set_read_timeout(self._raw, wait)
+        try:
+            data = self._raw.read1(n)
+        except TimeoutError:
+            if self._deadline is not None and time.monotonic() >= self._deadline[0]:
+                raise NetError(over_deadline(_host_port(self.url), self._deadline[1])) from None
+            raise NetError(stalled(_host_port(self.url), 0, wait)) from None
+        except (OSError, ValueError, http.client.HTTPException) as exc:  # a reset, a broken chunk
+            raise NetError(net.classify(exc, self.url)) from None
+        self._window = (began, got + len(data))
+        return data
 
 
 class Net:
     """The user's network settings, and requests made with them."""
 
-    def __init__(self, proxy: str | None = None, ca_bundle: str | None = None, timeout: float = 30.0) -> None:
+    def __init__(self, proxy: str | None = None, ca_bundle: str | None = None, timeout: float = 10.0,
+                 stall_s: float = STALL_S) -> None:
         self.proxy = proxy or None
         self.ca_bundle = ca_bundle or None
-        self.timeout = timeout
+        self.timeout = timeout  # the connection and the headers of an answer
+        self.stall_s = stall_s
         self._ctx: ssl.SSLContext | None = None
 
     def __repr__(self) -> str:  # never the proxy's credentials
@@ -182,15 +243,20 @@ class Net:
 
     @contextmanager
     def get(self, url: str, *, headers: Mapping[str, str] | None = None, timeout: float | None = None,
-            method: str = "GET") -> Iterator[Response]:
-        """Open ``url``; raises :class:`NetError` naming the failure (an HTTP error status included)."""
+            method: str = "GET", deadline_s: float | None = None) -> Iterator[Response]:
+        """Open ``url``; raises :class:`NetError` naming the failure (an HTTP error status included).
+        ``timeout``: the connection and the headers (default :attr:`timeout`); ``deadline_s``: the
+        whole request, body included (None: the body has the stall rule only)."""
+        started = time.monotonic()
+        wait = timeout or self.timeout
+        deadline = (started + deadline_s, deadline_s) if deadline_s is not None else None
         chain: list[str] = []
         bare, auth = _authorization(url)  # an authenticated index: Basic auth, never in the URL
         req = urllib.request.Request(bare, method=method, headers={"User-Agent": USER_AGENT, **(headers or {})})
         if auth is not None:  # unredirected: a redirect to another host never gets the credentials
             req.add_unredirected_header("Authorization", auth)
         try:
-            raw = self._opener(chain).open(req, timeout=timeout or self.timeout)
+            raw = self._opener(chain).open(req, timeout=min(wait, deadline_s) if deadline_s is not None else wait)
         except urllib.error.HTTPError as exc:
             exc.close()
             failure = http_failure(exc.code, str(exc.reason), chain[-1] if chain else url)
@@ -202,7 +268,8 @@ class Net:
         except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
             raise NetError(self.classify(exc, url, chain)) from None
         try:
-            yield Response(int(raw.status), {k: v for k, v in raw.headers.items()}, raw.geturl(), chain, raw)
+            yield Response(int(raw.status), {k: v for k, v in raw.headers.items()}, raw.geturl(), chain, raw, self,
+                           deadline)
         finally:
             raw.close()
 

@@ -17,7 +17,7 @@ import urllib.parse
 from dataclasses import dataclass
 
 from app.core.requirements import canonical
-from app.core.sources.net import PAGE_TIMEOUT_S, Failure, Net, NetError
+from app.core.sources.net import PAGE_DEADLINE_S, PAGE_TIMEOUT_S, Failure, Net, NetError
 from app.core.text import msg
 from app.core.wheels import WheelFile, parse_wheel
 
@@ -100,8 +100,9 @@ def _from_html(base: str, text: str) -> list[Link]:
 
 
 def read_page(net: Net, url: str, project: str | None = None, *, timeout: float = PAGE_TIMEOUT_S) -> list[Link]:
-    """The wheels ``url`` lists (of ``project`` only, when given). Raises NetError."""
-    with net.get(url, headers={"Accept": ACCEPT}, timeout=timeout) as r:
+    """The wheels ``url`` lists (of ``project`` only, when given). Raises NetError (a page that is
+    not all there within :data:`PAGE_DEADLINE_S`, or that stalls, included)."""
+    with net.get(url, headers={"Accept": ACCEPT}, timeout=timeout, deadline_s=PAGE_DEADLINE_S) as r:
         chunks, size = [], 0
         while True:
             chunk = r.read(1 << 20)
