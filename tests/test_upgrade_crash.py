@@ -12,7 +12,8 @@ folder a deletion of a set-aside env removes.
 
 * the env works: its path holds a whole env (pyvenv.cfg and its ``which`` file), the old one or
   the new one, and the registry says which;
-* the user's file (``notes.ipynb``, carried from env to env) is in the env, byte for byte;
+* the user's files (``notes.ipynb`` at the env's top, ``bin/train.sh`` inside its layout, carried
+  from env to env) are in the env, byte for byte;
 * nothing the user made is deleted: a folder of theirs beside the env stays as it was, and no
   folder but the assistant's own staging / set-aside envs ever goes.
 
@@ -35,6 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.posix_only("SIGKILL, and renameat2 on Linux")
 
 NOTES = b'{"cells": ["my work"]}\n'
+SCRIPT = b"#!/bin/sh\npython train.py --epochs 3\n"  # the user's own script inside the env's layout (bin/)
 
 CHILD = textwrap.dedent(r'''
     import json, os, signal, sys
@@ -120,11 +122,13 @@ def _world(root: Path, op: str) -> None:
     if op == "upgrade":
         _venv(env, "old")
         (env / "notes.ipynb").write_bytes(NOTES)
+        (env / "bin" / "train.sh").write_bytes(SCRIPT)
         _venv(root / ".env.torch-setup-staging", "new")
         (root / ".env.torch-setup-staging" / ".torch-setup-staging").write_text(f"{env}\n", encoding="utf-8")
         return
-    _venv(env, "new")  # after an upgrade: the new stack with the user's file carried in
+    _venv(env, "new")  # after an upgrade: the new stack with the user's files carried in
     (env / "notes.ipynb").write_bytes(NOTES)
+    (env / "bin" / "train.sh").write_bytes(SCRIPT)
     old = root / ".env.torch-setup-old-1"
     _venv(old, "old")
     old_record = registry.EnvRecord(path=str(env), torch="2.13.0+cpu", origin="created").to_dict()
@@ -136,15 +140,16 @@ def _world(root: Path, op: str) -> None:
 def _next_command(op: str, env: Path) -> str:
     from app.core.lifecycle import upgrade as up
     from app.core.lifecycle.common import Refused
+    from app.core.text import render
 
     if op == "upgrade":
-        return f"recover: {up.recover(env)}"
+        said = up.recover(env)
+        return f"recover: {render(said) if said is not None else None}"
     try:  # the user runs the same command again
         out = up.undo(env) if op == "undo" else up.confirm(env)
-        return f"{op} again: done"
     except Refused as err:
-        return f"{op} again: {err.message}"
-    del out
+        return f"{op} again: {render(err.message)}"
+    return f"{op} again: done" + (f" (it said: {out['recovered']})" if out.get("recovered") else "")
 
 
 @pytest.mark.parametrize("atomic", [True, False], ids=["exchange", "two-renames"])
@@ -178,6 +183,7 @@ def test_a_kill_at_any_step_loses_nothing(tmp_path, monkeypatch, op, atomic):
             assert rec.torch == {"old": "2.13.0+cpu", "new": "2.14.1+cpu"}[which], (k, rec.torch, which)
         # the user's file is in the env, byte for byte; their folder beside it as it was
         assert (env / "notes.ipynb").read_bytes() == NOTES, (k, ran, after)
+        assert (env / "bin" / "train.sh").read_bytes() == SCRIPT, (k, ran, after)
         assert digest(root / "my-project") == mine_before
         # only the assistant's own folders are ever gone; nothing half-made is left beside the env
         left = sorted(p.name for p in root.iterdir() if p.name not in ("home", "my-project", "env", "steps.txt"))

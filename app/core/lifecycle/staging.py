@@ -304,9 +304,12 @@ def recover(env: Path) -> Text | None:
                    "found; nothing was moved (the other one is at {other})", env=str(env), op=op,
                    other=str(inc_at or "?"))
     done: list[Text] = []
+    if keep_at == env and inc_at is not None and _carry(inc_at, env, j.get("carried")):
+        # stopped while the user's entries were being carried, before the swap: they come back
+        done.append(msg("envs.recover_files_back", "moved your files back into {env}", env=str(env)))
     if keep_at != env:
         if inc_at == env:  # the incoming one is in place: the user's entries go back first
-            _carry_back(env, keep_at, j.get("carried"))
+            _carry(env, keep_at, j.get("carried"))
             if exchange(keep_at, env):
                 inc_at = keep_at
             else:
@@ -334,10 +337,14 @@ def recover(env: Path) -> Text | None:
     return join(done, msg("rec.semicolon", "; "))
 
 
-def _carry_back(env: Path, keep_at: Path, carried: object) -> None:
-    """The user's entries an operation had carried from ``keep_at`` into ``env``, moved back."""
+def _carry(src_root: Path, dst_root: Path, carried: object) -> bool:
+    """The user's entries an operation carried (from ``dst_root`` into ``src_root``), moved back
+    where they came from; a name already there is left. True when one was moved."""
+    moved = False
     for name in carried if isinstance(carried, list) else []:
-        src, dst = env / str(name), keep_at / str(name)
+        src, dst = src_root / str(name), dst_root / str(name)
         if os.path.lexists(src) and not os.path.lexists(dst):
             dst.parent.mkdir(parents=True, exist_ok=True)
             os.rename(src, dst)
+            moved = True
+    return moved
