@@ -346,33 +346,21 @@ def test_no_upgrade_waiting_names_the_old_copy_beside_the_env(tmp_path, monkeypa
         assert (digest(env), digest(old)) == before
 
 
-def test_an_upgrade_that_cannot_be_recorded_is_rolled_back(tmp_path, monkeypatch):
-    """Issue 27: when the list of environments could not be written after the swap (a full disk, a
-    list written by a newer version), the upgrade said it was done, then --confirm and --undo said
-    "No upgrade waiting" beside an old copy nobody recorded. Now the swap is rolled back: the env
-    is the one from before with the user's files in it, the new stack and the staging env are gone."""
-    from app.core import registry
+def _ready(tmp_path: Path) -> tuple[Path, Path, Path, object]:
+    """An env (the old build), a verified staging env beside it (the new one) and the run that swaps
+    it in: what ``upgrade()`` has after its staging, install and verify steps."""
     from app.core.compat import load_compat
     from app.core.distinfo import distributions, torch_build
     from app.core.envs import IndexOptions
     from app.core.lifecycle import upgrade as up
-    from app.core.lifecycle.common import Failed
     from app.core.lifecycle.companions import check_companions
     from app.core.runner import CancelToken
-    from app.core.text import render
-    from tests.factories import make_verify_report
 
-    monkeypatch.setenv("TORCH_SETUP_HOME", str(tmp_path / "home"))
     env, staging_env, old = tmp_path / "env", tmp_path / ".env.torch-setup-staging", tmp_path / ".env.torch-setup-old-1"
     _venv(env, "old")
     _venv(staging_env, "new")
     _with_dist(env, "torch", {"torch/__init__.py": b"old = 1\n", "torch/version.py": b"__version__ = '2.13.0+cpu'\n"})
     _with_dist(staging_env, "torch", {"torch/__init__.py": b"new = 1\n"})
-    (env / "bin" / "train.sh").write_bytes(b"mine\n")
-    (env / "notes.ipynb").write_bytes(NOTES)
-    before = digest(env)
-    reg = registry.registry_file()
-    reg.write_text('{"schema_version": 99, "environments": []}', encoding="utf-8")  # a newer version's list
     dists = distributions(env)
     current = torch_build(env, dists)
     assert current is not None
@@ -382,9 +370,67 @@ def test_an_upgrade_that_cannot_be_recorded_is_rolled_back(tmp_path, monkeypatch
                           new_torch="2.14.1")
     run = up._Run(plan, lambda _e: None, CancelToken())
     run.staging_id = up.st.ident(staging_env)
+    return env, staging_env, old, run
+
+
+def test_an_upgrade_that_cannot_be_recorded_is_rolled_back(tmp_path, monkeypatch):
+    """Issue 27: when the list of environments could not be written after the swap (a full disk, a
+    list written by a newer version), the upgrade said it was done, then --confirm and --undo said
+    "No upgrade waiting" beside an old copy nobody recorded. Now the swap is rolled back: the env
+    is the one from before with the user's files in it, the new stack and the staging env are gone."""
+    from app.core import registry
+    from app.core.lifecycle.common import Failed
+    from app.core.text import render
+    from tests.factories import make_verify_report
+
+    monkeypatch.setenv("TORCH_SETUP_HOME", str(tmp_path / "home"))
+    env, _staging_env, _old, run = _ready(tmp_path)
+    (env / "bin" / "train.sh").write_bytes(b"mine\n")
+    (env / "notes.ipynb").write_bytes(NOTES)
+    before = digest(env)
+    reg = registry.registry_file()
+    reg.write_text('{"schema_version": 99, "environments": []}', encoding="utf-8")  # a newer version's list
     with pytest.raises(Failed) as err:
         run.commit(make_verify_report())
     assert "could not be recorded" in render(err.value.message) and "put back" in render(err.value.hint)
     assert _which(env) == "old" and digest(env) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["env", "home"]  # no old copy, no staging env left
     assert reg.read_text(encoding="utf-8").startswith('{"schema_version": 99')  # the newer list, untouched
+
+
+MY_PIP_CONF = (b"# my settings\n[global]\n; the mirror\nindex-url = https://m.example/simple\nconstraint =\n"
+               b"    /home/me/a.txt\n    /home/me/b.txt\nextra-index-url =\n    https://a.example/simple\n"
+               b"[install]\nno-compile = yes")
+
+
+@pytest.mark.parametrize("how", ["file", pytest.param("link", marks=pytest.mark.posix_only("symlinks"))])
+def test_the_users_pip_conf_comes_through_upgrade_and_undo_byte_for_byte(tmp_path, monkeypatch, how):
+    """Issue 27, must show 2: the env's pip.conf with comments, multi-line values and a constraint of
+    the user's own, guarded, as a file or as a link to a file shared by their envs. The upgrade
+    carries their part (a link stays the same link: it was written as a copy), the guard goes on the
+    new build, and lifting it gives their bytes back; after --undo the old env's file (or the shared
+    target) gives their bytes back too."""
+    from app.core import guard
+    from app.core.lifecycle import upgrade as up
+    from tests.factories import make_verify_report
+
+    monkeypatch.setenv("TORCH_SETUP_HOME", str(tmp_path / "home"))
+    env, _staging_env, old, run = _ready(tmp_path)
+    conf = guard.pip_config_file(env)
+    target = tmp_path / "shared-pip.conf"
+    if how == "link":
+        target.write_bytes(MY_PIP_CONF)
+        conf.symlink_to(target)
+    else:
+        conf.write_bytes(MY_PIP_CONF)
+    guard.apply(env, ("torch==2.13.0+cpu",))  # the verified old build was guarded
+    run.commit(make_verify_report())
+    assert _which(env) == "new" and guard.status(env).active
+    assert conf.is_symlink() == (how == "link") and (how == "file" or os.readlink(conf) == str(target))
+    assert guard.user_pip_conf(env) == MY_PIP_CONF.decode()
+    guard.lift(env)
+    assert (target if how == "link" else conf).read_bytes() == MY_PIP_CONF
+    up.undo(env)
+    assert _which(env) == "old" and not old.exists()
+    guard.lift(env)  # the old env's own guard
+    assert conf.is_symlink() == (how == "link") and (target if how == "link" else conf).read_bytes() == MY_PIP_CONF

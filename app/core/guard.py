@@ -37,6 +37,7 @@ import configparser
 import json
 import os
 import re
+import shutil
 import stat
 import tempfile
 import time
@@ -55,6 +56,7 @@ __all__ = [
     "GuardFacts",
     "GuardStatus",
     "apply",
+    "carry_pip_conf",
     "facts",
     "lift",
     "parse_pins",
@@ -290,6 +292,22 @@ def put_pip_conf(env_path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (as :func:`user_pip_conf` gave it: bytes kept) as the env's pip configuration,
     in one step, through a symlink, mode 0600 when new. Raises OSError."""
     _write_atomic(pip_config_file(Path(env_path)), text)
+
+
+def carry_pip_conf(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+    """The user's pip configuration of env ``src`` into env ``dst`` (an upgrade's new env, which has
+    none): their own part byte for byte, without the guard's block (the guard is put on the new
+    build after this); a symlinked one as the same link, never a copy (and the guard's record with
+    it, so what the block holds of theirs comes back on lift). Raises OSError."""
+    conf = pip_config_file(Path(src))
+    if conf.is_symlink():
+        os.symlink(os.readlink(conf), pip_config_file(Path(dst)))
+        if (Path(src) / STATE_FILE).is_file():
+            shutil.copy2(Path(src) / STATE_FILE, Path(dst) / STATE_FILE)
+        return
+    mine = user_pip_conf(src)
+    if mine is not None:
+        put_pip_conf(dst, mine)  # exact, mode 0600 when new
 
 
 def user_pip_conf(env_path: str | os.PathLike[str]) -> str | None:

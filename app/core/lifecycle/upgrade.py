@@ -42,7 +42,7 @@ from app.core.compat import CompatData, load_compat
 from app.core.disk import free_mb
 from app.core.distinfo import TORCH_FAMILY, Dist, TorchBuildInfo, distributions, requires_dist, torch_build
 from app.core.enums import Phase, PhaseState
-from app.core.envs import WINDOWS, IndexOptions, backend_for, env_python, uv_bin
+from app.core.envs import WINDOWS, IndexOptions, backend_for, env_python, uv_bin, uv_extras
 from app.core.errors import BadInput, Cancelled
 from app.core.events import Event, LogEvent, PhaseEvent, StepEvent, ignore
 from app.core.lifecycle import staging as st
@@ -359,7 +359,7 @@ class _Run:
         self.staging_id: list[int] | None = None  # the staging env this run made (st.ident)
         self.backend = backend_for("venv", "uv")
         # A guarded env the assistant itself was started from must not constrain the new stack.
-        self.child_env = runner.clean_env({"UV_NO_PROGRESS": "1"}, drop=("UV_CONSTRAINT", "PIP_CONSTRAINT"))
+        self.child_env = runner.clean_env(uv_extras(), drop=("UV_CONSTRAINT", "PIP_CONSTRAINT"))
 
     def info(self, text: str) -> None:
         self.emit(LogEvent(text, "info"))
@@ -474,7 +474,6 @@ class _Run:
         self.cancel.raise_if_cancelled()
         self.emit(StepEvent("swap", "running", str(p.env)))
         fixed = st.fix_paths(p.staging, str(p.staging), str(p.env))
-        user_conf = guard.user_pip_conf(p.env)  # the user's own part, byte for byte
         try:
             moved = swap_in(p.env, p.staging, p.old_copy, self.info)
         except OSError as exc:  # before the swap, nothing was moved; after it, the journal puts all back
@@ -482,11 +481,10 @@ class _Run:
             raise Failed(msg("envs.upgrade_swap_failed", "The new stack worked but could not be moved into place: "
                              "{why}", why=os_error_text(exc)),
                          msg("envs.upgrade_unchanged", "Your environment was not changed."), log_path=self.log) from exc
-        if user_conf is not None:
-            try:
-                guard.put_pip_conf(p.env, user_conf)  # exact (the user's own), mode 0600 when new
-            except OSError as exc:
-                self.info(f"could not carry pip's configuration over: {exc}")
+        try:
+            guard.carry_pip_conf(p.old_copy, p.env)  # the user's own part byte for byte; a link stays a link
+        except OSError as exc:
+            self.info(f"could not carry pip's configuration over: {exc}")
         self.emit(StepEvent("swap", "passed", str(p.env)))
         return fixed, moved
 
