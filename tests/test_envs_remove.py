@@ -125,7 +125,7 @@ def test_an_env_this_app_did_not_make_needs_force(tmp_path, capsys):
     env = _env(tmp_path / "theirs", ours=False)
     before = digest(env)
     rc, err = _remove(capsys, str(env), "--yes")
-    assert rc == 2 and "was not made by this assistant, so it is not deleted without --force" in err
+    assert rc == 2 and "is not in this assistant's list of the environments it made, so it is not deleted without --force" in err
     assert digest(env) == before
     registry.record_verification(env, registry.Verification(True, registry.now()))  # checked is not "made"
     rc, err = _remove(capsys, str(env), "--yes")
@@ -257,7 +257,7 @@ def test_a_relative_registry_row_is_never_taken_for_a_folder(home, tmp_path, mon
     assert registry.find(env) is None
     before = digest(env)
     rc, err = _remove(capsys, str(env), "--yes")
-    assert rc == 2 and "was not made by this assistant" in err
+    assert rc == 2 and "list of the environments it made" in err
     assert digest(env) == before
 
 

@@ -77,8 +77,10 @@ def test_every_state_file_damaged_each_way_every_command_answers_and_nothing_is_
     # install reads the list of environments, the probe cache and the compat data; it records its env
     answers(_cli(home, "install", "--env", str(env), "--packages", "netlab-dep==0.5", "--find-links", str(tiny_wheels),
                  "--yes", "--no-verify", "--json"))
-    listed = json.loads(answers(_cli(home, "envs", "list", "--json", "--no-size")).stdout)["environments"]
-    assert any(e["path"] == str(env) for e in listed), listed
+    doc = json.loads(answers(_cli(home, "envs", "list", "--json", "--no-size")).stdout)
+    assert any(e["path"] == str(env) for e in doc["environments"]), doc
+    # the install set the damaged list aside without a word; every list of the environments says where it is
+    assert "A damaged list of environments was kept as" in doc["registry_problem"], doc["registry_problem"]
     for argv in (("detect", "--json"), ("recommend", "--json")):
         json.loads(answers(_cli(home, *argv)).stdout)  # the answer is whole
     # the guard's record in the env (unguard reads it); an upgrade's journal (every upgrade command reads it)

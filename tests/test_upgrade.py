@@ -71,7 +71,7 @@ def test_upgrade_verifies_in_staging_swaps_and_undoes(tmp_path, capsys, local_wh
     (squatter / "data" / "mine.csv").write_text("x,y\n", encoding="utf-8")
     kept = digest(squatter)
     rc, out, err = _cli(capsys, *_upgrade_args(env, second_torch))
-    assert rc == 2 and "was not made by this assistant" in out + err, out + err
+    assert rc == 2 and "holds no mark of this assistant" in out + err, out + err
     assert digest(squatter) == kept and digest(env) == before
     shutil.rmtree(squatter)
 

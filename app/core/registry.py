@@ -401,9 +401,23 @@ def load() -> Registry:
                                     "is left as it is and not changed.", path=str(path), found=schema,
                                     known=SCHEMA_VERSION), read_only=True)
     try:
-        return Registry(_parse(found.data))
+        return Registry(_parse(found.data), problem=_kept_aside(path))
     except _Invalid as exc:
         return _set_aside(path, str(exc))
+
+
+def _kept_aside(path: Path) -> Text | None:
+    """A note while a damaged list is kept beside this one: whichever command set it aside (an
+    install, an upgrade), every list of the environments says so until the user deletes it."""
+    try:
+        kept = sorted(p.name for p in path.parent.iterdir() if p.name.startswith(f"{FILE_NAME}.corrupt-"))
+    except OSError:
+        return None
+    if not kept:
+        return None
+    return msg("envs.registry_kept_aside", "A damaged list of environments was kept as {aside}; the environments "
+               "it named are not shown here (they are still on disk). Delete that file once you no longer need it.",
+               aside=str(path.parent / kept[-1]))
 
 
 def _set_aside(path: Path, why: str) -> Registry:
