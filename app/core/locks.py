@@ -162,8 +162,11 @@ def _holder_soon(path: Path, wait_s: float = 1.0) -> LockHolder | None:
 def _write_holder(path: Path, record: dict[str, object] | None) -> None:
     """Say who holds the lock (None: nobody, at release). Written in place: only the holder
     writes it, and a reader that meets a half-written record reads again."""
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
+    try:  # mode 0600, as every file of the assistant's own (it names the env and the program)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOINHERIT", 0), 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            if os.name != "nt":
+                os.fchmod(fh.fileno(), 0o600)
             if record is not None:
                 json.dump(record, fh)
     except OSError:  # the lock holds without it; a refusal then says "another run"
