@@ -381,36 +381,38 @@ def _strip_hook(text: str) -> str:
     return "".join(out)
 
 
-def _add_hook(env: Path) -> tuple[bool, Text | None]:
+def _add_hook(env: Path) -> tuple[bool, Text | None, bool]:
+    """The hook in bin/activate: (added, why not, whether a line end was added after the user's last
+    line, which had none: lift takes it away again)."""
     script = _activate_script(env)
     if script is None:
         return False, msg("envs.guard_no_activate", "this environment has no bin/activate script: `uv pip` is "
-                          "not guarded while it is active (pip is)")
+                          "not guarded while it is active (pip is)"), False
     if any(c.isspace() for c in str(env)):
         return False, msg("envs.guard_space_in_path", "the environment's path contains a space, which "
-                          "UV_CONSTRAINT cannot hold: `uv pip` is not guarded while it is active (pip is)")
+                          "UV_CONSTRAINT cannot hold: `uv pip` is not guarded while it is active (pip is)"), False
     text = _strip_hook(_read_user(script) or "")
     lines = text.splitlines(keepends=True)
     at = next((i for i, ln in enumerate(lines) if ln.strip().startswith("deactivate ()")
                or ln.strip().startswith("deactivate()")), None)
     if at is None:
         return False, msg("envs.guard_unknown_activate", "bin/activate has an unknown layout: `uv pip` is not "
-                          "guarded while the environment is active (pip is)")
+                          "guarded while the environment is active (pip is)"), False
     lines.insert(at + 1, _HOOK_OFF)
     new = "".join(lines)
-    if not new.endswith("\n"):
-        new += "\n"
-    _write_atomic(script, new + _HOOK_ON)
-    return True, None
+    added = not new.endswith("\n")
+    _write_atomic(script, new + ("\n" if added else "") + _HOOK_ON)
+    return True, None, added
 
 
-def _remove_hook(env: Path) -> None:
+def _remove_hook(env: Path, newline_added: bool = False) -> None:
     script = _activate_script(env)
     if script is None:
         return
     text = _read_user(script)
     if text is not None and BEGIN in text:
-        _write_atomic(script, _strip_hook(text))
+        rest = _strip_hook(text)
+        _write_atomic(script, rest[:-1] if newline_added and rest.endswith("\n") else rest)
 
 
 def _has_hook(env: Path) -> bool:
@@ -443,13 +445,15 @@ def apply(env_path: str | os.PathLike[str], pins: Sequence[str]) -> GuardStatus:
     created = state.get("pip_conf_created", mine is None) if "pip_conf_block" in state else mine is None
     written, replaced, newline_added = _with_block(mine, value)
     _write_atomic(conf, written)
-    hooked, note = _add_hook(env)
+    state_before = bool(state.get("activate_newline_added"))
+    hooked, note, newline = _add_hook(env)
     for old in ("pip_conf_written", "pip_conf_original"):  # an earlier version's record: replaced below
         state.pop(old, None)
     state.update({"pins": list(pins), "constraint_value": value, "pip_conf_block": True,
                   "pip_conf_created": bool(created), "pip_conf_replaced": replaced,
                   "pip_conf_newline_added": newline_added,
-                  "activate_hook": hooked, "applied": time.strftime("%Y-%m-%dT%H:%M:%S")})
+                  "activate_hook": hooked, "activate_newline_added": newline or state_before,
+                  "applied": time.strftime("%Y-%m-%dT%H:%M:%S")})
     _write_atomic(env / STATE_FILE, json.dumps(state, indent=1))
     got = status(env)
     return GuardStatus(got.env, got.constraints, got.pip_config, got.activate_hook, got.pins,
@@ -473,7 +477,7 @@ def lift(env_path: str | os.PathLike[str]) -> GuardStatus:
             conf.unlink()
         elif rest != current:
             _write_atomic(conf, rest)
-    _remove_hook(env)
+    _remove_hook(env, bool(state.get("activate_newline_added")))
     cons.unlink(missing_ok=True)
     (env / STATE_FILE).unlink(missing_ok=True)
     return status(env)
