@@ -285,3 +285,21 @@ def test_an_env_a_running_python_uses_is_not_removed(home, tmp_path, capsys):
     rc, err = _remove(capsys, str(env), "--yes")  # once it has ended: removed
     assert rc == 0, err
     assert not env.exists()
+
+
+def test_a_folder_made_again_at_the_path_of_one_this_app_made_is_not_deleted(tmp_path, capsys):
+    """Issue 27: the registry's word alone deletes nothing. The app made an env; the user deleted it
+    and made their own at the same path: the record names the folder it was made for (its identity),
+    so theirs is not deleted without --force."""
+    import shutil
+
+    env = _env(tmp_path / "work")
+    shutil.rmtree(env)
+    _env(env, ours=False)
+    _data(env / "my-data")
+    before = digest(env)
+    rc, err = _remove(capsys, str(env), "--yes")
+    assert rc == 2 and "is not the folder this assistant made there" in err, err
+    assert digest(env) == before
+    rc, err = _remove(capsys, str(env), "--yes", "--force")
+    assert rc == 0 and not env.exists()

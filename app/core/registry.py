@@ -34,7 +34,7 @@ from app.core.distinfo import TORCH_FAMILY, distributions
 from app.core.envs import IndexOptions
 from app.core.errors import BadInput
 from app.core.locks import EnvLock, acquire
-from app.core.paths import data_dir
+from app.core.paths import data_dir, identity
 from app.core.schema import read_state, set_aside
 from app.core.secrets import mask, write_private
 from app.core.text import Text, msg
@@ -301,6 +301,7 @@ class EnvRecord:
     guard: GuardRecord | None = None
     kernel: KernelRecord | None = None
     pending_upgrade: PendingUpgrade | None = None
+    folder: tuple[int, ...] | None = None  # the folder as it was made (folder_of)
 
     @property
     def made_by_app(self) -> bool:
@@ -319,7 +320,13 @@ class EnvRecord:
                 "verification": self.verification.to_dict() if self.verification else None,
                 "guard": self.guard.to_dict() if self.guard else None,
                 "kernel": self.kernel.to_dict() if self.kernel else None,
-                "pending_upgrade": self.pending_upgrade.to_dict() if self.pending_upgrade else None}
+                "pending_upgrade": self.pending_upgrade.to_dict() if self.pending_upgrade else None,
+                "folder": list(self.folder) if self.folder else None}
+
+    def is_the_folder_at(self, path: str | os.PathLike[str]) -> bool:
+        """Whether the folder at ``path`` is the one this record was made for (a record from before
+        identities were kept: taken to be)."""
+        return self.folder is None or folder_of(path) == self.folder
 
     @classmethod
     def from_dict(cls, d: Mapping[str, object]) -> EnvRecord:
@@ -340,7 +347,15 @@ class EnvRecord:
                    verification=Verification.from_dict(ver) if ver is not None else None,
                    guard=GuardRecord.from_dict(grd) if grd is not None else None,
                    kernel=KernelRecord.from_dict(ker) if ker is not None else None,
-                   pending_upgrade=PendingUpgrade.from_dict(pend) if pend is not None else None)
+                   pending_upgrade=PendingUpgrade.from_dict(pend) if pend is not None else None,
+                   folder=_folder(d.get("folder")))
+
+
+def _folder(value: object) -> tuple[int, ...] | None:
+    if isinstance(value, list) and len(value) == 3 and all(isinstance(v, int) and not isinstance(v, bool)
+                                                            for v in value):
+        return tuple(value)
+    return None
 
 
 @dataclass(frozen=True)
@@ -471,6 +486,21 @@ def update(path: str | os.PathLike[str], change: Callable[[EnvRecord | None], En
         return new
 
 
+def folder_of(path: str | os.PathLike[str]) -> tuple[int, ...] | None:
+    """What a record keeps of the folder at ``path`` to know it again (None: nothing there): its
+    identity (device, inode) and when its pyvenv.cfg was written, which nothing rewrites in an env's
+    life (a file system gives a new folder the inode of one just deleted: the identity alone would
+    take a folder made again for the one made before)."""
+    found = identity(path)
+    if not found:
+        return None
+    try:
+        written = os.stat(os.path.join(path, "pyvenv.cfg")).st_mtime_ns
+    except (OSError, ValueError):
+        written = 0  # a conda env: its identity only
+    return found[0], found[1], written
+
+
 def find(path: str | os.PathLike[str]) -> EnvRecord | None:
     return load().find(path)
 
@@ -535,7 +565,8 @@ def record_install(result: InstallResult, plan: InstallPlan, verify: VerifyRepor
             sources=Sources.of(plan.index, plan.request.bundle),
             created=old.created if old is not None and not result.created else now(), updated=now(),
             verification=verification, guard=guard_rec or (old.guard if old else None),
-            kernel=old.kernel if old is not None else None, pending_upgrade=None)
+            kernel=old.kernel if old is not None else None, pending_upgrade=None,
+            folder=folder_of(result.env_path) if result.created else (old.folder if old is not None else None))
 
     try:
         return update(result.env_path, change)

@@ -261,6 +261,12 @@ def plan_remove(target: str | os.PathLike[str], *, force: bool = False) -> Remov
                           "made, so it is not deleted without --force", path=str(path)),
                       msg("envs.remove_not_ours_hint", "Check that it is the environment you mean, then run the "
                           "command again with --force."))
+    if not force and rec is not None and not rec.is_the_folder_at(path):
+        raise _refuse(msg("envs.remove_made_again", "{path} is not the folder this assistant made there (that one was "
+                          "deleted or moved, and this one was made since), so it is not deleted without --force",
+                          path=str(path)),
+                      msg("envs.remove_not_ours_hint", "Check that it is the environment you mean, then run the "
+                          "command again with --force."))
     if rec is not None and rec.pending_upgrade is not None:
         raise _refuse(msg("envs.remove_pending", "{path} has an upgrade waiting to be confirmed or undone",
                           path=str(path)),

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from app.core.deletion import delete_tree
 from app.core.envs import WINDOWS
-from app.core.paths import data_dir
+from app.core.paths import data_dir, identity
 from app.core.schema import read_state
 from app.core.secrets import write_private
 from app.core.text import Text, join, msg
@@ -230,13 +230,7 @@ def clear_journal(env: Path) -> None:
     journal_file(env).unlink(missing_ok=True)
 
 
-def ident(path: Path | str) -> list[int] | None:
-    """A folder's identity: [device, inode] (the link itself for a link); None when nothing is there."""
-    try:
-        st = os.stat(path, follow_symlinks=False)
-    except OSError:
-        return None
-    return [st.st_dev, st.st_ino]
+ident = identity  # a folder's identity: [device, inode] (app.core.paths.identity)
 
 
 def begin(env: Path, *, op: str, incoming: Path, aside: Path, disposable: bool) -> None:

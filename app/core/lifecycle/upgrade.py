@@ -622,7 +622,7 @@ def _record(p: UpgradePlan, report: VerifyReport, family: dict[str, str], status
                        variant=variant_of_version(family.get("torch")) or p.current.variant,
                        sources=Sources.of(p.index), verification=Verification.of(report),
                        guard=registry.GuardRecord(status.active, status.pins, registry.now()) if status else base.guard,
-                       pending_upgrade=pending, updated=registry.now())
+                       pending_upgrade=pending, updated=registry.now(), folder=registry.folder_of(p.env))
 
     registry.update(p.env, change)  # raises OSError / BadInput: the caller rolls the swap back
 
