@@ -745,12 +745,7 @@ def _to_carry_back(env: Path, old: Path) -> list[str]:
     for rel in st.user_files(env):
         if not os.path.lexists(old / rel):
             names.append(rel)
-            continue
-        try:
-            same = (old / rel).read_bytes() == (env / rel).read_bytes()
-        except OSError:
-            same = False
-        if not same:
+        elif not _same_bytes(old / rel, env / rel):
             clash.append(rel)
     if clash:
         raise Refused(msg("envs.undo_would_lose", "{path} holds {count} file(s) of yours that the old environment "
@@ -765,14 +760,14 @@ def _would_be_lost(old: Path, env: Path) -> list[str]:
     """The user's files in the set-aside env that the env does not hold as they are (top-level
     entries and files inside the layout)."""
     lost = [n for n in st.foreign_entries(old) if not os.path.lexists(env / n)]
-    for rel in st.user_files(old):
-        try:
-            same = (env / rel).read_bytes() == (old / rel).read_bytes()
-        except OSError:
-            same = False
-        if not same:
-            lost.append(rel)
-    return lost
+    return lost + [rel for rel in st.user_files(old) if not _same_bytes(env / rel, old / rel)]
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    try:
+        return a.read_bytes() == b.read_bytes()
+    except OSError:
+        return False
 
 
 def confirm(target: str | os.PathLike[str]) -> dict[str, object]:
