@@ -1,8 +1,10 @@
 """Issue 27, must show 1: upgrade, undo and confirm killed (SIGKILL) at every step boundary of the
 swap, on a filesystem with atomic exchange (renameat2) and without it, then the next command.
 
-Each case runs the real lifecycle code in a child process whose step boundaries (every rename,
-the atomic exchange, every journal write, the registry write) are counted; at boundary K the child
+Each case runs the real lifecycle code in a child process (the upgrade: everything ``upgrade()``
+does once the staging env passed verification: the swap, the guard, the record, the journal
+cleared) whose step boundaries (every rename, the atomic exchange, every journal write and the
+journal cleared, the registry write) are counted; at boundary K the child
 kills itself with SIGKILL before the step runs. The next command (``recover``, as every upgrade,
 undo and confirm starts with it; or the undo run again) then runs in this process. For every K,
 until a run gets through without being killed:
@@ -61,6 +63,8 @@ CHILD = textwrap.dedent(r'''
     def unlink(p, *k, **kw):
         if "torch-setup-" in str(p) and not str(p).endswith(".tmp"):  # the deletions of a set-aside env
             boundary(f"delete {Path(p).name} in {Path(p).parent.name}")
+        elif Path(p).parent.name == "upgrades":  # the journal cleared: the operation is committed
+            boundary("journal cleared")
         return real_unlink(p, *k, **kw)
 
     def rmdir(p, *k, **kw):
@@ -86,8 +90,20 @@ CHILD = textwrap.dedent(r'''
     os.rename, st.exchange, st.write_journal, registry.update = rename, exchange, journal, update
     os.unlink, os.rmdir = unlink, rmdir
     env = root / "env"
-    if op == "upgrade":
-        up.swap_in(env, root / ".env.torch-setup-staging", root / ".env.torch-setup-old-1", print)
+    if op == "upgrade":  # what upgrade() does once the staging env passed verification: swap, guard, record
+        from app.core.distinfo import TorchBuildInfo
+        from app.core.envs import IndexOptions
+        from app.core.lifecycle.companions import CompanionReport
+        from app.core.runner import CancelToken
+        from app.core.verify import VerifyReport
+        staging = root / ".env.torch-setup-staging"
+        plan = up.UpgradePlan(env=env, staging=staging, old_copy=root / ".env.torch-setup-old-1",
+                              base_python=Path(sys.executable), python_version=None,
+                              current=TorchBuildInfo("2.13.0+cpu"), packages=("torch==2.14.1+cpu",), keep=(),
+                              index=IndexOptions(), companions=CompanionReport({}), new_torch="2.14.1+cpu")
+        run = up._Run(plan, lambda _e: None, CancelToken())
+        run.staging_id = st.ident(staging)
+        run.commit(VerifyReport(python=sys.executable, torch_version="2.14.1+cpu"))
     elif op == "undo":
         up.undo(env)
     else:
@@ -121,9 +137,11 @@ def _world(root: Path, op: str) -> None:
     (mine / "data" / "train.csv").write_text("x,y\n1,2\n", encoding="utf-8")
     if op == "upgrade":
         _venv(env, "old")
+        _with_dist(env, "torch", {"torch/__init__.py": b"old = 1\n"}, "2.13.0+cpu")
         (env / "notes.ipynb").write_bytes(NOTES)
         (env / "bin" / "train.sh").write_bytes(SCRIPT)
         _venv(root / ".env.torch-setup-staging", "new")
+        _with_dist(root / ".env.torch-setup-staging", "torch", {"torch/__init__.py": b"new = 1\n"}, "2.14.1+cpu")
         (root / ".env.torch-setup-staging" / ".torch-setup-staging").write_text(f"{env}\n", encoding="utf-8")
         return
     _venv(env, "new")  # after an upgrade: the new stack with the user's files carried in
@@ -188,12 +206,15 @@ def test_a_kill_at_any_step_loses_nothing(tmp_path, monkeypatch, op, atomic):
         # only the assistant's own folders are ever gone; nothing half-made is left beside the env
         left = sorted(p.name for p in root.iterdir() if p.name not in ("home", "my-project", "env", "steps.txt"))
         if op == "upgrade":
-            assert which == "old" or not killed, (k, which)  # an upgrade not recorded yet is rolled back
-            # killed before the journal's first line: the staging env is left, still marked as ours
-            # (the next upgrade deletes it); else rolled back, nothing beside the env
+            # recorded (the registry holds it, waiting for --confirm / --undo): the new build, the old one
+            # beside it; not recorded yet: rolled back, nothing beside the env (killed before the journal's
+            # first line: the staging env is left, still marked as ours; the next upgrade deletes it)
+            recorded = rec is not None and rec.pending_upgrade is not None
+            assert which == ("new" if recorded else "old"), (k, which, after)
             marked = (root / ".env.torch-setup-staging" / ".torch-setup-staging").is_file()
-            expected = [".env.torch-setup-old-1"] if not killed else ([".env.torch-setup-staging"] if k == 1 else [])
+            expected = [".env.torch-setup-old-1"] if recorded else ([".env.torch-setup-staging"] if k == 1 else [])
             assert left == expected and (left != [".env.torch-setup-staging"] or marked), (k, left, after)
+            assert not killed or not recorded or "journal cleared" in ran[-1] or after == "recover: None", (k, ran)
         elif op == "undo":
             if (killed and "again: done" in after) or not killed:
                 assert which == "old" and (rec is None or rec.pending_upgrade is None), (k, after)
@@ -214,11 +235,12 @@ def _sp(env: Path) -> Path:
     return env / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
 
 
-def _with_dist(env: Path, name: str, files: dict[str, bytes]) -> None:
-    """A distribution in the env's site-packages: its files and its RECORD."""
+def _with_dist(env: Path, name: str, files: dict[str, bytes], version: str = "1.0") -> None:
+    """A distribution in the env's site-packages: its files, its METADATA and its RECORD."""
     sp = _sp(env)
-    info = sp / f"{name}-1.0.dist-info"
+    info = sp / f"{name}-{version}.dist-info"
     info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
     rows = []
     for rel, data in files.items():
         (sp / rel).parent.mkdir(parents=True, exist_ok=True)
