@@ -8,6 +8,7 @@ import os
 import threading
 from typing import Any
 
+from app.core.base.schema import read_state
 from app.core.base.secrets import write_private
 
 _LOCK = threading.Lock()
@@ -20,14 +21,10 @@ class StampCache:
         self._data: dict[str, Any] = {}  # JSON from the cache file
         self._dirty = False
         if path:
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    data = json.load(fh)
-                if isinstance(data, dict) and data.get("version") == _VERSION and \
-                        isinstance(data.get("entries"), dict):
-                    self._data = data["entries"]
-            except (OSError, ValueError):
-                self._data = {}
+            data = read_state(path, what="the detection cache").data or {}  # a damaged one kept aside
+            entries = data.get("entries")
+            if data.get("version") == _VERSION and isinstance(entries, dict):
+                self._data = entries
 
     @staticmethod
     def stamp(exe: str) -> list[int] | None:
