@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QBoxLayout, QLabel, QLayout, QWidget
 from app.gui.widgets import BusyLine, Collapsible, CopyButton, monospace_font
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QPlainTextEdit, QProgressBar, QPushButton, QTreeWidget
+    from PySide6.QtWidgets import QFormLayout, QPlainTextEdit, QProgressBar, QPushButton, QTreeWidget
 
 
 def text_label(parent: QWidget | None = None, text: str = "", *, bold: bool = False,
@@ -110,6 +110,16 @@ def retire(w: QWidget) -> None:
     w.deleteLater()
 
 
+def retire_row(form: QFormLayout, field: QWidget) -> None:
+    """Take the row of ``field`` out of a form layout, its label and field retired (see ``retire``):
+    ``QFormLayout.removeRow`` deletes them at once."""
+    row = form.takeRow(field)
+    for item in (row.labelItem, row.fieldItem):
+        w = item.widget() if item is not None else None
+        if w is not None:
+            retire(w)
+
+
 LayoutPart = QWidget | QLayout | int | tuple[QWidget | QLayout, int]
 
 
@@ -145,7 +155,10 @@ def set_texts(widget: QWidget, text: str | None = None, *, name: str | None = No
         else:
             raise TypeError(f"set_texts: {type(widget).__name__} has no text")
     if name is not None:
-        widget.setAccessibleName(name)
+        if isinstance(widget, CopyButton):
+            widget.set_name(name)  # (kept across its own retranslation)
+        else:
+            widget.setAccessibleName(name)
     if tip is not None:
         widget.setToolTip(tip)
     if placeholder is not None:

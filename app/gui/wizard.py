@@ -90,6 +90,11 @@ class SetupWizard(QWizard):
         self._painted = False
         self._closing = False
         self._screen_watched = False
+        self._focus_kept = False
+        self._focus_timer = QTimer(self)
+        self._focus_timer.setSingleShot(True)
+        self._focus_timer.setInterval(0)
+        self._focus_timer.timeout.connect(self._settle_focus)
         self.setObjectName("SetupWizard")
         if not lazy:  # lazy: set after the first paint (the window manager shows it a moment later)
             self.setWindowIcon(app_icon())
@@ -111,6 +116,7 @@ class SetupWizard(QWizard):
         self.setPage(int(PageId.WELCOME), welcome)
         self.setStartId(int(PageId.WELCOME))
         welcome.language_changed.connect(self._language_changed)
+        self.currentIdChanged.connect(self._settle_focus_soon)
         if not lazy:
             self.build_pages()
         self.retranslate()
@@ -147,8 +153,35 @@ class SetupWizard(QWizard):
         """Create the pages after Welcome (idempotent)."""
         for pid in PageId:
             if self.page(int(pid)) is None:
-                self.setPage(int(pid), page_class(pid)(self.state, self))
+                page = page_class(pid)(self.state, self)
+                self.setPage(int(pid), page)
+                page.keep_focus_on_controls()
+                page.completeChanged.connect(self._settle_focus_soon)
+        if not self._focus_kept:  # (the Welcome page, built before the first paint)
+            self._focus_kept = True
+            self.welcome.keep_focus_on_controls()
         self.page(int(PageId.INSTALL)).setCommitPage(True)
+
+    def _settle_focus_soon(self, *_args) -> None:
+        self._focus_timer.start()  # (the wizard's child: it never fires once the window is gone)
+
+    def _settle_focus(self) -> None:
+        """Never a window without the keyboard's focus: when a page shows (or its work ends) and nothing of the
+        window has the focus (the Next just pressed went grey while the page works), the button that goes on
+        takes it as soon as it can be pressed."""
+        from PySide6.QtWidgets import QApplication
+
+        if not self.isVisible() or QApplication.activePopupWidget() is not None:  # (a list open: it has the keys)
+            return
+        focused = QApplication.focusWidget()
+        if focused is not None and focused.isVisible() and focused.isEnabled() and self.isAncestorOf(focused):
+            return
+        for which in (QWizard.WizardButton.CommitButton, QWizard.WizardButton.NextButton,
+                      QWizard.WizardButton.FinishButton):
+            b = self.button(which)
+            if b is not None and b.isVisible() and b.isEnabled():
+                b.setFocus()
+                return
 
     def nextId(self) -> int:
         """The two paths end at their own last page (the default would run on into the next id)."""

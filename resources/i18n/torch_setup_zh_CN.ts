@@ -68,7 +68,7 @@
 <context>
     <name>ChangeDialog</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="+320"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="+328"/>
         <source>Automatic</source>
         <translation>自动</translation>
     </message>
@@ -108,7 +108,12 @@
         <translation>能用的最新版本</translation>
     </message>
     <message>
-        <location line="+16"/>
+        <location line="+19"/>
+        <source>With it: torch {torch}; without it: torch {newer}.</source>
+        <translation>选上它：torch {torch}；不选它：torch {newer}。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
         <source>These choices give: {summary}</source>
         <translation>这些选择得到：{summary}</translation>
     </message>
@@ -201,12 +206,12 @@
 <context>
     <name>CopyButton</name>
     <message>
-        <location filename="../../app/gui/widgets.py" line="+352"/>
+        <location filename="../../app/gui/widgets.py" line="+353"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+18"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
@@ -219,12 +224,7 @@
 <context>
     <name>DonePage</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="+225"/>
-        <source>Save the report into…</source>
-        <translation>把报告保存到…</translation>
-    </message>
-    <message>
-        <location line="+20"/>
+        <location filename="../../app/gui/pages/done.py" line="+278"/>
         <source>Report saved in: {folders}</source>
         <translation>报告已保存在：{folders}</translation>
     </message>
@@ -284,7 +284,7 @@
         <translation>PyTorch {version} 已安装，但有些检查没有通过。报告里有诊断结果。</translation>
     </message>
     <message>
-        <location line="+69"/>
+        <location line="+79"/>
         <source>Registering the Jupyter kernel…</source>
         <translation>正在注册 Jupyter 内核…</translation>
     </message>
@@ -324,7 +324,7 @@
         <translation>注册 Jupyter 内核的命令</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+4"/>
         <source>Register as a Jupyter kernel</source>
         <translation>注册为 Jupyter 内核</translation>
     </message>
@@ -389,7 +389,7 @@
         <translation>打开报告</translation>
     </message>
     <message>
-        <location line="-319"/>
+        <location line="-361"/>
         <source>Done</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>完成</translation>
@@ -400,7 +400,27 @@
         <translation>PyTorch 已经装好了。下面是使用方法。</translation>
     </message>
     <message>
-        <location line="+156"/>
+        <location line="+119"/>
+        <source>Web page (*.html)</source>
+        <translation>网页 (*.html)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Markdown (*.md)</source>
+        <translation>Markdown 文本 (*.md)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>JSON (*.json)</source>
+        <translation>JSON 数据 (*.json)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Save the report as</source>
+        <translation>将报告另存为</translation>
+    </message>
+    <message>
+        <location line="+63"/>
         <source>Downloaded from: {sources}</source>
         <translation>下载来源：{sources}</translation>
     </message>
@@ -408,7 +428,7 @@
 <context>
     <name>EnvTaskPage</name>
     <message>
-        <location filename="../../app/gui/pages/env_task.py" line="+225"/>
+        <location filename="../../app/gui/pages/env_task.py" line="+224"/>
         <source>no PyTorch</source>
         <extracomment>The rows each task shows: (key, the Phase (or step name) that drives it).</extracomment>
         <translation>没有 PyTorch</translation>
@@ -459,22 +479,22 @@
         <translation>这可能需要几分钟；点“取消”会停止它，并让环境保持原样。</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+24"/>
         <source>What to do:</source>
         <translation>怎么做：</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+2"/>
         <source>Full log: {path}</source>
         <translation>完整日志：{path}</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="-21"/>
         <source>Cancelled. The environment was left as it was.</source>
         <translation>已取消。环境保持原样。</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+30"/>
         <source>The upgrade is kept; the old environment was deleted.</source>
         <translation>已保留升级；旧环境已删除。</translation>
     </message>
@@ -677,7 +697,7 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+337"/>
+        <location filename="../../app/gui/pages/environment.py" line="+371"/>
         <source>(recommended)</source>
         <translation>（推荐）</translation>
     </message>
@@ -697,7 +717,7 @@
         <translation>；</translation>
     </message>
     <message>
-        <location line="+135"/>
+        <location line="+136"/>
         <source>Choose the existing environment</source>
         <translation>选择已有的环境</translation>
     </message>
@@ -713,17 +733,22 @@
     </message>
     <message>
         <location line="+6"/>
-        <location line="+435"/>
+        <location line="+466"/>
         <source>Choose the CA certificates file</source>
         <translation>选择 CA 证书文件</translation>
     </message>
     <message>
-        <location line="-434"/>
+        <location line="-465"/>
         <source>Certificates (*.pem *.crt *.cer);;All files (*)</source>
         <translation>证书 (*.pem *.crt *.cer);;所有文件 (*)</translation>
     </message>
     <message>
-        <location line="+47"/>
+        <location line="+57"/>
+        <source>Give the environment a name: the name of the new folder inside {location}, such as {example}.</source>
+        <translation>请给环境起一个名称：即 {location} 中新文件夹的名称，例如 {example}。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>The name “{name}” is not one folder name: it would put the environment outside {location}. Use a plain name such as torch-env; to put it somewhere else, change Location.</source>
         <translation>名称“{name}”不是一个单独的文件夹名：它会把环境放到 {location} 之外。请用一个简单的名称，例如 torch-env；要放到别处，请修改“位置”。</translation>
     </message>
@@ -743,7 +768,7 @@
         <translation>该位置剩余 {free}。</translation>
     </message>
     <message>
-        <location line="+125"/>
+        <location line="+134"/>
         <source>Check the network, or the proxy under &quot;Advanced&quot;; choose a verified mirror under &quot;Download PyTorch from&quot; (&quot;Check the mirrors&quot;); or install from files: the wheel folder or offline bundle fields below.</source>
         <translation>请检查网络，或“高级”中的代理；在“PyTorch 下载来源”中选择一个已验证的镜像（“检查镜像”）；或者从本机文件安装：使用下方的 wheel 文件夹或离线安装包文件夹。</translation>
     </message>
@@ -783,7 +808,7 @@
         <translation>请先解决上面的问题（或更改选项），然后继续。</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+14"/>
         <source>About {size} will be installed.</source>
         <translation>大约需要安装 {size}。</translation>
     </message>
@@ -816,7 +841,7 @@ Windows asks for an administrator&apos;s permission. Go on?</source>
 Windows 会请求管理员权限。要继续吗？</translation>
     </message>
     <message>
-        <location line="+48"/>
+        <location line="+54"/>
         <source>How to make it</source>
         <translation>创建方式</translation>
     </message>
@@ -862,11 +887,6 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
     <message>
         <location line="+1"/>
-        <source>&amp;Name:</source>
-        <translation>名称(&amp;N)：</translation>
-    </message>
-    <message>
-        <location line="+0"/>
         <source>Environment name</source>
         <translation>环境名称</translation>
     </message>
@@ -902,12 +922,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>选择离线安装包文件夹</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>&amp;Index URL:</source>
-        <translation>索引地址(&amp;I)：</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>default: the PyTorch index for the chosen build</source>
         <translation>默认：所选版本对应的 PyTorch 索引</translation>
     </message>
@@ -917,12 +932,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>索引地址</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>E&amp;xtra index URLs:</source>
-        <translation>额外索引地址(&amp;X)：</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>separated by spaces</source>
         <translation>用空格分隔</translation>
     </message>
@@ -942,12 +952,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>本地 wheel 文件夹</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>Offline &amp;bundle folder:</source>
-        <translation>离线安装包文件夹(&amp;B)：</translation>
-    </message>
-    <message>
-        <location line="+2"/>
+        <location line="+4"/>
         <source>install without the internet from a bundle</source>
         <translation>不联网，从离线安装包安装</translation>
     </message>
@@ -957,12 +962,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>离线安装包文件夹</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>Package &amp;mirror:</source>
-        <translation>软件包镜像(&amp;M)：</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>replaces PyPI for the other packages, e.g. a university mirror</source>
         <translation>其他软件包改从这里下载，例如高校镜像</translation>
     </message>
@@ -987,12 +987,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>代理</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>CA cer&amp;tificates:</source>
-        <translation>CA 证书(&amp;T)：</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>a .pem file, or &quot;system&quot; for this computer&apos;s certificates</source>
         <translation>一个 .pem 文件，或填 &quot;system&quot; 使用本机证书</translation>
     </message>
@@ -1037,12 +1032,12 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>正在检查…</translation>
     </message>
     <message>
-        <location line="-577"/>
+        <location line="-609"/>
         <source>Automatic: the PyTorch server, then verified mirrors</source>
         <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
     </message>
     <message>
-        <location line="-301"/>
+        <location line="-312"/>
         <source>Environment</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>环境</translation>
@@ -1053,7 +1048,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>PyTorch 会装进一个独立的 Python 环境：一个拥有自己的 Python 和软件包的文件夹，电脑上的其他东西都不会改变。</translation>
     </message>
     <message>
-        <location line="+301"/>
+        <location line="+312"/>
         <source>The PyTorch server only</source>
         <translation>只用 PyTorch 官方服务器</translation>
     </message>
@@ -1063,7 +1058,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>{mirror}，然后是 PyTorch 官方服务器</translation>
     </message>
     <message>
-        <location line="+72"/>
+        <location line="+73"/>
         <source>Why this version: {why}</source>
         <translation>为什么是这个版本：{why}</translation>
     </message>
@@ -1088,12 +1083,27 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>已验证的镜像列在“PyTorch 下载来源”的最前面：每个镜像都有这个确切的文件，且 SHA-256 与 PyTorch 官方服务器的一致。选择一个即可使用；在你选择之前不会有任何改变。</translation>
     </message>
     <message>
-        <location line="+441"/>
+        <location line="+464"/>
+        <source>Na&amp;me:</source>
+        <translation>名称(&amp;M)：</translation>
+    </message>
+    <message>
+        <location line="+8"/>
         <source>Advanced: package index, mirror and proxy</source>
         <translation>高级：软件包索引、镜像与代理</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+1"/>
+        <source>Inde&amp;x URL:</source>
+        <translation>索引地址(&amp;X)：</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Ex&amp;tra index URLs:</source>
+        <translation>额外索引地址(&amp;T)：</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>Install from files on this computer</source>
         <translation>从本机文件安装</translation>
     </message>
@@ -1108,7 +1118,22 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>存放 .whl 文件的文件夹；多个文件夹用 ; 分隔</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+1"/>
+        <source>Offline bundl&amp;e folder:</source>
+        <translation>离线安装包文件夹(&amp;E)：</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Package mi&amp;rror:</source>
+        <translation>软件包镜像(&amp;R)：</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>CA certificate&amp;s:</source>
+        <translation>CA 证书(&amp;S)：</translation>
+    </message>
+    <message>
+        <location line="+3"/>
         <source>Where PyTorch comes from</source>
         <translation>PyTorch 从哪里下载</translation>
     </message>
@@ -1147,7 +1172,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>本助手创建的环境（★）以及在这台电脑上找到的 PyTorch 环境。选择一个进行检查、修复或升级。</translation>
     </message>
     <message>
-        <location line="+125"/>
+        <location line="+129"/>
         <source>never</source>
         <translation>从未</translation>
     </message>
@@ -1157,7 +1182,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>仅 CPU</translation>
     </message>
     <message>
-        <location line="+27"/>
+        <location line="+31"/>
         <source>Found by: {how}</source>
         <translation>发现途径：{how}</translation>
     </message>
@@ -1213,6 +1238,11 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
     <message>
         <location line="+26"/>
+        <source>{path} was not made by this assistant, so it is not removed. If it is the environment you mean, tick “{option}” and press Remove again.</source>
+        <translation>{path} 不是本助手创建的，所以不会删除它。如果这确实是你要删除的环境，请勾选“{option}”，然后再按“删除”。</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <source>What to do:</source>
         <translation>怎么做：</translation>
     </message>
@@ -1266,7 +1296,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>删除这个环境吗？</translation>
     </message>
     <message>
-        <location line="+44"/>
+        <location line="+45"/>
         <source>Looking for environments…</source>
         <translation>正在查找环境……</translation>
     </message>
@@ -1357,6 +1387,16 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
     <message>
         <location line="+1"/>
+        <source>Remove it even though this assistant did not make it</source>
+        <translation>即使不是本助手创建的，也删除它</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Only for an environment you are sure of: everything in its folder is deleted</source>
+        <translation>只用于你确定的环境：它文件夹里的所有内容都会被删除</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Re&amp;fresh</source>
         <translation>刷新(&amp;F)</translation>
     </message>
@@ -1364,7 +1404,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
 <context>
     <name>ErrorPanel</name>
     <message>
-        <location filename="../../app/gui/pages/_common.py" line="+189"/>
+        <location filename="../../app/gui/pages/_common.py" line="+191"/>
         <source>What to do: {hint}</source>
         <translation>解决办法：{hint}</translation>
     </message>
@@ -1412,7 +1452,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
 <context>
     <name>InstallPage</name>
     <message>
-        <location filename="../../app/gui/pages/install.py" line="+179"/>
+        <location filename="../../app/gui/pages/install.py" line="+178"/>
         <source>No environment was chosen.</source>
         <translation>还没有选择环境。</translation>
     </message>
@@ -1639,9 +1679,36 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
 </context>
 <context>
+    <name>PathNote</name>
+    <message>
+        <location filename="../../app/gui/widgets.py" line="+45"/>
+        <source>No program on this computer opens folders from here. The folder is:
+{path}</source>
+        <translation>这台电脑上没有可以从这里打开文件夹的程序。文件夹在：
+{path}</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>No program on this computer opens this file from here. The file is:
+{path}</source>
+        <translation>这台电脑上没有可以从这里打开这个文件的程序。文件在：
+{path}</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Copy path</source>
+        <translation>复制路径</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy the path of {name}</source>
+        <translation>复制 {name} 的路径</translation>
+    </message>
+</context>
+<context>
     <name>RecommendationPage</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="-289"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="-305"/>
         <source>CUDA {version} (NVIDIA graphics card)</source>
         <translation>CUDA {version}（NVIDIA 显卡）</translation>
     </message>
@@ -1666,7 +1733,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>处理器（仅 CPU）</translation>
     </message>
     <message>
-        <location line="+286"/>
+        <location line="+302"/>
         <source>Recommendation</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>推荐方案</translation>
@@ -1677,7 +1744,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>适合这台电脑的 PyTorch 版本、选择它的原因，以及安装它的完整命令。</translation>
     </message>
     <message>
-        <location line="+192"/>
+        <location line="+193"/>
         <source>Choose which wish to give up:</source>
         <translation>请选择放弃哪一项要求：</translation>
     </message>
@@ -1713,6 +1780,11 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
     <message>
         <location line="+4"/>
+        <source>You chose Python {version} under &quot;Change…&quot;: the new environment will use it (this assistant itself runs on Python {running}).</source>
+        <translation>你在“更改…”中选择了 Python {version}：新环境将使用它（本助手自己运行在 Python {running} 上）。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>This PyTorch version does not support the Python you are running; the new environment will use Python {version}.</source>
         <translation>这个 PyTorch 版本不支持你当前的 Python；新环境将使用 Python {version}。</translation>
     </message>
@@ -1727,7 +1799,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>兼容性数据（{date}）</translation>
     </message>
     <message>
-        <location line="+36"/>
+        <location line="+41"/>
         <source>Choosing the right build…</source>
         <translation>正在选择合适的版本…</translation>
     </message>
@@ -1787,7 +1859,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>更改运行设备、版本类型、PyTorch 版本、Python 或软件包</translation>
     </message>
     <message>
-        <location line="-70"/>
+        <location line="-79"/>
         <source>This is the newest build your sources hold, not the newest release; the reason is below.</source>
         <translation>这是你的来源中能获取的最新版本，而不是最新发布的版本；原因见下方。</translation>
     </message>
@@ -1795,7 +1867,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
 <context>
     <name>SetupWizard</name>
     <message>
-        <location filename="../../app/gui/wizard.py" line="+221"/>
+        <location filename="../../app/gui/wizard.py" line="+254"/>
         <source>Stop the installation?</source>
         <extracomment>The last page of each path (Welcome -&gt; ... -&gt; Done, Welcome -&gt; Environments -&gt; a task). what is left free around the window on a small screen: its frame and title bar, and a task bar the screen&apos;s available geometry does not know of</extracomment>
         <translation>要停止安装吗？</translation>
@@ -1840,7 +1912,7 @@ Stop and close?</source>
 <context>
     <name>SpeedTestPage</name>
     <message>
-        <location filename="../../app/gui/pages/speedtest.py" line="+144"/>
+        <location filename="../../app/gui/pages/speedtest.py" line="+143"/>
         <source>There is no installed environment to measure.</source>
         <translation>没有可以测速的已安装环境。</translation>
     </message>
@@ -1945,7 +2017,7 @@ Stop and close?</source>
 <context>
     <name>StatusRow</name>
     <message>
-        <location filename="../../app/gui/widgets.py" line="-314"/>
+        <location filename="../../app/gui/widgets.py" line="-372"/>
         <source>OK</source>
         <translation>正常</translation>
     </message>
@@ -1978,7 +2050,7 @@ Stop and close?</source>
 <context>
     <name>SystemPage</name>
     <message>
-        <location filename="../../app/gui/pages/system.py" line="+52"/>
+        <location filename="../../app/gui/pages/system.py" line="+51"/>
         <source>Your system</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>你的系统</translation>
@@ -2233,7 +2305,7 @@ Stop and close?</source>
 <context>
     <name>VerifyPage</name>
     <message>
-        <location filename="../../app/gui/pages/verify.py" line="+34"/>
+        <location filename="../../app/gui/pages/verify.py" line="+33"/>
         <source>Checking that PyTorch works</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>检查 PyTorch 能否正常工作</translation>
@@ -2486,14 +2558,19 @@ Stop and close?</source>
 <context>
     <name>_CommandRow</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="-168"/>
+        <location filename="../../app/gui/pages/done.py" line="-198"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Copy the command</source>
         <translation>复制命令</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Copy: {what}</source>
+        <translation>复制：{what}</translation>
     </message>
 </context>
 </TS>

@@ -58,7 +58,8 @@ def _torch_mb(backend: Backend | None, find_links: Sequence[str], build_mb: int 
     local = local_torch_wheel_bytes(find_links)
     if local:
         return (local / 1e6 * WHEEL_TO_INSTALLED,
-                msg("install.estimate_local_wheel", "torch: local wheel x {factor}", factor=WHEEL_TO_INSTALLED))
+                msg("install.estimate_local_wheel", "torch: about {factor} times its wheel file",
+                    factor=WHEEL_TO_INSTALLED))
     b = backend or (Backend.CUDA if sys.platform.startswith("linux") else Backend.CPU)
     mb = build_mb or INSTALLED_MB.get(b, INSTALLED_MB[Backend.CUDA])  # the build's own size (compat data) first
     return mb, msg("install.estimate_torch", "torch ({variant}): ~{gb:.1f} GB", variant=str(b), gb=mb / 1000)

@@ -22,14 +22,14 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app.core.errors import UserError, render_hint
+from app.core.errors import UserError
 from app.core.remedies import Action, ActionKind
-from app.core.text import render
 from app.core.verify import Check
 from app.gui.build import retire
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render, render_hint
 from app.gui.logview import monospace_font
 from app.gui.pages import PageId
+from app.gui.widgets import PathNote
 
 _ICON_NAMES = {"passed": "ok", "ok": "ok", "failed": "error", "error": "error", "skipped": "skipped",
                "running": "pending", "warning": "warning", "info": "info", "folder": "folder"}
@@ -147,6 +147,7 @@ class ErrorPanel(QWidget):
         btns.addWidget(self.open_log)
         btns.addWidget(self.copy_path)
         btns.addStretch(1)
+        self.path_note = PathNote(self)  # "Open log" where nothing opens it: its path, to copy
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(top)
@@ -158,6 +159,7 @@ class ErrorPanel(QWidget):
         lay.addWidget(self.lines)
         lay.addWidget(self.path_label)
         lay.addLayout(btns)
+        lay.addWidget(self.path_note)
         self.retranslate()
 
     # -- showing -----------------------------------------------------------------------------
@@ -277,7 +279,7 @@ class ErrorPanel(QWidget):
     # -- log buttons, language ----------------------------------------------------------------
     def _open_log(self) -> None:
         if self.log_path:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.log_path)))
+            self.path_note.open(self.log_path)
 
     def _copy_path(self) -> None:
         if self.log_path:

@@ -28,9 +28,8 @@ from PySide6.QtWidgets import (
 from app.core.enums import Phase, PhaseState
 from app.core.errors import UserError
 from app.core.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent
-from app.core.text import render
 from app.gui.build import add_all, busy_bar, button, checklist, clear_layout, set_field_texts, text_label
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render
 from app.gui.logview import LogView
 from app.gui.pages import PageId
 from app.gui.pages._common import CheckRows, EventBatcher, LogBatch, status_key, std_icon
@@ -417,13 +416,7 @@ class EnvTaskPage(BasePage):
             self.note.setText(self.tr("This can take a few minutes; Cancel stops it and leaves the environment as it "
                                       "was."))
         if st == FAILED and self._error is not None:
-            msg, hint = error_text(self._error)
-            extra = "\n".join(self._error.lines[-6:])
-            what = self.tr("What to do:")  # outside the f-string: lupdate cannot see into one
-            text = msg + (f"\n{extra}" if extra else "") + (f"\n{what} {hint}" if hint else "")
-            if self._error.log_path:
-                text += "\n" + self.tr("Full log: {path}").format(path=self._error.log_path)
-            self.result.set_text(text, "error")
+            self.result.set_text(self._failure_text(self._error, lang), "error")
         elif st == CANCELLED:
             self.result.set_text(self.tr("Cancelled. The environment was left as it was."), "warning")
         elif st == SUCCEEDED and self._result is not None:
@@ -432,6 +425,22 @@ class EnvTaskPage(BasePage):
             self.result.setVisible(False)
             return
         self.result.setVisible(True)
+
+    def _failure_text(self, err: UserError, lang: str) -> str:
+        """The message; what the remedy catalogue made of the installer's output (its own lines, the cause
+        chain, only when nothing explains them; the log has them all); what to do, where there is
+        something to do ("Your environment was not changed" is said as what it is, not as an action)."""
+        msg, hint = error_text(err)
+        lines = [msg, *(render(r.explanation, lang) for r in err.remedies)]
+        if not err.remedies and err.lines:
+            lines += err.lines[-6:]
+        if getattr(err.hint, "code", "") == "envs.upgrade_unchanged":
+            lines.append(hint)
+        elif hint:
+            lines.append(self.tr("What to do:") + " " + hint)
+        if err.log_path:
+            lines.append(self.tr("Full log: {path}").format(path=err.log_path))
+        return "\n".join(lines)
 
     def _success_text(self, lang: str) -> tuple[str, str]:
         from app.core.lifecycle.check import CheckResult  # the page is built after the first paint

@@ -48,6 +48,7 @@ from PySide6.QtWidgets import (
     QWizard,
 )
 
+from app.core.actions import Action, ActionKind
 from app.core.disk import existing_ancestor, free_mb
 from app.core.errors import BadInput, UserError, hint_text
 from app.core.install import Check
@@ -56,7 +57,7 @@ from app.core.recommend.types import NoCombination
 from app.core.session import Planned, Stage
 from app.core.sources.routing import Route
 from app.core.system import ToolInfo
-from app.core.text import Text, msg, render
+from app.core.text import Text, msg
 from app.gui.build import (
     add_all,
     button,
@@ -66,7 +67,7 @@ from app.gui.build import (
     set_field_texts,
     set_texts,
 )
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render
 from app.gui.pages._commands import commands_text
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
@@ -85,18 +86,32 @@ def default_location() -> Path:
     return Path(default_env_root())
 
 
-def _refused(name: str, err: Exception) -> Check:
+def free_name(location: Path, name: str = DEFAULT_NAME) -> str:
+    """``name`` when nothing is at ``location/name`` yet, else the first free ``name-2``, ``name-3``, …
+    (a second run offers a new folder instead of the first run's environment)."""
+    from app.core.install.checks import free_sibling
+
+    return free_sibling(location / name).name
+
+
+def _refused(name: str, err: Exception, env: Path | None = None) -> Check:
     """A request the core refused before any check ran (a BadInput from ``plan``), as a failed check.
 
     No build fits the wishes with these sources (NoCombination): the ways out are buttons on the
     Recommendation page, so the hint says to go back there instead of the engine's "choose one
-    of the combinations that work", which this page does not list."""
+    of the combinations that work", which this page does not list. A new environment's folder that
+    is already one (a second run's default name): a button offers the first free name beside it."""
     if isinstance(err, UserError):
         hint = hint_text(err.hint, "gui")
         if isinstance(err, NoCombination):
             hint = msg("gui.no_combination_back", "Go Back to the Recommendation page to choose a combination that "
                        "works here.")
-        return Check(name, False, err.message, hint=hint, code=f"install.{name}_refused")
+        actions: tuple[Action, ...] = ()
+        if env is not None and err.error_code == "install.already_env":
+            from app.core.install.checks import free_sibling
+
+            actions = (Action(ActionKind.CHOOSE_OTHER_LOCATION, value=str(free_sibling(env)), path=str(env)),)
+        return Check(name, False, err.message, hint=hint, code=f"install.{name}_refused", actions=actions)
     return Check(name, False, str(err), code=f"install.{name}_refused")
 
 
@@ -136,6 +151,8 @@ class EnvironmentPage(BasePage):
         # --- where ---
         self.existing = QCheckBox()
         self.name = QLineEdit(DEFAULT_NAME)
+        self._name_edited = False  # the user typed a name: it is theirs, never replaced by a free one
+        self.name.textEdited.connect(self._on_name_edited)
         self.location = QLineEdit(str(default_location()))
         self.browse = button(self._browse_location)
         loc_row = QHBoxLayout()
@@ -258,6 +275,8 @@ class EnvironmentPage(BasePage):
         self._way_out = ""  # the verdict "PyTorch cannot be downloaded: install from files", when it is shown
         # ... and kept in view while the page's content grows or shrinks above it, until the user scrolls
         self._follow_way_out = False
+        self._landed: QWidget | None = None  # the control a remedy's button sent the user to (kept in view)
+        self._open_list = False  # ... and its list opened ("Choose another Python…")
         self._way_out_timer = QTimer(self)  # (the page's child: it goes with the page, never fires after it)
         self._way_out_timer.setSingleShot(True)
         self._way_out_timer.setInterval(0)
@@ -291,6 +310,9 @@ class EnvironmentPage(BasePage):
         self.retranslate()
 
     # ---- inputs ----
+    def _on_name_edited(self, _text: str) -> None:
+        self._name_edited = True
+
     def _kind_toggled(self, _id: int, on: bool) -> None:
         if on:
             self.inputs_changed()
@@ -309,6 +331,8 @@ class EnvironmentPage(BasePage):
             self._initialized = True
             if self.state.bundle_dir and not self.bundle.text():
                 self.bundle.setText(str(self.state.bundle_dir))
+        if not self._name_edited and not self.existing.isChecked():  # a second run: a free name, not the first's env
+            self.name.setText(free_name(self._location_path()))
         self.retranslate()
         self.inputs_changed()
         if current_language() == "zh_CN":  # mirrors first, as a choice: check them at once
@@ -474,6 +498,7 @@ class EnvironmentPage(BasePage):
         self._render_sources()
         self._render_checks()  # the verdict may now offer the verified mirrors
         self.completeChanged.emit()
+        self._open_list_when_idle()
 
     def _render_sources(self) -> None:
         lang = current_language()
@@ -550,6 +575,8 @@ class EnvironmentPage(BasePage):
                         if action.value and action.value in self.python.itemText(i)), -1)
             if idx >= 0:
                 self.python.setCurrentIndex(idx)
+            else:  # "Choose another Python…": the list itself, open, in front of the user
+                self._open_list = True
         elif k is ActionKind.USE_INSTALLER:
             (self.r_pip if action.value == "pip" else self.r_uv).setChecked(True)
             focus = self.r_pip if action.value == "pip" else self.r_uv
@@ -563,21 +590,33 @@ class EnvironmentPage(BasePage):
         focus.setFocus()
         if isinstance(focus, QLineEdit):
             focus.selectAll()
+        # the control to change stays in view: the verdict's way out (further down) is not scrolled to
+        # until the user scrolls (the Python list was out of view when the new checks' verdict came)
+        self._landed = focus
+        self._follow_way_out = False
+        self._way_out_timer.start()
         self.inputs_changed()
 
     def env_path(self) -> Path:
         """The folder the fields name, normalised (``a/../b`` is ``b``: the target line shows where it
         really goes)."""
-        loc = Path(os.path.normpath(Path(self.location.text().strip() or str(default_location())).expanduser()))
+        loc = self._location_path()
         if self.existing.isChecked():
             return loc
-        return Path(os.path.normpath(loc / (self.name.text().strip() or DEFAULT_NAME)))
+        return Path(os.path.normpath(loc / self.name.text().strip()))  # (an empty name: name_problem says so)
+
+    def _location_path(self) -> Path:
+        return Path(os.path.normpath(Path(self.location.text().strip() or str(default_location())).expanduser()))
 
     def name_problem(self) -> str | None:
         """Why the Name field cannot name a new folder inside Location (``a/b``, ``../x``), or None."""
         if self.existing.isChecked():
             return None
         name = self.name.text().strip()
+        if not name:
+            return self.tr("Give the environment a name: the name of the new folder inside {location}, such as "
+                           "{example}.").format(location=self.location.text().strip(),
+                                                example=free_name(self._location_path()))
         if any(sep in name for sep in ("/", "\\")) or name in (".", "..") or "\0" in name:
             return self.tr("The name “{name}” is not one folder name: it would put the environment "
                            "outside {location}. Use a plain name such as torch-env; to put it somewhere else, "
@@ -680,7 +719,7 @@ class EnvironmentPage(BasePage):
                     request = dataclasses.replace(request, recommendation=rec)
                 planned = session.check_plan(request)  # records nothing: this page approves it below
             except Exception as exc:  # BadInput: a check that failed, with its message
-                return None, [_refused("plan", exc)]
+                return None, [_refused("plan", exc, request.env_path)]
             return planned, list(planned.checks)
 
         task = Task(fn, self, name="preflight")
@@ -696,6 +735,15 @@ class EnvironmentPage(BasePage):
             self._tasks.remove(task)
         self._render_checks()
         self.completeChanged.emit()
+        self._open_list_when_idle()
+
+    def _open_list_when_idle(self) -> None:
+        """"Choose another Python…": the list opens once it is filled for the new checks and the page's work
+        has ended (the wizard redraws its buttons at each end of work, which closes an open list)."""
+        if self._open_list and not self.is_busy() and self.isVisible():
+            self._open_list = False
+            self.python.setFocus()
+            self.python.showPopup()
 
     def _on_checked(self, gen: int, result: tuple[Planned | None, list[Check]]) -> None:
         if gen != self._generation:
@@ -812,13 +860,15 @@ class EnvironmentPage(BasePage):
             self.result_banner.set_text(self.tr("Fix the problems above (or change the choices) to go on."), "error")
         self.result_banner.setVisible(bool(self.check_results))
         verdict = self.result_banner.text() if way_out else ""
-        if verdict and verdict != self._way_out:  # the way out comes into view when the verdict says so (anew)
+        if verdict and verdict != self._way_out and self._landed is None:  # the way out comes into view (anew)
             self._follow_way_out = True
             self._way_out_timer.start()
         self._way_out = verdict
         plan = self._planned.plan if self._planned is not None else None
         estimate_mb = plan.estimate_mb if plan is not None else 0
         notes: list[Text] = [*plan.notes, *plan.python_notes] if plan is not None else []
+        # "Why torch X" is said once, under "Where PyTorch comes from" (it was there and here, twice)
+        notes = [n for n in notes if getattr(n, "code", "") != "install.note_why_version"]
         lines = []
         if estimate_mb:
             lines.append(self.tr("About {size} will be installed.").format(size=human_mb(estimate_mb)))
@@ -909,9 +959,15 @@ class EnvironmentPage(BasePage):
 
     def _user_scrolled(self, _action: int) -> None:
         self._follow_way_out = False
+        self._landed = None
 
     def _show_way_out(self) -> None:
         self.body.activate()  # the banner and the fields have their places before they are scrolled to
+        landed = self._landed
+        if landed is not None and shiboken6.isValid(landed):  # a remedy sent the user to this control: it stays
+            self.scroll_area.ensureWidgetVisible(self.python_note if landed is self.python else landed, 0, 0)
+            self.scroll_area.ensureWidgetVisible(landed, 0, 40)
+            return
         self.scroll_area.ensureWidgetVisible(self.files_box, 0, 0)
         self.scroll_area.ensureWidgetVisible(self.result_banner, 0, 0)
 
@@ -937,7 +993,7 @@ class EnvironmentPage(BasePage):
                   name=self.tr("Add to an existing environment"))
         set_field_texts(self.l_location, self.tr("Environment &folder:") if self.existing.isChecked()
                         else self.tr("&Location:"), self.location, name=self.tr("Location"))
-        set_field_texts(self.l_name, self.tr("&Name:"), self.name, name=self.tr("Environment name"))
+        set_field_texts(self.l_name, self.tr("Na&me:"), self.name, name=self.tr("Environment name"))
         set_field_texts(self.l_python, self.tr("P&ython:"), self.python,
                         name=self.tr("Python version for the environment"))
         for b in (self.browse, self.browse_links, self.browse_bundle):
@@ -946,9 +1002,9 @@ class EnvironmentPage(BasePage):
         self.browse_links.setAccessibleName(self.tr("Choose the local wheels folder"))
         self.browse_bundle.setAccessibleName(self.tr("Choose the offline bundle folder"))
         self.advanced.set_title(self.tr("Advanced: package index, mirror and proxy"))
-        set_field_texts(self.l_index, self.tr("&Index URL:"), self.index_url, name=self.tr("Index URL"),
+        set_field_texts(self.l_index, self.tr("Inde&x URL:"), self.index_url, name=self.tr("Index URL"),
                         placeholder=self.tr("default: the PyTorch index for the chosen build"))
-        set_field_texts(self.l_extra, self.tr("E&xtra index URLs:"), self.extra_index, name=self.tr("Extra index URLs"),
+        set_field_texts(self.l_extra, self.tr("Ex&tra index URLs:"), self.extra_index, name=self.tr("Extra index URLs"),
                         placeholder=self.tr("separated by spaces"))
         self.files_title.setText(self.tr("Install from files on this computer"))
         self.files_note.setText(self.tr("No internet here? A folder with the PyTorch wheel files (.whl) and the "
@@ -957,14 +1013,14 @@ class EnvironmentPage(BasePage):
         set_field_texts(self.l_links, self.tr("Local &wheels folder:"), self.find_links,
                         name=self.tr("Local wheels folder"),
                         placeholder=self.tr("a folder with .whl files; several: separate them with ;"))
-        set_field_texts(self.l_bundle, self.tr("Offline &bundle folder:"), self.bundle,
+        set_field_texts(self.l_bundle, self.tr("Offline bundl&e folder:"), self.bundle,
                         name=self.tr("Offline bundle folder"),
                         placeholder=self.tr("install without the internet from a bundle"))
-        set_field_texts(self.l_mirror, self.tr("Package &mirror:"), self.mirror, name=self.tr("Package mirror"),
+        set_field_texts(self.l_mirror, self.tr("Package mi&rror:"), self.mirror, name=self.tr("Package mirror"),
                         placeholder=self.tr("replaces PyPI for the other packages, e.g. a university mirror"))
         set_field_texts(self.l_proxy, self.tr("Pr&oxy:"), self.proxy, name=self.tr("Proxy"),
                         placeholder=self.tr("http://proxy.example.org:3128 (default: HTTPS_PROXY)"))
-        set_field_texts(self.l_ca, self.tr("CA cer&tificates:"), self.ca_bundle, name=self.tr("CA certificates file"),
+        set_field_texts(self.l_ca, self.tr("CA certificate&s:"), self.ca_bundle, name=self.tr("CA certificates file"),
                         placeholder=self.tr("a .pem file, or \"system\" for this computer's certificates"))
         set_texts(self.browse_ca, self.tr("Browse…"), name=self.tr("Choose the CA certificates file"))
         self.sources_title.setText(self.tr("Where PyTorch comes from"))

@@ -26,9 +26,8 @@ from app.core.enums import Phase, PhaseState
 from app.core.errors import UserError
 from app.core.events import ErrorEvent, Event, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
 from app.core.progress_model import InstallProgress
-from app.core.text import render
 from app.gui.build import add_all, button, set_texts, text_label
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render
 from app.gui.logview import LogView
 from app.gui.pages._common import ErrorPanel, EventBatcher, LogBatch, fmt_bytes, fmt_duration, put_icon
 from app.gui.pages.base import BasePage

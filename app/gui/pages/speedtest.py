@@ -24,9 +24,8 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar, QWid
 from app.core.errors import UserError
 from app.core.events import Event, StepEvent
 from app.core.session import BenchOptions, Stage
-from app.core.text import render
 from app.gui.build import add_all, button, text_label
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render
 from app.gui.pages._common import ErrorPanel
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
