@@ -231,7 +231,7 @@ def test_estimates(tmp_path):
     env = core.plan(InstallRequest(tmp_path / "e", packages=["six"])).backend
     mb, why = sizing.estimate(["torch", "torchvision", "numpy"], env, Backend.CPU, ())
     assert mb == int((sizing.ENV_BASE_MB["uv"] + 900 + 30 + 10) * sizing.MARGIN)
-    assert render(why) == "torch (cpu): ~0.9 GB"
+    assert render(why) == "torch (cpu): ~0.9 GiB"
     wheels = tmp_path / "w"
     wheels.mkdir()
     (wheels / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"0" * 1_000_000)
@@ -239,7 +239,7 @@ def test_estimates(tmp_path):
     assert mb == int((sizing.ENV_BASE_MB["uv"] + 4) * sizing.MARGIN) and render(why) == "torch: about 4 times its wheel file"
     assert render(sizing.estimate(["six", "numpy"], env, None, ())[1]) == "2 package(s)"
     assert CJK.search(render(sizing.estimate(["six"], env, None, ())[1], "zh_CN"))
-    assert sizing.fmt_mb(900) == "900 MB" and sizing.fmt_mb(1234) == "1.2 GB"
+    assert sizing.fmt_mb(900) == "900 MiB" and sizing.fmt_mb(1536) == "1.5 GiB"
 
 
 def test_pip_config_index(tmp_path, monkeypatch):

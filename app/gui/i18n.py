@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QLocale
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QLocale
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QTranslator
@@ -20,6 +20,11 @@ if TYPE_CHECKING:
     from app.core.text import Text
 
 from app.core.paths import resources_dir
+
+#: Qt's own file dialog words that Qt's Chinese catalogue (qtbase_zh_CN of Qt 6.11) lacks since they gained their
+#: shortcut letter: translated in ours (context QFileDialog; Qt asks every catalogue installed), so the dialog
+#: Browse… opens shows no English on a Chinese screen.
+QT_FILE_DIALOG = (QT_TRANSLATE_NOOP("QFileDialog", "&Look in:"), QT_TRANSLATE_NOOP("QFileDialog", "Files of &type:"))
 
 #: (code, name in its own language): what the Welcome page offers.
 LANGUAGES: tuple[tuple[str, str], ...] = (("en", "English"), ("zh_CN", "简体中文"))

@@ -500,12 +500,13 @@ def hline() -> QFrame:
 
 
 def human_mb(mb: float | int | None) -> str:
-    """1536 -> "1.5 GB"; sizes in MB as the SystemReport has them (MiB, shown as GB like OSes do)."""
+    """1536 -> "1.5 GiB"; sizes in MiB as the SystemReport has them, in binary units named as such (the
+    report says GiB: the wizard said GB for the same number)."""
     if mb is None:
         return "?"
     gb = float(mb) / 1024
     if gb >= 100:
-        return f"{gb:.0f} GB"
+        return f"{gb:.0f} GiB"
     if gb >= 1:
-        return f"{gb:.1f} GB"
-    return f"{float(mb):.0f} MB"
+        return f"{gb:.1f} GiB"
+    return f"{float(mb):.0f} MiB"

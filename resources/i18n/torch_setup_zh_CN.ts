@@ -68,7 +68,7 @@
 <context>
     <name>ChangeDialog</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="+328"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="+331"/>
         <source>Automatic</source>
         <translation>自动</translation>
     </message>
@@ -1404,7 +1404,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
 <context>
     <name>ErrorPanel</name>
     <message>
-        <location filename="../../app/gui/pages/_common.py" line="+191"/>
+        <location filename="../../app/gui/pages/_common.py" line="+192"/>
         <source>What to do: {hint}</source>
         <translation>解决办法：{hint}</translation>
     </message>
@@ -1462,7 +1462,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>请回到“环境”页面，选择安装位置。</translation>
     </message>
     <message>
-        <location line="+75"/>
+        <location line="+77"/>
         <source>{package} (package {done} of {total})</source>
         <translation>{package}（第 {done} 个，共 {total} 个包）</translation>
     </message>
@@ -1482,7 +1482,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>正在解压并安装软件包…</translation>
     </message>
     <message>
-        <location line="+101"/>
+        <location line="+102"/>
         <source>Cancelling… removing the half-made environment</source>
         <translation>正在取消…删除装了一半的环境</translation>
     </message>
@@ -1542,7 +1542,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>正在下载并安装软件包</translation>
     </message>
     <message>
-        <location line="-294"/>
+        <location line="-297"/>
         <source>Installing PyTorch</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>正在安装 PyTorch</translation>
@@ -1553,7 +1553,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>正在创建环境，并把 PyTorch 下载安装进去。通常需要不到一分钟到几分钟。</translation>
     </message>
     <message>
-        <location line="+295"/>
+        <location line="+298"/>
         <location line="+1"/>
         <location line="+1"/>
         <source>Checking the installed packages</source>
@@ -1635,12 +1635,12 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>安装进度</translation>
     </message>
     <message>
-        <location line="-183"/>
+        <location line="-184"/>
         <source>Unpacking and installing the packages: {done} of about {total}</source>
         <translation>正在解包并安装软件包：已完成 {done}，共约 {total}</translation>
     </message>
     <message>
-        <location line="+168"/>
+        <location line="+169"/>
         <source>{rate}/s</source>
         <translation>{rate}/秒</translation>
     </message>
@@ -1706,9 +1706,23 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
 </context>
 <context>
+    <name>QFileDialog</name>
+    <message>
+        <location filename="../../app/gui/i18n.py" line="+27"/>
+        <source>&amp;Look in:</source>
+        <extracomment>Qt&apos;s own file dialog words that Qt&apos;s Chinese catalogue (qtbase_zh_CN of Qt 6.11) lacks since they gained their shortcut letter: translated in ours (context QFileDialog; Qt asks every catalogue installed), so the dialog Browse… opens shows no English on a Chinese screen.</extracomment>
+        <translation>查找范围(&amp;L)：</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Files of &amp;type:</source>
+        <translation>文件类型(&amp;T)：</translation>
+    </message>
+</context>
+<context>
     <name>RecommendationPage</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="-305"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="-308"/>
         <source>CUDA {version} (NVIDIA graphics card)</source>
         <translation>CUDA {version}（NVIDIA 显卡）</translation>
     </message>
@@ -1733,7 +1747,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>处理器（仅 CPU）</translation>
     </message>
     <message>
-        <location line="+302"/>
+        <location line="+305"/>
         <source>Recommendation</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>推荐方案</translation>
@@ -1867,9 +1881,14 @@ Windows 会请求管理员权限。要继续吗？</translation>
 <context>
     <name>SetupWizard</name>
     <message>
-        <location filename="../../app/gui/wizard.py" line="+254"/>
-        <source>Stop the installation?</source>
+        <location filename="../../app/gui/wizard.py" line="+214"/>
+        <source>Getting the next steps ready…</source>
         <extracomment>The last page of each path (Welcome -&gt; ... -&gt; Done, Welcome -&gt; Environments -&gt; a task). what is left free around the window on a small screen: its frame and title bar, and a task bar the screen&apos;s available geometry does not know of</extracomment>
+        <translation>正在准备后面的步骤…</translation>
+    </message>
+    <message>
+        <location line="+81"/>
+        <source>Stop the installation?</source>
         <translation>要停止安装吗？</translation>
     </message>
     <message>
@@ -1947,7 +1966,12 @@ Stop and close?</source>
         <translation>这个版本是依据兼容性数据 {version} 选定的。</translation>
     </message>
     <message>
-        <location line="+32"/>
+        <location line="+24"/>
+        <source>Source: an estimate from the processor&apos;s cores, clock and SIMD width</source>
+        <translation>来源：根据处理器的核心数、频率和 SIMD 宽度估算</translation>
+    </message>
+    <message>
+        <location line="+10"/>
         <source>Run again</source>
         <translation>再运行一次</translation>
     </message>
@@ -1998,7 +2022,7 @@ Stop and close?</source>
         <translation>峰值是怎样估算的</translation>
     </message>
     <message>
-        <location line="-273"/>
+        <location line="-275"/>
         <source>Speed test</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>速度测试</translation>
@@ -2009,7 +2033,7 @@ Stop and close?</source>
         <translation>用越来越大的矩阵做乘法，看看 PyTorch 在这台电脑上跑得多快。不到一分钟，也可以跳过。</translation>
     </message>
     <message>
-        <location line="+227"/>
+        <location line="+229"/>
         <source>Source: {source}</source>
         <translation>来源：{source}</translation>
     </message>
@@ -2440,7 +2464,7 @@ Stop and close?</source>
         <translation>本助手会安装能用上你显卡（或处理器）的 PyTorch，检查它能否正常工作，并测量它的速度。</translation>
     </message>
     <message>
-        <location line="+148"/>
+        <location line="+161"/>
         <source>You do not need to know what CUDA, ROCm or a driver is: the assistant looks at your computer, explains its choice in plain words, and lets you change it if you want to.</source>
         <translation>你不需要了解 CUDA、ROCm 或驱动是什么：助手会检测你的电脑，用通俗的话解释它的选择，你也可以随时修改。</translation>
     </message>

@@ -12,6 +12,7 @@ could ask is a refused 127.0.0.1 port).
 """
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -508,7 +509,6 @@ def test_choose_another_python_after_a_failure_lands_on_the_open_list_in_view(qt
     Python list scrolled out of view (the page was where the user had left it, further down). The
     install fails for real: the wheel folder's files were moved away after the checks passed (uv finds
     no torch in it). The button lands on the Python list, in view, open, with the focus."""
-    import os
     import shutil
 
     folder = tmp_path / "wheels"
@@ -638,3 +638,163 @@ def test_companions_the_folder_lacks_never_lock_their_boxes(qtbot, tmp_path, no_
 def _to_environment_from_rec(qtbot, wiz):
     _next(qtbot, wiz, PageId.ENVIRONMENT)
     return wiz.currentPage()
+
+
+# ------------------------------------------------------------------ Qt's own file dialog, in Chinese
+def test_the_file_dialog_browse_opens_speaks_chinese(qtbot, tmp_path, no_internet):  # noqa: F811
+    """Polish: on a Chinese screen, "Browse…" opened Qt's own file dialog with "Look in:" and "Files of
+    type:" in English (Qt's Chinese catalogue lacks them since they gained a shortcut letter). Every
+    visible word of the dialog is Chinese now, but names."""
+    from PySide6.QtWidgets import QFileDialog, QLineEdit
+
+    from tests.gui.test_zh_screens import english_words
+
+    wiz = _wizard(qtbot, lang="zh_CN")
+    page = _to_environment(qtbot, wiz)
+    seen: dict = {}
+
+    def scan(dlg) -> None:
+        assert isinstance(dlg, QFileDialog), type(dlg)
+        texts = []
+        for w in dlg.findChildren(QWidget):
+            if not w.isVisible():
+                continue
+            own = w.text() if isinstance(w, (QLabel, QAbstractButton)) else ""
+            hint = w.placeholderText() if isinstance(w, QLineEdit) else ""
+            texts += [t for t in (own, hint, w.toolTip(), w.accessibleName()) if t]
+        seen["words"] = {t: english_words(t) for t in texts if english_words(t)}
+        dlg.reject()
+
+    _in_modal(qtbot, scan)
+    qtbot.mouseClick(page.browse_links, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "words" in seen, timeout=10000)
+    assert not seen["words"], seen["words"]
+    i18n.set_language("en")
+
+
+# ------------------------------------------------------------------ Next pressed while the window starts
+def test_a_next_pressed_while_the_window_starts_says_so_at_once(qtbot):
+    """Polish: the wizard makes its other pages after its first paint (seconds on a slow machine); a
+    Next pressed meanwhile was handled seconds later with nothing to show it had been pressed. Now
+    the Welcome page says "Getting the next steps ready…" (and the cursor is busy) while they are
+    made, then the wizard goes on."""
+    from PySide6.QtCore import QEvent, QObject
+
+    from app.gui.wizard import SetupWizard
+
+    said: list[str] = []
+
+    class Spy(QObject):
+        def eventFilter(self, obj, event) -> bool:
+            if event.type() == QEvent.Type.Show and isinstance(obj, QLabel) and "ready" in obj.text():
+                said.append(obj.text())
+                said.append("busy cursor" if QApplication.overrideCursor() is not None else "no busy cursor")
+            return False
+
+    spy = Spy()
+    QApplication.instance().installEventFilter(spy)
+    try:
+        wiz = SetupWizard(state=WizardState(skip_bench=True), lang="en", lazy=True, auto_detect=False)
+        qtbot.addWidget(wiz)
+        wiz.show()
+        assert not wiz.pages_built()  # the window is up; its other pages come after its first paint
+        _click(qtbot, wiz, Button.NextButton)  # at once, as an eager user does
+    finally:
+        QApplication.instance().removeEventFilter(spy)
+    assert said == ["Getting the next steps ready…", "busy cursor"], said
+    assert wiz.currentId() == int(PageId.SYSTEM)
+    assert QApplication.overrideCursor() is None
+    qtbot.waitUntil(lambda: not wiz.busy_pages(), timeout=20000)
+
+
+# ------------------------------------------------------------------ Change… on a small screen at 200 %
+SMALL = "TSA_WALK_SMALL_SCREEN"
+
+
+@pytest.mark.skipif(SMALL not in os.environ, reason="run in a child process with a small screen by "
+                    "test_the_change_dialog_fits_1024x768_at_200_percent")
+def test_child_change_dialog_on_a_small_screen(qtbot):
+    from app.gui.wizard import SetupWizard
+
+    wiz = SetupWizard(state=WizardState(skip_bench=True), lang="en")
+    qtbot.addWidget(wiz)
+    wiz.show()
+    qtbot.waitExposed(wiz)
+    _next(qtbot, wiz, PageId.SYSTEM)
+    qtbot.waitUntil(wiz.currentPage().isComplete, timeout=60000)
+    _next(qtbot, wiz, PageId.RECOMMENDATION)
+    page = wiz.currentPage()
+    qtbot.waitUntil(page.isComplete, timeout=60000)
+    seen: dict = {}
+
+    def measure(dlg) -> None:
+        seen["dialog"] = dlg.frameGeometry()
+        seen["screen"] = dlg.screen().availableGeometry()
+        seen["ok"] = dlg.buttons.geometry()
+        dlg.reject()
+
+    _in_modal(qtbot, measure)
+    qtbot.mouseClick(page.change, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "dialog" in seen, timeout=20000)
+    line = f"screen {seen['screen'].getRect()} dialog {seen['dialog'].getRect()}"
+    print(line)
+    assert seen["dialog"].width() <= seen["screen"].width(), line
+    print("FITS")
+
+
+def test_the_change_dialog_fits_1024x768_at_200_percent(tmp_path, unreachable):
+    """The Change… dialog's 600 px minimum width was wider than a 1024x768 screen at 200 % (512 px): its
+    OK button off the screen. A child process with Qt's offscreen screen of that size opens it."""
+    import json
+
+    config = tmp_path / "screen.json"
+    config.write_text(json.dumps({"screens": [{"name": "small", "x": 0, "y": 0, "width": 1024, "height": 768,
+                                               "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}), encoding="utf-8")
+    env = {**os.environ, SMALL: "1", "QT_QPA_PLATFORM": f"offscreen:configfile={config.name}", "QT_SCALE_FACTOR": "2",
+           "TORCH_SETUP_TORCH_INDEX": unreachable.refused_url.replace("/simple/", "/whl/"),
+           "UV_DEFAULT_INDEX": unreachable.refused_url}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
+                           f"{Path(__file__)}::test_child_change_dialog_on_a_small_screen"], env=env,
+                          capture_output=True, text=True, encoding="utf-8", errors="replace", timeout=600,
+                          cwd=config.parent)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "FITS" in out and "1 passed" in out, out[-4000:]
+
+
+# ------------------------------------------------------------------ the speed test's words
+@pytest.mark.slow
+def test_the_speed_test_names_no_source_file_and_counts_in_words(qtbot, torch_env, tmp_path):
+    """Polish: the speed test's "How the peak is estimated" said "Source: estimate from cores, clock and
+    SIMD width (app/core/peak.py)": a source file of this program, shown to a user, and in English on a
+    Chinese screen; and its counts read "median of 1 runs", "4 more round(s)". A real, short speed test
+    in the real wizard (started at its Speed test page, over a real environment with torch)."""
+    from app.core.session import Session
+    from app.gui.wizard import SetupWizard
+    from tests.factories import make_install_result
+
+    env, py = torch_env
+    state = WizardState(session=Session.resume(install=make_install_result(env, py)), bench_sizes=[64, 128],
+                        bench_dtypes=["fp32"], bench_budget_s=8)
+    wiz = SetupWizard(state=state, lang="en", auto_detect=False)
+    wiz.setStartId(int(PageId.SPEEDTEST))
+    qtbot.addWidget(wiz)
+    wiz.resize(980, 720)
+    wiz.show()
+    qtbot.waitExposed(wiz)
+    page = wiz.currentPage()
+    qtbot.waitUntil(lambda: page.status() not in ("idle", "running"), timeout=300000)
+    assert page.status() == "done", page.error_panel.message.text()
+    assert page.peak_box.isVisible()
+    qtbot.mouseClick(page.peak_box.button, Qt.MouseButton.LeftButton)  # "How the peak is estimated"
+    assert page.peak_text.isVisible()
+    for lang in ("en", "zh_CN"):
+        i18n.set_language(lang)
+        qtbot.wait(100)
+        shown = [w.text() for w in page.findChildren(QLabel) if w.isVisible() and w.text()]
+        assert not any(re.search(r"\w+\.py\b|app/core|app/gui", t) for t in shown), shown
+        assert not any(x in t for t in shown for x in ("round(s)", "of 1 runs", "run(s)")), shown
+    from tests.gui.test_zh_screens import english_words
+
+    words = {t: english_words(t) for t in shown if english_words(t)}
+    assert not any("estimate" in w or "SIMD" in w for t in words for w in words[t]), words
+    i18n.set_language("en")

@@ -68,11 +68,12 @@ def fmt_duration(seconds: float | None) -> str:
 
 
 def fmt_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(n) < 1024 or unit == "GB":
+    """Bytes in binary units, named as such (KiB, MiB, GiB), as the report names them."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024.0
-    return f"{n:.1f} GB"
+    return f"{n:.1f} GiB"
 
 
 @runtime_checkable

@@ -243,8 +243,10 @@ class InstallPage(BasePage):
     def _draw_package_line(self) -> None:
         """The current-package line (redrawn on a language switch)."""
         line = self.model.line
-        if line is None:
+        if line is None or self._status not in (RUNNING, CANCELLING):
+            self.package_label.setVisible(False)
             return
+        self.package_label.setVisible(True)
         if line.unit == "unpacking" and line.total > 0:  # measured on disk
             self.package_label.setText(self.tr("Unpacking and installing the packages: {done} of about {total}").format(
                 done=fmt_bytes(line.done), total=fmt_bytes(line.total)))
@@ -324,6 +326,7 @@ class InstallPage(BasePage):
             self._ended_at = time.monotonic()
             self._clock.stop()
             self.log.flush_all()
+            self.package_label.clear()  # the last package's progress is no news at the end (it stood at 100 %)
             if status != SUCCEEDED:
                 self.progress.setRange(0, _PROGRESS_STEPS)
                 self.progress.setValue(0)

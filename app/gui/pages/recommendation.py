@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QPalette, QStandardItemModel
+from PySide6.QtGui import QGuiApplication, QPalette, QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -226,7 +226,10 @@ class ChangeDialog(QDialog):
         self.restored = False
         col = QVBoxLayout(self)
         add_all(col, form, self.gives, self.conflict, self.nearest, (self.why_not, 1), self.buttons)
-        self.setMinimumWidth(600)
+        # 600 px where the screen has them; a 1024x768 screen at 200 % has 512 (the dialog was wider than it)
+        screen = (parent.screen() if parent is not None else None) or QGuiApplication.primaryScreen()
+        room = screen.availableGeometry().width() - 40 if screen is not None else 600
+        self.setMinimumWidth(max(320, min(600, room)))
 
         self.backend.currentIndexChanged.connect(lambda _i: self._picked("backend", self.backend))
         self.variant.currentIndexChanged.connect(lambda _i: self._picked("variant", self.variant))

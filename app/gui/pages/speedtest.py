@@ -281,7 +281,9 @@ class SpeedTestPage(BasePage):
         lang = current_language()
         values = ", ".join(f"{d} {v:,.0f} GFLOP/s" for d, v in peak.gflops.items())
         lines = [f"{peak.name}: {values}"] + ["• " + render(a, lang) for a in peak.assumptions]
-        if peak.source:
+        if peak.device == "cpu":  # worked out here, in the lines above (the core's words name no file to a user)
+            lines.append(self.tr("Source: an estimate from the processor's cores, clock and SIMD width"))
+        elif peak.source:  # a GPU's datasheet
             lines.append(self.tr("Source: {source}").format(source=peak.source))
         self.peak_text.setText("\n".join(lines))
 
