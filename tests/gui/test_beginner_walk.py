@@ -46,6 +46,21 @@ def _wizard(qtbot, state: WizardState | None = None, lang: str = "en"):
     return wiz
 
 
+def _shot(qtbot, widget, stem: str, langs: tuple[str, ...] = ("en", "zh_CN")) -> None:
+    """When TORCH_SETUP_SHOTS names a folder (docs/screenshots when refreshing the docs): ``widget`` as a PNG
+    in each language (switched live), back to English after. Otherwise nothing."""
+    out = os.environ.get("TORCH_SETUP_SHOTS")
+    if not out:
+        return
+    Path(out).mkdir(parents=True, exist_ok=True)
+    for lang in langs:
+        i18n.set_language(lang)
+        qtbot.wait(250)
+        assert widget.grab().save(str(Path(out) / f"28-{stem}-{lang}.png"))
+    i18n.set_language("en")
+    qtbot.wait(250)
+
+
 def _to_environment(qtbot, wiz):
     for pid in (PageId.SYSTEM, PageId.RECOMMENDATION):
         _next(qtbot, wiz, pid)
@@ -174,6 +189,7 @@ def test_an_empty_name_is_refused_and_a_taken_name_offers_a_free_one(qtbot, tmp_
     _checks_ended(qtbot, page)
     assert page.isComplete(), page.checks
     assert sorted(p.name for p in first.rglob("*")) == before  # the first run's environment untouched
+    _shot(qtbot, wiz, "environment-free-name")
     i18n.set_language("en")
 
 
@@ -233,6 +249,8 @@ def test_open_folder_and_open_report_show_the_path_where_nothing_opens_it(qtbot,
     assert not note.isVisible()
     qtbot.mouseClick(page.open_folder, Qt.MouseButton.LeftButton)
     assert note.isVisible() and str(env) in note.label.text(), note.label.text()
+    page.scroll_area.ensureWidgetVisible(note)
+    _shot(qtbot, _wiz, "done-open-folder")
     qtbot.mouseClick(note.copy, Qt.MouseButton.LeftButton)
     assert QApplication.clipboard().text() == str(env)
     qtbot.mouseClick(page.open_report, Qt.MouseButton.LeftButton)
@@ -328,6 +346,8 @@ def test_the_checks_speak_plainly_and_say_why_once(qtbot, tmp_path, no_internet,
         assert _depth(text) <= 1, text
     rows = {n: m for n, _s, m, _h in page.checks}
     assert rows["backend"] == "uv makes the environment and installs the packages"
+    page.scroll_area.ensureWidgetVisible(page.checks_title, 0, 0)
+    _shot(qtbot, wiz, "environment-checks")
     assert rows["reach:find-links"] == f"The wheel folder {torch_wheelhouse.folder} is there"
     whys = [line for text in (page.sources_note.text(), page.plan_label.text()) for line in text.splitlines()
             if line.startswith("Why")]
@@ -419,6 +439,7 @@ def test_remove_refuses_an_environment_the_assistant_did_not_make_unless_asked_o
     assert "--force" not in page.message.text()
     box = page.force_remove
     assert box.isVisible() and not box.isChecked()
+    _shot(qtbot, wiz, "remove-not-made-here")
     # on purpose: the box, Remove, Yes
     _tick(qtbot, box)
     answered = _answer_modal(qtbot, QMessageBox.StandardButton.Yes)
@@ -472,6 +493,7 @@ def test_an_upgrade_from_an_index_out_of_reach_is_refused_at_its_plan_with_the_w
     assert "Local wheels folder" in text and "Plan again" in text, text
     assert "--find-links" not in text and "What to do: Your environment was not changed" not in text, text
     assert task.advanced.isVisible()  # where the wheel folder goes
+    _shot(qtbot, wiz, "upgrade-index-unreachable")
     assert sorted(p.name for p in env.parent.iterdir()) == before
 
 
@@ -499,7 +521,9 @@ def test_a_failed_upgrade_says_what_happened_in_words_not_as_an_action(qtbot, tm
     assert "Your environment was not changed." in text.splitlines(), text
     assert "no torch==2.15.0" in text.replace("has no ", "no ") or "The package sources" in text, text
     assert not any(line.lstrip().startswith(("╰─▶", "×", "Caused by")) for line in text.splitlines()), text
+    assert task.rows["install"].status == "error", task.rows["install"].status  # not left "waiting"
     assert env.is_dir() and not any(p.name.endswith("torch-setup-staging") for p in env.parent.iterdir())
+    _shot(qtbot, wiz, "upgrade-failed")
 
 
 # ------------------------------------------------------------------ "Choose another Python…" after a failure
@@ -546,6 +570,7 @@ def test_choose_another_python_after_a_failure_lands_on_the_open_list_in_view(qt
     usable = [page.python.itemText(i) for i in range(page.python.count()) if page.python.model().item(i).isEnabled()]
     assert len(usable) > 1, usable
     page.python.hidePopup()
+    _shot(qtbot, wiz, "choose-another-python")
 
 
 # ------------------------------------------------------------------ the Python the user chose
@@ -578,6 +603,7 @@ def test_a_python_the_user_chose_is_called_their_choice_not_a_limit_of_pytorch(q
     banners = [w.text() for w in page.findChildren(QWidget) if w.isVisible() and type(w).__name__ == "Banner"]
     assert not any("does not support the Python you are running" in b for b in banners), banners
     assert any(f"You chose Python {other}" in b and f"runs on Python {here}" in b for b in banners), banners
+    _shot(qtbot, wiz, "recommendation-your-python")
 
 
 # ------------------------------------------------------------------ Change…: companions the folder lacks
@@ -622,10 +648,12 @@ def test_companions_the_folder_lacks_never_lock_their_boxes(qtbot, tmp_path, no_
             checked, enabled, note = seen["before"][name]
             assert checked and enabled, seen  # ticked, and can be unticked
             assert other not in note, seen  # never the other one's reason
+        _shot(qtbot, dlg, "change-companions-ticked")
         for name in ("torchvision", "torchaudio"):
             qtbot.mouseClick(boxes[name], Qt.MouseButton.LeftButton, pos=boxes[name].rect().topLeft() + QPoint(8, 8))
             assert not boxes[name].isChecked(), name
         seen["works"] = dlg.works()
+        _shot(qtbot, dlg, "change-companions-unticked")
         dlg.reject()
 
     _in_modal(qtbot, untick)
@@ -663,6 +691,8 @@ def test_the_file_dialog_browse_opens_speaks_chinese(qtbot, tmp_path, no_interne
             hint = w.placeholderText() if isinstance(w, QLineEdit) else ""
             texts += [t for t in (own, hint, w.toolTip(), w.accessibleName()) if t]
         seen["words"] = {t: english_words(t) for t in texts if english_words(t)}
+        _shot(qtbot, dlg, "file-dialog", ("zh_CN",))
+        i18n.set_language("zh_CN")
         dlg.reject()
 
     _in_modal(qtbot, scan)

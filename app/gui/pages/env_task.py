@@ -87,6 +87,7 @@ class EnvTaskPage(BasePage):
         self.advanced = Collapsible("", form_host)
 
         self.rows: dict[str, StatusRow] = {}
+        self._running: set[str] = set()  # the rows whose step is under way
         self.rows_box = QVBoxLayout()
         self.bar = busy_bar(self, height=10)
         self.checks = checklist(self)
@@ -160,6 +161,7 @@ class EnvTaskPage(BasePage):
     def _reset_rows(self) -> None:
         clear_layout(self.rows_box)
         self.rows = {}
+        self._running.clear()
         for key in STEPS.get(self.kind, ()):
             row = StatusRow("pending")
             self.rows[key] = row
@@ -171,6 +173,16 @@ class EnvTaskPage(BasePage):
         row = self.rows.get(key)
         if row is not None:
             row.set(status, None, detail)
+        # (the row's own status says "pending" for running too: the steps under way are kept here)
+        if status == "running":
+            self._running.add(key)
+        else:
+            self._running.discard(key)
+
+    def _end_running(self, status: str) -> None:
+        """The steps under way when the task ended: failed (or skipped) there, never left "waiting"."""
+        for key in list(self._running):
+            self._set_row(key, status)
 
     # ---- planning ----
     def _options(self) -> dict[str, object]:
@@ -346,15 +358,11 @@ class EnvTaskPage(BasePage):
 
     def _on_failed(self, err: UserError) -> None:
         self._error = err
-        for key, row in self.rows.items():
-            if row.status == "running":
-                self._set_row(key, "failed")
+        self._end_running("failed")
         self._set_status(FAILED)
 
     def _on_cancelled(self) -> None:
-        for key, row in self.rows.items():
-            if row.status == "running":
-                self._set_row(key, "skipped")
+        self._end_running("skipped")
         self._set_status(CANCELLED)
 
     def after_upgrade(self, what: str) -> None:
