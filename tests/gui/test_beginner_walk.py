@@ -532,7 +532,9 @@ def test_choose_another_python_after_a_failure_lands_on_the_open_list_in_view(qt
     """Confusing: "Choose another Python…" on a failed install went back to the Environment page with the
     Python list scrolled out of view (the page was where the user had left it, further down). The
     install fails for real: the wheel folder's files were moved away after the checks passed (uv finds
-    no torch in it). The button lands on the Python list, in view, open, with the focus."""
+    no torch in it). The button lands on the Python list, in view, open, with the focus. On the way,
+    the failure's "Open log" shows the log's path with a Copy button (Qt's offscreen platform opens
+    nothing: it did nothing)."""
     import shutil
 
     folder = tmp_path / "wheels"
@@ -556,6 +558,11 @@ def test_choose_another_python_after_a_failure_lands_on_the_open_list_in_view(qt
     assert wiz.currentId() == int(PageId.INSTALL)
     qtbot.waitUntil(lambda: install.status() in ("succeeded", "failed", "cancelled"), timeout=300000)
     assert install.status() == "failed"
+    panel = install.error_panel  # "Open log" where nothing opens it: the log's path, to copy (it did nothing)
+    qtbot.mouseClick(panel.open_log, Qt.MouseButton.LeftButton)
+    assert panel.path_note.isVisible() and str(panel.log_path) in panel.path_note.label.text()
+    qtbot.mouseClick(panel.path_note.copy, Qt.MouseButton.LeftButton)
+    assert QApplication.clipboard().text() == str(panel.log_path)
     choose = next((b for b in install.error_panel.action_buttons if b.text() == "Choose another Python…"), None)
     assert choose is not None, [b.text() for b in install.error_panel.action_buttons]
     qtbot.mouseClick(choose, Qt.MouseButton.LeftButton)

@@ -327,6 +327,7 @@ class InstallPage(BasePage):
             self._clock.stop()
             self.log.flush_all()
             self.package_label.clear()  # the last package's progress is no news at the end (it stood at 100 %)
+            self.package_label.setVisible(False)
             if status != SUCCEEDED:
                 self.progress.setRange(0, _PROGRESS_STEPS)
                 self.progress.setValue(0)
