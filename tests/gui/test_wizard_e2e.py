@@ -194,6 +194,7 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
     assert done.isFinalPage()
     qtbot.waitUntil(lambda: bool(state.saved_reports), timeout=30000)
     assert str(env_path) in done.summary.text() and res.torch_version in done.summary.text()
+    assert "+cpu (cpu)" not in done.summary.text()  # the build said once (issue 28, Polish)
     assert any(str(env_path) in row.edit.text() for _label, row in done.shell_rows)
     out = tmp_path / "my-reports"
     files = done.save_report(out)

@@ -285,6 +285,8 @@ class DonePage(BasePage):
         lines = []
         torch_v = (res.torch_version if res else None) or (ver.torch_version if ver else None) or "?"
         build = f" ({rec.variant or rec.backend})" if rec is not None and (rec.variant or rec.backend) else ""
+        if build and torch_v.endswith(f"+{rec.variant if rec is not None else ''}"):
+            build = ""  # "2.13.0+cpu" says it already ("2.13.0+cpu (cpu)")
         env = self.env_path()
         if env:
             lines.append(self.tr("Installed: PyTorch {version}{build} in {path}").format(
