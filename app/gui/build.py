@@ -90,14 +90,17 @@ def clear_layout(layout: QLayout) -> None:
     Never ``setParent(None)``: that hands the widget to Python, which deletes it as soon as the last
     reference goes, possibly while Qt is still inside one of its event handlers (a button whose click
     redraws its own row) or with events queued for it: the segfault seen about one run in nine of
-    test_torchvision_pair. The parent keeps it until its deferred deletion."""
+    test_torchvision_pair. The parent keeps it until its deferred deletion. Only widgets (and stretches) are
+    redrawn: a nested layout is refused (Python would own it once taken out, and delete it at once)."""
     while layout.count():
         item = layout.takeAt(0)
         w = item.widget() if item is not None else None
         if w is not None:
             retire(w)
-        elif item is not None and (sub := item.layout()) is not None:
-            clear_layout(sub)
+        elif item is not None and item.layout() is not None:
+            # a layout taken out belongs to Python, which would delete it (and its wrapper) at once: the
+            # QBoxLayout::~QBoxLayout -> releaseWrapper crash. Redrawn rows are widgets, by construction
+            raise TypeError("clear_layout: a redrawn row must be a widget (put the sub-layout in a QWidget)")
 
 
 def retire(w: QWidget) -> None:

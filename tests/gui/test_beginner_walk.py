@@ -835,3 +835,4 @@ def test_the_speed_test_names_no_source_file_and_counts_in_words(qtbot, torch_en
     words = {t: english_words(t) for t in shown if english_words(t)}
     assert not any("estimate" in w or "SIMD" in w for t in words for w in words[t]), words
     i18n.set_language("en")
+
