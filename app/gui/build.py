@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QBoxLayout, QLabel, QLayout, QWidget
 from app.gui.widgets import BusyLine, Collapsible, CopyButton, monospace_font
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QPlainTextEdit, QProgressBar, QPushButton, QTreeWidget
+    from PySide6.QtWidgets import QFormLayout, QPlainTextEdit, QProgressBar, QPushButton, QTreeWidget
 
 
 def text_label(parent: QWidget | None = None, text: str = "", *, bold: bool = False,
@@ -84,37 +84,43 @@ def command_view(lines: int) -> QPlainTextEdit:
 
 
 def clear_layout(layout: QLayout) -> None:
-    """Empty a layout that is drawn anew: each widget in it is retired (hidden now; deleted later by Qt,
-    which takes it out of the layout then); its stretches go at once.
+    """Empty a layout that is drawn anew: every widget in it leaves the layout and the screen at once
+    (hidden) and is deleted later, by Qt, once the events queued for it are delivered.
 
-    A widget is never taken out of its layout from Python (``takeAt``, ``removeWidget``,
-    ``setParent(None)``): each of those hands its lifetime to Python (PySide drops the layout's hold on
-    the widget's wrapper), which frees the wrapper, or deletes the widget, when the last reference goes
-    while Qt still holds the widget: the crashes of test_torchvision_pair (Shiboken's releaseWrapper on
-    a freed wrapper when Qt deleted a redrawn row; before that, a button deleted inside its own click).
-    Only widgets and stretches are redrawn: a nested layout is refused."""
-    for i in reversed(range(layout.count())):
-        item = layout.itemAt(i)
-        if item is None:
-            continue
-        w = item.widget()
+    Never ``setParent(None)``: that hands the widget to Python, which deletes it as soon as the last
+    reference goes, possibly while Qt is still inside one of its event handlers (a button whose click
+    redraws its own row) or with events queued for it: the segfault seen about one run in nine of
+    test_torchvision_pair. The parent keeps it until its deferred deletion. Only widgets (and stretches) are
+    redrawn: a nested layout is refused (Python would own it once taken out, and delete it at once)."""
+    while layout.count():
+        item = layout.takeAt(0)
+        w = item.widget() if item is not None else None
         if w is not None:
-            if w.objectName() != "retired":
-                retire(w)
-        elif item.layout() is not None:
+            retire(w)
+        elif item is not None and item.layout() is not None:
+            # a layout taken out belongs to Python, which would delete it (and its wrapper) at once: the
+            # QBoxLayout::~QBoxLayout -> releaseWrapper crash. Redrawn rows are widgets, by construction
             raise TypeError("clear_layout: a redrawn row must be a widget (put the sub-layout in a QWidget)")
-        else:  # a stretch (not a QObject): taken out and dropped
-            layout.takeAt(i)
 
 
 def retire(w: QWidget) -> None:
     """Take a widget off the screen now and delete it later, safely (see ``clear_layout``): hidden, its
     accessible name cleared (screen readers and findChildren-by-name stop seeing it), Qt's deferred
-    deletion; its parent and its layout hold it until then (it is never taken out of its layout)."""
+    deletion; its parent owns it until then."""
     w.hide()
     w.setAccessibleName("")
     w.setObjectName("retired")
     w.deleteLater()
+
+
+def retire_row(form: QFormLayout, field: QWidget) -> None:
+    """Take the row of ``field`` out of a form layout, its label and field retired (see ``retire``):
+    ``QFormLayout.removeRow`` deletes them at once."""
+    row = form.takeRow(field)
+    for item in (row.labelItem, row.fieldItem):
+        w = item.widget() if item is not None else None
+        if w is not None:
+            retire(w)
 
 
 LayoutPart = QWidget | QLayout | int | tuple[QWidget | QLayout, int]

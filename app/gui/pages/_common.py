@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from app.core.errors import UserError
 from app.core.remedies import Action, ActionKind
 from app.core.verify import Check
-from app.gui.build import clear_layout
+from app.gui.build import retire
 from app.gui.i18n import current_language, render, render_hint
 from app.gui.logview import monospace_font
 from app.gui.pages import PageId
@@ -199,8 +199,12 @@ class ErrorPanel(QWidget):
         self._show_path()
 
     def _make_buttons(self, actions: tuple[Action, ...], lang: str) -> None:
-        clear_layout(self.actions_row)  # retired, deleted by Qt (never from here: maybe inside its own click)
+        for b in self.action_buttons:
+            self.actions_row.removeWidget(b)
+            retire(b)  # (not setParent(None): Python would delete it at once, maybe inside its own click)
         self.action_buttons = []
+        while self.actions_row.count():
+            self.actions_row.takeAt(0)
         for action in actions:
             if action.kind is ActionKind.OPEN_LOG:
                 continue  # "Open log" is always there

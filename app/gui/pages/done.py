@@ -34,7 +34,7 @@ from app.core.install.request import masked
 from app.core.kernel import KernelResult, kernel_commands, register_kernel
 from app.core.lifecycle.terminal import PS_NOTE, windows_activation
 from app.core.shells import posix_quote
-from app.gui.build import add_all, button, set_texts, text_label
+from app.gui.build import add_all, button, retire_row, set_texts, text_label
 from app.gui.i18n import current_language, render
 from app.gui.logview import monospace_font
 from app.gui.pages._commands import command_text
@@ -340,12 +340,11 @@ class DonePage(BasePage):
         put_icon(self.headline_icon, {"ok": "passed", "warning": "warning"}.get(status, "failed"), 28)
         self.summary.setText("\n".join(lines))
         env, py = self.env_path(), self.python()
-        # Shell activation rows (deleted by Qt at once, wrappers and all: made anew when the page is entered,
-        # never from a click of their own)
+        # Shell activation rows (the old ones retired: deleted later by Qt, never at once from here).
         while self.shell_notes:
-            self.shell_form.removeRow(self.shell_notes.pop())
+            retire_row(self.shell_form, self.shell_notes.pop())
         while self.shell_rows:
-            self.shell_form.removeRow(self.shell_rows.pop()[1])
+            retire_row(self.shell_form, self.shell_rows.pop()[1])
         for shell, cmd in (activation_commands(env, self.env_kind()) if env else []):
             label = QLabel(shell, self.shell_box)
             row = _CommandRow(cmd, self.shell_box)
