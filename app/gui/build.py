@@ -9,6 +9,7 @@ Python type on first use: QHeaderView alone costs ~3 ms).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QBoxLayout, QLabel, QLayout, QWidget
@@ -103,13 +104,27 @@ def clear_layout(layout: QLayout) -> None:
             raise TypeError("clear_layout: a redrawn row must be a widget (put the sub-layout in a QWidget)")
 
 
+#: the retired widgets' Python wrappers, each kept until Qt has deleted its widget (see ``retire``)
+_RETIRED: dict[int, QWidget] = {}
+
+
 def retire(w: QWidget) -> None:
     """Take a widget off the screen now and delete it later, safely (see ``clear_layout``): hidden, its
     accessible name cleared (screen readers and findChildren-by-name stop seeing it), Qt's deferred
-    deletion; its parent owns it until then."""
+    deletion; its parent owns it until then.
+
+    Its Python wrapper is kept (here) until Qt has deleted the widget: once taken out of its layout,
+    nothing else held it, and Python's cyclic garbage collector could free it, and with it the wrappers
+    of its children (a row's labels and buttons), while Qt still held them; Qt's deletion then ran
+    Shiboken's releaseWrapper on a freed wrapper (a segfault about one run in thirteen of
+    test_torchvision_pair, seen with gdb after the setParent(None) fix)."""
     w.hide()
     w.setAccessibleName("")
     w.setObjectName("retired")
+    key = id(w)
+    if key not in _RETIRED:
+        _RETIRED[key] = w
+        w.destroyed.connect(partial(_RETIRED.pop, key, None))  # (holds the number only, never the widget)
     w.deleteLater()
 
 
