@@ -697,27 +697,7 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+287"/>
-        <source>(recommended)</source>
-        <translation>（推荐）</translation>
-    </message>
-    <message>
-        <location line="+16"/>
-        <source>Python {version} (found or downloaded by uv)</source>
-        <translation>Python {version}（由 uv 查找或下载）</translation>
-    </message>
-    <message>
-        <location line="+19"/>
-        <source>Not offered: Python {versions} ({why}). To use one of them, choose its Python under &quot;Change…&quot; on the Recommendation page.</source>
-        <translation>未提供：Python {versions}（{why}）。如果要用其中某个版本，请在“推荐方案”页面的“更改…”里选择它的 Python 版本。</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>; </source>
-        <translation>；</translation>
-    </message>
-    <message>
-        <location line="+11"/>
+        <location filename="../../app/gui/pages/environment.py" line="+264"/>
         <source>Choose the existing environment</source>
         <translation>选择已有的环境</translation>
     </message>
@@ -757,7 +737,7 @@
         <translation>该位置剩余 {free}。</translation>
     </message>
     <message>
-        <location line="+130"/>
+        <location line="+122"/>
         <source>How to make it</source>
         <translation>创建方式</translation>
     </message>
@@ -872,7 +852,7 @@
         <translation>安装(&amp;I)</translation>
     </message>
     <message>
-        <location line="-504"/>
+        <location line="-426"/>
         <source>Environment</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>环境</translation>
@@ -883,7 +863,7 @@
         <translation>PyTorch 会装进一个独立的 Python 环境：一个拥有自己的 Python 和软件包的文件夹，电脑上的其他东西都不会改变。</translation>
     </message>
     <message>
-        <location line="+486"/>
+        <location line="+408"/>
         <source>Install from files on this computer</source>
         <translation>从本机文件安装</translation>
     </message>
@@ -927,17 +907,12 @@
         <translation>发现途径：{how}</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+14"/>
         <source>Made by this assistant</source>
         <translation>由本助手创建</translation>
     </message>
     <message>
-        <location line="+1"/>
-        <source>Not made by this assistant</source>
-        <translation>不是本助手创建的</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="-12"/>
         <source>Torch guard: on</source>
         <translation>torch 防护：开启</translation>
     </message>
@@ -952,7 +927,22 @@
         <translation>Jupyter 内核：{name}</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+11"/>
+        <source>This assistant installed into it (it did not make it)</source>
+        <translation>本助手曾向其中安装（但不是由本助手创建的）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Checked by this assistant (it did not make it)</source>
+        <translation>本助手检查过它（但不是由本助手创建的）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Not in this assistant&apos;s list of the environments it made</source>
+        <translation>不在本助手所创建环境的列表中</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>this assistant&apos;s list</source>
         <translation>本助手的列表</translation>
     </message>
@@ -977,12 +967,7 @@
         <translation>添加 Jupyter 内核</translation>
     </message>
     <message>
-        <location line="+26"/>
-        <source>{path} was not made by this assistant, so it is not removed. If it is the environment you mean, tick “{option}” and press Remove again.</source>
-        <translation>{path} 不是本助手创建的，所以不会删除它。如果这确实是你要删除的环境，请勾选“{option}”，然后再按“删除”。</translation>
-    </message>
-    <message>
-        <location line="+7"/>
+        <location line="+34"/>
         <source>What to do:</source>
         <translation>怎么做：</translation>
     </message>
@@ -1026,9 +1011,14 @@
 {summary}</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>This environment was not made by this assistant.</source>
-        <translation>这个环境不是本助手创建的。</translation>
+        <location line="-75"/>
+        <source>{path} is not in this assistant&apos;s list of the environments it made, so it is not removed. If it is the environment you mean, tick “{option}” and press Remove again.</source>
+        <translation>{path} 不在本助手所创建环境的列表中，因此不会被删除。如果它正是你要删除的环境，请勾选“{option}”，然后再次点击“删除”。</translation>
+    </message>
+    <message>
+        <location line="+77"/>
+        <source>This environment is not in this assistant&apos;s list of the environments it made.</source>
+        <translation>此环境不在本助手所创建环境的列表中。</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1127,8 +1117,8 @@
     </message>
     <message>
         <location line="+1"/>
-        <source>Remove it even though this assistant did not make it</source>
-        <translation>即使不是本助手创建的，也删除它</translation>
+        <source>Remove it even though it is not in this assistant&apos;s list</source>
+        <translation>即使它不在本助手的列表中，也删除它</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1421,7 +1411,7 @@
 <context>
     <name>MirrorChoice</name>
     <message>
-        <location filename="../../app/gui/pages/environment_parts.py" line="+196"/>
+        <location filename="../../app/gui/pages/environment_parts.py" line="+201"/>
         <source>Automatic: the PyTorch server, then verified mirrors</source>
         <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
     </message>
@@ -1716,6 +1706,29 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <location line="+1"/>
         <source>Checking…</source>
         <translation>正在检查…</translation>
+    </message>
+</context>
+<context>
+    <name>PythonChoice</name>
+    <message>
+        <location line="+41"/>
+        <source>(recommended)</source>
+        <translation>（推荐）</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>Python {version} (found or downloaded by uv)</source>
+        <translation>Python {version}（由 uv 查找或下载）</translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>Not offered: Python {versions} ({why}). To use one of them, choose its Python under &quot;Change…&quot; on the Recommendation page.</source>
+        <translation>未提供：Python {versions}（{why}）。如果要用其中某个版本，请在“推荐方案”页面的“更改…”里选择它的 Python 版本。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>; </source>
+        <translation>；</translation>
     </message>
 </context>
 <context>

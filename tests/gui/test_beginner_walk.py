@@ -435,7 +435,8 @@ def test_remove_refuses_an_environment_the_assistant_did_not_make_unless_asked_o
     qtbot.wait(300)
     answered["stop"] = True
     assert theirs.is_dir(), f"deleted after {answered['seen']}"
-    assert "was not made by this assistant, so it is not removed" in page.message.text(), page.message.text()
+    assert "is not in this assistant's list of the environments it made, so it is not removed" in page.message.text(), \
+        page.message.text()
     assert "--force" not in page.message.text()
     box = page.force_remove
     assert box.isVisible() and not box.isChecked()
@@ -445,7 +446,7 @@ def test_remove_refuses_an_environment_the_assistant_did_not_make_unless_asked_o
     answered = _answer_modal(qtbot, QMessageBox.StandardButton.Yes)
     qtbot.mouseClick(page.remove_btn, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not theirs.exists(), timeout=20000)
-    assert answered["seen"] and "not made by this assistant" in answered["seen"][0]
+    assert answered["seen"] and "not in this assistant's list of the environments it made" in answered["seen"][0]
     qtbot.waitUntil(lambda: not page.is_busy(), timeout=20000)
 
 

@@ -11,7 +11,7 @@ psutil = pytest.importorskip("psutil")
 
 from PySide6.QtCore import QObject, QUrl, Slot  # noqa: E402
 from PySide6.QtGui import QDesktopServices, QGuiApplication  # noqa: E402
-from PySide6.QtWidgets import QWizard  # noqa: E402
+from PySide6.QtWidgets import QPushButton, QWizard  # noqa: E402
 
 from app.core.base.events import LogEvent, PhaseEvent  # noqa: E402
 from app.core.base.text import render  # noqa: E402
@@ -251,6 +251,7 @@ def test_progress_from_bytes_never_runs_backwards_and_estimates_time_left(qtbot)
     # An installer that counts packages instead of bytes.
     page2 = InstallPage(WizardState())
     qtbot.addWidget(page2)
+    page2._status = "running"  # (a page that is not installing shows no package line)
     page2.on_event(ProgressEvent("numpy", 3, 12, unit="packages"))
     assert page2.progress.value() == 250
     assert page2.package_label.text() == "numpy (package 3 of 12)"
@@ -307,7 +308,11 @@ def test_unreachable_index_is_refused_at_approval_and_the_install_page_runs_noth
     wiz, page = install_wizard(WizardState(session=session))
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "failed"):
         wiz.next()
-    assert page.error_panel.hint.isVisible() and page.error_panel.hint.text().startswith("What to do:")
+    # what to do, and a button that offers the first free folder beside it (env-2)
+    assert page.error_panel.explanation.isVisible()
+    assert "Choose a new or empty folder" in page.error_panel.explanation.text()
+    assert any(f"{env.name}-2" in (b.text() + b.toolTip()) for b in page.error_panel.findChildren(QPushButton)), \
+        [b.text() for b in page.error_panel.findChildren(QPushButton)]
     assert "Environment page" in page.error_panel.hint.text()
     assert page.error_panel.log_path is not None and page.error_panel.log_path.exists()
     assert not env.exists() and session.install_result is None
@@ -334,7 +339,11 @@ def test_target_taken_after_approval_is_refused_before_anything_is_written(qtbot
     assert done.args == ["failed"]
     text = page.error_panel.message.text() + page.error_panel.lines.toPlainText()
     assert str(env) in text and "Nothing was changed" in text
-    assert page.error_panel.hint.isVisible() and page.error_panel.hint.text().startswith("What to do:")
+    # what to do, and a button that offers the first free folder beside it (env-2)
+    assert page.error_panel.explanation.isVisible()
+    assert "Choose a new or empty folder" in page.error_panel.explanation.text()
+    assert any(f"{env.name}-2" in (b.text() + b.toolTip()) for b in page.error_panel.findChildren(QPushButton)), \
+        [b.text() for b in page.error_panel.findChildren(QPushButton)]
     assert page.error_panel.log_path is not None and page.error_panel.log_path.exists()
     assert sorted(p.name for p in env.iterdir()) == ["thesis.tex"]
     assert (env / "thesis.tex").read_text(encoding="utf-8") == "do not delete"

@@ -71,7 +71,7 @@ def test_only_the_local_wheels_field_installs_the_newest_build_the_folder_holds(
     plan = state.session.approved_plan
     assert plan is not None and plan.index.offline and plan.recommendation is rec
     warn = [(n, m) for n, s, m, _h in env_page.checks if s == "warning"]
-    assert any("nothing is needed from it" in m for _n, m in warn), env_page.checks
+    assert any("Nothing is needed from it" in m for _n, m in warn), env_page.checks
 
     # Back: the Recommendation page shows the build the folder holds, and why
     _click(qtbot, w, QWizard.WizardButton.BackButton)

@@ -31,7 +31,6 @@ import re
 from pathlib import Path
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, QTimer, Signal
-from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -51,7 +50,7 @@ from app.core.base.actions import Action, ActionKind
 from app.core.base.disk import existing_ancestor, free_mb
 from app.core.base.errors import BadInput, UserError, hint_text
 from app.core.base.locations import folder_path
-from app.core.base.text import msg, render
+from app.core.base.text import msg
 from app.core.detection.system import ToolInfo
 from app.core.install import Check
 from app.core.pipeline.session import Planned, Stage
@@ -65,7 +64,7 @@ from app.gui.build import (
 )
 from app.gui.i18n import current_language
 from app.gui.pages.base import BasePage
-from app.gui.pages.environment_parts import MirrorChoice, NetworkFields, PreflightView
+from app.gui.pages.environment_parts import MirrorChoice, NetworkFields, PreflightView, PythonChoice
 from app.gui.state import WizardState
 from app.gui.widgets import WrapLabel, heading, human_mb, muted
 from app.gui.worker import Task
@@ -111,7 +110,7 @@ def _refused(name: str, err: Exception, env: Path | None = None) -> Check:
     return Check(name, False, str(err), code=f"install.{name}_refused")
 
 
-class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, BasePage):
+class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, PythonChoice, BasePage):
 
     #: the page's title and subtitle (translated by :meth:`BasePage.titles`)
     TITLES = (QT_TRANSLATE_NOOP("EnvironmentPage", "Environment"),
@@ -253,76 +252,6 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, BasePage):
         self.inputs_changed()
         if current_language() == "zh_CN":  # mirrors first, as a choice: check them at once
             self.run_mirror_check()
-
-    def _fill_pythons(self) -> None:
-        """The interpreters found, each offered only if it can install the recommended build: the
-        others are greyed with the engine's reason and never the default."""
-        report = self.state.session.system
-        rec = self.state.session.recommendation
-        self._pythons_for = rec  # the list (and its "Not offered" note) speaks of this build
-        lang = current_language()
-        want = str(rec.env_python or "") if rec is not None else ""
-        if not want and rec is not None and report is not None and report.python.version:
-            want = ".".join(report.python.version.split(".")[:2])
-        prev = self.python.currentData()
-        self.python.blockSignals(True)
-        self.python.clear()
-        model = self.python.model()
-        assert isinstance(model, QStandardItemModel)  # a QComboBox's own model
-        seen = set()
-        interpreters = list(report.interpreters) if report is not None else []
-        running = report.python if report is not None else None
-        if running is not None and running.executable and all(i.executable != running.executable for i in interpreters):
-            interpreters.insert(0, running)
-        best = -1
-        unfit: list[tuple[str, str]] = []  # (version, why) of the interpreters not offered
-        for info in interpreters:
-            if not info.executable or info.executable in seen or info.can_venv is False:
-                continue
-            seen.add(info.executable)
-            label = f"Python {info.version or '?'}  ({info.executable})"
-            why = rec.python_problem(info.version) if rec is not None and info.version else None
-            fits = why is None and bool(want) and (info.version or "").startswith(want + ".")
-            if fits:
-                label += "  " + self.tr("(recommended)")
-            self.python.addItem(label, info.executable)
-            item = model.item(self.python.count() - 1)
-            if why is not None:
-                text = render(why, lang)
-                item.setEnabled(False)
-                item.setToolTip(text)
-                item.setData(text, Qt.ItemDataRole.AccessibleDescriptionRole)
-                unfit.append((info.version or "?", text))
-            if fits and best < 0:
-                best = self.python.count() - 1
-        usable = [i for i in range(self.python.count()) if model.item(i).isEnabled()]
-        if best < 0 and usable and not want:
-            best = usable[0]
-        if want and best < 0:
-            # No interpreter of that version here: uv can look for (or fetch) one by version.
-            label = self.tr("Python {version} (found or downloaded by uv)").format(version=want)
-            self.python.insertItem(0, label, want)
-            best = 0
-        idx = self.python.findData(prev) if prev else -1
-        if idx < 0 or not model.item(idx).isEnabled():
-            idx = max(best, 0)
-        self.python.setCurrentIndex(idx)
-        self.python.blockSignals(False)
-        self._unfit_pythons = unfit
-        self._show_unfit()
-
-    def _show_unfit(self) -> None:
-        """The interpreters not offered, and why, under the selector."""
-        unfit = self._unfit_pythons
-        if not unfit:
-            self.python_note.setText("")
-        else:
-            whys = sorted({why for _, why in unfit})
-            versions = ", ".join(v for v, _ in unfit)
-            self.python_note.setText(self.tr("Not offered: Python {versions} ({why}). To use one of them, choose its "
-                                             "Python under \"Change…\" on the Recommendation page.").format(
-                versions=versions, why=self.tr("; ").join(whys)))
-        self.python_note.setVisible(bool(unfit))
 
     def _existing_toggled(self, on: bool) -> None:
         # Adding to an environment keeps its own name and Python.
@@ -520,14 +449,6 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, BasePage):
         self._render_checks()
         self.completeChanged.emit()
         self._open_list_when_idle()
-
-    def _open_list_when_idle(self) -> None:
-        """"Choose another Python…": the list opens once it is filled for the new checks and the page's work
-        has ended (the wizard redraws its buttons at each end of work, which closes an open list)."""
-        if self._open_list and not self.is_busy() and self.isVisible():
-            self._open_list = False
-            self.python.setFocus()
-            self.python.showPopup()
 
     def _on_checked(self, gen: int, result: tuple[Planned | None, list[Check]]) -> None:
         if gen != self._generation:

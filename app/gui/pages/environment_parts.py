@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -66,6 +67,9 @@ class _Page(_Base):
         name: QLineEdit
         python: QComboBox
         python_note: QLabel
+        _pythons_for: object  # the recommendation the Python list was made for
+        _unfit_pythons: list[tuple[str, str]]
+        _open_list: bool
         find_links: QLineEdit
         bundle: QLineEdit
         files_box: QWidget
@@ -85,6 +89,7 @@ class _Page(_Base):
         inputs_changed: Callable[..., None]
         apply_action: Callable[[Any], None]
         _task_finished: Callable[[Task], None]
+        is_busy: Callable[[], bool]
         _open_list_when_idle: Callable[[], None]
 
 
@@ -539,3 +544,86 @@ class PreflightView(_Page):
     if TYPE_CHECKING:
         offer_banner: Banner
         _mirror_task: Task | None
+
+
+class PythonChoice(_Page):
+    """The Python list: the interpreters that fit the build, why the others are not offered, and
+    the list opened for the user when a remedy sends them to it ("Choose another Python…")."""
+
+    def _fill_pythons(self) -> None:
+        """The interpreters found, each offered only if it can install the recommended build: the
+        others are greyed with the engine's reason and never the default."""
+        report = self.state.session.system
+        rec = self.state.session.recommendation
+        self._pythons_for = rec  # the list (and its "Not offered" note) speaks of this build
+        lang = current_language()
+        want = str(rec.env_python or "") if rec is not None else ""
+        if not want and rec is not None and report is not None and report.python.version:
+            want = ".".join(report.python.version.split(".")[:2])
+        prev = self.python.currentData()
+        self.python.blockSignals(True)
+        self.python.clear()
+        model = self.python.model()
+        assert isinstance(model, QStandardItemModel)  # a QComboBox's own model
+        seen = set()
+        interpreters = list(report.interpreters) if report is not None else []
+        running = report.python if report is not None else None
+        if running is not None and running.executable and all(i.executable != running.executable for i in interpreters):
+            interpreters.insert(0, running)
+        best = -1
+        unfit: list[tuple[str, str]] = []  # (version, why) of the interpreters not offered
+        for info in interpreters:
+            if not info.executable or info.executable in seen or info.can_venv is False:
+                continue
+            seen.add(info.executable)
+            label = f"Python {info.version or '?'}  ({info.executable})"
+            why = rec.python_problem(info.version) if rec is not None and info.version else None
+            fits = why is None and bool(want) and (info.version or "").startswith(want + ".")
+            if fits:
+                label += "  " + self.tr("(recommended)")
+            self.python.addItem(label, info.executable)
+            item = model.item(self.python.count() - 1)
+            if why is not None:
+                text = render(why, lang)
+                item.setEnabled(False)
+                item.setToolTip(text)
+                item.setData(text, Qt.ItemDataRole.AccessibleDescriptionRole)
+                unfit.append((info.version or "?", text))
+            if fits and best < 0:
+                best = self.python.count() - 1
+        usable = [i for i in range(self.python.count()) if model.item(i).isEnabled()]
+        if best < 0 and usable and not want:
+            best = usable[0]
+        if want and best < 0:
+            # No interpreter of that version here: uv can look for (or fetch) one by version.
+            label = self.tr("Python {version} (found or downloaded by uv)").format(version=want)
+            self.python.insertItem(0, label, want)
+            best = 0
+        idx = self.python.findData(prev) if prev else -1
+        if idx < 0 or not model.item(idx).isEnabled():
+            idx = max(best, 0)
+        self.python.setCurrentIndex(idx)
+        self.python.blockSignals(False)
+        self._unfit_pythons = unfit
+        self._show_unfit()
+
+    def _show_unfit(self) -> None:
+        """The interpreters not offered, and why, under the selector."""
+        unfit = self._unfit_pythons
+        if not unfit:
+            self.python_note.setText("")
+        else:
+            whys = sorted({why for _, why in unfit})
+            versions = ", ".join(v for v, _ in unfit)
+            self.python_note.setText(self.tr("Not offered: Python {versions} ({why}). To use one of them, choose its "
+                                             "Python under \"Change…\" on the Recommendation page.").format(
+                versions=versions, why=self.tr("; ").join(whys)))
+        self.python_note.setVisible(bool(unfit))
+
+    def _open_list_when_idle(self) -> None:
+        """"Choose another Python…": the list opens once it is filled for the new checks and the page's work
+        has ended (the wizard redraws its buttons at each end of work, which closes an open list)."""
+        if self._open_list and not self.is_busy() and self.isVisible():
+            self._open_list = False
+            self.python.setFocus()
+            self.python.showPopup()

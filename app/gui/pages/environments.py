@@ -245,14 +245,25 @@ class EnvironmentsPage(BasePage):
         else:
             lines = [html.escape(e.path)]
             lines.append(self.tr("Found by: {how}").format(how=", ".join(self._how(h) for h in e.found_by) or "–"))
-            lines.append(self.tr("Made by this assistant") if e.made_by_app else
-                         self.tr("Not made by this assistant"))
+            lines.append(self._origin_words(e))
             lines.append(self.tr("Torch guard: on") if e.guarded else self.tr("Torch guard: off"))
             rec = e.record
             if rec is not None and rec.kernel is not None:
                 lines.append(self.tr("Jupyter kernel: {name}").format(name=html.escape(rec.kernel.display_name)))
             self.details.setText("<br>".join(lines))
         self._update_buttons()
+
+    def _origin_words(self, e) -> str:
+        """What this assistant knows of where the environment came from, and no more: an env missing
+        from its list may still be one it made (a list that was lost or set aside)."""
+        origin = e.record.origin if e.record is not None else None
+        if origin == "created":
+            return self.tr("Made by this assistant")
+        if origin == "installed":
+            return self.tr("This assistant installed into it (it did not make it)")
+        if origin == "checked":
+            return self.tr("Checked by this assistant (it did not make it)")
+        return self.tr("Not in this assistant's list of the environments it made")
 
     def _how(self, how: str) -> str:
         """Where an env was found, in words (folder names such as ~/.venvs stay as they are)."""
@@ -301,8 +312,9 @@ class EnvironmentsPage(BasePage):
 
     def _on_action_failed(self, err: UserError) -> None:
         if err.error_code == "envs.remove_not_ours":  # (the core's words name the command line's --force)
-            self.message.set_text(self.tr("{path} was not made by this assistant, so it is not removed. If it is the "
-                                          "environment you mean, tick “{option}” and press Remove again.").format(
+            self.message.set_text(self.tr("{path} is not in this assistant's list of the environments it made, so "
+                                          "it is not removed. If it is the environment you mean, tick “{option}” and "
+                                          "press Remove again.").format(
                 path=self.selected_path() or "", option=self.force_remove.text().replace("&", "")), "error")
             self.message.setVisible(True)
             self.force_remove.setFocus()
@@ -377,7 +389,7 @@ class EnvironmentsPage(BasePage):
         """Ask before deleting (tests replace this method)."""
         text = self.tr("This deletes:\n{summary}").format(summary=summary)
         if not ours:
-            text += "\n\n" + self.tr("This environment was not made by this assistant.")
+            text += "\n\n" + self.tr("This environment is not in this assistant's list of the environments it made.")
         answer = QMessageBox.question(self, self.tr("Delete the environment?"), text,
                                       QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                                       QMessageBox.StandardButton.No)
@@ -437,7 +449,7 @@ class EnvironmentsPage(BasePage):
                   tip=self.tr("Build a newer PyTorch next to it, check it, then swap it in (undoable)"))
         self.terminal_btn.setText(self.tr("Open a &terminal here"))
         self.remove_btn.setText(self.tr("Re&move"))
-        set_texts(self.force_remove, self.tr("Remove it even though this assistant did not make it"),
+        set_texts(self.force_remove, self.tr("Remove it even though it is not in this assistant's list"),
                   tip=self.tr("Only for an environment you are sure of: everything in its folder is deleted"))
         self.refresh_btn.setText(self.tr("Re&fresh"))
         self._render_rows()
