@@ -35,6 +35,7 @@ from app.core.base.locations import folder_path
 from app.core.base.text import msg
 from app.core.pipeline.session import Observer, Planned, RunOptions, Session
 from app.core.proc.runner import CancelToken
+from app.core.sources.settings import SourceSettings
 
 if TYPE_CHECKING:  # start-up: the core is imported when the command runs, not when it registers
     from app.core.base import locks
@@ -153,11 +154,12 @@ def build_request(args: argparse.Namespace) -> InstallRequest:
     return InstallRequest(
         env_path=args.env, kind=args.kind, installer=args.installer, python=args.python,
         packages=tuple(args.packages) if args.packages else None,
-        index_url=args.index_url, extra_index_urls=tuple(args.extra_index_url or ()),
-        find_links=tuple(args.find_links or ()), bundle=folder_path(args.from_bundle) if args.from_bundle else None,
-        existing=args.existing, proxy=args.proxy, ca_bundle=args.ca_bundle,
-        default_index_url=args.default_index_url, mirrors=parse_mirrors(args.mirrors),
-    )
+        sources=SourceSettings(torch_index=args.index_url, extra_index_urls=tuple(args.extra_index_url or ()),
+                               find_links=tuple(args.find_links or ()),
+                               bundle=folder_path(args.from_bundle) if args.from_bundle else None, proxy=args.proxy,
+                               ca_bundle=args.ca_bundle, default_index=args.default_index_url,
+                               mirrors=parse_mirrors(args.mirrors)),
+        existing=args.existing)
 
 
 class _Terminal(Observer):

@@ -32,10 +32,13 @@ import re
 import stat
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core.base.deletion import delete_tree
+from app.core.base.errors import BadInput
 from app.core.base.paths import data_dir
+from app.core.base.schema import Record, decode_text, document, parse_json, spec
 from app.core.base.secrets import write_private
 from app.core.env.backends import WINDOWS
 
@@ -219,23 +222,41 @@ def write_journal(env: Path, **fields: object) -> None:
 _JOURNAL_MAX = 1_000_000
 
 
+@dataclass(frozen=True)
+class Journal(Record):
+    """The fields a journal may hold (:func:`begin`, :func:`write_journal`), each checked when it is
+    read (:mod:`app.core.base.schema`); ``old_copy``: the earlier layout's (no identities)."""
+
+    env: str | None = None
+    op: str | None = None
+    state: str | None = None
+    keep_id: tuple[int, ...] | None = field(default=None, metadata=spec(max_items=4))
+    incoming_id: tuple[int, ...] | None = field(default=None, metadata=spec(max_items=4))
+    incoming_path: str | None = None
+    aside: str | None = None
+    disposable: bool = False
+    carried: tuple[str, ...] = field(default=(), metadata=spec(max_items=100_000))
+    old_copy: str | None = None
+
+
 def read_journal(env: Path) -> dict[str, object]:
     """The env's journal; {} when there is none. A damaged one (not UTF-8 JSON, nested, huge, not an
-    object) is kept, renamed beside it, and ``{"damaged": <its new name>}`` says so."""
+    object, a field of the wrong type) is kept, renamed beside it, and ``{"damaged": <its new
+    name>}`` says so."""
     path = journal_file(env)
     try:
         with open(path, "rb") as fh:
             raw = fh.read(_JOURNAL_MAX + 1)
     except OSError:
         return {}
+    what = document("journal", path)
     try:
         if len(raw) > _JOURNAL_MAX:
-            raise ValueError("too large")
-        data = json.loads(raw.decode("utf-8"))
-        if not isinstance(data, dict):
-            raise ValueError("not an object")
-        return data
-    except (ValueError, RecursionError):
+            raise BadInput(f"{path} is larger than {_JOURNAL_MAX} bytes")
+        data = parse_json(decode_text(raw, what=str(path)), what=what)
+        Journal.from_dict(data, what=what)  # an object, every field of the type it must have
+        return data if isinstance(data, dict) else {}  # an object: from_dict refused anything else
+    except BadInput:
         aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
         try:
             os.replace(path, aside)

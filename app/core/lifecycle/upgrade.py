@@ -50,9 +50,9 @@ from app.core.base.text import Text, msg, render
 from app.core.base.wheels import variant_of_version
 from app.core.compat.data import CompatData, load_compat
 from app.core.env import activate_vars, guard, registry
-from app.core.env.backends import WINDOWS, IndexOptions, backend_for, env_python, uv_bin
+from app.core.env.backends import WINDOWS, backend_for, env_python, uv_bin
 from app.core.env.distinfo import TORCH_FAMILY, Dist, TorchBuildInfo, distributions, requires_dist, torch_build
-from app.core.env.registry import EnvRecord, PendingUpgrade, Sources, Verification
+from app.core.env.registry import EnvRecord, PendingUpgrade, Verification
 from app.core.install import InstallPlan, InstallRequest, install
 from app.core.lifecycle import staging as st
 from app.core.lifecycle.common import (
@@ -69,6 +69,7 @@ from app.core.lifecycle.sizes import tree_size
 from app.core.measure.probe import ProbeFailed
 from app.core.measure.verify import VerifyReport, run_verify
 from app.core.proc import runner
+from app.core.sources.settings import SourceSettings
 
 if TYPE_CHECKING:  # start-up: only the types
     from app.core.detection.system import SystemReport
@@ -91,7 +92,7 @@ class UpgradePlan:
     current: TorchBuildInfo
     packages: tuple[str, ...]  # the new torch family, pinned
     keep: tuple[str, ...]  # the user's other requirements, as they are now
-    index: IndexOptions
+    index: SourceSettings
     companions: CompanionReport
     new_torch: str
     expect: str | None = None
@@ -235,11 +236,11 @@ def _family_pins(packages: tuple[str, ...], report: CompanionReport, torch_label
 
 
 def _sources(record: EnvRecord | None, torch_index: str | None, extra: Sequence[str], links: Sequence[str],
-             default_index: str | None) -> IndexOptions:
-    src = record.sources if record is not None else Sources()
-    return IndexOptions(torch_index=torch_index or src.torch_index, default_index=default_index or src.default_index,
-                        extra_index_urls=tuple(extra) or src.extra_index_urls,
-                        find_links=tuple(links) or src.find_links, offline=False)
+             default_index: str | None) -> SourceSettings:
+    src = record.sources if record is not None else SourceSettings()
+    return SourceSettings(torch_index=torch_index or src.torch_index, default_index=default_index or src.default_index,
+                          extra_index_urls=tuple(extra) or src.extra_index_urls,
+                          find_links=tuple(links) or src.find_links)
 
 
 @dataclass(frozen=True)
@@ -330,7 +331,7 @@ def plan_upgrade(target: str | os.PathLike[str], *, torch: str | None = None, pa
                           "needs about {need} MB", free=free, need=need, path=str(env)))
     stamp = time.strftime("%Y%m%d-%H%M%S")
     notes: list[Text] = list(comp.warnings)
-    if record is not None and record.sources.credentials_removed:
+    if record is not None and record.credentials_removed:
         notes.append(msg("envs.credentials_not_stored", "the index needed credentials, which were not stored: "
                          "they come from your netrc / keyring (or pass the index again)"))
     return UpgradePlan(env=env, staging=env.parent / f".{env.name}.torch-setup-staging",
@@ -576,12 +577,14 @@ def _record(p: UpgradePlan, report: VerifyReport, family: dict[str, str], status
     pending = PendingUpgrade(str(p.old_copy), p.current.version, family.get("torch"), registry.now(),
                              p.record.to_dict() if p.record is not None else {})
 
+    sources, removed = registry.stored_sources(p.index)
+
     def change(old: EnvRecord | None) -> EnvRecord:
         base = old or EnvRecord(path=str(p.env), origin="installed", created=registry.now())
         return replace(base, torch=family.get("torch"), family=family, packages=p.packages,
                        python=p.python_version or base.python, installer="uv",
                        variant=variant_of_version(family.get("torch")) or p.current.variant,
-                       sources=Sources.of(p.index), verification=Verification.of(report),
+                       sources=sources, credentials_removed=removed, verification=Verification.of(report),
                        guard=registry.GuardRecord(status.active, status.pins, registry.now()) if status else base.guard,
                        pending_upgrade=pending, updated=registry.now())
 

@@ -378,6 +378,20 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, BasePage):
             return "venv", "pip"
         return "venv", "uv"
 
+    def sources(self):
+        """Where the packages come from, as the page's fields say (the one sources value of the core)."""
+        from app.core.sources.settings import SourceSettings
+
+        # Folders may hold spaces ("C:\\Users\\Jane Doe\\wheels"): several are separated by ";" only.
+        find_links = tuple(p.strip() for p in self.find_links.text().split(";") if p.strip())
+        extra = tuple(p for p in re.split(r"[\s,;]+", self.extra_index.text().strip()) if p)
+        bundle = self.bundle.text().strip() or None
+        return SourceSettings(torch_index=self.index_url.text().strip() or None,
+                              default_index=self.mirror.text().strip() or None, extra_index_urls=extra,
+                              find_links=find_links, bundle=folder_path(bundle) if bundle else None,
+                              mirrors=self.mirrors_setting(), proxy=self.proxy.text().strip() or None,
+                              ca_bundle=self.ca_bundle.text().strip() or None)
+
     def build_request(self):
         from app.core.install import InstallRequest
 
@@ -385,21 +399,10 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, BasePage):
         problem = self.name_problem()
         if problem is not None:
             raise BadInput(problem)
-        # Folders may hold spaces ("C:\\Users\\Jane Doe\\wheels"): several are separated by ";" only.
-        find_links = tuple(p.strip() for p in self.find_links.text().split(";") if p.strip())
-        extra = tuple(p for p in re.split(r"[\s,;]+", self.extra_index.text().strip()) if p)
-        bundle = self.bundle.text().strip() or None
         return InstallRequest(env_path=self.env_path(), kind=kind, installer=installer,
                               python=self.python.currentData() or None,
-                              recommendation=self.state.session.recommendation,
-                              index_url=self.index_url.text().strip() or None,
-                              extra_index_urls=extra, find_links=find_links,
-                              bundle=folder_path(bundle) if bundle else None,
-                              existing=self.existing.isChecked(),
-                              default_index_url=self.mirror.text().strip() or None,
-                              proxy=self.proxy.text().strip() or None,
-                              ca_bundle=self.ca_bundle.text().strip() or None,
-                              mirrors=self.mirrors_setting())
+                              recommendation=self.state.session.recommendation, sources=self.sources(),
+                              existing=self.existing.isChecked())
 
     def inputs_changed(self, *_) -> None:
         self._generation += 1

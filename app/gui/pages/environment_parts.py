@@ -230,8 +230,7 @@ class MirrorChoice(_Page):
 
         from app.core.sources.routing import verify
 
-        request = self.build_request()
-        settings = dataclasses.replace(request.sources, index_url=None, mirrors="auto")
+        settings = dataclasses.replace(self.build_request().sources, torch_index=None, mirrors="auto")
         pins = tuple(p for p in rec.packages if p.startswith("torch=="))
         pyver = rec.env_python or (self.state.session.system.python.minor if self.state.session.system else None)
 
