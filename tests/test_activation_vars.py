@@ -18,9 +18,10 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from app.core.base.text import render
-from app.core.env import activate_vars, registry
+from app.core.env import activate_vars
 from app.core.env.backends import backend_for
 from app.core.install import InstallPlan, InstallRequest
+from app.core.lifecycle import protect
 from app.core.measure.verify import detail_text
 from app.core.proc.runner import run
 from app.core.recommend import recommend
@@ -69,7 +70,7 @@ def test_a_mixed_nvidia_machine_sees_only_the_served_gpu_once_the_env_is_active(
     assert rec.env_vars == {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": "1"}
     assert any("CUDA_VISIBLE_DEVICES=1" in r and "cuda:0 is your RTX 5090" in r for r in rec.texts().reasons)
     env = _uv_venv(home / "env")
-    registry.record_install(make_install_result(env), _plan(env, rec), None)
+    protect.record_install(make_install_result(env), _plan(env, rec), None)
     script = _scripts(env) / "activate"
     shell = (f'export CUDA_VISIBLE_DEVICES=0,1; . "{script}"; echo "on $CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER"; '
              f'. "{script}"; echo "again $CUDA_VISIBLE_DEVICES"; deactivate; '

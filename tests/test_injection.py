@@ -111,13 +111,15 @@ HOSTILE_GPU = "NVIDIA \x1b[2J\x1b]0;owned\x07RTX \x9b31m 4090\u202e"
 
 
 def test_printable_makes_control_characters_visible() -> None:
-    from app.core.base.printable import printable
+    from app.core.base.printable import CLEAR_LINE, Own, printable
 
     shown = printable(HOSTILE_GPU)
     assert "\x1b" not in shown and "\x07" not in shown and "\x9b" not in shown and "\u202e" not in shown
     assert "\\u001b[2J" in shown and "RTX" in shown
     assert printable("line one\n\ttwo\r\n") == "line one\n\ttwo\r\n"
-    assert printable("\r\x1b[K[####] 50%") == "\r\x1b[K[####] 50%"  # the assistant's own bar
+    # the assistant's own clear-line passes only as its own text: a report holding it has it shown
+    assert printable(Own(CLEAR_LINE)) == CLEAR_LINE
+    assert printable("\r\x1b[Kfake 100% done") == "\\u000d\\u001b[Kfake 100% done"
     assert printable("a\rb") == "a\\u000db"
     assert printable("中文 ✓") == "中文 ✓"
 
@@ -161,7 +163,15 @@ def test_renderer_bar_keeps_its_own_escape_through_the_filter() -> None:
         def isatty(self) -> bool:
             return True
 
+    from app.core.base.events import ProgressEvent
+    from app.core.base.printable import CLEAR_LINE
+
     inner = Tty()
     r = Renderer(PrintableStream(inner))  # type: ignore[arg-type]
     r._write("uv says \x1b[31mred")
     assert inner.getvalue() == "uv says \\u001b[31mred\n"
+    # the bar's own clear-line reaches the terminal; one in a package name from outside does not
+    r(ProgressEvent("evil\r\x1b[Kpkg", 50, 100))
+    r._write("done")
+    shown = inner.getvalue()
+    assert shown.count(CLEAR_LINE) == 2 and "evil\\u000d\\u001b[Kpkg" in shown, repr(shown)

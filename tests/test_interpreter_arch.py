@@ -201,9 +201,7 @@ def _only_a_32bit_python(tmp_path: Path) -> SystemReport:
     """A report whose only Python 3.19 (a version no machine has yet) is a 32-bit one: a real script
     that answers the probe as one."""
     fake = tmp_path / "python3.19"
-    answer = json.dumps({"version": "3.19.0", "implementation": "cpython", "executable": str(fake),
-                         "has_venv": True, "pip": "25.0", "pip_wheels": None, "is_venv": False,
-                         "facts": "32 win32 x86 - AMD64", "sys_platform": "win32"})
+    answer = 'TSA-PY 3.19.0 cpython 1 32 win32 ; 32 win32 x86 - AMD64\nTSA-PIP ["25.0", null]'  # the one probe's
     fake.write_text(f"#!/bin/sh\n/bin/cat <<'EOF'\n{answer}\nEOF\n", encoding="utf-8")
     fake.chmod(0o755)
     return SystemReport(tools={"python3.19": ToolInfo("python3.19", str(fake), "3.19.0")})

@@ -26,6 +26,7 @@ from typing import IO, TYPE_CHECKING, TextIO
 from app.core.base.enums import Phase, PhaseState
 from app.core.base.errors import BadInput, Cancelled
 from app.core.base.events import Event, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
+from app.core.base.printable import CLEAR_LINE, Own
 from app.core.base.text import render
 from app.core.proc.runner import CancelToken
 
@@ -116,7 +117,7 @@ class Renderer:
 
     def _write(self, text: str) -> None:
         if self._bar_shown:
-            self.stream.write("\r\033[K")
+            self.stream.write(Own(CLEAR_LINE))
             self._bar_shown = False
         self.stream.write(text + "\n")
         self.stream.flush()
@@ -169,7 +170,8 @@ class Renderer:
         else:
             return
         bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
-        self.stream.write(f"\r\033[K[{bar}] {frac * 100:3.0f}% {what} {e.package or ''}"[:120])
+        self.stream.write(Own(CLEAR_LINE))  # the one escape that is ours; the rest is filtered as any text
+        self.stream.write(f"[{bar}] {frac * 100:3.0f}% {what} {e.package or ''}"[:114])
         self.stream.flush()
         self._bar_shown = True
 

@@ -360,7 +360,7 @@ def run_remove(args: argparse.Namespace) -> int:
         for n in p.notes:
             print(f"  {render(n)}", file=out)
         if not p.record or not p.record.made_by_app:
-            print("  (not made by this assistant: --force was given)", file=out)
+            print("  (not in this assistant's list of the environments it made: --force was given)", file=out)
     ask(args, "Delete it?", out)
     res = remove(p)
     if args.json:

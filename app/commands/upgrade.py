@@ -57,7 +57,10 @@ def run(args: argparse.Namespace) -> int:
         done = up.undo(args.env) if args.undo else up.confirm(args.env)
         if args.json:
             print(json.dumps(done, indent=2))
-        elif args.undo:
+            return EXIT_OK
+        if done.get("recovered"):
+            print(f"Note: an interrupted upgrade was found: {done['recovered']}.", file=out)
+        if args.undo:
             print(f"Put back {done['env']} with torch {done['restored_torch']}; the upgraded copy was deleted.")
         else:
             print(f"Kept the upgrade of {done['env']}; deleted {done['deleted']}.")

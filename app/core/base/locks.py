@@ -137,11 +137,14 @@ def holder_of(env_path: str | os.PathLike[str]) -> LockHolder | None:
 
 
 def _read_holder(path: Path) -> LockHolder | None:
+    from app.core.base.schema import read_state  # start-up: only a lock someone holds is read
+
+    # keep=False: the holder may be writing it at this very moment (a half-written record is read again)
+    d = read_state(path, what="the lock's holder", limit=64 * 1024, keep=False).data or {}
     try:
-        d = json.loads(path.read_text(encoding="utf-8") or "{}")
-        return LockHolder(int(d["pid"]), str(d.get("purpose", "")), str(d.get("path", "")),
+        return LockHolder(int(d["pid"]), str(d.get("purpose", "")), str(d.get("path", "")),  # type: ignore[call-overload]
                           str(d.get("started", "")))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return None
 
 
@@ -159,8 +162,11 @@ def _holder_soon(path: Path, wait_s: float = 1.0) -> LockHolder | None:
 def _write_holder(path: Path, record: dict[str, object] | None) -> None:
     """Say who holds the lock (None: nobody, at release). Written in place: only the holder
     writes it, and a reader that meets a half-written record reads again."""
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
+    try:  # mode 0600, as every file of the assistant's own (it names the env and the program)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOINHERIT", 0), 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            if os.name != "nt":
+                os.fchmod(fh.fileno(), 0o600)
             if record is not None:
                 json.dump(record, fh)
     except OSError:  # the lock holds without it; a refusal then says "another run"

@@ -95,6 +95,16 @@ def state_dir() -> Path:
     return _user_dir("state")
 
 
+def identity(path: str | os.PathLike[str]) -> list[int] | None:
+    """A file's or folder's identity: [device, inode] (a link's own); None when nothing is there.
+    A folder deleted and made again at the same path is another one."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except (OSError, ValueError):
+        return None
+    return [st.st_dev, st.st_ino]
+
+
 def new_log_path(name: str) -> Path:
     """A fresh, unique log file path such as ``install-20261130-101502-1234.log``."""
     stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -5,8 +5,9 @@ screen, ``ESC ]0;…BEL`` retitles the window, a C1 ``CSI`` (U+009B) does the sa
 terminals, a lone ``\\r`` overwrites what was said, a bidi override (U+202E) shows a name
 backwards. :func:`printable` writes each as a visible ``\\uXXXX`` escape (which is also the
 character's JSON escape, so ``--json`` output stays valid and reads back the same); newline and
-tab stay, and so does the assistant's own "clear the line" (``\\r ESC[K``, the progress bar)
-when it starts a write.
+tab stay. The one control sequence that passes is the assistant's own "clear the line"
+(``\\r ESC[K``, the progress bar), written as :class:`Own` text: a report that carries the same
+characters has them shown, wherever they stand.
 
 The CLI wraps ``sys.stdout`` / ``sys.stderr`` in :class:`PrintableStream` (outside the masker),
 so every print from every command passes here; no command escapes text on its own.
@@ -17,7 +18,7 @@ import io
 import re
 from typing import TextIO
 
-__all__ = ["CLEAR_LINE", "PrintableStream", "printable"]
+__all__ = ["CLEAR_LINE", "Own", "PrintableStream", "printable"]
 
 #: The assistant's own escape: back to the start of the line and clear it (the progress bar).
 CLEAR_LINE = "\r\x1b[K"
@@ -31,16 +32,20 @@ def _visible(m: re.Match[str]) -> str:
     return f"\\u{ord(m.group(0)):04x}"
 
 
+class Own(str):
+    """A control sequence the assistant itself writes (:data:`CLEAR_LINE`), passed as it is."""
+
+    __slots__ = ()
+
+
 def printable(text: str) -> str:
-    """``text`` with its control characters shown as ``\\uXXXX``: CRLF and a leading
-    :data:`CLEAR_LINE` are kept."""
+    """``text`` with its control characters shown as ``\\uXXXX`` (CRLF kept); :class:`Own` text as it is."""
+    if isinstance(text, Own):
+        return str(text)
     if not isinstance(text, str) or not _CONTROL.search(text):
         return text
-    head = ""
-    if text.startswith(CLEAR_LINE):
-        head, text = CLEAR_LINE, text[len(CLEAR_LINE):]
     parts = text.split("\r\n")
-    return head + "\r\n".join(_CONTROL.sub(_visible, p) for p in parts)
+    return "\r\n".join(_CONTROL.sub(_visible, p) for p in parts)
 
 
 class PrintableStream(io.TextIOBase):

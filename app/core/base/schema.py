@@ -24,6 +24,10 @@ Every check costs time and memory linear in the input:
 * :class:`Fields`: typed readers over one JSON object (``text``, ``integer``, ``flag``,
   ``items`` ...), each refusing the wrong type instead of coercing it (``"wsl": "false"`` is
   false, never truthy);
+* :func:`read_state`: one of the assistant's OWN JSON files (a cache, a journal, a record it
+  keeps): the same bounds, never raised: a damaged one (not UTF-8, not JSON, nested too deeply,
+  too large, not an object) is kept, renamed beside it (:func:`set_aside`), and the caller is
+  told why and where, so every command goes on as if the file were not there.
 * :class:`Record`: a frozen dataclass whose JSON form is its fields: ``to_dict`` writes them in
   order (tuples as lists, paths as text, enums as their value, nested records as objects) and
   ``from_dict`` reads them back by their annotations (text, whole numbers, numbers, flags,
@@ -41,20 +45,25 @@ import enum
 import json
 import math
 import os
+import time
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
 from app.core.base.errors import BadInput, Hint
 from app.core.base.text import Msg, Text, texts
 
-__all__ = ["DOCUMENTS", "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_NUMBER_CHARS", "NAME_MAX", "PATH_MAX", "BadNumber",
-           "Fields", "Record", "Spec", "bad_field", "check_depth", "decode_text", "describe", "described", "document",
-           "dump", "load", "parse_json", "path_problem", "read_text", "spec"]
+__all__ = ["DOCUMENTS", "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_NUMBER_CHARS", "MAX_STATE_BYTES", "NAME_MAX", "PATH_MAX",
+           "BadNumber", "Fields", "Record", "Spec", "StateFile", "bad_field", "check_depth", "decode_text", "describe",
+           "described", "document", "dump", "load", "parse_json", "path_problem", "read_state", "read_text",
+           "set_aside", "spec"]
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
+#: The assistant's own files (the list of environments, caches, journals) are small; a larger one is damaged.
+MAX_STATE_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 32
 MAX_NUMBER_CHARS = 40
 
@@ -273,6 +282,69 @@ def decode_text(raw: bytes, *, what: str) -> str:
     except UnicodeDecodeError as exc:
         raise BadInput(f"{what} is not UTF-8 text (byte {exc.start} cannot be decoded as {encoding})",
                        hint="save it as UTF-8") from None
+
+
+@dataclass(frozen=True)
+class StateFile:
+    """One of the assistant's own JSON files as :func:`read_state` found it: ``data`` (a JSON
+    object; None when there is no file or it was damaged), and for a damaged one ``why`` and
+    ``aside``, where it was kept (None when it could not even be renamed)."""
+
+    data: dict[str, object] | None
+    why: str = ""
+    aside: Path | None = None
+    unreadable: bool = False  # it could not be read at all (left where it is)
+
+    @property
+    def damaged(self) -> bool:
+        return bool(self.why)
+
+
+def set_aside(path: str | os.PathLike[str], why: str, *, tag: str = "damaged") -> StateFile:
+    """Keep a damaged file of the assistant's own: renamed beside it as ``<name>.<tag>-<time>``
+    (a name of its own, never one that exists), byte for byte; never deleted."""
+    p = Path(path)
+    base = f"{p.name}.{tag}-{time.strftime('%Y%m%d-%H%M%S')}"
+    aside = p.with_name(base)
+    n = 0
+    while os.path.lexists(aside):
+        n += 1
+        aside = p.with_name(f"{base}-{n}")
+    try:
+        os.replace(p, aside)
+    except OSError:
+        return StateFile(None, why, None)
+    return StateFile(None, why, aside)
+
+
+def read_state(path: str | os.PathLike[str], *, what: Text, limit: int = MAX_STATE_BYTES,
+               keep: bool = True, tag: str = "damaged") -> StateFile:
+    """One of the assistant's own JSON files, read within the bounds of this module and never
+    raised: missing, ``StateFile(None)``; damaged (larger than ``limit``, not UTF-8, not JSON,
+    nested more than :data:`MAX_DEPTH` levels, not an object), kept aside (:func:`set_aside`,
+    unless ``keep`` is False: a file another run is writing at this moment) with the reason. A
+    file that cannot be read at all (permissions) is left where it is, ``unreadable``, with the OS's reason."""
+    p = Path(path)
+    try:
+        raw = _read_capped(p, limit + 1)
+    except FileNotFoundError:
+        return StateFile(None)
+    except IsADirectoryError:
+        raw = None
+    except (OSError, ValueError) as exc:
+        return StateFile(None, str(getattr(exc, "strerror", None) or exc), unreadable=True)
+    try:
+        if raw is None:
+            raise BadInput(f"{what} is a folder, not a file")
+        if len(raw) > limit:
+            raise BadInput(f"{what} is larger than {limit // (1024 * 1024)} MB")
+        data = parse_json(decode_text(raw, what=str(what)), what=what)
+        if not isinstance(data, dict):
+            raise BadInput(f"{what} is not a JSON object ({describe(data)})")
+    except BadInput as exc:
+        why = str(exc.message)
+        return set_aside(p, why, tag=tag) if keep else StateFile(None, why)
+    return StateFile(data)
 
 
 class BadNumber:

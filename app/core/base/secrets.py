@@ -501,9 +501,11 @@ def write_private(path: str | os.PathLike[str], text: str, *, masked: bool = Tru
             fh.flush()
             os.fsync(fh.fileno())
         _replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and exc.filename is None:  # a write that failed (a full disk): name the file
+            raise OSError(exc.errno, exc.strerror or str(exc), target) from exc
         raise

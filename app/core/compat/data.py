@@ -932,15 +932,16 @@ def parse_document(raw: bytes, shown: str) -> dict[str, dict[str, Any]]:
 def downloaded_copy() -> CompatData | None:
     """The verified per-user copy when it is usable and newer than the bundled data, else None."""
     import hashlib
-    import json
+
+    from app.core.base.schema import read_state
 
     try:  # an unreachable per-user folder (permissions, a broken home) means: no downloaded copy
         folder = user_folder()
-        marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
-        raw = (folder / DOCUMENT).read_bytes()
-    except (OSError, ValueError):
+        marker = read_state(folder / MARKER, what="the record of the downloaded data").data  # damaged: kept aside
+        raw = (folder / DOCUMENT).read_bytes() if marker is not None else b""
+    except OSError:
         return None
-    if not isinstance(marker, dict) or hashlib.sha256(raw).hexdigest() != marker.get("sha256"):
+    if marker is None or hashlib.sha256(raw).hexdigest() != marker.get("sha256"):
         return None
     if data_version_key(str(marker.get("version", ""))) <= data_version_key(bundled_version()):
         return None  # the bundled data is as new (an app update brought it): use it

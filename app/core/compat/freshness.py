@@ -360,9 +360,12 @@ def save_status(result: Status) -> Path:
 
 def load_status() -> Status | None:
     """The cached result of the last ``compat status`` (None when there is none or it is unreadable)."""
+    from app.core.base.schema import read_state
+
+    data = read_state(_cache_path(), what="the cached compat status").data  # a damaged one kept aside
     try:
-        return Status.from_dict(json.loads(_cache_path().read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError, TypeError, BadInput):  # BadInput: a release of it, checked field by field
+        return Status.from_dict(data) if data is not None else None
+    except (ValueError, KeyError, TypeError, AttributeError, BadInput):  # BadInput: a release of it, checked
         return None
 
 

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field
 
 from app.core.base.errors import BadInput
-from app.core.base.schema import Record, document, parse_json, read_text, spec
+from app.core.base.schema import Record, document, read_state, set_aside, spec
 from app.core.base.secrets import write_private
 
 _LOCK = threading.Lock()
@@ -35,14 +35,16 @@ class CacheFile(Record):
 
 
 def read_cache(path: str) -> dict[str, Entry]:
-    """The entries of the cache file at ``path`` ({} when it is missing, damaged or of another version)."""
+    """The entries of the cache file at ``path`` ({} when it is missing or of another version); a
+    damaged one, a field of the wrong type included, is kept aside (:func:`~app.core.base.schema.read_state`)."""
     what = document("probe_cache", path)
+    data = read_state(path, what=what).data
+    if data is None or data.get("version") != _VERSION:
+        return {}
     try:
-        data = parse_json(read_text(path, what="probe cache", limit=64 * 1024 * 1024), what=what)
-        if not isinstance(data, dict) or data.get("version") != _VERSION:
-            return {}
         return CacheFile.from_dict(data, what=what).entries
-    except BadInput:
+    except BadInput as err:
+        set_aside(path, str(err.message))
         return {}
 
 

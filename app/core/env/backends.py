@@ -235,6 +235,18 @@ def find_python(spec: str | None, report: SystemReport | None = None, *,
 
 # --------------------------------------------------------------------------- backends
 
+def uv_extras() -> dict[str, str]:
+    """What every uv the assistant starts is given: no progress bars, and a read that waits at most
+    :data:`app.core.net.client.STALL_S` for the next bytes (uv's own 30 s, with its three retries,
+    made a stalled only source take minutes to fail), unless the user set UV_HTTP_TIMEOUT."""
+    from app.core.net.client import STALL_S  # start-up: only a uv run needs it
+
+    extra = {"UV_NO_PROGRESS": "1"}
+    if not os.environ.get("UV_HTTP_TIMEOUT") and not os.environ.get("HTTP_TIMEOUT"):
+        extra["UV_HTTP_TIMEOUT"] = str(int(STALL_S))
+    return extra
+
+
 def uv_bin() -> str | None:
     """The uv binary from the ``uv`` wheel, else one on PATH."""
     if not getattr(sys, "frozen", False):
@@ -342,7 +354,7 @@ class EnvBackend:
                 extra["SSL_CERT_FILE"] = idx.ca_bundle
             if idx.offline:
                 extra["UV_OFFLINE"] = "1"
-            extra["UV_NO_PROGRESS"] = "1"
+            extra.update(uv_extras())
         else:
             extra["PIP_NO_INPUT"] = "1"
         if proxy:

@@ -37,6 +37,7 @@ import configparser
 import json
 import os
 import re
+import shutil
 import stat
 import tempfile
 import time
@@ -44,7 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.core.base.serial import read_json_object
+from app.core.base.schema import read_state
 from app.core.base.text import Text, msg
 from app.core.env.backends import WINDOWS
 from app.core.env.distinfo import TORCH_FAMILY, distributions
@@ -55,6 +56,7 @@ __all__ = [
     "GuardFacts",
     "GuardStatus",
     "apply",
+    "carry_pip_conf",
     "facts",
     "lift",
     "parse_pins",
@@ -171,7 +173,9 @@ def _constraint_value(path: Path) -> str:
 
 
 def _read_state(env: Path) -> dict[str, object]:
-    return read_json_object(env / STATE_FILE)
+    """The guard's record in the env ({}: none; a damaged one is kept aside beside it, and the
+    guard then takes it as never applied: pip.conf is left as it is)."""
+    return read_state(env / STATE_FILE, what="the guard's record").data or {}
 
 
 _SECTION = re.compile(r"\s*\[(?P<name>[^\]]*)\]")
@@ -291,6 +295,22 @@ def put_pip_conf(env_path: str | os.PathLike[str], text: str) -> None:
     write_atomic(pip_config_file(Path(env_path)), text)
 
 
+def carry_pip_conf(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+    """The user's pip configuration of env ``src`` into env ``dst`` (an upgrade's new env, which has
+    none): their own part byte for byte, without the guard's block (the guard is put on the new
+    build after this); a symlinked one as the same link, never a copy (and the guard's record with
+    it, so what the block holds of theirs comes back on lift). Raises OSError."""
+    conf = pip_config_file(Path(src))
+    if conf.is_symlink():
+        os.symlink(os.readlink(conf), pip_config_file(Path(dst)))
+        if (Path(src) / STATE_FILE).is_file():
+            shutil.copy2(Path(src) / STATE_FILE, Path(dst) / STATE_FILE)
+        return
+    mine = user_pip_conf(src)
+    if mine is not None:
+        put_pip_conf(dst, mine)  # exact, mode 0600 when new
+
+
 def user_pip_conf(env_path: str | os.PathLike[str]) -> str | None:
     """The env's pip configuration as the user has it, without the guard's part (None: none)."""
     env = Path(os.path.abspath(env_path))
@@ -362,36 +382,38 @@ def _strip_hook(text: str) -> str:
     return "".join(out)
 
 
-def _add_hook(env: Path) -> tuple[bool, Text | None]:
+def _add_hook(env: Path) -> tuple[bool, Text | None, bool]:
+    """The hook in bin/activate: (added, why not, whether a line end was added after the user's last
+    line, which had none: lift takes it away again)."""
     script = _activate_script(env)
     if script is None:
         return False, msg("envs.guard_no_activate", "this environment has no bin/activate script: `uv pip` is "
-                          "not guarded while it is active (pip is)")
+                          "not guarded while it is active (pip is)"), False
     if any(c.isspace() for c in str(env)):
         return False, msg("envs.guard_space_in_path", "the environment's path contains a space, which "
-                          "UV_CONSTRAINT cannot hold: `uv pip` is not guarded while it is active (pip is)")
+                          "UV_CONSTRAINT cannot hold: `uv pip` is not guarded while it is active (pip is)"), False
     text = _strip_hook(_read_user(script) or "")
     lines = text.splitlines(keepends=True)
     at = next((i for i, ln in enumerate(lines) if ln.strip().startswith("deactivate ()")
                or ln.strip().startswith("deactivate()")), None)
     if at is None:
         return False, msg("envs.guard_unknown_activate", "bin/activate has an unknown layout: `uv pip` is not "
-                          "guarded while the environment is active (pip is)")
+                          "guarded while the environment is active (pip is)"), False
     lines.insert(at + 1, _HOOK_OFF)
     new = "".join(lines)
-    if not new.endswith("\n"):
-        new += "\n"
-    write_atomic(script, new + _HOOK_ON)
-    return True, None
+    added = not new.endswith("\n")
+    write_atomic(script, new + ("\n" if added else "") + _HOOK_ON)
+    return True, None, added
 
 
-def _remove_hook(env: Path) -> None:
+def _remove_hook(env: Path, newline_added: bool = False) -> None:
     script = _activate_script(env)
     if script is None:
         return
     text = _read_user(script)
     if text is not None and BEGIN in text:
-        write_atomic(script, _strip_hook(text))
+        rest = _strip_hook(text)
+        write_atomic(script, rest[:-1] if newline_added and rest.endswith("\n") else rest)
 
 
 def _has_hook(env: Path) -> bool:
@@ -424,13 +446,15 @@ def apply(env_path: str | os.PathLike[str], pins: Sequence[str]) -> GuardStatus:
     created = state.get("pip_conf_created", mine is None) if "pip_conf_block" in state else mine is None
     written, replaced, newline_added = _with_block(mine, value)
     write_atomic(conf, written)
-    hooked, note = _add_hook(env)
+    state_before = bool(state.get("activate_newline_added"))
+    hooked, note, newline = _add_hook(env)
     for old in ("pip_conf_written", "pip_conf_original"):  # an earlier version's record: replaced below
         state.pop(old, None)
     state.update({"pins": list(pins), "constraint_value": value, "pip_conf_block": True,
                   "pip_conf_created": bool(created), "pip_conf_replaced": replaced,
                   "pip_conf_newline_added": newline_added,
-                  "activate_hook": hooked, "applied": time.strftime("%Y-%m-%dT%H:%M:%S")})
+                  "activate_hook": hooked, "activate_newline_added": newline or state_before,
+                  "applied": time.strftime("%Y-%m-%dT%H:%M:%S")})
     write_atomic(env / STATE_FILE, json.dumps(state, indent=1))
     got = status(env)
     return GuardStatus(got.env, got.constraints, got.pip_config, got.activate_hook, got.pins,
@@ -454,7 +478,7 @@ def lift(env_path: str | os.PathLike[str]) -> GuardStatus:
             conf.unlink()
         elif rest != current:
             write_atomic(conf, rest)
-    _remove_hook(env)
+    _remove_hook(env, bool(state.get("activate_newline_added")))
     cons.unlink(missing_ok=True)
     (env / STATE_FILE).unlink(missing_ok=True)
     return status(env)

@@ -31,8 +31,18 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.base.errors import BadInput
 from app.core.base.locks import EnvLock, acquire
-from app.core.base.paths import data_dir
-from app.core.base.schema import MESSAGES, Fields, Record, document, must_be, not_one_of, parse_json, spec
+from app.core.base.paths import data_dir, identity
+from app.core.base.schema import (
+    MESSAGES,
+    Fields,
+    Record,
+    document,
+    must_be,
+    not_one_of,
+    read_state,
+    set_aside,
+    spec,
+)
 from app.core.base.secrets import mask, write_private
 from app.core.base.text import Text, msg
 from app.core.base.wheels import variant_of_version
@@ -211,6 +221,7 @@ class EnvRecord(Record):
     guard: GuardRecord | None = None
     kernel: KernelRecord | None = None
     pending_upgrade: PendingUpgrade | None = None
+    folder: tuple[int, ...] | None = field(default=None, metadata=spec(max_items=3))  # as it was made (folder_of)
     # the sources' URLs held credentials, which were not stored (kept in the file's "sources")
     credentials_removed: bool = field(default=False, metadata=spec(key="sources.credentials_removed"))
 
@@ -222,6 +233,11 @@ class EnvRecord(Record):
     def verified_family(self) -> dict[str, str]:
         """The torch family as verified (empty when the last verification did not pass)."""
         return dict(self.family) if self.verification is not None and self.verification.ok else {}
+
+    def is_the_folder_at(self, path: str | os.PathLike[str]) -> bool:
+        """Whether the folder at ``path`` is the one this record was made for (a record from before
+        identities were kept: taken to be)."""
+        return self.folder is None or folder_of(path) == self.folder
 
 
 @dataclass(frozen=True)
@@ -245,11 +261,10 @@ def registry_file() -> Path:
     return data_dir() / FILE_NAME
 
 
-def _parse(text: str, path: Path) -> tuple[EnvRecord, ...]:
-    """The records of the registry file's ``text``; BadInput (:mod:`app.core.base.schema`) names the
+def _parse(doc: dict[str, object], what: Text) -> tuple[EnvRecord, ...]:
+    """The records of the registry file's document; BadInput (:mod:`app.core.base.schema`) names the
     file and the first bad field."""
-    what = document("registry", path)
-    f = Fields(parse_json(text, what=what), what=what)
+    f = Fields(doc, what=what)
     version = f.get("schema_version")
     if isinstance(version, bool) or version != SCHEMA_VERSION:
         raise f.fail("schema_version", MESSAGES.msg("missing") if version is None
@@ -260,51 +275,53 @@ def _parse(text: str, path: Path) -> tuple[EnvRecord, ...]:
                  for g in f.each("environments", max_items=MAX_RECORDS))
 
 
-def _schema_of(text: str) -> int | None:
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    v = doc.get("schema_version") if isinstance(doc, dict) else None
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
 def load() -> Registry:
-    """The registry; a corrupt file is set aside and reported, never raised."""
+    """The registry; a damaged file (read as every state file is: :func:`app.core.base.schema.read_state`)
+    is set aside and reported, never raised."""
     path = registry_file()
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return Registry()
-    except OSError as exc:
+    what = document("registry", path)
+    found = read_state(path, what=what, keep=False)
+    if found.unreadable:
         return Registry(problem=msg("envs.registry_unreadable", "The list of environments ({path}) cannot be "
-                                    "read: {why}", path=str(path), why=exc.strerror or str(exc)), read_only=True)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:  # not the assistant's writing: set aside, like any damage
-        return _set_aside(path, f"{path} is not UTF-8 text (byte {exc.start})")
-    schema = _schema_of(text)
-    if schema is not None and schema > SCHEMA_VERSION:
+                                    "read: {why}", path=str(path), why=found.why), read_only=True)
+    if found.damaged:
+        return _set_aside(path, found.why)
+    if found.data is None:
+        return Registry()
+    schema = found.data.get("schema_version")
+    if isinstance(schema, int) and not isinstance(schema, bool) and schema > SCHEMA_VERSION:
         return Registry(problem=msg("envs.registry_newer", "The list of environments ({path}) was written by a "
                                     "newer version of the assistant (format {found}; this one reads {known}); it "
                                     "is left as it is and not changed.", path=str(path), found=schema,
                                     known=SCHEMA_VERSION), read_only=True)
     try:
-        return Registry(_parse(text, path))
+        return Registry(_parse(found.data, what), problem=_kept_aside(path))
     except BadInput as exc:
         return _set_aside(path, exc.message)
 
 
+def _kept_aside(path: Path) -> Text | None:
+    """A note while a damaged list is kept beside this one: whichever command set it aside (an
+    install, an upgrade), every list of the environments says so until the user deletes it."""
+    try:
+        kept = sorted(p.name for p in path.parent.iterdir() if p.name.startswith(f"{FILE_NAME}.corrupt-"))
+    except OSError:
+        return None
+    if not kept:
+        return None
+    return msg("envs.registry_kept_aside", "A damaged list of environments was kept as {aside}; the environments "
+               "it named are not shown here (they are still on disk). Delete that file once you no longer need it.",
+               aside=str(path.parent / kept[-1]))
+
+
 def _set_aside(path: Path, why: Text) -> Registry:
     """A damaged list of environments, kept (renamed beside it) and reported; a new list starts."""
-    aside = path.with_name(f"{FILE_NAME}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-    try:
-        os.replace(path, aside)
-    except OSError:
-        aside = path
+    kept = set_aside(path, str(why), tag="corrupt")
+    aside = kept.aside or path
     return Registry(problem=msg("envs.registry_corrupt", "The list of environments was damaged ({why}); it "
-                                "was set aside as {aside} and a new list was started.", why=why,
-                                aside=str(aside)), set_aside=aside)
+                                "was set aside as {aside} and a new list was started.",
+                                why=why[:200] if isinstance(why, str) else why, aside=str(aside)),
+                    set_aside=kept.aside)
 
 
 def _write(records: tuple[EnvRecord, ...]) -> None:
@@ -347,6 +364,21 @@ def update(path: str | os.PathLike[str], change: Callable[[EnvRecord | None], En
         rest = tuple(r for r in reg.records if env_key(r.path) != key)
         _write((*rest, new) if new is not None else rest)
         return new
+
+
+def folder_of(path: str | os.PathLike[str]) -> tuple[int, ...] | None:
+    """What a record keeps of the folder at ``path`` to know it again (None: nothing there): its
+    identity (device, inode) and when its pyvenv.cfg was written, which nothing rewrites in an env's
+    life (a file system gives a new folder the inode of one just deleted: the identity alone would
+    take a folder made again for the one made before)."""
+    found = identity(path)
+    if not found:
+        return None
+    try:
+        written = os.stat(os.path.join(path, "pyvenv.cfg")).st_mtime_ns
+    except (OSError, ValueError):
+        written = 0  # a conda env: its identity only
+    return found[0], found[1], written
 
 
 def find(path: str | os.PathLike[str]) -> EnvRecord | None:
@@ -416,7 +448,8 @@ def record_install(result: InstallResult, plan: InstallPlan, verify: VerifyRepor
             sources=sources, credentials_removed=removed,
             created=old.created if old is not None and not result.created else now(), updated=now(),
             verification=verification, guard=guard_record or (old.guard if old else None),
-            kernel=old.kernel if old is not None else None, pending_upgrade=None)
+            kernel=old.kernel if old is not None else None, pending_upgrade=None,
+            folder=folder_of(result.env_path) if result.created else (old.folder if old is not None else None))
 
     try:
         return update(result.env_path, change)

@@ -396,7 +396,7 @@ def check_route(p: InstallPlan, wanted: tuple[str, ...]) -> list[Check]:
         else:
             out.append(Check("reach:torch index", False, msg(
                 "sources.route_none", "No source has {want} for this computer: {why}. Nothing was changed.",
-                want=tuple(wanted), why=msg("sources.route_skipped", "Skipped {source}: {reason}.",
+                want=tuple(wanted), why=msg("sources.route_skipped_why", "skipped {source}: {reason}",
                                             source=first.source.label(variant_of_index(rec.index_url)),
                                             reason=first.reason)),
                 hint=_route_hint(route), route=route))

@@ -254,8 +254,14 @@ def plan_remove(target: str | os.PathLike[str], *, force: bool = False) -> Remov
                           "nor conda-meta): nothing is deleted", path=str(path)))
     rec = registry.find(path)
     if not force and (rec is None or not rec.made_by_app):
-        raise _refuse(msg("envs.remove_not_ours", "{path} was not made by this assistant, so it is not deleted "
-                          "without --force", path=str(path)),
+        raise _refuse(msg("envs.remove_not_ours", "{path} is not in this assistant's list of the environments it "
+                          "made, so it is not deleted without --force", path=str(path)),
+                      msg("envs.remove_not_ours_hint", "Check that it is the environment you mean, then run the "
+                          "command again with --force."))
+    if not force and rec is not None and not rec.is_the_folder_at(path):
+        raise _refuse(msg("envs.remove_made_again", "{path} is not the folder this assistant made there (that one was "
+                          "deleted or moved, and this one was made since), so it is not deleted without --force",
+                          path=str(path)),
                       msg("envs.remove_not_ours_hint", "Check that it is the environment you mean, then run the "
                           "command again with --force."))
     if rec is not None and rec.pending_upgrade is not None:

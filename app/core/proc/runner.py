@@ -368,7 +368,9 @@ atexit.register(_kill_live_children)
 # --------------------------------------------------------------------------- what is kept
 
 class _Log:
-    """The log file, appended to; it stops growing at ``limit`` bytes and says so once."""
+    """The log file, appended to; it stops growing at ``limit`` bytes and says so once. A log that
+    cannot be written (a full disk, a folder gone) never stops the run, nor loses its result: it
+    is only the log that is missing then."""
 
     def __init__(self, path: Path | None, limit: int | None = None) -> None:
         self.path = path
@@ -378,10 +380,13 @@ class _Log:
         self._size = 0
         self._full = False
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # kept open for the whole run, closed by close(): a context manager cannot span it
-            self._fh = open_private(path)  # mode 0600: a log can hold what the user typed
-            self._size = self._fh.tell()
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                # kept open for the whole run, closed by close(): a context manager cannot span it
+                self._fh = open_private(path)  # mode 0600: a log can hold what the user typed
+                self._size = self._fh.tell()
+            except OSError:
+                self._fh = None
 
     def write(self, text: str, *, always: bool = False) -> None:
         """One line; past the limit only ``always`` lines (the command, its exit) are written."""
@@ -404,7 +409,10 @@ class _Log:
 
     def close(self) -> None:
         if self._fh is not None:
-            self._fh.close()
+            try:
+                self._fh.close()  # the last buffered bytes are written here: a full disk refuses them
+            except OSError:
+                pass
 
 
 class _Output:
