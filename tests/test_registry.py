@@ -68,6 +68,21 @@ def test_credentials_are_never_stored(home):
     assert rec.sources.find_links == ("/opt/wheels",)
 
 
+def test_the_registry_file_keeps_its_format(home):
+    """The file's keys, in their order, are what version 1 wrote (a row read by its fields and
+    written by them: the sources' credentials flag and the verification's summary included)."""
+    env = _fake_env(home / "e1")
+    idx = SourceSettings(find_links=("/w",), bundle=Path("/b"), proxy="http://proxy:3128", mirrors=("nju-torch",))
+    registry.record_install(make_install_result(env), _plan(env, index=idx), make_verify_report())
+    row = json.loads(registry.registry_file().read_text(encoding="utf-8"))["environments"][0]
+    assert list(row) == ["path", "kind", "origin", "python", "installer", "torch", "variant", "backend", "family",
+                         "packages", "sources", "created", "updated", "verification", "guard", "kernel",
+                         "pending_upgrade", "folder"]
+    assert row["sources"] == {"torch_index": None, "default_index": None, "extra_index_urls": [], "find_links": ["/w"],
+                              "bundle": str(Path("/b")), "offline": False, "credentials_removed": False}
+    assert list(row["verification"])[-1] == "summary" and "checks passed" in row["verification"]["summary"]
+
+
 def test_clean_url_keeps_a_url_without_credentials_as_it_is():
     assert registry.clean_url("https://download.pytorch.org/whl/cu126") == ("https://download.pytorch.org/whl/cu126",
                                                                            False)

@@ -773,9 +773,7 @@ def dump(value: object) -> object:
     :func:`spec`'s names; a nested one as it writes itself), tuples as lists, paths as text,
     enums as their value."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        if not isinstance(value, Record) and hasattr(value, "to_dict"):
-            return value.to_dict()
-        return _fields_of(value)
+        return value.to_dict() if hasattr(value, "to_dict") else _fields_of(value)  # a record as it writes itself
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, PurePath):
