@@ -49,7 +49,6 @@ import time
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
@@ -284,20 +283,24 @@ def decode_text(raw: bytes, *, what: str) -> str:
                        hint="save it as UTF-8") from None
 
 
-@dataclass(frozen=True)
 class StateFile:
     """One of the assistant's own JSON files as :func:`read_state` found it: ``data`` (a JSON
     object; None when there is no file or it was damaged), and for a damaged one ``why`` and
-    ``aside``, where it was kept (None when it could not even be renamed)."""
+    ``aside``, where it was kept (None when it could not even be renamed). A plain class: a
+    dataclass costs this module's import a millisecond (docs/DECISIONS.md)."""
 
-    data: dict[str, object] | None
-    why: str = ""
-    aside: Path | None = None
-    unreadable: bool = False  # it could not be read at all (left where it is)
+    __slots__ = ("aside", "data", "unreadable", "why")
+
+    def __init__(self, data: dict[str, object] | None, why: str = "", aside: Path | None = None,
+                 unreadable: bool = False) -> None:
+        self.data, self.why, self.aside, self.unreadable = data, why, aside, unreadable  # unreadable: left where it is
 
     @property
     def damaged(self) -> bool:
         return bool(self.why)
+
+    def __repr__(self) -> str:
+        return f"StateFile(data={self.data!r}, why={self.why!r}, aside={self.aside!r}, unreadable={self.unreadable})"
 
 
 def set_aside(path: str | os.PathLike[str], why: str, *, tag: str = "damaged") -> StateFile:
