@@ -35,7 +35,6 @@ from app.core.base.locations import folder_path
 from app.core.base.text import msg
 from app.core.pipeline.session import Observer, Planned, RunOptions, Session
 from app.core.proc.runner import CancelToken
-from app.core.sources.settings import SourceSettings
 
 if TYPE_CHECKING:  # start-up: the core is imported when the command runs, not when it registers
     from app.core.base import locks
@@ -144,7 +143,7 @@ def build_request(args: argparse.Namespace) -> InstallRequest:
     """The InstallRequest for parsed ``args``; without --packages / --from-bundle it names no
     packages, and the session installs its recommendation."""
     from app.core.install import InstallRequest
-    from app.core.sources import parse_mirrors
+    from app.core.sources.settings import SourceSettings, parse_mirrors
 
     if not args.env:
         raise BadInput("No environment folder was given.", hint="Pass --env PATH.")
