@@ -57,7 +57,7 @@ from app.core.base.text import Msg, Text, texts
 
 __all__ = ["DOCUMENTS", "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_NUMBER_CHARS", "MAX_STATE_BYTES", "NAME_MAX", "PATH_MAX",
            "BadNumber", "Fields", "Record", "Spec", "StateFile", "bad_field", "check_depth", "decode_text", "describe",
-           "described", "document", "dump", "load", "parse_json", "path_problem", "read_state", "read_text",
+           "described", "document", "dump", "parse_json", "path_problem", "read_state", "read_text",
            "set_aside", "spec"]
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -763,12 +763,6 @@ def _bounded(where: Fields, key: str, v: object, kind: type, expected: str, sp: 
     if len(v) > sp.max_items:  # type: ignore[arg-type]
         raise where.fail(key, MESSAGES.msg("too_many", count=len(v), limit=sp.max_items))  # type: ignore[arg-type]
     return v
-
-
-def load(cls: type[_T], data: object, *, what: Text, path: str = "") -> _T:
-    """A ``cls`` (a dataclass) from JSON / TOML data, each field checked by its annotation; the
-    error of a bad field names ``what`` (:func:`document`) and the field's path."""
-    return Fields(data, path, what=what).record(cls)
 
 
 def dump(value: object) -> object:

@@ -206,11 +206,6 @@ class SourceSettings:
         """The user named sources: what they hold bounds the recommendation."""
         return bool(self.folders or self.torch_index or isinstance(self.mirrors, tuple))
 
-    @property
-    def named_index(self) -> bool:
-        """An index the user named (torch, default or extra): a bundle cannot stand beside one."""
-        return bool(self.torch_index or self.default_index or self.extra_index_urls)
-
 
 def candidates(settings: SourceSettings, index_url: str, *, catalogue: MirrorCatalogue | None = None,
                prefer_mirrors: bool = False) -> tuple[Source, ...]:
