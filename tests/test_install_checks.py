@@ -121,7 +121,9 @@ def test_index_targets_and_reach_checks(a_plan, tmp_path):
     assert ("package index", a_plan.index.default_index) in targets
     assert ("find-links", str(tmp_path / "wheels")) in targets
     ok = checks.check_reach("find-links", str(tmp_path / "wheels"), None)
-    assert ok.ok and ok.name == "reach:find-links" and ok.code == "preflight.reach_ok"
+    assert ok.ok and ok.name == "reach:find-links" and ok.code == "preflight.folder_ok"
+    assert render(ok.message) == f"The wheel folder {tmp_path / 'wheels'} is there"  # not "find-links … is reachable"
+    assert checks.check_reach("package index", "https://pypi.org/simple", None).code == "preflight.reach_ok"
     bad = checks.check_reach("torch index", "http://127.0.0.1:9/whl/cpu", "Connection refused")
     assert bad.blocking and bad.code == "preflight.reach_failed" and bad.hint.code == "preflight.reach_torch_hint"
     assert render(bad.message) == "The torch index http://127.0.0.1:9/whl/cpu cannot be reached: Connection " \
@@ -231,15 +233,15 @@ def test_estimates(tmp_path):
     env = core.plan(InstallRequest(tmp_path / "e", packages=["six"])).backend
     mb, why = sizing.estimate(["torch", "torchvision", "numpy"], env, Backend.CPU, ())
     assert mb == int((sizing.ENV_BASE_MB["uv"] + 900 + 30 + 10) * sizing.MARGIN)
-    assert render(why) == "torch (cpu): ~0.9 GB"
+    assert render(why) == "torch (cpu): ~0.9 GiB"
     wheels = tmp_path / "w"
     wheels.mkdir()
     (wheels / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"0" * 1_000_000)
     mb, why = sizing.estimate(["torch"], env, None, (str(wheels),))
-    assert mb == int((sizing.ENV_BASE_MB["uv"] + 4) * sizing.MARGIN) and render(why) == "torch: local wheel x 4"
+    assert mb == int((sizing.ENV_BASE_MB["uv"] + 4) * sizing.MARGIN) and render(why) == "torch: about 4 times its wheel file"
     assert render(sizing.estimate(["six", "numpy"], env, None, ())[1]) == "2 package(s)"
     assert CJK.search(render(sizing.estimate(["six"], env, None, ())[1], "zh_CN"))
-    assert sizing.fmt_mb(900) == "900 MB" and sizing.fmt_mb(1234) == "1.2 GB"
+    assert sizing.fmt_mb(900) == "900 MiB" and sizing.fmt_mb(1536) == "1.5 GiB"
 
 
 def test_pip_config_index(tmp_path, monkeypatch):

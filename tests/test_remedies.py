@@ -138,7 +138,7 @@ def test_free_space_carries_the_gb_and_the_folder():
     free = top.actions[0]
     assert free.kind is ActionKind.FREE_SPACE and free.path == "/srv/envs/torch" and free.gb == pytest.approx(3.2)
     assert render(top.explanation) == "The disk of /srv/envs/torch is full."
-    assert "3.2 GB" in render(free.label()) and "3.2 GB" in render(free.label(), "zh_CN")
+    assert "3.2 GiB" in render(free.label()) and "3.2 GiB" in render(free.label(), "zh_CN")
 
 
 def test_cuda_visible_devices_from_the_environment_of_the_failing_call():
@@ -181,7 +181,7 @@ def test_cli_renders_the_exact_command():
     assert command_for(unset, ["verify"], os_family="windows") == \
         "Remove-Item Env:CUDA_VISIBLE_DEVICES -ErrorAction SilentlyContinue; torch-setup verify"
     free = Action(ActionKind.FREE_SPACE, path="/srv", gb=3.2)
-    assert render(cli_text(free, argv)).startswith("Free 3.2 GB on the disk of /srv, then run: torch-setup install")
+    assert render(cli_text(free, argv)).startswith("Free 3.2 GiB on the disk of /srv, then run: torch-setup install")
     assert replace_option(["--torch=2.1", "x"], "--torch", None) == ["x"]
 
 

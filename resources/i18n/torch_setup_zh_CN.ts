@@ -68,7 +68,7 @@
 <context>
     <name>ChangeDialog</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="+321"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="+331"/>
         <source>Automatic</source>
         <translation>自动</translation>
     </message>
@@ -108,7 +108,12 @@
         <translation>能用的最新版本</translation>
     </message>
     <message>
-        <location line="+16"/>
+        <location line="+19"/>
+        <source>With it: torch {torch}; without it: torch {newer}.</source>
+        <translation>选上它：torch {torch}；不选它：torch {newer}。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
         <source>These choices give: {summary}</source>
         <translation>这些选择得到：{summary}</translation>
     </message>
@@ -123,7 +128,7 @@
         <translation>这台电脑上不可用：</translation>
     </message>
     <message>
-        <location line="+20"/>
+        <location line="+19"/>
         <source>Change the PyTorch build</source>
         <translation>更改 PyTorch 版本</translation>
     </message>
@@ -201,12 +206,12 @@
 <context>
     <name>CopyButton</name>
     <message>
-        <location filename="../../app/gui/widgets.py" line="+352"/>
+        <location filename="../../app/gui/widgets.py" line="+353"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+18"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
@@ -219,17 +224,12 @@
 <context>
     <name>DonePage</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="+225"/>
-        <source>Save the report into…</source>
-        <translation>把报告保存到…</translation>
-    </message>
-    <message>
-        <location line="+20"/>
+        <location filename="../../app/gui/pages/done.py" line="+278"/>
         <source>Report saved in: {folders}</source>
         <translation>报告已保存在：{folders}</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+14"/>
         <source>Installed: PyTorch {version}{build} in {path}</source>
         <translation>已安装：PyTorch {version}{build}，位于 {path}</translation>
     </message>
@@ -284,7 +284,7 @@
         <translation>PyTorch {version} 已安装，但有些检查没有通过。报告里有诊断结果。</translation>
     </message>
     <message>
-        <location line="+69"/>
+        <location line="+79"/>
         <source>Registering the Jupyter kernel…</source>
         <translation>正在注册 Jupyter 内核…</translation>
     </message>
@@ -324,7 +324,7 @@
         <translation>注册 Jupyter 内核的命令</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+4"/>
         <source>Register as a Jupyter kernel</source>
         <translation>注册为 Jupyter 内核</translation>
     </message>
@@ -389,7 +389,7 @@
         <translation>打开报告</translation>
     </message>
     <message>
-        <location line="-319"/>
+        <location line="-363"/>
         <source>Done</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>完成</translation>
@@ -400,7 +400,27 @@
         <translation>PyTorch 已经装好了。下面是使用方法。</translation>
     </message>
     <message>
-        <location line="+156"/>
+        <location line="+119"/>
+        <source>Web page (*.html)</source>
+        <translation>网页 (*.html)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Markdown (*.md)</source>
+        <translation>Markdown 文本 (*.md)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>JSON (*.json)</source>
+        <translation>JSON 数据 (*.json)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Save the report as</source>
+        <translation>将报告另存为</translation>
+    </message>
+    <message>
+        <location line="+65"/>
         <source>Downloaded from: {sources}</source>
         <translation>下载来源：{sources}</translation>
     </message>
@@ -408,7 +428,7 @@
 <context>
     <name>EnvTaskPage</name>
     <message>
-        <location filename="../../app/gui/pages/env_task.py" line="+225"/>
+        <location filename="../../app/gui/pages/env_task.py" line="+240"/>
         <source>no PyTorch</source>
         <extracomment>The rows each task shows: (key, the Phase (or step name) that drives it).</extracomment>
         <translation>没有 PyTorch</translation>
@@ -449,7 +469,7 @@
         <translation>其他包保持不变。会先记录环境的状态，出错时恢复原样。</translation>
     </message>
     <message>
-        <location line="+179"/>
+        <location line="+175"/>
         <source>Cancelling… the environment is being put back as it was.</source>
         <translation>正在取消……正在把环境恢复原样。</translation>
     </message>
@@ -459,22 +479,22 @@
         <translation>这可能需要几分钟；点“取消”会停止它，并让环境保持原样。</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+24"/>
         <source>What to do:</source>
         <translation>怎么做：</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+2"/>
         <source>Full log: {path}</source>
         <translation>完整日志：{path}</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="-21"/>
         <source>Cancelled. The environment was left as it was.</source>
         <translation>已取消。环境保持原样。</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+30"/>
         <source>The upgrade is kept; the old environment was deleted.</source>
         <translation>已保留升级；旧环境已删除。</translation>
     </message>
@@ -677,7 +697,7 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+265"/>
+        <location filename="../../app/gui/pages/environment.py" line="+287"/>
         <source>(recommended)</source>
         <translation>（推荐）</translation>
     </message>
@@ -712,7 +732,12 @@
         <translation>选择文件夹</translation>
     </message>
     <message>
-        <location line="+47"/>
+        <location line="+57"/>
+        <source>Give the environment a name: the name of the new folder inside {location}, such as {example}.</source>
+        <translation>请给环境起一个名称：即 {location} 中新文件夹的名称，例如 {example}。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>The name “{name}” is not one folder name: it would put the environment outside {location}. Use a plain name such as torch-env; to put it somewhere else, change Location.</source>
         <translation>名称“{name}”不是一个单独的文件夹名：它会把环境放到 {location} 之外。请用一个简单的名称，例如 torch-env；要放到别处，请修改“位置”。</translation>
     </message>
@@ -732,7 +757,7 @@
         <translation>该位置剩余 {free}。</translation>
     </message>
     <message>
-        <location line="+121"/>
+        <location line="+130"/>
         <source>How to make it</source>
         <translation>创建方式</translation>
     </message>
@@ -778,13 +803,13 @@
     </message>
     <message>
         <location line="+1"/>
-        <source>&amp;Name:</source>
-        <translation>名称(&amp;N)：</translation>
+        <source>Environment name</source>
+        <translation>环境名称</translation>
     </message>
     <message>
         <location line="+0"/>
-        <source>Environment name</source>
-        <translation>环境名称</translation>
+        <source>Na&amp;me:</source>
+        <translation>名称(&amp;M)：</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -827,12 +852,7 @@
         <translation>本地 wheel 文件夹</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>Offline &amp;bundle folder:</source>
-        <translation>离线安装包文件夹(&amp;B)：</translation>
-    </message>
-    <message>
-        <location line="+2"/>
+        <location line="+4"/>
         <source>install without the internet from a bundle</source>
         <translation>不联网，从离线安装包安装</translation>
     </message>
@@ -842,12 +862,17 @@
         <translation>离线安装包文件夹</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="-1"/>
+        <source>Offline bundl&amp;e folder:</source>
+        <translation>离线安装包文件夹(&amp;E)：</translation>
+    </message>
+    <message>
+        <location line="+10"/>
         <source>&amp;Install</source>
         <translation>安装(&amp;I)</translation>
     </message>
     <message>
-        <location line="-474"/>
+        <location line="-504"/>
         <source>Environment</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>环境</translation>
@@ -858,7 +883,7 @@
         <translation>PyTorch 会装进一个独立的 Python 环境：一个拥有自己的 Python 和软件包的文件夹，电脑上的其他东西都不会改变。</translation>
     </message>
     <message>
-        <location line="+456"/>
+        <location line="+486"/>
         <source>Install from files on this computer</source>
         <translation>从本机文件安装</translation>
     </message>
@@ -887,7 +912,7 @@
         <translation>本助手创建的环境（★）以及在这台电脑上找到的 PyTorch 环境。选择一个进行检查、修复或升级。</translation>
     </message>
     <message>
-        <location line="+125"/>
+        <location line="+129"/>
         <source>never</source>
         <translation>从未</translation>
     </message>
@@ -897,7 +922,7 @@
         <translation>仅 CPU</translation>
     </message>
     <message>
-        <location line="+27"/>
+        <location line="+31"/>
         <source>Found by: {how}</source>
         <translation>发现途径：{how}</translation>
     </message>
@@ -953,6 +978,11 @@
     </message>
     <message>
         <location line="+26"/>
+        <source>{path} was not made by this assistant, so it is not removed. If it is the environment you mean, tick “{option}” and press Remove again.</source>
+        <translation>{path} 不是本助手创建的，所以不会删除它。如果这确实是你要删除的环境，请勾选“{option}”，然后再按“删除”。</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <source>What to do:</source>
         <translation>怎么做：</translation>
     </message>
@@ -1006,7 +1036,7 @@
         <translation>删除这个环境吗？</translation>
     </message>
     <message>
-        <location line="+44"/>
+        <location line="+45"/>
         <source>Looking for environments…</source>
         <translation>正在查找环境……</translation>
     </message>
@@ -1097,6 +1127,16 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Remove it even though this assistant did not make it</source>
+        <translation>即使不是本助手创建的，也删除它</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Only for an environment you are sure of: everything in its folder is deleted</source>
+        <translation>只用于你确定的环境：它文件夹里的所有内容都会被删除</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Re&amp;fresh</source>
         <translation>刷新(&amp;F)</translation>
     </message>
@@ -1104,7 +1144,7 @@
 <context>
     <name>ErrorPanel</name>
     <message>
-        <location filename="../../app/gui/pages/_common.py" line="+189"/>
+        <location filename="../../app/gui/pages/_common.py" line="+192"/>
         <source>What to do: {hint}</source>
         <translation>解决办法：{hint}</translation>
     </message>
@@ -1152,7 +1192,7 @@
 <context>
     <name>InstallPage</name>
     <message>
-        <location filename="../../app/gui/pages/install.py" line="+179"/>
+        <location filename="../../app/gui/pages/install.py" line="+178"/>
         <source>No environment was chosen.</source>
         <translation>还没有选择环境。</translation>
     </message>
@@ -1162,7 +1202,7 @@
         <translation>请回到“环境”页面，选择安装位置。</translation>
     </message>
     <message>
-        <location line="+75"/>
+        <location line="+77"/>
         <source>{package} (package {done} of {total})</source>
         <translation>{package}（第 {done} 个，共 {total} 个包）</translation>
     </message>
@@ -1182,7 +1222,7 @@
         <translation>正在解压并安装软件包…</translation>
     </message>
     <message>
-        <location line="+101"/>
+        <location line="+103"/>
         <source>Cancelling… removing the half-made environment</source>
         <translation>正在取消…删除装了一半的环境</translation>
     </message>
@@ -1242,7 +1282,7 @@
         <translation>正在下载并安装软件包</translation>
     </message>
     <message>
-        <location line="-294"/>
+        <location line="-298"/>
         <source>Installing PyTorch</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>正在安装 PyTorch</translation>
@@ -1253,7 +1293,7 @@
         <translation>正在创建环境，并把 PyTorch 下载安装进去。通常需要不到一分钟到几分钟。</translation>
     </message>
     <message>
-        <location line="+295"/>
+        <location line="+299"/>
         <location line="+1"/>
         <location line="+1"/>
         <source>Checking the installed packages</source>
@@ -1335,12 +1375,12 @@
         <translation>安装进度</translation>
     </message>
     <message>
-        <location line="-183"/>
+        <location line="-185"/>
         <source>Unpacking and installing the packages: {done} of about {total}</source>
         <translation>正在解包并安装软件包：已完成 {done}，共约 {total}</translation>
     </message>
     <message>
-        <location line="+168"/>
+        <location line="+170"/>
         <source>{rate}/s</source>
         <translation>{rate}/秒</translation>
     </message>
@@ -1381,7 +1421,7 @@
 <context>
     <name>MirrorChoice</name>
     <message>
-        <location filename="../../app/gui/pages/environment_parts.py" line="+193"/>
+        <location filename="../../app/gui/pages/environment_parts.py" line="+196"/>
         <source>Automatic: the PyTorch server, then verified mirrors</source>
         <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
     </message>
@@ -1396,7 +1436,7 @@
         <translation>{mirror}，然后是 PyTorch 官方服务器</translation>
     </message>
     <message>
-        <location line="+72"/>
+        <location line="+73"/>
         <source>Why this version: {why}</source>
         <translation>为什么是这个版本：{why}</translation>
     </message>
@@ -1449,7 +1489,7 @@
 <context>
     <name>NetworkFields</name>
     <message>
-        <location line="-179"/>
+        <location line="-180"/>
         <location line="+17"/>
         <source>Choose the CA certificates file</source>
         <translation>选择 CA 证书文件</translation>
@@ -1466,13 +1506,13 @@
     </message>
     <message>
         <location line="+1"/>
-        <source>&amp;Index URL:</source>
-        <translation>索引地址(&amp;I)：</translation>
+        <source>Index URL</source>
+        <translation>索引地址</translation>
     </message>
     <message>
         <location line="+0"/>
-        <source>Index URL</source>
-        <translation>索引地址</translation>
+        <source>Inde&amp;x URL:</source>
+        <translation>索引地址(&amp;X)：</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1481,13 +1521,13 @@
     </message>
     <message>
         <location line="+1"/>
-        <source>E&amp;xtra index URLs:</source>
-        <translation>额外索引地址(&amp;X)：</translation>
+        <source>Extra index URLs</source>
+        <translation>额外索引地址</translation>
     </message>
     <message>
         <location line="+0"/>
-        <source>Extra index URLs</source>
-        <translation>额外索引地址</translation>
+        <source>Ex&amp;tra index URLs:</source>
+        <translation>额外索引地址(&amp;T)：</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1496,13 +1536,13 @@
     </message>
     <message>
         <location line="+1"/>
-        <source>Package &amp;mirror:</source>
-        <translation>软件包镜像(&amp;M)：</translation>
+        <source>Package mirror</source>
+        <translation>软件包镜像</translation>
     </message>
     <message>
         <location line="+0"/>
-        <source>Package mirror</source>
-        <translation>软件包镜像</translation>
+        <source>Package mi&amp;rror:</source>
+        <translation>软件包镜像(&amp;R)：</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1526,13 +1566,13 @@
     </message>
     <message>
         <location line="+1"/>
-        <source>CA cer&amp;tificates:</source>
-        <translation>CA 证书(&amp;T)：</translation>
+        <source>CA certificates file</source>
+        <translation>CA 证书文件</translation>
     </message>
     <message>
         <location line="+0"/>
-        <source>CA certificates file</source>
-        <translation>CA 证书文件</translation>
+        <source>CA certificate&amp;s:</source>
+        <translation>CA 证书(&amp;S)：</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1546,9 +1586,36 @@
     </message>
 </context>
 <context>
+    <name>PathNote</name>
+    <message>
+        <location filename="../../app/gui/widgets.py" line="+45"/>
+        <source>No program on this computer opens folders from here. The folder is:
+{path}</source>
+        <translation>这台电脑上没有可以从这里打开文件夹的程序。文件夹在：
+{path}</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>No program on this computer opens this file from here. The file is:
+{path}</source>
+        <translation>这台电脑上没有可以从这里打开这个文件的程序。文件在：
+{path}</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Copy path</source>
+        <translation>复制路径</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy the path of {name}</source>
+        <translation>复制 {name} 的路径</translation>
+    </message>
+</context>
+<context>
     <name>PreflightView</name>
     <message>
-        <location line="+217"/>
+        <location filename="../../app/gui/pages/environment_parts.py" line="+220"/>
         <source>Check the network, or the proxy under &quot;Advanced&quot;; choose a verified mirror under &quot;Download PyTorch from&quot; (&quot;Check the mirrors&quot;); or install from files: the wheel folder or offline bundle fields below.</source>
         <translation>请检查网络，或“高级”中的代理；在“PyTorch 下载来源”中选择一个已验证的镜像（“检查镜像”）；或者从本机文件安装：使用下方的 wheel 文件夹或离线安装包文件夹。</translation>
     </message>
@@ -1588,7 +1655,7 @@
         <translation>请先解决上面的问题（或更改选项），然后继续。</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+14"/>
         <source>About {size} will be installed.</source>
         <translation>大约需要安装 {size}。</translation>
     </message>
@@ -1621,7 +1688,7 @@ Windows asks for an administrator&apos;s permission. Go on?</source>
 Windows 会请求管理员权限。要继续吗？</translation>
     </message>
     <message>
-        <location line="+48"/>
+        <location line="+54"/>
         <source>Checks before installing</source>
         <translation>安装前检查</translation>
     </message>
@@ -1652,9 +1719,23 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
 </context>
 <context>
+    <name>QFileDialog</name>
+    <message>
+        <location filename="../../app/gui/i18n.py" line="+27"/>
+        <source>&amp;Look in:</source>
+        <extracomment>Qt&apos;s own file dialog words that Qt&apos;s Chinese catalogue (qtbase_zh_CN of Qt 6.11) lacks since they gained their shortcut letter: translated in ours (context QFileDialog; Qt asks every catalogue installed), so the dialog Browse… opens shows no English on a Chinese screen.</extracomment>
+        <translation>查找范围(&amp;L)：</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Files of &amp;type:</source>
+        <translation>文件类型(&amp;T)：</translation>
+    </message>
+</context>
+<context>
     <name>RecommendationPage</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="-290"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="-307"/>
         <source>CUDA {version} (NVIDIA graphics card)</source>
         <translation>CUDA {version}（NVIDIA 显卡）</translation>
     </message>
@@ -1679,7 +1760,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>处理器（仅 CPU）</translation>
     </message>
     <message>
-        <location line="+287"/>
+        <location line="+304"/>
         <source>Recommendation</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>推荐方案</translation>
@@ -1690,7 +1771,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>适合这台电脑的 PyTorch 版本、选择它的原因，以及安装它的完整命令。</translation>
     </message>
     <message>
-        <location line="+193"/>
+        <location line="+186"/>
         <source>Choose which wish to give up:</source>
         <translation>请选择放弃哪一项要求：</translation>
     </message>
@@ -1726,6 +1807,11 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
     <message>
         <location line="+4"/>
+        <source>You chose Python {version} under &quot;Change…&quot;: the new environment will use it (this assistant itself runs on Python {running}).</source>
+        <translation>你在“更改…”中选择了 Python {version}：新环境将使用它（本助手自己运行在 Python {running} 上）。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>This PyTorch version does not support the Python you are running; the new environment will use Python {version}.</source>
         <translation>这个 PyTorch 版本不支持你当前的 Python；新环境将使用 Python {version}。</translation>
     </message>
@@ -1740,7 +1826,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>兼容性数据（{date}）</translation>
     </message>
     <message>
-        <location line="+36"/>
+        <location line="+41"/>
         <source>Choosing the right build…</source>
         <translation>正在选择合适的版本…</translation>
     </message>
@@ -1800,7 +1886,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>更改运行设备、版本类型、PyTorch 版本、Python 或软件包</translation>
     </message>
     <message>
-        <location line="-70"/>
+        <location line="-79"/>
         <source>This is the newest build your sources hold, not the newest release; the reason is below.</source>
         <translation>这是你的来源中能获取的最新版本，而不是最新发布的版本；原因见下方。</translation>
     </message>
@@ -1808,9 +1894,14 @@ Windows 会请求管理员权限。要继续吗？</translation>
 <context>
     <name>SetupWizard</name>
     <message>
-        <location filename="../../app/gui/wizard.py" line="+221"/>
-        <source>Stop the installation?</source>
+        <location filename="../../app/gui/wizard.py" line="+214"/>
+        <source>Getting the next steps ready…</source>
         <extracomment>The last page of each path (Welcome -&gt; ... -&gt; Done, Welcome -&gt; Environments -&gt; a task). what is left free around the window on a small screen: its frame and title bar, and a task bar the screen&apos;s available geometry does not know of</extracomment>
+        <translation>正在准备后面的步骤…</translation>
+    </message>
+    <message>
+        <location line="+81"/>
+        <source>Stop the installation?</source>
         <translation>要停止安装吗？</translation>
     </message>
     <message>
@@ -1853,7 +1944,7 @@ Stop and close?</source>
 <context>
     <name>SpeedTestPage</name>
     <message>
-        <location filename="../../app/gui/pages/speedtest.py" line="+144"/>
+        <location filename="../../app/gui/pages/speedtest.py" line="+143"/>
         <source>There is no installed environment to measure.</source>
         <translation>没有可以测速的已安装环境。</translation>
     </message>
@@ -1888,7 +1979,12 @@ Stop and close?</source>
         <translation>这个版本是依据兼容性数据 {version} 选定的。</translation>
     </message>
     <message>
-        <location line="+32"/>
+        <location line="+24"/>
+        <source>Source: an estimate from the processor&apos;s cores, clock and SIMD width</source>
+        <translation>来源：根据处理器的核心数、频率和 SIMD 宽度估算</translation>
+    </message>
+    <message>
+        <location line="+10"/>
         <source>Run again</source>
         <translation>再运行一次</translation>
     </message>
@@ -1939,7 +2035,7 @@ Stop and close?</source>
         <translation>峰值是怎样估算的</translation>
     </message>
     <message>
-        <location line="-273"/>
+        <location line="-275"/>
         <source>Speed test</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>速度测试</translation>
@@ -1950,7 +2046,7 @@ Stop and close?</source>
         <translation>用越来越大的矩阵做乘法，看看 PyTorch 在这台电脑上跑得多快。不到一分钟，也可以跳过。</translation>
     </message>
     <message>
-        <location line="+227"/>
+        <location line="+229"/>
         <source>Source: {source}</source>
         <translation>来源：{source}</translation>
     </message>
@@ -1958,7 +2054,7 @@ Stop and close?</source>
 <context>
     <name>StatusRow</name>
     <message>
-        <location filename="../../app/gui/widgets.py" line="-314"/>
+        <location filename="../../app/gui/widgets.py" line="-372"/>
         <source>OK</source>
         <translation>正常</translation>
     </message>
@@ -1991,7 +2087,7 @@ Stop and close?</source>
 <context>
     <name>SystemPage</name>
     <message>
-        <location filename="../../app/gui/pages/system.py" line="+52"/>
+        <location filename="../../app/gui/pages/system.py" line="+51"/>
         <source>Your system</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>你的系统</translation>
@@ -2246,7 +2342,7 @@ Stop and close?</source>
 <context>
     <name>VerifyPage</name>
     <message>
-        <location filename="../../app/gui/pages/verify.py" line="+34"/>
+        <location filename="../../app/gui/pages/verify.py" line="+33"/>
         <source>Checking that PyTorch works</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>检查 PyTorch 能否正常工作</translation>
@@ -2381,7 +2477,7 @@ Stop and close?</source>
         <translation>本助手会安装能用上你显卡（或处理器）的 PyTorch，检查它能否正常工作，并测量它的速度。</translation>
     </message>
     <message>
-        <location line="+148"/>
+        <location line="+161"/>
         <source>You do not need to know what CUDA, ROCm or a driver is: the assistant looks at your computer, explains its choice in plain words, and lets you change it if you want to.</source>
         <translation>你不需要了解 CUDA、ROCm 或驱动是什么：助手会检测你的电脑，用通俗的话解释它的选择，你也可以随时修改。</translation>
     </message>
@@ -2499,14 +2595,19 @@ Stop and close?</source>
 <context>
     <name>_CommandRow</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="-168"/>
+        <location filename="../../app/gui/pages/done.py" line="-200"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Copy the command</source>
         <translation>复制命令</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Copy: {what}</source>
+        <translation>复制：{what}</translation>
     </message>
 </context>
 </TS>

@@ -226,7 +226,7 @@ def test_progress_from_bytes_never_runs_backwards_and_estimates_time_left(qtbot)
     page.progress.setRange(0, 0)
     page.on_event(ProgressEvent("torch", 50_000_000, 200_000_000))
     assert page.progress.maximum() == 1000 and page.progress.value() == 250
-    assert page.package_label.text() == "torch: 47.7 MB of 190.7 MB"
+    assert page.package_label.text() == "torch: 47.7 MiB of 190.7 MiB"
     # A second package makes the known total larger: the bar holds instead of jumping back.
     page.on_event(ProgressEvent("sympy", 0, 6_000_000))
     assert page.progress.value() == 250

@@ -55,7 +55,7 @@ TOP10 = [
 NAMES = {
     "PyTorch", "torch", "torchvision", "torchaudio", "CUDA", "NVIDIA", "Python", "Windows", "Microsoft",
     "Visual", "C++", "uv", "pip", "conda", "venv", "python3-venv", "Debian", "Ubuntu", "CUDA_VISIBLE_DEVICES",
-    "GB", "MB",
+    "GB", "MB", "GiB", "MiB",
 }
 _CJK = r"\u3000-\u303f\u4e00-\u9fff\uff00-\uffef"
 _TOKEN = re.compile(rf"[^\s{_CJK}“”‘’…•]+")
@@ -170,7 +170,7 @@ def test_switching_the_language_re_renders_the_panel(qtbot, zh_panel, tmp_path):
     assert "磁盘已满" in zh
     i18n.set_language("en")  # Qt posts LanguageChange to every widget
     qtbot.waitUntil(lambda: zh_panel.explanation.text().startswith("The disk of"), timeout=5000)
-    assert zh_panel.action_buttons[0].text() == "Free 3.1 GB, then check again"
+    assert zh_panel.action_buttons[0].text() == "Free 3.1 GiB, then check again"
 
 
 # ------------------------------------------------------------------ the buttons do what they say

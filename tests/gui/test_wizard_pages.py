@@ -155,7 +155,7 @@ def test_system_page_says_what_looks_wrong(qtbot, host):
     assert "rocminfo did not answer in time" in titles
     assert "nvidia-smi printed something that could not be read" in titles
     assert 'CUDA_VISIBLE_DEVICES is set to ""' in titles
-    assert any(t.startswith("Only 2.9 GB of free disk space") for t in titles)
+    assert any(t.startswith("Only 2.9 GiB of free disk space") for t in titles)
     text = _texts(page)
     assert "NVIDIA GeForce GTX 1080 Ti" in text and "driver 470.256.02" in text
     assert "compute capability 6.1" in text and "supports CUDA up to 11.4" in text

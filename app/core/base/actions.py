@@ -142,7 +142,7 @@ class Action:
             return msg("remedy.act_location", "Choose another folder…")
         if k is ActionKind.FREE_SPACE:
             if self.gb is not None:
-                return msg("remedy.act_free_gb", "Free {gb:.1f} GB, then check again", gb=self.gb)
+                return msg("remedy.act_free_gb", "Free {gb:.1f} GiB, then check again", gb=self.gb)
             return msg("remedy.act_free", "Free some space, then check again")
         if k is ActionKind.SET_CA_BUNDLE:
             if v == "system":

@@ -24,8 +24,8 @@ _WINDOWS = {112: errno.ENOSPC, 5: errno.EACCES, 2: errno.ENOENT, 3: errno.ENOENT
 #: errno -> its sentence. The socket lookup failures come first so that an errno of the same number
 #: (EAI_AGAIN is 2, ENOENT, on macOS) keeps its own sentence.
 _TEXTS: dict[int, Msg] = {
-    **dict.fromkeys(_GAI_NONAME, msg("oserror.no_such_host", "the server name could not be found (DNS)")),
-    **dict.fromkeys(_GAI_AGAIN, msg("oserror.dns_again", "the server name could not be looked up now (DNS)")),
+    **dict.fromkeys(_GAI_NONAME, msg("oserror.no_such_host", "the server name is not known on this network")),
+    **dict.fromkeys(_GAI_AGAIN, msg("oserror.dns_again", "the server name could not be looked up just now")),
     errno.ENOSPC: msg("oserror.no_space", "the disk is full"),
     **dict.fromkeys((errno.EACCES, errno.EPERM), msg("oserror.access", "permission denied")),
     errno.ENOENT: msg("oserror.not_found", "no such file or folder"),

@@ -16,8 +16,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from app.core.base import disk, locks
-from app.core.base.actions import Remedy
+from app.core.base.actions import Action, ActionKind, Remedy
 from app.core.base.errors import BadInput
+from app.core.base.locations import local_path
 from app.core.base.oserrors import os_error_text
 from app.core.base.paths import new_log_path
 from app.core.base.requirements import requirement_name
@@ -35,8 +36,8 @@ from app.core.sources.settings import python_mirror_env
 
 __all__ = ["PYTHON_DOWNLOADS", "REACH_LABELS", "check_backend", "check_closure", "check_disk", "check_indexes",
            "check_lock", "check_proxy", "check_python", "check_python_download", "check_reach", "check_route",
-           "check_target", "index_targets", "preflight", "python_download_url", "python_unfit", "raise_for_checks",
-           "route_of", "routed_requirements"]
+           "check_target", "free_sibling", "index_targets", "preflight", "python_download_url", "python_unfit",
+           "raise_for_checks", "route_of", "routed_requirements"]
 
 _MINOR = re.compile(r"^\d+\.\d+$")
 
@@ -47,7 +48,7 @@ REACH_LABELS: dict[str, Msg] = {
     "torch index": msg("preflight.label_torch_index", "torch index"),
     "package index": msg("preflight.label_package_index", "package index"),
     "extra index": msg("preflight.label_extra_index", "extra index"),
-    "find-links": msg("preflight.label_find_links", "find-links"),
+    "find-links": msg("preflight.label_find_links", "wheel folder"),
 }
 
 
@@ -58,8 +59,18 @@ def check_backend(p: InstallPlan) -> Check:
     if why is not None:
         return Check("backend", False, why, hint=msg("preflight.backend_hint", "Choose --kind venv / --installer pip, "
                                                      "which need nothing extra."))
-    return Check("backend", True, msg("preflight.backend_ok", "{backend} with {installer}",
-                                      backend=p.backend.describe(), installer=p.installer))
+    return Check("backend", True, _backend_words(p), code="preflight.backend_ok")
+
+
+def _backend_words(p: InstallPlan) -> Msg:
+    """Who makes the environment and who installs into it, in words ("uv venv with uv" said it twice)."""
+    if p.kind == "conda":
+        return msg("preflight.backend_ok_conda", "{tool} makes the conda environment; {installer} installs the "
+                   "packages", tool=os.path.basename(p.backend.tool or "conda"), installer=p.installer)
+    if p.installer == "uv":
+        return msg("preflight.backend_ok_uv", "uv makes the environment and installs the packages")
+    return msg("preflight.backend_ok_venv", "Python's venv makes the environment; {installer} installs the packages",
+               installer=p.installer)
 
 
 # --------------------------------------------------------------------------- python
@@ -212,13 +223,24 @@ def _target_in_the_way(env: Path) -> Check | None:
         return Check("target", False, msg("preflight.target_unreadable", "{env} cannot be read: {error}",
                                           env=str(env), error=os_error_text(exc)),
                      hint=msg("preflight.target_unreadable_hint", "Choose another folder."))
-    if non_empty:
-        return Check("target", False,
-                     msg("preflight.target_not_empty", "{env} is a folder with files in it, and not a Python "
-                         "environment. Nothing was changed.", env=str(env)),
-                     hint=msg("preflight.target_not_empty_hint", "Choose a new or empty folder; the assistant never "
-                              "writes into a folder that holds other files."))
-    return None
+    if not non_empty:
+        return None
+    offered = (Action(ActionKind.CHOOSE_OTHER_LOCATION, value=str(free_sibling(env)), path=str(env)),)
+    return Check("target", False,
+                 msg("preflight.target_not_empty", "{env} is a folder with files in it, and not a Python "
+                     "environment. Nothing was changed.", env=str(env)),
+                 hint=msg("preflight.target_not_empty_hint", "Choose a new or empty folder; the assistant never "
+                          "writes into a folder that holds other files."), actions=offered)
+
+
+def free_sibling(path: Path) -> Path:
+    """``path`` when nothing is there, else the first ``<name>-2``, ``<name>-3``, … beside it that is free."""
+    n = 1
+    candidate = path
+    while candidate.exists() or candidate.is_symlink():
+        n += 1
+        candidate = path.with_name(f"{path.name}-{n}")
+    return candidate
 
 
 def _is_read_only_fs(path: Path) -> bool:
@@ -313,6 +335,8 @@ def check_reach(key: str, url: str, error: Text | None, warning: Text | None = N
                                       warning=warning),
                      hint=msg("preflight.reach_warning_hint", "Check the index URL; if it is right, this can be "
                               "ignored."), severity="warning")
+    if error is None and local_path(url) is not None:  # a folder on this computer is there, not "reachable"
+        return Check(name, True, msg("preflight.folder_ok", "The {label} {path} is there", label=label, path=shown))
     if error is None:
         return Check(name, True, msg("preflight.reach_ok", "{label} {url} is reachable", label=label, url=shown))
     return Check(name, False, msg("preflight.reach_failed", "The {label} {url} cannot be reached: {why}. Nothing "
@@ -427,7 +451,7 @@ def _unused_torch_index(p: InstallPlan) -> list[Check]:
     if why is None:
         return []
     return [Check("reach:torch index", False, msg(
-        "preflight.reach_not_needed", "The torch index {url} cannot be reached ({why}); nothing is needed from it: "
+        "preflight.reach_not_needed", "The torch index {url} cannot be reached: {why}. Nothing is needed from it: "
         "the torch wheels are in your folder.", url=display_url(url), why=why), severity="warning")]
 
 

@@ -38,9 +38,10 @@ from typing import TYPE_CHECKING
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
+from app.core import remedies
 from app.core.base.disk import free_mb
 from app.core.base.enums import Phase, PhaseState
-from app.core.base.errors import BadInput, Cancelled, UserError
+from app.core.base.errors import BadInput, Cancelled, ForFace, UserError
 from app.core.base.events import Event, LogEvent, PhaseEvent, StepEvent, ignore
 from app.core.base.locks import env_lock
 from app.core.base.oserrors import os_error_text
@@ -69,8 +70,9 @@ from app.core.lifecycle.remove import delete_tree
 from app.core.lifecycle.sizes import tree_size
 from app.core.measure.probe import ProbeFailed
 from app.core.measure.verify import VerifyReport, run_verify
+from app.core.net.indexes import check_url, display_url
 from app.core.proc import runner
-from app.core.sources.settings import SourceSettings
+from app.core.sources.settings import SourceSettings, torch_origin
 
 if TYPE_CHECKING:  # start-up: only the types
     from app.core.detection.system import SystemReport
@@ -267,7 +269,8 @@ def _target(python: str | None, dists: Mapping[str, Dist], *, torch: str | None,
     rec = recommend(report or detect(), data, Choices(torch=torch, variant=variant, backend=backend, python=minor,
                                                       packages=tuple(fam)))
     b = str(rec.backend)
-    return _Target(tuple(p for p in rec.packages if requirement_name(p) in TORCH_FAMILY), rec.index_url,
+    # the PyTorch server, or its replacement (TORCH_SETUP_TORCH_INDEX), as for an install
+    return _Target(tuple(p for p in rec.packages if requirement_name(p) in TORCH_FAMILY), torch_origin(rec.index_url),
                    b if b in ACCELERATORS else None, tuple(rec.env_vars.items()))
 
 
@@ -325,6 +328,7 @@ def plan_upgrade(target: str | os.PathLike[str], *, torch: str | None = None, pa
     label = new_torch.split("+", 1)[1] if "+" in new_torch else None
     pkgs = _family_pins(tgt.packages, comp, label)
     index = _sources(record, index_url or tgt.torch_index, extra_index_urls, find_links, default_index_url)
+    _refuse_unreachable(index, new_torch)
     need = max(2048, tree_size(env, max_seconds=2.0).bytes // (1024 * 1024) // 2)
     free = free_mb(env.parent)
     if free is not None and free < need:
@@ -343,6 +347,24 @@ def plan_upgrade(target: str | os.PathLike[str], *, torch: str | None = None, pa
                        keep=keep_requirements(dists, python), index=index, companions=comp, new_torch=new_torch,
                        expect=expect or tgt.expect, record=record, notes=tuple(notes), timeout_s=timeout_s,
                        env_vars=tuple(activate_vars.recorded(env).items()) if tgt.env_vars is None else tgt.env_vars)
+
+
+def _refuse_unreachable(index: SourceSettings, torch: str) -> None:
+    """Refuses a plan whose PyTorch index cannot be reached (and no wheel folder is given): the upgrade
+    would only end in the installer's network errors."""
+    url = index.torch_index
+    if not url or index.find_links or not url.startswith(("http://", "https://")):
+        return
+    why = check_url(url)
+    if why is None:
+        return
+    raise Refused(msg("envs.upgrade_index_unreachable", "The PyTorch index {url} cannot be reached: {why}. The "
+                      "upgrade cannot download torch {torch}; nothing was changed.", url=display_url(url), why=why,
+                      torch=torch),
+                  ForFace(msg("envs.upgrade_index_unreachable_gui", "Check the network; or put the wheel files in a "
+                              "folder, choose it as \"Local wheels folder\" under Advanced and press \"Plan again\"."),
+                          msg("envs.upgrade_index_unreachable_cli", "Check the network; or pass --find-links DIR with "
+                              "the wheel files, or --index-url with a mirror that answers.")))
 
 
 def _compat() -> CompatData | None:
@@ -398,8 +420,13 @@ class _Run:
 
     def _fail(self, text: Text, res: runner.RunResult | None = None) -> Failed:
         lines = runner.relevant_lines(res.tail, 12) if res is not None else []
-        return Failed(text, msg("envs.upgrade_unchanged", "Your environment was not changed."), lines=lines,
-                      log_path=self.log)
+        err = Failed(text, msg("envs.upgrade_unchanged", "Your environment was not changed."), lines=lines,
+                     log_path=self.log)
+        if res is not None:  # the installer's output in words (the catalogue's), not only its cause chain
+            p = self.p
+            err.remedies = remedies.diagnose([*res.tail, res.start_error or ""], remedies.Context(
+                path=str(p.env), python=p.python_version or "", torch=p.new_torch, installer="uv"))
+        return err
 
     def build(self) -> None:
         """Create the staging env and install the new stack plus the kept packages into it, through

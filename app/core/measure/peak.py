@@ -145,8 +145,7 @@ def cpu_peak(*, cores: int, mhz: float, flags: Iterable[str] | None, arch: str =
         notes.append(note)
     notes.append(msg("peak.cpu_clock", "the clock is the OS-reported maximum; wide-vector code often runs slower, "
                      "so 50-80 % of this is a good result"))
-    return Peak("cpu", model or "CPU", out, tuple(notes),
-                "estimate from cores, clock and SIMD width (app/core/measure/peak.py)")
+    return Peak("cpu", model or "CPU", out, tuple(notes), "estimate from cores, clock and SIMD width")
 
 
 def local_cpu() -> dict[str, Any]:

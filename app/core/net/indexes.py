@@ -100,8 +100,7 @@ def _connect(host: str, port: int, via_proxy: bool, timeout: float) -> Text | No
         with socket.create_connection((host, port), timeout=timeout):
             pass
     except socket.gaierror as exc:
-        return msg("preflight.dns_failed", "cannot resolve {host} ({error})", host=host,
-                   error=os_error_text(exc))
+        return msg("preflight.dns_failed", "{error} ({host})", host=host, error=os_error_text(exc))
     except OSError as exc:
         what = os_error_text(exc) if (exc.errno is not None or exc.strerror) else (str(exc) or type(exc).__name__)
         if via_proxy:

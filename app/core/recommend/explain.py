@@ -572,12 +572,15 @@ def _summary(d: Decision) -> Text:
     if d.chosen.on_cpu:
         return msg("rec.summary_standard", "torch {torch} — {backend}, the standard build ({variant}) run on the "
                    "processor", torch=d.torch_version, backend=backend_words("cpu"), variant=v.name)
+    if v.backend == "cpu":  # one word for it ("CPU only, CPU-only build (cpu)" said it three times)
+        build: Text = msg("rec.summary_cpu_build", "the CPU-only build ({variant})", variant=v.name)
+    else:
+        build = msg("rec.summary_build", "{backend}, {build} build ({variant})", backend=backend_words(v.backend),
+                    build=build_label(v), variant=v.name)
     if d.python.env_python:
-        return msg("rec.summary_python", "torch {torch} — {backend}, {build} build ({variant}), Python {python}",
-                   torch=d.torch_version, backend=backend_words(v.backend), build=build_label(v), variant=v.name,
-                   python=d.python.env_python)
-    return msg("rec.summary", "torch {torch} — {backend}, {build} build ({variant})", torch=d.torch_version,
-               backend=backend_words(v.backend), build=build_label(v), variant=v.name)
+        return msg("rec.summary_python", "torch {torch} — {build}, Python {python}", torch=d.torch_version,
+                   build=build, python=d.python.env_python)
+    return msg("rec.summary", "torch {torch} — {build}", torch=d.torch_version, build=build)
 
 
 # ------------------------------------------------------------------ alternatives and options

@@ -35,6 +35,7 @@ class Entry:
     valid: bool
     why: Text  # valid: what it gives ("torch 2.14.1 (CPU-only)"); else why not
     standard: bool = False  # a build entry: PyPI's standard (GPU) build run on the processor
+    torch: str | None = None  # valid: the torch version it gives
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def options(report: SystemReport | dict[str, object], data: CompatData | None = 
             return Entry(value, False, semicolons(engine.nearest_miss(evals).whys[:2]), standard)
         b = pick.best
         return Entry(value, True, msg("rec.drop_gives", "torch {torch} ({build})", torch=b.torch_version,
-                                      build=build_label(b.variant)), standard)
+                                      build=build_label(b.variant)), standard, b.torch_version)
 
     backends: list[Entry] = []
     variants: list[Entry] = []

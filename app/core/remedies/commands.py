@@ -89,7 +89,7 @@ def cli_text(action: Action, argv: Sequence[str], *, os_family: str = "linux", a
     k = action.kind
     if k is A.FREE_SPACE:
         if action.gb is not None:
-            return msg("remedy.cli_free_gb", "Free {gb:.1f} GB on the disk of {path}, then run: {command}",
+            return msg("remedy.cli_free_gb", "Free {gb:.1f} GiB on the disk of {path}, then run: {command}",
                        gb=action.gb, path=action.path or ".", command=cmd)
         return msg("remedy.cli_free", "Free some space on the disk of {path}, then run: {command}",
                    path=action.path or ".", command=cmd)

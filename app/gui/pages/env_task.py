@@ -28,9 +28,8 @@ from PySide6.QtWidgets import (
 from app.core.base.enums import Phase, PhaseState
 from app.core.base.errors import UserError
 from app.core.base.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent
-from app.core.base.text import render
 from app.gui.build import add_all, busy_bar, button, checklist, clear_layout, set_field_texts, text_label
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render
 from app.gui.logview import LogView
 from app.gui.pages import PageId
 from app.gui.pages._common import CheckRows, EventBatcher, LogBatch, status_key, std_icon
@@ -88,6 +87,7 @@ class EnvTaskPage(BasePage):
         self.advanced = Collapsible("", form_host)
 
         self.rows: dict[str, StatusRow] = {}
+        self._running: set[str] = set()  # the rows whose step is under way
         self.rows_box = QVBoxLayout()
         self.bar = busy_bar(self, height=10)
         self.checks = checklist(self)
@@ -161,6 +161,7 @@ class EnvTaskPage(BasePage):
     def _reset_rows(self) -> None:
         clear_layout(self.rows_box)
         self.rows = {}
+        self._running.clear()
         for key in STEPS.get(self.kind, ()):
             row = StatusRow("pending")
             self.rows[key] = row
@@ -172,6 +173,16 @@ class EnvTaskPage(BasePage):
         row = self.rows.get(key)
         if row is not None:
             row.set(status, None, detail)
+        # (the row's own status says "pending" for running too: the steps under way are kept here)
+        if status == "running":
+            self._running.add(key)
+        else:
+            self._running.discard(key)
+
+    def _end_running(self, status: str) -> None:
+        """The steps under way when the task ended: failed (or skipped) there, never left "waiting"."""
+        for key in list(self._running):
+            self._set_row(key, status)
 
     # ---- planning ----
     def _wishes(self) -> tuple[str | None, list[str] | None]:
@@ -351,15 +362,11 @@ class EnvTaskPage(BasePage):
 
     def _on_failed(self, err: UserError) -> None:
         self._error = err
-        for key, row in self.rows.items():
-            if row.status == "running":
-                self._set_row(key, "failed")
+        self._end_running("failed")
         self._set_status(FAILED)
 
     def _on_cancelled(self) -> None:
-        for key, row in self.rows.items():
-            if row.status == "running":
-                self._set_row(key, "skipped")
+        self._end_running("skipped")
         self._set_status(CANCELLED)
 
     def after_upgrade(self, what: str) -> None:
@@ -421,13 +428,7 @@ class EnvTaskPage(BasePage):
             self.note.setText(self.tr("This can take a few minutes; Cancel stops it and leaves the environment as it "
                                       "was."))
         if st == FAILED and self._error is not None:
-            msg, hint = error_text(self._error)
-            extra = "\n".join(self._error.lines[-6:])
-            what = self.tr("What to do:")  # outside the f-string: lupdate cannot see into one
-            text = msg + (f"\n{extra}" if extra else "") + (f"\n{what} {hint}" if hint else "")
-            if self._error.log_path:
-                text += "\n" + self.tr("Full log: {path}").format(path=self._error.log_path)
-            self.result.set_text(text, "error")
+            self.result.set_text(self._failure_text(self._error, lang), "error")
         elif st == CANCELLED:
             self.result.set_text(self.tr("Cancelled. The environment was left as it was."), "warning")
         elif st == SUCCEEDED and self._result is not None:
@@ -436,6 +437,22 @@ class EnvTaskPage(BasePage):
             self.result.setVisible(False)
             return
         self.result.setVisible(True)
+
+    def _failure_text(self, err: UserError, lang: str) -> str:
+        """The message; what the remedy catalogue made of the installer's output (its own lines, the cause
+        chain, only when nothing explains them; the log has them all); what to do, where there is
+        something to do ("Your environment was not changed" is said as what it is, not as an action)."""
+        msg, hint = error_text(err)
+        lines = [msg, *(render(r.explanation, lang) for r in err.remedies)]
+        if not err.remedies and err.lines:
+            lines += err.lines[-6:]
+        if getattr(err.hint, "code", "") == "envs.upgrade_unchanged":
+            lines.append(hint)
+        elif hint:
+            lines.append(self.tr("What to do:") + " " + hint)
+        if err.log_path:
+            lines.append(self.tr("Full log: {path}").format(path=err.log_path))
+        return "\n".join(lines)
 
     def _success_text(self, lang: str) -> tuple[str, str]:
         from app.core.lifecycle.check import CheckResult  # the page is built after the first paint

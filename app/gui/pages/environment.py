@@ -47,6 +47,7 @@ from PySide6.QtWidgets import (
     QWizard,
 )
 
+from app.core.base.actions import Action, ActionKind
 from app.core.base.disk import existing_ancestor, free_mb
 from app.core.base.errors import BadInput, UserError, hint_text
 from app.core.base.locations import folder_path
@@ -81,18 +82,32 @@ def default_location() -> Path:
     return Path(default_env_root())
 
 
-def _refused(name: str, err: Exception) -> Check:
+def free_name(location: Path, name: str = DEFAULT_NAME) -> str:
+    """``name`` when nothing is at ``location/name`` yet, else the first free ``name-2``, ``name-3``, …
+    (a second run offers a new folder instead of the first run's environment)."""
+    from app.core.install.checks import free_sibling
+
+    return free_sibling(location / name).name
+
+
+def _refused(name: str, err: Exception, env: Path | None = None) -> Check:
     """A request the core refused before any check ran (a BadInput from ``plan``), as a failed check.
 
     No build fits the wishes with these sources (NoCombination): the ways out are buttons on the
     Recommendation page, so the hint says to go back there instead of the engine's "choose one
-    of the combinations that work", which this page does not list."""
+    of the combinations that work", which this page does not list. A new environment's folder that
+    is already one (a second run's default name): a button offers the first free name beside it."""
     if isinstance(err, UserError):
         hint = hint_text(err.hint, "gui")
         if isinstance(err, NoCombination):
             hint = msg("gui.no_combination_back", "Go Back to the Recommendation page to choose a combination that "
                        "works here.")
-        return Check(name, False, err.message, hint=hint, code=f"install.{name}_refused")
+        actions: tuple[Action, ...] = ()
+        if env is not None and err.error_code == "install.already_env":
+            from app.core.install.checks import free_sibling
+
+            actions = (Action(ActionKind.CHOOSE_OTHER_LOCATION, value=str(free_sibling(env)), path=str(env)),)
+        return Check(name, False, err.message, hint=hint, code=f"install.{name}_refused", actions=actions)
     return Check(name, False, str(err), code=f"install.{name}_refused")
 
 
@@ -132,6 +147,8 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, BasePage):
         # --- where ---
         self.existing = QCheckBox()
         self.name = QLineEdit(DEFAULT_NAME)
+        self._name_edited = False  # the user typed a name: it is theirs, never replaced by a free one
+        self.name.textEdited.connect(self._on_name_edited)
         self.location = QLineEdit(str(default_location()))
         self.browse = button(self._browse_location)
         loc_row = QHBoxLayout()
@@ -209,6 +226,9 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, BasePage):
         self.retranslate()
 
     # ---- inputs ----
+    def _on_name_edited(self, _text: str) -> None:
+        self._name_edited = True
+
     def _kind_toggled(self, _id: int, on: bool) -> None:
         if on:
             self.inputs_changed()
@@ -227,6 +247,8 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, BasePage):
             self._initialized = True
             if self.state.bundle_dir and not self.bundle.text():
                 self.bundle.setText(str(self.state.bundle_dir))
+        if not self._name_edited and not self.existing.isChecked():  # a second run: a free name, not the first's env
+            self.name.setText(free_name(self._location_path()))
         self.retranslate()
         self.inputs_changed()
         if current_language() == "zh_CN":  # mirrors first, as a choice: check them at once
@@ -337,6 +359,8 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, BasePage):
                         if action.value and action.value in self.python.itemText(i)), -1)
             if idx >= 0:
                 self.python.setCurrentIndex(idx)
+            else:  # "Choose another Python…": the list itself, open, in front of the user
+                self._open_list = True
         elif k is ActionKind.USE_INSTALLER:
             (self.r_pip if action.value == "pip" else self.r_uv).setChecked(True)
             focus = self.r_pip if action.value == "pip" else self.r_uv
@@ -350,21 +374,33 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, BasePage):
         focus.setFocus()
         if isinstance(focus, QLineEdit):
             focus.selectAll()
+        # the control to change stays in view: the verdict's way out (further down) is not scrolled to
+        # until the user scrolls (the Python list was out of view when the new checks' verdict came)
+        self._landed = focus
+        self._follow_way_out = False
+        self._way_out_timer.start()
         self.inputs_changed()
 
     def env_path(self) -> Path:
         """The folder the fields name, normalised (``a/../b`` is ``b``: the target line shows where it
         really goes)."""
-        loc = Path(os.path.normpath(Path(self.location.text().strip() or str(default_location())).expanduser()))
+        loc = self._location_path()
         if self.existing.isChecked():
             return loc
-        return Path(os.path.normpath(loc / (self.name.text().strip() or DEFAULT_NAME)))
+        return Path(os.path.normpath(loc / self.name.text().strip()))  # (an empty name: name_problem says so)
+
+    def _location_path(self) -> Path:
+        return Path(os.path.normpath(Path(self.location.text().strip() or str(default_location())).expanduser()))
 
     def name_problem(self) -> str | None:
         """Why the Name field cannot name a new folder inside Location (``a/b``, ``../x``), or None."""
         if self.existing.isChecked():
             return None
         name = self.name.text().strip()
+        if not name:
+            return self.tr("Give the environment a name: the name of the new folder inside {location}, such as "
+                           "{example}.").format(location=self.location.text().strip(),
+                                                example=free_name(self._location_path()))
         if any(sep in name for sep in ("/", "\\")) or name in (".", "..") or "\0" in name:
             return self.tr("The name “{name}” is not one folder name: it would put the environment "
                            "outside {location}. Use a plain name such as torch-env; to put it somewhere else, "
@@ -470,7 +506,7 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, BasePage):
                     request = dataclasses.replace(request, recommendation=rec)
                 planned = session.check_plan(request)  # records nothing: this page approves it below
             except Exception as exc:  # BadInput: a check that failed, with its message
-                return None, [_refused("plan", exc)]
+                return None, [_refused("plan", exc, request.env_path)]
             return planned, list(planned.checks)
 
         task = Task(fn, self, name="preflight")
@@ -486,6 +522,15 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, BasePage):
             self._tasks.remove(task)
         self._render_checks()
         self.completeChanged.emit()
+        self._open_list_when_idle()
+
+    def _open_list_when_idle(self) -> None:
+        """"Choose another Python…": the list opens once it is filled for the new checks and the page's work
+        has ended (the wizard redraws its buttons at each end of work, which closes an open list)."""
+        if self._open_list and not self.is_busy() and self.isVisible():
+            self._open_list = False
+            self.python.setFocus()
+            self.python.showPopup()
 
     def _on_checked(self, gen: int, result: tuple[Planned | None, list[Check]]) -> None:
         if gen != self._generation:
@@ -550,7 +595,7 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, BasePage):
                   name=self.tr("Add to an existing environment"))
         set_field_texts(self.l_location, self.tr("Environment &folder:") if self.existing.isChecked()
                         else self.tr("&Location:"), self.location, name=self.tr("Location"))
-        set_field_texts(self.l_name, self.tr("&Name:"), self.name, name=self.tr("Environment name"))
+        set_field_texts(self.l_name, self.tr("Na&me:"), self.name, name=self.tr("Environment name"))
         set_field_texts(self.l_python, self.tr("P&ython:"), self.python,
                         name=self.tr("Python version for the environment"))
         for b in (self.browse, self.browse_links, self.browse_bundle):
@@ -566,7 +611,7 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, BasePage):
         set_field_texts(self.l_links, self.tr("Local &wheels folder:"), self.find_links,
                         name=self.tr("Local wheels folder"),
                         placeholder=self.tr("a folder with .whl files; several: separate them with ;"))
-        set_field_texts(self.l_bundle, self.tr("Offline &bundle folder:"), self.bundle,
+        set_field_texts(self.l_bundle, self.tr("Offline bundl&e folder:"), self.bundle,
                         name=self.tr("Offline bundle folder"),
                         placeholder=self.tr("install without the internet from a bundle"))
         self._retranslate_sources()

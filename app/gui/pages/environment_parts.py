@@ -64,6 +64,8 @@ class _Page(_Base):
         existing: QCheckBox
         location: QLineEdit
         name: QLineEdit
+        python: QComboBox
+        python_note: QLabel
         find_links: QLineEdit
         bundle: QLineEdit
         files_box: QWidget
@@ -83,6 +85,7 @@ class _Page(_Base):
         inputs_changed: Callable[..., None]
         apply_action: Callable[[Any], None]
         _task_finished: Callable[[Task], None]
+        _open_list_when_idle: Callable[[], None]
 
 
 class NetworkFields(_Page):
@@ -125,15 +128,15 @@ class NetworkFields(_Page):
 
     def _retranslate_network(self) -> None:
         self.advanced.set_title(self.tr("Advanced: package index, mirror and proxy"))
-        set_field_texts(self.l_index, self.tr("&Index URL:"), self.index_url, name=self.tr("Index URL"),
+        set_field_texts(self.l_index, self.tr("Inde&x URL:"), self.index_url, name=self.tr("Index URL"),
                         placeholder=self.tr("default: the PyTorch index for the chosen build"))
-        set_field_texts(self.l_extra, self.tr("E&xtra index URLs:"), self.extra_index, name=self.tr("Extra index URLs"),
+        set_field_texts(self.l_extra, self.tr("Ex&tra index URLs:"), self.extra_index, name=self.tr("Extra index URLs"),
                         placeholder=self.tr("separated by spaces"))
-        set_field_texts(self.l_mirror, self.tr("Package &mirror:"), self.mirror, name=self.tr("Package mirror"),
+        set_field_texts(self.l_mirror, self.tr("Package mi&rror:"), self.mirror, name=self.tr("Package mirror"),
                         placeholder=self.tr("replaces PyPI for the other packages, e.g. a university mirror"))
         set_field_texts(self.l_proxy, self.tr("Pr&oxy:"), self.proxy, name=self.tr("Proxy"),
                         placeholder=self.tr("http://proxy.example.org:3128 (default: HTTPS_PROXY)"))
-        set_field_texts(self.l_ca, self.tr("CA cer&tificates:"), self.ca_bundle, name=self.tr("CA certificates file"),
+        set_field_texts(self.l_ca, self.tr("CA certificate&s:"), self.ca_bundle, name=self.tr("CA certificates file"),
                         placeholder=self.tr("a .pem file, or \"system\" for this computer's certificates"))
         set_texts(self.browse_ca, self.tr("Browse…"), name=self.tr("Choose the CA certificates file"))
 
@@ -257,6 +260,7 @@ class MirrorChoice(_Page):
         self._render_sources()
         self._render_checks()  # the verdict may now offer the verified mirrors
         self.completeChanged.emit()
+        self._open_list_when_idle()
 
     def _render_sources(self) -> None:
         lang = current_language()
@@ -312,6 +316,8 @@ class PreflightView(_Page):
         self._way_out: str = ""  # the verdict "PyTorch cannot be downloaded: install from files", when it is shown
         # ... and kept in view while the page's content grows or shrinks above it, until the user scrolls
         self._follow_way_out = False
+        self._landed: QWidget | None = None  # the control a remedy's button sent the user to (kept in view)
+        self._open_list = False  # ... and its list opened ("Choose another Python…")
         self._way_out_timer: QTimer = QTimer(self)  # (the page's child: it goes with the page, never fires after it)
         self._way_out_timer.setSingleShot(True)
         self._way_out_timer.setInterval(0)
@@ -399,13 +405,15 @@ class PreflightView(_Page):
             self.result_banner.set_text(self.tr("Fix the problems above (or change the choices) to go on."), "error")
         self.result_banner.setVisible(bool(self.check_results))
         verdict = self.result_banner.text() if way_out else ""
-        if verdict and verdict != self._way_out:  # the way out comes into view when the verdict says so (anew)
+        if verdict and verdict != self._way_out and self._landed is None:  # the way out comes into view (anew)
             self._follow_way_out = True
             self._way_out_timer.start()
         self._way_out = verdict
         plan = self._planned.plan if self._planned is not None else None
         estimate_mb = plan.estimate_mb if plan is not None else 0
         notes: list[Text] = [*plan.notes, *plan.python_notes] if plan is not None else []
+        # "Why torch X" is said once, under "Where PyTorch comes from" (it was there and here, twice)
+        notes = [n for n in notes if getattr(n, "code", "") != "install.note_why_version"]
         lines = []
         if estimate_mb:
             lines.append(self.tr("About {size} will be installed.").format(size=human_mb(estimate_mb)))
@@ -508,9 +516,15 @@ class PreflightView(_Page):
 
     def _user_scrolled(self, _action: int) -> None:
         self._follow_way_out = False
+        self._landed = None
 
     def _show_way_out(self) -> None:
         self.body.activate()  # the banner and the fields have their places before they are scrolled to
+        landed = self._landed
+        if landed is not None and shiboken6.isValid(landed):  # a remedy sent the user to this control: it stays
+            self.scroll_area.ensureWidgetVisible(self.python_note if landed is self.python else landed, 0, 0)
+            self.scroll_area.ensureWidgetVisible(landed, 0, 40)
+            return
         self.scroll_area.ensureWidgetVisible(self.files_box, 0, 0)
         self.scroll_area.ensureWidgetVisible(self.result_banner, 0, 0)
 

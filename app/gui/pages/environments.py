@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QGridLayout,
     QHeaderView,
     QLabel,
@@ -23,10 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.base.errors import UserError, render_hint
-from app.core.base.text import render
+from app.core.base.errors import UserError
 from app.gui.build import add_all, set_texts
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render, render_hint
 from app.gui.pages import PageId
 from app.gui.pages._common import std_icon
 from app.gui.pages.base import BasePage
@@ -77,6 +77,7 @@ class EnvironmentsPage(BasePage):
         self._problem = None
         self.task_kind: str | None = None
         self.task_env: str | None = None
+        self._force_for: str | None = None  # the environment the "remove anyway" box was shown for
 
         self.busy = BusyLine()
         self.problem = Banner("warning")
@@ -101,6 +102,8 @@ class EnvironmentsPage(BasePage):
         self.check_btn, self.repair_btn, self.upgrade_btn = QPushButton(), QPushButton(), QPushButton()
         self.kernel_btn, self.terminal_btn, self.remove_btn = QPushButton(), QPushButton(), QPushButton()
         self.refresh_btn = QPushButton()
+        # the command line's --force: an environment this assistant did not make is removed only on purpose
+        self.force_remove = QCheckBox()
         self.check_btn.clicked.connect(lambda: self.choose("check"))
         self.repair_btn.clicked.connect(lambda: self.choose("repair"))
         self.upgrade_btn.clicked.connect(lambda: self.choose("upgrade"))
@@ -113,6 +116,7 @@ class EnvironmentsPage(BasePage):
             grid.addWidget(b, 0, i)
         for i, b in enumerate((self.kernel_btn, self.terminal_btn, self.remove_btn)):
             grid.addWidget(b, 1, i)
+        grid.addWidget(self.force_remove, 2, 0, 1, 4)
 
         add_all(self.body, self.problem, self.busy, (self.tree, 1), self.empty, self.details, grid, self.message)
         self.problem.setVisible(False)
@@ -232,6 +236,10 @@ class EnvironmentsPage(BasePage):
 
     def _on_selection(self) -> None:
         e = self.selected()
+        if e is None or e.path != self._force_for:
+            self.force_remove.setChecked(False)  # given for one environment, never carried to the next
+        self._force_for = e.path if e is not None else None
+        self.force_remove.setVisible(e is not None and not e.made_by_app and e.status != "missing")
         if e is None:
             self.details.setText("")
         else:
@@ -292,6 +300,13 @@ class EnvironmentsPage(BasePage):
         self._update_buttons()
 
     def _on_action_failed(self, err: UserError) -> None:
+        if err.error_code == "envs.remove_not_ours":  # (the core's words name the command line's --force)
+            self.message.set_text(self.tr("{path} was not made by this assistant, so it is not removed. If it is the "
+                                          "environment you mean, tick “{option}” and press Remove again.").format(
+                path=self.selected_path() or "", option=self.force_remove.text().replace("&", "")), "error")
+            self.message.setVisible(True)
+            self.force_remove.setFocus()
+            return
         msg, hint = error_text(err)
         what = self.tr("What to do:")  # outside the f-string: lupdate cannot see into one
         self.message.set_text(msg + (f"\n{what} {hint}" if hint else ""), "error")
@@ -372,7 +387,8 @@ class EnvironmentsPage(BasePage):
         e = self.selected()
         if e is None:
             return
-        path, force = e.path, not e.made_by_app
+        # the rule of `envs remove`: not made by this assistant, removed only with the box ticked (its --force)
+        path, force = e.path, not e.made_by_app and self.force_remove.isChecked()
 
         def plan(on_event, cancel):
             from app.core.lifecycle.remove import plan_remove
@@ -421,6 +437,8 @@ class EnvironmentsPage(BasePage):
                   tip=self.tr("Build a newer PyTorch next to it, check it, then swap it in (undoable)"))
         self.terminal_btn.setText(self.tr("Open a &terminal here"))
         self.remove_btn.setText(self.tr("Re&move"))
+        set_texts(self.force_remove, self.tr("Remove it even though this assistant did not make it"),
+                  tip=self.tr("Only for an environment you are sure of: everything in its folder is deleted"))
         self.refresh_btn.setText(self.tr("Re&fresh"))
         self._render_rows()
         self._on_selection()

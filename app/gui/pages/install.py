@@ -26,9 +26,8 @@ from app.core.base.enums import Phase, PhaseState
 from app.core.base.errors import UserError
 from app.core.base.events import ErrorEvent, Event, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
 from app.core.base.progress_model import InstallProgress
-from app.core.base.text import render
 from app.gui.build import add_all, button, set_texts, text_label
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render
 from app.gui.logview import LogView
 from app.gui.pages._common import ErrorPanel, EventBatcher, LogBatch, fmt_bytes, fmt_duration, put_icon
 from app.gui.pages.base import BasePage
@@ -244,8 +243,10 @@ class InstallPage(BasePage):
     def _draw_package_line(self) -> None:
         """The current-package line (redrawn on a language switch)."""
         line = self.model.line
-        if line is None:
+        if line is None or self._status not in (RUNNING, CANCELLING):
+            self.package_label.setVisible(False)
             return
+        self.package_label.setVisible(True)
         if line.unit == "unpacking" and line.total > 0:  # measured on disk
             self.package_label.setText(self.tr("Unpacking and installing the packages: {done} of about {total}").format(
                 done=fmt_bytes(line.done), total=fmt_bytes(line.total)))
@@ -325,6 +326,8 @@ class InstallPage(BasePage):
             self._ended_at = time.monotonic()
             self._clock.stop()
             self.log.flush_all()
+            self.package_label.clear()  # the last package's progress is no news at the end (it stood at 100 %)
+            self.package_label.setVisible(False)
             if status != SUCCEEDED:
                 self.progress.setRange(0, _PROGRESS_STEPS)
                 self.progress.setValue(0)

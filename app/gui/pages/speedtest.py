@@ -23,10 +23,9 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar, QWid
 
 from app.core.base.errors import UserError
 from app.core.base.events import Event, StepEvent
-from app.core.base.text import render
 from app.core.pipeline.session import BenchOptions, Stage
 from app.gui.build import add_all, button, text_label
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render
 from app.gui.pages._common import ErrorPanel
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
@@ -282,7 +281,9 @@ class SpeedTestPage(BasePage):
         lang = current_language()
         values = ", ".join(f"{d} {v:,.0f} GFLOP/s" for d, v in peak.gflops.items())
         lines = [f"{peak.name}: {values}"] + ["• " + render(a, lang) for a in peak.assumptions]
-        if peak.source:
+        if peak.device == "cpu":  # worked out here, in the lines above (the core's words name no file to a user)
+            lines.append(self.tr("Source: an estimate from the processor's cores, clock and SIMD width"))
+        elif peak.source:  # a GPU's datasheet
             lines.append(self.tr("Source: {source}").format(source=peak.source))
         self.peak_text.setText("\n".join(lines))
 

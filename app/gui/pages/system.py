@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from app.core.base.errors import render_hint
 from app.core.base.secrets import write_private
 from app.core.base.serial import dumps
 from app.core.base.visible import parse_visible
 from app.core.pipeline.session import Session, Stage
 from app.gui.build import add_all, button, clear_layout, set_texts, text_label
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render_hint
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
 from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, human_mb, muted, set_icon
