@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from pathlib import Path
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, QTimer, Signal
@@ -50,7 +49,6 @@ from PySide6.QtWidgets import (
 from app.core.base.actions import Action, ActionKind
 from app.core.base.disk import existing_ancestor, free_mb
 from app.core.base.errors import BadInput, UserError, hint_text
-from app.core.base.locations import folder_path
 from app.core.base.text import msg, render
 from app.core.detection.system import ToolInfo
 from app.core.install import Check
@@ -413,20 +411,6 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, BasePage):
         if self.r_pip.isChecked():
             return "venv", "pip"
         return "venv", "uv"
-
-    def sources(self):
-        """Where the packages come from, as the page's fields say (the one sources value of the core)."""
-        from app.core.sources.settings import SourceSettings
-
-        # Folders may hold spaces ("C:\\Users\\Jane Doe\\wheels"): several are separated by ";" only.
-        find_links = tuple(p.strip() for p in self.find_links.text().split(";") if p.strip())
-        extra = tuple(p for p in re.split(r"[\s,;]+", self.extra_index.text().strip()) if p)
-        bundle = self.bundle.text().strip() or None
-        return SourceSettings(torch_index=self.index_url.text().strip() or None,
-                              default_index=self.mirror.text().strip() or None, extra_index_urls=extra,
-                              find_links=find_links, bundle=folder_path(bundle) if bundle else None,
-                              mirrors=self.mirrors_setting(), proxy=self.proxy.text().strip() or None,
-                              ca_bundle=self.ca_bundle.text().strip() or None)
 
     def build_request(self):
         from app.core.install import InstallRequest
