@@ -19,12 +19,13 @@ else:  # pragma: no cover
 
 from app.core.base.text import render
 from app.core.env import activate_vars
-from app.core.env.backends import IndexOptions, backend_for
+from app.core.env.backends import backend_for
 from app.core.install import InstallPlan, InstallRequest
 from app.core.lifecycle import protect
 from app.core.measure.verify import detail_text
 from app.core.proc.runner import run
 from app.core.recommend import recommend
+from app.core.sources.settings import SourceSettings
 from tests.factories import make_install_result
 
 SCENARIOS = Path(__file__).parent / "scenarios"
@@ -52,7 +53,7 @@ def _scenario_rec(name: str):
 def _plan(env: Path, rec) -> InstallPlan:
     return InstallPlan(request=InstallRequest(env_path=env, recommendation=rec), env_path=env,
                        backend=backend_for("venv", "uv"), python=None, python_request="3.12",
-                       packages=("torch==2.15.0+cu132",), index=IndexOptions(), new_env=True, estimate_mb=500,
+                       packages=("torch==2.15.0+cu132",), index=SourceSettings(), new_env=True, estimate_mb=500,
                        estimate_why="test")
 
 

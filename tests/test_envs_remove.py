@@ -18,10 +18,11 @@ import pytest
 
 from app.cli import main
 from app.core.env import registry
-from app.core.env.backends import IndexOptions, backend_for
+from app.core.env.backends import backend_for
 from app.core.install import InstallPlan, InstallRequest
 from app.core.lifecycle.common import Refused
 from app.core.lifecycle.remove import delete_tree, plan_remove
+from app.core.sources.settings import SourceSettings
 from tests.factories import make_install_result
 from tests.helpers import SCRIPTS, can_symlink, site_packages, symlink
 from tests.tree import digest
@@ -39,7 +40,7 @@ def _env(path: Path, *, ours: bool = True) -> Path:
         (path / SCRIPTS / "python.exe").write_bytes(b"MZ")
     if ours:
         p = InstallPlan(request=InstallRequest(env_path=path), env_path=path, backend=backend_for("venv", "uv"),
-                        python=None, python_request=None, packages=("torch",), index=IndexOptions(), new_env=True,
+                        python=None, python_request=None, packages=("torch",), index=SourceSettings(), new_env=True,
                         estimate_mb=1, estimate_why="test")
         registry.record_install(make_install_result(path), p, None)
     return path
@@ -269,7 +270,7 @@ def test_an_env_a_running_python_uses_is_not_removed(home, tmp_path, capsys):
     env = tmp_path / "envs" / "busy"
     py = make_venv(env)
     p = InstallPlan(request=InstallRequest(env_path=env), env_path=env, backend=backend_for("venv", "uv"),
-                    python=None, python_request=None, packages=("torch",), index=IndexOptions(), new_env=True,
+                    python=None, python_request=None, packages=("torch",), index=SourceSettings(), new_env=True,
                     estimate_mb=1, estimate_why="test")
     registry.record_install(make_install_result(env), p, None)
     proc = subprocess.Popen([str(py), "-c", "import time; time.sleep(120)"])

@@ -109,9 +109,9 @@ def refused(load, text, *fields, args=()):
     assert isinstance(out, BadInput), f"accepted: {out!r}"
     assert out.exit_code == 2
     for f in fields:
-        assert f in out.message, (f, out.message)
-    assert "Traceback" not in out.message
-    return out.message
+        assert f in out.text(), (f, out.text())
+    assert "Traceback" not in out.text()
+    return out.text()
 
 
 def with_(doc: dict, path: tuple, value) -> dict:
@@ -363,7 +363,7 @@ def test_generated_reports(case):
     out = measured(load_report_text, _json_text(doc))
     event("refused" if isinstance(out, BadInput) else "loaded")
     if isinstance(out, BadInput):
-        assert _names_the_place(out.message, path), (path, out.message)
+        assert _names_the_place(out.text(), path), (path, out.text())
     else:
         assert isinstance(out, SystemReport)
 
@@ -375,7 +375,7 @@ def test_generated_manifests(case):
     out = measured(load_manifest_text, _json_text(doc))
     event("refused" if isinstance(out, BadInput) else "loaded")
     if isinstance(out, BadInput):
-        assert _names_the_place(out.message, path), (path, out.message)
+        assert _names_the_place(out.text(), path), (path, out.text())
     else:
         assert isinstance(out, Manifest)
 
@@ -388,7 +388,7 @@ def test_generated_answer_files(tmp_path_factory, case):
     out = measured(load_answers_text, text, tmp_path_factory.getbasetemp())
     event("refused" if isinstance(out, BadInput) else "loaded")
     if isinstance(out, BadInput):
-        assert _names_the_place(out.message, path), (path, out.message)
+        assert _names_the_place(out.text(), path), (path, out.text())
 
 
 @pytest.mark.parametrize("text, place", [
@@ -398,7 +398,7 @@ def test_generated_answer_files(tmp_path_factory, case):
 def test_a_number_too_long_to_read_is_refused_naming_its_line(text, place):
     with pytest.raises(BadInput) as err:
         parse_answers(text)
-    assert place in err.value.message and "too long" in err.value.message
+    assert place in err.value.text() and "too long" in err.value.text()
 
 
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),

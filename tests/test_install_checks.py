@@ -21,6 +21,7 @@ from app.core.env.backends import backend_for
 from app.core.install import checks, config, sizing, transaction
 from app.core.install.request import Check, InstallPlan, InstallRequest, InstallResult
 from app.core.recommend import Recommendation
+from app.core.sources.settings import SourceSettings
 
 FIX = Path(__file__).parent / "fixtures"
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -40,7 +41,7 @@ def a_plan(tmp_path) -> InstallPlan:
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     return core.plan(InstallRequest(tmp_path / "env", python=sys.executable, packages=["six"],
-                                    find_links=[str(wheels)], default_index_url=str(wheels)))
+                                    sources=SourceSettings(find_links=[str(wheels)], default_index=str(wheels))))
 
 
 # ------------------------------------------------------------------ the target folder
@@ -157,14 +158,15 @@ def test_preflight_returns_every_check_and_raise_for_checks_refuses_the_first_bl
 # ------------------------------------------------------------------ the values
 
 def test_request_is_frozen_and_normalised(tmp_path):
-    r = InstallRequest(tmp_path / "e", packages=["torch"], extra_index_urls=["https://a.example/simple"],
-                       find_links=[tmp_path], bundle=str(tmp_path / "b"))
-    assert r.packages == ("torch",) and r.extra_index_urls == ("https://a.example/simple",)
-    assert r.find_links == (str(tmp_path),) and r.bundle == tmp_path / "b"
+    r = InstallRequest(tmp_path / "e", packages=["torch"],
+                       sources=SourceSettings(extra_index_urls=["https://a.example/simple"], find_links=[tmp_path],
+                                              bundle=str(tmp_path / "b")))
+    assert r.packages == ("torch",) and r.sources.extra_index_urls == ("https://a.example/simple",)
+    assert r.sources.find_links == (str(tmp_path),) and r.sources.bundle == tmp_path / "b"
     with pytest.raises(dataclasses.FrozenInstanceError):
         r.packages = ("numpy",)  # type: ignore[misc]
     d = r.to_dict()
-    assert d["recommendation"] is None and d["find_links"] == [str(tmp_path)]
+    assert d["recommendation"] is None and d["sources"]["find_links"] == [str(tmp_path)]
     rec = _rec()
     assert InstallRequest(tmp_path / "e", recommendation=rec).to_dict()["recommendation"]["variant"] == "cpu"
 
@@ -303,7 +305,7 @@ def test_preflight_in_chinese(tmp_path):
     local = tmp_path / "wheels"
     local.mkdir()
     request = InstallRequest(env_path=blocker, installer="pip", packages=["torch==2.13.0"],
-                             find_links=(str(local),), default_index_url=str(local))
+                             sources=SourceSettings(find_links=(str(local),), default_index=str(local)))
     found = {c.name: c for c in core.preflight(core.plan(request))}
     english = {n: c.to_dict("en") for n, c in found.items()}
     zh = {n: c.to_dict("zh_CN") for n, c in found.items()}

@@ -203,11 +203,11 @@ def test_a_kernel_for_every_user_lands_in_the_prefix_and_jupyter_lists_it(tmp_pa
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "own"))  # a kernel of one's own would land here
     env = tmp_path / "lab"
     bare_venv(env)
-    from app.core.env.backends import IndexOptions
+    from app.core.sources.settings import SourceSettings
 
     registry.update(env, lambda _r: registry.EnvRecord(
         path=str(env), origin="created", created=registry.now(), updated=registry.now(),
-        sources=registry.Sources.of(IndexOptions(default_index=indexes[0], extra_index_urls=tuple(indexes[1:]))),
+        sources=SourceSettings(default_index=indexes[0], extra_index_urls=tuple(indexes[1:])),
         verification=registry.Verification(True, registry.now(), devices=("NVIDIA GeForce RTX 4090",))))
     prefix = tmp_path / "hub"
     rc, out, err = run_cli(capsys, "envs", "kernel", str(env), "--system", "--prefix", str(prefix), "--json")

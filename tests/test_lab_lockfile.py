@@ -67,7 +67,7 @@ def test_a_lock_round_trips_and_is_standard_toml():
     assert back.env_name == weird and back.machine == lock.machine and back.verified == lock.verified
     assert back.not_locked == lock.not_locked and dict(back.env_vars) == dict(lock.env_vars)
     assert {p.name: p for p in back.packages} == {p.name: p for p in lock.packages}
-    assert back.torch_index is None and lock.machine is not None
+    assert back.sources.torch_index is None and lock.machine is not None
     assert lock.machine.describe() == "NVIDIA GeForce RTX 4090 (driver 580.95.05)"
 
 

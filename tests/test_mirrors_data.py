@@ -161,7 +161,7 @@ def _refused(path: Path) -> BadInput:
     with pytest.raises(BadInput) as caught:
         load_mirrors(path)
     assert caught.value.exit_code == EXIT_BAD_INPUT
-    assert "docs/mirrors.md" in caught.value.hint
+    assert "docs/mirrors.md" in render(caught.value.hint)
     return caught.value
 
 
@@ -205,15 +205,15 @@ BAD_ROWS = [
     ({"checked": dt.datetime(2026, 12, 1, 8, 0)}, "checked"),
     ({"colour": "blue"}, "colour"),
     ({"known_problems": "stale"}, "known_problems"),
-    ({"known_problems": ["stale"]}, "known_problems[1]"),
-    ({"known_problems": [{"kind": "haunted", "source": ["o/r#2"]}]}, "known_problems[1].kind"),
-    ({"known_problems": [{"kind": "slow"}]}, "known_problems[1].source"),
-    ({"known_problems": [{"kind": "slow", "source": ["nope"]}]}, "known_problems[1].source"),
-    ({"known_problems": [{"kind": "slow", "source": ["o/r#2"], "reported": "May"}]}, "known_problems[1].reported"),
+    ({"known_problems": ["stale"]}, "known_problems[0]"),
+    ({"known_problems": [{"kind": "haunted", "source": ["o/r#2"]}]}, "known_problems[0].kind"),
+    ({"known_problems": [{"kind": "slow"}]}, "known_problems[0].source"),
+    ({"known_problems": [{"kind": "slow", "source": ["nope"]}]}, "known_problems[0].source"),
+    ({"known_problems": [{"kind": "slow", "source": ["o/r#2"], "reported": "May"}]}, "known_problems[0].reported"),
     ({"known_problems": [{"kind": "slow", "source": ["o/r#2"], "reported": dt.date(2026, 5, 2),
-                          "fixed": dt.date(2026, 5, 1)}]}, "known_problems[1].fixed"),
-    ({"known_problems": [{"kind": "slow", "source": ["o/r#2"], "when": 1}]}, "known_problems[1].when"),
-    ({"known_problems": [{"kind": "slow", "source": ["o/r#2"], "detail": 5}]}, "known_problems[1].detail"),
+                          "fixed": dt.date(2026, 5, 1)}]}, "known_problems[0].fixed"),
+    ({"known_problems": [{"kind": "slow", "source": ["o/r#2"], "when": 1}]}, "known_problems[0].when"),
+    ({"known_problems": [{"kind": "slow", "source": ["o/r#2"], "detail": 5}]}, "known_problems[0].detail"),
 ]
 
 
@@ -223,43 +223,42 @@ def test_a_malformed_row_is_refused_naming_file_row_and_field(tmp_path, change, 
     row = {k: v for k, v in row.items() if v is not None}
     other = {**GOOD, "id": "first-row"}
     err = _refused(_write(tmp_path, other, row))
-    text = err.message
+    text = err.text()
     assert str(tmp_path / "mirrors.toml") in text
-    assert "mirror 2 " in text, text
-    assert f"field '{field}'" in text, text
+    assert "(mirror 2, " in text, text
+    assert f"'mirror[1].{field}'" in text, text
     assert "Traceback" not in text
 
 
 def test_file_level_refusals(tmp_path):
     path = tmp_path / "mirrors.toml"
-    assert "Cannot read" in _refused(path).message  # missing
+    assert "Cannot read" in _refused(path).text()  # missing
     path.write_bytes(b"\xff\xfe[[mirror]]")
-    assert "not valid TOML" in _refused(path).message
+    assert "not valid TOML" in _refused(path).text()
     path.write_text("[[mirror]\nid = ", encoding="utf-8")
-    assert "not valid TOML" in _refused(path).message
+    assert "not valid TOML" in _refused(path).text()
     path.write_text("schema_version = 1\n", encoding="utf-8")
-    assert "no [[mirror]]" in _refused(path).message
+    assert "no [[mirror]]" in _refused(path).text()
     path.write_text("mirror = 5\n", encoding="utf-8")
-    assert "no [[mirror]]" in _refused(path).message
+    assert "no [[mirror]]" in _refused(path).text()
     path.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
-    assert "not valid TOML" in _refused(path).message or "unknown keys" in _refused(path).message
+    assert "not valid TOML" in _refused(path).text() or "unknown keys" in _refused(path).text()
     path.write_text("# " + "x" * (mirrors.MAX_BYTES + 10) + "\n", encoding="utf-8")
-    assert "larger than" in _refused(path).message
+    assert "larger than" in _refused(path).text()
     err = _refused(_write(tmp_path, GOOD, GOOD))
-    assert "field 'id'" in err.message and "earlier row" in err.message
+    assert "'mirror[1].id'" in err.text() and "earlier row" in err.text()
     err = _refused(_write(tmp_path, GOOD, head="surprise = 1\n"))
-    assert "surprise" in err.message
+    assert "surprise" in err.text()
     path.write_text("[[mirror]]\n[[mirror.x]]\n", encoding="utf-8")
-    assert "field 'x'" in _refused(path).message
+    assert "'mirror[0].x'" in _refused(path).text()
 
 
 def test_refusals_render_in_chinese(tmp_path):
     from app.core.base.text import msg
 
-    problem = msg("mirrors.field_missing", "is missing")
-    text = msg("mirrors.bad_field", "{path}: mirror {row} ({id}), field '{field}' {problem}.",
-               path="f.toml", row=2, id="x", field="source", problem=problem)
-    assert render(text, "zh_CN") == "f.toml：第 2 个镜像（x）的字段“source”缺失。"
+    with pytest.raises(BadInput) as err:
+        mirrors._Row("f.toml", 2, {"id": "x"}).fail("source", msg("mirrors.field_empty", "is empty"))
+    assert render(err.value.message, "zh_CN") == "镜像目录 f.toml（第 2 个镜像，x）：'mirror[1].source' 为空"
 
 
 # ---------------------------------------------------------------------------- hostile input
@@ -285,7 +284,7 @@ def test_generated_rows_load_or_are_refused_cleanly(tmp_path, changes):
         cat = load_mirrors(path)
     except BadInput as exc:
         assert exc.exit_code == EXIT_BAD_INPUT
-        assert "mirror 1" in exc.message or "TOML" in exc.message, exc.message
+        assert "mirror 1" in exc.text() or "TOML" in exc.text(), exc.text()
         return
     (m,) = cat.mirrors
     assert m.source and m.checked and (m.kind != "torch" or m.variants)
@@ -313,7 +312,7 @@ def test_byte_mutations_of_the_real_file_never_crash(tmp_path):
             outcomes["ok"] += 1
         except BadInput as exc:
             assert exc.exit_code == EXIT_BAD_INPUT
-            assert re.search(r"mirror catalogue|mirror \d+", exc.message), exc.message
+            assert re.search(r"mirror catalogue|mirror \d+", exc.text()), exc.text()
             outcomes["refused"] += 1
     assert outcomes["refused"] > 100 and sum(outcomes.values()) == 1000
 

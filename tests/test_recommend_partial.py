@@ -144,8 +144,9 @@ def test_an_intel_macs_amd_gpu_is_mps_and_the_verification_and_speed_test_expect
     """PyTorch's MPS ran on "Mac computers with Apple silicon or AMD GPUs, macOS 12.3 or later" up to the
     last macOS x86_64 wheels (2.2.2): the engine says MPS is expected, so the verification fails instead
     of skipping when MPS is not usable, and the speed test's auto device is MPS."""
-    from app.core.env.backends import IndexOptions, backend_for
+    from app.core.env.backends import backend_for
     from app.core.install import InstallPlan, InstallRequest
+    from app.core.sources.settings import SourceSettings
 
     report = SystemReport.from_dict({"os": {"family": "macos", "version": "13.6.1"}, "arch": "x86_64",
                                      "python": {"version": "3.12.4"},
@@ -155,7 +156,7 @@ def test_an_intel_macs_amd_gpu_is_mps_and_the_verification_and_speed_test_expect
     assert "pip install torch==2.2.2" in " ".join(rec.command) and "download.pytorch.org" not in rec.index_url
     plan = InstallPlan(request=InstallRequest(env_path=tmp_path / "env", recommendation=rec),
                        env_path=tmp_path / "env", backend=backend_for("venv", "uv"), python=None,
-                       python_request="3.12", packages=tuple(rec.packages), index=IndexOptions(), new_env=True,
+                       python_request="3.12", packages=tuple(rec.packages), index=SourceSettings(), new_env=True,
                        estimate_mb=500, estimate_why="test")
     assert plan.expected_accelerator == "mps"
     no_gpu = recommend(SystemReport.from_dict({"os": {"family": "macos", "version": "13.6.1"}, "arch": "x86_64",

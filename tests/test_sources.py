@@ -72,7 +72,7 @@ def test_candidates_put_the_users_index_first_and_never_offer_a_mirror_without_t
     # a CPU-only (or PyPI) mirror is never a candidate for a CUDA pin; Aliyun lists no cu128
     assert "aliyun-torch" not in {s.id for s in candidates(SourceSettings(), "https://download.pytorch.org/whl/cu128")}
     assert [s.id for s in candidates(SourceSettings(mirrors="off"), cu)] == ["origin"]
-    own = candidates(SourceSettings(index_url="https://my.lab/whl/cu130/", mirrors=("nju-torch",)), cu)
+    own = candidates(SourceSettings(torch_index="https://my.lab/whl/cu130/", mirrors=("nju-torch",)), cu)
     assert [s.id for s in own] == ["index", "nju-torch"]  # "auto" never overrides the user's own index
     chosen = candidates(SourceSettings(mirrors=("nju-torch", "origin")), cu)
     assert [s.id for s in chosen] == ["nju-torch", "origin"]
@@ -287,15 +287,15 @@ def test_answer_files_take_mirrors_auto_off_or_a_list(tmp_path):
     from app.core.pipeline.answers import parse_answers
 
     base = '[environment]\npath = "env"\n[sources]\n'
-    assert parse_answers(base, base=tmp_path).mirrors == "auto"
-    assert parse_answers(base + 'mirrors = "off"\n', base=tmp_path).mirrors == "off"
+    assert parse_answers(base, base=tmp_path).sources.mirrors == "auto"
+    assert parse_answers(base + 'mirrors = "off"\n', base=tmp_path).sources.mirrors == "off"
     listed = parse_answers(base + 'mirrors = ["nju-torch", "https://m.example/whl/{variant}/"]\n', base=tmp_path)
-    assert listed.mirrors == ("nju-torch", "https://m.example/whl/{variant}/")
+    assert listed.sources.mirrors == ("nju-torch", "https://m.example/whl/{variant}/")
     for bad, words in (('mirrors = ["tuna-pypi"]', "PyPI mirror"), ('mirrors = ["nope"]', "not a mirror"),
                        ('mirrors = "sometimes"', 'not "auto" or "off"'), ("mirrors = 3", "expected")):
         with pytest.raises(BadInput) as err:
             parse_answers(base + bad + "\n", base=tmp_path)
-        assert "'sources.mirrors' (line 4)" in err.value.message and words in err.value.message
+        assert "line 4: 'sources.mirrors'" in err.value.text() and words in err.value.text()
 
 
 def test_a_python_builds_mirror_in_the_list_goes_to_uv():

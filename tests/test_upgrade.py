@@ -25,6 +25,7 @@ from app.core.lifecycle import staging
 from app.core.lifecycle.common import Refused
 from app.core.lifecycle.companions import check_companions
 from app.core.lifecycle.upgrade import keep_requirements, plan_upgrade, staging_plan
+from app.core.sources.settings import SourceSettings
 from tests.helpers import SCRIPTS, site_packages, venv_python
 from tests.helpers import run_cli as _cli
 from tests.helpers import torch_in as _torch
@@ -39,8 +40,9 @@ from tests.tree import digest
 
 
 def _make_env(env: Path, wheels: Path, default_index: str, *extra: str) -> Path:
-    p = plan(InstallRequest(env_path=env, packages=("torch==2.13.0+cpu", "six", *extra), find_links=(str(wheels),),
-                            default_index_url=default_index))
+    p = plan(InstallRequest(env_path=env, packages=("torch==2.13.0+cpu", "six", *extra), sources=SourceSettings(find_links=(str(wheels),),
+                                                                                                                default_index=default_index)
+                            ))
     result = install(p)
     registry.record_install(result, p, None)
     return env

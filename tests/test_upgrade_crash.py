@@ -92,7 +92,7 @@ CHILD = textwrap.dedent(r'''
     env = root / "env"
     if op == "upgrade":  # what upgrade() does once the staging env passed verification: swap, guard, record
         from app.core.env.distinfo import TorchBuildInfo
-        from app.core.env.backends import IndexOptions
+        from app.core.sources.settings import SourceSettings
         from app.core.lifecycle.companions import CompanionReport
         from app.core.proc.runner import CancelToken
         from app.core.measure.verify import VerifyReport
@@ -100,7 +100,7 @@ CHILD = textwrap.dedent(r'''
         plan = up.UpgradePlan(env=env, staging=staging, old_copy=root / ".env.torch-setup-old-1",
                               base_python=Path(sys.executable), python_version=None,
                               current=TorchBuildInfo("2.13.0+cpu"), packages=("torch==2.14.1+cpu",), keep=(),
-                              index=IndexOptions(), companions=CompanionReport({}), new_torch="2.14.1+cpu")
+                              index=SourceSettings(), companions=CompanionReport({}), new_torch="2.14.1+cpu")
         run = up._Run(plan, lambda _e: None, CancelToken())
         run.staging_id = st.ident(staging)
         run.commit(VerifyReport(python=sys.executable, torch_version="2.14.1+cpu"))
@@ -372,11 +372,11 @@ def _ready(tmp_path: Path) -> tuple[Path, Path, Path, object]:
     """An env (the old build), a verified staging env beside it (the new one) and the run that swaps
     it in: what ``upgrade()`` has after its staging, install and verify steps."""
     from app.core.compat.data import load_compat
-    from app.core.env.backends import IndexOptions
     from app.core.env.distinfo import distributions, torch_build
     from app.core.lifecycle import upgrade as up
     from app.core.lifecycle.companions import check_companions
     from app.core.proc.runner import CancelToken
+    from app.core.sources.settings import SourceSettings
 
     env, staging_env, old = tmp_path / "env", tmp_path / ".env.torch-setup-staging", tmp_path / ".env.torch-setup-old-1"
     _venv(env, "old")
@@ -388,7 +388,7 @@ def _ready(tmp_path: Path) -> tuple[Path, Path, Path, object]:
     assert current is not None
     plan = up.UpgradePlan(env=env, staging=staging_env, old_copy=old, base_python=Path(sys.executable),
                           python_version=None, current=current, packages=("torch==2.14.1",), keep=(),
-                          index=IndexOptions(), companions=check_companions(dists, "2.14.1", load_compat()),
+                          index=SourceSettings(), companions=check_companions(dists, "2.14.1", load_compat()),
                           new_torch="2.14.1")
     run = up._Run(plan, lambda _e: None, CancelToken())
     run.staging_id = up.st.ident(staging_env)

@@ -146,11 +146,11 @@ def test_an_answer_file_takes_windows_and_file_url_folders(tmp_path):
     text = (f"[environment]\npath = 'env'\n[sources]\nfind_links = {json.dumps(_forms(wheels))}\n"
             f"bundle = {json.dumps(bundle.as_uri())}\n")
     a = parse_answers(text, base=tmp_path)
-    assert list(a.find_links) == [wheels] * len(_forms(wheels))
-    assert a.bundle == bundle
+    assert list(a.sources.find_links) == [str(wheels)] * len(_forms(wheels))
+    assert a.sources.bundle == bundle
     local_index = parse_answers(f"[environment]\npath = 'e'\n[sources]\nmirror = {json.dumps(str(wheels))}\n",
                                 base=tmp_path)
-    assert local_index.mirror == str(wheels)
+    assert local_index.sources.default_index == str(wheels)
 
 
 # ------------------------------------------------------------------ real installs through the CLI

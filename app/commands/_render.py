@@ -191,7 +191,7 @@ def print_plan(plan: InstallPlan, checks: Sequence[Check], out: TextIO | Console
     py = plan.python
     print("Python      : " + (f"{py.version} ({py.executable})" if py else
                               f"{plan.uv_python or plan.python_request or 'default'} (uv will look for it)"), file=out)
-    whence = f"from the lock {plan.request.lock}" if plan.request.lock else f"from bundle {plan.request.bundle}"
+    whence = f"from the lock {plan.request.lock}" if plan.request.lock else f"from bundle {plan.request.sources.bundle}"
     print("Packages    : " + (" ".join(plan.packages) or whence), file=out)
     if plan.index.torch_index:
         print(f"Torch index : {plan.index.torch_index}", file=out)

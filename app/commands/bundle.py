@@ -64,9 +64,9 @@ def run(args) -> int:
     python = args.python or f"{sys.version_info[0]}.{sys.version_info[1]}"
     rec = None
     packages = args.packages
-    index_url = args.index_url
-    mirrors = parse_mirrors(args.mirrors)
-    sources = SourceSettings(find_links=tuple(args.find_links or ()), index_url=args.index_url, mirrors=mirrors,
+    index_url = None
+    sources = SourceSettings(torch_index=args.index_url, extra_index_urls=tuple(args.extra_index_url or ()),
+                             find_links=tuple(args.find_links or ()), mirrors=parse_mirrors(args.mirrors),
                              proxy=args.proxy, ca_bundle=args.ca_bundle)
     if not packages:
         if args.from_report:
@@ -78,18 +78,15 @@ def run(args) -> int:
         args.python = python
         rec = recommend_for(args, report, availability(sources))  # the newest build the sources hold
         packages = list(rec.packages)
-        index_url = index_url or rec.index_url
+        index_url = rec.index_url
         if not packages:
             raise BadInput("The recommendation names no packages.",
                            hint="Pass --packages explicitly.")
     renderer = Renderer(sys.stderr, quiet=args.json)
     try:
         m = core.build_bundle(args.out, packages=packages, python_version=python,
-                              platform=args.platform, index_url=index_url,
-                              extra_index_urls=args.extra_index_url or (),
-                              find_links=args.find_links or (), recommendation=rec,
-                              on_event=renderer, mirrors=mirrors, proxy=args.proxy, ca_bundle=args.ca_bundle,
-                              user_index=bool(args.index_url))
+                              platform=args.platform, sources=sources, index_url=index_url, recommendation=rec,
+                              on_event=renderer)
     finally:
         renderer.close()
     if args.json:

@@ -70,7 +70,7 @@ def _for_report(args: argparse.Namespace, request: InstallRequest, choices: Choi
 
     session = Session(source="cli")
     session.use_system(report)
-    if request.packages is None and request.bundle is None and request.recommendation is None:
+    if request.packages is None and request.sources.bundle is None and request.recommendation is None:
         session.choose(choices)
         request = dataclasses.replace(request, recommendation=session.recommend())
     # the interpreter is that machine's to find: this one's would only mislead (the version stays)
@@ -88,7 +88,7 @@ def dry_run(args: argparse.Namespace, request: InstallRequest, choices: Choices,
         return _for_report(args, request, choices, report)
     session = Session(source=source)
     observer = _Stop(Console(sys.stderr), quiet=bool(getattr(args, "json", False)))
-    wants_machine = request.lock is not None or (request.packages is None and request.bundle is None)
+    wants_machine = request.lock is not None or (request.packages is None and request.sources.bundle is None)
     try:
         session.run_all(request, choices=choices, options=RunOptions(detect=wants_machine, verify=False,
                                                                       strict=False), observer=observer)

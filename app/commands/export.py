@@ -123,7 +123,7 @@ def _show(args: argparse.Namespace, lock, lock_path: Path, notes, recipe) -> Non
 
     if args.json:
         doc = {"lock": str(lock_path), "packages": len(lock.packages), "torch": lock.torch, "variant": lock.variant,
-               "torch_index": lock.torch_index, "python": lock.python,
+               "torch_index": lock.sources.torch_index, "python": lock.python,
                "machine": lock.machine.describe() if lock.machine else None,
                "verified": lock.verified.ok if lock.verified else None,
                "not_locked": [{"name": n.name, "version": n.version, "why": n.why} for n in lock.not_locked],
@@ -132,7 +132,7 @@ def _show(args: argparse.Namespace, lock, lock_path: Path, notes, recipe) -> Non
         return
     say(msg("lab.exported", "{path}: {count} packages pinned by sha256; torch {torch} from {index}; Python {python}; "
             "verified on {machine}.", path=str(lock_path), count=len(lock.hashed), torch=lock.torch or "?",
-            index=lock.torch_index or "?", python=lock.python,
+            index=lock.sources.torch_index or "?", python=lock.python,
             machine=lock.machine.describe() if lock.machine else "?"))
     for n in notes:
         say(n, sys.stderr)

@@ -57,9 +57,9 @@ def register(sub) -> None:
 def _sources(args: argparse.Namespace) -> dict[str, object]:
     out: dict[str, object] = {}
     if args.index_url:
-        out["index_url"] = args.index_url
+        out["torch_index"] = args.index_url
     if args.mirror:
-        out["mirror"] = args.mirror
+        out["default_index"] = args.mirror
     if args.find_links:
         out["find_links"] = list(args.find_links)
     return out
@@ -71,7 +71,7 @@ def _offers(args: argparse.Namespace):
         return None
     from app.core.sources import SourceSettings, availability
 
-    return availability(SourceSettings(find_links=tuple(args.find_links), index_url=args.index_url))
+    return availability(SourceSettings(torch_index=args.index_url, find_links=tuple(args.find_links)))
 
 
 def run_plan(args: argparse.Namespace) -> int:

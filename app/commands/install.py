@@ -143,7 +143,7 @@ def build_request(args: argparse.Namespace) -> InstallRequest:
     """The InstallRequest for parsed ``args``; without --packages / --from-bundle it names no
     packages, and the session installs its recommendation."""
     from app.core.install import InstallRequest
-    from app.core.sources import parse_mirrors
+    from app.core.sources.settings import SourceSettings, parse_mirrors
 
     if not args.env:
         raise BadInput("No environment folder was given.", hint="Pass --env PATH.")
@@ -153,11 +153,12 @@ def build_request(args: argparse.Namespace) -> InstallRequest:
     return InstallRequest(
         env_path=args.env, kind=args.kind, installer=args.installer, python=args.python,
         packages=tuple(args.packages) if args.packages else None,
-        index_url=args.index_url, extra_index_urls=tuple(args.extra_index_url or ()),
-        find_links=tuple(args.find_links or ()), bundle=folder_path(args.from_bundle) if args.from_bundle else None,
-        existing=args.existing, proxy=args.proxy, ca_bundle=args.ca_bundle,
-        default_index_url=args.default_index_url, mirrors=parse_mirrors(args.mirrors),
-    )
+        sources=SourceSettings(torch_index=args.index_url, extra_index_urls=tuple(args.extra_index_url or ()),
+                               find_links=tuple(args.find_links or ()),
+                               bundle=folder_path(args.from_bundle) if args.from_bundle else None, proxy=args.proxy,
+                               ca_bundle=args.ca_bundle, default_index=args.default_index_url,
+                               mirrors=parse_mirrors(args.mirrors)),
+        existing=args.existing)
 
 
 class _Terminal(Observer):

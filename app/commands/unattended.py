@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -84,7 +85,7 @@ def resolve(answers: Answers) -> tuple[Path, Path | None]:
 
 def resolve_bundle(answers: Answers) -> Path | None:
     """The bundle the answer file names, ``bundle = "auto"`` settled (BadInput when there is none)."""
-    bundle = answers.bundle
+    bundle = answers.sources.bundle
     if answers.bundle_auto:
         from app.core.install.bundle import find_bundle
 
@@ -115,12 +116,7 @@ def build_request(answers: Answers, bundle: Path | None) -> InstallRequest:
     request = InstallRequest(
         env_path=answers.env_path, kind=answers.env_kind, installer=answers.installer,
         python=answers.python, packages=None,
-        index_url=answers.index_url, extra_index_urls=tuple(answers.extra_index_urls),
-        find_links=tuple(str(p) for p in answers.find_links), bundle=Path(bundle) if bundle else None,
-        existing=answers.existing, proxy=answers.proxy,
-        ca_bundle=str(answers.ca_bundle) if answers.ca_bundle else None,
-        default_index_url=answers.mirror, mirrors=answers.mirrors,
-    )
+        sources=replace(answers.sources, bundle=bundle), existing=answers.existing)
     if answers.lock is None:
         return request
     from app.core.install.lockplan import lock_request  # [torch] lock: its pins, Python and sources

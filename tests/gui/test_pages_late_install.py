@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QPushButton, QWizard  # noqa: E402
 from app.core.base.events import LogEvent, PhaseEvent  # noqa: E402
 from app.core.base.text import render  # noqa: E402
 from app.core.pipeline.session import Session  # noqa: E402
+from app.core.sources.settings import SourceSettings  # noqa: E402
 from app.gui.state import WizardState  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow]
@@ -86,7 +87,7 @@ def test_real_install_drives_progress_and_completes(qtbot, install_wizard, tmp_p
 
     env = tmp_path / "venv"
     state = approved(InstallRequest(env_path=env, kind="venv", installer="uv", packages=["torch==2.13.0"],
-                                    find_links=[str(local_wheels)]))
+                                    sources=SourceSettings(find_links=[str(local_wheels)])))
     plan = state.session.approved_plan
     wiz, page = install_wizard(state)
     phases, logs = [], []
@@ -124,7 +125,7 @@ def test_cancel_during_install_removes_env_and_leaves_no_child(qtbot, install_wi
 
     env = tmp_path / "venv-cancel"
     state = approved(InstallRequest(env_path=env, kind="venv", installer="pip", packages=["torch==2.13.0"],
-                                    find_links=[str(local_wheels)]))
+                                    sources=SourceSettings(find_links=[str(local_wheels)])))
     wiz, page = install_wizard(state)
     installing = []
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
@@ -158,7 +159,7 @@ def test_cancel_and_wait_for_window_close(qtbot, install_wizard, tmp_path, local
 
     env = tmp_path / "venv-close"
     state = approved(InstallRequest(env_path=env, kind="venv", installer="pip", packages=["torch==2.13.0"],
-                                    find_links=[str(local_wheels)]))
+                                    sources=SourceSettings(find_links=[str(local_wheels)])))
     wiz, page = install_wizard(state)
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
         wiz.next()
@@ -175,7 +176,7 @@ def test_failed_install_shows_error_and_offers_the_log(qtbot, install_wizard, tm
 
     env = tmp_path / "venv-fail"
     state = approved(InstallRequest(
-        env_path=env, kind="venv", installer="uv", find_links=[str(local_wheels)],
+        env_path=env, kind="venv", installer="uv", sources=SourceSettings(find_links=[str(local_wheels)]),
         packages=["torch==2.13.0", "torch-setup-no-such-package-4f7a==1.0"]))
     wiz, page = install_wizard(state)
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
@@ -267,7 +268,7 @@ def test_closing_the_wizard_during_a_real_install_asks_then_rolls_back(qtbot, tm
 
     env = tmp_path / "venv-wizard-close"
     state = approved(InstallRequest(env_path=env, kind="venv", installer="pip", packages=["torch==2.13.0"],
-                                    find_links=[str(local_wheels)]))
+                                    sources=SourceSettings(find_links=[str(local_wheels)])))
     w = SetupWizard(state=state, lang="en", auto_detect=False)
     qtbot.addWidget(w)
     w.setStartId(int(PageId.INSTALL))
@@ -300,7 +301,8 @@ def test_unreachable_index_is_refused_at_approval_and_the_install_page_runs_noth
     session = Session()
     with pytest.raises(BadInput) as refused:
         session.plan(InstallRequest(env_path=env, kind="venv", installer="uv", packages=["torch==2.13.0"],
-                                    index_url="http://127.0.0.1:9/simple", find_links=[str(local_wheels)]))
+                                    sources=SourceSettings(torch_index="http://127.0.0.1:9/simple",
+                                                           find_links=[str(local_wheels)])))
     err = refused.value
     assert "127.0.0.1:9" in render(err.message) + "\n".join(err.lines) + render(err.hint)
     assert err.hint and err.log_path is not None and err.log_path.exists()
@@ -327,7 +329,7 @@ def test_target_taken_after_approval_is_refused_before_anything_is_written(qtbot
 
     env = tmp_path / "venv-taken"
     state = approved(InstallRequest(env_path=env, kind="venv", installer="uv", packages=["torch==2.13.0"],
-                                    find_links=[str(local_wheels)]))
+                                    sources=SourceSettings(find_links=[str(local_wheels)])))
     plan = state.session.approved_plan
     env.mkdir()
     (env / "thesis.tex").write_text("do not delete", encoding="utf-8")

@@ -140,7 +140,7 @@ def test_verified_mirrors_are_offered_first_as_a_choice_under_a_chinese_locale(q
         assert "✗" in page.mirror_results.text() and "403" in page.mirror_results.text()
         assert page._mirror_ids == ["nju-torch"]  # the catalogue's mirrors of the cpu index
         page.mirror_choice.setCurrentIndex(page.mirror_choice.findData("nju-torch"))
-        assert page.build_request().mirrors == ("nju-torch", "origin")
+        assert page.build_request().sources.mirrors == ("nju-torch", "origin")
         page.cancel_and_wait(10)
     finally:
         i18n.set_language("en")

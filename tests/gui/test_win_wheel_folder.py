@@ -51,6 +51,6 @@ def test_the_bundle_field_takes_a_file_url(qtbot, tmp_path):
     page.location.setText(str(tmp_path / "envs"))
     page.bundle.setText(bundle.as_uri())
     req = page.build_request()
-    assert req.bundle == bundle
+    assert req.sources.bundle == bundle
     reach = [c for c in preflight(plan(req)) if c.name.startswith("reach:")]
     assert reach and all(c.ok for c in reach), [render(c.message) for c in reach]

@@ -127,7 +127,7 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
     approved = state.session.approved_plan  # the Environment page approved it: the Install page runs it
     assert approved is not None and approved.request.recommendation is rec
     assert Path(approved.request.env_path) == env_path
-    assert [str(p) for p in approved.request.find_links] == [str(local_wheels)]
+    assert [str(p) for p in approved.request.sources.find_links] == [str(local_wheels)]
     assert approved.request.installer == "uv"
 
     # 5. Install (the commit page): a real uv install of the real wheel, off the GUI thread.

@@ -9,6 +9,7 @@ pytest.importorskip("PySide6")
 
 from PySide6.QtWidgets import QWizard
 
+from app.core.sources.settings import SourceSettings
 from app.gui import i18n
 from app.gui.pages import PageId
 from app.gui.state import WizardState
@@ -112,8 +113,9 @@ def test_close_during_install_asks_then_cancels_and_rolls_back(qtbot, english, t
     env = tmp_path / "envs" / "half made"
     session = Session.resume(system=report, recommendation=rec)
     session.plan(InstallRequest(  # approved, as the Environment page does
-        env_path=env, kind="venv", installer="uv", recommendation=rec, index_url="https://pypi.org/simple",
-        find_links=[str(local_wheels)]))
+        env_path=env, kind="venv", installer="uv", recommendation=rec, sources=SourceSettings(torch_index="https://pypi.org/simple",
+                                                                                              find_links=[str(local_wheels)])
+        ))
     state = WizardState(session=session)
     w = SetupWizard(state=state, lang="en", auto_detect=False)
     qtbot.addWidget(w)

@@ -334,8 +334,8 @@ def test_environment_preflight_passes_and_fills_the_request(qtbot, host, env_sta
     req = plan.request
     assert Path(req.env_path) == tmp_path / "envs" / "my torch"
     assert req.installer == "uv" and req.kind == "venv" and not req.existing
-    assert [str(p) for p in req.find_links] == [str(local_wheels)]
-    assert req.index_url == "https://pypi.org/simple"
+    assert [str(p) for p in req.sources.find_links] == [str(local_wheels)]
+    assert req.sources.torch_index == "https://pypi.org/simple"
     assert [str(p) for p in plan.index.find_links] == [str(local_wheels)]  # the plan that will run uses them
     assert "free there" in page.target_label.text()
     assert str(tmp_path / "envs" / "my torch") in page.target_label.text()
@@ -518,12 +518,12 @@ def test_environment_network_settings_reach_the_request(qtbot, host, env_state, 
     page.proxy.setText("")
     page.ca_bundle.setText("system")
     req = page.build_request()
-    assert req.default_index_url == "https://pypi.org/simple" and req.ca_bundle == "system" and req.proxy is None
+    assert req.sources.default_index == "https://pypi.org/simple" and req.sources.ca_bundle == "system" and req.sources.proxy is None
     page.proxy.setText("http://127.0.0.1:9")  # nothing listens there: the index checks must say so
     with qtbot.waitSignal(page.preflight_done, timeout=60000) as blocker:
         pass
     assert blocker.args == [False]
-    assert page.build_request().proxy == "http://127.0.0.1:9"
+    assert page.build_request().sources.proxy == "http://127.0.0.1:9"
     assert any(s == "error" and "reach" in n for n, s, _, _ in page.checks), page.checks
 
 
@@ -536,8 +536,8 @@ def test_environment_wheel_folders_may_hold_spaces(qtbot, host, env_state, tmp_p
     page.find_links.setText(f"{a}; {b}")
     page.extra_index.setText("https://a.example/simple https://b.example/simple")
     req = page.build_request()
-    assert [str(p) for p in req.find_links] == [str(a), str(b)]
-    assert list(req.extra_index_urls) == ["https://a.example/simple", "https://b.example/simple"]
+    assert [str(p) for p in req.sources.find_links] == [str(a), str(b)]
+    assert list(req.sources.extra_index_urls) == ["https://a.example/simple", "https://b.example/simple"]
 
 
 def test_icons_are_crisp_on_high_dpi_screens(qtbot):

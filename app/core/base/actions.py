@@ -65,7 +65,7 @@ _OPTION: dict[ActionKind, str] = {
 #: The answer-file key each kind sets (resources/answers.example.toml).
 _ANSWER_KEY: dict[ActionKind, tuple[str, str]] = {
     ActionKind.SET_TORCH_VERSION: ("torch", "version"), ActionKind.SET_VARIANT: ("torch", "variant"),
-    ActionKind.CHOOSE_PYTHON: ("environment", "python"), ActionKind.SWITCH_SOURCE: ("sources", "index_url"),
+    ActionKind.CHOOSE_PYTHON: ("environment", "python"), ActionKind.SWITCH_SOURCE: ("sources", "torch_index"),
     ActionKind.USE_INSTALLER: ("environment", "installer"), ActionKind.CHOOSE_OTHER_LOCATION: ("environment", "path"),
     ActionKind.SET_PROXY: ("sources", "proxy"), ActionKind.SET_CA_BUNDLE: ("sources", "ca_bundle"),
 }

@@ -1,10 +1,18 @@
-"""Reading untrusted files: bounded in size, depth and number size, typed field by field.
+"""Reading and writing documents: bounded in size, depth and number size, typed field by field.
 
-Used by every loader of a file a person (or another machine) hands us: the SystemReport
-(:mod:`app.core.detection.system`), answer files (:mod:`app.core.pipeline.answers`) and bundle manifests
-(:mod:`app.core.install.bundle`). Every refusal is a :class:`~app.core.base.errors.BadInput` (exit 2)
-that names the file and the field by its path (``gpus[3].name``), and every check costs time
-and memory linear in the input:
+The one way every document of the assistant is read and validated, whoever wrote it: the
+SystemReport (:mod:`app.core.detection.system`), answer files (:mod:`app.core.pipeline.answers`),
+the list of environments (:mod:`app.core.env.registry`), locks (:mod:`app.core.pylock.lockfile`),
+bundle manifests (:mod:`app.core.install.bundle`), the compatibility data
+(:mod:`app.core.compat.data`), the mirror catalogue (:mod:`app.core.sources.mirrors`), the
+probe cache and the upgrade journal. A bad field is refused with ONE error everywhere, a
+:class:`~app.core.base.errors.BadInput` (exit 2) in English and Chinese that names the document
+and its file, the field by its path and what was expected (:func:`bad_field`)::
+
+    list of environments /home/a/.local/share/torch-setup/environments.json:
+        'environments[3].sources.find_links[0]' must be a text, not the number 5
+
+Every check costs time and memory linear in the input:
 
 * :func:`read_text`: at most :data:`MAX_FILE_BYTES` are read (``/dev/zero`` stops there),
   UTF-8 (a BOM is fine) or UTF-16 / UTF-32 with a BOM (what Windows editors and PowerShell
@@ -20,23 +28,37 @@ and memory linear in the input:
   keeps): the same bounds, never raised: a damaged one (not UTF-8, not JSON, nested too deeply,
   too large, not an object) is kept, renamed beside it (:func:`set_aside`), and the caller is
   told why and where, so every command goes on as if the file were not there.
+* :class:`Record`: a frozen dataclass whose JSON form is its fields: ``to_dict`` writes them in
+  order (tuples as lists, paths as text, enums as their value, nested records as objects) and
+  ``from_dict`` reads them back by their annotations (text, whole numbers, numbers, flags,
+  ``X | None``, tuples and lists, mappings, enums, literals, paths, nested dataclasses), with
+  bounds, JSON names and older names given per field (:func:`spec`).
+
+Start-up: importing this module costs well under a millisecond (measured in docs/DECISIONS.md);
+the annotations of a record are read on its first use, once.
 """
 from __future__ import annotations
 
 import codecs
+import dataclasses
+import enum
 import json
 import math
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+import types
+import typing
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path, PurePath
+from typing import Any, TypeVar
 
-from app.core.base.errors import BadInput
+from app.core.base.errors import BadInput, Hint
+from app.core.base.text import Msg, Text, texts
 
-__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "MAX_NUMBER_CHARS", "MAX_STATE_BYTES", "NAME_MAX", "PATH_MAX", "BadNumber",
-           "Fields", "StateFile", "check_depth", "decode_text", "describe", "parse_json", "path_problem", "read_state",
-           "read_text", "set_aside"]
+__all__ = ["DOCUMENTS", "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_NUMBER_CHARS", "MAX_STATE_BYTES", "NAME_MAX", "PATH_MAX",
+           "BadNumber", "Fields", "Record", "Spec", "StateFile", "bad_field", "check_depth", "decode_text", "describe",
+           "described", "document", "dump", "parse_json", "path_problem", "read_state", "read_text",
+           "set_aside", "spec"]
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 #: The assistant's own files (the list of environments, caches, journals) are small; a larger one is damaged.
@@ -46,6 +68,87 @@ MAX_NUMBER_CHARS = 40
 
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+#: The one shape of a refused field, and its parts (``schema.*`` in the catalogues).
+MESSAGES = texts("schema.", {
+    "bad_field": "{what}: '{field}' {problem}",
+    "bad_field_line": "{what}, line {line}: '{field}' {problem}",
+    "bad_top": "{what}: the top level {problem}",
+    "must_be": "must be {expected}, not {got}",
+    "missing": "is missing",
+    "too_long": "is {count} characters long; at most {limit}",
+    "out_of_range": "is {value}; it must be within {lo}..{hi}",
+    "too_many": "has {count} entries; at most {limit} are allowed",
+    "not_one_of": "is {value}; it must be one of {choices}",
+    "too_deep": "is nested more than {limit} levels deep",
+    "not_json": "{what} is not valid JSON (line {line}: {reason})",
+})
+#: What a field must be (the ``{expected}`` of ``schema.must_be``).
+EXPECTED = texts("schema.expect_", {
+    "text": "a text",
+    "text_or_number": "a text or a number",
+    "whole_number": "a whole number",
+    "number": "a number",
+    "flag": "true or false",
+    "list": "a list",
+    "object": "an object",
+    "object_or_text": "an object or a text",
+    "date": "a date (2026-12-01)",
+})
+#: What a field was instead (the ``{got}``: :func:`described`).
+GOT = texts("schema.got_", {
+    "null": "null",
+    "flag": "the flag {value}",
+    "number": "the number {value}",
+    "text": "the text {value}",
+    "list": "a list of {count}",
+    "object": "an object",
+    "date": "the date {value}",
+    "other": "a {kind}",
+})
+#: The documents, as an error names them (:func:`document`).
+DOCUMENTS = texts("schema.doc_", {
+    "report": "system report",
+    "answers": "answer file",
+    "registry": "list of environments",
+    "lock": "lock",
+    "compat": "compatibility data",
+    "mirrors": "mirror catalogue",
+    "manifest": "bundle manifest",
+    "probe_cache": "probe cache",
+    "journal": "upgrade journal",
+    "session": "session report",
+    "fleet": "fleet plan",
+    "data": "the data",
+    "in_file": "{document} {file}",
+})
+
+
+def document(kind: str, file: str | os.PathLike[str] | None = None) -> Msg:
+    """How an error names a document: ``document("registry", path)`` -> "list of environments <path>"."""
+    name = DOCUMENTS.msg(kind)
+    return name if file is None else DOCUMENTS.msg("in_file", document=name, file=os.fspath(file))
+
+
+def bad_field(what: Text, field: str, problem: Text, *, line: int | None = None, hint: Hint = "") -> BadInput:
+    """The one error of a bad field: ``<what>: '<field>' <problem>`` (``what``: :func:`document`;
+    ``field``: its path, ``environments[3].sources.find_links[0]``; ``line``: where a text format
+    has lines). Exit 2."""
+    if not field:
+        return BadInput(MESSAGES.msg("bad_top", what=what, problem=problem), hint=hint)
+    if line is not None:
+        return BadInput(MESSAGES.msg("bad_field_line", what=what, line=line, field=field, problem=problem), hint=hint)
+    return BadInput(MESSAGES.msg("bad_field", what=what, field=field, problem=problem), hint=hint)
+
+
+def must_be(expected: str, value: object) -> Msg:
+    """``must be <expected>, not <value>`` (``expected``: a name of :data:`EXPECTED`)."""
+    return MESSAGES.msg("must_be", expected=EXPECTED.msg(expected), got=described(value))
+
+
+def not_one_of(value: object, choices: Sequence[str]) -> Msg:
+    return MESSAGES.msg("not_one_of", value=_short(repr(value)), choices=", ".join(choices))
 
 
 NAME_MAX = 255  # bytes in one file or folder name (Linux, macOS; Windows: 255 characters)
@@ -72,23 +175,33 @@ def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def describe(value: object) -> str:
+def described(value: object) -> Text:
     """A value as an error message shows it: its JSON type and (the start of) the value."""
+    import datetime
+
     if value is None:
-        return "null"
+        return GOT.msg("null")
     if isinstance(value, BadNumber):
         return value.text
     if isinstance(value, bool):
-        return f"the flag {str(value).lower()}"
+        return GOT.msg("flag", value=str(value).lower())
     if isinstance(value, (int, float)):
-        return f"the number {_short(repr(value), 40)}"
+        return GOT.msg("number", value=_short(repr(value), 40))
     if isinstance(value, str):
-        return f"the text {_short(repr(value))}"
+        return GOT.msg("text", value=_short(repr(value)))
     if isinstance(value, (list, tuple)):
-        return f"a list of {len(value)}"
+        return GOT.msg("list", count=len(value))
     if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
+        return GOT.msg("object")
+    if isinstance(value, (datetime.date, datetime.time)):  # TOML dates
+        return GOT.msg("date", value=value.isoformat())
+    return GOT.msg("other", kind=type(value).__name__)
+
+
+def describe(value: object) -> str:
+    """:func:`described` in English (for a sentence written around it)."""
+    shown = described(value)
+    return shown if isinstance(shown, str) else shown.render()
 
 
 def read_text(path: str | os.PathLike[str], *, what: str, limit: int = MAX_FILE_BYTES,
@@ -170,20 +283,24 @@ def decode_text(raw: bytes, *, what: str) -> str:
                        hint="save it as UTF-8") from None
 
 
-@dataclass(frozen=True)
 class StateFile:
     """One of the assistant's own JSON files as :func:`read_state` found it: ``data`` (a JSON
     object; None when there is no file or it was damaged), and for a damaged one ``why`` and
-    ``aside``, where it was kept (None when it could not even be renamed)."""
+    ``aside``, where it was kept (None when it could not even be renamed). A plain class: a
+    dataclass costs this module's import a millisecond (docs/DECISIONS.md)."""
 
-    data: dict[str, object] | None
-    why: str = ""
-    aside: Path | None = None
-    unreadable: bool = False  # it could not be read at all (left where it is)
+    __slots__ = ("aside", "data", "unreadable", "why")
+
+    def __init__(self, data: dict[str, object] | None, why: str = "", aside: Path | None = None,
+                 unreadable: bool = False) -> None:
+        self.data, self.why, self.aside, self.unreadable = data, why, aside, unreadable  # unreadable: left where it is
 
     @property
     def damaged(self) -> bool:
         return bool(self.why)
+
+    def __repr__(self) -> str:
+        return f"StateFile(data={self.data!r}, why={self.why!r}, aside={self.aside!r}, unreadable={self.unreadable})"
 
 
 def set_aside(path: str | os.PathLike[str], why: str, *, tag: str = "damaged") -> StateFile:
@@ -203,7 +320,7 @@ def set_aside(path: str | os.PathLike[str], why: str, *, tag: str = "damaged") -
     return StateFile(None, why, aside)
 
 
-def read_state(path: str | os.PathLike[str], *, what: str, limit: int = MAX_STATE_BYTES,
+def read_state(path: str | os.PathLike[str], *, what: Text, limit: int = MAX_STATE_BYTES,
                keep: bool = True, tag: str = "damaged") -> StateFile:
     """One of the assistant's own JSON files, read within the bounds of this module and never
     raised: missing, ``StateFile(None)``; damaged (larger than ``limit``, not UTF-8, not JSON,
@@ -224,7 +341,7 @@ def read_state(path: str | os.PathLike[str], *, what: str, limit: int = MAX_STAT
             raise BadInput(f"{what} is a folder, not a file")
         if len(raw) > limit:
             raise BadInput(f"{what} is larger than {limit // (1024 * 1024)} MB")
-        data = parse_json(decode_text(raw, what=what), what=what)
+        data = parse_json(decode_text(raw, what=str(what)), what=what)
         if not isinstance(data, dict):
             raise BadInput(f"{what} is not a JSON object ({describe(data)})")
     except BadInput as exc:
@@ -260,16 +377,14 @@ def _float(text: str) -> float | BadNumber:
     return value if math.isfinite(value) else BadNumber(text)
 
 
-def parse_json(text: str, *, what: str, depth: int = MAX_DEPTH) -> object:
+def parse_json(text: str, *, what: Text, depth: int = MAX_DEPTH) -> object:
     """``text`` as JSON, bounded (see the module doc); errors name ``what``, the line or the field."""
     try:
         data = json.loads(text, parse_constant=_constant, parse_int=_int, parse_float=_float)
     except json.JSONDecodeError as exc:
-        raise BadInput(f"{what} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        raise BadInput(MESSAGES.msg("not_json", what=what, line=exc.lineno, reason=exc.msg)) from None
     except RecursionError:
-        key = _deep_key(text)
-        place = f"'{key}'" if key is not None else "it"
-        raise BadInput(f"{what}: {place} is nested more than {depth} levels deep") from None
+        raise bad_field(what, _deep_key(text) or "", MESSAGES.msg("too_deep", limit=depth)) from None
     except ValueError as exc:
         raise BadInput(f"{what} is not valid JSON: {exc}") from None
     check_depth(data, what=what, limit=depth)
@@ -303,7 +418,7 @@ def _path_join(path: str, key: object) -> str:
     return f"{path}{part}" if isinstance(key, int) else part
 
 
-def check_depth(data: object, *, what: str, limit: int = MAX_DEPTH) -> None:
+def check_depth(data: object, *, what: Text, limit: int = MAX_DEPTH) -> None:
     """Refuse ``data`` (parsed JSON / TOML) nested more than ``limit`` levels, naming where
     (an iterative walk: no recursion however deep)."""
     stack: list[tuple[object, int, str]] = [(data, 1, "")]
@@ -316,24 +431,63 @@ def check_depth(data: object, *, what: str, limit: int = MAX_DEPTH) -> None:
         else:
             continue
         if level > limit:
-            place = f"'{_short(path, 60)}'" if path else "it"
-            raise BadInput(f"{what}: {place} is nested more than {limit} levels deep")
+            raise bad_field(what, _short(path, 60), MESSAGES.msg("too_deep", limit=limit))
         for key, child in children:
             if isinstance(child, (Mapping, list, tuple)):
                 stack.append((child, level + 1, _path_join(path, key)))
 
 
+# ------------------------------------------------------------------ records: annotations -> readers
+
+_T = TypeVar("_T")
+
+
+class Spec:
+    """How one field of a :class:`Record` is written and read (see :func:`spec`). A plain class:
+    a dataclass here would cost the module's import a millisecond and more."""
+
+    __slots__ = ("choices", "hi", "key", "lo", "max_items", "max_len", "old", "only", "required", "skip", "write")
+
+    def __init__(self, key: str | None = None, old: tuple[str, ...] = (), required: bool = False,
+                 max_len: int = 4096, lo: float | None = None, hi: float | None = None, max_items: int = 4096,
+                 choices: tuple[str, ...] = (), only: tuple[str, ...] = (), skip: bool = False,
+                 write: Callable[[Any], object] | None = None) -> None:
+        self.key, self.old, self.required, self.max_len, self.lo, self.hi = key, old, required, max_len, lo, hi
+        self.max_items, self.choices, self.only, self.skip, self.write = max_items, choices, only, skip, write
+
+
+_NO_SPEC = Spec()
+_SPEC_KEY = "app.core.base.schema"
+
+
+def spec(*, key: str | None = None, old: Sequence[str] = (), required: bool = False, max_len: int = 4096,
+         lo: float | None = None, hi: float | None = None, max_items: int = 4096, choices: Sequence[str] = (),
+         only: Sequence[str] = (), skip: bool = False,
+         write: Callable[[Any], object] | None = None) -> dict[str, Spec]:
+    """A field's metadata (``field(default=0, metadata=spec(lo=0, hi=100))``):
+
+    ``key``: its JSON name (dotted: inside another field's object, ``sources.credentials_removed``);
+    ``old``: names older files use, still read; ``required``: refused when missing although it has
+    a default; ``max_len`` / ``lo`` / ``hi`` / ``max_items``: bounds of texts, numbers, lists and
+    mappings; ``choices``: the texts it may be; ``only``: of a nested dataclass, the fields written
+    and read (the others keep their defaults); ``skip``: not in the document; ``write``: how its
+    value is written (``render`` for a sentence), when not as it is."""
+    return {_SPEC_KEY: Spec(key, tuple(old), required, max_len, lo, hi, max_items, tuple(choices), tuple(only), skip,
+                            write)}
+
+
+
 class Fields:
     """Typed reads of one JSON object; every error names ``what`` and the field's path.
 
-    ``Fields(data, "gpus[2]", what="system report x.json")``: ``.text("name")`` is the string
-    at ``gpus[2].name`` (or None when it is missing or null), else BadInput naming it.
+    ``Fields(data, "gpus[2]", what=document("report", path))``: ``.text("name")`` is the string at
+    ``gpus[2].name`` (or None when it is missing or null), else BadInput naming it
+    (:func:`bad_field`). ``.record(cls)`` reads a whole dataclass by its annotations.
     """
 
-    def __init__(self, data: object, path: str = "", *, what: str) -> None:
+    def __init__(self, data: object, path: str = "", *, what: Text) -> None:
         if not isinstance(data, Mapping):
-            place = f"'{path}'" if path else "the top level"
-            raise BadInput(f"{what}: {place} must be an object, not {describe(data)}")
+            raise bad_field(what, path, must_be("object", data))
         self.data: Mapping[str, object] = data
         self.path = path
         self.what = what
@@ -341,11 +495,11 @@ class Fields:
     def at(self, key: str) -> str:
         return f"{self.path}.{key}" if self.path else key
 
-    def fail(self, key: str, problem: str, hint: str = "") -> BadInput:
-        return BadInput(f"{self.what}: '{self.at(key)}' {problem}", hint=hint)
+    def fail(self, key: str, problem: Text, hint: Hint = "") -> BadInput:
+        return bad_field(self.what, self.at(key), problem, hint=hint)
 
     def _wrong(self, key: str, expected: str) -> BadInput:
-        return self.fail(key, f"must be {expected}, not {describe(self.data[key])}")
+        return self.fail(key, must_be(expected, self.data[key]))
 
     def get(self, key: str) -> object:
         return self.data.get(key)
@@ -359,20 +513,20 @@ class Fields:
         v = self.data.get(key)
         if v is None:
             if not null and key in self.data:
-                raise self._wrong(key, "a text")
+                raise self._wrong(key, "text")
             return None
         if numbers and isinstance(v, (int, float)) and not isinstance(v, bool):
             v = repr(v)
         if not isinstance(v, str):
-            raise self._wrong(key, "a text" + (" or a number" if numbers else ""))
+            raise self._wrong(key, "text_or_number" if numbers else "text")
         if len(v) > max_len:
-            raise self.fail(key, f"is {len(v)} characters long; at most {max_len}")
+            raise self.fail(key, MESSAGES.msg("too_long", count=len(v), limit=max_len))
         return v
 
     def required_text(self, key: str, *, max_len: int = 4096) -> str:
         v = self.text(key, max_len=max_len)
         if v is None:
-            raise self.fail(key, "is missing")
+            raise self.fail(key, MESSAGES.msg("missing"))
         return v
 
     def integer(self, key: str, *, lo: int = 0, hi: int = 1 << 62) -> int | None:
@@ -383,9 +537,9 @@ class Fields:
         if isinstance(v, float) and v.is_integer():
             v = int(v)
         if isinstance(v, bool) or not isinstance(v, int):
-            raise self._wrong(key, "a whole number")
+            raise self._wrong(key, "whole_number")
         if not lo <= v <= hi:
-            raise self.fail(key, f"is {v}; it must be within {lo}..{hi}")
+            raise self.fail(key, MESSAGES.msg("out_of_range", value=v, lo=lo, hi=hi))
         return v
 
     def number(self, key: str, *, lo: float = 0.0, hi: float = 1e15) -> float | None:
@@ -393,9 +547,9 @@ class Fields:
         if v is None:
             return None
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise self._wrong(key, "a number")
+            raise self._wrong(key, "number")
         if not lo <= v <= hi:
-            raise self.fail(key, f"is {v}; it must be within {lo:g}..{hi:g}")
+            raise self.fail(key, MESSAGES.msg("out_of_range", value=v, lo=f"{lo:g}", hi=f"{hi:g}"))
         return float(v)
 
     def flag(self, key: str, default: bool = False) -> bool:
@@ -407,7 +561,7 @@ class Fields:
             return v
         if isinstance(v, str) and v.strip().lower() in ("true", "false"):
             return v.strip().lower() == "true"
-        raise self._wrong(key, "true or false")
+        raise self._wrong(key, "flag")
 
     def optional_flag(self, key: str) -> bool | None:
         return None if self.data.get(key) is None else self.flag(key)
@@ -418,9 +572,9 @@ class Fields:
         if v is None:
             return []
         if not isinstance(v, list):
-            raise self._wrong(key, "a list")
+            raise self._wrong(key, "list")
         if len(v) > max_items:
-            raise self.fail(key, f"has {len(v)} entries; at most {max_items} are allowed")
+            raise self.fail(key, MESSAGES.msg("too_many", count=len(v), limit=max_items))
         return v
 
     def each(self, key: str, *, max_items: int) -> Iterator[Fields]:
@@ -432,9 +586,9 @@ class Fields:
         out: list[str] = []
         for i, item in enumerate(self.items(key, max_items=max_items)):
             if not isinstance(item, str):
-                raise self.fail(f"{key}[{i}]", f"must be a text, not {describe(item)}")
+                raise self.fail(f"{key}[{i}]", must_be("text", item))
             if len(item) > max_len:
-                raise self.fail(f"{key}[{i}]", f"is {len(item)} characters long; at most {max_len}")
+                raise self.fail(f"{key}[{i}]", MESSAGES.msg("too_long", count=len(item), limit=max_len))
             out.append(item)
         return out
 
@@ -445,7 +599,7 @@ class Fields:
             return None
         sub = Fields(v, self.at(key), what=self.what)
         if len(sub.data) > max_items:
-            raise self.fail(key, f"has {len(sub.data)} entries; at most {max_items} are allowed")
+            raise self.fail(key, MESSAGES.msg("too_many", count=len(sub.data), limit=max_items))
         return sub
 
     def text_map(self, key: str, *, max_items: int, max_len: int = 65536) -> dict[str, str]:
@@ -458,9 +612,9 @@ class Fields:
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 v = repr(v)
             if not isinstance(v, str):
-                raise sub.fail(str(k), f"must be a text, not {describe(v)}")
+                raise sub.fail(str(k), must_be("text", v))
             if len(v) > max_len:
-                raise sub.fail(str(k), f"is {len(v)} characters long; at most {max_len}")
+                raise sub.fail(str(k), MESSAGES.msg("too_long", count=len(v), limit=max_len))
             out[str(k)] = v
         return out
 
@@ -471,5 +625,196 @@ class Fields:
             return None
         n = normalise(v.strip())
         if n not in choices:
-            raise self.fail(key, f"is {_short(repr(v))}; it must be one of {', '.join(choices)}")
+            raise self.fail(key, not_one_of(v, choices))
         return n
+
+    # -- whole records, by their annotations
+    def record(self, cls: type[_T]) -> _T:
+        """A ``cls`` (a dataclass) from this object, each field read by its annotation and its
+        :func:`spec` (a missing field takes its default; a field without one is required)."""
+        kw: dict[str, Any] = {}
+        for f, tp, sp in _plan(cls):
+            if sp.skip:
+                continue
+            where, key = self._home(sp.key or f.name)
+            found = next((k for k in (key, *sp.old) if where is not None and where.data.get(k) is not None), None)
+            if where is None or found is None:
+                required = sp.required or (f.default is dataclasses.MISSING
+                                           and f.default_factory is dataclasses.MISSING)
+                if required and not _optional(tp):
+                    raise (where or self).fail(key, MESSAGES.msg("missing"))
+                if required:
+                    kw[f.name] = None
+                continue
+            kw[f.name] = where.value(found, tp, sp)
+        return cls(**kw)
+
+    def _home(self, key: str) -> tuple[Fields | None, str]:
+        """The object a (dotted) JSON name lives in, and its last part: ``sources.offline`` is
+        ``offline`` of the object at ``sources`` (None when that object is not there)."""
+        here: Fields | None = self
+        *parents, last = key.split(".")
+        for part in parents:
+            here = here.mapping(part, max_items=1 << 16) if here is not None else None
+        return here, last
+
+    def value(self, key: str, tp: object, sp: Spec = _NO_SPEC) -> object:
+        """The value at ``key`` read as the type ``tp`` (an annotation); see :meth:`record`."""
+        return _read(self, key, self.data[key], tp, sp)
+
+
+_PLANS: dict[type, tuple[tuple[dataclasses.Field[Any], object, Spec], ...]] = {}
+
+
+def _plan(cls: type) -> tuple[tuple[dataclasses.Field[Any], object, Spec], ...]:
+    """The fields of a dataclass with their resolved annotations and specs (read once per class)."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        hints = typing.get_type_hints(cls)
+        plan = tuple((f, hints[f.name], f.metadata.get(_SPEC_KEY, _NO_SPEC)) for f in dataclasses.fields(cls)
+                     if f.init)
+        _PLANS[cls] = plan
+    return plan
+
+
+def _optional(tp: object) -> bool:
+    return _is_union(tp) and type(None) in typing.get_args(tp)
+
+
+def _is_union(tp: object) -> bool:
+    return typing.get_origin(tp) in (typing.Union, types.UnionType)
+
+
+def _read(where: Fields, key: str, v: object, tp: object, sp: Spec) -> object:
+    """``v`` (the value at ``where``'s ``key``; a list's item: ``key`` is ``name[i]``) as the
+    annotation ``tp``; BadInput naming its path."""
+    if _is_union(tp):
+        kinds = [a for a in typing.get_args(tp) if a is not type(None)]
+        if v is None:
+            return None
+        if len(kinds) != 1:
+            raise TypeError(f"{where.at(key)}: only X | None is read by its annotation, not {tp}")
+        tp = kinds[0]
+    if tp is Any or tp is object:
+        return v
+    if isinstance(tp, type) and (tp in (str, Path, bool, int, float) or issubclass(tp, enum.Enum)):
+        return _scalar(where, key, v, tp, sp)
+    origin = typing.get_origin(tp)
+    if origin is typing.Literal:
+        return _one_of(where, key, v, [str(a) for a in typing.get_args(tp)])
+    if origin in (tuple, list, Sequence):
+        items = _bounded(where, key, v, list, "list", sp)
+        item = (typing.get_args(tp) or (Any,))[0]
+        out = [_read(where, f"{key}[{i}]", x, item, _NO_SPEC) for i, x in enumerate(items)]
+        return out if origin is list else tuple(out)
+    if origin in (dict, Mapping) or tp is dict:
+        table = _bounded(where, key, v, Mapping, "object", sp)
+        sub = Fields(table, where.at(key), what=where.what)
+        item = (typing.get_args(tp) or (Any, Any))[-1]
+        return {str(k): _read(sub, str(k), x, item, _NO_SPEC) for k, x in table.items()}
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        sub = Fields(v, where.at(key), what=where.what)
+        if sp.only:
+            sub = Fields({k: sub.data[k] for k in sp.only if k in sub.data}, sub.path, what=sub.what)
+        return sub.record(tp)
+    raise TypeError(f"{where.at(key)}: no reader for the annotation {tp!r}")
+
+
+def _scalar(where: Fields, key: str, v: object, tp: type, sp: Spec) -> object:
+    """A text, path, flag, whole number, number or enum member, checked against ``sp``'s bounds."""
+    if tp is bool:
+        if isinstance(v, str) and v.strip().lower() in ("true", "false"):
+            return v.strip().lower() == "true"
+        if not isinstance(v, bool):
+            raise where.fail(key, must_be("flag", v))
+        return v
+    if tp in (int, float):
+        if tp is int and isinstance(v, float) and v.is_integer():
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (tp is int and not isinstance(v, int)):
+            raise where.fail(key, must_be("whole_number" if tp is int else "number", v))
+        lo = sp.lo if sp.lo is not None else -1e15 if tp is float else -(1 << 62)
+        hi = sp.hi if sp.hi is not None else 1e15 if tp is float else 1 << 62
+        if not lo <= v <= hi:
+            raise where.fail(key, MESSAGES.msg("out_of_range", value=v, lo=f"{lo:g}", hi=f"{hi:g}"))
+        return tp(v)
+    if issubclass(tp, enum.Enum):
+        return tp(_one_of(where, key, v, [str(m.value) for m in tp]))
+    if not isinstance(v, str):
+        raise where.fail(key, must_be("text", v))
+    if len(v) > sp.max_len:
+        raise where.fail(key, MESSAGES.msg("too_long", count=len(v), limit=sp.max_len))
+    if sp.choices:
+        _one_of(where, key, v, sp.choices)
+    return Path(v) if tp is Path else v
+
+
+def _one_of(where: Fields, key: str, v: object, choices: Sequence[str]) -> str:
+    if not isinstance(v, str):
+        raise where.fail(key, must_be("text", v))
+    if v not in choices:
+        raise where.fail(key, not_one_of(v, choices))
+    return v
+
+
+def _bounded(where: Fields, key: str, v: object, kind: type, expected: str, sp: Spec) -> Any:
+    if not isinstance(v, kind):
+        raise where.fail(key, must_be(expected, v))
+    if len(v) > sp.max_items:  # type: ignore[arg-type]
+        raise where.fail(key, MESSAGES.msg("too_many", count=len(v), limit=sp.max_items))  # type: ignore[arg-type]
+    return v
+
+
+def dump(value: object) -> object:
+    """``value`` as plain JSON data: a dataclass as an object of its fields in order (their
+    :func:`spec`'s names; a nested one as it writes itself), tuples as lists, paths as text,
+    enums as their value."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return value.to_dict() if hasattr(value, "to_dict") else _fields_of(value)  # a record as it writes itself
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(k): dump(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [dump(v) for v in value]
+    if hasattr(value, "to_dict") and not isinstance(value, type):
+        return value.to_dict()
+    return value
+
+
+def _fields_of(record: object, only: Sequence[str] = ()) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for f in dataclasses.fields(record):  # type: ignore[arg-type]  # a dataclass instance (dump, Record)
+        sp = f.metadata.get(_SPEC_KEY, _NO_SPEC)
+        if sp.skip or (only and f.name not in only):
+            continue
+        value = getattr(record, f.name)
+        if sp.write is not None:
+            shown = sp.write(value)
+        elif sp.only and dataclasses.is_dataclass(value):
+            shown = _fields_of(value, sp.only)
+        else:
+            shown = dump(value)
+        *parents, last = (sp.key or f.name).split(".")
+        home = out
+        for part in parents:
+            home = home[part]  # type: ignore[assignment]  # a field written before it
+        home[last] = shown
+    return out
+
+
+_R = TypeVar("_R", bound="Record")
+
+
+class Record:
+    """A dataclass whose document form is its fields: :meth:`to_dict` writes them (:func:`dump`),
+    :meth:`from_dict` reads and checks them by their annotations (:meth:`Fields.record`)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return _fields_of(self)
+
+    @classmethod
+    def from_dict(cls: type[_R], data: object, *, what: Text | None = None, path: str = "") -> _R:
+        return Fields(data, path, what=what if what is not None else document("data")).record(cls)

@@ -28,7 +28,8 @@ from typing import Any, NoReturn
 
 from app.core.base.errors import BadInput
 from app.core.base.oserrors import os_error_text
-from app.core.base.text import msg
+from app.core.base.schema import MESSAGES, bad_field, document, must_be
+from app.core.base.text import Text, msg
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -316,6 +317,22 @@ class CompatData:
 
 # ------------------------------------------------------------------------------- loading
 
+class _Row(str):
+    """A row as an error names it (``release 2.12, variant xpu``), with its place in the file's
+    tables (``release[3].variant[1]``): the field path of :func:`app.core.base.schema.bad_field`."""
+
+    path: str
+
+    def __new__(cls, label: str, path: str) -> _Row:
+        row = super().__new__(cls, label)
+        row.path = path
+        return row
+
+
+_META = _Row("[meta]", "meta")
+_HINT = "Fix that row of the compatibility data (each row needs its fields and a source); see docs/compat-decisions.md."
+
+
 class _Ctx:
     """Error context: file + row description."""
 
@@ -324,20 +341,28 @@ class _Ctx:
 
     def fail(self, row: str, msg: str) -> NoReturn:
         where = f"{self.file}: {row}: " if row else f"{self.file}: "
-        raise BadInput(where + msg, hint="Fix that row of the compatibility data (each row needs its "
-                                         "fields and a source); see docs/compat-decisions.md.")
+        raise BadInput(where + msg, hint=_HINT)
+
+    def field(self, row: str, key: str, problem: Text) -> NoReturn:
+        """A bad field, as every document says it (:func:`app.core.base.schema.bad_field`): the
+        file (and the row), the field's path in the file's tables, and what was expected."""
+        path = f"{row.path}.{key}" if isinstance(row, _Row) and row.path else key
+        what = document("compat", f"{self.file} ({row})" if row else self.file)
+        raise bad_field(what, path, problem, hint=_HINT)
 
 
 def _req(ctx: _Ctx, row: str, d: dict[str, Any], key: str, typ: type = str) -> Any:
     if key not in d:
-        ctx.fail(row, f"'{key}' is missing")
+        ctx.field(row, key, MESSAGES.msg("missing"))
     val = d[key]
-    if typ is str and (not isinstance(val, str) or not val.strip()) and key != "windows":
+    if typ is str and not isinstance(val, str):
+        ctx.field(row, key, must_be("text", val))
+    if typ is str and not val.strip() and key != "windows":
         ctx.fail(row, f"'{key}' must be a non-empty string, got {val!r}")
     if typ is list and not isinstance(val, list):
-        ctx.fail(row, f"'{key}' must be a list, got {val!r}")
+        ctx.field(row, key, must_be("list", val))
     if typ is bool and not isinstance(val, bool):
-        ctx.fail(row, f"'{key}' must be true or false, got {val!r}")
+        ctx.field(row, key, must_be("flag", val))
     return val
 
 
@@ -375,7 +400,7 @@ def _range(ctx: _Ctx, row: str, values: dict[str, Any], kind: _RangeKind) -> Non
 
 
 def _rows(doc: dict[str, Any], ctx: _Ctx, kind: str, name_key: str = "", *,
-          required: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
+          required: bool = False) -> Iterator[tuple[_Row, dict[str, Any]]]:
     """The ``[[kind]]`` tables of a data file, each with how an error names it: ``kind <its
     name_key value>`` where it has one, else ``kind #N``."""
     rows = doc.get(kind)
@@ -385,10 +410,10 @@ def _rows(doc: dict[str, Any], ctx: _Ctx, kind: str, name_key: str = "", *,
         ctx.fail("", f"no [[{kind}]] rows" if required else f"[[{kind}]] must be a list of tables")
     for i, r in enumerate(rows):
         if not isinstance(r, dict):
-            ctx.fail(f"{kind} #{i + 1}", "must be a table")
+            ctx.field(_Row(f"{kind} #{i + 1}", ""), f"{kind}[{i}]", must_be("object", r))
         name = r.get(name_key) if name_key else None
         named = isinstance(name, (str, int)) and not isinstance(name, bool) and str(name) != ""
-        yield (f"{kind} {name}" if named else f"{kind} #{i + 1}"), r
+        yield _Row(f"{kind} {name}" if named else f"{kind} #{i + 1}", f"{kind}[{i}]"), r
 
 
 def _regex(ctx: _Ctx, row: str, pattern: object) -> re.Pattern[str]:
@@ -426,14 +451,16 @@ def _shown(folder: Path, name: str) -> str:
         return str(p)
 
 
-def _variant(ctx: _Ctx, rel: str, v: object, index_pattern: str, n: int) -> Variant:
+def _variant(ctx: _Ctx, release: _Row, rel: str, v: object, index_pattern: str, n: int) -> Variant:
+    path = f"{release.path}.variant[{n}]"
     if not isinstance(v, dict):
-        ctx.fail(f"release {rel}, variant #{n + 1}", "must be a table")
+        ctx.field(_Row(f"release {rel}, variant #{n + 1}", ""), path, must_be("object", v))
     name = v.get("name")
     plats = v.get("platforms")
-    row = f"release {rel}, variant {name if isinstance(name, str) and name else '#' + str(n + 1)}"
+    label = f"release {rel}, variant {name if isinstance(name, str) and name else '#' + str(n + 1)}"
     if isinstance(plats, list) and plats:
-        row += f" ({', '.join(map(str, plats))})"
+        label += f" ({', '.join(map(str, plats))})"
+    row = _Row(label, path)
     name = _req(ctx, row, v, "name")
     backend = _req(ctx, row, v, "backend")
     if backend not in BACKENDS:
@@ -534,8 +561,8 @@ def _releases(doc: dict[str, Any], ctx: _Ctx) -> tuple[dict[str, Any], tuple[Rel
     meta = doc.get("meta")
     if not isinstance(meta, dict):
         ctx.fail("", "the [meta] table (version, date) is missing")
-    version = _req(ctx, "[meta]", meta, "version")
-    date = _req(ctx, "[meta]", meta, "date")
+    version = _req(ctx, _META, meta, "version")
+    date = _req(ctx, _META, meta, "date")
     if not _DATE_RE.match(date):
         ctx.fail("[meta]", f"'date' {date!r} is not a date like 2026-11-30")
     prefs = meta.get("python_preference", ["3.12"])
@@ -576,7 +603,7 @@ def _releases(doc: dict[str, Any], ctx: _Ctx) -> tuple[dict[str, Any], tuple[Rel
         vrows = r.get("variant")
         if not isinstance(vrows, list) or not vrows:
             ctx.fail(row, "has no [[release.variant]] rows")
-        variants = tuple(_variant(ctx, torch, v, index_pattern, n) for n, v in enumerate(vrows))
+        variants = tuple(_variant(ctx, row, torch, v, index_pattern, n) for n, v in enumerate(vrows))
         pairs: set[tuple[str, str]] = set()
         for v in variants:
             for p in v.platforms:
@@ -650,17 +677,18 @@ def _hardware(doc: dict[str, Any], ctx: _Ctx) -> dict[str, Any]:
     rule = doc.get("cc_rule")
     if not isinstance(rule, dict):
         ctx.fail("", "the [cc_rule] table is missing")
-    tegra = _req(ctx, "[cc_rule]", rule, "tegra", list)
+    tegra = _req(ctx, _Row("[cc_rule]", "cc_rule"), rule, "tegra", list)
     for t in tegra:
         if not isinstance(t, str) or not _CC_RE.match(t):
             ctx.fail("[cc_rule]", f"'tegra' entry {t!r} is not a compute capability")
-    out: dict[str, Any] = {"tegra": frozenset(tegra), "tegra_source": _req(ctx, "[cc_rule]", rule, "source")}
+    out: dict[str, Any] = {"tegra": frozenset(tegra),
+                           "tegra_source": _req(ctx, _Row("[cc_rule]", "cc_rule"), rule, "source")}
 
     def names(key: str, value_key: str, check: Callable[[str], bool]) -> tuple[NameRule, ...]:
         rules = []
         for row, r in _rows(doc, ctx, key):
             if isinstance(r.get("pattern"), str):
-                row += f" ({r['pattern']!r})"
+                row = _Row(f"{row} ({r['pattern']!r})", row.path)
             pat = _regex(ctx, row, r.get("pattern"))
             val = _req(ctx, row, r, value_key)
             if not check(val):

@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from app.core.base.errors import BadInput
+from app.core.base.schema import Record
 from app.core.base.text import Text, msg
 from app.core.base.wheels import parse_wheel
 from app.core.compat.data import PLATFORMS, STATUS_CACHE, CompatData, Release, Variant, version_tuple
@@ -76,24 +77,13 @@ class Build:
 
 
 @dataclass(frozen=True)
-class NewRelease:
+class NewRelease(Record):
     """A release the index lists and the data does not know."""
 
     torch: str  # "2.16"
     latest: str  # "2.16.0"
     builds: Mapping[str, tuple[str, ...]]  # platform -> variants
     pythons: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"torch": self.torch, "latest": self.latest, "builds": {k: list(v) for k, v in self.builds.items()},
-                "pythons": list(self.pythons)}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> NewRelease:
-        builds = d.get("builds") or {}
-        return cls(str(d["torch"]), str(d["latest"]),
-                   {str(k): tuple(str(x) for x in v) for k, v in builds.items() if isinstance(v, list)},
-                   tuple(str(p) for p in d.get("pythons") or []))
 
 
 Triple = tuple[str, str, str]  # (release, variant, platform)
@@ -375,7 +365,7 @@ def load_status() -> Status | None:
     data = read_state(_cache_path(), what="the cached compat status").data  # a damaged one kept aside
     try:
         return Status.from_dict(data) if data is not None else None
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, BadInput):  # BadInput: a release of it, checked
         return None
 
 

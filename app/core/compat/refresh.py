@@ -30,9 +30,9 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from app.core.base.errors import BadInput, UserError
+from app.core.base.schema import Record
 from app.core.compat import data as compat
 from app.core.compat.data import DOCUMENT, FILES, MARKER, CompatData, data_version_key
 from app.core.net.indexes import display_url
@@ -57,7 +57,7 @@ class PublicKey:
 
 
 @dataclass(frozen=True)
-class Refreshed:
+class Refreshed(Record):
     """What ``refresh`` did: ``updated`` (installed a newer copy) or ``current`` (nothing newer)."""
 
     outcome: str  # updated | current
@@ -66,10 +66,6 @@ class Refreshed:
     in_use: str  # the version now in use
     folder: str  # where the per-user copy lives
     key_id: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"outcome": self.outcome, "version": self.version, "date": self.date, "in_use": self.in_use,
-                "folder": self.folder, "key_id": self.key_id}
 
 
 # ------------------------------------------------------------------------------ keys

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from app.core.base.errors import BadInput
-from app.core.base.schema import Fields, describe, parse_json, read_text
+from app.core.base.schema import Fields, bad_field, document, must_be, not_one_of, parse_json, read_text
 from app.core.base.serial import to_jsonable
+from app.core.base.text import Text
 
 SCHEMA_VERSION = 1
 
@@ -32,12 +32,12 @@ MAX_TOOLS = 256
 MAX_PROBES = 1024
 MAX_ENV = 1024
 MAX_FLAGS = 4096
-WHAT = "system report"
+WHAT = document("report")
 
 JSONObject = Mapping[str, Any]  # a JSON object as read: values are checked field by field
 
 
-def _fields(d: object, path: str, what: str) -> Fields:
+def _fields(d: object, path: str, what: Text) -> Fields:
     return Fields(d, path, what=what)
 
 
@@ -51,13 +51,13 @@ class OSInfo:
     distro: str | None = None  # distribution id: debian, ubuntu, fedora...
 
     @classmethod
-    def from_dict(cls, d: object, *, what: str = WHAT) -> OSInfo:
+    def from_dict(cls, d: object, *, what: Text = WHAT) -> OSInfo:
         if d is None:
             return cls()
         if isinstance(d, str):
             return cls(family=_norm_family(d, "os", what))
         if not isinstance(d, Mapping):
-            raise BadInput(f"{what}: 'os' must be an object or a text such as \"linux\", not {describe(d)}")
+            raise bad_field(what, "os", must_be("object_or_text", d), hint='a text such as "linux", or an object')
         f = _fields(d, "os", what)
         family = f.text("family")
         return cls(family=_norm_family(family, "os.family", what) if family is not None else None,
@@ -65,12 +65,12 @@ class OSInfo:
                    kernel=f.text("kernel", numbers=True), distro=f.text("distro"))
 
 
-def _norm_family(value: str, path: str, what: str) -> str:
+def _norm_family(value: str, path: str, what: Text) -> str:
     v = value.strip().lower()
     aliases = {"darwin": "macos", "mac": "macos", "osx": "macos", "win32": "windows", "win": "windows"}
     v = aliases.get(v, v)
     if v not in OS_FAMILIES:
-        raise BadInput(f"{what}: '{path}' is {value[:80]!r}; it must be one of {', '.join(OS_FAMILIES)}")
+        raise bad_field(what, path, not_one_of(value, OS_FAMILIES))
     return v
 
 
@@ -84,7 +84,7 @@ class CPUInfo:
     max_mhz: float | None = None
 
     @classmethod
-    def from_dict(cls, d: object, *, what: str = WHAT) -> CPUInfo:
+    def from_dict(cls, d: object, *, what: Text = WHAT) -> CPUInfo:
         if d is None:
             return cls()
         f = _fields(d, "cpu", what)
@@ -118,18 +118,17 @@ class PythonInfo:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, d: object, *, path: str = "python", what: str = WHAT) -> PythonInfo:
+    def from_dict(cls, d: object, *, path: str = "python", what: Text = WHAT) -> PythonInfo:
         if d is None:
             return cls()
         if isinstance(d, str):
             return cls(version=d)
         if not isinstance(d, Mapping):
-            raise BadInput(f"{what}: '{path}' must be an object or a version text such as \"3.11\", "
-                           f"not {describe(d)}")
+            raise bad_field(what, path, must_be("object_or_text", d), hint='a version such as "3.11", or an object')
         f = _fields(d, path, what)
         if isinstance(f.get("version"), (int, float)) and not isinstance(f.get("version"), bool):
-            raise f.fail("version", f"must be a text such as \"3.10\" (a number loses the 0 of 3.10), "
-                                    f"not {describe(f.get('version'))}")
+            raise f.fail("version", must_be("text", f.get("version")),
+                         hint='write the version as a text such as "3.10" (a number loses the 0 of 3.10)')
         return cls(version=f.text("version"), executable=f.text("executable"),
                    implementation=f.text("implementation") or "CPython", can_venv=f.optional_flag("can_venv"),
                    source=f.text("source") or "running", arch=f.text("arch", max_len=64),
@@ -160,7 +159,7 @@ class GPU:
     source: str | None = None  # which probe found it: nvml | nvidia-smi | rocminfo | sysfs | ...
 
     @classmethod
-    def from_dict(cls, d: object, *, path: str = "gpus[]", what: str = WHAT) -> GPU:
+    def from_dict(cls, d: object, *, path: str = "gpus[]", what: Text = WHAT) -> GPU:
         f = _fields(d, path, what)
         vendor = (f.text("vendor", max_len=64) or "").strip().lower()
         if not vendor:
@@ -219,14 +218,13 @@ class SystemReport:
         return {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, data: object, *, what: str = WHAT) -> SystemReport:
+    def from_dict(cls, data: object, *, what: Text = WHAT) -> SystemReport:
         """A report from plain data (JSON / TOML as read); BadInput names the first bad field."""
-        if not isinstance(data, Mapping):
-            raise BadInput(f"{what}: a system report must be a JSON object, not {describe(data)}")
         f = _fields(data, "", what)
         version = f.get("schema_version")
         if version is not None and (isinstance(version, bool) or version != SCHEMA_VERSION):
-            raise BadInput(f"{what}: schema_version {describe(version)} is not supported (expected {SCHEMA_VERSION})")
+            raise f.fail("schema_version", not_one_of(version, (str(SCHEMA_VERSION),)),
+                         hint="this assistant reads system reports of schema_version 1")
         arch = f.text("arch", max_len=64)
         if arch is not None:
             arch = arch.lower()
@@ -281,6 +279,6 @@ def _probes(f: Fields) -> list[ProbeRecord]:
 
 def load_report(path: str | Path) -> SystemReport:
     """Read a SystemReport JSON file: bounded (16 MB, 32 levels), every bad field named (BadInput)."""
-    what = f"report file {Path(path)}"
+    what = document("report", Path(path))
     text = read_text(path, what="report file")
     return SystemReport.from_dict(parse_json(text, what=what), what=what)

@@ -29,8 +29,9 @@ from app.core.base.requirements import canonical
 from app.core.base.text import Text, msg
 from app.core.proc import runner
 
-if TYPE_CHECKING:  # start-up: only the type is needed here
+if TYPE_CHECKING:  # start-up: only the types are needed here
     from app.core.detection.system import PythonInfo, SystemReport
+    from app.core.sources.settings import SourceSettings
 
 KINDS = ("venv", "conda")
 INSTALLERS = ("uv", "pip")
@@ -279,23 +280,6 @@ def conda_bin() -> str | None:
 
 
 @dataclass(frozen=True)
-class IndexOptions:
-    """Where packages come from.
-
-    ``torch_index``: the index of the torch build (the recommendation's, or --index-url).
-    ``default_index``: replaces the user's default index (PyPI) for everything else (mirror).
-    """
-
-    torch_index: str | None = None
-    default_index: str | None = None
-    extra_index_urls: tuple[str, ...] = ()
-    find_links: tuple[str, ...] = ()
-    ca_bundle: str | None = None
-    offline: bool = False  # a bundle: no index at all, find-links only
-    require_hashes: bool = False
-
-
-@dataclass(frozen=True)
 class EnvBackend:
     """How to create an env and how to put packages into it."""
 
@@ -317,17 +301,17 @@ class EnvBackend:
 
     # -- create
     def create_argv(self, env_path: Path, python: PythonInfo | None, python_request: str | None, *,
-                    idx: IndexOptions | None = None, relocatable: bool = False) -> list[list[str]]:
+                    idx: SourceSettings | None = None, relocatable: bool = False) -> list[list[str]]:
         """The commands that make the env; ``relocatable``: its folder will be renamed afterwards
         (the staged upgrade), which only ``uv venv --relocatable`` makes safe."""
         raise NotImplementedError
 
-    def seed_argv(self, env_path: Path, python: PythonInfo | None, idx: IndexOptions) -> list[str] | None:
+    def seed_argv(self, env_path: Path, python: PythonInfo | None, idx: SourceSettings) -> list[str] | None:
         """The command that puts pip into a new env that was made without it (None: it has pip)."""
         return None
 
     # -- install
-    def install_argv(self, env_path: Path, packages: Sequence[str], idx: IndexOptions, *,
+    def install_argv(self, env_path: Path, packages: Sequence[str], idx: SourceSettings, *,
                      requirements: Path | None = None, pip_version: tuple[int, ...] = (),
                      reinstall: Sequence[str] = ()) -> list[str]:
         """``reinstall``: packages installed again even when the installed version fits (a repair
@@ -363,7 +347,7 @@ class EnvBackend:
             argv += ["-r", str(requirements)]
         return [*argv, *packages]
 
-    def child_env(self, idx: IndexOptions, proxy: str | None = None) -> dict[str, str]:
+    def child_env(self, idx: SourceSettings, proxy: str | None = None) -> dict[str, str]:
         extra: dict[str, str] = {}
         if self.installer == "uv":
             if idx.ca_bundle and idx.ca_bundle != "system":
@@ -391,7 +375,7 @@ class EnvBackend:
         return [py, "-m", "pip", "uninstall", "-y", "--disable-pip-version-check", *names]
 
 
-def _index_args(idx: IndexOptions) -> list[str]:
+def _index_args(idx: SourceSettings) -> list[str]:
     """The indexes, for uv and pip alike: the default (mirror), then the torch index, then the extras."""
     argv = ["--index-url", idx.default_index] if idx.default_index else []
     for u in (idx.torch_index, *idx.extra_index_urls):
@@ -400,7 +384,7 @@ def _index_args(idx: IndexOptions) -> list[str]:
     return argv
 
 
-def _seed_index_args(idx: IndexOptions, uv: str | None) -> list[str]:
+def _seed_index_args(idx: SourceSettings, uv: str | None) -> list[str]:
     """Where ``uv venv --seed`` gets pip: the user's package index (mirror) and wheel folders;
     never the torch index, which need not hold pip."""
     argv = ["--index-url", idx.default_index] if idx.default_index else []
@@ -409,7 +393,7 @@ def _seed_index_args(idx: IndexOptions, uv: str | None) -> list[str]:
     return [*argv, *_uv_tls_args(idx, uv)]
 
 
-def _uv_tls_args(idx: IndexOptions, uv: str | None) -> list[str]:
+def _uv_tls_args(idx: SourceSettings, uv: str | None) -> list[str]:
     """uv trusts the certificates the pre-flight checked against: this computer's trust store,
     unless a CA file is given (then ``SSL_CERT_FILE`` names it, for both). uv's own default is a
     built-in list of public roots: an index whose certificate this computer trusts (a company's or
@@ -431,7 +415,7 @@ def uv_system_certs_flag(uv: str | None) -> str:
     return _TLS_FLAG[exe]
 
 
-def _local_args(idx: IndexOptions) -> list[str]:
+def _local_args(idx: SourceSettings) -> list[str]:
     """Wheel folders, and hash checking (a bundle)."""
     argv: list[str] = []
     for fl in idx.find_links:
@@ -450,7 +434,7 @@ class UvVenv(EnvBackend):
     name = "uv venv"
 
     def create_argv(self, env_path: Path, python: PythonInfo | None, python_request: str | None, *,
-                    idx: IndexOptions | None = None, relocatable: bool = False) -> list[list[str]]:
+                    idx: SourceSettings | None = None, relocatable: bool = False) -> list[list[str]]:
         target = python.executable if python is not None and python.executable else (python_request or "3")
         # --no-project / --no-config: a pyproject or uv.toml in the current folder must not
         # change which Python or which settings the new env gets.
@@ -461,7 +445,7 @@ class UvVenv(EnvBackend):
             argv += ["--seed", *_seed_index_args(idx, self.uv)]
         return [argv]
 
-    def seed_argv(self, env_path: Path, python: PythonInfo | None, idx: IndexOptions) -> list[str] | None:
+    def seed_argv(self, env_path: Path, python: PythonInfo | None, idx: SourceSettings) -> list[str] | None:
         if not idx.offline or (python is not None and not python.can_venv):
             return None  # seeded by uv venv --seed; or no ensurepip to seed from
         if python is not None and python.pip_wheels:  # the pip ensurepip bundles, installed by uv (~0.1 s, not ~4)
@@ -479,7 +463,7 @@ class PipVenv(EnvBackend):
         return None
 
     def create_argv(self, env_path: Path, python: PythonInfo | None, python_request: str | None, *,
-                    idx: IndexOptions | None = None, relocatable: bool = False) -> list[list[str]]:
+                    idx: SourceSettings | None = None, relocatable: bool = False) -> list[list[str]]:
         if python is None:
             raise BadInput(msg("install.no_interpreter", "No Python interpreter to create the environment with."))
         return [[str(python.executable), "-m", "venv", str(env_path)]]
@@ -497,7 +481,7 @@ class CondaEnv(EnvBackend):
         return super().unavailable()
 
     def create_argv(self, env_path: Path, python: PythonInfo | None, python_request: str | None, *,
-                    idx: IndexOptions | None = None, relocatable: bool = False) -> list[list[str]]:
+                    idx: SourceSettings | None = None, relocatable: bool = False) -> list[list[str]]:
         version = python.minor if python is not None and python.minor else (python_request or "3")
         return [[self.tool or "conda", "create", "--yes", "--prefix", str(env_path),
                  "--channel", "conda-forge", "--override-channels", f"python={version}", "pip"]]

@@ -10,7 +10,7 @@ One JSON file in the per-user data folder (:func:`app.core.base.paths.data_dir`)
   reported (:attr:`Registry.problem`) and set aside as ``environments.json.corrupt-<time>``, never
   a crash; a file written by a newer version is reported and left alone (no write touches it).
 * Sources are stored WITHOUT credentials: ``user:token@`` is removed from every URL and query
-  tokens are masked (:func:`clean_url`); :attr:`Sources.credentials_removed` says it happened.
+  tokens are masked (:func:`stored_sources`); :attr:`EnvRecord.credentials_removed` says it happened.
 
 :func:`record_install` records the env after every successful install (the CLI's ``install``, the
 answer-file run, the wizard, the session), through :mod:`app.core.lifecycle.protect`, which first
@@ -24,24 +24,33 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any
 
 from app.core.base.errors import BadInput
 from app.core.base.locks import EnvLock, acquire
 from app.core.base.paths import data_dir, identity
-from app.core.base.schema import read_state, set_aside
+from app.core.base.schema import (
+    MESSAGES,
+    Fields,
+    Record,
+    document,
+    must_be,
+    not_one_of,
+    read_state,
+    set_aside,
+    spec,
+)
 from app.core.base.secrets import mask, write_private
 from app.core.base.text import Text, msg
 from app.core.base.wheels import variant_of_version
 from app.core.env import guard as guard_mod
-from app.core.env.backends import IndexOptions
 from app.core.env.distinfo import TORCH_FAMILY
+from app.core.sources.settings import SourceSettings
 
 if TYPE_CHECKING:  # start-up: the install and verify modules are only needed for their types here
-    from _typeshed import DataclassInstance
 
     from app.core.install.request import InstallPlan, InstallResult
     from app.core.measure.verify import VerifyReport
@@ -54,7 +63,6 @@ __all__ = [
     "KernelRecord",
     "PendingUpgrade",
     "Registry",
-    "Sources",
     "Verification",
     "clean_url",
     "env_key",
@@ -67,11 +75,13 @@ __all__ = [
     "record_verification",
     "record_verify",
     "registry_file",
+    "stored_sources",
     "update",
 ]
 
 SCHEMA_VERSION = 1
 FILE_NAME = "environments.json"
+MAX_RECORDS = 100_000
 #: created: this app made the env; installed: it installed into an existing env; checked: found and checked.
 ORIGINS = ("created", "installed", "checked")
 
@@ -96,131 +106,38 @@ def clean_url(url: str) -> tuple[str, bool]:
     return masked, (stripped != url or masked != stripped)
 
 
-class _Invalid(ValueError):
-    """A registry file that does not match the schema (the message says where)."""
+def stored_sources(index: SourceSettings) -> tuple[SourceSettings, bool]:
+    """What the registry keeps of an install's resolved sources, and whether credentials were removed:
+    the indexes and folders without ``user:token@`` (query tokens masked), the bundle, offline; never
+    the proxy, the CA file or the mirrors asked (a repair asks again, netrc / keyring supply logins)."""
+    removed = False
+
+    def one(url: str | None) -> str | None:
+        nonlocal removed
+        if not url:
+            return None
+        clean, had = clean_url(url)
+        removed = removed or had
+        return clean
+
+    extras = tuple(u for u in (one(x) for x in index.extra_index_urls) if u)
+    links = tuple(u for u in (one(x) for x in index.find_links) if u)
+    return SourceSettings(torch_index=one(index.torch_index), default_index=one(index.default_index),
+                          extra_index_urls=extras, find_links=links, bundle=index.bundle,
+                          offline=index.offline), removed
 
 
-def _s(d: Mapping[str, object], key: str, *, optional: bool = False) -> str | None:
-    v = d.get(key)
-    if v is None and optional:
-        return None
-    if not isinstance(v, str):
-        raise _Invalid(f"{key}: expected text, got {type(v).__name__}")
-    return v
-
-
-def _req(d: Mapping[str, object], key: str) -> str:
-    v = _s(d, key)
-    assert v is not None
-    return v
-
-
-def _b(d: Mapping[str, object], key: str, default: bool = False) -> bool:
-    v = d.get(key, default)
-    if not isinstance(v, bool):
-        raise _Invalid(f"{key}: expected true/false")
-    return v
-
-
-def _i(d: Mapping[str, object], key: str) -> int:
-    v = d.get(key, 0)
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise _Invalid(f"{key}: expected a number")
-    return v
-
-
-def _strs(d: Mapping[str, object], key: str) -> tuple[str, ...]:
-    v = d.get(key, [])
-    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-        raise _Invalid(f"{key}: expected a list of texts")
-    return tuple(v)
-
-
-def _obj(d: Mapping[str, object], key: str) -> Mapping[str, object] | None:
-    v = d.get(key)
-    if v is None:
-        return None
-    if not isinstance(v, dict):
-        raise _Invalid(f"{key}: expected an object")
-    return v
-
-
-#: a flat record's field type -> how its value is read from the record file (refused when it is not that)
-_READERS: dict[str, Callable[[Mapping[str, object], str], object]] = {
-    "bool": _b,
-    "int": _i,
-    "str": _req,
-    "str | None": lambda d, key: _s(d, key, optional=True),
-    "tuple[str, ...]": _strs,
-    "Mapping[str, object]": lambda d, key: dict(_obj(d, key) or {}),
-}
-
-
-def _plain(value: object) -> object:
-    if isinstance(value, tuple):
-        return list(value)
-    return dict(value) if isinstance(value, Mapping) else value
-
-
-_Record = TypeVar("_Record", bound="_FlatRecord")
-
-
-class _FlatRecord:
-    """A dataclass of plain fields, written as a JSON object in field order (tuples as lists, mappings as
-    dicts) and read back field by field, each checked by its type (:data:`_READERS`)."""
-
-    def to_dict(self) -> dict[str, object]:
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(cast("DataclassInstance", self))}
-
-    @classmethod
-    def from_dict(cls: type[_Record], d: Mapping[str, object]) -> _Record:
-        kinds = fields(cast("type[DataclassInstance]", cls))
-        values: dict[str, Any] = {f.name: _READERS[str(f.type)](d, f.name) for f in kinds}
-        return cls(**values)
+#: the fields of an env's sources the registry file keeps, in their order (its format since 1)
+STORED_SOURCES = ("torch_index", "default_index", "extra_index_urls", "find_links", "bundle", "offline")
+_TEXT = spec(required=True)
 
 
 @dataclass(frozen=True)
-class Sources(_FlatRecord):
-    """Where an env's packages came from (credentials never stored)."""
-
-    torch_index: str | None = None
-    default_index: str | None = None
-    extra_index_urls: tuple[str, ...] = ()
-    find_links: tuple[str, ...] = ()
-    bundle: str | None = None
-    offline: bool = False
-    credentials_removed: bool = False
-
-    @classmethod
-    def of(cls, index: IndexOptions, bundle: str | os.PathLike[str] | None = None) -> Sources:
-        removed = False
-
-        def one(url: str | None) -> str | None:
-            nonlocal removed
-            if not url:
-                return None
-            clean, had = clean_url(url)
-            removed = removed or had
-            return clean
-
-        extras = tuple(u for u in (one(x) for x in index.extra_index_urls) if u)
-        links = tuple(u for u in (one(x) for x in index.find_links) if u)
-        return cls(one(index.torch_index), one(index.default_index), extras, links,
-                   os.fspath(bundle) if bundle is not None else None, index.offline, removed)
-
-    def index_options(self) -> IndexOptions:
-        """The sources again, for a repair or upgrade (without credentials: netrc / keyring supply them)."""
-        return IndexOptions(torch_index=self.torch_index, default_index=self.default_index,
-                            extra_index_urls=self.extra_index_urls, find_links=self.find_links,
-                            offline=self.offline, require_hashes=False)
-
-
-@dataclass(frozen=True)
-class Verification(_FlatRecord):
+class Verification(Record):
     """The last verification of an env, in short."""
 
-    ok: bool
-    when: str
+    ok: bool = field(metadata=spec(required=True))
+    when: str = field(metadata=_TEXT)
     torch_version: str | None = None
     accelerator: str | None = None
     passed: int = 0
@@ -251,19 +168,19 @@ class Verification(_FlatRecord):
         return msg("envs.verify_failed", "{failed} of {total} checks failed ({names})", failed=self.failed,
                    total=self.passed + self.failed + self.skipped, names=", ".join(self.failed_checks))
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "summary": str(self.summary)}
 
 
 @dataclass(frozen=True)
-class GuardRecord(_FlatRecord):
+class GuardRecord(Record):
     enabled: bool
     pins: tuple[str, ...]
     changed: str
 
 
 @dataclass(frozen=True)
-class KernelRecord(_FlatRecord):
+class KernelRecord(Record):
     """A Jupyter kernel this app registered for the env (removal deletes exactly ``path``)."""
 
     name: str
@@ -272,7 +189,7 @@ class KernelRecord(_FlatRecord):
 
 
 @dataclass(frozen=True)
-class PendingUpgrade(_FlatRecord):
+class PendingUpgrade(Record):
     """An upgrade swapped in and not yet confirmed: the old env waits at ``old_path``."""
 
     old_path: str
@@ -283,27 +200,30 @@ class PendingUpgrade(_FlatRecord):
 
 
 @dataclass(frozen=True)
-class EnvRecord:
-    """One environment the app knows."""
+class EnvRecord(Record):
+    """One environment the app knows (a row of the registry file, read and written by its fields)."""
 
     path: str
-    kind: str = "venv"
-    origin: str = "created"
+    kind: str = field(default="venv", metadata=_TEXT)
+    origin: str = field(default="created", metadata=spec(required=True, choices=ORIGINS))
     python: str | None = None  # "3.11.7"
-    installer: str = "uv"
+    installer: str = field(default="uv", metadata=_TEXT)
     torch: str | None = None  # "2.13.0+cpu"
     variant: str | None = None
     backend: str | None = None
     family: Mapping[str, str] = field(default_factory=dict)  # torch family as installed (verified if ok)
     packages: tuple[str, ...] = ()  # what was asked for
-    sources: Sources = field(default_factory=Sources)
-    created: str = ""
-    updated: str = ""
+    # without credentials (stored_sources)
+    sources: SourceSettings = field(default_factory=SourceSettings, metadata=spec(only=STORED_SOURCES))
+    created: str = field(default="", metadata=_TEXT)
+    updated: str = field(default="", metadata=_TEXT)
     verification: Verification | None = None
     guard: GuardRecord | None = None
     kernel: KernelRecord | None = None
     pending_upgrade: PendingUpgrade | None = None
-    folder: tuple[int, ...] | None = None  # the folder as it was made (folder_of)
+    folder: tuple[int, ...] | None = field(default=None, metadata=spec(max_items=3))  # as it was made (folder_of)
+    # the sources' URLs held credentials, which were not stored (kept in the file's "sources")
+    credentials_removed: bool = field(default=False, metadata=spec(key="sources.credentials_removed"))
 
     @property
     def made_by_app(self) -> bool:
@@ -314,50 +234,10 @@ class EnvRecord:
         """The torch family as verified (empty when the last verification did not pass)."""
         return dict(self.family) if self.verification is not None and self.verification.ok else {}
 
-    def to_dict(self) -> dict[str, object]:
-        return {"path": self.path, "kind": self.kind, "origin": self.origin, "python": self.python,
-                "installer": self.installer, "torch": self.torch, "variant": self.variant, "backend": self.backend,
-                "family": dict(self.family), "packages": list(self.packages), "sources": self.sources.to_dict(),
-                "created": self.created, "updated": self.updated,
-                "verification": self.verification.to_dict() if self.verification else None,
-                "guard": self.guard.to_dict() if self.guard else None,
-                "kernel": self.kernel.to_dict() if self.kernel else None,
-                "pending_upgrade": self.pending_upgrade.to_dict() if self.pending_upgrade else None,
-                "folder": list(self.folder) if self.folder else None}
-
     def is_the_folder_at(self, path: str | os.PathLike[str]) -> bool:
         """Whether the folder at ``path`` is the one this record was made for (a record from before
         identities were kept: taken to be)."""
         return self.folder is None or folder_of(path) == self.folder
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, object]) -> EnvRecord:
-        origin = _req(d, "origin")
-        if origin not in ORIGINS:
-            raise _Invalid(f"origin: {origin!r} is not one of {', '.join(ORIGINS)}")
-        fam = _obj(d, "family") or {}
-        if not all(isinstance(v, str) for v in fam.values()):
-            raise _Invalid("family: expected name -> version texts")
-        src, ver, grd = _obj(d, "sources"), _obj(d, "verification"), _obj(d, "guard")
-        ker, pend = _obj(d, "kernel"), _obj(d, "pending_upgrade")
-        return cls(path=_req(d, "path"), kind=_req(d, "kind"), origin=origin, python=_s(d, "python", optional=True),
-                   installer=_req(d, "installer"), torch=_s(d, "torch", optional=True),
-                   variant=_s(d, "variant", optional=True), backend=_s(d, "backend", optional=True),
-                   family={str(k): str(v) for k, v in fam.items()}, packages=_strs(d, "packages"),
-                   sources=Sources.from_dict(src) if src is not None else Sources(),
-                   created=_req(d, "created"), updated=_req(d, "updated"),
-                   verification=Verification.from_dict(ver) if ver is not None else None,
-                   guard=GuardRecord.from_dict(grd) if grd is not None else None,
-                   kernel=KernelRecord.from_dict(ker) if ker is not None else None,
-                   pending_upgrade=PendingUpgrade.from_dict(pend) if pend is not None else None,
-                   folder=_folder(d.get("folder")))
-
-
-def _folder(value: object) -> tuple[int, ...] | None:
-    if isinstance(value, list) and len(value) == 3 and all(isinstance(v, int) and not isinstance(v, bool)
-                                                            for v in value):
-        return tuple(value)
-    return None
 
 
 @dataclass(frozen=True)
@@ -381,29 +261,26 @@ def registry_file() -> Path:
     return data_dir() / FILE_NAME
 
 
-def _parse(doc: dict[str, object]) -> tuple[EnvRecord, ...]:
-    version = doc.get("schema_version")
+def _parse(doc: dict[str, object], what: Text) -> tuple[EnvRecord, ...]:
+    """The records of the registry file's document; BadInput (:mod:`app.core.base.schema`) names the
+    file and the first bad field."""
+    f = Fields(doc, what=what)
+    version = f.get("schema_version")
     if isinstance(version, bool) or version != SCHEMA_VERSION:
-        raise _Invalid("schema_version: missing or not a number")
-    items = doc.get("environments")
-    if not isinstance(items, list):
-        raise _Invalid("environments: expected a list")
-    out = []
-    for i, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise _Invalid(f"environments[{i}]: expected an object")
-        try:
-            out.append(EnvRecord.from_dict(item))
-        except _Invalid as exc:
-            raise _Invalid(f"environments[{i}].{exc}") from None
-    return tuple(out)
+        raise f.fail("schema_version", MESSAGES.msg("missing") if version is None
+                     else not_one_of(version, (str(SCHEMA_VERSION),)))
+    if not isinstance(f.get("environments"), list):
+        raise f.fail("environments", must_be("list", f.get("environments")))
+    return tuple(EnvRecord.from_dict(g.data, what=what, path=g.path)
+                 for g in f.each("environments", max_items=MAX_RECORDS))
 
 
 def load() -> Registry:
     """The registry; a damaged file (read as every state file is: :func:`app.core.base.schema.read_state`)
     is set aside and reported, never raised."""
     path = registry_file()
-    found = read_state(path, what="the file", keep=False)
+    what = document("registry", path)
+    found = read_state(path, what=what, keep=False)
     if found.unreadable:
         return Registry(problem=msg("envs.registry_unreadable", "The list of environments ({path}) cannot be "
                                     "read: {why}", path=str(path), why=found.why), read_only=True)
@@ -418,9 +295,9 @@ def load() -> Registry:
                                     "is left as it is and not changed.", path=str(path), found=schema,
                                     known=SCHEMA_VERSION), read_only=True)
     try:
-        return Registry(_parse(found.data), problem=_kept_aside(path))
-    except _Invalid as exc:
-        return _set_aside(path, str(exc))
+        return Registry(_parse(found.data, what), problem=_kept_aside(path))
+    except BadInput as exc:
+        return _set_aside(path, exc.message)
 
 
 def _kept_aside(path: Path) -> Text | None:
@@ -437,13 +314,14 @@ def _kept_aside(path: Path) -> Text | None:
                aside=str(path.parent / kept[-1]))
 
 
-def _set_aside(path: Path, why: str) -> Registry:
+def _set_aside(path: Path, why: Text) -> Registry:
     """A damaged list of environments, kept (renamed beside it) and reported; a new list starts."""
-    kept = set_aside(path, why, tag="corrupt")
+    kept = set_aside(path, str(why), tag="corrupt")
     aside = kept.aside or path
     return Registry(problem=msg("envs.registry_corrupt", "The list of environments was damaged ({why}); it "
-                                "was set aside as {aside} and a new list was started.", why=why[:200],
-                                aside=str(aside)), set_aside=kept.aside)
+                                "was set aside as {aside} and a new list was started.",
+                                why=why[:200] if isinstance(why, str) else why, aside=str(aside)),
+                    set_aside=kept.aside)
 
 
 def _write(records: tuple[EnvRecord, ...]) -> None:
@@ -558,6 +436,7 @@ def record_install(result: InstallResult, plan: InstallPlan, verify: VerifyRepor
     python = plan.python.version if plan.python is not None else None
     variant = plan.variant or (rec.variant if rec is not None else None) or variant_of_version(result.torch_version)
     verification = Verification.of(verify) if verify is not None else None
+    sources, removed = stored_sources(plan.index)
 
     def change(old: EnvRecord | None) -> EnvRecord:
         origin = "created" if result.created else (old.origin if old is not None and old.origin != "checked"
@@ -566,7 +445,7 @@ def record_install(result: InstallResult, plan: InstallPlan, verify: VerifyRepor
             path=str(result.env_path), kind=result.kind, origin=origin, python=python or (old.python if old else None),
             installer=result.installer, torch=result.torch_version, variant=variant,
             backend=str(rec.backend) if rec is not None else None, family=family, packages=tuple(plan.packages),
-            sources=Sources.of(plan.index, plan.request.bundle),
+            sources=sources, credentials_removed=removed,
             created=old.created if old is not None and not result.created else now(), updated=now(),
             verification=verification, guard=guard_record or (old.guard if old else None),
             kernel=old.kernel if old is not None else None, pending_upgrade=None,

@@ -47,17 +47,18 @@ from app.core.base.errors import BadInput, Cancelled, UserError
 from app.core.base.events import Event, LogEvent, PhaseEvent, ProgressEvent, ignore
 from app.core.base.locations import local_path
 from app.core.base.progress import ProgressParser
-from app.core.base.schema import Fields, describe, parse_json, read_text
+from app.core.base.schema import MESSAGES, Fields, document, must_be, not_one_of, parse_json, read_text
 from app.core.base.secrets import mask
 from app.core.base.serial import dumps
-from app.core.base.text import msg, render
+from app.core.base.text import Text, msg, render
 from app.core.base.wheels import parse_wheel
 from app.core.env.backends import env_python, find_python, uv_bin
 from app.core.net.client import Client
 from app.core.net.indexes import probe_index
 from app.core.proc import runner
-from app.core.sources import Mirrors, SourceSettings, closure, scan, torch_origin, variant_of_index
+from app.core.sources import closure, scan, torch_origin, variant_of_index
 from app.core.sources.routing import Route, verify
+from app.core.sources.settings import SourceSettings
 from app.core.sources.wheelhouse import fill, forget_downloads
 
 if TYPE_CHECKING:  # start-up: the recommendation engine is imported only where a manifest carries one
@@ -71,9 +72,10 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 REQUIREMENTS = "requirements.txt"
 WHEELS = "wheels"
-WHAT = "bundle manifest"
+WHAT = document("manifest")
 MAX_FILES = 10_000
 MAX_WHEEL_BYTES = 1 << 40
+_NO_SOURCES = SourceSettings()
 _SHA256_RE = re.compile(r"[0-9a-f]{64}")
 _PYTHON_RE = re.compile(r"3\.\d{1,2}")
 _WORD_RE = re.compile(r"[A-Za-z0-9_.]{1,100}")  # an implementation, ABI or platform tag
@@ -95,14 +97,14 @@ class BundleFile:
                 "version": self.version, "tags": list(self.tags)}
 
     @classmethod
-    def from_dict(cls, d: object, *, path: str = "files[]", what: str = WHAT) -> BundleFile:
+    def from_dict(cls, d: object, *, path: str = "files[]", what: Text = WHAT) -> BundleFile:
         f = Fields(d, path, what=what)
         name = _file_name(f, "name")
         if not name.endswith(".whl") or parse_wheel(name) is None:
             raise f.fail("name", f"{name!r} is not the file name of a wheel")
         size = f.integer("size", hi=MAX_WHEEL_BYTES)
         if size is None:
-            raise f.fail("size", "is missing")
+            raise f.fail("size", MESSAGES.msg("missing"))
         sha = f.required_text("sha256", max_len=64)
         if not _SHA256_RE.fullmatch(sha):
             raise f.fail("sha256", f"is {sha!r}; it must be 64 lower-case hexadecimal digits")
@@ -116,7 +118,7 @@ def _file_name(f: Fields, key: str, default: str | None = None) -> str:
     value = f.text(key, null=False, max_len=1024)
     if value is None:
         if default is None:
-            raise f.fail(key, "is missing")
+            raise f.fail(key, MESSAGES.msg("missing"))
         return default
     if (not value or value in (".", "..") or "/" in value or "\\" in value or ":" in value or "\x00" in value
             or len(os.fsencode(value)) > 255):
@@ -149,7 +151,7 @@ class Manifest:
     created: str  # ISO 8601 UTC
     assistant_version: str
     recommendation: Recommendation | None = None  # what the bundle was built for (None: --packages)
-    index_url: str | None = None
+    torch_index: str | None = None  # where the torch wheels came from (older manifests: "index_url")
     find_links: tuple[str, ...] = ()
     requirements_file: str = REQUIREMENTS
     wheels_dir: str = WHEELS
@@ -170,29 +172,30 @@ class Manifest:
         return d
 
     @classmethod
-    def from_dict(cls, d: object, *, what: str = WHAT) -> Manifest:
+    def from_dict(cls, d: object, *, what: Text = WHAT) -> Manifest:
         """A manifest from plain data; BadInput names the first bad field (see the module doc)."""
         f = Fields(d, "", what=what)
         fmt = f.text("format")
         if fmt != FORMAT:
-            raise f.fail("format", f"is {describe(f.get('format'))}, not {FORMAT!r}: this is not a bundle manifest")
+            raise f.fail("format", not_one_of(f.get("format"), (FORMAT,)), hint="this is not a bundle manifest")
         version = f.integer("format_version", hi=1 << 31)
         if version is not None and version > FORMAT_VERSION:
             raise f.fail("format_version", f"is {version}, newer than this assistant understands ({FORMAT_VERSION})",
                          hint="Use a newer torch-setup, or rebuild the bundle with this one.")
         python = f.get("python_version")
-        if not isinstance(python, str) or not _PYTHON_RE.fullmatch(python):
-            raise f.fail("python_version", f"must be a Python version such as \"3.11\", not "
-                                           f"{describe(f.get('python_version'))}")
+        if not isinstance(python, str):
+            raise f.fail("python_version", must_be("text", python), hint='a Python version such as "3.11"')
+        if not _PYTHON_RE.fullmatch(python):
+            raise f.fail("python_version", f"is {python[:40]!r}, not a Python version such as \"3.11\"")
         files = tuple(BundleFile.from_dict(g.data, path=g.path, what=what)
                       for g in f.each("files", max_items=MAX_FILES))
         if "files" not in f.data:
-            raise f.fail("files", "is missing")
+            raise f.fail("files", MESSAGES.msg("missing"))
         return cls(
             python_version=python, implementation=_word(f, "implementation"), abi=_word(f, "abi"),
             platforms=tuple(_words(f, "platforms")), packages=tuple(f.texts("packages", max_items=MAX_FILES)),
             files=files, created=f.text("created") or "", assistant_version=f.text("assistant_version") or "",
-            recommendation=_recommendation(f), index_url=f.text("index_url"),
+            recommendation=_recommendation(f), torch_index=f.text("torch_index") or f.text("index_url"),
             find_links=tuple(f.texts("find_links", max_items=256)),
             requirements_file=_file_name(f, "requirements_file", REQUIREMENTS),
             wheels_dir=_folder_name(f, "wheels_dir", WHEELS), format=FORMAT, format_version=version or FORMAT_VERSION)
@@ -387,7 +390,7 @@ def _route(packages: Sequence[str], index_url: str, target: _Target, settings: S
     from app.core.base.requirements import requirement_name  # start-up: only a routed bundle needs it
 
     pins = [p for p in packages if requirement_name(p) in ("torch", "torchvision", "torchaudio") and "==" in p]
-    if not pins or target.platform != this_platform() or not (settings.index_url or variant_of_index(index_url)):
+    if not pins or target.platform != this_platform() or not (settings.torch_index or variant_of_index(index_url)):
         return None
     pins.sort(key=lambda x: requirement_name(x) != "torch")
     route = verify(settings, index_url, pins, target.python_version)
@@ -471,7 +474,7 @@ def _write(out: Path, manifest: Manifest) -> None:
     (out / REQUIREMENTS).write_text("# Generated by torch-setup bundle; every wheel pinned with its SHA-256.\n"
                                     + "\n".join(req_lines) + "\n", encoding="utf-8")
     tmp = out / (MANIFEST + ".tmp")
-    tmp.write_text(dumps(manifest.to_dict()), encoding="utf-8")  # credentials in index_url masked
+    tmp.write_text(dumps(manifest.to_dict()), encoding="utf-8")  # credentials in torch_index masked
     os.replace(tmp, out / MANIFEST)
 
 
@@ -501,20 +504,22 @@ def _pip_env(proxy: str | None, ca_bundle: str | None) -> dict[str, str]:
 # long: the build from request to manifest, with the three ways to the wheels (folders, route, index)
 def build_bundle(out: str | os.PathLike[str], *, packages: Sequence[str], python_version: str,
                  platform: str | None = None, implementation: str = "cp",
-                 index_url: str | None = None, extra_index_urls: Sequence[str] = (),
-                 find_links: Sequence[str | os.PathLike[str]] = (), recommendation: Recommendation | None = None,
-                 on_event: Callable[[Event], None] | None = None, cancel: runner.CancelToken | None = None,
-                 mirrors: Mirrors = "auto", proxy: str | None = None, ca_bundle: str | None = None,
-                 user_index: bool = False) -> Manifest:
+                 sources: SourceSettings = _NO_SOURCES, index_url: str | None = None,
+                 recommendation: Recommendation | None = None, on_event: Callable[[Event], None] | None = None,
+                 cancel: runner.CancelToken | None = None) -> Manifest:
     """Download every wheel ``packages`` need on the target and write the manifest.
 
     ``platform``: the target's platform tag (default: this machine's). The folder ``out``
     must be new or empty; if anything fails, what was created is removed. The wheels come
     from the ``find_links`` folders alone when they hold everything (no index is asked, so an
     unreachable one does not matter); else the pinned torch wheels of a PyTorch index come
-    through the verified routing of :mod:`app.core.sources` (``mirrors``, ``proxy``,
-    ``ca_bundle``; ``user_index``: ``index_url`` is the user's own, not the recommendation's).
+    through the verified routing of :mod:`app.core.sources` (the ``sources``' mirrors, proxy and
+    CA). The torch wheels' index is the user's (``sources.torch_index``), else ``index_url`` (the
+    recommendation's).
     """
+    find_links = sources.find_links
+    proxy, ca_bundle = sources.proxy, sources.ca_bundle
+    index_url = sources.torch_index or index_url
     emit = on_event or ignore
     cancel = cancel or runner.CancelToken()
     out = Path(out).absolute()
@@ -524,13 +529,11 @@ def build_bundle(out: str | os.PathLike[str], *, packages: Sequence[str], python
     route = None
     torch_index = torch_origin(index_url) if index_url else None
     if not local_only and index_url:
-        settings = SourceSettings(find_links=tuple(map(str, find_links)), index_url=index_url if user_index else None,
-                                  mirrors=mirrors, proxy=proxy, ca_bundle=ca_bundle)
-        route = _route(packages, index_url, target, settings)
+        route = _route(packages, index_url, target, sources)
     chosen = route.chosen if route is not None else None
     if chosen is not None:
         torch_index = chosen.source.url_for(variant_of_index(route.index_url) if route else None)
-    index_urls = [] if local_only else [u for u in (torch_index, *extra_index_urls) if u]
+    index_urls = [] if local_only else [u for u in (torch_index, *sources.extra_index_urls) if u]
     if not local_only:
         _refuse_unreachable([u for u in index_urls if chosen is None or u != torch_index], proxy, ca_bundle)
     log_path = paths.new_log_path("bundle")
@@ -541,7 +544,7 @@ def build_bundle(out: str | os.PathLike[str], *, packages: Sequence[str], python
         wheels.mkdir(parents=True, exist_ok=True)
         emit(PhaseEvent(Phase.DOWNLOAD, PhaseState.START,
                         f"{' '.join(packages)} for {target.abi} {target.platform}"))
-        links = list(find_links)
+        links: list[str | Path] = list(find_links)
         if route is not None:  # the torch wheels through our own verified downloads, straight into wheels/
             house = fill(wheels, route, Client(proxy, ca_bundle), emit, cancel, locked=None,
                          local_folders=[str(f) for f in links])
@@ -557,7 +560,7 @@ def build_bundle(out: str | os.PathLike[str], *, packages: Sequence[str], python
             platforms=tuple(target.platforms), packages=tuple(packages),
             files=_hash_wheels(wheels, emit, cancel, log_path),
             created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), assistant_version=__version__,
-            recommendation=recommendation, index_url=index_url,
+            recommendation=recommendation, torch_index=index_url,
             find_links=tuple(str(f) for f in find_links),
         )
         _write(out, manifest)
@@ -589,9 +592,9 @@ def load_manifest(folder: str | os.PathLike[str]) -> Manifest:
                            manifest=MANIFEST),
                        hint=msg("bundle.not_a_bundle_hint", "Build one with: torch-setup bundle --out DIR ..."))
     _inside(_root(folder), mpath, MANIFEST)
-    what = f"{WHAT} {mpath}"
+    what = document("manifest", mpath)
     try:
-        return Manifest.from_dict(parse_json(read_text(mpath, what=WHAT), what=what), what=what)
+        return Manifest.from_dict(parse_json(read_text(mpath, what="bundle manifest"), what=what), what=what)
     except BadInput as err:
         raise BadInput(err.message, hint=err.hint or msg("bundle.rebuild_hint", "Rebuild the bundle with torch-setup "
                                                          "bundle.")) from None
@@ -769,7 +772,7 @@ BUNDLE_DIR_NAME = "torch-bundle"
 def _bundle_at(cand: Path) -> bool:
     try:
         if cand.is_dir() and (cand / MANIFEST).is_file():
-            data = parse_json(read_text(cand / MANIFEST, what=WHAT), what=WHAT)
+            data = parse_json(read_text(cand / MANIFEST, what="bundle manifest"), what=WHAT)
             return isinstance(data, dict) and data.get("format") == FORMAT
     except (OSError, ValueError, BadInput):
         pass

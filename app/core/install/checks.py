@@ -143,7 +143,7 @@ def python_download_url(p: InstallPlan) -> str | None:
     if p.python is not None or p.installer != "uv" or p.kind != "venv" or not p.python_request \
             or not _MINOR.match(p.python_request):
         return None
-    chosen = python_mirror_env(p.request.mirrors).get("UV_PYTHON_INSTALL_MIRROR")
+    chosen = python_mirror_env(p.request.sources.mirrors).get("UV_PYTHON_INSTALL_MIRROR")
     return chosen or os.environ.get("UV_PYTHON_INSTALL_MIRROR", "").strip() or PYTHON_DOWNLOADS
 
 
@@ -301,8 +301,8 @@ def check_disk(p: InstallPlan) -> Check:
 def index_targets(p: InstallPlan) -> list[tuple[str, str]]:
     """``(label key, url)`` of every index, channel and folder the install will read from."""
     if p.index.offline:  # a bundle, or the wheel folders a recommendation was made from
-        if p.request.bundle is not None:
-            return [("bundle", str(p.request.bundle))]
+        if p.request.sources.bundle is not None:
+            return [("bundle", str(p.request.sources.bundle))]
         return [("find-links", str(f)) for f in p.index.find_links]
     out = []
     if p.new_env and p.kind == "conda":  # conda create fetches Python from conda-forge
@@ -346,7 +346,7 @@ def check_reach(key: str, url: str, error: Text | None, warning: Text | None = N
 
 def check_proxy(p: InstallPlan) -> Check | None:
     """The proxy setting, when one was given: a usable http(s) URL (None: no proxy given)."""
-    proxy = p.request.proxy
+    proxy = p.request.sources.proxy
     if not proxy:
         return None
     why = proxy_problem(proxy)
@@ -360,8 +360,8 @@ def check_proxy(p: InstallPlan) -> Check | None:
 
 def _reach_answer(p: InstallPlan, url: str, named: bool) -> tuple[Text | None, Text | None]:
     if named and not p.index.offline:
-        return probe_index(url, proxy=p.request.proxy, ca_bundle=p.request.ca_bundle)
-    return check_url(url, proxy=p.request.proxy), None
+        return probe_index(url, proxy=p.request.sources.proxy, ca_bundle=p.request.sources.ca_bundle)
+    return check_url(url, proxy=p.request.sources.proxy), None
 
 
 def routed_requirements(p: InstallPlan) -> tuple[str, ...]:
@@ -374,7 +374,7 @@ def routed_requirements(p: InstallPlan) -> tuple[str, ...]:
         return ()
     if not p.index.torch_index.startswith(("http://", "https://")):
         return ()
-    if not p.request.index_url and variant_of_index(rec.index_url) is None:
+    if not p.request.sources.torch_index and variant_of_index(rec.index_url) is None:
         return ()
     pins = [x for x in p.packages if requirement_name(x) in TORCH_FAMILY]
     wheels = scan(p.request.sources.folders)
@@ -442,12 +442,12 @@ def route_of(checks: Sequence[Check]) -> Route | None:
 def _unused_torch_index(p: InstallPlan) -> list[Check]:
     """A warning, not a refusal, when the torch index cannot be reached and nothing is needed from it."""
     rec = p.request.recommendation
-    if rec is None or p.request.packages is not None or p.index.torch_index or p.request.bundle is not None:
+    if rec is None or p.request.packages is not None or p.index.torch_index or p.request.sources.bundle is not None:
         return []
-    url = p.request.index_url or torch_origin(rec.index_url)
+    url = p.request.sources.torch_index or torch_origin(rec.index_url)
     if not url.startswith(("http://", "https://")):
         return []
-    why = check_url(url, proxy=p.request.proxy)
+    why = check_url(url, proxy=p.request.sources.proxy)
     if why is None:
         return []
     return [Check("reach:torch index", False, msg(

@@ -111,12 +111,14 @@ def lock_request(request: InstallRequest, lock: Lock) -> InstallRequest:
     from app.core.base.locations import local_path
     from app.core.install.config import PYPI_SIMPLE  # start-up
 
-    folders = [f for f in lock.find_links if (where := local_path(f)) is not None and Path(where).is_dir()]
-    torch_index = lock.torch_index if lock.torch_index and local_path(lock.torch_index) is None else None
-    default = lock.default_index if lock.default_index and lock.default_index.rstrip("/") != PYPI_SIMPLE else None
+    locked = lock.sources
+    folders = [f for f in locked.find_links if (where := local_path(f)) is not None and Path(where).is_dir()]
+    torch_index = locked.torch_index if locked.torch_index and local_path(locked.torch_index) is None else None
+    default = locked.default_index if locked.default_index and locked.default_index.rstrip("/") != PYPI_SIMPLE else None
+    src, locked = request.sources, lock.sources
     return replace(request, packages=tuple(f"{p.name}=={p.version}" for p in lock.hashed),
                    python=request.python or lock.python_minor, lock=lock.source,
-                   index_url=request.index_url or torch_index,
-                   default_index_url=request.default_index_url or default,
-                   extra_index_urls=request.extra_index_urls or lock.extra_index_urls,
-                   find_links=tuple(dict.fromkeys((*request.find_links, *folders))))
+                   sources=replace(src, torch_index=src.torch_index or torch_index,
+                                   default_index=src.default_index or default,
+                                   extra_index_urls=src.extra_index_urls or locked.extra_index_urls,
+                                   find_links=tuple(dict.fromkeys((*src.find_links, *folders)))))

@@ -17,7 +17,7 @@ from app.core.base.enums import Phase, PhaseState
 from app.core.base.events import Event, PhaseEvent
 from app.core.base.text import Text, msg, render
 from app.core.env import backends as envs
-from app.core.env.backends import IndexOptions, env_python
+from app.core.env.backends import env_python
 from app.core.install.config import default_index_for
 from app.core.install.request import InstallPlan
 from app.core.net.client import Client
@@ -25,6 +25,7 @@ from app.core.proc import runner
 from app.core.sources import variant_of_index
 from app.core.sources.download import Served
 from app.core.sources.routing import Route
+from app.core.sources.settings import SourceSettings
 from app.core.sources.wheelhouse import Wheelhouse, fill, new_wheelhouse, resolve
 from app.core.sources.wheelhouse import prefetch as _prefetch
 
@@ -48,7 +49,7 @@ def fetch_wheelhouse(p: InstallPlan, route: Route, emit: Callable[[Event], None]
     emit(PhaseEvent(Phase.DOWNLOAD, PhaseState.START, msg("sources.download_from", "from {source}",
                                                           source=chosen.source.label(variant_of_index(route.index_url)))))
     python = _python(p)
-    net = Client(p.request.proxy, p.request.ca_bundle)
+    net = Client(p.request.sources.proxy, p.request.sources.ca_bundle)
     folders = p.request.sources.folders
     fetched: dict[str, tuple[Path, Served]] = {}
     stop_early = runner.CancelToken()  # stops the early downloads when resolving fails (or on cancel)
@@ -81,9 +82,10 @@ def fetch_wheelhouse(p: InstallPlan, route: Route, emit: Callable[[Event], None]
     return house
 
 
-def wheelhouse_index(p: InstallPlan, house: Wheelhouse) -> tuple[tuple[str, ...], IndexOptions, Path | None]:
+def wheelhouse_index(p: InstallPlan, house: Wheelhouse) -> tuple[tuple[str, ...], SourceSettings, Path | None]:
     """The packages, indexes and requirements file the installer gets once the wheelhouse is full."""
     if house.complete and house.requirements is not None:
-        return (), IndexOptions(find_links=(str(house.folder),), offline=True, require_hashes=True), house.requirements
+        wheels = SourceSettings(find_links=(str(house.folder),), offline=True, require_hashes=True)
+        return (), wheels, house.requirements
     index = replace(p.index, torch_index=None, find_links=(str(house.folder), *p.index.find_links))
     return p.packages, index, p.requirements_file

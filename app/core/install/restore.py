@@ -29,10 +29,11 @@ from app.core.base.requirements import canonical
 from app.core.base.secrets import write_private
 from app.core.base.text import msg, render
 from app.core.env import backends as envs
-from app.core.env.backends import IndexOptions, env_python
+from app.core.env.backends import env_python
 from app.core.install.interpreter import ensure_own_interpreter
 from app.core.install.request import InstallPlan
 from app.core.proc import runner
+from app.core.sources.settings import SourceSettings
 
 __all__ = ["PackageState", "Snapshot", "freeze_names", "restore", "take_snapshot"]
 
@@ -142,7 +143,7 @@ class _Restorer:
         self.p = p
         self.emit = emit
         self.log_path = log_path
-        self.env = p.backend.child_env(p.index, p.request.proxy)
+        self.env = p.backend.child_env(p.index, p.request.sources.proxy)
 
     def _run(self, argv: Sequence[str], timeout: float) -> runner.RunResult:
         try:
@@ -165,7 +166,7 @@ class _Restorer:
                 left[n] = _why(r)
         return left
 
-    def _install_argv(self, spec: Sequence[str], idx: IndexOptions) -> list[str]:
+    def _install_argv(self, spec: Sequence[str], idx: SourceSettings) -> list[str]:
         return [*self.p.backend.install_argv(self.p.env_path, (), idx), "--no-deps", *spec]
 
     def reinstall(self, states: Sequence[PackageState]) -> dict[str, str]:

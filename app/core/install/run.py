@@ -100,12 +100,12 @@ class _Run:
         self.cancel = cancel
         self.log_path = log_path or new_log_path("install")
         self.started = time.monotonic()
-        self.child_env = p.backend.child_env(p.index, p.request.proxy)
+        self.child_env = p.backend.child_env(p.index, p.request.sources.proxy)
         for var in env_drop:
             self.child_env.pop(var, None)
         if p.installer == "pip" and p.kind == "venv":
             self.child_env["PIP_REQUIRE_VIRTUALENV"] = "1"  # pip itself refuses a Python that is not a venv
-        self.child_env.update(python_mirror_env(p.request.mirrors))  # a Python-builds mirror the user chose
+        self.child_env.update(python_mirror_env(p.request.sources.mirrors))  # a Python-builds mirror the user chose
         self.guard: Rollback | None = None
         self.snapshot: Snapshot | None = None
         self.phase = Phase.SNAPSHOT

@@ -183,7 +183,7 @@ def _plan_wheels(p: InstallPlan) -> tuple[tuple[Path, ...], tuple[str, ...]]:
     from app.core.sources import closure, scan
 
     wheels = scan(p.request.sources.folders)
-    if p.request.bundle is not None:  # a bundle holds exactly what it installs
+    if p.request.sources.bundle is not None:  # a bundle holds exactly what it installs
         return tuple(w.path for w in wheels), ()
     if not wheels:
         return (), tuple(p.packages)

@@ -41,6 +41,7 @@ from app.core.recommend.machine import wheel_platform
 from app.core.sources.download import file_sha256
 from app.core.sources.local import LocalWheel, scan
 from app.core.sources.pages import Link, project_url, read_page
+from app.core.sources.settings import SourceSettings
 
 __all__ = ["Exported", "Origins", "arch_list_of", "build_env_vars", "export_env", "machine_of"]
 
@@ -236,18 +237,20 @@ def _verified(env: Path, torch: str, allow_unverified: bool) -> Verified:
 
 
 def _origins(env: Path, default_index: str, extra_folders: Sequence[str],
-             given: Sequence[str]) -> tuple[Origins, registry.Sources]:
-    """The recorded sources, in the installer's order; an index given here (with its credentials:
-    the list of environments keeps none) reads the page of the recorded one it names, or is added."""
+             given: Sequence[str]) -> tuple[Origins, SourceSettings, bool]:
+    """The recorded sources, in the installer's order, and whether credentials were removed from them;
+    an index given here (with its credentials: the list of environments keeps none) reads the page of
+    the recorded one it names, or is added."""
     rec = registry.find(env)
-    src = rec.sources if rec is not None else registry.Sources()
+    src = rec.sources if rec is not None else SourceSettings()
     folders = [*extra_folders, *src.find_links]
     if src.bundle:
         folders.append(str(Path(src.bundle) / "wheels"))
     recorded = [u for u in (src.torch_index, *src.extra_index_urls, src.default_index or default_index) if u]
     with_keys = {registry.clean_url(u)[0].rstrip("/"): u for u in given}
     indexes = [with_keys.pop(u.rstrip("/"), u) for u in recorded] + list(with_keys.values())
-    return Origins(tuple(dict.fromkeys(folders)), tuple(dict.fromkeys(indexes))), src
+    return (Origins(tuple(dict.fromkeys(folders)), tuple(dict.fromkeys(indexes))), src,
+            rec is not None and rec.credentials_removed)
 
 
 def export_env(env: Path, report: SystemReport, *, default_index: str, find_links: Sequence[str] = (),
@@ -269,7 +272,7 @@ def export_env(env: Path, report: SystemReport, *, default_index: str, find_link
     if info is None:
         raise BadInput(msg("lab.python_broken", "The Python of {env} does not run, so the environment cannot be "
                            "exported.", env=str(env)))
-    origins, src = _origins(env, default_index, find_links, indexes)
+    origins, src, removed = _origins(env, default_index, find_links, indexes)
     origins = replace(origins, proxy=proxy, ca_bundle=ca_bundle, bundled=info.pip_wheels)
     found = locate_all(list(dists.values()), origins)
     packages = tuple(x for x in found if isinstance(x, LockedPackage))
@@ -282,16 +285,15 @@ def export_env(env: Path, report: SystemReport, *, default_index: str, find_link
     rec = registry.find(env)
     lock = Lock(python=info.version or "", packages=packages, platform=platform, torch=torch.version, variant=variant,
                 backend=str(backend) if backend is not None else None,
-                torch_index=torch_pkg.source if torch_pkg is not None else None,
-                default_index=registry.clean_url(src.default_index or default_index)[0],
-                extra_index_urls=src.extra_index_urls, find_links=origins.folders,
+                sources=SourceSettings(torch_index=torch_pkg.source if torch_pkg is not None else None,
+                                       default_index=registry.clean_url(src.default_index or default_index)[0],
+                                       extra_index_urls=src.extra_index_urls, find_links=origins.folders),
                 installer=rec.installer if rec is not None else "uv", env_name=env.name,
                 arch_list=arch_list_of(data, torch.version, variant, platform), compat_version=data.version,
                 created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), assistant_version=__version__,
                 machine=machine_of(report), verified=verified, not_locked=left,
                 env_vars=build_env_vars(report, data, torch.version, variant),
-                credentials_removed=src.credentials_removed or any(registry.clean_url(u)[1]
-                                                                   for u in (default_index, *indexes)))
+                credentials_removed=removed or any(registry.clean_url(u)[1] for u in (default_index, *indexes)))
     return Exported(lock, _notes(lock))
 
 

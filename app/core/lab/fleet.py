@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 from app.core.base.enums import Backend
 from app.core.base.errors import BadInput, UserError
-from app.core.base.schema import Fields, parse_json, read_text
+from app.core.base.schema import Fields, Record, parse_json, read_text, spec
 from app.core.base.text import Joined, Msg, Text, msg, render
 from app.core.compat.data import CompatData, load_compat, version_tuple
 from app.core.detection.system import SystemReport
@@ -69,16 +69,13 @@ class Host:
 
 
 @dataclass(frozen=True)
-class Blocker:
+class Blocker(Record):
     """Why a host cannot run a build: ``kind`` is driver | gpu | python | platform | disk | other."""
 
-    host: str
+    host: str = field(metadata=spec(skip=True))  # the host's own entry holds it
     kind: str
-    text: Text
+    text: Text = field(metadata=spec(write=render))
     build: str = ""  # the build it is about ("torch 2.15.0 (cu130)")
-
-    def to_dict(self) -> dict[str, str]:
-        return {"kind": self.kind, "text": render(self.text), "build": self.build}
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,7 @@ def bundle_from_lock(lock: Lock, out: Path, *, find_links: Sequence[str] = (), p
                             platforms=tuple(dict.fromkeys(x for t in plat[:1] for x in expand_platform(t))),
                             packages=tuple(f"{p.name}=={p.version}" for p in lock.hashed), files=files,
                             created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                            assistant_version=__version__, index_url=lock.torch_index)
+                            assistant_version=__version__, torch_index=lock.sources.torch_index)
         write_bundle(out, manifest)
         return manifest
     except BaseException:

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from app.core.base.schema import Record, spec
 from app.core.pylock.lockfile import Lock
 from app.core.sources.download import link_or_copy
 
@@ -31,13 +32,10 @@ UV_FLOOR = "0.6.15"  # the first uv that installs a pylock.toml (its 0.6.15 rele
 
 
 @dataclass(frozen=True)
-class Recipe:
-    path: Path
+class Recipe(Record):
+    path: Path = field(metadata=spec(key="recipe"))
     lock: Path
     wheels: tuple[Path, ...]  # local files copied beside it (into the image at their locked path)
-
-    def to_dict(self) -> dict[str, object]:
-        return {"recipe": str(self.path), "lock": str(self.lock), "wheels": [str(w) for w in self.wheels]}
 
 
 def local_files(lock: Lock) -> list[tuple[str, str]]:

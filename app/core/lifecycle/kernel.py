@@ -37,7 +37,7 @@ def install_kernel(target: str | os.PathLike[str], *, on_event: Callable[[Event]
     env = env_root(target)
     rec = registry.find(env)
     installer = rec.installer if rec is not None else "uv"
-    idx = rec.sources.index_options() if rec is not None else registry.Sources().index_options()
+    idx = rec.sources if rec is not None else None  # without credentials: netrc / keyring supply them
     with env_lock(env, "kernel"):
         try:
             result = register_kernel(env, installer=installer, index=idx, on_event=on_event, cancel=cancel,

@@ -27,7 +27,6 @@ from app.core.base.events import Event, LogEvent, StepEvent, ignore
 from app.core.base.paths import new_log_path
 from app.core.base.text import Text, msg
 from app.core.env.backends import (
-    IndexOptions,
     backend_for,
     env_kind,
     env_python,
@@ -37,6 +36,7 @@ from app.core.env.backends import (
 from app.core.env.distinfo import torch_build
 from app.core.install.request import CommandRun, masked
 from app.core.proc import runner
+from app.core.sources.settings import SourceSettings
 
 __all__ = ["KernelFailed", "KernelResult", "display_name", "kernel_commands", "kernel_name", "register_kernel",
            "system_display_name"]
@@ -90,7 +90,7 @@ def system_display_name(env: Path) -> str:
     return f"{display_name(env)} @ {', '.join(v.devices) or 'CPU'}"
 
 
-def kernel_commands(env: str | os.PathLike[str], *, installer: str = "uv", index: IndexOptions | None = None,
+def kernel_commands(env: str | os.PathLike[str], *, installer: str = "uv", index: SourceSettings | None = None,
                     system: bool = False, prefix: str | None = None) -> list[tuple[str, list[str]]]:
     """(step, argv) that register ``env`` as a kernel: ipykernel (when missing), then the kernelspec.
 
@@ -100,7 +100,7 @@ def kernel_commands(env: str | os.PathLike[str], *, installer: str = "uv", index
     steps: list[tuple[str, list[str]]] = []
     if "ipykernel" not in installed_distributions(path):
         backend = backend_for(env_kind(path) or "venv", installer)
-        idx = replace(index or IndexOptions(), torch_index=None, require_hashes=False)
+        idx = replace(index or SourceSettings(), torch_index=None, require_hashes=False)
         steps.append(("ipykernel", backend.install_argv(path, ["ipykernel"], idx, pip_version=pip_version_in(path))))
     where = ["--prefix", prefix] if prefix else [] if system else ["--user"]
     shown = system_display_name(path) if system or prefix else display_name(path)
@@ -109,7 +109,7 @@ def kernel_commands(env: str | os.PathLike[str], *, installer: str = "uv", index
     return steps
 
 
-def register_kernel(env: str | os.PathLike[str], *, installer: str = "uv", index: IndexOptions | None = None,
+def register_kernel(env: str | os.PathLike[str], *, installer: str = "uv", index: SourceSettings | None = None,
                     on_event: Callable[[Event], None] | None = None,
                     cancel: runner.CancelToken | None = None, system: bool = False,
                     prefix: str | None = None) -> KernelResult:
@@ -119,7 +119,7 @@ def register_kernel(env: str | os.PathLike[str], *, installer: str = "uv", index
     emit = on_event or ignore
     path = Path(os.path.abspath(os.fspath(env)))
     log = new_log_path("kernel")
-    idx = replace(index or IndexOptions(), torch_index=None, require_hashes=False)
+    idx = replace(index or SourceSettings(), torch_index=None, require_hashes=False)
     child = backend_for(env_kind(path) or "venv", installer).child_env(idx)
     ran: list[CommandRun] = []
     where = ""

@@ -33,6 +33,7 @@ from app.core.base.deletion import is_link as _is_link
 from app.core.base.events import Event, StepEvent, ignore
 from app.core.base.locks import env_lock
 from app.core.base.paths import cache_dir, config_dir, data_dir, log_dir, state_dir
+from app.core.base.schema import Record
 from app.core.base.text import Text, msg
 from app.core.env import registry
 from app.core.env.backends import env_python, is_env
@@ -133,15 +134,11 @@ class RemovePlan:
 
 
 @dataclass(frozen=True)
-class RemoveResult:
+class RemoveResult(Record):
     path: str
     removed: bool
     freed_bytes: int
     problems: tuple[str, ...] = field(default_factory=tuple)
-
-    def to_dict(self) -> dict[str, object]:
-        return {"path": self.path, "removed": self.removed, "freed_bytes": self.freed_bytes,
-                "problems": list(self.problems)}
 
 
 def _refuse(text: Text, hint: Text = "") -> Refused:

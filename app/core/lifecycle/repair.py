@@ -35,7 +35,7 @@ from app.core.base.paths import new_log_path
 from app.core.base.requirements import requirement_name
 from app.core.base.text import Text, join, msg, render
 from app.core.compat.data import CompatData, load_compat
-from app.core.env import guard, registry
+from app.core.env import guard
 from app.core.env.backends import env_kind
 from app.core.env.distinfo import TORCH_FAMILY, TorchBuildInfo, distributions, torch_build
 from app.core.env.registry import EnvRecord
@@ -46,6 +46,7 @@ from app.core.lifecycle.companions import CompanionReport, check_companions
 from app.core.measure.probe import ProbeFailed
 from app.core.measure.verify import VerifyReport, run_verify
 from app.core.proc import runner
+from app.core.sources.settings import SourceSettings
 
 if TYPE_CHECKING:  # start-up: only the types
     from app.core.detection.system import SystemReport
@@ -163,15 +164,15 @@ def plan_repair(target: str | os.PathLike[str], *, torch: str | None = None, var
                           list="; ".join(str(c.text) for c in comp.conflicts)),
                       msg("envs.upgrade_conflicts_hint", "Upgrade or remove those packages first, or choose a torch "
                           "version they accept (--torch)."))
-    src = record.sources if record is not None else registry.Sources()
+    src = record.sources if record is not None else SourceSettings()
     same_variant = rec is not None and record is not None and record.variant == rec.variant
     torch_index = index_url or (src.torch_index if same_variant or rec is None else None)
     request = InstallRequest(
         env_path=env, kind=env_kind(env) or "venv", installer=installer or (record.installer if record else "uv"),
-        packages=pkgs, recommendation=rec, index_url=torch_index,
-        extra_index_urls=tuple(extra_index_urls) or src.extra_index_urls,
-        find_links=tuple(find_links) or src.find_links, existing=True,
-        default_index_url=default_index_url or src.default_index)
+        packages=pkgs, recommendation=rec, existing=True,
+        sources=SourceSettings(torch_index=torch_index, default_index=default_index_url or src.default_index,
+                               extra_index_urls=tuple(extra_index_urls) or src.extra_index_urls,
+                               find_links=tuple(find_links) or src.find_links))
     the_plan = plan(request, report)
     installed = {n: dists[n].version for n in TORCH_FAMILY if n in dists}
     reinstall = tuple(n for n in TORCH_FAMILY if n in installed and any(

@@ -31,11 +31,13 @@ import os
 import re
 import stat
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core.base.deletion import delete_tree
+from app.core.base.errors import BadInput
 from app.core.base.paths import data_dir, identity
-from app.core.base.schema import read_state
+from app.core.base.schema import Record, document, read_state, set_aside, spec
 from app.core.base.secrets import write_private
 from app.core.base.text import Text, join, msg
 from app.core.env.backends import WINDOWS
@@ -217,11 +219,35 @@ def write_journal(env: Path, **fields: object) -> None:
     write_private(path, json.dumps(data, indent=1), masked=False)  # mode 0600; paths only, kept exact
 
 
+@dataclass(frozen=True)
+class Journal(Record):
+    """The fields a journal may hold (:func:`begin`, :func:`write_journal`), each checked when it is
+    read (:mod:`app.core.base.schema`); ``old_copy``: the earlier layout's (no identities)."""
+
+    env: str | None = None
+    op: str | None = None
+    state: str | None = None
+    keep_id: tuple[int, ...] | None = field(default=None, metadata=spec(max_items=4))
+    incoming_id: tuple[int, ...] | None = field(default=None, metadata=spec(max_items=4))
+    incoming_path: str | None = None
+    aside: str | None = None
+    disposable: bool = False
+    carried: tuple[str, ...] = field(default=(), metadata=spec(max_items=100_000))
+    old_copy: str | None = None
+
+
 def read_journal(env: Path) -> dict[str, object]:
     """The env's journal; {} when there is none. A damaged one (read as every state file is:
-    :func:`app.core.base.schema.read_state`) is kept, renamed beside it, and ``{"damaged": <its new
-    name>}`` says so."""
-    found = read_state(journal_file(env), what="the journal", limit=1_000_000)
+    :func:`app.core.base.schema.read_state`; a field of the wrong type is damage too) is kept,
+    renamed beside it, and ``{"damaged": <its new name>}`` says so."""
+    path = journal_file(env)
+    what = document("journal", path)
+    found = read_state(path, what=what, limit=1_000_000)
+    if found.data is not None:
+        try:
+            Journal.from_dict(found.data, what=what)  # every field of the type it must have
+        except BadInput as err:
+            found = set_aside(path, str(err.message))
     if found.damaged:
         return {"damaged": str(found.aside)} if found.aside is not None else {}
     return found.data or {}

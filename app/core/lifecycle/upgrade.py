@@ -52,9 +52,9 @@ from app.core.base.text import Text, join, msg, render
 from app.core.base.wheels import variant_of_version
 from app.core.compat.data import CompatData, load_compat
 from app.core.env import activate_vars, guard, registry
-from app.core.env.backends import WINDOWS, IndexOptions, backend_for, env_python, uv_bin, uv_extras
+from app.core.env.backends import WINDOWS, backend_for, env_python, uv_bin, uv_extras
 from app.core.env.distinfo import TORCH_FAMILY, Dist, TorchBuildInfo, distributions, requires_dist, torch_build
-from app.core.env.registry import EnvRecord, PendingUpgrade, Sources, Verification
+from app.core.env.registry import EnvRecord, PendingUpgrade, Verification
 from app.core.install import InstallPlan, InstallRequest, install
 from app.core.lifecycle import staging as st
 from app.core.lifecycle.common import (
@@ -72,7 +72,7 @@ from app.core.measure.probe import ProbeFailed
 from app.core.measure.verify import VerifyReport, run_verify
 from app.core.net.indexes import check_url, display_url
 from app.core.proc import runner
-from app.core.sources.settings import torch_origin
+from app.core.sources.settings import SourceSettings, torch_origin
 
 if TYPE_CHECKING:  # start-up: only the types
     from app.core.detection.system import SystemReport
@@ -95,7 +95,7 @@ class UpgradePlan:
     current: TorchBuildInfo
     packages: tuple[str, ...]  # the new torch family, pinned
     keep: tuple[str, ...]  # the user's other requirements, as they are now
-    index: IndexOptions
+    index: SourceSettings
     companions: CompanionReport
     new_torch: str
     expect: str | None = None
@@ -239,11 +239,11 @@ def _family_pins(packages: tuple[str, ...], report: CompanionReport, torch_label
 
 
 def _sources(record: EnvRecord | None, torch_index: str | None, extra: Sequence[str], links: Sequence[str],
-             default_index: str | None) -> IndexOptions:
-    src = record.sources if record is not None else Sources()
-    return IndexOptions(torch_index=torch_index or src.torch_index, default_index=default_index or src.default_index,
-                        extra_index_urls=tuple(extra) or src.extra_index_urls,
-                        find_links=tuple(links) or src.find_links, offline=False)
+             default_index: str | None) -> SourceSettings:
+    src = record.sources if record is not None else SourceSettings()
+    return SourceSettings(torch_index=torch_index or src.torch_index, default_index=default_index or src.default_index,
+                          extra_index_urls=tuple(extra) or src.extra_index_urls,
+                          find_links=tuple(links) or src.find_links)
 
 
 @dataclass(frozen=True)
@@ -338,7 +338,7 @@ def plan_upgrade(target: str | os.PathLike[str], *, torch: str | None = None, pa
     notes: list[Text] = ([msg("envs.recovered", "An interrupted upgrade was found: {what}.", what=recovered)]
                          if recovered is not None else [])
     notes += comp.warnings
-    if record is not None and record.sources.credentials_removed:
+    if record is not None and record.credentials_removed:
         notes.append(msg("envs.credentials_not_stored", "the index needed credentials, which were not stored: "
                          "they come from your netrc / keyring (or pass the index again)"))
     return UpgradePlan(env=env, staging=env.parent / f".{env.name}.torch-setup-staging",
@@ -349,7 +349,7 @@ def plan_upgrade(target: str | os.PathLike[str], *, torch: str | None = None, pa
                        env_vars=tuple(activate_vars.recorded(env).items()) if tgt.env_vars is None else tgt.env_vars)
 
 
-def _refuse_unreachable(index: IndexOptions, torch: str) -> None:
+def _refuse_unreachable(index: SourceSettings, torch: str) -> None:
     """Refuses a plan whose PyTorch index cannot be reached (and no wheel folder is given): the upgrade
     would only end in the installer's network errors."""
     url = index.torch_index
@@ -661,12 +661,14 @@ def _record(p: UpgradePlan, report: VerifyReport, family: dict[str, str], status
     pending = PendingUpgrade(str(p.old_copy), p.current.version, family.get("torch"), registry.now(),
                              p.record.to_dict() if p.record is not None else {})
 
+    sources, removed = registry.stored_sources(p.index)
+
     def change(old: EnvRecord | None) -> EnvRecord:
         base = old or EnvRecord(path=str(p.env), origin="installed", created=registry.now())
         return replace(base, torch=family.get("torch"), family=family, packages=p.packages,
                        python=p.python_version or base.python, installer="uv",
                        variant=variant_of_version(family.get("torch")) or p.current.variant,
-                       sources=Sources.of(p.index), verification=Verification.of(report),
+                       sources=sources, credentials_removed=removed, verification=Verification.of(report),
                        guard=registry.GuardRecord(status.active, status.pins, registry.now()) if status else base.guard,
                        pending_upgrade=pending, updated=registry.now(), folder=registry.folder_of(p.env))
 

@@ -18,18 +18,29 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from app.core.base.errors import BadInput, render_hint
 from app.core.base.locations import local_path, url_scheme
-from app.core.base.schema import MAX_DEPTH, check_depth, path_problem, read_text
+from app.core.base.schema import (
+    MAX_DEPTH,
+    MESSAGES,
+    bad_field,
+    check_depth,
+    document,
+    must_be,
+    not_one_of,
+    path_problem,
+    read_text,
+)
 from app.core.base.secrets import remember_url
 from app.core.base.serial import to_jsonable
-from app.core.base.text import render
+from app.core.base.text import Text, render
 from app.core.base.wheels import backend_of_variant
+from app.core.sources.settings import SourceSettings
 
 if sys.version_info >= (3, 11):
     import tomllib as _toml
@@ -68,16 +79,10 @@ class Answers:
     torch: str | None = None  # a version pin: "2.13.0"
     packages: tuple[str, ...] = ()  # extra packages (torchvision, numpy, ...)
     lock: Path | None = None  # a pylock.toml (torch-setup export): exactly its files, by sha256
-    # [sources]
-    index_url: str | None = None  # the torch packages' index (overrides the recommendation)
-    mirror: str | None = None  # default index for everything else (a PyPI mirror)
-    extra_index_urls: tuple[str, ...] = ()
-    find_links: tuple[Path, ...] = ()
-    bundle: Path | None = None
+    # [sources]: torch_index, default_index (a PyPI mirror), extra_index_urls, find_links (absolute
+    # folders), bundle (a folder; "auto" is bundle_auto), proxy, ca_bundle, mirrors
+    sources: SourceSettings = field(default_factory=SourceSettings)
     bundle_auto: bool = False  # bundle = "auto": the bundle folder next to the app, if any
-    proxy: str | None = None
-    ca_bundle: Path | None = None
-    mirrors: str | tuple[str, ...] = "auto"  # mirrors of the torch index: "auto", "off", or ids / URLs
     # [verify]
     verify: bool = True
     # [bench]
@@ -101,16 +106,15 @@ class _Ctx:
         self.lines = text.splitlines()
         self.base = base
         self.source = source
+        self.what = document("answers", source)
 
-    def where(self, section: str | None, key: str | None) -> str:
-        line = _line_of(self.lines, section, key)
+    def bad(self, section: str | None, key: str | None, problem: Text, hint: str = "", *,
+            item: int | None = None) -> BadInput:
+        """The error of a bad key (:func:`app.core.base.schema.bad_field`): the file, its line,
+        ``section.key`` (``[item]``: an entry of its list) and the problem."""
         name = f"{section}.{key}" if section and key else (section or key or "")
-        loc = f" (line {line})" if line else ""
-        src = f"{self.source.name}: " if self.source else ""
-        return f"{src}'{name}'{loc}"
-
-    def bad(self, section: str | None, key: str | None, problem: str, hint: str = "") -> BadInput:
-        return BadInput(f"Answer file {self.where(section, key)}: {problem}", hint=hint or HELP_HINT)
+        field = f"{name}[{item}]" if item is not None else name
+        return bad_field(self.what, field, problem, line=_line_of(self.lines, section, key), hint=hint or HELP_HINT)
 
 
 # A key's converter: (context, section, key, raw TOML value) -> the Answers field's value.
@@ -147,13 +151,13 @@ def _line_of(lines: list[str], section: str | None, key: str | None) -> int | No
 
 def _str(ctx: _Ctx, sec: str, key: str, v: Any) -> str:
     if not isinstance(v, str):
-        raise ctx.bad(sec, key, f"expected a string, got {_show(v)}")
+        raise ctx.bad(sec, key, must_be("text", v))
     return v.strip()
 
 
 def _bool(ctx: _Ctx, sec: str, key: str, v: Any) -> bool:
     if not isinstance(v, bool):
-        raise ctx.bad(sec, key, f"expected true or false, got {_show(v)}")
+        raise ctx.bad(sec, key, must_be("flag", v))
     return v
 
 
@@ -161,7 +165,7 @@ def _choice(choices: tuple[str, ...]) -> Converter:
     def conv(ctx: _Ctx, sec: str, key: str, v: Any) -> Any:
         s = _str(ctx, sec, key, v).lower()
         if s not in choices:
-            raise ctx.bad(sec, key, f"{_show(v)} is not one of {', '.join(choices)}")
+            raise ctx.bad(sec, key, not_one_of(v, choices))
         return s
     return conv
 
@@ -169,8 +173,11 @@ def _choice(choices: tuple[str, ...]) -> Converter:
 def _str_list(ctx: _Ctx, sec: str, key: str, v: Any) -> list[str]:
     if isinstance(v, str):
         v = [v] if v.strip() else []
-    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-        raise ctx.bad(sec, key, f"expected a list of strings, got {_show(v)}")
+    if not isinstance(v, list):
+        raise ctx.bad(sec, key, must_be("list", v))
+    for i, x in enumerate(v):
+        if not isinstance(x, str):
+            raise ctx.bad(sec, key, must_be("text", x), item=i)
     return [x.strip() for x in v if x.strip()]
 
 
@@ -355,28 +362,30 @@ def _variant(ctx: _Ctx, sec: str, key: str, v: Any) -> str | None:
 def _number(lo: float, hi: float) -> Converter:
     def conv(ctx: _Ctx, sec: str, key: str, v: Any) -> Any:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise ctx.bad(sec, key, f"expected a number, got {_show(v)}")
+            raise ctx.bad(sec, key, must_be("number", v))
         if not lo <= v <= hi:
-            raise ctx.bad(sec, key, f"{v} is outside {lo:g}..{hi:g}")
+            raise ctx.bad(sec, key, MESSAGES.msg("out_of_range", value=v, lo=f"{lo:g}", hi=f"{hi:g}"))
         return float(v)
     return conv
 
 
 def _sizes(ctx: _Ctx, sec: str, key: str, v: Any) -> list[int]:
-    if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-        raise ctx.bad(sec, key, f"expected a list of whole numbers, got {_show(v)}")
-    for x in v:
+    if not isinstance(v, list):
+        raise ctx.bad(sec, key, must_be("list", v))
+    for i, x in enumerate(v):
+        if not isinstance(x, int) or isinstance(x, bool):
+            raise ctx.bad(sec, key, must_be("whole_number", x), item=i)
         if not 16 <= x <= 65536:
-            raise ctx.bad(sec, key, f"matrix size {x} is outside 16..65536")
+            raise ctx.bad(sec, key, MESSAGES.msg("out_of_range", value=x, lo=16, hi=65536), item=i)
     return list(v)
 
 
 def _subset(choices: tuple[str, ...]) -> Converter:
     def conv(ctx: _Ctx, sec: str, key: str, v: Any) -> Any:
         items = [x.lower() for x in _str_list(ctx, sec, key, v)]
-        for x in items:
+        for i, x in enumerate(items):
             if x not in choices:
-                raise ctx.bad(sec, key, f"{x!r} is not one of {', '.join(choices)}")
+                raise ctx.bad(sec, key, not_one_of(x, choices), item=i)
         return items
     return conv
 
@@ -404,15 +413,15 @@ SCHEMA: dict[str, dict[str, tuple[str, Converter | None]]] = {
         "packages": ("packages", _requirements),
         "lock": ("lock", _path("file")),
     },
-    "sources": {
-        "index_url": ("index_url", _url()),
-        "mirror": ("mirror", _url()),
-        "extra_index_urls": ("extra_index_urls", _url_list),
-        "find_links": ("find_links", None),  # special-cased: a list of existing folders or URLs
-        "bundle": ("bundle", None),  # special-cased: a folder or "auto"
-        "proxy": ("proxy", _url(("http", "https", "socks5", "socks5h"))),
-        "ca_bundle": ("ca_bundle", _path("file")),
-        "mirrors": ("mirrors", _mirrors),
+    "sources": {  # SourceSettings' fields (OLD_NAMES: what older answer files call two of them)
+        "torch_index": ("sources.torch_index", _url()),
+        "default_index": ("sources.default_index", _url()),
+        "extra_index_urls": ("sources.extra_index_urls", _url_list),
+        "find_links": ("sources.find_links", None),  # special-cased: a list of existing folders or URLs
+        "bundle": ("sources.bundle", None),  # special-cased: a folder or "auto"
+        "proxy": ("sources.proxy", _url(("http", "https", "socks5", "socks5h"))),
+        "ca_bundle": ("sources.ca_bundle", _path("file")),
+        "mirrors": ("sources.mirrors", _mirrors),
     },
     "verify": {
         "enabled": ("verify", _bool),
@@ -431,6 +440,8 @@ SCHEMA: dict[str, dict[str, tuple[str, Converter | None]]] = {
     },
 }
 TOP_LEVEL = ("version",)
+#: keys renamed since: (section, old name) -> the name now; the old name is still read (not both at once)
+OLD_NAMES = {("sources", "index_url"): "torch_index", ("sources", "mirror"): "default_index"}
 
 
 def _find_links(ctx: _Ctx, sec: str, key: str, v: Any) -> list[Path]:
@@ -441,7 +452,7 @@ def _find_links(ctx: _Ctx, sec: str, key: str, v: Any) -> list[Path]:
             _check_url(ctx, sec, key, s, ("http", "https", "file"))
         if local is None:
             raise ctx.bad(sec, key, f"{_show(s)}: find_links takes local folders",
-                          hint="for a web index use index_url or extra_index_urls")
+                          hint="for a web index use torch_index or extra_index_urls")
         p = _expanded(ctx, sec, key, local)
         if not _probe(ctx, sec, key, p, Path.is_dir):
             raise ctx.bad(sec, key, f"the folder {str(p)!r} does not exist")
@@ -462,19 +473,28 @@ def _bundle(ctx: _Ctx, sec: str, key: str, v: Any) -> Path | str | None:
 
 
 def _value(ctx: _Ctx, sec: str, key: str, v: Any, kw: dict[str, Any]) -> None:
-    """Convert one key's value into ``kw`` (the Answers fields)."""
-    fname, conv = SCHEMA[sec][key]
-    if key == "find_links":
-        kw[fname] = tuple(_find_links(ctx, sec, key, v))
-    elif key == "bundle":
-        b = _bundle(ctx, sec, key, v)
-        if b == "auto":
+    """Convert one key's value into ``kw`` (the Answers fields; ``sources.<name>``: a field of its
+    sources); ``key`` as written (errors name it), an old name too (:data:`OLD_NAMES`)."""
+    fname, conv = SCHEMA[sec][OLD_NAMES.get((sec, key), key)]
+    if fname == "sources.find_links":
+        out: Any = tuple(str(p) for p in _find_links(ctx, sec, key, v))
+    elif fname == "sources.bundle":
+        out = _bundle(ctx, sec, key, v)
+        if out == "auto":
             kw["bundle_auto"] = True
-        else:
-            kw[fname] = b
+            return
     elif conv is not None:
         out = conv(ctx, sec, key, v)
-        kw[fname] = tuple(out) if isinstance(out, list) else out
+        out = tuple(out) if isinstance(out, list) else out
+    else:
+        return
+    if fname.startswith("sources."):
+        if fname in kw:  # the key under its old name and its new one
+            new = fname.split(".", 1)[1]
+            old = next(o for (s_, o), n in OLD_NAMES.items() if s_ == sec and n == new)
+            raise ctx.bad(sec, key, f"{new} and {old} (its old name) are the same key: give only {new}")
+        out = str(out) if fname == "sources.ca_bundle" and out is not None else out
+    kw[fname] = out
 
 
 def _section(ctx: _Ctx, top: str, value: Any, kw: dict[str, Any]) -> None:
@@ -494,7 +514,7 @@ def _section(ctx: _Ctx, top: str, value: Any, kw: dict[str, Any]) -> None:
         raise ctx.bad(None, top, f"{top!r} must be a section ([{top}]), got {_show(value)}")
     keys = SCHEMA[top]
     for key, v in value.items():
-        if key not in keys:
+        if OLD_NAMES.get((top, key), key) not in keys:
             close = _close(key, list(keys))
             raise ctx.bad(top, key, f"unknown key {key!r} in [{top}]"
                           + (f"; did you mean {close!r}?" if close else f"; allowed: {', '.join(keys)}"))
@@ -527,8 +547,8 @@ def _cross_checks(ctx: _Ctx, data: dict[str, Any], kw: dict[str, Any]) -> None:
     elif kw.get("variant") and backend not in ("auto", _backend_name(kw["variant"])):
         raise ctx.bad("torch", "variant", f"variant {kw['variant']!r} is not a {backend} build")
     _lock_checks(ctx, kw)
-    if kw.get("bundle") is not None and (kw.get("index_url") or kw.get("extra_index_urls")):
-        raise ctx.bad("sources", "bundle", "an offline bundle cannot be combined with index_url or "
+    if kw.get("sources.bundle") is not None and (kw.get("sources.torch_index") or kw.get("sources.extra_index_urls")):
+        raise ctx.bad("sources", "bundle", "an offline bundle cannot be combined with torch_index or "
                                            "extra_index_urls (a bundle installs with no network)")
 
 
@@ -543,7 +563,7 @@ def _lock_checks(ctx: _Ctx, kw: dict[str, Any]) -> None:
     if kw.get("backend", "auto") != "auto":
         raise ctx.bad("torch", "backend", "backend cannot be set with lock: the lock decides it",
                       hint="remove the key, or the lock")
-    if kw.get("bundle") is not None or kw.get("bundle_auto"):
+    if kw.get("sources.bundle") is not None or kw.get("bundle_auto"):
         raise ctx.bad("sources", "bundle", "an offline bundle and a lock cannot be combined",
                       hint="make the bundle from the lock (torch-setup bundle --lock) and give only the bundle")
 
@@ -571,7 +591,8 @@ def parse_answers(text: str, *, source: Path | None = None, base: Path | None = 
     for top, value in data.items():
         _section(ctx, top, value, kw)
     _cross_checks(ctx, data, kw)
-    return Answers(**kw)
+    sources = {k.split(".", 1)[1]: kw.pop(k) for k in list(kw) if k.startswith("sources.")}
+    return Answers(**kw, sources=SourceSettings(**sources))
 
 
 _LONG_DIGITS_RE = re.compile(r"(?<![0-9_])[0-9_]{40}")  # (?<!...): starts only where a run starts: linear

@@ -361,7 +361,7 @@ class Session:
         from app.core.sources import Availability  # start-up
 
         rec = self.recommendation
-        if request.packages is not None or request.bundle is not None:
+        if request.packages is not None or request.sources.bundle is not None:
             return rec
         settings = request.sources
         self.use_sources(settings)
@@ -412,7 +412,8 @@ class Session:
         from app.core.install import plan, preflight  # start-up
 
         system, rec = self.system, self.recommendation
-        if request.recommendation is None and request.packages is None and request.bundle is None and rec is not None:
+        if request.recommendation is None and request.packages is None and request.sources.bundle is None \
+                and rec is not None:
             request = dataclasses.replace(request, recommendation=rec)
         the_plan = plan(request, system)
         return Planned(the_plan, tuple(preflight(the_plan)), system=system, recommendation=rec)
@@ -531,7 +532,7 @@ class Session:
         the report's parts recorded)."""
         opts, obs = options or RunOptions(), observer or Observer()
         emit, token = on_event or ignore, cancel or CancelToken()
-        wants_rec = request.packages is None and request.bundle is None and request.recommendation is None
+        wants_rec = request.packages is None and request.sources.bundle is None and request.recommendation is None
         if opts.detect or wants_rec:
             obs.detecting()
             self.detect(opts.target)

@@ -30,10 +30,11 @@ from typing import Any
 from app.core.base.errors import BadInput
 from app.core.base.locations import local_path
 from app.core.base.requirements import canonical
-from app.core.base.schema import Fields, check_depth, read_text
+from app.core.base.schema import Fields, check_depth, document, read_text
 from app.core.base.secrets import mask
 from app.core.base.serial import to_jsonable
 from app.core.base.wheels import parse_wheel, variant_of_version
+from app.core.sources.settings import SourceSettings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -185,10 +186,9 @@ class Lock:
     torch: str | None = None  # "2.13.0+cpu"
     variant: str | None = None
     backend: str | None = None
-    torch_index: str | None = None  # where the torch wheels came from (an index or a folder)
-    default_index: str | None = None
-    extra_index_urls: tuple[str, ...] = ()
-    find_links: tuple[str, ...] = ()
+    # where the packages came from: the torch wheels' index (or folder), the default index, extra indexes,
+    # wheel folders (without credentials)
+    sources: SourceSettings = field(default_factory=SourceSettings)
     installer: str = "uv"
     env_name: str = ""
     arch_list: tuple[str, ...] = ()  # the locked build's architectures (the compatibility data's)
@@ -280,9 +280,9 @@ def _table(header: str, values: Mapping[str, object]) -> list[str]:
 def _tool(lock: Lock) -> dict[str, object]:
     return {"format": FORMAT, "assistant-version": lock.assistant_version, "created": lock.created,
             "env-name": lock.env_name, "python": lock.python, "platform": lock.platform, "torch": lock.torch,
-            "variant": lock.variant, "backend": lock.backend, "torch-index": lock.torch_index,
-            "default-index": lock.default_index, "extra-index-urls": list(lock.extra_index_urls),
-            "find-links": list(lock.find_links), "installer": lock.installer, "arch-list": list(lock.arch_list),
+            "variant": lock.variant, "backend": lock.backend, "torch-index": lock.sources.torch_index,
+            "default-index": lock.sources.default_index, "extra-index-urls": list(lock.sources.extra_index_urls),
+            "find-links": list(lock.sources.find_links), "installer": lock.installer, "arch-list": list(lock.arch_list),
             "compat-data-version": lock.compat_version, "credentials-removed": lock.credentials_removed,
             "env-vars": dict(lock.env_vars),
             "not-locked": [{"name": n.name, "version": n.version, "why": n.why} for n in lock.not_locked]}
@@ -348,7 +348,7 @@ def read_lock(path: str | os.PathLike[str]) -> Lock:
 
 
 def parse_lock(text: str, *, source: Path | None = None) -> Lock:
-    what = f"lock file {source.name}" if source is not None else "lock file"
+    what = document("lock", source)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -390,15 +390,17 @@ def _lock_of(f: Fields, t: Fields | None, packages: tuple[LockedPackage, ...], s
     if t is None:
         return Lock(python=python, packages=packages, torch=torch.version if torch else None,
                     variant=variant_of_version(torch.version) if torch else None,
-                    torch_index=torch.source if torch else None, created_by=f.text("created-by") or "",
+                    sources=SourceSettings(torch_index=torch.source if torch else None),
+                    created_by=f.text("created-by") or "",
                     source=source)
     return Lock(
         python=python, packages=packages, platform=t.text("platform", max_len=64),
         torch=t.text("torch", max_len=200) or (torch.version if torch else None),
         variant=t.text("variant", max_len=64), backend=t.text("backend", max_len=16),
-        torch_index=t.text("torch-index"), default_index=t.text("default-index"),
-        extra_index_urls=tuple(t.texts("extra-index-urls", max_items=64)),
-        find_links=tuple(t.texts("find-links", max_items=64)), installer=t.text("installer", max_len=16) or "uv",
+        sources=SourceSettings(torch_index=t.text("torch-index"), default_index=t.text("default-index"),
+                               extra_index_urls=tuple(t.texts("extra-index-urls", max_items=64)),
+                               find_links=tuple(t.texts("find-links", max_items=64))),
+        installer=t.text("installer", max_len=16) or "uv",
         env_name=t.text("env-name", max_len=255) or "", arch_list=tuple(t.texts("arch-list", max_items=256)),
         compat_version=t.text("compat-data-version", max_len=64) or "", created=t.text("created", max_len=64) or "",
         assistant_version=t.text("assistant-version", max_len=64) or "", machine=_read_machine(t),

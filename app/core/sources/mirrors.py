@@ -29,7 +29,8 @@ from typing import Literal, NoReturn, cast
 
 from app.core.base.errors import BadInput
 from app.core.base.paths import resources_dir
-from app.core.base.text import Joined, Msg, Named, Text, join, msg, render, texts
+from app.core.base.schema import MESSAGES, bad_field, document, must_be
+from app.core.base.text import Joined, Msg, Named, Text, join, msg, texts
 from app.core.base.wheels import variant_of_version
 
 if sys.version_info >= (3, 11):
@@ -213,9 +214,9 @@ def python_mirrors() -> tuple[Mirror, ...]:
     return default_catalogue().python_mirrors()
 
 
-def _hint() -> str:
-    return render(msg("mirrors.fix_hint",
-                      "Fix that row as docs/mirrors.md describes, or reinstall the assistant to restore the file."))
+def _hint() -> Msg:
+    return msg("mirrors.fix_hint", "Fix that row as docs/mirrors.md describes, or reinstall the assistant to restore "
+               "the file.")
 
 
 def load_mirrors(path: Path) -> MirrorCatalogue:
@@ -224,25 +225,25 @@ def load_mirrors(path: Path) -> MirrorCatalogue:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise BadInput(render(msg("mirrors.file_unreadable", "Cannot read the mirror catalogue {path}: {reason}.",
-                                  path=shown, reason=exc.strerror or str(exc))), hint=_hint()) from None
+        raise BadInput(msg("mirrors.file_unreadable", "Cannot read the mirror catalogue {path}: {reason}.",
+                           path=shown, reason=exc.strerror or str(exc)), hint=_hint()) from None
     if len(raw) > MAX_BYTES:
-        raise BadInput(render(msg("mirrors.file_too_large",
-                                  "The mirror catalogue {path} is larger than {limit} bytes.",
-                                  path=shown, limit=MAX_BYTES)), hint=_hint())
+        raise BadInput(msg("mirrors.file_too_large",
+                           "The mirror catalogue {path} is larger than {limit} bytes.",
+                           path=shown, limit=MAX_BYTES), hint=_hint())
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
-        raise BadInput(render(msg("mirrors.file_invalid", "The mirror catalogue {path} is not valid TOML: {reason}.",
-                                  path=shown, reason=str(exc) or type(exc).__name__)), hint=_hint()) from None
+        raise BadInput(msg("mirrors.file_invalid", "The mirror catalogue {path} is not valid TOML: {reason}.",
+                           path=shown, reason=str(exc) or type(exc).__name__), hint=_hint()) from None
     rows = data.get("mirror")
     if not isinstance(rows, list) or not rows:
-        raise BadInput(render(msg("mirrors.no_rows", "The mirror catalogue {path} lists no [[mirror]] tables.",
-                                  path=shown)), hint=_hint())
+        raise BadInput(msg("mirrors.no_rows", "The mirror catalogue {path} lists no [[mirror]] tables.",
+                           path=shown), hint=_hint())
     unknown_top = sorted(k for k in data if k not in ("mirror", "schema_version"))
     if unknown_top:
-        raise BadInput(render(msg("mirrors.unknown_top", "The mirror catalogue {path} has unknown keys: {keys}.",
-                                  path=shown, keys=unknown_top)), hint=_hint())
+        raise BadInput(msg("mirrors.unknown_top", "The mirror catalogue {path} has unknown keys: {keys}.",
+                           path=shown, keys=unknown_top), hint=_hint())
     mirrors: list[Mirror] = []
     seen: set[str] = set()
     for number, row in enumerate(rows, start=1):
@@ -259,10 +260,6 @@ _FIELDS = frozenset({"id", "name", "name_zh", "kind", "url", "layout", "variants
 _PROBLEM_FIELDS = frozenset({"kind", "source", "detail", "reported", "fixed"})
 
 
-def _type_name(value: object) -> str:
-    return type(value).__name__
-
-
 class _Row:
     """Validation of one [[mirror]] table; every failure names the file, the row and the field."""
 
@@ -275,14 +272,15 @@ class _Row:
         if not isinstance(row, dict):
             self.fail("mirror", msg("mirrors.field_not_table", "must be a table"))
 
-    def fail(self, field: str, problem: Msg) -> NoReturn:
-        text = msg("mirrors.bad_field", "{path}: mirror {row} ({id}), field '{field}' {problem}.",
-                   path=self.path, row=self.number, id=self.label, field=field, problem=problem)
-        raise BadInput(render(text), hint=_hint())
+    def fail(self, field: str, problem: Text) -> NoReturn:
+        """The error of a bad field (:func:`app.core.base.schema.bad_field`): the file, the row
+        (its number and id), the field's path (``mirror[1].known_problems[0].kind``), the problem."""
+        what = msg("mirrors.row", "{document} (mirror {row}, {id})", document=document("mirrors", self.path),
+                   row=self.number, id=self.label)
+        raise bad_field(what, f"mirror[{self.number - 1}].{field}", problem, hint=_hint())
 
-    def wrong_type(self, field: str, expected: Msg, value: object) -> NoReturn:
-        self.fail(field, msg("mirrors.field_type", "must be {expected}, not {got}",
-                             expected=expected, got=_type_name(value)))
+    def wrong_type(self, field: str, expected: str, value: object) -> NoReturn:
+        self.fail(field, must_be(expected, value))
 
     # -- readers: (field label, table) -> a checked value
     def text(self, field: str, table: Mapping[str, object], label: str = "", *, required: bool = True,
@@ -290,11 +288,11 @@ class _Row:
         label = label or field
         if field not in table:
             if required:
-                self.fail(label, msg("mirrors.field_missing", "is missing"))
+                self.fail(label, MESSAGES.msg("missing"))
             return ""
         value = table[field]
         if not isinstance(value, str):
-            self.wrong_type(label, msg("mirrors.type_text", "text"), value)
+            self.wrong_type(label, "text", value)
         if required and not value.strip():
             self.fail(label, msg("mirrors.field_empty", "is empty"))
         if pattern is not None and not pattern.match(value):
@@ -314,11 +312,11 @@ class _Row:
         label = label or field
         if field not in table:
             if required:
-                self.fail(label, msg("mirrors.field_missing", "is missing"))
+                self.fail(label, MESSAGES.msg("missing"))
             return ()
         value = table[field]
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-            self.wrong_type(label, msg("mirrors.type_list", "a list of texts"), value)
+            self.wrong_type(label, "list", value)
         out = tuple(cast(list[str], value))
         if len(set(out)) != len(out):
             self.fail(label, msg("mirrors.field_repeats", "lists a value twice"))
@@ -340,11 +338,11 @@ class _Row:
         label = label or field
         if field not in table:
             if required:
-                self.fail(label, msg("mirrors.field_missing", "is missing"))
+                self.fail(label, MESSAGES.msg("missing"))
             return None
         value = table[field]
         if not isinstance(value, _dt.date) or isinstance(value, _dt.datetime):
-            self.wrong_type(label, msg("mirrors.type_date", "a date (2026-12-01)"), value)
+            self.wrong_type(label, "date", value)
         return value
 
     # -- the row
@@ -399,9 +397,9 @@ class _Row:
     def problems(self) -> tuple[KnownProblem, ...]:
         value = self.row.get("known_problems", [])
         if not isinstance(value, list):
-            self.wrong_type("known_problems", msg("mirrors.type_tables", "a list of tables"), value)
+            self.wrong_type("known_problems", "list", value)
         out = []
-        for i, item in enumerate(value, start=1):
+        for i, item in enumerate(value):
             label = f"known_problems[{i}]"
             if not isinstance(item, dict):
                 self.fail(label, msg("mirrors.field_not_table", "must be a table"))

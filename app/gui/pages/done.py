@@ -30,10 +30,10 @@ from PySide6.QtWidgets import (
 
 from app.core.base.errors import UserError
 from app.core.base.shells import posix_quote
-from app.core.env.backends import IndexOptions
 from app.core.install.request import masked
 from app.core.lifecycle.kernelspec import KernelResult, kernel_commands, register_kernel
 from app.core.lifecycle.terminal import PS_NOTE, windows_activation
+from app.core.sources.settings import SourceSettings
 from app.gui.build import add_all, button, retire_row, set_texts, text_label
 from app.gui.i18n import current_language, render
 from app.gui.logview import monospace_font
@@ -377,10 +377,10 @@ class DonePage(BasePage):
             QWidget.setTabOrder(a, b)
 
     # -- Jupyter ------------------------------------------------------------------------------------
-    def kernel_index(self) -> IndexOptions:
+    def kernel_index(self) -> SourceSettings:
         """The sources the install used (the approved plan's), for ipykernel."""
         plan = self.state.session.approved_plan
-        return plan.index if plan is not None else IndexOptions()
+        return plan.index if plan is not None else SourceSettings()
 
     def kernel_commands(self) -> list[tuple[str, list[str]]]:
         env = self.env_path()

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from pathlib import Path
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, QTimer, Signal
@@ -49,7 +48,6 @@ from PySide6.QtWidgets import (
 from app.core.base.actions import Action, ActionKind
 from app.core.base.disk import existing_ancestor, free_mb
 from app.core.base.errors import BadInput, UserError, hint_text
-from app.core.base.locations import folder_path
 from app.core.base.text import msg
 from app.core.detection.system import ToolInfo
 from app.core.install import Check
@@ -350,21 +348,10 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, PythonChoice, 
         problem = self.name_problem()
         if problem is not None:
             raise BadInput(problem)
-        # Folders may hold spaces ("C:\\Users\\Jane Doe\\wheels"): several are separated by ";" only.
-        find_links = tuple(p.strip() for p in self.find_links.text().split(";") if p.strip())
-        extra = tuple(p for p in re.split(r"[\s,;]+", self.extra_index.text().strip()) if p)
-        bundle = self.bundle.text().strip() or None
         return InstallRequest(env_path=self.env_path(), kind=kind, installer=installer,
                               python=self.python.currentData() or None,
-                              recommendation=self.state.session.recommendation,
-                              index_url=self.index_url.text().strip() or None,
-                              extra_index_urls=extra, find_links=find_links,
-                              bundle=folder_path(bundle) if bundle else None,
-                              existing=self.existing.isChecked(),
-                              default_index_url=self.mirror.text().strip() or None,
-                              proxy=self.proxy.text().strip() or None,
-                              ca_bundle=self.ca_bundle.text().strip() or None,
-                              mirrors=self.mirrors_setting())
+                              recommendation=self.state.session.recommendation, sources=self.sources(),
+                              existing=self.existing.isChecked())
 
     def inputs_changed(self, *_) -> None:
         self._generation += 1

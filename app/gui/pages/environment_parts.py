@@ -7,6 +7,7 @@ under their own class names (PySide's ``tr`` looks along the page's classes).
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,10 +28,12 @@ from PySide6.QtWidgets import (
 
 from app.core.base.disk import existing_ancestor
 from app.core.base.errors import UserError
+from app.core.base.locations import folder_path
 from app.core.base.text import Text, render
 from app.core.install import Check
 from app.core.pipeline.session import Planned
 from app.core.sources.routing import Route
+from app.core.sources.settings import SourceSettings
 from app.gui.build import (
     add_all,
     button,
@@ -86,6 +89,7 @@ class _Page(_Base):
 
         # the page's methods the parts call (attributes here: lupdate reads no method stub)
         build_request: Callable[[], Any]  # the InstallRequest of the fields
+        mirrors_setting: Callable[[], Any]
         inputs_changed: Callable[..., None]
         apply_action: Callable[[Any], None]
         _task_finished: Callable[[Task], None]
@@ -95,6 +99,19 @@ class _Page(_Base):
 
 class NetworkFields(_Page):
     """Under "Advanced": the torch index, extra indexes, a package mirror, a proxy, a CA file."""
+
+    def sources(self) -> SourceSettings:
+        """Where the packages come from, as the page's fields say (the one sources value of the core):
+        the wheel folders and the bundle, and these fields."""
+        # Folders may hold spaces ("C:\\Users\\Jane Doe\\wheels"): several are separated by ";" only.
+        find_links = tuple(p.strip() for p in self.find_links.text().split(";") if p.strip())
+        extra = tuple(p for p in re.split(r"[\s,;]+", self.extra_index.text().strip()) if p)
+        bundle = self.bundle.text().strip() or None
+        return SourceSettings(torch_index=self.index_url.text().strip() or None,
+                              default_index=self.mirror.text().strip() or None, extra_index_urls=extra,
+                              find_links=find_links, bundle=folder_path(bundle) if bundle else None,
+                              mirrors=self.mirrors_setting(), proxy=self.proxy.text().strip() or None,
+                              ca_bundle=self.ca_bundle.text().strip() or None)
 
     def _build_network(self) -> Collapsible:
         adv = QWidget()
@@ -238,8 +255,7 @@ class MirrorChoice(_Page):
 
         from app.core.sources.routing import verify
 
-        request = self.build_request()
-        settings = dataclasses.replace(request.sources, index_url=None, mirrors="auto")
+        settings = dataclasses.replace(self.build_request().sources, torch_index=None, mirrors="auto")
         pins = tuple(p for p in rec.packages if p.startswith("torch=="))
         pyver = rec.env_python or (self.state.session.system.python.minor if self.state.session.system else None)
 
