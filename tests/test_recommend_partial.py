@@ -118,7 +118,7 @@ def test_cli_windows_with_only_a_radeon_name(capsys):
     rc, out, err = run_cli(capsys, "recommend", "--from-report", str(REPORTS / "windows-radeon-r9-390.json"))
     assert rc == 0, err
     head, _, rest = out.partition("Why:")
-    assert head.startswith("Recommended: torch 2.15.0 — CPU only") and "rocm" not in head.lower()
+    assert head.startswith("Recommended: torch 2.15.0 — the CPU-only build") and "rocm" not in head.lower()
     assert "The GPU generation (gfx target) of your Radeon R9 390 Series is unknown" in rest
     assert '"gfx_target"' in rest and '"pci_id"' in rest and "installed with the  extra" not in out
 
@@ -126,7 +126,7 @@ def test_cli_windows_with_only_a_radeon_name(capsys):
 def test_cli_windows_with_an_integrated_radeon_and_a_discrete_one(capsys):
     rc, out, err = run_cli(capsys, "recommend", "--from-report", str(REPORTS / "windows-radeon-names-only.json"))
     assert rc == 0, err
-    assert out.startswith("Recommended: torch 2.15.0 — CPU only")
+    assert out.startswith("Recommended: torch 2.15.0 — the CPU-only build")
     assert "The GPU generation (gfx target) of your Radeon Graphics is unknown" in out  # the iGPU: nothing tells it
     assert "no kernels for your Radeon RX 6800 XT (gfx1030)" in out  # the dGPU: its name tells it
 
