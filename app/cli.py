@@ -10,10 +10,10 @@ Exit codes: 0 success, 1 failed (anything half-made was rolled back), 2 bad inpu
 Two things happen here for every command, in one place:
 
 * no secret leaves on the console: ``sys.stdout`` / ``sys.stderr`` are wrapped in the masker
-  (:class:`app.core.secrets.MaskingStream`), and the credentials in the command line and the
+  (:class:`app.core.base.secrets.MaskingStream`), and the credentials in the command line and the
   environment are registered first, so a tool echoing them in another form is masked too; a
   windowed program, which has no console streams, writes into a log file instead
-  (:mod:`app.core.streams`);
+  (:mod:`app.core.base.streams`);
 * a path argument that cannot be a path (a name over 255 bytes, NUL) is refused by the parser
   naming the option, and an ``OSError`` about a path (too long, permission denied on a
   parent ...) ends as exit 2 naming the option, never as a traceback.
@@ -29,14 +29,14 @@ import sys
 from typing import TYPE_CHECKING
 
 from app import __version__
-from app.core import consoles, printable, secrets, streams
-from app.core.locations import local_path
+from app.core.base import consoles, printable, secrets, streams
+from app.core.base.locations import local_path
 
 if TYPE_CHECKING:  # start-up: the wizard's first window needs no error types
-    from app.core.errors import UserError
+    from app.core.base.errors import UserError
 
 COMMANDS = ("detect", "recommend", "install", "bundle", "verify", "bench", "doctor", "compat", "envs", "upgrade",
-            "cache", "gui")
+            "cache", "export", "fleet", "gui")
 
 
 # The metavars of the options that take a file or folder: they get :func:`path_argument`.
@@ -49,7 +49,7 @@ def _short(text: str, limit: int = 60) -> str:
 
 def path_argument(value: str) -> str:
     """An option's value that must be usable as a path; argparse names the option on refusal."""
-    from app.core.schema import path_problem  # start-up: only when a path option is given
+    from app.core.base.schema import path_problem  # start-up: only when a path option is given
 
     problem = path_problem(value)
     if problem is not None:
@@ -59,7 +59,7 @@ def path_argument(value: str) -> str:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # bad usage is "bad input": exit 2, as argparse does
-        from app.core.errors import EXIT_BAD_INPUT
+        from app.core.base.errors import EXIT_BAD_INPUT
 
         self.print_usage(sys.stderr)
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
@@ -168,7 +168,7 @@ _PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.EACCES, errno.EPERM, errno.E
 
 def _path_error(args: argparse.Namespace, exc: OSError) -> int:
     """An OSError that escaped a command: exit 2 naming the option when it is about a path given."""
-    from app.core.errors import EXIT_BAD_INPUT, EXIT_FAILED
+    from app.core.base.errors import EXIT_BAD_INPUT, EXIT_FAILED
 
     what = exc.strerror or str(exc) or type(exc).__name__
     name = os.fsdecode(exc.filename) if isinstance(exc.filename, (str, bytes, os.PathLike)) else ""
@@ -187,7 +187,7 @@ def _path_error(args: argparse.Namespace, exc: OSError) -> int:
 def _run(argv: list[str] | None, words: list[str]) -> int:
     if not words:  # no words at all opens the wizard: no parser is built (~4 ms of start-up)
         return _run_gui(words)
-    from app.core.errors import EXIT_CANCELLED, UserError
+    from app.core.base.errors import EXIT_CANCELLED, UserError
 
     only = words[0] if words[0] in COMMANDS else None
     parser = build_parser(only)
@@ -218,7 +218,7 @@ def _run(argv: list[str] | None, words: list[str]) -> int:
 def _error_text(err: UserError, words: list[str]) -> str:
     """The error as the command line shows it, in TORCH_SETUP_LANG (English by default)."""
     from app.commands._errors import format_error  # start-up: only a failed run needs it
-    from app.core.text import normalise_lang
+    from app.core.base.text import normalise_lang
 
     return format_error(err, words, normalise_lang(os.environ.get("TORCH_SETUP_LANG")))
 
@@ -260,12 +260,12 @@ def _run_gui(words: list[str]) -> int:
 
         return launch()
     except KeyboardInterrupt:
-        from app.core.errors import EXIT_CANCELLED
+        from app.core.base.errors import EXIT_CANCELLED
 
         _say("torch-setup: cancelled.", sys.stderr)
         return EXIT_CANCELLED
     except Exception as exc:
-        from app.core.errors import UserError
+        from app.core.base.errors import UserError
 
         if not isinstance(exc, UserError):
             raise

@@ -62,7 +62,7 @@ class SelfTest:
 
     # ------------------------------------------------------------------ steps
     def resources(self) -> str:
-        from app.core.paths import probes_dir, resources_dir
+        from app.core.base.paths import probes_dir, resources_dir
 
         res = resources_dir()
         assert res.is_dir(), f"resources folder {res} is missing"
@@ -70,13 +70,13 @@ class SelfTest:
         assert not missing, f"missing in {res}: {', '.join(missing)}"
         probes = sorted(p.name for p in probes_dir().glob("*.py") if p.is_file() and p.name != "__init__.py")
         assert probes, f"no probe scripts in {probes_dir()} (they must be real .py files)"
-        from app.core.answers import load_answers
+        from app.core.pipeline.answers import load_answers
 
         load_answers(res / "answers.example.toml")
         return f"{res}; probes: {', '.join(probes)}"
 
     def compat(self) -> str:
-        compat = _import("app.core.compat")
+        compat = _import("app.core.compat.data")
         data = compat.load_compat()
         version = getattr(data, "version", None) or getattr(data, "data_version", None) or "?"
         return f"compat data {version}"
@@ -84,7 +84,7 @@ class SelfTest:
     def uv(self) -> str:
         from uv import find_uv_bin
 
-        from app.core.runner import run
+        from app.core.proc.runner import run
 
         exe = find_uv_bin()
         res = run([exe, "--version"], timeout=30)
@@ -92,8 +92,8 @@ class SelfTest:
         return res.stdout.strip()
 
     def child_env(self) -> str:
-        from app.core.paths import app_root
-        from app.core.runner import clean_env
+        from app.core.base.paths import app_root
+        from app.core.proc.runner import clean_env
 
         env = clean_env()
         bundle = str(app_root())
@@ -106,7 +106,7 @@ class SelfTest:
         return f"{frozen}; LD_LIBRARY_PATH for children: {env.get('LD_LIBRARY_PATH', '(unset)')}"
 
     def detect(self) -> str:
-        detect = _import("app.core.detect")
+        detect = _import("app.core.detection.detect")
         report = detect.detect(timeout_s=3.0)
         self.context["report"] = report
         gpus = ", ".join(g.name for g in report.gpus) or "no GPU"
@@ -120,7 +120,7 @@ class SelfTest:
         return f"{rec.backend} / {rec.variant}, torch {rec.torch_version}"
 
     def report(self) -> str:
-        from app.core.report import SessionReport
+        from app.core.pipeline.report import SessionReport
 
         rep = SessionReport(system=self.context.get("report"),
                             recommendation=self.context.get("recommendation"), source="self-test")

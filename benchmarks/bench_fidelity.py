@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.bench import run_bench
-from app.core.probe import resolve_python
-from app.core.runner import clean_env, run
+from app.core.measure.bench import run_bench
+from app.core.measure.probe import resolve_python
+from app.core.proc.runner import clean_env, run
 
 INDEPENDENT = r"""
 import json, statistics, sys, time

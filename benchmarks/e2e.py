@@ -123,14 +123,14 @@ def raw(env_path: Path, py: str, wheels: str, req: str, uv: str, env: dict[str, 
 
 
 def python_of(env_path: Path) -> Path:
-    from app.core.envs import env_python
+    from app.core.env.backends import env_python
 
     return env_python(env_path)
 
 
 def warm_pair(env_path: Path, env: dict[str, str]) -> tuple[float, float]:
     """(run_verify, bare `import torch`) on an env whose .pyc files exist, in this order."""
-    from app.core.verify import run_verify
+    from app.core.measure.verify import run_verify
 
     py = python_of(env_path)
     t = time.perf_counter()
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json-out", help="also write the numbers to this JSON file")
     args = ap.parse_args(argv)
 
-    from app.core.envs import find_python, uv_bin
+    from app.core.env.backends import find_python, uv_bin
 
     uv = uv_bin()
     info, _ = find_python(f"{sys.version_info[0]}.{sys.version_info[1]}")

@@ -5,7 +5,7 @@ The generated CUDA-like wheel set (tests/netlab/wheelset.py) is served by a netl
 process, paced as one of tests/netlab/link.py's profiles (default: ``capped``, 10 Mbit/s per
 connection and 200 Mbit/s in all, 40 ms per request). This process runs the assistant's install
 (the recommendation for a CUDA machine, the lab's index as the mirror, as in benchmarks/links.py)
-and feeds its events to the Install page's own arithmetic (:class:`app.core.progress_model.
+and feeds its events to the Install page's own arithmetic (:class:`app.core.base.progress_model.
 InstallProgress`, what the page draws its bar and "About N left" from), reading the estimate
 twice a second. When the install has finished, each reading is compared with the time that was
 really left then (to the end of the install, not of the download).
@@ -60,11 +60,11 @@ def serve(wheels: WheelSet, profile: str, lifetime: float) -> tuple[subprocess.P
 
 def one_install(origin: str, work: Path) -> tuple[list[tuple[float, int, int, str, float | None]], float, float]:
     """Readings (time, done, total, mode, estimate) over one install; its start and end."""
-    from app.core.events import Event, ProgressEvent
+    from app.core.base.events import Event, ProgressEvent
+    from app.core.base.progress_model import InstallProgress
+    from app.core.detection.system import SystemReport
     from app.core.install import InstallRequest, install, plan, preflight
-    from app.core.progress_model import InstallProgress
     from app.core.recommend import Choices, recommend
-    from app.core.system import SystemReport
 
     rec = recommend(SystemReport.from_dict(CUDA_BOX), None, Choices(torch="2.13.0"))
     p = plan(InstallRequest(work / "env", recommendation=rec, python=sys.executable,

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.core.runner import clean_env, run  # noqa: E402
+from app.core.proc.runner import clean_env, run  # noqa: E402
 
 GOAL_MB = 170.0
 

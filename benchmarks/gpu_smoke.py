@@ -31,11 +31,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from app.core.bench import BenchReport, headline_text, notes, run_bench  # noqa: E402
-from app.core.probe import resolve_python  # noqa: E402
-from app.core.runner import clean_env, run  # noqa: E402
-from app.core.text import render  # noqa: E402
-from app.core.verify import VerifyReport, run_verify  # noqa: E402
+from app.core.base.text import render  # noqa: E402
+from app.core.measure.bench import BenchReport, headline_text, notes, run_bench  # noqa: E402
+from app.core.measure.probe import resolve_python  # noqa: E402
+from app.core.measure.verify import VerifyReport, run_verify  # noqa: E402
+from app.core.proc.runner import clean_env, run  # noqa: E402
 
 ACCEL = ("accelerator", "arch_list", "device_round_trip", "device_matmul", "device_conv2d", "device_training",
          "dnn_library", "device_autocast", "device_memory")

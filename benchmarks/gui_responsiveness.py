@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from app.core.sources.settings import SourceSettings
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -124,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from PySide6.QtWidgets import QApplication, QWizard, QWizardPage
 
-    from app.core.events import LogEvent
+    from app.core.base.events import LogEvent
     from app.core.install import InstallRequest
     from app.gui.pages._common import EventBatcher
     from app.gui.pages.install import InstallPage
@@ -139,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication([])
     state = WizardState()  # the plan is approved here, as the Environment page would
     state.session.plan(InstallRequest(env_path=tmp / "env", kind="venv", installer=args.installer,
-                                      packages=["torch==2.13.0"], find_links=[links]))
+                                      packages=["torch==2.13.0"], sources=SourceSettings(find_links=[links])))
     wiz = QWizard()
     wiz.setPage(0, QWizardPage())
     page = InstallPage(state)

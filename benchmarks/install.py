@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cold-rounds", type=int, default=6)
     args = ap.parse_args(argv)
 
-    from app.core.envs import env_python, find_python, uv_bin
+    from app.core.env.backends import env_python, find_python, uv_bin
 
     uv = uv_bin()
     py_info, _ = find_python(f"{sys.version_info[0]}.{sys.version_info[1]}")

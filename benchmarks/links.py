@@ -188,9 +188,9 @@ def ours(work: Path, lab: Lab, limit: float, refused: str) -> tuple[int | None, 
 
 def _ours_child(argv: Sequence[str]) -> int:
     """The assistant's install path in this process (what ``torch-setup install`` runs)."""
+    from app.core.detection.system import SystemReport
     from app.core.install import InstallRequest, install, plan, preflight
     from app.core.recommend import Choices, recommend
-    from app.core.system import SystemReport
 
     env, default_index, *mirrors = argv
     rec = recommend(SystemReport.from_dict(CUDA_BOX), None, Choices(torch="2.13.0"))

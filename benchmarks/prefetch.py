@@ -44,12 +44,12 @@ GOAL = 0.3
 
 def sample(origin: str, refused: str, read_s: float | None) -> tuple[float, str]:
     """Seconds from the Install click to done (``read_s`` None: cold, no early downloads)."""
-    from app.core.envs import uv_bin
+    from app.core.detection.system import SystemReport
+    from app.core.env.backends import uv_bin
     from app.core.install import InstallRequest, install, plan, preflight
     from app.core.install.early import Ahead, Prefetch
     from app.core.recommend import Choices, recommend
     from app.core.sources import SourceSettings
-    from app.core.system import SystemReport
 
     work = Path(tempfile.mkdtemp(prefix="prefetch-"))
     env = clean_env(UV_CACHE_DIR=str(work / "uv"), TORCH_SETUP_HOME=str(work / "home"), TORCH_SETUP_TORCH_INDEX=refused)

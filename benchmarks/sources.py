@@ -34,11 +34,12 @@ from tests.netlab import IndexServer, gather_wheelhouse  # noqa: E402
 from tests.netlab.clients import clean_env  # noqa: E402
 from tests.netlab.unreachable import Unreachable  # noqa: E402
 
-from app.core.envs import uv_bin  # noqa: E402
-from app.core.events import Event, PhaseEvent  # noqa: E402
+from app.core.base.events import Event, PhaseEvent  # noqa: E402
+from app.core.detection.system import SystemReport  # noqa: E402
+from app.core.env.backends import uv_bin  # noqa: E402
 from app.core.install import InstallRequest, install, plan, preflight  # noqa: E402
 from app.core.recommend import Choices, recommend  # noqa: E402
-from app.core.system import SystemReport  # noqa: E402
+from app.core.sources.settings import SourceSettings  # noqa: E402
 
 CPU_BOX = {"os": {"family": "linux", "glibc": "2.36"}, "arch": "x86_64",
            "python": {"version": f"{sys.version_info[0]}.{sys.version_info[1]}.0"}, "gpus": []}
@@ -49,8 +50,8 @@ ADDED: list[float] = []  # per "ours" sample: seconds of the steps raw uv does n
 
 def ours(work: Path, mirror: str, default_index: str) -> float:
     rec = recommend(SystemReport.from_dict(CPU_BOX), None, Choices(torch="2.13.0"))
-    request = InstallRequest(work / "env-ours", recommendation=rec, python=sys.executable, mirrors=(mirror,),
-                             default_index_url=default_index)
+    request = InstallRequest(work / "env-ours", recommendation=rec, python=sys.executable,
+                             sources=SourceSettings(mirrors=(mirror,), default_index=default_index))
     phases: dict[str, float] = {}
 
     def on_event(e: Event) -> None:

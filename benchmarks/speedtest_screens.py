@@ -32,8 +32,8 @@ BURN = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() 
 def make_env(root: Path) -> Path:
     from uv import find_uv_bin
 
-    from app.core.probe import resolve_python
-    from app.core.runner import run
+    from app.core.measure.probe import resolve_python
+    from app.core.proc.runner import run
 
     sys.path.insert(0, str(REPO / "tests"))
     from conftest import _pip_find_links  # the wheel folder the tests use
@@ -96,8 +96,8 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
     from tests.factories import make_install_result
 
-    from app.core.probe import resolve_python
-    from app.core.session import Session
+    from app.core.measure.probe import resolve_python
+    from app.core.pipeline.session import Session
     from app.gui import i18n
     from app.gui.pages import PageId
     from app.gui.pages.speedtest import SpeedTestPage

@@ -1,7 +1,7 @@
 """Make the "offline edition": the app plus a wheel bundle for one target, as one archive.
 
 The bundle goes into ``torch-setup/torch-bundle/``, next to the executable, where the
-assistant finds it on its own (``app.core.bundle.find_bundle``): the wizard offers it on the
+assistant finds it on its own (``app.core.install.bundle.find_bundle``): the wizard offers it on the
 Welcome page and ``bundle = "auto"`` in an answer file uses it. Nothing needs the network.
 
 Examples (from the repository root, after ``bash installer/build_linux.sh``)::
@@ -53,7 +53,7 @@ def _app_executable(app: Path) -> Path:
 
 def check_bundle_files(bundle: Path) -> dict:
     """The manifest, after proving every wheel is present with its recorded size and hash."""
-    from app.core.bundle import MANIFEST, load_manifest, sha256_of
+    from app.core.install.bundle import MANIFEST, load_manifest, sha256_of
 
     manifest = load_manifest(bundle)
     wheels = bundle / manifest.wheels_dir
@@ -70,7 +70,7 @@ def check_bundle_files(bundle: Path) -> dict:
 
 def build_bundle_with_cli(out: Path, bundle_args: list[str]) -> None:
     """Run ``torch-setup bundle --out OUT <bundle_args>`` from this source tree."""
-    from app.core.runner import run
+    from app.core.proc.runner import run
 
     argv = [sys.executable, "-m", "app", "bundle", "--out", str(out), *bundle_args]
     print("$ " + " ".join(argv), flush=True)

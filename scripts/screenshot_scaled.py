@@ -27,6 +27,12 @@ REPO = Path(__file__).resolve().parents[1]
 CHILD = "TSA_SCREENSHOT_SCALED_CHILD"
 
 
+def _settled(page) -> bool:
+    """Nothing runs on the page, and no check waits to start (the Environment page's short delay)."""
+    debounce = getattr(page, "_debounce", None)
+    return not page.is_busy() and not (debounce is not None and debounce.isActive())
+
+
 def child(args: argparse.Namespace) -> int:
     sys.path.insert(0, str(REPO))
     from PySide6.QtCore import QPoint, QRect
@@ -51,8 +57,9 @@ def child(args: argparse.Namespace) -> int:
         wiz.next()
         wait(200)
     page = wiz.currentPage()
-    wait_until(lambda: not page.is_busy(), 120, "the page to finish")
-    wait(500)
+    for _ in range(3):  # settled: its checks (and the mirror check they may start) ended, and stayed so
+        wait_until(lambda: _settled(page), 120, "the page to finish")
+        wait(700)
     screen = wiz.screen()
     nb = wiz.button(QWizard.WizardButton.NextButton)
     where = QRect(nb.mapToGlobal(QPoint(0, 0)), nb.size())

@@ -30,20 +30,21 @@ def _setup(work: Path, wheels: Path) -> dict[str, object]:
     """Two real envs: one this app made (torch 2.13.0+cpu, recorded), one found in the current folder."""
     from tests.second_torch import find
 
-    from app.core import registry
+    from app.core.env import registry
     from app.core.install import InstallRequest, install, plan
+    from app.core.sources.settings import SourceSettings
 
     second = find(work / "sources")
     if second is None:
         raise SystemExit("no second torch build in the local indexes")
     default_index = second.indexes[1] if len(second.indexes) > 1 else second.indexes[0]
     made = work / "envs" / "torch-env"
-    p = plan(InstallRequest(env_path=made, packages=("torch==2.13.0+cpu", "six"), find_links=(str(wheels),),
-                            default_index_url=default_index))
+    p = plan(InstallRequest(env_path=made, packages=("torch==2.13.0+cpu", "six"),
+                            sources=SourceSettings(find_links=(str(wheels),), default_index=default_index)))
     registry.record_install(install(p), p, None)
     found = work / "project" / ".venv"
-    p2 = plan(InstallRequest(env_path=found, packages=("torch==2.13.0+cpu",), find_links=(str(wheels),),
-                             default_index_url=default_index))
+    p2 = plan(InstallRequest(env_path=found, packages=("torch==2.13.0+cpu",),
+                             sources=SourceSettings(find_links=(str(wheels),), default_index=default_index)))
     install(p2)  # not recorded: found by the discovery (the current folder's .venv)
     return {"made": made, "found": found, "second": second, "default_index": default_index, "wheels": wheels}
 

@@ -26,8 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from app.core import compat_refresh  # noqa: E402  (the repository root is put on sys.path first)
-from app.core.errors import BadInput  # noqa: E402
+from app.core.base.errors import BadInput  # noqa: E402
+from app.core.compat import refresh as compat_refresh  # noqa: E402  (the repository root is put on sys.path first)
 
 
 def _passphrase(var: str | None) -> bytes | None:

@@ -93,7 +93,7 @@ def torch_env(tmp_path_factory, local_wheels) -> tuple[Path, Path]:
     to the local wheel folder (never the network's 3 GB CUDA build)."""
     from uv import find_uv_bin
 
-    from app.core.runner import run
+    from app.core.proc.runner import run
 
     root = tmp_path_factory.mktemp("torch-env") / "env"
     uv = find_uv_bin()

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from app.core.bench import BenchReport, BenchResult, BenchStatus, Speedup
 from app.core.install import InstallResult
+from app.core.measure.bench import BenchReport, BenchResult, BenchStatus, Speedup
+from app.core.measure.verify import Check, VerifyReport
 from app.core.recommend import Recommendation
-from app.core.verify import Check, VerifyReport
 
 
 def make_recommendation(**kw: Any) -> Recommendation:

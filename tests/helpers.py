@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from app.cli import main
-from app.core.distinfo import distributions
+from app.core.env.distinfo import distributions
 
 WINDOWS = os.name == "nt"
 SCRIPTS = "Scripts" if WINDOWS else "bin"  # where a venv keeps python and its programs on this OS
@@ -35,7 +35,7 @@ PLATFORM_TAG = "win_amd64" if WINDOWS else "manylinux_2_28_x86_64"
 
 def venv_python(env: str | os.PathLike[str]) -> Path:
     """Where a venv's interpreter is on this OS (``bin/python``, ``Scripts\\python.exe``): the layout
-    tests build or expect, stated apart from the product's ``app.core.envs.env_python``."""
+    tests build or expect, stated apart from the product's ``app.core.env.backends.env_python``."""
     return Path(env) / SCRIPTS / f"python{EXE}"
 
 

@@ -153,3 +153,35 @@ def test_playbook_with_the_frozen_offline_edition(ansible_venv, cpu_bundle, tmp_
     assert answers["sources"]["bundle"] == "auto"
     assert (fleet / "host-home" / "app" / "torch-setup" / "torch-bundle" / "manifest.json").is_file()
     assert "1 of 1 hosts ok" in out
+
+
+def test_playbook_runs_a_fleet_plan_host_by_host(ansible_venv, project_wheel, fleet, tmp_path, torch_wheelhouse):
+    """``torch_setup_plan``: each host gets its group's answer file from ``fleet plan`` (here a dry run);
+    a host the plan has no build for stops with the plan's reason."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    here = subprocess.run([sys.executable, "-m", "app", "detect", "--json"], cwd=REPO, capture_output=True, text=True,
+                          encoding="utf-8", timeout=300)
+    assert here.returncode == 0, here.stderr
+    (reports / "localhost.json").write_text(here.stdout, encoding="utf-8")
+    plan = tmp_path / "plan"
+    made = subprocess.run([sys.executable, "-m", "app", "fleet", "plan", str(reports), "--out", str(plan),
+                           "--find-links", str(torch_wheelhouse.folder), "--env-path", str(fleet / "plan-env")],
+                          cwd=REPO, capture_output=True, text=True, encoding="utf-8", timeout=300)
+    assert made.returncode == 0, made.stdout + made.stderr
+    base = {"torch_setup_source": "wheel", "torch_setup_wheel": str(project_wheel),
+            "torch_setup_python": sys.executable, "torch_setup_plan": str(plan)}
+    res = playbook(ansible_venv, fleet, "-e", json.dumps({**base, "torch_setup_dry_run": True}))
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-5000:]
+    assert "approved for this machine; nothing was created" in out and "torch==2.13.0+cpu" in out
+    assert (fleet / "host-home" / "answers" / "g1.toml").is_file() and not (fleet / "plan-env").exists()
+    # a plan without this host: the host stops, with the plan's word for it
+    (reports / "localhost.json").rename(reports / "elsewhere.json")
+    other = tmp_path / "other-plan"
+    subprocess.run([sys.executable, "-m", "app", "fleet", "plan", str(reports), "--out", str(other)], cwd=REPO,
+                   capture_output=True, text=True, encoding="utf-8", timeout=300)
+    res = playbook(ansible_venv, fleet, "-e", json.dumps({**base, "torch_setup_plan": str(other),
+                                                          "torch_setup_dry_run": True}))
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "has no build for localhost" in out and "not in the plan" in out, out[-3000:]

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from app.core.answers import SCHEMA, Answers, load_answers, parse_answers
-from app.core.errors import BadInput
-from app.core.paths import resources_dir
+from app.core.base.errors import BadInput
+from app.core.base.paths import resources_dir
+from app.core.base.text import render
+from app.core.pipeline.answers import SCHEMA, Answers, load_answers, parse_answers
 
 EXAMPLE = resources_dir() / "answers.example.toml"
 
@@ -65,7 +66,7 @@ name = "pc-01"
     assert a.env_path == tmp_path / "envs" / "torch env ü"  # relative to the file
     assert (a.backend, a.variant, a.torch) == ("cuda", "cu126", "2.7.1")
     assert a.packages == ("torchvision", "numpy>=1.26")
-    assert a.find_links == (wheels,) and a.bundle == bundle and a.ca_bundle == ca
+    assert a.sources.find_links == (str(wheels),) and a.sources.bundle == bundle and a.sources.ca_bundle == str(ca)
     assert a.bench is False and a.bench_budget_s == 5.5 and a.bench_sizes == (256, 512)
     assert a.bench_dtypes == ("fp32", "bf16")
     assert a.report_dir == Path.home() / "reports" and a.report_name == "pc-01"
@@ -81,9 +82,25 @@ def test_backend_policy_values(tmp_path, value, backend, variant):
     assert (a.backend, a.variant) == (backend, variant)
 
 
+def test_the_sources_keys_speak_the_sources_vocabulary_and_the_old_names_still_read(tmp_path):
+    """[sources] names the torch index and the default index as everything else does (torch_index,
+    default_index); an older file's index_url / mirror mean the same, and giving both is refused."""
+    new = parse_answers('[environment]\npath = "e"\n[sources]\ntorch_index = "https://t.example/whl/cpu"\n'
+                        'default_index = "https://p.example/simple"\n', base=tmp_path)
+    old = parse_answers('[environment]\npath = "e"\n[sources]\nindex_url = "https://t.example/whl/cpu"\n'
+                        'mirror = "https://p.example/simple"\n', base=tmp_path)
+    assert new.sources == old.sources
+    assert (new.sources.torch_index, new.sources.default_index) == ("https://t.example/whl/cpu",
+                                                                     "https://p.example/simple")
+    with pytest.raises(BadInput) as err:
+        parse_answers('[environment]\npath = "e"\n[sources]\ntorch_index = "https://t.example/whl/cpu"\n'
+                      'index_url = "https://u.example/whl/cpu"\n', base=tmp_path)
+    assert err.value.exit_code == 2 and "give only torch_index" in str(err.value)
+
+
 def test_bundle_auto(tmp_path):
     a = parse_answers('[environment]\npath = "e"\n[sources]\nbundle = "auto"\n', base=tmp_path)
-    assert a.bundle_auto and a.bundle is None
+    assert a.bundle_auto and a.sources.bundle is None
 
 
 BAD = [
@@ -91,9 +108,9 @@ BAD = [
     ('[environment]\npath = "e"\npyhton = "3.11"\n', "environment.pyhton", "did you mean 'python'", 3),
     ('[environment]\npath = "e"\n[torhc]\nbackend = "cpu"\n', "torhc", "did you mean 'torch'", 3),
     ('colour = "blue"\n[environment]\npath = "e"\n', "colour", "unknown", 1),
-    ('[environment]\npath = "e"\nkind = "docker"\n', "environment.kind", "not one of venv, conda", 3),
+    ('[environment]\npath = "e"\nkind = "docker"\n', "environment.kind", "must be one of venv, conda", 3),
     ('[environment]\npath = "e"\nexisting = "yes"\n', "environment.existing", "true or false", 3),
-    ('[environment]\npath = 5\n', "environment.path", "expected a string", 2),
+    ('[environment]\npath = 5\n', "environment.path", "must be a text, not the number 5", 2),
     ('[environment]\npath = "e"\npython = "3.1.x"\n', "environment.python", "neither a version", 3),
     ('[environment]\npath = "e"\npython = "3.6"\n', "environment.python", "too old", 3),
     ('[environment]\npath = "e"\n\n[torch]\nbackend = "cuda12"\n', "torch.backend", "not one of", 5),
@@ -113,11 +130,11 @@ BAD = [
     ('[environment]\npath = "e"\n[sources]\nbundle = "/no/such/bundle"\n', "sources.bundle", "does not exist", 4),
     ('[environment]\npath = "e"\n[sources]\nca_bundle = "nope.pem"\n', "sources.ca_bundle", "does not exist", 4),
     ('[environment]\npath = "e"\n[sources]\nproxy = "proxy:3128"\n', "sources.proxy", "not a URL", 4),
-    ('[environment]\npath = "e"\n[bench]\nbudget_s = "60"\n', "bench.budget_s", "expected a number", 4),
-    ('[environment]\npath = "e"\n[bench]\nbudget_s = 0\n', "bench.budget_s", "outside", 4),
-    ('[environment]\npath = "e"\n[bench]\ndtypes = ["fp8"]\n', "bench.dtypes", "'fp8' is not one of", 4),
-    ('[environment]\npath = "e"\n[bench]\nsizes = [1024, 1e9]\n', "bench.sizes", "whole numbers", 4),
-    ('[environment]\npath = "e"\n[report]\nformats = ["pdf"]\n', "report.formats", "not one of", 4),
+    ('[environment]\npath = "e"\n[bench]\nbudget_s = "60"\n', "bench.budget_s", "must be a number, not the text '60'", 4),
+    ('[environment]\npath = "e"\n[bench]\nbudget_s = 0\n', "bench.budget_s", "must be within 1..3600", 4),
+    ('[environment]\npath = "e"\n[bench]\ndtypes = ["fp8"]\n', "bench.dtypes[0]", "is 'fp8'; it must be one of", 4),
+    ('[environment]\npath = "e"\n[bench]\nsizes = [1024, 1e9]\n', "bench.sizes[1]", "must be a whole number", 4),
+    ('[environment]\npath = "e"\n[report]\nformats = ["pdf"]\n', "report.formats[0]", "must be one of", 4),
     ('[environment]\npath = "e"\n[report]\nname = "../x"\n', "report.name", "without folders", 4),
     ('version = 2\n[environment]\npath = "e"\n', "version", "not supported", 1),
     ('environment = "e"\n', "environment", "must be a section", 1),
@@ -134,7 +151,7 @@ def test_malformed_answer_files_name_the_key_and_line(tmp_path, text, key, phras
     with pytest.raises(BadInput) as info:
         load_answers(f)
     err = info.value
-    msg = err.message
+    msg = render(err.message)
     assert err.exit_code == 2
     assert phrase in msg, msg
     if key:

@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from app.core.bench import BenchReport, BenchStatus, result_of_step, run_bench
-from app.core.errors import BadInput
-from app.core.peak import cpu_peak, gpu_peak, load_gpu_peaks
-from app.core.system import CPUInfo, SystemReport
-from app.core.text import render
+from app.core.base.errors import BadInput
+from app.core.base.text import render
+from app.core.detection.system import CPUInfo, SystemReport
+from app.core.measure.bench import BenchReport, BenchStatus, result_of_step, run_bench
+from app.core.measure.peak import cpu_peak, gpu_peak, load_gpu_peaks
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +97,7 @@ def test_each_measurement_step_carries_its_result(small_bench):
 
 
 def test_result_of_step_reads_only_measurements():
-    from app.core.events import StepEvent
+    from app.core.base.events import StepEvent
 
     data = {"n": 256, "dtype": "fp32", "device": "cpu", "median_s": 0.001, "runs": 5, "gflops": 33.5,
             "min_s": 0.0009, "max_s": 0.0011, "times_s": [0.001]}
@@ -132,7 +132,7 @@ def test_bad_arguments_are_bad_input(kw, words, tmp_path):
 
 @pytest.mark.slow
 def test_cpu_device_request_for_missing_cuda_is_a_clear_error(torch_env):
-    from app.core.probe import ProbeFailed
+    from app.core.measure.probe import ProbeFailed
 
     _env, py = torch_env
     with pytest.raises(ProbeFailed) as ei:
@@ -233,7 +233,7 @@ def test_cancel_stops_the_sweep_and_leaves_no_process(torch_env):
 
     import psutil
 
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     _env, py = torch_env
     cancel = CancelToken()
@@ -334,7 +334,7 @@ def test_cli_text_of_a_partial_and_of_an_empty_stopped_run():
 def test_a_run_cancelled_before_the_probe_started_is_an_empty_cancelled_report():
     import sys
 
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     cancel = CancelToken()
     cancel.cancel()

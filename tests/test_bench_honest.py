@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from app.core import bench as core_bench
-from app.core.bench import (
+from app.core.base.paths import probes_dir
+from app.core.base.text import render
+from app.core.measure import bench as core_bench
+from app.core.measure.bench import (
     SPREAD_HIGH,
     BenchReport,
     BenchStatus,
@@ -29,10 +31,8 @@ from app.core.bench import (
     spread_of,
     warnings_of,
 )
-from app.core.machine_load import BUSY_SHARE, LoadSummary, LoadWatch
-from app.core.paths import probes_dir
-from app.core.probe import run_probe
-from app.core.text import render
+from app.core.measure.machine_load import BUSY_SHARE, LoadSummary, LoadWatch
+from app.core.measure.probe import run_probe
 from tests.factories import make_bench_report, make_bench_result
 
 BURN = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n"
@@ -147,7 +147,7 @@ def test_cli_text_warns_first_and_shows_the_spread():
 
 
 def test_report_section_has_the_load_and_the_spread():
-    from app.core.report import SessionReport
+    from app.core.pipeline.report import SessionReport
 
     rep = SessionReport(hostname="h", bench=make_bench_report([_timed(512, 60.0, 0.3)],
                                                               load=LoadSummary(0.7, 0.9, 2, 20, 5.0), spread=0.3))

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core import bundle as core
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.install import bundle as core
 from tests.helpers import scratch
 
 REPO = Path(__file__).resolve().parents[1]
@@ -183,7 +183,7 @@ def test_expand_platform():
 
 
 def test_find_bundle_by_default_takes_only_torch_bundle_next_to_the_app(tmp_path, monkeypatch):
-    import app.core.paths as paths
+    import app.core.base.paths as paths
 
     checkout = tmp_path / "apps" / "torch-setup-assistant"
     checkout.mkdir(parents=True)

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core import bundle as core
-from app.core.text import render
-from app.core.wheels import parse_wheel
+from app.core.base.text import render
+from app.core.base.wheels import parse_wheel
+from app.core.install import bundle as core
 from tests.helpers import can_symlink
 
 REPO = Path(__file__).resolve().parents[1]
@@ -279,7 +279,7 @@ def test_check_and_install_agree_on_a_tampered_bundle(tampered, tmp_path, kind):
 
 def test_every_tampering_is_a_bad_input_of_the_core(tampered, pristine):
     """In-process, the same suite: check_bundle (what both commands call) refuses each one."""
-    from app.core.errors import BadInput
+    from app.core.base.errors import BadInput
 
     core.check_bundle(pristine)
     outcomes = {}

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.compat import load_compat
-from app.core.recommend import Available, Choices, options, recommend
-from app.core.system import SystemReport
+from app.core.compat.data import load_compat
+from app.core.detection.system import SystemReport
+from app.core.recommend import Choices, WheelFiles, options, recommend
 from tests.test_recommend_scenarios import SCENARIOS, _fixture_gpus, _load
 
 # A spread of recorded machines: no GPU, old and new NVIDIA cards and drivers (two from real
@@ -40,7 +40,7 @@ def machine(name: str) -> SystemReport:
 
 
 # long: the dialog's five nested selectors, walked in order
-def walk(report: SystemReport, available: Available | None = None) -> tuple[int, list[str]]:
+def walk(report: SystemReport, available: WheelFiles | None = None) -> tuple[int, list[str]]:
     """(combinations checked, failures) over the dialog's cascade."""
     data = load_compat()
 
@@ -101,7 +101,7 @@ def test_every_selectable_combination_works_with_a_wheel_folder(tmp_path):
              *(f"torchvision-{v}-cp311-cp311-manylinux_2_28_x86_64.whl" for v in ("0.28.0", "0.29.0", "0.29.1"))]
     for n in names:
         (tmp_path / n).write_bytes(b"")
-    checked, failures = walk(machine("no-gpu"), Available.from_folders([tmp_path]))
+    checked, failures = walk(machine("no-gpu"), WheelFiles.from_folders([tmp_path]))
     assert checked > 10 and not failures, failures[:10]
 
 

@@ -52,6 +52,12 @@ CASES = [
     ("bundle", "--ca-bundle", ["--out", "/tmp/b", "--packages", "six"]),
     ("upgrade", "--from-report", ["--env", "/tmp/e"]), ("upgrade", "--find-links", ["--env", "/tmp/e"]),
     ("gui", "--screenshot-dir", []),
+    ("install", "--lock", ["--env", "/tmp/e", "--yes"]),
+    ("install", "--from-report", ["--env", "/tmp/e", "--packages", "six", "--dry-run"]),
+    ("bundle", "--lock", ["--out", "/tmp/b"]),
+    ("export", "--env", []), ("export", "--out", ["--env", "/tmp/e"]),
+    ("export", "--lock", ["--env", "/tmp/e", "--format", "dockerfile"]), ("export", "--from-report", ["--env", "/tmp/e"]),
+    ("export", "--find-links", ["--env", "/tmp/e"]), ("export", "--ca-bundle", ["--env", "/tmp/e"]),
 ]
 
 

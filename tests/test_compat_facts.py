@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.compat import load_compat
-from app.core.enums import Backend
-from app.core.envs import EnvBackend
+from app.core.base.enums import Backend
+from app.core.compat.data import load_compat
+from app.core.env.backends import EnvBackend
 from app.core.install.sizing import estimate
 from app.core.recommend import recommend
 
@@ -72,11 +72,13 @@ def test_torch_2_14_wheels_stop_at_python_3_14_although_its_notes_list_3_15():
 
 def test_driver_ceiling_rows():
     rows = {c.architecture: c for c in DATA.driver_ceilings}
-    assert set(rows) == {"Maxwell", "Pascal", "Volta"}
+    assert set(rows) == {"Kepler", "Maxwell", "Pascal", "Volta"}
     assert {(c.cc_min, c.cc_max, c.branch, c.beyond) for c in rows.values()} == {
-        ("5.0", "5.9", "580", "590"), ("6.0", "6.9", "580", "590"), ("7.0", "7.2", "580", "590")}
-    assert all("NVIDIA/ansible-role-nvidia-driver#89" in c.source for c in rows.values())
+        ("3.0", "3.9", "470", "495"), ("5.0", "5.9", "580", "590"), ("6.0", "6.9", "580", "590"),
+        ("7.0", "7.2", "580", "590")}
+    assert all("NVIDIA/ansible-role-nvidia-driver#89" in c.source for n, c in rows.items() if n != "Kepler")
     assert "NixOS/nixos-hardware#1880" in rows["Pascal"].source
+    assert "NixOS/nixpkgs#142565" in rows["Kepler"].source  # R470 is the last branch for Kepler
 
 
 @pytest.mark.parametrize("variant,mb", [("rocm10.0", 19000), ("rocm10.0-amd", 6000), ("rocm7.2", 15000)])
@@ -97,7 +99,7 @@ def test_the_recommendation_carries_the_size():
 def test_every_new_row_names_its_source_and_date():
     checked = [v for r in DATA.releases for v in r.variants if v.provider == "amd" or v.wsl or v.install_mb]
     assert checked and all("2026-12-01" in v.source for v in checked)
-    assert all("2026-12-01" in c.source for c in DATA.driver_ceilings)
+    assert all("2026-12-01" in c.source or "2026-12-02" in c.source for c in DATA.driver_ceilings)
 
 
 def test_an_amd_index_build_is_planned_with_pip_and_its_size(tmp_path):
@@ -115,3 +117,36 @@ def test_an_amd_index_build_is_planned_with_pip_and_its_size(tmp_path):
     assert 6000 <= p.estimate_mb < 8000
     cpu = recommend({"os": {"family": "linux", "glibc": "2.39"}, "arch": "x86_64", "python": "3.12", "gpus": []}, DATA)
     assert plan(InstallRequest(env_path=tmp_path / "env2", recommendation=cpu)).backend.installer == "uv"
+
+
+# ------------------------------------------------------------------ the corrections of 2026-12-02 (issue 25)
+
+@pytest.mark.parametrize("torch,variant", [("2.4", "cu124"), ("2.5", "cu124"), ("2.6", "cu126")])
+def test_aarch64_cuda_builds_of_2_4_to_2_6_are_sm_90_only(torch, variant):
+    (v,) = [v for v in _rows(torch, "cuda") if "linux-aarch64" in v.platforms]
+    assert (v.name, v.arch, v.platforms) == (variant, ("9.0",), ("linux-aarch64",))
+    assert "pytorch/test-infra" in v.source and "2026-12-02" in v.source
+
+
+def test_torch_2_7_aarch64_cu128_has_no_sm_80():
+    (v,) = [v for v in _rows("2.7", "cuda") if "linux-aarch64" in v.platforms]
+    assert v.arch == ("9.0", "10.0", "12.0") and "pytorch/pytorch#146378" in v.source
+
+
+def test_gfx1103_is_in_torch_2_14_rocm_7_2_and_not_in_2_12():
+    (v214,) = [v for v in _rows("2.14", "rocm") if v.name == "rocm7.2"]
+    (v212,) = [v for v in _rows("2.12", "rocm") if v.name == "rocm7.2"]
+    assert "gfx1103" in v214.gfx and "pytorch/pytorch#179653" in v214.source
+    assert "gfx1103" not in v212.gfx
+
+
+def test_the_windows_cuda_12_floor_is_nvidias_minor_version_table():
+    floor = DATA.driver_floors[12]
+    assert (floor.linux, floor.windows) == ("525.60.13", "527.41")
+    assert "docs.nvidia.com/deploy/cuda-compatibility" in floor.source
+
+
+def test_torch_2_2_has_mps_for_an_intel_macs_amd_gpu():
+    rel = DATA.release("2.2")
+    (v,) = [v for v in rel.variants if v.backend == "mps" and "macos-x86_64" in v.platforms]
+    assert v.mps_macos_min == "12.3" and "AMD GPUs" in v.source and rel.pypi_default["macos-x86_64"] == "mps"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from app.core import freshness
-from app.core.compat import load_compat
+from app.core.base.text import render
+from app.core.compat import freshness
+from app.core.compat.data import load_compat
 from app.core.recommend import recommend
-from app.core.text import render
 from tests.netlab.clients import clean_env
 from tests.netlab.files import FakeRelease
 

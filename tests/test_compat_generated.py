@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.compat import cc_tuple, load_compat, version_tuple
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.compat.data import cc_tuple, load_compat, version_tuple
+from app.core.detection.system import SystemReport
 from app.core.recommend import Choices, recommend
-from app.core.system import SystemReport
 
 DATA = load_compat()
 OS_OF = {"linux-x86_64": ("linux", "x86_64"), "linux-aarch64": ("linux", "aarch64"),

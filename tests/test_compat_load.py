@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core import compat
-from app.core.compat import load_compat
-from app.core.errors import EXIT_BAD_INPUT, BadInput
+from app.core.base.errors import EXIT_BAD_INPUT, BadInput
+from app.core.compat import data as compat
+from app.core.compat.data import load_compat
 
 SRC = Path(__file__).resolve().parents[1] / "resources" / "compat"
 
@@ -70,7 +70,7 @@ def test_bad_compute_capability_names_file_release_variant_and_platform(folder):
 def test_missing_source(folder):
     f = folder / "releases.toml"
     _section(f, 'torch = "2.14"', 'source = "pytorch/pytorch RELEASE.md', 'sauce = "pytorch/pytorch RELEASE.md')
-    _fails(folder, "release 2.14, variant cu126", "'source' is missing")
+    _fails(folder, "release 2.14, variant cu126", ".source' is missing")
 
 
 def test_unknown_backend(folder):
@@ -120,7 +120,7 @@ def test_gfx_target_garbage(folder):
 
 def test_missing_meta_version(folder):
     _edit(folder / "releases.toml", 'version = "', 'versio = "')
-    _fails(folder, "releases.toml: [meta]", "'version' is missing")
+    _fails(folder, "releases.toml ([meta])", "'meta.version' is missing")
 
 
 def test_not_toml(folder):

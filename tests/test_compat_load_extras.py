@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from app.core import compat
-from app.core.answers import parse_answers
-from app.core.compat import load_compat
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.compat import data as compat
+from app.core.compat.data import load_compat
+from app.core.pipeline.answers import parse_answers
 
 SRC = Path(__file__).resolve().parents[1] / "resources" / "compat"
 BUNDLED = load_compat(bundled=True)
@@ -49,6 +49,15 @@ def _edit(path: Path, old: str, new: str) -> None:
     ("hardware.toml", 'id = "17cb"', 'id = "5143"', ["pci_vendor 5143", "appears twice"]),
     ("hardware.toml", 'vendor = "moorethreads"', 'vendor = "Moore Threads"', ["must be a lowercase word"]),
     ("hardware.toml", 'names = ["qualcomm", "adreno"]', 'names = ["Adreno"]', ["'names' must be a list"]),
+    ("hardware.toml", 'chip = "GP104"\nids = ["1b80-1be1"]', 'chip = "GP104"\nids = ["1b70-1be1"]',
+     ["nvidia_pci GP104", "overlap those of 'GP102'"]),
+    ("hardware.toml", 'chip = "GP104"\nids = ["1b80-1be1"]', 'chip = "GP114"\nids = ["1b80-1be1"]',
+     ["nvidia_pci GP114", "has no nvidia_chip row"]),
+    ("hardware.toml", 'ids = ["1b00-1b78"]', 'ids = ["1b78-1b00"]', ["nvidia_pci GP102", "ends before it starts"]),
+    ("hardware.toml", 'ids = ["7590"]', 'ids = ["0x7590"]', ["amd_pci Navi 44", "not a device id"]),
+    ("hardware.toml", 'chip = "Navi 44"\ngfx = "gfx1200"', 'chip = "Navi 44"\ngfx = "navi44"',
+     ["amd_pci Navi 44", "not a gfx target"]),
+    ("hardware.toml", 'chips = ["GP100"]', 'chips = ["gp100"]', ["nvidia_chip", "chip codes like GP102"]),
 ])
 def test_bad_new_rows_name_file_and_row(folder, file, old, new, fragments):
     _edit(folder / file, old, new)

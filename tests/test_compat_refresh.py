@@ -16,9 +16,10 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from app.core import compat, compat_refresh
-from app.core.compat import load_compat
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.compat import data as compat
+from app.core.compat import refresh as compat_refresh
+from app.core.compat.data import load_compat
 from tests.netlab.clients import clean_env
 from tests.netlab.files import FakeRelease, IndexFile
 
@@ -215,7 +216,7 @@ def test_only_ed25519_public_keys_are_trusted(tmp_path):
     an Ed25519 key is read to its 32 raw bytes; another kind of key, or garbage, is skipped."""
     from cryptography.hazmat.primitives.asymmetric import ec
 
-    from app.core.compat_refresh import load_keys
+    from app.core.compat.refresh import load_keys
 
     good = Ed25519PrivateKey.generate().public_key()
     (tmp_path / "good.pub").write_bytes(good.public_bytes(serialization.Encoding.PEM,

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from app.core.system import SystemReport
+from app.core.detection.system import SystemReport
 from tests.helpers import WINDOWS, fake_program
 
 REPO = Path(__file__).resolve().parents[1]
@@ -138,13 +138,13 @@ def test_detect_imports_neither_torch_nor_qt():
     assert res["rc"] == 0
     bad = [m for m in res["mods"] if m.split(".")[0] in ("torch", "PySide6", "shiboken6")]
     assert bad == []
-    assert "app.core.detect" in res["mods"]  # detection really ran in this process
+    assert "app.core.detection.detect" in res["mods"]  # detection really ran in this process
     # and the same, seen by the interpreter's own import log of `python -m app detect --json`
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "app", "detect", "--json"], cwd=REPO,
                           capture_output=True, text=True, encoding="utf-8", timeout=60)
     assert proc.returncode == 0
     imported = {ln.rsplit("|", 1)[-1].strip() for ln in proc.stderr.splitlines() if ln.startswith("import time:")}
-    assert "app.core.detect" in imported
+    assert "app.core.detection.detect" in imported
     assert not {m for m in imported if m.split(".")[0] in ("torch", "PySide6", "shiboken6")}
 
 
@@ -230,7 +230,9 @@ def test_fake_old_driver_without_compute_cap_field(tmp_path):
     assert [(g["name"], g["driver_version"], g["compute_capability"]) for g in nv] == \
         [("NVIDIA TITAN V", "470.82.01", "7.0")]
     rec = probes(data, "nvidia-smi")[-1]
-    assert rec["status"] == "ok" and "name table" in rec["detail"] and "cuda-gpus" in rec["detail"]
+    # this driver does not report it: told from the PCI device id nvidia-smi gives (10de:1d81, GV100 in pci.ids)
+    assert rec["status"] == "ok" and "does not report the compute capability" in rec["detail"]
+    assert "7.0 from its PCI id 10de:1d81 (GV100)" in rec["detail"] and "pci.ids" in rec["detail"]
 
 
 def test_fake_nvidia_smi_with_one_lost_gpu(tmp_path):
@@ -249,8 +251,8 @@ def test_fake_nvidia_smi_with_one_lost_gpu(tmp_path):
 
 
 def test_importing_detection_is_cheap():
-    """Other commands import app.core.detect for its types; psutil and pynvml load only in detect()."""
-    code = ("import sys, json, app.core.detect, app.commands.detect\n"
+    """Other commands import app.core.detection.detect for its types; psutil and pynvml load only in detect()."""
+    code = ("import sys, json, app.core.detection.detect, app.commands.detect\n"
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('psutil', 'pynvml', 'torch', 'PySide6'))))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, encoding="utf-8", timeout=60)

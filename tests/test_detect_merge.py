@@ -1,10 +1,10 @@
 """Merging GPUs found by several sources, hybrid laptops, and the plain-words explanation."""
 from __future__ import annotations
 
-from app.core.detect import _target_dir, explain, merge_gpus
+from app.core.base.text import render_all
 from app.core.detection import nvidia, pci
-from app.core.system import GPU, OSInfo, ProbeRecord, SystemReport
-from app.core.text import render_all
+from app.core.detection.detect import _target_dir, explain, merge_gpus
+from app.core.detection.system import GPU, OSInfo, ProbeRecord, SystemReport
 
 
 def _smi_gpus(fixture_text, name):

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.core import cuda
+from app.core.base.text import render_all
+from app.core.compat import cuda
 from app.core.detection import amd, apple, cpu, envvars, intel, norm_bus, nvidia, osinfo, pci, pythons, tools, windows
-from app.core.text import render_all
 
 # ------------------------------------------------------------------ nvidia-smi (plain table)
 
@@ -351,7 +351,7 @@ def test_windows_powershell_lines_and_driver_version():
            "Intel(R) UHD Graphics 770|PCI\\VEN_8086&DEV_4680&SUBSYS_00000000&REV_0C\\3&X|31.0.101.4502|2147479552\r\n"
     got = windows.parse_video_controllers(text)
     assert [(a["vendor"], a["device_id"], a["memory_mb"]) for a in got] == [("nvidia", "2786", 4095), ("intel", "4680", 2047)]
-    # the conversion is app.core.cuda's (one home); detection applies it to NVIDIA adapters
+    # the conversion is app.core.compat.cuda's (one home); detection applies it to NVIDIA adapters
     assert cuda.windows_driver_to_nvidia("31.0.15.4633") == "546.33"
     assert cuda.windows_driver_to_nvidia("32.0.15.6094") == "560.94"
     assert cuda.windows_driver_to_nvidia("garbage") is None

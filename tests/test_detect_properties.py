@@ -99,7 +99,7 @@ def test_parsers_take_every_real_fixture(name):
 
 
 def _helpers():
-    from app.core.cuda import windows_driver_to_nvidia
+    from app.core.compat.cuda import windows_driver_to_nvidia
     from app.core.detection import first_version, hex_id, norm_bus, to_int
     from app.core.detection.amd import amd_is_integrated, gfx_from_target_version, normalize_gfx
     from app.core.detection.apple import apple_chip

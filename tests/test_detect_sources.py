@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.detect import detect, explain
+from app.core.base.text import render_all
 from app.core.detection import nvidia
-from app.core.text import render_all
+from app.core.detection.detect import detect, explain
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ROCM_FAKES = pytest.mark.posix_only("Linux's ROCm tools (family='linux'), faked as shell scripts")
@@ -265,7 +265,7 @@ def test_sysfs_pci_and_kfd_readers(tmp_path):
     kfd = read_kfd_topology(str(tmp_path))
     assert kfd == {"0000:03:00.0": {"gfx": "gfx1100", "device_id": "744c"},
                    "0000:12:00.0": {"gfx": "gfx1103", "device_id": "164e"}}
-    from app.core.detect import merge_gpus
+    from app.core.detection.detect import merge_gpus
 
     gpus = merge_gpus([], devs, kfd={k: v["gfx"] for k, v in kfd.items()})
     assert [(g.gfx_target, g.integrated) for g in gpus] == [("gfx1100", False), ("gfx1103", True)]

@@ -1,5 +1,5 @@
 """Detection's sentences are texts by code (rendered in the language asked for), its notes on
-*_VISIBLE_DEVICES read the value the way app.core.visible does, and its one concurrency helper
+*_VISIBLE_DEVICES read the value the way app.core.base.visible does, and its one concurrency helper
 keeps a hung source from delaying detection or keeping the process alive."""
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ import tomllib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core import visible
-from app.core.detect import explain
+from app.core.base import visible
+from app.core.base.text import Msg, render, render_all
 from app.core.detection import envvars
+from app.core.detection.detect import explain
 from app.core.detection.jobs import Jobs, error_of, result_of
-from app.core.system import SystemReport
-from app.core.text import Msg, render, render_all
+from app.core.detection.system import SystemReport
 
 REPO = Path(__file__).resolve().parents[1]
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -63,7 +63,7 @@ def test_explanation_holds_texts_with_codes():
                                                    "supports CUDA up to 13.0")
 
 
-# ------------------------------------------------------------------ visible devices: app.core.visible
+# ------------------------------------------------------------------ visible devices: app.core.base.visible
 
 values = st.lists(st.sampled_from(["0", "1", "7", "abc", "-1", "none", "GPU-<uuid>", " ", "NoDevFiles"]),
                   max_size=4).map(",".join)

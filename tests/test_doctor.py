@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from app.core.detection.system import GPU, OSInfo, SystemReport
 from app.core.doctor import Diagnosis, analyze, diagnose, from_collect_env, scan_library_path
-from app.core.system import GPU, OSInfo, SystemReport
-from app.core.verify import BackendState, Device, TorchBuild, VerifyReport
+from app.core.measure.verify import BackendState, Device, TorchBuild, VerifyReport
 from tests.helpers import CRASH, bare_venv, real_site_packages
 
 NVIDIA_REPORT = SystemReport(os=OSInfo(family="linux"), arch="x86_64", gpus=[
@@ -28,7 +28,7 @@ def _clean(extra: dict | None = None, drop=("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_
 @pytest.fixture(scope="module")
 def cpu_facts(torch_env):
     """The facts-only verify probe result of the real torch env (shared by the planted tests)."""
-    from app.core.verify import run_verify
+    from app.core.measure.verify import run_verify
 
     return run_verify(torch_env[1], facts_only=True)
 
@@ -192,8 +192,8 @@ def test_driver_too_old_for_the_wheel():
     f = next(x for x in found if x.code == "driver-too-old")
     assert "515.65.01" in str(f.title) and "12.6" in str(f.title) and "525.60.13" in str(f.fix)
     # Windows uses the Windows floor
-    rw = SystemReport(os=OSInfo(family="windows"), gpus=[GPU(vendor="nvidia", name="RTX", driver_version="527.41")])
-    assert "528.33" in str(next(x for x in analyze(verify=v12, report=rw) if x.code == "driver-too-old").fix)
+    rw = SystemReport(os=OSInfo(family="windows"), gpus=[GPU(vendor="nvidia", name="RTX", driver_version="526.98")])
+    assert "527.41" in str(next(x for x in analyze(verify=v12, report=rw) if x.code == "driver-too-old").fix)
     # the quadro 455.32 driver with its cu101 wheel is fine
     vq, rq = _collect("cuda-quadro-rtx6000-torch1.7.0-cu101-ubuntu20.04.txt")
     assert [x.code for x in analyze(verify=vq, report=rq)] == []

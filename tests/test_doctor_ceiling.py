@@ -2,11 +2,11 @@
 with the R580 advice and the GPU's last torch release; a build without its kernels names that release."""
 from __future__ import annotations
 
-from app.core.compat import load_compat
+from app.core.base.text import render
+from app.core.compat.data import load_compat
+from app.core.detection.system import GPU, OSInfo, SystemReport
 from app.core.doctor import analyze
-from app.core.system import GPU, OSInfo, SystemReport
-from app.core.text import render
-from app.core.verify import BackendState, TorchBuild, VerifyReport
+from app.core.measure.verify import BackendState, TorchBuild, VerifyReport
 
 DATA = load_compat(bundled=True)
 

@@ -1,5 +1,5 @@
 """The doctor's rule table calls the one home of each domain rule: arch coverage and driver floors
-(app.core.cuda with the compat data), *_VISIBLE_DEVICES (app.core.visible), HSA override values
+(app.core.compat.cuda with the compat data), *_VISIBLE_DEVICES (app.core.base.visible), HSA override values
 (the compat data). Generated cases state that the doctor's verdict is the rule module's; the
 findings are texts by code, rendered in the language asked for."""
 from __future__ import annotations
@@ -11,13 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core import cuda, visible
-from app.core.compat import load_compat
+from app.core.base import visible
+from app.core.base.text import Msg, render
+from app.core.compat import cuda
+from app.core.compat.data import load_compat
+from app.core.detection.system import GPU, OSInfo, SystemReport
 from app.core.doctor import Facts, analyze
 from app.core.doctor import rules as doctor_rules
-from app.core.system import GPU, OSInfo, SystemReport
-from app.core.text import Msg, render
-from app.core.verify import BackendState, Device, TorchBuild, VerifyReport
+from app.core.measure.verify import BackendState, Device, TorchBuild, VerifyReport
 
 DATA = load_compat()
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -51,7 +52,7 @@ def test_arch_missing_is_cuda_arch_covers(cc, arch):
 
 
 def test_ptx_alone_does_not_serve_a_gpu_and_tegra_needs_an_exact_match():
-    """docs/compat-decisions.md 3 and 4, as app.core.cuda states them."""
+    """docs/compat-decisions.md 3 and 4, as app.core.compat.cuda states them."""
     blackwell = SystemReport(gpus=[GPU(vendor="nvidia", name="RTX 5090", compute_capability="12.0")])
     ptx_only = _cuda_verify(("sm_80", "sm_90", "compute_90"))
     assert "arch-missing" in [f.code for f in analyze(verify=ptx_only, report=blackwell, data=DATA)]
@@ -101,7 +102,7 @@ def test_hsa_override_value_is_the_compat_row(row):
     assert doctor_rules.hsa_override("gfx1031", None) is None
 
 
-# ------------------------------------------------------------------ visible devices: app.core.visible
+# ------------------------------------------------------------------ visible devices: app.core.base.visible
 
 tokens = st.one_of(st.integers(0, 5).map(str), st.sampled_from(["abc", "-1", "none", "GPU-<uuid>", "zz", " ",
                                                                  "MIG-<uuid>", "NoDevFiles", "GPU-8a1b2c3d"]))

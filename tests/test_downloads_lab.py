@@ -14,11 +14,11 @@ from urllib.parse import unquote
 
 import pytest
 
-from app.core.runner import CancelToken
+from app.core.base.text import render
+from app.core.proc.runner import CancelToken
 from app.core.sources.download import Downloader, Wanted
 from app.core.sources.pieces import HostSlots, Stalls, host_of
 from app.core.sources.settings import Source
-from app.core.text import render
 from tests.netlab import Drop, Link, Stall, WrongHash, file_sha256
 from tests.netlab.clients import clean_env
 
@@ -123,9 +123,9 @@ def test_the_install_path_installs_from_a_mirror_that_refuses_ranges(tmp_path, i
                                                                       unreachable, monkeypatch):
     """The assistant's install (pre-flight routing, resolve, our downloads, uv --no-index) from a
     mirror that answers every range request with the whole file."""
+    from app.core.detection.system import SystemReport
     from app.core.install import InstallRequest, install, plan, preflight
     from app.core.recommend import Choices, recommend
-    from app.core.system import SystemReport
 
     seeds = sorted(Path("/opt/pypi/files").glob("pip-*.whl"))  # the new env is seeded from the index
     server = index_server([*cuda_set.files, *seeds], ranges=False)

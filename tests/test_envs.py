@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from app.core import envs
 from app.core import install as core
-from app.core.errors import BadInput
-from app.core.events import ProgressEvent
-from app.core.progress import ProgressParser
+from app.core.base.errors import BadInput
+from app.core.base.events import ProgressEvent
+from app.core.base.progress import ProgressParser
+from app.core.env import backends as envs
 from app.core.recommend import Recommendation
+from app.core.sources.settings import SourceSettings
 from tests.helpers import SCRIPTS, WINDOWS, fake_program, site_packages, venv_python
 
 FIX = Path(__file__).parent / "fixtures"
@@ -101,8 +102,8 @@ def test_find_python_by_version_and_path():
     info, _ = envs.find_python(mm)
     # python -m venv works here unless this Python lacks venv (the embeddable Windows build does)
     can_venv = bool(importlib.util.find_spec("venv") and importlib.util.find_spec("ensurepip"))
-    assert info is not None and info.major_minor == mm and info.has_venv == can_venv
-    again, _ = envs.find_python(info.path)
+    assert info is not None and info.minor == mm and info.can_venv == can_venv
+    again, _ = envs.find_python(str(info.executable))
     assert again == info
     with pytest.raises(BadInput):
         envs.find_python("/no/such/python")
@@ -114,7 +115,7 @@ def test_a_python_that_does_not_run_fails_preflight(tmp_path):
     fake = fake_program(tmp_path / "fake bin", "python3", "import sys\nsys.stderr.write('Segmentation fault\\n')\n"
                         "sys.exit(139)\n")
     p = core.plan(core.InstallRequest(tmp_path / "env", installer="pip", python=str(fake),
-                                      packages=["torch"], find_links=[str(tmp_path)]))
+                                      packages=["torch"], sources=SourceSettings(find_links=[str(tmp_path)])))
     checks = {c.name: c for c in core.preflight(p)}
     assert not checks["python"].ok and "No usable Python" in str(checks["python"].message)
     assert not (tmp_path / "env").exists()
@@ -128,7 +129,7 @@ def test_uv_plan_puts_the_torch_index_first_and_never_mixes(tmp_path):
                          packages=["torch==2.13.0+cu126", "torchvision==0.28.0+cu126"], command=[], reasons=[],
                          warnings=[], alternatives=[], compat_data_version="test")
     p = core.plan(core.InstallRequest(tmp_path / "e", recommendation=rec,
-                                      extra_index_urls=["https://example.org/simple"]))
+                                      sources=SourceSettings(extra_index_urls=["https://example.org/simple"])))
     argv = p.commands()[-1]
     i = argv.index("--extra-index-url")
     assert argv[i + 1] == rec.index_url  # ranked before the user's extra index
@@ -136,8 +137,8 @@ def test_uv_plan_puts_the_torch_index_first_and_never_mixes(tmp_path):
     assert argv[-2:] == list(rec.packages)
     assert p.estimate_mb >= core.INSTALLED_MB["cuda"]
     pp = core.plan(core.InstallRequest(tmp_path / "e", installer="pip", recommendation=rec,
-                                       default_index_url="https://mirror.example/simple",
-                                       ca_bundle="/etc/ssl/ca.pem"))
+                                       sources=SourceSettings(default_index="https://mirror.example/simple",
+                                                              ca_bundle="/etc/ssl/ca.pem")))
     argv = pp.commands()[-1]
     assert argv[argv.index("--index-url") + 1] == "https://mirror.example/simple"
     assert argv[argv.index("--extra-index-url") + 1] == rec.index_url
@@ -213,9 +214,9 @@ def test_proxies_and_ca_bundle_reach_the_children_and_the_reachability_check(tmp
         srv.close()
     assert "cannot connect" in str(core.check_url("https://index.invalid/simple", proxy=proxy))
     monkeypatch.delenv("HTTPS_PROXY")
-    p = core.plan(core.InstallRequest(tmp_path / "e", packages=["six"], proxy=proxy,
-                                      ca_bundle="/etc/ssl/corp-ca.pem"))
-    env = p.backend.child_env(p.index, p.request.proxy)
+    p = core.plan(core.InstallRequest(tmp_path / "e", packages=["six"],
+                                      sources=SourceSettings(proxy=proxy, ca_bundle="/etc/ssl/corp-ca.pem")))
+    env = p.backend.child_env(p.index, p.request.sources.proxy)
     assert env["HTTPS_PROXY"] == proxy and env["SSL_CERT_FILE"] == "/etc/ssl/corp-ca.pem"
     assert "PYTHONPATH" not in env
 
@@ -232,7 +233,7 @@ def test_cli_renderer_draws_a_bar_on_a_tty_and_plain_lines_otherwise():
     import io
 
     from app.commands._render import Renderer
-    from app.core.events import LogEvent, PhaseEvent
+    from app.core.base.events import LogEvent, PhaseEvent
 
     class Tty(io.StringIO):
         def isatty(self):
@@ -289,7 +290,7 @@ def test_named_indexes_get_a_real_http_request(tmp_path):
         err, warn = core.probe_index(base + "/typo/simple")
         assert err is None and "HTTP 404" in str(warn)
         p = core.plan(core.InstallRequest(tmp_path / "e", packages=["six"],
-                                          index_url=base + "/typo/whl/cpu"))
+                                          sources=SourceSettings(torch_index=base + "/typo/whl/cpu")))
         c = {c.name: c for c in core.preflight(p)}["reach:torch index"]
         assert not c.ok and c.severity == "warning" and not c.blocking
     finally:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.core import registry
+from app.core.env import registry
 from app.core.lifecycle.terminal import activation, terminal_argv
 from tests.netlab.clients import make_venv
 from tests.netlab.wheelhouse import local_indexes
@@ -146,13 +146,13 @@ def test_jupyter_kernel_registration_and_removal(tmp_path, capsys, monkeypatch):
     env = tmp_path / "lab"
     make_venv(env)
     # the env as the registry knows it: its sources (ipykernel comes from the same place)
-    from app.core.envs import IndexOptions
+    from app.core.sources.settings import SourceSettings
 
     registry.update(env, lambda _r: registry.EnvRecord(path=str(env), origin="created", created=registry.now(),
                                                        updated=registry.now(),
-                                                       sources=registry.Sources.of(IndexOptions(
+                                                       sources=SourceSettings(
                                                            default_index=indexes[0],
-                                                           extra_index_urls=tuple(indexes[1:])))))
+                                                           extra_index_urls=tuple(indexes[1:]))))
     rc, out, err = _cli(capsys, "envs", "kernel", str(env), "--json")
     assert rc == 0, err
     kr = json.loads(out)

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.core import registry
-from app.core.distinfo import torch_build
+from app.core.base.text import render
+from app.core.detection.system import PythonInfo, SystemReport
+from app.core.env import registry
+from app.core.env.distinfo import torch_build
+from app.core.env.registry import Verification
 from app.core.lifecycle.discover import candidate_paths, discover
 from app.core.lifecycle.sizes import tree_size
-from app.core.registry import Verification
-from app.core.system import PythonInfo, SystemReport
-from app.core.text import render
 from tests.helpers import WINDOWS, can_symlink, fake_program, site_packages, venv_python
 
 

@@ -17,11 +17,12 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.core import registry
-from app.core.envs import IndexOptions, backend_for
+from app.core.env import registry
+from app.core.env.backends import backend_for
 from app.core.install import InstallPlan, InstallRequest
 from app.core.lifecycle.common import Refused
 from app.core.lifecycle.remove import delete_tree, plan_remove
+from app.core.sources.settings import SourceSettings
 from tests.factories import make_install_result
 from tests.helpers import SCRIPTS, can_symlink, site_packages, symlink
 from tests.tree import digest
@@ -39,7 +40,7 @@ def _env(path: Path, *, ours: bool = True) -> Path:
         (path / SCRIPTS / "python.exe").write_bytes(b"MZ")
     if ours:
         p = InstallPlan(request=InstallRequest(env_path=path), env_path=path, backend=backend_for("venv", "uv"),
-                        python=None, python_request=None, packages=("torch",), index=IndexOptions(), new_env=True,
+                        python=None, python_request=None, packages=("torch",), index=SourceSettings(), new_env=True,
                         estimate_mb=1, estimate_why="test")
         registry.record_install(make_install_result(path), p, None)
     return path
@@ -125,7 +126,7 @@ def test_an_env_this_app_did_not_make_needs_force(tmp_path, capsys):
     env = _env(tmp_path / "theirs", ours=False)
     before = digest(env)
     rc, err = _remove(capsys, str(env), "--yes")
-    assert rc == 2 and "was not made by this assistant, so it is not deleted without --force" in err
+    assert rc == 2 and "is not in this assistant's list of the environments it made, so it is not deleted without --force" in err
     assert digest(env) == before
     registry.record_verification(env, registry.Verification(True, registry.now()))  # checked is not "made"
     rc, err = _remove(capsys, str(env), "--yes")
@@ -257,7 +258,7 @@ def test_a_relative_registry_row_is_never_taken_for_a_folder(home, tmp_path, mon
     assert registry.find(env) is None
     before = digest(env)
     rc, err = _remove(capsys, str(env), "--yes")
-    assert rc == 2 and "was not made by this assistant" in err
+    assert rc == 2 and "list of the environments it made" in err
     assert digest(env) == before
 
 
@@ -269,7 +270,7 @@ def test_an_env_a_running_python_uses_is_not_removed(home, tmp_path, capsys):
     env = tmp_path / "envs" / "busy"
     py = make_venv(env)
     p = InstallPlan(request=InstallRequest(env_path=env), env_path=env, backend=backend_for("venv", "uv"),
-                    python=None, python_request=None, packages=("torch",), index=IndexOptions(), new_env=True,
+                    python=None, python_request=None, packages=("torch",), index=SourceSettings(), new_env=True,
                     estimate_mb=1, estimate_why="test")
     registry.record_install(make_install_result(env), p, None)
     proc = subprocess.Popen([str(py), "-c", "import time; time.sleep(120)"])
@@ -285,3 +286,21 @@ def test_an_env_a_running_python_uses_is_not_removed(home, tmp_path, capsys):
     rc, err = _remove(capsys, str(env), "--yes")  # once it has ended: removed
     assert rc == 0, err
     assert not env.exists()
+
+
+def test_a_folder_made_again_at_the_path_of_one_this_app_made_is_not_deleted(tmp_path, capsys):
+    """Issue 27: the registry's word alone deletes nothing. The app made an env; the user deleted it
+    and made their own at the same path: the record names the folder it was made for (its identity),
+    so theirs is not deleted without --force."""
+    import shutil
+
+    env = _env(tmp_path / "work")
+    shutil.rmtree(env)
+    _env(env, ours=False)
+    _data(env / "my-data")
+    before = digest(env)
+    rc, err = _remove(capsys, str(env), "--yes")
+    assert rc == 2 and "is not the folder this assistant made there" in err, err
+    assert digest(env) == before
+    rc, err = _remove(capsys, str(env), "--yes", "--force")
+    assert rc == 0 and not env.exists()

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from app.core import guard
+from app.core.base.text import render
 from app.core.doctor import analyze
-from app.core.guard import GuardFacts
-from app.core.text import render
+from app.core.env import guard
+from app.core.env.guard import GuardFacts
 from tests.helpers import WINDOWS
 from tests.netlab.clients import make_venv
 
@@ -248,3 +248,21 @@ def test_a_new_pip_conf_is_private_and_goes_at_lift(venv):
     finally:
         guard.lift(venv)
     assert not conf.exists()
+
+
+@pytest.mark.posix_only("the uv hook goes into a POSIX bin/activate")
+def test_an_activate_script_edited_in_latin_1_comes_back_byte_for_byte(venv):
+    """Issue 27: the user's own edit to bin/activate in Latin-1 (not UTF-8) and without a final
+    newline: the guard's hook goes in and comes out, and the rest of the file is their bytes."""
+    act = venv / "bin" / "activate"
+    original = act.read_bytes()
+    mine = original + b"\n# r\xe9pertoire de donn\xe9es\nexport MY_DATA=/data/caf\xe9"
+    act.write_bytes(mine)
+    try:
+        assert guard.apply(venv, ("torch==2.13.0+cpu",)).activate_hook
+        hooked = act.read_bytes()
+        assert guard.BEGIN.encode() in hooked and b"caf\xe9" in hooked
+        assert not guard.lift(venv).activate_hook
+        assert act.read_bytes() == mine
+    finally:
+        act.write_bytes(original)

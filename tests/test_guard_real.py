@@ -24,8 +24,8 @@ import subprocess
 
 import pytest
 
-from app.core import guard, registry
-from app.core.distinfo import distributions
+from app.core.env import guard, registry
+from app.core.env.distinfo import distributions
 from tests.helpers import run_cli as _cli
 from tests.helpers import torch_in as _torch
 from tests.netlab.clients import clean_env, uv_bin

@@ -9,8 +9,8 @@ import pytest
 pytest.importorskip("PySide6")
 from PySide6.QtCore import QThread
 
-from app.core.errors import UserError
-from app.core.events import LogEvent
+from app.core.base.errors import UserError
+from app.core.base.events import LogEvent
 from app.gui.worker import Task
 
 

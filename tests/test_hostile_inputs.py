@@ -24,11 +24,11 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from app.core.answers import parse_answers
-from app.core.bundle import Manifest
-from app.core.errors import BadInput
-from app.core.schema import parse_json
-from app.core.system import MAX_GPUS, SystemReport, load_report
+from app.core.base.errors import BadInput
+from app.core.base.schema import parse_json
+from app.core.detection.system import MAX_GPUS, SystemReport, load_report
+from app.core.install.bundle import Manifest
+from app.core.pipeline.answers import parse_answers
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -109,9 +109,9 @@ def refused(load, text, *fields, args=()):
     assert isinstance(out, BadInput), f"accepted: {out!r}"
     assert out.exit_code == 2
     for f in fields:
-        assert f in out.message, (f, out.message)
-    assert "Traceback" not in out.message
-    return out.message
+        assert f in out.text(), (f, out.text())
+    assert "Traceback" not in out.text()
+    return out.text()
 
 
 def with_(doc: dict, path: tuple, value) -> dict:
@@ -246,7 +246,7 @@ def test_answer_file_set_variables_are_expanded(tmp_path, monkeypatch):
 
 
 def test_answer_file_size_and_encoding(tmp_path):
-    from app.core.answers import load_answers
+    from app.core.pipeline.answers import load_answers
 
     big = tmp_path / "big.toml"
     big.write_text("# x\n" * 400_000, encoding="utf-8")
@@ -363,7 +363,7 @@ def test_generated_reports(case):
     out = measured(load_report_text, _json_text(doc))
     event("refused" if isinstance(out, BadInput) else "loaded")
     if isinstance(out, BadInput):
-        assert _names_the_place(out.message, path), (path, out.message)
+        assert _names_the_place(out.text(), path), (path, out.text())
     else:
         assert isinstance(out, SystemReport)
 
@@ -375,7 +375,7 @@ def test_generated_manifests(case):
     out = measured(load_manifest_text, _json_text(doc))
     event("refused" if isinstance(out, BadInput) else "loaded")
     if isinstance(out, BadInput):
-        assert _names_the_place(out.message, path), (path, out.message)
+        assert _names_the_place(out.text(), path), (path, out.text())
     else:
         assert isinstance(out, Manifest)
 
@@ -388,7 +388,7 @@ def test_generated_answer_files(tmp_path_factory, case):
     out = measured(load_answers_text, text, tmp_path_factory.getbasetemp())
     event("refused" if isinstance(out, BadInput) else "loaded")
     if isinstance(out, BadInput):
-        assert _names_the_place(out.message, path), (path, out.message)
+        assert _names_the_place(out.text(), path), (path, out.text())
 
 
 @pytest.mark.parametrize("text, place", [
@@ -398,7 +398,7 @@ def test_generated_answer_files(tmp_path_factory, case):
 def test_a_number_too_long_to_read_is_refused_naming_its_line(text, place):
     with pytest.raises(BadInput) as err:
         parse_answers(text)
-    assert place in err.value.message and "too long" in err.value.message
+    assert place in err.value.text() and "too long" in err.value.text()
 
 
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),

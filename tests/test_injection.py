@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.base.shells import CMD, POSIX, fish_quote, unquotable
 from app.core.lifecycle import terminal
-from app.core.shells import CMD, POSIX, fish_quote, unquotable
 from tests.helpers import bare_venv
 
 BASH = shutil.which("bash")
@@ -111,19 +111,21 @@ HOSTILE_GPU = "NVIDIA \x1b[2J\x1b]0;owned\x07RTX \x9b31m 4090\u202e"
 
 
 def test_printable_makes_control_characters_visible() -> None:
-    from app.core.printable import printable
+    from app.core.base.printable import CLEAR_LINE, Own, printable
 
     shown = printable(HOSTILE_GPU)
     assert "\x1b" not in shown and "\x07" not in shown and "\x9b" not in shown and "\u202e" not in shown
     assert "\\u001b[2J" in shown and "RTX" in shown
     assert printable("line one\n\ttwo\r\n") == "line one\n\ttwo\r\n"
-    assert printable("\r\x1b[K[####] 50%") == "\r\x1b[K[####] 50%"  # the assistant's own bar
+    # the assistant's own clear-line passes only as its own text: a report holding it has it shown
+    assert printable(Own(CLEAR_LINE)) == CLEAR_LINE
+    assert printable("\r\x1b[Kfake 100% done") == "\\u000d\\u001b[Kfake 100% done"
     assert printable("a\rb") == "a\\u000db"
     assert printable("中文 ✓") == "中文 ✓"
 
 
 def test_json_stays_valid_and_equal_after_the_filter() -> None:
-    from app.core.printable import printable
+    from app.core.base.printable import printable
 
     text = json.dumps({"gpu": HOSTILE_GPU + "\x7f"}, ensure_ascii=False)
     shown = printable(text)
@@ -155,13 +157,21 @@ def test_cli_prints_a_hostile_report_without_raw_escapes(tmp_path: Path) -> None
 
 def test_renderer_bar_keeps_its_own_escape_through_the_filter() -> None:
     from app.commands._render import Renderer
-    from app.core.printable import PrintableStream
+    from app.core.base.printable import PrintableStream
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
             return True
 
+    from app.core.base.events import ProgressEvent
+    from app.core.base.printable import CLEAR_LINE
+
     inner = Tty()
     r = Renderer(PrintableStream(inner))  # type: ignore[arg-type]
     r._write("uv says \x1b[31mred")
     assert inner.getvalue() == "uv says \\u001b[31mred\n"
+    # the bar's own clear-line reaches the terminal; one in a package name from outside does not
+    r(ProgressEvent("evil\r\x1b[Kpkg", 50, 100))
+    r._write("done")
+    shown = inner.getvalue()
+    assert shown.count(CLEAR_LINE) == 2 and "evil\\u000d\\u001b[Kpkg" in shown, repr(shown)

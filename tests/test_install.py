@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from app.core import envs
 from app.core import install as core
-from app.core.errors import Cancelled, UserError
-from app.core.events import LogEvent, PhaseEvent
-from app.core.runner import CancelToken
+from app.core.base.errors import Cancelled, UserError
+from app.core.base.events import LogEvent, PhaseEvent
+from app.core.env import backends as envs
+from app.core.proc.runner import CancelToken
+from app.core.sources.settings import SourceSettings
 from tests.helpers import leftover_processes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -109,7 +110,7 @@ def test_cancel_token_in_process_removes_everything(tmp_path, local_wheels, monk
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "cold uv cache"))  # a slow, cold install
     env = tmp_path / WEIRD / "token env"
     p = core.plan(core.InstallRequest(env, packages=["torch==2.13.0"],
-                                      find_links=[str(local_wheels)]))
+                                      sources=SourceSettings(find_links=[str(local_wheels)])))
     cancel = CancelToken()
     events = []
     in_install = threading.Event()
@@ -166,7 +167,7 @@ def test_existing_env_is_restored_from_its_snapshot_when_the_install_fails(tmp_p
     wheels = tmp_path / "wheels"
     _breaking_wheel(wheels)
     p = core.plan(core.InstallRequest(env, installer="pip", existing=True,
-                                      packages=["zzbreaker==1.0"], find_links=[str(wheels)]))
+                                      packages=["zzbreaker==1.0"], sources=SourceSettings(find_links=[str(wheels)])))
     assert not p.new_env
     events = []
     with pytest.raises(UserError) as err:
@@ -202,7 +203,7 @@ def test_recommended_install_uses_the_recommendations_torch_index(tmp_path):
     err = json.loads(r.stdout)
     assert "torch index http://127.0.0.1:9/whl/cpu cannot be reached" in err["message"]
     assert not env.exists()
-    from app.core.detect import detect
+    from app.core.detection.detect import detect
     from app.core.recommend import Choices, recommend
 
     rec = recommend(detect(), None, Choices(backend="cpu"))
@@ -268,7 +269,7 @@ def test_torch_packages_from_two_builds_are_refused_and_rolled_back(tmp_path):
     env = tmp_path / "mixed env"
     p = core.plan(core.InstallRequest(env, packages=["torchvision==0.99.0+cu126",
                                                      "torchaudio==0.99.0+cpu"],
-                                      find_links=[str(wheels)]))
+                                      sources=SourceSettings(find_links=[str(wheels)])))
     with pytest.raises(UserError) as err:
         core.install(p)
     assert "different builds" in err.value.text() and "torchvision 0.99.0+cu126" in err.value.text()
@@ -280,7 +281,7 @@ def test_torch_packages_from_two_builds_are_refused_and_rolled_back(tmp_path):
 def test_pip_reports_real_download_bytes(tmp_path, monkeypatch):
     """pip >= 24.1 runs with --progress-bar raw: ProgressEvents carry the bytes as they
     arrive (a real download from the index, pip's cache off)."""
-    from app.core.events import ProgressEvent
+    from app.core.base.events import ProgressEvent
 
     env = tmp_path / "pip raw env"
     subprocess.run([envs.uv_bin(), "venv", str(env), "--seed", "--python", sys.executable, "-q"],

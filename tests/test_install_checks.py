@@ -13,14 +13,15 @@ from pathlib import Path
 import pytest
 
 from app.core import install as core
-from app.core.enums import Backend, Phase, PhaseState
-from app.core.envs import backend_for
-from app.core.errors import BadInput
-from app.core.events import PhaseEvent, WarningEvent
+from app.core.base.enums import Backend, Phase, PhaseState
+from app.core.base.errors import BadInput
+from app.core.base.events import PhaseEvent, WarningEvent
+from app.core.base.text import Msg, render
+from app.core.env.backends import backend_for
 from app.core.install import checks, config, sizing, transaction
 from app.core.install.request import Check, InstallPlan, InstallRequest, InstallResult
 from app.core.recommend import Recommendation
-from app.core.text import Msg, render
+from app.core.sources.settings import SourceSettings
 
 FIX = Path(__file__).parent / "fixtures"
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -40,7 +41,7 @@ def a_plan(tmp_path) -> InstallPlan:
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     return core.plan(InstallRequest(tmp_path / "env", python=sys.executable, packages=["six"],
-                                    find_links=[str(wheels)], default_index_url=str(wheels)))
+                                    sources=SourceSettings(find_links=[str(wheels)], default_index=str(wheels))))
 
 
 # ------------------------------------------------------------------ the target folder
@@ -95,7 +96,7 @@ def test_disk_check_compares_the_estimate_with_the_free_space(a_plan):
 def test_python_checks(a_plan):
     assert checks.check_python(a_plan).code == "preflight.python_ok"
     no_venv = dataclasses.replace(a_plan, backend=backend_for("venv", "pip"),
-                                  python=dataclasses.replace(a_plan.python, has_venv=False))
+                                  python=dataclasses.replace(a_plan.python, can_venv=False))
     c = checks.check_python(no_venv)
     assert c.blocking and c.code == "preflight.python_no_venv" and "python3-venv" in render(c.hint)
     missing = dataclasses.replace(a_plan, python=None, python_request="3.99")
@@ -120,7 +121,9 @@ def test_index_targets_and_reach_checks(a_plan, tmp_path):
     assert ("package index", a_plan.index.default_index) in targets
     assert ("find-links", str(tmp_path / "wheels")) in targets
     ok = checks.check_reach("find-links", str(tmp_path / "wheels"), None)
-    assert ok.ok and ok.name == "reach:find-links" and ok.code == "preflight.reach_ok"
+    assert ok.ok and ok.name == "reach:find-links" and ok.code == "preflight.folder_ok"
+    assert render(ok.message) == f"The wheel folder {tmp_path / 'wheels'} is there"  # not "find-links … is reachable"
+    assert checks.check_reach("package index", "https://pypi.org/simple", None).code == "preflight.reach_ok"
     bad = checks.check_reach("torch index", "http://127.0.0.1:9/whl/cpu", "Connection refused")
     assert bad.blocking and bad.code == "preflight.reach_failed" and bad.hint.code == "preflight.reach_torch_hint"
     assert render(bad.message) == "The torch index http://127.0.0.1:9/whl/cpu cannot be reached: Connection " \
@@ -155,14 +158,15 @@ def test_preflight_returns_every_check_and_raise_for_checks_refuses_the_first_bl
 # ------------------------------------------------------------------ the values
 
 def test_request_is_frozen_and_normalised(tmp_path):
-    r = InstallRequest(tmp_path / "e", packages=["torch"], extra_index_urls=["https://a.example/simple"],
-                       find_links=[tmp_path], bundle=str(tmp_path / "b"))
-    assert r.packages == ("torch",) and r.extra_index_urls == ("https://a.example/simple",)
-    assert r.find_links == (str(tmp_path),) and r.bundle == tmp_path / "b"
+    r = InstallRequest(tmp_path / "e", packages=["torch"],
+                       sources=SourceSettings(extra_index_urls=["https://a.example/simple"], find_links=[tmp_path],
+                                              bundle=str(tmp_path / "b")))
+    assert r.packages == ("torch",) and r.sources.extra_index_urls == ("https://a.example/simple",)
+    assert r.sources.find_links == (str(tmp_path),) and r.sources.bundle == tmp_path / "b"
     with pytest.raises(dataclasses.FrozenInstanceError):
         r.packages = ("numpy",)  # type: ignore[misc]
     d = r.to_dict()
-    assert d["recommendation"] is None and d["find_links"] == [str(tmp_path)]
+    assert d["recommendation"] is None and d["sources"]["find_links"] == [str(tmp_path)]
     rec = _rec()
     assert InstallRequest(tmp_path / "e", recommendation=rec).to_dict()["recommendation"]["variant"] == "cpu"
 
@@ -229,15 +233,15 @@ def test_estimates(tmp_path):
     env = core.plan(InstallRequest(tmp_path / "e", packages=["six"])).backend
     mb, why = sizing.estimate(["torch", "torchvision", "numpy"], env, Backend.CPU, ())
     assert mb == int((sizing.ENV_BASE_MB["uv"] + 900 + 30 + 10) * sizing.MARGIN)
-    assert render(why) == "torch (cpu): ~0.9 GB"
+    assert render(why) == "torch (cpu): ~0.9 GiB"
     wheels = tmp_path / "w"
     wheels.mkdir()
     (wheels / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"0" * 1_000_000)
     mb, why = sizing.estimate(["torch"], env, None, (str(wheels),))
-    assert mb == int((sizing.ENV_BASE_MB["uv"] + 4) * sizing.MARGIN) and render(why) == "torch: local wheel x 4"
+    assert mb == int((sizing.ENV_BASE_MB["uv"] + 4) * sizing.MARGIN) and render(why) == "torch: about 4 times its wheel file"
     assert render(sizing.estimate(["six", "numpy"], env, None, ())[1]) == "2 package(s)"
     assert CJK.search(render(sizing.estimate(["six"], env, None, ())[1], "zh_CN"))
-    assert sizing.fmt_mb(900) == "900 MB" and sizing.fmt_mb(1234) == "1.2 GB"
+    assert sizing.fmt_mb(900) == "900 MiB" and sizing.fmt_mb(1536) == "1.5 GiB"
 
 
 def test_pip_config_index(tmp_path, monkeypatch):
@@ -282,7 +286,7 @@ def test_freeze_names_and_mixed_variants():
 
 
 def test_a_bundle_manifest_carries_the_recommendation(tmp_path):
-    from app.core.bundle import BundleFile, Manifest
+    from app.core.install.bundle import BundleFile, Manifest
 
     m = Manifest(python_version="3.11", implementation="cp", abi="cp311", platforms=["manylinux_2_28_x86_64"],
                  packages=["torch"], files=[BundleFile("a-1-py3-none-any.whl", 1, "0" * 64, "a", "1",
@@ -301,7 +305,7 @@ def test_preflight_in_chinese(tmp_path):
     local = tmp_path / "wheels"
     local.mkdir()
     request = InstallRequest(env_path=blocker, installer="pip", packages=["torch==2.13.0"],
-                             find_links=(str(local),), default_index_url=str(local))
+                             sources=SourceSettings(find_links=(str(local),), default_index=str(local)))
     found = {c.name: c for c in core.preflight(core.plan(request))}
     english = {n: c.to_dict("en") for n, c in found.items()}
     zh = {n: c.to_dict("zh_CN") for n, c in found.items()}
@@ -321,9 +325,9 @@ def test_environment_page_renders_the_checks_in_the_new_language(qtbot, tmp_path
     pytest.importorskip("PySide6")
     from PySide6.QtWidgets import QWizard
 
-    from app.core.detect import detect
+    from app.core.detection.detect import detect
+    from app.core.pipeline.session import Session
     from app.core.recommend import recommend
-    from app.core.session import Session
     from app.gui import i18n as gui_i18n
     from app.gui.pages.environment import EnvironmentPage
     from app.gui.state import WizardState
@@ -366,3 +370,20 @@ def test_environment_page_renders_the_checks_in_the_new_language(qtbot, tmp_path
         assert (taken / "thesis.tex").read_text(encoding="utf-8") == "do not delete"
     finally:
         gui_i18n.set_language("en")
+
+
+def test_a_build_from_amds_index_is_installed_with_pip_as_the_recommendation_says(tmp_path):
+    """Issue 26: "only pip installs it" is a field of the recommendation (AMD's index answers 403 for
+    what it does not host: pip moves on, uv stops), no longer guessed from the commands it lists."""
+    import tomllib
+
+    from app.core.detection.system import SystemReport
+    from app.core.recommend import recommend
+
+    scenario = Path(__file__).resolve().parent / "scenarios" / "radeon-windows.toml"
+    rec = recommend(SystemReport.from_dict(tomllib.loads(scenario.read_text(encoding="utf-8"))["report"]))
+    assert rec.needs_pip and Recommendation.from_dict(rec.to_dict()).needs_pip
+    assert core.plan(InstallRequest(tmp_path / "e", recommendation=rec)).installer == "pip"
+    # the same build with the field off is left to uv, whatever commands it lists
+    assert core.plan(InstallRequest(tmp_path / "e", recommendation=dataclasses.replace(rec, needs_pip=False))
+                     ).installer == "uv"

@@ -8,9 +8,10 @@ import sys
 
 import pytest
 
+from app.core.base.text import render
 from app.core.install import InstallRequest, plan, preflight
 from app.core.install.checks import PYTHON_DOWNLOADS, check_closure, python_download_url
-from app.core.text import render
+from app.core.sources.settings import SourceSettings
 from tests.factories import make_recommendation
 from tests.helpers import torch_alone
 from tests.netlab.files import build_wheel
@@ -77,7 +78,7 @@ def test_torch_alone_in_a_folder_takes_the_rest_from_the_package_index(tmp_path,
 
 def test_a_python_uv_must_download_needs_its_download_host(tmp_path, unreachable, monkeypatch, tiny_wheels):
     monkeypatch.delenv("UV_PYTHON_INSTALL_MIRROR", raising=False)
-    p = plan(InstallRequest(tmp_path / "env", packages=["netlab-demo"], python="3.99", find_links=[str(tiny_wheels)]))
+    p = plan(InstallRequest(tmp_path / "env", packages=["netlab-demo"], python="3.99", sources=SourceSettings(find_links=[str(tiny_wheels)])))
     assert p.python is None and python_download_url(p) == PYTHON_DOWNLOADS
     monkeypatch.setenv("UV_PYTHON_INSTALL_MIRROR", unreachable.refused_url)
     assert python_download_url(p) == unreachable.refused_url

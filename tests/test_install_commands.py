@@ -14,12 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from app.core import envs
-from app.core.envs import IndexOptions, PythonInfo, UvVenv, uv_system_certs_flag
+from app.core.detection.system import PythonInfo
+from app.core.env import backends as envs
+from app.core.env.backends import UvVenv, uv_system_certs_flag
 from app.core.install import InstallRequest, plan
 from app.core.install.request import CommandRun, InstallResult, masked
-from app.core.report import SessionReport
-from app.core.session import Session
+from app.core.pipeline.report import SessionReport
+from app.core.pipeline.session import Session
+from app.core.sources.settings import SourceSettings
 from tests.factories import make_install_result, make_recommendation
 
 
@@ -27,7 +29,7 @@ def _run_session(env: Path, installer: str, wheels: Path) -> tuple[list[tuple[st
     """Plan, show, approve and install through the session, as the wizard and the CLI do."""
     session = Session(source="test")
     planned = session.check_plan(InstallRequest(env, installer=installer, packages=["torch==2.13.0"],
-                                                find_links=[str(wheels)]))
+                                                sources=SourceSettings(find_links=[str(wheels)])))
     shown = planned.plan.shown_commands()  # what the Environment page shows before "Install"
     session.approve(planned)
     session.install()
@@ -71,26 +73,26 @@ def test_a_uv_environment_has_its_own_pip(tmp_path, local_wheels):
 
 def test_seeding_takes_pip_from_the_same_sources_and_offline_from_ensurepip(tmp_path):
     backend = UvVenv(kind="venv", installer="uv", tool="uv", uv="uv")
-    py = PythonInfo(path=sys.executable, version="3.11.7")
-    idx = IndexOptions(torch_index="https://download.pytorch.org/whl/cpu", default_index="https://mirror.example/simple",
+    py = PythonInfo(executable=sys.executable, version="3.11.7", can_venv=True)
+    idx = SourceSettings(torch_index="https://download.pytorch.org/whl/cpu", default_index="https://mirror.example/simple",
                        find_links=("/w",))
     (argv,) = backend.create_argv(tmp_path / "e", py, None, idx=idx)
     assert argv[argv.index("--seed"):] == ["--seed", "--index-url", "https://mirror.example/simple",
                                            "--find-links", "/w", uv_system_certs_flag("uv")]
     assert "https://download.pytorch.org/whl/cpu" not in argv  # the torch index holds no pip
     assert backend.seed_argv(tmp_path / "e", py, idx) is None
-    offline = IndexOptions(find_links=("/w",), offline=True)
+    offline = SourceSettings(find_links=("/w",), offline=True)
     (argv,) = backend.create_argv(tmp_path / "e", py, None, idx=offline)
     assert "--seed" not in argv
     assert backend.seed_argv(tmp_path / "e", py, offline)[1:] == ["-m", "ensurepip", "--default-pip"]
-    no_ensurepip = PythonInfo(path=sys.executable, version="3.11.7", has_venv=False)
+    no_ensurepip = PythonInfo(executable=sys.executable, version="3.11.7", can_venv=False)
     assert backend.seed_argv(tmp_path / "e", no_ensurepip, offline) is None
 
 
 def test_commands_are_shown_and_saved_with_credentials_masked(tmp_path):
     p = plan(InstallRequest(tmp_path / "env", packages=["torch==2.13.0"], python=sys.executable,
-                            default_index_url="https://alice:s3cret@mirror.example/simple",
-                            index_url="https://pkgs.example/whl/cpu?token=abc123"))
+                            sources=SourceSettings(default_index="https://alice:s3cret@mirror.example/simple",
+                                                   torch_index="https://pkgs.example/whl/cpu?token=abc123")))
     shown = " ".join(" ".join(c) for c in p.shown_commands())
     assert "s3cret" not in shown and "abc123" not in shown and "***@mirror.example" in shown
     assert "s3cret" not in json.dumps(p.to_dict())
@@ -136,8 +138,8 @@ def test_install_result_round_trips_the_commands_that_ran():
 def test_the_jupyter_kernel_is_registered_from_the_same_sources(tmp_path, monkeypatch):
     """ipykernel through the runner, then ``python -m ipykernel install --user`` into a per-test
     Jupyter data folder; the commands known before are the ones that ran."""
-    from app.core.kernel import kernel_commands, kernel_name, register_kernel
-    from app.core.runner import run
+    from app.core.lifecycle.kernelspec import kernel_commands, kernel_name, register_kernel
+    from app.core.proc.runner import run
 
     env = tmp_path / "kernel env"
     uv = envs.uv_bin()
@@ -165,7 +167,7 @@ def test_an_index_without_pip_still_gives_the_env_its_own_pip(tmp_path, index_se
     index = index_server([*tiny_wheels.glob("*.whl")])
     env = tmp_path / "env"
     p = plan(InstallRequest(env, python=sys.executable, packages=["netlab-demo==1.1"],
-                            index_url=index.simple_url(), default_index_url=index.simple_url()))
+                            sources=SourceSettings(torch_index=index.simple_url(), default_index=index.simple_url())))
     result = install(p)
     steps = [(c.step, c.exit_code) for c in result.commands_run]
     assert steps[0] == ("create-env", 2) and ("seed-pip", 0) in steps and steps[-1] == ("install", 0), steps
@@ -177,14 +179,14 @@ def test_an_index_without_pip_still_gives_the_env_its_own_pip(tmp_path, index_se
 def test_offline_seeding_installs_ensurepips_own_pip_with_uv(tmp_path):
     """Offline (a bundle, a wheel folder alone) the env's pip is the one ensurepip bundles, put in by uv
     from that folder (a fraction of a second; ``python -m ensurepip`` takes seconds)."""
-    from app.core.envs import probe_python
+    from app.core.env.backends import probe_python
 
     if importlib.util.find_spec("ensurepip") is None:
         pytest.skip("this Python has no ensurepip (the embeddable Windows build of the lane)")
     backend = UvVenv(kind="venv", installer="uv", tool="uv", uv="uv")
     py, _ = probe_python(sys.executable, use_cache=False)
     assert py is not None and py.pip_wheels and Path(py.pip_wheels, f"pip-{py.pip}-py3-none-any.whl").is_file()
-    argv = backend.seed_argv(tmp_path / "e", py, IndexOptions(find_links=("/w",), offline=True))
+    argv = backend.seed_argv(tmp_path / "e", py, SourceSettings(find_links=("/w",), offline=True))
     assert argv is not None and argv[:3] == ["uv", "pip", "install"] and "--offline" in argv
     assert argv[argv.index("--find-links") + 1] == py.pip_wheels and argv[-1] == "pip"
 
@@ -201,15 +203,15 @@ def test_uv_trusts_what_the_preflight_checked(monkeypatch):
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)  # this machine's own setting aside
     backend = UvVenv(kind="venv", installer="uv", tool="uv", uv="uv")
     for ca, native in ((None, True), ("system", True), ("/etc/my-ca.pem", False)):
-        idx = IndexOptions(torch_index="https://download.pytorch.org/whl/cpu", ca_bundle=ca)
+        idx = SourceSettings(torch_index="https://download.pytorch.org/whl/cpu", ca_bundle=ca)
         argv = backend.install_argv(Path("/e"), ["torch"], idx)
         assert bool(TLS_FLAGS & set(argv)) is native, (ca, argv)
         assert backend.child_env(idx).get("SSL_CERT_FILE") == (None if native else ca)
-    offline = backend.install_argv(Path("/e"), ["torch"], IndexOptions(find_links=("/w",), offline=True))
+    offline = backend.install_argv(Path("/e"), ["torch"], SourceSettings(find_links=("/w",), offline=True))
     assert not TLS_FLAGS & set(offline)  # no network at all
     # the uv this project installs has --system-certs, and --native-tls is deprecated there (a warning
     # on every run): the flag is asked of the real uv
-    from app.core.envs import uv_bin
+    from app.core.env.backends import uv_bin
 
     real = uv_bin()
     assert real is not None

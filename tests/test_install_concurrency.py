@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core import envs
+from app.core.env import backends as envs
 from tests.helpers import leftover_processes
 from tests.netlab import Slow
 from tests.netlab.clients import clean_env, make_venv, uv_install

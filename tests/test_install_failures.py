@@ -177,7 +177,7 @@ def test_no_confirmation_without_a_terminal_exits_2(tmp_path):
 
 @pytest.mark.netns
 def test_missing_python_and_no_network_for_a_uv_download_is_explained(tmp_path):
-    from app.core.envs import find_python
+    from app.core.env.backends import find_python
 
     if find_python("3.14")[0] is not None:
         pytest.skip("this machine has a Python 3.14")
@@ -187,7 +187,7 @@ def test_missing_python_and_no_network_for_a_uv_download_is_explained(tmp_path):
     script = f"""
 import sys
 from app.core import install as core
-from app.core.errors import UserError
+from app.core.base.errors import UserError
 p = core.plan(core.InstallRequest({str(env)!r}, python="3.14", packages=["six"]))
 checks = core.preflight(p)
 py = [c for c in checks if c.name == "python"][0]

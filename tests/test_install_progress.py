@@ -1,7 +1,7 @@
 """Progress with time left during local and cached installs, from REAL installer runs.
 
 uv and pip print nothing while they unpack a wheel (uv ~10 s for the 190 MB torch wheel into
-an empty cache, pip ~30 s into the environment); :class:`app.core.progress.UnpackWatch`
+an empty cache, pip ~30 s into the environment); :class:`app.core.base.progress.UnpackWatch`
 measures that on disk. Here the real torch 2.13.0 CPU wheel and its dependencies (the netlab
 wheelhouse, a local folder: no network) are installed with uv (empty cache, then warm) and
 with pip, the parser and the watch feed :class:`InstallProgress` exactly as the install code
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from app.core import runner
-from app.core.events import ProgressEvent
+from app.core.base.events import ProgressEvent
+from app.core.base.progress import UNPACKING, ProgressParser, UnpackWatch, unpack_watch, uv_cache_dir
+from app.core.base.progress_model import InstallProgress, PackageLine
 from app.core.install.sizing import WHEEL_TO_INSTALLED
-from app.core.progress import UNPACKING, ProgressParser, UnpackWatch, unpack_watch, uv_cache_dir
-from app.core.progress_model import InstallProgress, PackageLine
+from app.core.proc import runner
 
 ORDER = {"busy": 0, "download": 1, "unpack": 2, "packages": 3}
 

@@ -26,12 +26,13 @@ from pathlib import Path
 import psutil
 import pytest
 
-from app.core import envs
 from app.core import install as core
-from app.core.errors import UserError
-from app.core.events import PhaseEvent
+from app.core.base.errors import UserError
+from app.core.base.events import PhaseEvent
+from app.core.base.text import render
+from app.core.env import backends as envs
 from app.core.install.transaction import Rollback, kept_text
-from app.core.text import render
+from app.core.sources.settings import SourceSettings
 from tests.helpers import (
     SCRIPTS,
     WINDOWS,
@@ -195,7 +196,8 @@ def test_install_refuses_when_the_env_stops_being_its_own_before_the_installer(t
     before = _base_dists()
     env = tmp_path / "env"
     p = core.plan(core.InstallRequest(env, python=sys.executable, packages=["netlab-dep==0.5"],
-                                      find_links=[str(tiny_wheels)], default_index_url=str(tiny_wheels)))
+                                      sources=SourceSettings(find_links=[str(tiny_wheels)],
+                                                             default_index=str(tiny_wheels))))
 
     def on_event(e):
         if isinstance(e, PhaseEvent) and e.name == "install" and e.state == "start":
@@ -218,12 +220,12 @@ def test_the_pip_seed_never_goes_into_the_base_python(tmp_path, tiny_wheels, mon
     before = _base_dists()
     env = tmp_path / "env"
     p = core.plan(core.InstallRequest(env, python=sys.executable, packages=["netlab-dep==0.5"],
-                                      find_links=[str(tiny_wheels)]))
+                                      sources=SourceSettings(find_links=[str(tiny_wheels)])))
     steps = [name for name, _ in p.create_steps()]
     if "seed-pip" not in steps:
         pytest.skip(f"this plan seeds no pip after creating the env ({steps})")
 
-    from app.core import runner
+    from app.core.proc import runner
     real_run = runner.run
 
     def run_then_empty(argv, *a, **kw):  # the real command; then another program empties the folder
@@ -245,7 +247,7 @@ def test_the_pip_seed_never_goes_into_the_base_python(tmp_path, tiny_wheels, mon
 def test_installer_commands_name_the_envs_own_interpreter(tmp_path):
     for installer in ("uv", "pip"):
         p = core.plan(core.InstallRequest(tmp_path / "env", installer=installer, python=sys.executable,
-                                          packages=["six"], find_links=[str(tmp_path)]))
+                                          packages=["six"], sources=SourceSettings(find_links=[str(tmp_path)])))
         argv = p.commands()[-1]
         py = str(envs.env_python(p.env_path))
         if installer == "uv":
@@ -290,8 +292,8 @@ def test_existing_env_is_restored_package_by_package_and_names_what_could_not_be
     demo10.unlink()
     before = envs.installed_distributions(env)
     assert before["zz-demo"] == "1.0" and before["zz-lib"] == "1.0"
-    p = core.plan(core.InstallRequest(env, installer=installer, existing=True, find_links=[str(kept)],
-                                      default_index_url=str(kept),
+    p = core.plan(core.InstallRequest(env, installer=installer, existing=True, sources=SourceSettings(find_links=[str(kept)],
+                                                                                                      default_index=str(kept)),
                                       packages=["zz-demo==1.1", "zz-lib==2.0", "torchvision==0.99.0+cu126",
                                                 "torchaudio==0.99.0+cpu"]))
     events = []
@@ -322,7 +324,8 @@ def test_existing_env_fully_restored_says_so(tmp_path):
     subprocess.run([envs.uv_bin(), "pip", "install", "-q", "--no-config", "--python", str(envs.env_python(env)),
                     "--no-index", "--find-links", str(kept), "zz-lib==1.0"], check=True, timeout=300, env=clean_env())
     before = envs.installed_distributions(env)
-    p = core.plan(core.InstallRequest(env, existing=True, find_links=[str(kept)], default_index_url=str(kept),
+    p = core.plan(core.InstallRequest(env, existing=True, sources=SourceSettings(find_links=[str(kept)],
+                                                                                 default_index=str(kept)),
                                       packages=["zz-lib==2.0", "torchvision==0.99.0+cu126",
                                                 "torchaudio==0.99.0+cpu"]))
     with pytest.raises(UserError) as err:
@@ -522,7 +525,7 @@ def test_bad_values_exit_2_naming_the_flag(tmp_path, args, flag):
 
 
 def test_the_core_refuses_the_same_values_whoever_drives_it(tmp_path):
-    from app.core.errors import BadInput
+    from app.core.base.errors import BadInput
 
     for kw in (dict(python="9.99", packages=["six"]), dict(packages=[""]), dict(packages=["-e /etc"])):
         with pytest.raises(BadInput) as err:
@@ -550,7 +553,7 @@ def test_install_exits_1_when_the_verification_fails_and_keeps_the_env(tmp_path)
 def a_lock_holder(tmp_path) -> Iterator[tuple[Path, int]]:
     env = tmp_path / "held env"
     ready = tmp_path / "ready"
-    code = (f"import pathlib, time\nfrom app.core import locks\nl = locks.acquire({str(env)!r}, 'install')\n"
+    code = (f"import pathlib, time\nfrom app.core.base import locks\nl = locks.acquire({str(env)!r}, 'install')\n"
             f"pathlib.Path({str(ready)!r}).write_text('x')\ntime.sleep(120)\n")
     other = subprocess.Popen([sys.executable, "-c", code], cwd=REPO)
     try:
@@ -576,11 +579,12 @@ def test_a_second_run_is_refused_at_once_naming_the_holder(a_lock_holder, tmp_pa
 
 
 def test_the_core_install_takes_the_lock_itself(a_lock_holder, tmp_path):
-    from app.core.errors import BadInput
+    from app.core.base.errors import BadInput
 
     env, pid = a_lock_holder
-    p = core.plan(core.InstallRequest(env, python=sys.executable, packages=["six"], find_links=[str(tmp_path)],
-                                      default_index_url=str(tmp_path)))
+    p = core.plan(core.InstallRequest(env, python=sys.executable, packages=["six"], sources=SourceSettings(find_links=[str(tmp_path)],
+                                                                                                           default_index=str(tmp_path))
+                                      ))
     with pytest.raises(BadInput) as err:
         core.install(p, checks=[])  # even with the pre-flight skipped, the lock refuses
     assert f"PID {pid}" in render(err.value.message) and not env.exists()
@@ -640,7 +644,8 @@ def test_an_event_consumer_that_raises_cannot_stop_the_rollback(tmp_path, tiny_w
     cleanly and rolls back (issue 11, finding 3)."""
     env = tmp_path / "new" / "env"
     p = core.plan(core.InstallRequest(env, python=sys.executable, packages=["netlab-demo==9.9"],
-                                      find_links=[str(tiny_wheels)], default_index_url=str(tiny_wheels)))
+                                      sources=SourceSettings(find_links=[str(tiny_wheels)],
+                                                             default_index=str(tiny_wheels))))
     calls = []
 
     def broken_console(event):

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from app.core import envs
-from app.core.pyarch import ArchFacts, interpreter_arch, parse_facts, uv_request
+from app.core.base.pyarch import ArchFacts, interpreter_arch, parse_facts, uv_request
+from app.core.base.text import render
+from app.core.detection.system import SystemReport, ToolInfo
+from app.core.env import backends as envs
 from app.core.recommend import recommend
 from app.core.recommend.machine import python_arch_for
-from app.core.system import SystemReport, ToolInfo
-from app.core.text import render
 
 REPO = Path(__file__).resolve().parents[1]
 REPORTS = REPO / "tests" / "fixtures" / "reports"
@@ -94,8 +94,8 @@ def _expected_here() -> str:
 
 
 def test_both_probes_report_this_interpreters_own_architecture(tmp_path):
-    """detect's probe (the PythonInfo of app.core.system) and the install's probe (envs.PythonInfo)
-    run this interpreter as a separate process and agree on its architecture and width."""
+    """detect's probe and the install's (one probe, one PythonInfo since issue 26) run this
+    interpreter as a separate process and agree on its architecture and width."""
     from app.core.detection import pythons
 
     want = _expected_here()
@@ -184,16 +184,14 @@ def test_the_install_never_builds_the_env_on_an_interpreter_of_another_architect
     """find_python, given the wheels' architecture, passes over a found 32-bit interpreter (named by
     the report's tools) and says why; without the architecture it would have used it."""
     fake = tmp_path / "python3.12"
-    answer = json.dumps({"version": "3.12.10", "implementation": "cpython", "executable": str(fake),
-                         "has_venv": True, "pip": "25.0", "pip_wheels": None, "is_venv": False,
-                         "facts": "32 win32 x86 - AMD64", "sys_platform": "win32"})
+    answer = 'TSA-PY 3.12.10 cpython 1 32 win32 ; 32 win32 x86 - AMD64\nTSA-PIP ["25.0", null]'  # the one probe's
     fake.write_text(f"#!/bin/sh\ncat <<'EOF'\n{answer}\nEOF\n", encoding="utf-8")
     fake.chmod(0o755)
     report = SystemReport(tools={"python3.12": ToolInfo("python3.12", str(fake), "3.12.10")})
     plain, _ = envs.find_python("3.12", report)
-    assert plain is not None and plain.path == str(fake) and plain.arch == "x86"
+    assert plain is not None and plain.executable == str(fake) and plain.arch == "x86"
     fitting, notes = envs.find_python("3.12", report, arch="x86_64")
-    assert fitting is None or fitting.path != str(fake)
+    assert fitting is None or fitting.executable != str(fake)
     assert any(str(fake) in n and "x86 Python" in n and "need x86_64" in n for n in notes), notes
 
 
@@ -203,9 +201,7 @@ def _only_a_32bit_python(tmp_path: Path) -> SystemReport:
     """A report whose only Python 3.19 (a version no machine has yet) is a 32-bit one: a real script
     that answers the probe as one."""
     fake = tmp_path / "python3.19"
-    answer = json.dumps({"version": "3.19.0", "implementation": "cpython", "executable": str(fake),
-                         "has_venv": True, "pip": "25.0", "pip_wheels": None, "is_venv": False,
-                         "facts": "32 win32 x86 - AMD64", "sys_platform": "win32"})
+    answer = 'TSA-PY 3.19.0 cpython 1 32 win32 ; 32 win32 x86 - AMD64\nTSA-PIP ["25.0", null]'  # the one probe's
     fake.write_text(f"#!/bin/sh\n/bin/cat <<'EOF'\n{answer}\nEOF\n", encoding="utf-8")
     fake.chmod(0o755)
     return SystemReport(tools={"python3.19": ToolInfo("python3.19", str(fake), "3.19.0")})
@@ -215,8 +211,8 @@ def _only_a_32bit_python(tmp_path: Path) -> SystemReport:
 def test_with_no_fitting_python_uv_is_asked_for_one_of_the_wheels_architecture(tmp_path):
     """The 32-bit Python is passed over; ``uv venv --python 3.19`` would take it again (uv looks for
     any 3.19), so the plan names uv's key: this OS, the wheels' architecture."""
+    from app.core.base.pyarch import this_family
     from app.core.install import InstallRequest, plan
-    from app.core.pyarch import this_family
     from tests.factories import make_recommendation
 
     report = _only_a_32bit_python(tmp_path)
@@ -237,7 +233,7 @@ def test_with_no_fitting_python_uv_is_asked_for_one_of_the_wheels_architecture(t
 def test_the_real_uv_takes_the_key_and_never_an_interpreter_of_another_architecture(tmp_path):
     """uv itself: the key for this interpreter's own architecture finds it (``uv venv`` makes the env
     on it); the same version for another architecture finds none here (no download allowed)."""
-    from app.core.pyarch import this_family
+    from app.core.base.pyarch import this_family
 
     uv = envs.uv_bin()
     assert uv, "uv is a dependency of the assistant"

@@ -22,7 +22,7 @@ def _imported_after(code: str) -> set[str]:
 @pytest.mark.parametrize("stmt", [
     "import app.core",
     "import app.cli; app.cli.build_parser()",
-    "import app.core.runner, app.core.errors, app.core.events, app.core.paths",
+    "import app.core.proc.runner, app.core.base.errors, app.core.base.events, app.core.base.paths",
 ])
 def test_core_and_cli_import_neither_qt_nor_torch(stmt):
     mods = _imported_after(stmt)
@@ -63,13 +63,13 @@ def test_no_shell_strings():
 
 
 def test_subprocess_only_in_runner():
-    """Every subprocess goes through app.core.runner (probes run inside the target env and
+    """Every subprocess goes through app.core.proc.runner (probes run inside the target env and
     may start their own distributed workers; the GUI never starts processes itself)."""
     for path in (REPO / "app").rglob("*.py"):
         rel = path.relative_to(REPO).as_posix()
-        if rel in ("app/core/runner.py",) or rel.startswith("app/probes/"):
+        if rel in ("app/core/proc/runner.py",) or rel.startswith("app/probes/"):
             continue
         text = path.read_text(encoding="utf-8")
         for needle in ("subprocess.Popen", "subprocess.run(", "subprocess.check_", "os.spawn",
                        "os.exec", "QProcess"):
-            assert needle not in text, f"{rel} starts a process itself ({needle}); use app.core.runner"
+            assert needle not in text, f"{rel} starts a process itself ({needle}); use app.core.proc.runner"

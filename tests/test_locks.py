@@ -1,4 +1,4 @@
-"""One lock per environment path (app.core.locks): a second holder is refused by name, across
+"""One lock per environment path (app.core.base.locks): a second holder is refused by name, across
 processes too, and a dead holder's lock is gone with it."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core import locks
-from app.core.errors import BadInput
+from app.core.base import locks
+from app.core.base.errors import BadInput
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,7 +47,7 @@ def test_a_lock_held_by_another_process_is_refused_and_dies_with_it(tmp_path):
     ready = tmp_path / "ready"
     code = textwrap.dedent(f"""
         import pathlib, time
-        from app.core import locks
+        from app.core.base import locks
         lock = locks.acquire({str(env)!r}, "install")
         pathlib.Path({str(ready)!r}).write_text("x")
         time.sleep(60)

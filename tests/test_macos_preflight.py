@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from app.core import envs
+from app.core.base.text import Msg, render
 from app.core.detection.apple import native_arch, parse_sysctl
 from app.core.detection.explain import explain
 from app.core.detection.pythons import detect_pythons
+from app.core.detection.system import OSInfo, SystemReport
 from app.core.detection.xcode import is_clt_shim, parse_xcode_select
-from app.core.system import OSInfo, SystemReport
-from app.core.text import Msg, render
+from app.core.env import backends as envs
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 NO_CLT = FIXTURES / "xcode-select" / "p-no-developer-dir-macos14.6.1-m2.txt"

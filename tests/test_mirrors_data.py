@@ -1,4 +1,4 @@
-"""The mirror catalogue (resources/mirrors.toml) and its loader (app/core/mirrors.py).
+"""The mirror catalogue (resources/mirrors.toml) and its loader (app/core/sources/mirrors.py).
 
 The real file loads; every row and every known problem carries sources and a date; a malformed
 row is refused with exit 2 naming the file, the row and the field; no mirror is offered for a
@@ -15,9 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core import mirrors
-from app.core.errors import EXIT_BAD_INPUT, BadInput
-from app.core.mirrors import (
+from app.core.base.errors import EXIT_BAD_INPUT, BadInput
+from app.core.base.text import render
+from app.core.sources import mirrors
+from app.core.sources.mirrors import (
     NOTE_CODES,
     PROBLEM_KINDS,
     KnownProblem,
@@ -26,7 +27,6 @@ from app.core.mirrors import (
     describe,
     load_mirrors,
 )
-from app.core.text import render
 
 REAL = Path(__file__).resolve().parents[1] / "resources" / "mirrors.toml"
 
@@ -161,7 +161,7 @@ def _refused(path: Path) -> BadInput:
     with pytest.raises(BadInput) as caught:
         load_mirrors(path)
     assert caught.value.exit_code == EXIT_BAD_INPUT
-    assert "docs/mirrors.md" in caught.value.hint
+    assert "docs/mirrors.md" in render(caught.value.hint)
     return caught.value
 
 
@@ -205,15 +205,15 @@ BAD_ROWS = [
     ({"checked": dt.datetime(2026, 12, 1, 8, 0)}, "checked"),
     ({"colour": "blue"}, "colour"),
     ({"known_problems": "stale"}, "known_problems"),
-    ({"known_problems": ["stale"]}, "known_problems[1]"),
-    ({"known_problems": [{"kind": "haunted", "source": ["o/r#2"]}]}, "known_problems[1].kind"),
-    ({"known_problems": [{"kind": "slow"}]}, "known_problems[1].source"),
-    ({"known_problems": [{"kind": "slow", "source": ["nope"]}]}, "known_problems[1].source"),
-    ({"known_problems": [{"kind": "slow", "source": ["o/r#2"], "reported": "May"}]}, "known_problems[1].reported"),
+    ({"known_problems": ["stale"]}, "known_problems[0]"),
+    ({"known_problems": [{"kind": "haunted", "source": ["o/r#2"]}]}, "known_problems[0].kind"),
+    ({"known_problems": [{"kind": "slow"}]}, "known_problems[0].source"),
+    ({"known_problems": [{"kind": "slow", "source": ["nope"]}]}, "known_problems[0].source"),
+    ({"known_problems": [{"kind": "slow", "source": ["o/r#2"], "reported": "May"}]}, "known_problems[0].reported"),
     ({"known_problems": [{"kind": "slow", "source": ["o/r#2"], "reported": dt.date(2026, 5, 2),
-                          "fixed": dt.date(2026, 5, 1)}]}, "known_problems[1].fixed"),
-    ({"known_problems": [{"kind": "slow", "source": ["o/r#2"], "when": 1}]}, "known_problems[1].when"),
-    ({"known_problems": [{"kind": "slow", "source": ["o/r#2"], "detail": 5}]}, "known_problems[1].detail"),
+                          "fixed": dt.date(2026, 5, 1)}]}, "known_problems[0].fixed"),
+    ({"known_problems": [{"kind": "slow", "source": ["o/r#2"], "when": 1}]}, "known_problems[0].when"),
+    ({"known_problems": [{"kind": "slow", "source": ["o/r#2"], "detail": 5}]}, "known_problems[0].detail"),
 ]
 
 
@@ -223,43 +223,42 @@ def test_a_malformed_row_is_refused_naming_file_row_and_field(tmp_path, change, 
     row = {k: v for k, v in row.items() if v is not None}
     other = {**GOOD, "id": "first-row"}
     err = _refused(_write(tmp_path, other, row))
-    text = err.message
+    text = err.text()
     assert str(tmp_path / "mirrors.toml") in text
-    assert "mirror 2 " in text, text
-    assert f"field '{field}'" in text, text
+    assert "(mirror 2, " in text, text
+    assert f"'mirror[1].{field}'" in text, text
     assert "Traceback" not in text
 
 
 def test_file_level_refusals(tmp_path):
     path = tmp_path / "mirrors.toml"
-    assert "Cannot read" in _refused(path).message  # missing
+    assert "Cannot read" in _refused(path).text()  # missing
     path.write_bytes(b"\xff\xfe[[mirror]]")
-    assert "not valid TOML" in _refused(path).message
+    assert "not valid TOML" in _refused(path).text()
     path.write_text("[[mirror]\nid = ", encoding="utf-8")
-    assert "not valid TOML" in _refused(path).message
+    assert "not valid TOML" in _refused(path).text()
     path.write_text("schema_version = 1\n", encoding="utf-8")
-    assert "no [[mirror]]" in _refused(path).message
+    assert "no [[mirror]]" in _refused(path).text()
     path.write_text("mirror = 5\n", encoding="utf-8")
-    assert "no [[mirror]]" in _refused(path).message
+    assert "no [[mirror]]" in _refused(path).text()
     path.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
-    assert "not valid TOML" in _refused(path).message or "unknown keys" in _refused(path).message
+    assert "not valid TOML" in _refused(path).text() or "unknown keys" in _refused(path).text()
     path.write_text("# " + "x" * (mirrors.MAX_BYTES + 10) + "\n", encoding="utf-8")
-    assert "larger than" in _refused(path).message
+    assert "larger than" in _refused(path).text()
     err = _refused(_write(tmp_path, GOOD, GOOD))
-    assert "field 'id'" in err.message and "earlier row" in err.message
+    assert "'mirror[1].id'" in err.text() and "earlier row" in err.text()
     err = _refused(_write(tmp_path, GOOD, head="surprise = 1\n"))
-    assert "surprise" in err.message
+    assert "surprise" in err.text()
     path.write_text("[[mirror]]\n[[mirror.x]]\n", encoding="utf-8")
-    assert "field 'x'" in _refused(path).message
+    assert "'mirror[0].x'" in _refused(path).text()
 
 
 def test_refusals_render_in_chinese(tmp_path):
-    from app.core.text import msg
+    from app.core.base.text import msg
 
-    problem = msg("mirrors.field_missing", "is missing")
-    text = msg("mirrors.bad_field", "{path}: mirror {row} ({id}), field '{field}' {problem}.",
-               path="f.toml", row=2, id="x", field="source", problem=problem)
-    assert render(text, "zh_CN") == "f.toml：第 2 个镜像（x）的字段“source”缺失。"
+    with pytest.raises(BadInput) as err:
+        mirrors._Row("f.toml", 2, {"id": "x"}).fail("source", msg("mirrors.field_empty", "is empty"))
+    assert render(err.value.message, "zh_CN") == "镜像目录 f.toml（第 2 个镜像，x）：'mirror[1].source' 为空"
 
 
 # ---------------------------------------------------------------------------- hostile input
@@ -285,7 +284,7 @@ def test_generated_rows_load_or_are_refused_cleanly(tmp_path, changes):
         cat = load_mirrors(path)
     except BadInput as exc:
         assert exc.exit_code == EXIT_BAD_INPUT
-        assert "mirror 1" in exc.message or "TOML" in exc.message, exc.message
+        assert "mirror 1" in exc.text() or "TOML" in exc.text(), exc.text()
         return
     (m,) = cat.mirrors
     assert m.source and m.checked and (m.kind != "torch" or m.variants)
@@ -313,7 +312,7 @@ def test_byte_mutations_of_the_real_file_never_crash(tmp_path):
             outcomes["ok"] += 1
         except BadInput as exc:
             assert exc.exit_code == EXIT_BAD_INPUT
-            assert re.search(r"mirror catalogue|mirror \d+", exc.message), exc.message
+            assert re.search(r"mirror catalogue|mirror \d+", exc.text()), exc.text()
             outcomes["refused"] += 1
     assert outcomes["refused"] > 100 and sum(outcomes.values()) == 1000
 
@@ -332,7 +331,7 @@ def test_known_problem_and_note_codes_are_all_translatable():
 def test_every_mirror_has_its_chinese_name_and_json_keeps_the_english_one(catalogue):
     """Chinese screens name a mirror as its users do (南京大学, not "Nanjing University"); JSON and
     English screens keep the English name."""
-    from app.core.serial import to_jsonable
+    from app.core.base.serial import to_jsonable
 
     for m in catalogue.mirrors:
         assert m.name_zh and re.search(r"[\u4e00-\u9fff]", m.name_zh), m.id

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from app.core import runner
-from app.core.envs import EnvBackend, IndexOptions, env_python, uv_bin
-from app.core.indexes import probe_index
+from app.core.env.backends import EnvBackend, env_python, uv_bin
 from app.core.net.client import Client, NetError
-from app.core.runner import CancelToken
+from app.core.net.indexes import probe_index
+from app.core.proc import runner
+from app.core.proc.runner import CancelToken
 from app.core.sources.download import Downloader, Wanted, file_sha256
-from app.core.sources.settings import Source
+from app.core.sources.settings import Source, SourceSettings
 from tests.netlab.clients import clean_env
 from tests.netlab.files import FakeRelease
 from tests.netlab.tls import TestCA
@@ -64,7 +64,7 @@ def test_preflight_downloader_compat_status_and_uv_agree_on_the_system_store(sto
     venv = tmp_path / "venv"
     assert runner.run([uv_bin() or "uv", "venv", "--no-config", str(venv)], timeout=120).ok
     backend = EnvBackend(installer="uv", uv=uv_bin())
-    idx = IndexOptions(default_index=server.simple_url(), ca_bundle="system")
+    idx = SourceSettings(default_index=server.simple_url(), ca_bundle="system")
     argv = backend.install_argv(venv, ["netlab-demo==1.0"], idx)
     assert "--system-certs" in argv or "--native-tls" in argv
     res = runner.run([*argv, "--no-config"], env=backend.child_env(idx), timeout=300)

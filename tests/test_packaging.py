@@ -57,7 +57,7 @@ def test_installed_wheel_finds_its_resources(project_wheel, tmp_path):
     res = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "-q",
                           str(project_wheel)], capture_output=True, text=True, encoding="utf-8", timeout=300)
     assert res.returncode == 0, res.stderr
-    out = subprocess.run([str(py), "-I", "-c", "from app.core import paths; print(paths.resources_dir()); "
+    out = subprocess.run([str(py), "-I", "-c", "from app.core.base import paths; print(paths.resources_dir()); "
                           "print(paths.probes_dir())"], capture_output=True, text=True, encoding="utf-8", timeout=60,
                          cwd=tmp_path)
     assert out.returncode == 0, out.stderr
@@ -80,7 +80,7 @@ def _fake_app(folder: Path) -> Path:
 
 def _tiny_bundle(folder: Path, wheel: Path) -> Path:
     """A real bundle (manifest, hashed requirements, wheels/) holding one wheel."""
-    from app.core.bundle import BundleFile, Manifest, sha256_of
+    from app.core.install.bundle import BundleFile, Manifest, sha256_of
 
     b = folder / "bundle"
     (b / "wheels").mkdir(parents=True)
@@ -100,7 +100,7 @@ def _tiny_bundle(folder: Path, wheel: Path) -> Path:
 
 def test_offline_edition_archive_is_found_by_the_app(tmp_path, project_wheel):
     import offline_edition
-    from app.core.bundle import find_bundle
+    from app.core.install.bundle import find_bundle
 
     app = _fake_app(tmp_path / "dist")
     bundle = _tiny_bundle(tmp_path, project_wheel)

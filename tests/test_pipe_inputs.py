@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.answers import load_answers
-from app.core.errors import BadInput
-from app.core.system import load_report
+from app.core.base.errors import BadInput
+from app.core.detection.system import load_report
+from app.core.pipeline.answers import load_answers
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.posix_only("FIFOs and /dev/zero are POSIX")

@@ -14,17 +14,17 @@ from pathlib import Path
 
 import pytest
 
+from app.core.base.prefs import Prefs, load_prefs, save_prefs
+from app.core.detection.metered import Metered, metered, parse_nmcli, parse_windows_cost
+from app.core.detection.system import SystemReport
 from app.core.install.early import Ahead, Prefetch, early_allowed
-from app.core.metered import Metered, metered, parse_nmcli, parse_windows_cost
-from app.core.prefs import Prefs, load_prefs, save_prefs
+from app.core.proc.runner import CancelToken
 from app.core.recommend import Choices, recommend
-from app.core.runner import CancelToken
 from app.core.sources import SourceSettings
 from app.core.sources.download import Downloader, Wanted
 from app.core.sources.pieces import HostSlots
 from app.core.sources.settings import Source
 from app.core.sources.wheelhouse import download_folder
-from app.core.system import SystemReport
 from tests.helpers import fake_program
 from tests.netlab import Link, file_sha256
 from tests.netlab.clients import clean_env
@@ -50,7 +50,7 @@ def lab(index_server, cuda_set, unreachable, monkeypatch, tmp_path):
 
 
 def _ahead(server) -> Ahead:
-    from app.core.envs import uv_bin
+    from app.core.env.backends import uv_bin
 
     assert uv_bin()
     rec = recommend(SystemReport.from_dict(CUDA_BOX), None, Choices(torch="2.13.0"))
@@ -72,7 +72,7 @@ def _complete_checked(folder: Path, cuda_set) -> list[str]:
 
 
 def test_a_cancelled_early_download_leaves_only_complete_hash_checked_files(lab, cuda_set):
-    from app.core.envs import uv_bin
+    from app.core.env.backends import uv_bin
 
     early = Prefetch(_ahead(lab), uv=uv_bin()).start()
     folder = download_folder()
@@ -87,7 +87,7 @@ def test_a_cancelled_early_download_leaves_only_complete_hash_checked_files(lab,
 
 
 def test_the_install_fetches_nothing_that_came_early(lab, cuda_set, tmp_path):
-    from app.core.envs import uv_bin
+    from app.core.env.backends import uv_bin
     from app.core.install import InstallRequest, install, plan, preflight
 
     early = Prefetch(_ahead(lab), uv=uv_bin()).start()

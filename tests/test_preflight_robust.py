@@ -12,28 +12,32 @@ from pathlib import Path
 
 import pytest
 
-from app.core import indexes, locks
 from app.core import install as core
-from app.core.errors import BadInput
+from app.core.base import locks
+from app.core.base.errors import BadInput
+from app.core.base.text import render
 from app.core.install import checks
 from app.core.install.request import InstallRequest
-from app.core.text import render
+from app.core.net import indexes
+from app.core.sources.settings import SourceSettings
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _plan(tmp_path: Path, **kw) -> core.InstallPlan:
+    """A plan whose sources are ``kw`` (SourceSettings' fields), a local wheel folder by default."""
     wheels = tmp_path / "wheels"
     wheels.mkdir(exist_ok=True)
     kw.setdefault("find_links", [str(wheels)])
-    kw.setdefault("default_index_url", str(wheels))
-    return core.plan(InstallRequest(tmp_path / "env", python=sys.executable, packages=["six"], **kw))
+    kw.setdefault("default_index", str(wheels))
+    return core.plan(InstallRequest(tmp_path / "env", python=sys.executable, packages=["six"],
+                                    sources=SourceSettings(**kw)))
 
 
 @pytest.mark.parametrize("proxy", ["http://127.0.0.1:99999", "http://127.0.0.1:abc", "http://[::1", "http://:8080",
                                    "ftp://127.0.0.1:21"])
 def test_an_unusable_proxy_is_a_failed_check_naming_the_proxy(tmp_path, proxy):
-    p = _plan(tmp_path, proxy=proxy, index_url="http://127.0.0.1:9/whl/cpu")
+    p = _plan(tmp_path, proxy=proxy, torch_index="http://127.0.0.1:9/whl/cpu")
     found = {c.name: c for c in core.preflight(p)}  # a thread traceback fails this test (filterwarnings=error)
     assert found["proxy"].blocking, found["proxy"]
     text = render(found["proxy"].message)
@@ -84,7 +88,7 @@ def test_a_check_that_raises_is_failed_and_named(tmp_path, monkeypatch):
 
 
 def test_a_reachability_probe_that_raises_or_hangs_is_failed_not_passed(tmp_path, monkeypatch):
-    p = _plan(tmp_path, index_url="http://127.0.0.1:9/whl/cpu")
+    p = _plan(tmp_path, torch_index="http://127.0.0.1:9/whl/cpu")
 
     def boom(*_a, **_k):
         raise RuntimeError("probe bug")
@@ -116,7 +120,7 @@ def test_the_env_lock_is_a_check_and_its_refusal_comes_first(tmp_path):
     p = _plan(tmp_path)
     p.env_path.mkdir()
     (p.env_path / "half-made").write_text("", encoding="utf-8")  # what another run's install looks like from outside
-    code = (f"import time, pathlib\nfrom app.core import locks\nl = locks.acquire({str(p.env_path)!r}, 'install')\n"
+    code = (f"import time, pathlib\nfrom app.core.base import locks\nl = locks.acquire({str(p.env_path)!r}, 'install')\n"
             f"pathlib.Path({str(tmp_path / 'ready')!r}).write_text('x')\ntime.sleep(60)\n")
     other = subprocess.Popen([sys.executable, "-c", code], cwd=REPO)
     try:

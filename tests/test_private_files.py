@@ -1,5 +1,5 @@
 """Issue 27, secrets: every file the assistant writes that can hold what a user typed is mode 0600
-and masked, written through one pair of helpers (app.core.secrets: write_private, open_private).
+and masked, written through one pair of helpers (app.core.base.secrets: write_private, open_private).
 
 The helpers are tested on real files under a permissive umask (022: what a new file gets on most
 machines), and then the real writers that use them: the runner's log, the registry, a session
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core import secrets
-from app.core.secrets import PRIVATE_MODE, append_private, open_private, write_private
+from app.core.base import secrets
+from app.core.base.secrets import PRIVATE_MODE, append_private, open_private, write_private
 
 REPO = Path(__file__).resolve().parents[1]
 TOKEN = "Priv4te-T0ken-xyz"
@@ -89,8 +89,9 @@ def test_open_private_makes_an_existing_log_private_and_appends(tmp_path, loose_
 def test_the_real_writers_leave_private_files(tmp_path, loose_umask, remembered, monkeypatch):
     """The runner's log, the registry and a session report, each as the product writes them."""
     monkeypatch.setenv("TORCH_SETUP_HOME", str(tmp_path / "home"))
-    from app.core import registry, runner
-    from app.core.report import SessionReport
+    from app.core.env import registry
+    from app.core.pipeline.report import SessionReport
+    from app.core.proc import runner
 
     log = tmp_path / "logs" / "run.log"
     res = runner.run([sys.executable, "-c", f"print('{URL}')"], log_path=log, timeout=60)

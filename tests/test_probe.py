@@ -10,10 +10,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from app.core.errors import BadInput, Cancelled
-from app.core.probe import ProbeFailed, resolve_python, run_probe
-from app.core.runner import CancelToken
-from app.core.verify import run_verify
+from app.core.base.errors import BadInput, Cancelled
+from app.core.measure.probe import ProbeFailed, resolve_python, run_probe
+from app.core.measure.verify import run_verify
+from app.core.proc.runner import CancelToken
 from tests.helpers import CRASH, CRASH_SIGNAL, bare_venv, real_site_packages
 
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.events import ProgressEvent
-from app.core.progress_model import InstallProgress, PackageLine
+from app.core.base.events import ProgressEvent
+from app.core.base.progress_model import InstallProgress, PackageLine
 
 
 class Clock:

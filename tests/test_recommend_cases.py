@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.compat import load_compat
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.compat.data import load_compat
+from app.core.detection.system import SystemReport
 from app.core.recommend import Choices, recommend
-from app.core.system import SystemReport
 
 DATA = load_compat()
 
@@ -46,7 +46,7 @@ def test_cvd_uuids_cannot_be_checked():
 
 
 def test_cvd_repeated_index_stops_the_list_as_cuda_does():
-    """app.core.visible's rule: a repeated index is not a device; CUDA stops reading there."""
+    """app.core.base.visible's rule: a repeated index is not a device; CUDA stops reading there."""
     rec = recommend(_rep(TWO, {"CUDA_VISIBLE_DEVICES": "1,1,0"}), DATA)
     assert [g.index for g in rec.served_gpus] == [1]
     words = rec.texts()

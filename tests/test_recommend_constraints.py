@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from app.core.compat import load_compat
-from app.core.errors import BadInput, render_hint
-from app.core.recommend import Available, Choices, NoCombination, options, recommend
-from app.core.system import SystemReport
-from app.core.text import render
+from app.core.base.errors import BadInput, render_hint
+from app.core.base.text import render
+from app.core.compat.data import load_compat
+from app.core.detection.system import SystemReport
+from app.core.recommend import Choices, NoCombination, WheelFiles, options, recommend
 
 CPU_BOX = {"os": {"family": "linux", "glibc": "2.36"}, "arch": "x86_64", "python": {"version": "3.11.7"}, "gpus": []}
 RTX = {"os": {"family": "linux", "glibc": "2.36"}, "arch": "x86_64", "python": {"version": "3.11.7"},
@@ -28,14 +28,14 @@ def report(d=None) -> SystemReport:
     return SystemReport.from_dict(dict(d or CPU_BOX))
 
 
-def folder(tmp_path: Path, *names: str, size: int = 1000) -> Available:
+def folder(tmp_path: Path, *names: str, size: int = 1000) -> WheelFiles:
     """A wheel folder holding files of these names (sparse files of ``size`` bytes)."""
     d = tmp_path / "wheels"
     d.mkdir(exist_ok=True)
     for n in names:
         with open(d / n, "wb") as fh:
             fh.truncate(size)
-    return Available.from_folders([d])
+    return WheelFiles.from_folders([d])
 
 
 # ---------------------------------------------------------------- wishes without sources
@@ -76,8 +76,14 @@ def test_wishes_that_cannot_all_be_had_say_which_to_drop():
     assert err.drops[0].choices == Choices(torch="2.14.1", packages=["torchvision"])
     d = err.to_dict()
     assert d["error"] == "BadInput" and d["drops"][0]["label"] == "Use torch 2.14.1"
-    assert "--torch 2.14.1 --packages torchvision (gives torch 2.14.1 (CPU-only))" in render_hint(err.hint)
-    assert "--packages" not in render_hint(err.hint).split(";")[1]  # dropping torchvision: no package list left
+    # the first way out is the remedy's action ("What to do: 1. Run: ... --torch 2.14.1"); the hint gives the
+    # others, so no choice is offered twice (issue 25)
+    (remedy,) = err.remedies
+    assert str(remedy.explanation) == "The build that works here is torch 2.14.1 (CPU-only)."
+    assert [a.value for a in remedy.actions] == ["2.14.1"]
+    assert "--torch 2.14.1" not in render_hint(err.hint)
+    assert "--torch 2.15 (gives torch 2.15.0 (CPU-only))" in render_hint(err.hint)
+    assert "--packages" not in render_hint(err.hint).split(";")[0]  # dropping torchvision: no package list left
     assert "无法" in str(err.why.render("zh_CN")) or "没有" in err.why.render("zh_CN")
 
 

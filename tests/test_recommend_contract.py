@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from app.core.compat import load_compat
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.compat.data import load_compat
+from app.core.detection.system import SystemReport
 from app.core.recommend import Alternative, Choices, Recommendation, recommend, valid_choices
-from app.core.system import SystemReport
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,6 +29,7 @@ SHAPE = {
     # issue 13: what each wish cost, the Pythons the build installs for, where it installs from
     "costs": (list,), "cost_codes": (list,), "pythons": (list,), "python_range": (list, type(None)),
     "find_links": (list,), "no_index": (bool,),
+    "needs_pip": (bool,),  # issue 26: only pip installs it (AMD's own index)
 }
 ALT_SHAPE = {"backend": (str,), "variant": (str,), "torch_version": (str, type(None)), "valid": (bool,),
              "why": (str,), "code": (str,)}
@@ -199,7 +200,7 @@ def test_recommend_is_pure():
 
 def test_without_from_report_it_detects(tmp_path):
     """No --from-report: the real detector runs on this machine (no GPU here) and we recommend."""
-    pytest.importorskip("app.core.detect")
+    pytest.importorskip("app.core.detection.detect")
     res = _cli("--json", timeout=120)
     assert res.returncode == 0, res.stderr
     d = json.loads(res.stdout)
@@ -215,7 +216,7 @@ def test_from_report_import_path_stays_light(tmp_path):
             f"    rc = main(['recommend', '--from-report', {rep!r}, '--json'])\n"
             "heavy = {'PySide6', 'torch', 'psutil', 'pynvml', 'packaging', 'platformdirs', 'shiboken6'}\n"
             "print(rc, sorted({m.split('.')[0] for m in sys.modules} & heavy),"
-            " 'app.core.detect' in sys.modules)\n")
+            " 'app.core.detection.detect' in sys.modules)\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "0 [] False", res.stdout

@@ -11,10 +11,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.compat import load_compat, version_tuple
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.compat.data import load_compat, version_tuple
+from app.core.detection.system import SystemReport
 from app.core.recommend import recommend
-from app.core.system import SystemReport
 
 DATA = load_compat()
 CCS = sorted({a for r in DATA.releases for v in r.variants for a in v.arch} | set(DATA.tegra)

@@ -13,10 +13,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from app.core.compat import load_compat
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.compat.data import load_compat
+from app.core.detection.system import SystemReport
 from app.core.recommend import Choices, recommend, valid_choices
-from app.core.system import SystemReport
 
 HERE = Path(__file__).resolve().parent
 SCENARIOS = sorted((HERE / "scenarios").glob("*.toml"))
@@ -49,6 +49,17 @@ def _fixture_gpus(kind: str, file: str) -> list[dict]:
         return [{"vendor": "amd", "name": r.get("name") or "", "index": i, "gfx_target": r.get("gfx"),
                  "integrated": amd_is_integrated(r.get("gfx"), r.get("name"))}
                 for i, r in enumerate(parse_rocminfo(text))]
+    if kind in ("lspci", "windows-videocontroller"):  # detection's PCI / Windows path, merged as detect does
+        from app.core.detection.merge import merge_gpus
+        from app.core.detection.pci import parse_lspci
+        from app.core.detection.windows import adapter_gpu, parse_video_controllers
+
+        if kind == "lspci":
+            gpus = merge_gpus([], parse_lspci(text))
+        else:
+            found = [adapter_gpu(it, n) for n, it in enumerate(parse_video_controllers(text))]
+            gpus = merge_gpus([(g, None) for g in found if g is not None])
+        return [{k: v for k, v in g.__dict__.items() if v is not None} for g in gpus]
     raise AssertionError(f"unknown fixture kind {kind}")
 
 

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from app.core import guard, registry
-from app.core.envs import IndexOptions, backend_for
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.base.text import render
+from app.core.env import guard, registry
+from app.core.env.backends import backend_for
+from app.core.env.registry import EnvRecord, Verification
 from app.core.install import InstallPlan, InstallRequest
-from app.core.registry import EnvRecord, Sources, Verification
-from app.core.text import render
+from app.core.lifecycle import protect
+from app.core.sources.settings import SourceSettings
 from tests.factories import make_check, make_install_result, make_recommendation, make_verify_report
 from tests.helpers import site_packages
 
@@ -24,10 +26,10 @@ def home(tmp_path, monkeypatch):
     return tmp_path
 
 
-def _plan(env: Path, *, index: IndexOptions | None = None, packages=("torch==2.13.0+cpu",), rec=None) -> InstallPlan:
+def _plan(env: Path, *, index: SourceSettings | None = None, packages=("torch==2.13.0+cpu",), rec=None) -> InstallPlan:
     return InstallPlan(request=InstallRequest(env_path=env, recommendation=rec), env_path=env,
                        backend=backend_for("venv", "uv"), python=None, python_request="3.11", packages=packages,
-                       index=index or IndexOptions(), new_env=True, estimate_mb=500, estimate_why="test")
+                       index=index or SourceSettings(), new_env=True, estimate_mb=500, estimate_why="test")
 
 
 def _fake_env(path: Path) -> Path:
@@ -53,17 +55,32 @@ def test_empty_registry_loads_and_a_record_round_trips(home):
 
 def test_credentials_are_never_stored(home):
     env = _fake_env(home / "e1")
-    idx = IndexOptions(torch_index="https://alice:s3cret@mirror.example.org/whl/cu126",
-                       extra_index_urls=("https://bob:tok@pkgs.example.org/simple?token=abc123",),
-                       find_links=("/opt/wheels",), default_index="https://pypi.example.org/simple")
+    idx = SourceSettings(torch_index="https://alice:s3cret@mirror.example.org/whl/cu126",
+                         extra_index_urls=("https://bob:tok@pkgs.example.org/simple?token=abc123",),
+                         find_links=("/opt/wheels",), default_index="https://pypi.example.org/simple")
     registry.record_install(make_install_result(env), _plan(env, index=idx), None)
     text = registry.registry_file().read_text(encoding="utf-8")
     for secret in ("alice", "s3cret", "bob", "tok@", "abc123"):
         assert secret not in text
     rec = registry.find(env)
-    assert rec is not None and rec.sources.credentials_removed
+    assert rec is not None and rec.credentials_removed
     assert rec.sources.torch_index == "https://mirror.example.org/whl/cu126"
-    assert rec.sources.index_options().find_links == ("/opt/wheels",)
+    assert rec.sources.find_links == ("/opt/wheels",)
+
+
+def test_the_registry_file_keeps_its_format(home):
+    """The file's keys, in their order, are what version 1 wrote (a row read by its fields and
+    written by them: the sources' credentials flag and the verification's summary included)."""
+    env = _fake_env(home / "e1")
+    idx = SourceSettings(find_links=("/w",), bundle=Path("/b"), proxy="http://proxy:3128", mirrors=("nju-torch",))
+    registry.record_install(make_install_result(env), _plan(env, index=idx), make_verify_report())
+    row = json.loads(registry.registry_file().read_text(encoding="utf-8"))["environments"][0]
+    assert list(row) == ["path", "kind", "origin", "python", "installer", "torch", "variant", "backend", "family",
+                         "packages", "sources", "created", "updated", "verification", "guard", "kernel",
+                         "pending_upgrade", "folder"]
+    assert row["sources"] == {"torch_index": None, "default_index": None, "extra_index_urls": [], "find_links": ["/w"],
+                              "bundle": str(Path("/b")), "offline": False, "credentials_removed": False}
+    assert list(row["verification"])[-1] == "summary" and "checks passed" in row["verification"]["summary"]
 
 
 def test_clean_url_keeps_a_url_without_credentials_as_it_is():
@@ -74,8 +91,8 @@ def test_clean_url_keeps_a_url_without_credentials_as_it_is():
 
 @pytest.mark.parametrize("content, why", [
     ("{not json", "not valid JSON"),
-    ('{"schema_version": 1, "environments": {}}', "environments: expected a list"),
-    ('{"schema_version": 1, "environments": [{"path": 3}]}', "environments[0]"),
+    ('{"schema_version": 1, "environments": {}}', "'environments' must be a list, not an object"),
+    ('{"schema_version": 1, "environments": [{"path": 3}]}', "'environments[0].path' must be a text, not the number 3"),
     ('{"environments": []}', "schema_version"),
     ('{"schema_version": 1, "environments": [{"path": "/x", "kind": "venv", "origin": "stolen", "installer": "uv", '
      '"created": "", "updated": ""}]}', "origin"),
@@ -131,14 +148,14 @@ def test_writes_are_atomic_and_serialised(home):
 def test_a_verified_install_is_guarded_and_a_failed_one_lifts_a_stale_guard(home):
     env = _fake_env(home / "e1")
     ok = make_verify_report()
-    rec = registry.record_install(make_install_result(env), _plan(env, rec=make_recommendation()), ok)
+    rec = protect.record_install(make_install_result(env), _plan(env, rec=make_recommendation()), ok)
     assert rec is not None and rec.guard is not None and rec.guard.enabled
     assert rec.guard.pins == ("torch==2.13.0+cpu",)
     assert rec.verification is not None and rec.verification.ok and rec.backend == "cpu" and rec.variant == "cpu"
     assert guard.status(env).active
     bad = make_verify_report([make_check("cpu_matmul", "failed", "wrong")])
     res = make_install_result(env, torch_version="2.14.1", packages={"torch": "2.14.1"}, created=False)
-    rec2 = registry.record_install(res, _plan(env), bad)
+    rec2 = protect.record_install(res, _plan(env), bad)
     assert rec2 is not None and rec2.guard is not None and not rec2.guard.enabled
     assert not guard.status(env).constraints  # nothing verified to protect: the old pins are gone
     assert rec2.origin == "created"  # an install into an env we made keeps it ours
@@ -154,9 +171,10 @@ def test_record_verification_adds_an_env_it_did_not_know_as_checked(home):
 
 
 def test_sources_of_a_bundle(home):
-    s = Sources.of(IndexOptions(find_links=("/b/wheels",), offline=True), "/b")
-    assert s.offline and s.bundle == "/b" and not s.credentials_removed
-    assert Sources.from_dict(s.to_dict()) == s
+    s, removed = registry.stored_sources(SourceSettings(find_links=("/b/wheels",), offline=True, bundle=Path("/b")))
+    assert s.offline and s.bundle == Path("/b") and not removed
+    rec = EnvRecord(path="/e", sources=s, credentials_removed=removed, created="c", updated="u")
+    assert EnvRecord.from_dict(rec.to_dict()) == rec
 
 
 def test_record_verify_reads_the_family_from_the_env_and_guards_a_pass(home):
@@ -164,7 +182,7 @@ def test_record_verify_reads_the_family_from_the_env_and_guards_a_pass(home):
     sp = site_packages(env)
     for name, version in (("torch", "2.13.0+cpu"), ("torchvision", "0.28.0+cpu"), ("numpy", "2.0.0")):
         (sp / f"{name}-{version}.dist-info").mkdir(parents=True)
-    rec = registry.record_verify(env, make_verify_report())
+    rec = protect.record_verify(env, make_verify_report())
     assert rec is not None and rec.family == {"torch": "2.13.0+cpu", "torchvision": "0.28.0+cpu"}
     assert rec.guard is not None and rec.guard.pins == ("torch==2.13.0+cpu", "torchvision==0.28.0+cpu")
     assert guard.status(env).active

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 from app.core import remedies
-from app.core.actions import Action, ActionKind, Remedy
-from app.core.compat import load_compat
-from app.core.errors import BadInput, ForFace, UserError, render_hint
+from app.core.base.actions import Action, ActionKind, Remedy
+from app.core.base.errors import BadInput, ForFace, UserError, render_hint
+from app.core.base.text import render
+from app.core.compat.data import load_compat
 from app.core.remedies import CATALOGUE, Context, diagnose, failure_lines, os_error_text
 from app.core.remedies.commands import answer_line, cli_text, command_for, replace_option
 from app.core.remedies.reasons import explain_reasoning, reasoning_lines, suggested_torch
-from app.core.text import render
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -138,7 +138,7 @@ def test_free_space_carries_the_gb_and_the_folder():
     free = top.actions[0]
     assert free.kind is ActionKind.FREE_SPACE and free.path == "/srv/envs/torch" and free.gb == pytest.approx(3.2)
     assert render(top.explanation) == "The disk of /srv/envs/torch is full."
-    assert "3.2 GB" in render(free.label()) and "3.2 GB" in render(free.label(), "zh_CN")
+    assert "3.2 GiB" in render(free.label()) and "3.2 GiB" in render(free.label(), "zh_CN")
 
 
 def test_cuda_visible_devices_from_the_environment_of_the_failing_call():
@@ -181,7 +181,7 @@ def test_cli_renders_the_exact_command():
     assert command_for(unset, ["verify"], os_family="windows") == \
         "Remove-Item Env:CUDA_VISIBLE_DEVICES -ErrorAction SilentlyContinue; torch-setup verify"
     free = Action(ActionKind.FREE_SPACE, path="/srv", gb=3.2)
-    assert render(cli_text(free, argv)).startswith("Free 3.2 GB on the disk of /srv, then run: torch-setup install")
+    assert render(cli_text(free, argv)).startswith("Free 3.2 GiB on the disk of /srv, then run: torch-setup install")
     assert replace_option(["--torch=2.1", "x"], "--torch", None) == ["x"]
 
 
@@ -252,9 +252,9 @@ def test_an_unknown_os_error_keeps_the_systems_words():
 # ------------------------------------------------------------------ doctor findings carry actions
 
 def test_doctor_findings_carry_their_actions():
+    from app.core.detection.system import GPU, OSInfo, SystemReport
     from app.core.doctor import analyze
-    from app.core.system import GPU, OSInfo, SystemReport
-    from app.core.verify import BackendState, TorchBuild, VerifyReport
+    from app.core.measure.verify import BackendState, TorchBuild, VerifyReport
 
     report = SystemReport(os=OSInfo(family="linux"), gpus=[GPU(vendor="nvidia", name="GTX 1080 Ti",
                                                                driver_version="470.86", compute_capability="6.1")])
@@ -272,7 +272,7 @@ def test_doctor_findings_carry_their_actions():
 # ------------------------------------------------------------------ answer-file host reports
 
 def test_answer_file_reports_hold_the_remedies_structured_and_the_keys_to_set(tmp_path):
-    from app.core.report import SessionReport, load_session_report
+    from app.core.pipeline.report import SessionReport, load_session_report
 
     lines = (FIX / "failures" / "pip-resolution-impossible-22.2.2.txt").read_text(encoding="utf-8").splitlines()
     err = UserError("Installing torch failed (exit code 1)", lines=failure_lines(lines), remedies=diagnose(lines))

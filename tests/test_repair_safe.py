@@ -15,9 +15,9 @@ import subprocess
 import pytest
 
 from app.cli import main
-from app.core import registry
-from app.core.distinfo import distributions
-from app.core.envs import env_python
+from app.core.env import registry
+from app.core.env.backends import env_python
+from app.core.env.distinfo import distributions
 
 pytestmark = pytest.mark.slow
 

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from app.core.bench import BenchReport, BenchStatus
+from app.core.base.errors import BadInput, Cancelled, UserError
+from app.core.detection.system import GPU, CPUInfo, OSInfo, PythonInfo, SystemReport
 from app.core.doctor import Diagnosis, Finding
-from app.core.errors import BadInput, Cancelled, UserError
 from app.core.install import InstallResult
+from app.core.measure.bench import BenchReport, BenchStatus
+from app.core.measure.verify import VerifyReport
+from app.core.pipeline.report import SessionReport, load_session_report, safe_stem
 from app.core.recommend import Recommendation
-from app.core.report import SessionReport, load_session_report, safe_stem
-from app.core.system import GPU, CPUInfo, OSInfo, PythonInfo, SystemReport
-from app.core.verify import VerifyReport
 from tests.factories import (
     make_bench_report,
     make_bench_result,

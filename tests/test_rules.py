@@ -1,6 +1,6 @@
 """The domain rules that live in exactly one module each: CUDA arch coverage and driver floors
-(app.core.cuda), visible-device parsing (app.core.visible), wheel names and variants
-(app.core.wheels), requirements (app.core.requirements). Property tests state the rule; the
+(app.core.compat.cuda), visible-device parsing (app.core.base.visible), wheel names and variants
+(app.core.base.wheels), requirements (app.core.base.requirements). Property tests state the rule; the
 named cases pin the real-world forms."""
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core import cuda, requirements, visible, wheels
-from app.core.compat import load_compat
-from app.core.enums import Backend
-from app.core.errors import BadInput
+from app.core.base import requirements, visible, wheels
+from app.core.base.enums import Backend
+from app.core.base.errors import BadInput
+from app.core.compat import cuda
+from app.core.compat.data import load_compat
 
 ccs = st.tuples(st.integers(1, 12), st.integers(0, 9))
 
@@ -98,15 +99,15 @@ DATA = load_compat(bundled=True)
 
 
 @given(device=ccs)
-def test_driver_ceiling_is_r580_exactly_for_maxwell_pascal_volta(device):
-    """R580 is the last branch for CC 5.x, 6.x, 7.0/7.2 (drivers.toml); Kepler has no row, Turing and newer none."""
+def test_driver_ceiling_is_r470_for_kepler_and_r580_for_maxwell_pascal_volta(device):
+    """R470 is the last branch for CC 3.x, R580 for 5.x, 6.x, 7.0/7.2 (drivers.toml); Turing and newer have none."""
     cc = f"{device[0]}.{device[1]}"
     ceiling = cuda.driver_ceiling(cc, DATA)
-    old = device[0] in (5, 6) or device in ((7, 0), (7, 1), (7, 2))
+    old = device[0] in (3, 5, 6) or device in ((7, 0), (7, 1), (7, 2))
     assert (ceiling is not None) == old
     if ceiling is not None:
-        assert (ceiling.branch, ceiling.beyond) == ("580", "590")
-        assert ceiling.architecture == {5: "Maxwell", 6: "Pascal", 7: "Volta"}[device[0]]
+        assert (ceiling.branch, ceiling.beyond) == (("470", "495") if device[0] == 3 else ("580", "590"))
+        assert ceiling.architecture == {3: "Kepler", 5: "Maxwell", 6: "Pascal", 7: "Volta"}[device[0]]
 
 
 @given(device=ccs, major=st.integers(400, 700), minor=st.integers(0, 99))
@@ -118,8 +119,9 @@ def test_advice_never_goes_past_the_ceiling(device, major, minor):
     if ceiling is None:
         assert allowed
     else:
-        assert allowed == (major < 590)
-        assert cuda.above_ceiling(driver, ceiling) == (major >= 590)
+        beyond = 495 if device[0] == 3 else 590  # R470 is Kepler's last branch, R580 Maxwell/Pascal/Volta's
+        assert allowed == (major < beyond)
+        assert cuda.above_ceiling(driver, ceiling) == (major >= beyond)
 
 
 @pytest.mark.parametrize("driver,above", [("580.95.05", False), ("581.57", False), ("590.48.01", True),

@@ -10,8 +10,8 @@ import time
 import psutil
 import pytest
 
-from app.core.errors import Cancelled, UserError
-from app.core.runner import CancelToken, _LineSplitter, clean_env, relevant_lines, run
+from app.core.base.errors import Cancelled, UserError
+from app.core.proc.runner import CancelToken, _LineSplitter, clean_env, relevant_lines, run
 
 PY = sys.executable
 
@@ -187,7 +187,7 @@ def test_children_still_running_at_interpreter_exit_are_killed(tmp_path):
     child running once the assistant exits."""
     code = (
         "import threading, time, sys\n"
-        "from app.core.runner import run\n"
+        "from app.core.proc.runner import run\n"
         f"t = threading.Thread(target=run, args=([sys.executable, '-c', {_STUBBORN!r}],),\n"
         "                      kwargs={'timeout': 300, 'on_line': lambda s, l: print(l, flush=True)}, daemon=True)\n"
         "t.start(); time.sleep(1.5)\n"
@@ -203,7 +203,7 @@ def test_children_still_running_at_interpreter_exit_are_killed(tmp_path):
 
 
 def test_output_that_never_ends_is_bounded_in_memory_and_in_the_log(tmp_path, monkeypatch):
-    import app.core.runner as runner_mod
+    import app.core.proc.runner as runner_mod
 
     monkeypatch.setattr(runner_mod, "LOG_LIMIT_BYTES", 200_000)
     log = tmp_path / "run.log"
@@ -230,7 +230,7 @@ def test_a_line_that_never_ends_comes_in_bounded_pieces():
 
 
 def runner_mod_max_line() -> int:
-    from app.core.runner import MAX_LINE_CHARS
+    from app.core.proc.runner import MAX_LINE_CHARS
 
     return MAX_LINE_CHARS
 

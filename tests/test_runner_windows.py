@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from app.core.runner import CancelToken, clean_env, run
+from app.core.proc.runner import CancelToken, clean_env, run
 
 PY = sys.executable
 REPO = Path(__file__).resolve().parents[1]
@@ -62,7 +62,7 @@ import ctypes, json, os, subprocess, sys, threading, time
 from ctypes import wintypes
 sys.path.insert(0, sys.argv[2])
 import psutil
-from app.core.runner import run
+from app.core.proc.runner import run
 
 user32 = ctypes.WinDLL("user32", use_last_error=True)
 PROC = ctypes.WINFUNCTYPE(wintypes.BOOL, wintypes.HWND, wintypes.LPARAM)
@@ -319,7 +319,7 @@ os.environ["PATH"] = os.pathsep.join([bundle, os.path.join(bundle, "PySide6"), o
 at_create = []
 # observe the process at the moment the child is created (an audit hook sees CreateProcess)
 sys.addaudithook(lambda event, args: at_create.append(dll_directory()) if event == "_winapi.CreateProcess" else None)
-from app.core.runner import run
+from app.core.proc.runner import run
 res = run([sys.executable, "-c", "import os; print(os.environ['PATH'])"], timeout=60)
 with open(sys.argv[1], "w", encoding="utf-8") as fh:
     json.dump({"result": res.describe(), "child_path": res.stdout.strip(), "at_create": at_create,

@@ -1,4 +1,4 @@
-"""The one secret masker (app.core.secrets): properties, the registry, and every exit it guards
+"""The one secret masker (app.core.base.secrets): properties, the registry, and every exit it guards
 (console streams, the runner's log, serial.dumps, session reports, environment snapshots)."""
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from app.core import secrets
-from app.core.secrets import MaskingStream, mask, remember, remember_environ, remember_url
+from app.core.base import secrets
+from app.core.base.secrets import MaskingStream, mask, remember, remember_environ, remember_url
 from tests.factories import make_install_result
 
 
@@ -204,7 +204,7 @@ def test_cli_console_is_masked(capsys, monkeypatch):
 
 
 def test_runner_log_is_masked(tmp_path):
-    from app.core import runner
+    from app.core.proc import runner
 
     log = tmp_path / "run.log"
     res = runner.run([sys.executable, "-c", "print('fetching https://u:Log-Secret-1@127.0.0.1/simple')",
@@ -215,8 +215,8 @@ def test_runner_log_is_masked(tmp_path):
 
 
 def test_serial_dumps_and_environment_snapshot_are_masked():
+    from app.core.base.serial import dumps
     from app.core.detection.envvars import collect
-    from app.core.serial import dumps
 
     env = collect({"HTTPS_PROXY": "http://p:Proxy-Secret-3@127.0.0.1:3128",
                    "PIP_EXTRA_INDEX_URL": "https://h.example/simple?token=Tok-Secret-4",
@@ -229,9 +229,9 @@ def test_serial_dumps_and_environment_snapshot_are_masked():
 
 
 def test_session_reports_are_masked_in_every_format(tmp_path):
-    from app.core.errors import UserError
-    from app.core.report import SessionReport
-    from app.core.system import ProbeRecord, SystemReport
+    from app.core.base.errors import UserError
+    from app.core.detection.system import ProbeRecord, SystemReport
+    from app.core.pipeline.report import SessionReport
 
     remember("Reg-Secret-6|x")
     secret_url = "https://u:Rep|Secret-7@pypi.example.org/simple"
@@ -253,8 +253,8 @@ def test_session_reports_are_masked_in_every_format(tmp_path):
 # ----------------------------------------------------------------- authenticated indexes
 def test_the_probe_authenticates_to_a_private_index_and_through_a_proxy(index_server, proxy_server, tiny_wheels,
                                                                         monkeypatch):
-    from app.core.indexes import check_url, probe_index
-    from app.core.text import render
+    from app.core.base.text import render
+    from app.core.net.indexes import check_url, probe_index
 
     for var in ("no_proxy", "NO_PROXY", "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"):
         monkeypatch.delenv(var, raising=False)  # (urllib skips a proxy for hosts in no_proxy)

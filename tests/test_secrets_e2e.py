@@ -1,4 +1,5 @@
-"""Must-show 3: credentials placed in every input never leave the process, and an index on the
+"""Must-show 3 (issues 19 and 27), one test: credentials placed in every input never leave the
+process, every file that can hold one is the user's alone (mode 0600), and an index on the
 loopback interface that requires HTTP Basic authentication really serves the install.
 
 Real servers on 127.0.0.1 (tests.netlab): package indexes that answer 401 without the right
@@ -10,12 +11,20 @@ Real servers on 127.0.0.1 (tests.netlab): package indexes that answer 401 withou
   ``--extra-index-url``, ``--proxy``;
 * environment: ``PIP_INDEX_URL``, ``PIP_EXTRA_INDEX_URL``, ``UV_EXTRA_INDEX_URL``,
   ``HTTPS_PROXY`` / ``HTTP_PROXY``, ``UV_INDEX_PRIVATE_PASSWORD``;
-* answer file: ``index_url``, ``mirror``, ``extra_index_urls``, ``proxy``.
+* answer file: ``index_url``, ``mirror``, ``extra_index_urls``, ``proxy``;
+* the user's pip configuration (``~/.config/pip/pip.conf``: an ``index-url`` with a token), read
+  by an install with pip;
+* the lifecycle: ``upgrade`` to the authenticated index (its log, its plan), ``envs list``;
+* the wizard's pages (a subprocess, offscreen Qt): the System page's Save and the Done page's
+  saved reports, of a session whose recommendation names the authenticated index.
 
 Then every byte the runs produced is searched for every form of every credential (as given,
 percent-encoded in either case, the Base64 of ``user:password``): stdout, stderr, the ``--json``
-output, every file under the run's ``TORCH_SETUP_HOME`` (logs, state) and the report folder
-(JSON, Markdown, HTML), and the small files of the new environments (pyvenv.cfg, dist-info).
+output, every file under the run's ``TORCH_SETUP_HOME`` (its state, config, cache and log
+folders) and the report folders (the CLI's and the GUI's: JSON, Markdown, HTML), and the small
+files of the new environments (pyvenv.cfg, dist-info). Every file under ``TORCH_SETUP_HOME``
+(but the downloaded wheels) and every report must be mode 0600. (The guard keeps an env's own
+pip.conf 0600 and edits it only in its block: tests/test_guard.py.)
 """
 from __future__ import annotations
 
@@ -47,9 +56,10 @@ ANSWER_INDEX = ("ans", "Answer/Index@Secret8")  # answer file: index_url + mirro
 ANSWER_EXTRA = ("ans2", "Answer:Extra/Secret9")  # answer file: extra_index_urls
 ANSWER_PROXY = ("pans", "Answer@Proxy/Secret10")  # answer file: proxy
 WRONG = ("user", "Wrong/Token@11")  # a run that fails: its error and log must not show it either
+PIP_CONF = ("pcuser", "PipConf:Token/12")  # the user's own pip.conf (index-url)
 
 ALL = [INDEX, EXTRA, PROXY, PIP_ENV, PIP_EXTRA_ENV, UV_EXTRA_ENV, ENV_PROXY, ANSWER_INDEX, ANSWER_EXTRA, ANSWER_PROXY,
-       WRONG]
+       WRONG, PIP_CONF]
 
 
 def forms(user: str, password: str) -> set[bytes]:
@@ -106,6 +116,28 @@ def world(index_server, proxy_server, tmp_path, local_wheels):
 
 def _json_of(r: subprocess.CompletedProcess) -> dict:
     return json.loads(r.stdout.decode())
+
+
+GUI = """
+import json, os, sys
+from pathlib import Path
+from app.core.base import secrets
+secrets.remember_environ(os.environ)  # as the wizard does at start-up
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from app.core.detection.detect import detect
+from app.core.pipeline.session import Session
+from app.gui.pages.done import DonePage
+from app.gui.pages.system import SystemPage
+from app.gui.state import WizardState
+from tests.factories import make_install_result, make_recommendation
+index, env_dir, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+secrets.remember_url(index)  # typed into the wizard's source field
+rec = make_recommendation(index_url=index, command=("uv", "pip", "install", "--index-url", index, "torch"))
+state = WizardState(session=Session.resume(system=detect(), recommendation=rec, install=make_install_result(env_dir)))
+SystemPage(state).save_report(out / "system.json")
+print(json.dumps([str(p) for p in DonePage(state).save_report(out)]))
+"""
 
 
 def test_no_credential_leaves_the_process_and_the_authenticated_index_serves_the_install(world, tmp_path):
@@ -176,16 +208,56 @@ formats = ["json", "md", "html"]
     outputs["detect stdout"], outputs["detect stderr"] = r.stdout, r.stderr
     assert r.returncode == 0 and "***@" in r.stdout.decode()
 
+    # 5. the user's own pip.conf names an index with a token: an install with pip plans from it and its
+    #    pre-flight checks it (refused: nothing listens on port 9); nothing else of the world's is set
+    user = tmp_path / "user"
+    (user / ".config" / "pip").mkdir(parents=True)
+    (user / ".config" / "pip" / "pip.conf").write_text(
+        f"[global]\nindex-url = http://{PIP_CONF[0]}:{quote(PIP_CONF[1], safe='')}@127.0.0.1:9/simple/\n",
+        encoding="utf-8")
+    plain = {k: v for k, v in env.items() if not k.startswith(("PIP_", "UV_", "HTTP", "http"))}
+    r = run(["install", "--env", tmp_path / "env pip", "--installer", "pip", "--packages", "six", "--yes",
+             "--no-verify", "--json"], {**plain, "HOME": str(user)})
+    outputs["pip.conf stdout"], outputs["pip.conf stderr"] = r.stdout, r.stderr
+    assert b"127.0.0.1:9" in r.stdout + r.stderr and b"Traceback" not in r.stderr  # its index was read, and shown
+
+    # 6. the lifecycle: the list, and an upgrade to the authenticated index (it fails: there is no torch 2.99
+    #    there; its log stays, with the plan that names the index)
+    for name, args in (("list", ["envs", "list", "--json"]),
+                       ("upgrade", ["upgrade", "--env", env_dir, "--packages", "torch==2.99.0", "--index-url",
+                                    index.whl_url("cpu", auth=True), "--default-index-url",
+                                    index.simple_url(auth=True), "--yes", "--json"])):
+        r = run(args, env)
+        outputs[f"{name} stdout"], outputs[f"{name} stderr"] = r.stdout, r.stderr
+        assert b"Traceback" not in r.stderr, r.stderr.decode()[-2000:]
+    assert list(home.rglob("upgrade-*.log"))  # the upgrade wrote its log
+
+    # 7. the wizard: the System page's Save and the Done page's reports, offscreen
+    gui_out = tmp_path / "gui reports"
+    gui_out.mkdir()
+    r = subprocess.run([sys.executable, "-c", GUI, index.whl_url("cpu", auth=True), str(env_dir), str(gui_out)],
+                       cwd=REPO, capture_output=True, timeout=300, stdin=subprocess.DEVNULL,
+                       env={**env, "QT_QPA_PLATFORM": "offscreen"})
+    outputs["gui stdout"], outputs["gui stderr"] = r.stdout, r.stderr
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    gui_files = [Path(p) for p in json.loads(r.stdout.decode().splitlines()[-1])] + [gui_out / "system.json"]
+    assert {p.suffix for p in gui_files} == {".html", ".md", ".json"}
+    assert any(str(index.port).encode() in p.read_bytes() for p in gui_files)  # the index is named, masked
+
     found = {name: leaks(data) for name, data in outputs.items()}
     found = {k: v for k, v in found.items() if v}
     found |= scan_tree(home)
     found |= scan_tree(reports)
+    found |= scan_tree(gui_out)
     for env_path in (env_dir, tmp_path / "env answers"):
         found |= {p: v for p, v in scan_tree(env_path, skip_big=True).items() if "site-packages/torch/" not in p}
     assert not found, found
     logs = list(home.rglob("*.log"))
-    assert len(logs) >= 3, logs  # every run wrote its log, and they were searched
+    assert len(logs) >= 5, logs  # every run wrote its log (three installs, the pip.conf one, the upgrade)
     if os.name != "nt":  # and each file that can hold what was typed is the user's alone (mode 0600)
-        written = [*logs, *home.rglob("*.json"), *(p for p in reports.iterdir() if p.is_file())]
-        loose = {str(p): oct(stat.S_IMODE(p.stat().st_mode)) for p in written if stat.S_IMODE(p.stat().st_mode) & 0o077}
+        downloads = home / "cache" / "downloads"  # the wheels fetched for an install: the index's bytes, nothing typed
+        written = [*(p for p in home.rglob("*") if p.is_file() and not p.is_symlink() and downloads not in p.parents),
+                   *(p for p in reports.iterdir() if p.is_file()), *gui_files]
+        loose = sorted(f"{oct(stat.S_IMODE(p.stat().st_mode))} {p.relative_to(tmp_path)}" for p in written
+                       if stat.S_IMODE(p.stat().st_mode) & 0o077)
         assert not loose, loose

@@ -1,4 +1,4 @@
-"""The pipeline object (app.core.session): its state machine, the approved plan carried to the
+"""The pipeline object (app.core.pipeline.session): its state machine, the approved plan carried to the
 install, the straight-through run, how a run ends, and the two CLI faces driving it.
 
 Real parts where they are cheap: detection, the recommendation engine, planning, the local
@@ -14,20 +14,20 @@ from pathlib import Path
 
 import pytest
 
-import app.core.bench
-import app.core.detect
+import app.core.detection.detect
 import app.core.doctor
 import app.core.install
 import app.core.install.checks
+import app.core.measure.bench
+import app.core.measure.verify
 import app.core.recommend
-import app.core.verify
-from app.core.errors import BadInput, Cancelled, UserError
+from app.core.base.errors import BadInput, Cancelled, UserError
+from app.core.detection.system import SystemReport
 from app.core.install import Check, InstallPlan, InstallRequest, InstallResult
 from app.core.install import plan as make_plan
-from app.core.probe import ProbeFailed
+from app.core.measure.probe import ProbeFailed
+from app.core.pipeline.session import BenchOptions, Observer, Planned, RunOptions, Session, Stage
 from app.core.recommend import Choices
-from app.core.session import BenchOptions, Observer, Planned, RunOptions, Session, Stage
-from app.core.system import SystemReport
 from tests.factories import (
     make_bench_report,
     make_bench_result,
@@ -42,7 +42,7 @@ OK_CHECKS = (Check("target", True, "ok"), Check("disk", True, "ok"))
 
 @pytest.fixture(scope="module")
 def machine() -> SystemReport:
-    from app.core.detect import detect
+    from app.core.detection.detect import detect
 
     return detect()
 
@@ -114,7 +114,7 @@ def test_a_new_system_report_or_new_choices_drop_the_later_results(tmp_path, mac
 def test_detect_recommend_plan_then_other_choices_need_a_new_plan(tmp_path, machine, no_network, monkeypatch):
     """Real detection, engine and planning: the request names no packages, so the plan installs
     the session's recommendation; new choices withdraw the approval."""
-    monkeypatch.setattr(app.core.detect, "detect", lambda target=None, **kw: machine)
+    monkeypatch.setattr(app.core.detection.detect, "detect", lambda target=None, **kw: machine)
     s = Session()
     with pytest.raises(BadInput, match="no system report"):
         s.recommend()
@@ -269,9 +269,9 @@ def fake_tools(tmp_path, monkeypatch, no_network):
         return b
 
     monkeypatch.setattr(app.core.install, "install", install)
-    monkeypatch.setattr(app.core.verify, "run_verify", verify)
+    monkeypatch.setattr(app.core.measure.verify, "run_verify", verify)
     monkeypatch.setattr(app.core.doctor, "diagnose", diagnose)
-    monkeypatch.setattr(app.core.bench, "run_bench", bench)
+    monkeypatch.setattr(app.core.measure.bench, "run_bench", bench)
     return calls
 
 
@@ -319,7 +319,7 @@ def test_a_verification_that_cannot_run_is_only_reported_when_not_strict(tmp_pat
 
 
 def test_a_stopped_speed_test_keeps_its_measurements_and_cancels_the_run(tmp_path, fake_tools):
-    from app.core.bench import BenchStatus
+    from app.core.measure.bench import BenchStatus
 
     fake_tools["bench"] = make_bench_report([make_bench_result(256, 90.0)], status=BenchStatus.CANCELLED)
     s = Session(source="unattended")

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.base.text import render
+from app.core.detection.system import SystemReport
 from app.core.net.client import Client, NetError
 from app.core.recommend import Choices, recommend
 from app.core.sources import (
@@ -25,8 +27,6 @@ from app.core.sources.download import Downloader, DownloadFailed, Wanted
 from app.core.sources.pages import read_page
 from app.core.sources.routing import verify
 from app.core.sources.settings import Source
-from app.core.system import SystemReport
-from app.core.text import render
 from tests.helpers import PLATFORM_TAG
 from tests.netlab import FORBIDDEN, Drop, Redirect, Slow, WrongHash, file_sha256
 
@@ -72,7 +72,7 @@ def test_candidates_put_the_users_index_first_and_never_offer_a_mirror_without_t
     # a CPU-only (or PyPI) mirror is never a candidate for a CUDA pin; Aliyun lists no cu128
     assert "aliyun-torch" not in {s.id for s in candidates(SourceSettings(), "https://download.pytorch.org/whl/cu128")}
     assert [s.id for s in candidates(SourceSettings(mirrors="off"), cu)] == ["origin"]
-    own = candidates(SourceSettings(index_url="https://my.lab/whl/cu130/", mirrors=("nju-torch",)), cu)
+    own = candidates(SourceSettings(torch_index="https://my.lab/whl/cu130/", mirrors=("nju-torch",)), cu)
     assert [s.id for s in own] == ["index", "nju-torch"]  # "auto" never overrides the user's own index
     chosen = candidates(SourceSettings(mirrors=("nju-torch", "origin")), cu)
     assert [s.id for s in chosen] == ["nju-torch", "origin"]
@@ -210,7 +210,7 @@ def test_a_download_dropped_half_way_goes_on_from_the_next_source(tmp_path, inde
     drop = index_server(files, behaviours={name: Drop(after=size // 2)})
     good = index_server(files)
     events = []
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     path, served = Downloader(Client(), tmp_path / "dl", events.append, CancelToken()).fetch(
         _wanted([drop, good], name, tiny_wheels))
@@ -224,7 +224,7 @@ def test_a_download_dropped_half_way_goes_on_from_the_next_source(tmp_path, inde
 
 
 def test_forbidden_and_wrong_bytes_move_on_and_every_reason_is_kept(tmp_path, index_server, tiny_wheels):
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     name = "netlab_demo-1.1-py3-none-any.whl"
     files = sorted(tiny_wheels.glob("*.whl"))
@@ -241,7 +241,7 @@ def test_forbidden_and_wrong_bytes_move_on_and_every_reason_is_kept(tmp_path, in
 
 
 def test_a_stopped_download_is_resumed_by_the_next_run(tmp_path, index_server, tiny_wheels):
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     name = "netlab_demo-1.1-py3-none-any.whl"
     size = (tiny_wheels / name).stat().st_size
@@ -285,18 +285,18 @@ def test_routing_names_each_skipped_source_and_picks_a_verified_one(torch_wheelh
 
 # ---------------------------------------------------------------- answer files
 def test_answer_files_take_mirrors_auto_off_or_a_list(tmp_path):
-    from app.core.answers import parse_answers
+    from app.core.pipeline.answers import parse_answers
 
     base = '[environment]\npath = "env"\n[sources]\n'
-    assert parse_answers(base, base=tmp_path).mirrors == "auto"
-    assert parse_answers(base + 'mirrors = "off"\n', base=tmp_path).mirrors == "off"
+    assert parse_answers(base, base=tmp_path).sources.mirrors == "auto"
+    assert parse_answers(base + 'mirrors = "off"\n', base=tmp_path).sources.mirrors == "off"
     listed = parse_answers(base + 'mirrors = ["nju-torch", "https://m.example/whl/{variant}/"]\n', base=tmp_path)
-    assert listed.mirrors == ("nju-torch", "https://m.example/whl/{variant}/")
+    assert listed.sources.mirrors == ("nju-torch", "https://m.example/whl/{variant}/")
     for bad, words in (('mirrors = ["tuna-pypi"]', "PyPI mirror"), ('mirrors = ["nope"]', "not a mirror"),
                        ('mirrors = "sometimes"', 'not "auto" or "off"'), ("mirrors = 3", "expected")):
         with pytest.raises(BadInput) as err:
             parse_answers(base + bad + "\n", base=tmp_path)
-        assert "'sources.mirrors' (line 4)" in err.value.message and words in err.value.message
+        assert "line 4: 'sources.mirrors'" in err.value.text() and words in err.value.text()
 
 
 def test_a_python_builds_mirror_in_the_list_goes_to_uv():

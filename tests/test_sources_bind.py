@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from app.core.base.text import render
+from app.core.detection.system import SystemReport
 from app.core.install import InstallRequest
+from app.core.pipeline.session import Observer, RunOptions, Session
 from app.core.recommend import Choices
-from app.core.session import Observer, RunOptions, Session
-from app.core.system import SystemReport
-from app.core.text import render
+from app.core.sources.settings import SourceSettings
 
 # the folders' wheels fit the machine that runs the tests (what the availability judges), and what
 # their names mean is PyPI's on Linux x86-64 (a plain torch-2.14.1 is the CUDA 13.0 build there, the
@@ -61,7 +62,7 @@ def test_no_index_reachable_binds_to_the_folders_and_the_companion_pairs_with_th
     s = _session("torchvision")
     before = s.recommendation
     assert before.packages == ("torch==2.14.1+cpu", "torchvision==0.29.1+cpu")  # what no folder holds
-    rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
+    rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env", sources=SourceSettings(find_links=(str(folder),))))
     assert rec is s.recommendation and rec is not before
     assert (rec.backend, rec.variant, rec.torch_version) == ("cpu", "cu130", "2.14.1")
     assert rec.packages == ("torch==2.14.1", "torchvision==0.29.1") and rec.no_index
@@ -72,9 +73,9 @@ def test_no_index_reachable_binds_to_the_folders_and_the_companion_pairs_with_th
                           "cannot be reached (") and "refuses connections" in why
     assert "因为无法连接" in render(rec.availability, "zh_CN")
     # the same folders again: the binding stands, the recommendation is not made anew
-    assert s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),))) is rec
+    assert s.fit_sources(InstallRequest(env_path=tmp_path / "env", sources=SourceSettings(find_links=(str(folder),)))) is rec
     # the plan installs the pair from the folders alone
-    planned = s.check_plan(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
+    planned = s.check_plan(InstallRequest(env_path=tmp_path / "env", sources=SourceSettings(find_links=(str(folder),))))
     assert planned.plan.index.offline and planned.plan.index.find_links == (str(folder),)
     assert "torchvision==0.29.1" in planned.plan.packages
     assert any(render(n).startswith("Why torch 2.14.1: torch 2.14.1, from the wheels in your folders alone") for n in planned.plan.notes)
@@ -83,7 +84,7 @@ def test_no_index_reachable_binds_to_the_folders_and_the_companion_pairs_with_th
 def test_other_folders_undo_the_binding(tmp_path, refused):
     folder = _folder(tmp_path)
     s = _session("torchvision")
-    s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
+    s.fit_sources(InstallRequest(env_path=tmp_path / "env", sources=SourceSettings(find_links=(str(folder),))))
     assert s.bound_folders is not None
     rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env"))  # the folder field emptied
     assert s.bound_folders is None and s.available is None and not rec.availability
@@ -97,14 +98,14 @@ def test_a_folder_without_the_pair_says_which_wish_to_drop(tmp_path, refused):
     folder = _folder(tmp_path, (f"torch-2.13.0+cpu-{LINUX}.whl",))
     s = _session("torchvision")
     with pytest.raises(NoCombination) as caught:
-        s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
+        s.fit_sources(InstallRequest(env_path=tmp_path / "env", sources=SourceSettings(find_links=(str(folder),))))
     err = caught.value
     assert "your sources hold no torchvision" in render(err.message)
     hint = str(err.hint)  # the command line's words
     assert hint.count("gives torch 2.13.0") == 1, hint  # one way out, not the same one twice
     assert s.recommendation is None and s.bound_folders == (str(folder),)
     with pytest.raises(NoCombination):  # checked again (the page re-plans): the same reason, not "nothing to install"
-        s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
+        s.fit_sources(InstallRequest(env_path=tmp_path / "env", sources=SourceSettings(find_links=(str(folder),))))
 
 
 def test_folders_that_hold_the_whole_recommendation_need_no_network(tmp_path, index_server, tiny_wheels,
@@ -114,7 +115,7 @@ def test_folders_that_hold_the_whole_recommendation_need_no_network(tmp_path, in
     folder = _folder(tmp_path, (f"torch-2.14.1+cpu-{LINUX}.whl", f"torchvision-0.29.1+cpu-{LINUX}.whl"))
     s = _session("torchvision")
     before = s.recommendation
-    assert s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),))) is before
+    assert s.fit_sources(InstallRequest(env_path=tmp_path / "env", sources=SourceSettings(find_links=(str(folder),)))) is before
     assert s.bound_folders is None and len(srv.log) == 0
 
 
@@ -128,14 +129,14 @@ def test_a_reachable_index_that_lists_the_pair_keeps_the_recommendation(tmp_path
     folder = _folder(tmp_path, (f"torch-2.14.1+cpu-{LINUX}.whl",))  # torch here, its torchvision on the index
     s = _session("torchvision")
     before = s.recommendation
-    assert s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),))) is before
+    assert s.fit_sources(InstallRequest(env_path=tmp_path / "env", sources=SourceSettings(find_links=(str(folder),)))) is before
     assert s.bound_folders is None and s.available is None
     assert [r.path for r in srv.log.all()] == ["/whl/cpu/torchvision/"]  # only what the folder lacks
 
 
 def test_folders_without_torch_are_not_bound(tmp_path, refused, tiny_wheels):
     s = _session()
-    s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(tiny_wheels),)))
+    s.fit_sources(InstallRequest(env_path=tmp_path / "env", sources=SourceSettings(find_links=(str(tiny_wheels),))))
     assert s.bound_folders is None and s.available is None
 
 
@@ -155,7 +156,7 @@ def test_an_answer_file_run_with_a_companion_binds_the_same_way(tmp_path, refuse
     obs = _StopAtPlan()
     s.detect = lambda target=None: s.use_system(SystemReport.from_dict(CPU_BOX))  # this CPU box, as a report
     with pytest.raises(_StopAtPlan.Stop):
-        s.run_all(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)),
+        s.run_all(InstallRequest(env_path=tmp_path / "env", sources=SourceSettings(find_links=(str(folder),))),
                   choices=Choices(packages=("torchvision",)), options=RunOptions(verify=False), observer=obs)
     assert obs.plan.index.offline and "torchvision==0.29.1" in obs.plan.packages
     assert s.bound_folders == (str(folder),)
@@ -169,7 +170,7 @@ def test_a_bound_recommendation_does_not_warn_that_the_sources_lack_it(tmp_path,
     local labels, and PyPI's files have none) must not add "your sources hold neither …"."""
     folder = _folder(tmp_path)
     s = _session("torchvision")
-    rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
+    rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env", sources=SourceSettings(find_links=(str(folder),))))
     assert "rec.not_on_offer" not in rec.warning_codes and not rec.warnings, [render(w) for w in rec.warnings]
 
 
@@ -178,7 +179,7 @@ def test_without_a_companion_the_newest_build_on_offer_is_enough(tmp_path, refus
     sources offer already installs from the folder, with its reason; nothing is bound."""
     folder = _folder(tmp_path, (f"torch-2.13.0+cpu-{LINUX}.whl",))
     s = _session()
-    rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
+    rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env", sources=SourceSettings(find_links=(str(folder),))))
     assert rec.packages == ("torch==2.13.0+cpu",) and s.bound_folders is None
     assert "the newest build available in your folder" in render(rec.availability)
 
@@ -191,7 +192,7 @@ def test_each_index_page_is_read_once_while_the_sources_are_fitted(tmp_path, ind
     monkeypatch.setenv("TORCH_SETUP_TORCH_INDEX", srv.origin + "/whl/")
     folder = _folder(tmp_path, (f"torch-2.13.0+cpu-{LINUX}.whl",))
     s = _session()
-    rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)))
+    rec = s.fit_sources(InstallRequest(env_path=tmp_path / "env", sources=SourceSettings(find_links=(str(folder),))))
     assert rec.packages == ("torch==2.13.0+cpu",)
     assert [r.path for r in srv.log.all()].count("/whl/cpu/torch/") == 1, [r.path for r in srv.log.all()]
     before = len(srv.log.all())
@@ -199,6 +200,6 @@ def test_each_index_page_is_read_once_while_the_sources_are_fitted(tmp_path, ind
     run = Session(source="unattended")
     run.detect = lambda target=None: run.use_system(SystemReport.from_dict(CPU_BOX))
     with pytest.raises(_StopAtPlan.Stop):
-        run.run_all(InstallRequest(env_path=tmp_path / "env", find_links=(str(folder),)),
+        run.run_all(InstallRequest(env_path=tmp_path / "env", sources=SourceSettings(find_links=(str(folder),))),
                     options=RunOptions(verify=False), observer=obs)
     assert [r.path for r in srv.log.all()[before:]].count("/whl/cpu/torch/") == 1

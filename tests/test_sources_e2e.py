@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core import envs
+from app.core.env import backends as envs
 from tests.netlab import FORBIDDEN, Drop, Redirect, Slow, WrongHash
 from tests.netlab.clients import clean_env
 
@@ -53,7 +53,7 @@ def test_install_from_a_folder_when_the_pytorch_index_is_unreachable(tmp_path, t
     assert why in r.stderr  # the plan says why that version
     assert "no index is used" in r.stderr
     warning = next(line for line in r.stderr.splitlines() if "cannot be reached" in line)
-    assert warning.lstrip().startswith("?") and "nothing is needed from it" in warning  # a warning, not a refusal
+    assert warning.lstrip().startswith("?") and "Nothing is needed from it" in warning  # a warning, not a refusal
     log = next((home / "logs").glob("install-*.log")).read_text(encoding="utf-8")
     assert "--no-index" in log and "--offline" in log  # the installer ran with no index at all
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from app.core.machine_load import LoadWatch
+from app.core.measure.machine_load import LoadWatch
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "benchmarks" / "speedtest_screens.py"

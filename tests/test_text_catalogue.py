@@ -1,4 +1,4 @@
-"""Texts by code (app.core.text): every msg() in app/ is translated, with the same placeholders.
+"""Texts by code (app.core.base.text): every msg() in app/ is translated, with the same placeholders.
 
 The scan reads the source (ast), so a code used anywhere is found without running it. A code
 is one sentence: two msg() calls with the same code must carry the same English template.
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core import text
-from app.core.text import Joined, msg, render
+from app.core.base import text
+from app.core.base.text import Joined, msg, render
 
 REPO = Path(__file__).resolve().parents[1]
 CATALOGUE_DIR = REPO / "resources" / "i18n" / "core"
@@ -55,9 +55,9 @@ def scan_codes() -> tuple[dict[str, str], list[str]]:
 
 
 def _scan_probe_tables(add, problems: list[str]) -> None:
-    """The verify probe's TITLES / DETAILS, which app.core.verify reads from the probe's source
+    """The verify probe's TITLES / DETAILS, which app.core.measure.verify reads from the probe's source
     (one home): each is a table like texts(PROBE_TEXTS[name], {...})."""
-    from app.core.verify import PROBE_TEXTS
+    from app.core.measure.verify import PROBE_TEXTS
 
     path = REPO / "app" / "probes" / "verify.py"
     if not path.exists():  # a scan of another tree (the scanner's own tests)

@@ -142,7 +142,7 @@ formats = ["json", "md", "html"]
     res = cli("install", "--config", f, "--yes", netns=_can_unshare(), timeout=1200)
     assert res.returncode == 0, res.stderr[-3000:]
     host = platform.node()
-    stem = __import__("app.core.report", fromlist=["safe_stem"]).safe_stem(host)
+    stem = __import__("app.core.pipeline.report", fromlist=["safe_stem"]).safe_stem(host)
     report = tmp_path / "reports" / f"{stem}.json"
     assert report.is_file(), sorted(p.name for p in (tmp_path / "reports").iterdir())
     assert (tmp_path / "reports" / f"{stem}.html").is_file()

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from app.core.compat import load_compat
-from app.core.detect import explain
+from app.core.base.errors import BadInput
+from app.core.base.text import render
+from app.core.compat.data import load_compat
 from app.core.detection import pci, vendors, windows
+from app.core.detection.detect import explain
 from app.core.detection.merge import merge_gpus
-from app.core.errors import BadInput
+from app.core.detection.system import GPU, SystemReport
 from app.core.recommend import recommend
-from app.core.system import GPU, SystemReport
-from app.core.text import render
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = load_compat(bundled=True)

@@ -17,14 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from app.core import guard, registry
-from app.core.distinfo import Dist, distributions
+from app.core.base.text import render
+from app.core.env import guard, registry
+from app.core.env.distinfo import Dist, distributions
 from app.core.install import InstallRequest, install, plan
 from app.core.lifecycle import staging
 from app.core.lifecycle.common import Refused
 from app.core.lifecycle.companions import check_companions
 from app.core.lifecycle.upgrade import keep_requirements, plan_upgrade, staging_plan
-from app.core.text import render
+from app.core.sources.settings import SourceSettings
 from tests.helpers import SCRIPTS, site_packages, venv_python
 from tests.helpers import run_cli as _cli
 from tests.helpers import torch_in as _torch
@@ -39,8 +40,9 @@ from tests.tree import digest
 
 
 def _make_env(env: Path, wheels: Path, default_index: str, *extra: str) -> Path:
-    p = plan(InstallRequest(env_path=env, packages=("torch==2.13.0+cpu", "six", *extra), find_links=(str(wheels),),
-                            default_index_url=default_index))
+    p = plan(InstallRequest(env_path=env, packages=("torch==2.13.0+cpu", "six", *extra), sources=SourceSettings(find_links=(str(wheels),),
+                                                                                                                default_index=default_index)
+                            ))
     result = install(p)
     registry.record_install(result, p, None)
     return env
@@ -71,7 +73,7 @@ def test_upgrade_verifies_in_staging_swaps_and_undoes(tmp_path, capsys, local_wh
     (squatter / "data" / "mine.csv").write_text("x,y\n", encoding="utf-8")
     kept = digest(squatter)
     rc, out, err = _cli(capsys, *_upgrade_args(env, second_torch))
-    assert rc == 2 and "was not made by this assistant" in out + err, out + err
+    assert rc == 2 and "holds no mark of this assistant" in out + err, out + err
     assert digest(squatter) == kept and digest(env) == before
     shutil.rmtree(squatter)
 
@@ -194,7 +196,7 @@ def test_companions_requires_dist_and_family_and_extensions(tmp_path):
     assert rep.extensions == ("xformers",)
     assert "不满足" in render(rep.conflicts[0].text, "zh_CN")
     # torchvision with no release for the new torch (compat data: "")
-    from app.core.compat import load_compat
+    from app.core.compat.data import load_compat
 
     build_dist = site_packages(env) / "torchvision-0.28.0.dist-info"
     build_dist.mkdir()
@@ -277,3 +279,38 @@ def test_foreign_entries_are_the_users_files(tmp_path):
     (env / "pip.conf").write_text("[global]\n", encoding="utf-8")
     assert staging.foreign_entries(env) == ["notebook.ipynb"]
 
+
+
+@pytest.mark.posix_only("a 1 MB tmpfs mounted as root (Linux)")
+def test_a_full_disk_during_the_upgrade_is_said_in_words_and_leaves_nothing(tmp_path):
+    """Issue 27: with the assistant's own folders on a disk that is full, an upgrade said a bare
+    "No space left on device" and left its staging env beside the env (the log's last write failed
+    after ``uv venv`` had made it, before the run knew it was its own). Now: what stopped it and
+    where, the env unchanged, the staging env gone. A real 1 MB tmpfs, filled; real uv."""
+    home = tmp_path / "home"
+    home.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(home)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+    try:
+        env = _fake_env(tmp_path / "E")  # six is kept: its requirements file goes to the full disk
+        before = digest(env)
+        for sub in ("logs", "cache", "data", "state", "config"):
+            (home / sub).mkdir()
+        with open(home / "filler", "wb", buffering=0) as fh:
+            try:
+                while True:
+                    fh.write(b"\0" * 4096)
+            except OSError:  # full
+                pass
+        res = subprocess.run([sys.executable, "-m", "app", "upgrade", "--env", str(env), "--packages",
+                              "torch==2.14.1", "--find-links", str(tmp_path), "--yes"],
+                             cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "TORCH_SETUP_HOME": str(home)}, stdin=subprocess.DEVNULL)
+    finally:
+        subprocess.run(["umount", "-l", str(home)], capture_output=True)
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert f"The upgrade stopped before the swap: the disk is full ({home}" in res.stderr, res.stderr[-2000:]
+    assert "the staging environment" in res.stderr and "was removed" in res.stderr
+    assert digest(env) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["E", "home"]  # no staging env left beside it

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from app.core.events import StepEvent
-from app.core.verify import VerifyReport, run_verify
+from app.core.base.events import StepEvent
+from app.core.measure.verify import VerifyReport, run_verify
 
 CPU_CHECKS = ("torch_import", "cpu_matmul", "cpu_conv2d", "cpu_training", "cpu_autocast", "gloo_all_reduce")
 ACCEL_CHECKS = ("accelerator", "arch_list", "device_round_trip", "device_matmul", "device_conv2d",
@@ -79,12 +79,19 @@ def test_report_round_trips_through_json(verified):
 
 @pytest.mark.slow
 def test_expect_cuda_turns_no_accelerator_into_a_failure(torch_env):
-    _env, py = torch_env
-    report = run_verify(py, expect="cuda", distributed=False)
+    from app.core.env import activate_vars
+
+    env, py = torch_env
+    try:  # and the probe runs with the variables the env's activation sets (issue 25)
+        activate_vars.apply(env, {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": "1"})
+        report = run_verify(py, expect="cuda", distributed=False)
+    finally:
+        activate_vars.lift(env)
     acc = report.check("accelerator")
     assert acc.status == "failed" and "CPU-only" in str(acc.detail)
     assert not report.ok
     assert report.check("gloo_all_reduce").status == "skipped"
+    assert report.interpreter.env.get("CUDA_VISIBLE_DEVICES") == "1"
 
 
 @pytest.mark.slow

@@ -1,9 +1,9 @@
 """Verification checks are texts by code, and the arch check is the assistant's rule.
 
 The probe reports each check as a stable name, a status and an outcome code with plain values
-(it also writes English for people reading raw output); app.core.verify turns that into checks
+(it also writes English for people reading raw output); app.core.measure.verify turns that into checks
 whose title and detail render in any language, and decides ``arch_list`` with
-app.core.cuda.arch_covers (NVIDIA) or gfx membership (ROCm) from the facts the probe recorded.
+app.core.compat.cuda.arch_covers (NVIDIA) or gfx membership (ROCm) from the facts the probe recorded.
 The recorded probe output is a real run of the torch 2.13.0 CPU wheel; the GPU cases are
 derived from it by replacing the build, devices and accelerator checks."""
 from __future__ import annotations
@@ -19,12 +19,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core import cuda
-from app.core.compat import load_compat
-from app.core.events import StepEvent
-from app.core.paths import probes_dir
-from app.core.text import Msg, render
-from app.core.verify import Check, VerifyReport, check_from_step, check_title, detail_codes
+from app.core.base.events import StepEvent
+from app.core.base.paths import probes_dir
+from app.core.base.text import Msg, render
+from app.core.compat import cuda
+from app.core.compat.data import load_compat
+from app.core.measure.verify import Check, VerifyReport, check_from_step, check_title, detail_codes
 
 RECORDED = Path(__file__).parent / "fixtures" / "verify-probe" / "result-torch2.13.0-cpu-linux.json"
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -72,7 +72,7 @@ def derived_gpu_result(backend: str, devices: list[dict], arch_list: list[str]) 
 def test_the_core_writes_the_probes_english_read_from_the_probe_itself():
     """One home: the core's titles and details are the probe's tables (read from its source),
     plus the outcomes of the arch check, which only the core decides."""
-    from app.core import verify as core
+    from app.core.measure import verify as core
 
     for code, template in PROBE.DETAILS.items():
         params = {f: 1.5 if spec else "x" for _, f, spec, _ in string.Formatter().parse(template) if f}
@@ -84,7 +84,7 @@ def test_the_core_writes_the_probes_english_read_from_the_probe_itself():
 
 
 def test_probe_tables_must_be_literal_dicts(tmp_path, monkeypatch):
-    from app.core import probe
+    from app.core.measure import probe
 
     (tmp_path / "p.py").write_text('TITLES = {"a": "A"}\nDETAILS = dict(a="b")\n', encoding="utf-8")
     monkeypatch.setattr(probe, "probes_dir", lambda: tmp_path)
@@ -162,7 +162,7 @@ def test_step_events_become_checks_with_their_text():
     assert render(check_title("nccl_all_reduce")) == "Two-process all_reduce across GPUs (NCCL)"
 
 
-# ------------------------------------------------------------------ the arch rule: app.core.cuda
+# ------------------------------------------------------------------ the arch rule: app.core.compat.cuda
 
 ccs = st.tuples(st.integers(3, 12), st.integers(0, 9))
 entries = st.one_of(ccs.map(lambda c: f"sm_{c[0]}{c[1]}"), ccs.map(lambda c: f"compute_{c[0]}{c[1]}"),

@@ -7,15 +7,15 @@ import os
 
 import pytest
 
-from app.core.bench import run_bench
-from app.core.verify import run_verify
+from app.core.measure.bench import run_bench
+from app.core.measure.verify import run_verify
 
 GPU_ENV = os.environ.get("TORCH_SETUP_GPU_ENV")
 pytestmark = pytest.mark.skipif(not GPU_ENV, reason="set TORCH_SETUP_GPU_ENV to an env with a GPU torch")
 
 
 def test_verify_on_the_gpu():
-    from app.core.probe import resolve_python
+    from app.core.measure.probe import resolve_python
 
     rep = run_verify(resolve_python(GPU_ENV))
     assert rep.accelerator in ("cuda", "rocm", "mps", "xpu"), [c.detail for c in rep.checks]
@@ -30,7 +30,7 @@ def test_verify_on_the_gpu():
 
 
 def test_bench_on_the_gpu():
-    from app.core.probe import resolve_python
+    from app.core.measure.probe import resolve_python
 
     rep = run_bench(resolve_python(GPU_ENV), sizes=[1024, 4096], dtypes=["fp32", "tf32", "fp16", "bf16"], budget_s=60)
     assert rep.device != "cpu" and rep.results

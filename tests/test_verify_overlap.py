@@ -14,11 +14,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from app.core.errors import UserError
-from app.core.paths import probes_dir
-from app.core.probe import ProbeFailed, run_probe
-from app.core.runner import clean_env
-from app.core.verify import VerifyReport
+from app.core.base.errors import UserError
+from app.core.base.paths import probes_dir
+from app.core.measure.probe import ProbeFailed, run_probe
+from app.core.measure.verify import VerifyReport
+from app.core.proc.runner import clean_env
 
 PROBE = probes_dir() / "verify.py"
 CPU = ("cpu_matmul", "cpu_conv2d", "cpu_training", "cpu_autocast")

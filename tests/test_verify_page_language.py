@@ -10,10 +10,10 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+from app.core.base.text import render
+from app.core.detection.system import GPU, SystemReport
 from app.core.doctor import Diagnosis, analyze
-from app.core.system import GPU, SystemReport
-from app.core.text import render
-from app.core.verify import VerifyReport
+from app.core.measure.verify import VerifyReport
 
 RECORDED = Path(__file__).parent / "fixtures" / "verify-probe" / "result-torch2.13.0-cpu-linux.json"
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -25,7 +25,7 @@ def _rows(page) -> list[tuple[str, str]]:
 
 
 def test_checks_and_findings_follow_the_language_switch(qtbot):
-    from app.core.session import Session
+    from app.core.pipeline.session import Session
     from app.gui import i18n as gui_i18n
     from app.gui.pages.verify import VerifyPage
     from app.gui.state import WizardState

@@ -1,5 +1,5 @@
 """The command line's own output never raises UnicodeEncodeError, whatever code page its stream
-is in (app.core.consoles): a redirected stream on Windows is in the ANSI code page (cp1252 on an
+is in (app.core.base.consoles): a redirected stream on Windows is in the ANSI code page (cp1252 on an
 English machine), PYTHONIOENCODING may name any (cp437, cp936), and the user's folders hold
 names such as 张伟. What the stream cannot encode comes out as a backslash escape, so a JSON
 document stays valid and loses nothing. Runs on every OS; on Windows also with no
@@ -67,7 +67,7 @@ def test_windows_pipe_in_its_own_code_page(cjk_target):
 
 
 def test_only_streams_that_cannot_encode_everything_are_changed():
-    from app.core import consoles
+    from app.core.base import consoles
 
     raw = io.BytesIO()
     cp = io.TextIOWrapper(raw, encoding="cp1252", newline="\n")

@@ -11,8 +11,8 @@ import sysconfig
 
 import pytest
 
-from app.core import envs
 from app.core.detection import pythons
+from app.core.env import backends as envs
 
 windows_only = pytest.mark.skipif(os.name != "nt", reason="a real Windows CPython (the Windows lane)")
 

@@ -1,4 +1,4 @@
-"""The env lock excludes a second run on Windows as on Linux (app.core.locks).
+"""The env lock excludes a second run on Windows as on Linux (app.core.base.locks).
 
 On Windows ``msvcrt.locking`` locks the byte at the file's current position: a lock file opened
 for appending, once the first holder had written who it is, made every later run lock another
@@ -18,17 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from app.core import locks
-from app.core.errors import BadInput
-from app.core.text import render
+from app.core.base import locks
+from app.core.base.errors import BadInput
+from app.core.base.text import render
 
 REPO = Path(__file__).resolve().parents[1]
 
 _TRY = textwrap.dedent("""
     import sys
-    from app.core import locks
-    from app.core.errors import BadInput
-    from app.core.text import render
+    from app.core.base import locks
+    from app.core.base.errors import BadInput
+    from app.core.base.text import render
     try:
         lock = locks.acquire(sys.argv[1], "repair")
     except BadInput as exc:
@@ -60,7 +60,7 @@ def holder(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
     env, ready = tmp_path / "env", tmp_path / "ready"
     code = textwrap.dedent(f"""
         import pathlib, time
-        from app.core import locks
+        from app.core.base import locks
         lock = locks.acquire({str(env)!r}, "install")
         pathlib.Path({str(ready)!r}).write_text("x", encoding="utf-8")
         time.sleep(120)
@@ -123,7 +123,7 @@ def test_a_child_of_the_holder_does_not_keep_the_lock_after_the_holder_died(tmp_
     env, ready = tmp_path / "env", tmp_path / "ready"
     code = textwrap.dedent(f"""
         import pathlib, subprocess, sys
-        from app.core import locks
+        from app.core.base import locks
         lock = locks.acquire({str(env)!r}, "install")
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
         pathlib.Path({str(ready)!r}).write_text(str(child.pid), encoding="utf-8")

@@ -1,5 +1,5 @@
 """Windows folders are folders: ``C:\\wheels``, ``D:\\bundle``, ``\\\\server\\share\\wheels`` and
-``file:///C:/wheels`` are accepted wherever a wheel folder or a bundle is (app.core.locations).
+``file:///C:/wheels`` are accepted wherever a wheel folder or a bundle is (app.core.base.locations).
 
 Before, ``urlsplit("C:\\\\wh").scheme == "c"`` made the pre-flight refuse every absolute Windows
 path ("unsupported URL scheme 'c'") and ``file:///C:/wh`` became ``\\C:\\wh``. The rule's cases
@@ -17,11 +17,11 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import pytest
 
-from app.core.answers import parse_answers
-from app.core.envs import env_python
-from app.core.indexes import check_url
+from app.core.base.text import render
+from app.core.env.backends import env_python
+from app.core.net.indexes import check_url
+from app.core.pipeline.answers import parse_answers
 from app.core.sources import SourceSettings
-from app.core.text import render
 from tests.netlab import build_wheel
 from tests.test_bundle_closed import make_bundle
 
@@ -30,7 +30,7 @@ WINDOWS = os.name == "nt"
 
 
 def _loc():  # imported in each test: the behaviour tests below also run against a checkout without it
-    from app.core import locations
+    from app.core.base import locations
 
     return locations
 
@@ -146,11 +146,11 @@ def test_an_answer_file_takes_windows_and_file_url_folders(tmp_path):
     text = (f"[environment]\npath = 'env'\n[sources]\nfind_links = {json.dumps(_forms(wheels))}\n"
             f"bundle = {json.dumps(bundle.as_uri())}\n")
     a = parse_answers(text, base=tmp_path)
-    assert list(a.find_links) == [wheels] * len(_forms(wheels))
-    assert a.bundle == bundle
+    assert list(a.sources.find_links) == [str(wheels)] * len(_forms(wheels))
+    assert a.sources.bundle == bundle
     local_index = parse_answers(f"[environment]\npath = 'e'\n[sources]\nmirror = {json.dumps(str(wheels))}\n",
                                 base=tmp_path)
-    assert local_index.mirror == str(wheels)
+    assert local_index.sources.default_index == str(wheels)
 
 
 # ------------------------------------------------------------------ real installs through the CLI

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.text import render
+from app.core.base.text import render
 from tests.helpers import fake_program
 from tests.netlab import build_wheel
 
@@ -269,7 +269,7 @@ def test_the_powershell_line_lifts_the_execution_policy_for_its_window_only():
 
 def test_a_refusal_with_actions_names_the_env_option_with_the_folder_offered():
     from app.commands._errors import format_error
-    from app.core.errors import BadInput
+    from app.core.base.errors import BadInput
     from app.core.install import raise_for_checks
 
     c = _wc().path_verdict(ENV_DEEP, _need(), False, {})

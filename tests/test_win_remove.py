@@ -1,4 +1,4 @@
-"""Rollback and removal delete what Windows makes hard to delete (app.core.deletion).
+"""Rollback and removal delete what Windows makes hard to delete (app.core.base.deletion).
 
 On Windows ``os.unlink`` refuses a read-only file (WinError 5), and a file another program has
 open (an antivirus scan, the indexer, a python.exe still exiting) with a sharing violation
@@ -157,20 +157,20 @@ def test_a_tree_deeper_than_max_path_is_removed(tmp_path):
     ("C:drive-relative", "C:drive-relative"),
 ])
 def test_extended_path_forms(given, extended):
-    from app.core.deletion import extended_path
+    from app.core.base.deletion import extended_path
 
     assert extended_path(given) == extended
 
 
 @pytest.mark.parametrize("path", ["C:\\envs\\torch", "\\\\server\\share\\envs\\torch"])
 def test_the_user_sees_the_path_without_the_prefix(path):
-    from app.core.deletion import extended_path, shown_path
+    from app.core.base.deletion import extended_path, shown_path
 
     assert shown_path(extended_path(path)) == path
 
 
 def test_only_long_windows_paths_get_the_extended_form():
-    from app.core.deletion import LONG_PATH, os_path
+    from app.core.base.deletion import LONG_PATH, os_path
 
     short = "C:\\envs\\torch\\Lib\\site-packages\\torch\\__init__.py"
     deep = "C:\\envs\\" + "\\".join(["d" * 30] * 9) + "\\file.txt"

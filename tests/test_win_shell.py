@@ -1,4 +1,4 @@
-"""Commands shown to the user, right for the shell they are meant for (app.core.shells).
+"""Commands shown to the user, right for the shell they are meant for (app.core.base.shells).
 
 The pure rules are checked on every OS; on Windows (the lane) the cmd forms are run for real
 through ``cmd.exe`` from a folder like ``C:\\Users\\Tom Smith\\张伟\\torch env``. PowerShell is a
@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core import runner, shells
+from app.core.base import shells
 from app.core.lifecycle.terminal import windows_activation, windows_terminal
+from app.core.proc import runner
 from app.core.remedies import Action, ActionKind
 from app.core.remedies.commands import command_for
 from app.gui.pages._commands import command_text

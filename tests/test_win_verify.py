@@ -25,10 +25,10 @@ import time
 import psutil
 import pytest
 
-from app.core.paths import probes_dir
-from app.core.probe import run_probe
-from app.core.runner import clean_env, run
-from app.core.verify import VerifyReport
+from app.core.base.paths import probes_dir
+from app.core.measure.probe import run_probe
+from app.core.measure.verify import VerifyReport
+from app.core.proc.runner import clean_env, run
 from tests.helpers import scratch
 
 pytestmark = [pytest.mark.slow, pytest.mark.lane, pytest.mark.timeout(900)]

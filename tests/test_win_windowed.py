@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.secrets import MaskingStream, forget_all, remember
+from app.core.base.secrets import MaskingStream, forget_all, remember
 from tests.conftest import REPO
 
 # The windowed run: it records which streams it started with, then runs the real entry point
@@ -139,7 +139,7 @@ def test_print_and_a_warning_over_no_stream_do_not_raise(monkeypatch):
 
 
 def test_console_streams_route_the_missing_ones_to_one_log(tmp_path, monkeypatch):
-    from app.core.streams import LogFile, console_streams
+    from app.core.base.streams import LogFile, console_streams
 
     monkeypatch.setenv("TORCH_SETUP_HOME", str(tmp_path))
     real = io.StringIO()
@@ -162,7 +162,7 @@ def test_console_streams_route_the_missing_ones_to_one_log(tmp_path, monkeypatch
 
 
 def test_a_log_that_cannot_be_made_loses_its_text_quietly(tmp_path, monkeypatch):
-    from app.core.streams import LogFile
+    from app.core.base.streams import LogFile
 
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the home folder would be", encoding="utf-8")

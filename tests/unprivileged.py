@@ -175,7 +175,7 @@ def _python_for(uid: int, root: Path, lib: Path) -> tuple[str | None, list[str]]
     candidates += [f"{d}/python{major}.{minor}" for d in ("/usr/local/bin", "/usr/bin", "/bin")]
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(lib), "HOME": str(root),
            "PYTHONDONTWRITEBYTECODE": "1"}
-    probe = "import sys, app.cli, app.core.paths as p; print(sys.version_info[:2], p.resources_dir())"
+    probe = "import sys, app.cli, app.core.base.paths as p; print(sys.version_info[:2], p.resources_dir())"
     tried: list[str] = []
     for py in dict.fromkeys(candidates):
         if not os.path.exists(py):

@@ -49,7 +49,7 @@ def python_spec(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{value!r} is not a Python 3 version such as 3.12 (give X.Y, or the path "
                                          "of an interpreter)")
     if not _VERSION_LIKE.match(value):  # a path: usable as one (length, NUL) or refused naming the flag
-        from app.core.schema import path_problem  # start-up: only when a path is given
+        from app.core.base.schema import path_problem  # start-up: only when a path is given
 
         problem = path_problem(value)
         if problem is not None:
@@ -67,9 +67,9 @@ def python_version(text: str) -> str:
 
 def requirement(text: str) -> str:
     """One package requirement (``torch``, ``torch==2.13.0``, a wheel path); never an option or empty."""
-    from app.core.errors import BadInput, render_hint
-    from app.core.requirements import requirement_name
-    from app.core.text import render
+    from app.core.base.errors import BadInput, render_hint
+    from app.core.base.requirements import requirement_name
+    from app.core.base.text import render
 
     try:
         requirement_name(text, field="package")

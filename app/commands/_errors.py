@@ -4,8 +4,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from app.core.errors import UserError, render_hint
-from app.core.text import msg, render
+from app.core.base.errors import UserError, render_hint
+from app.core.base.text import msg, render
 
 __all__ = ["format_error"]
 
@@ -23,14 +23,16 @@ def format_error(err: UserError, argv: Sequence[str], lang: str = "en") -> str:
         out += ["", render(r.explanation, lang), *("  - " + render(d, lang) for d in r.details)]
     actions = err.actions
     if actions:
+        from app.core.base.shells import current_shell
         from app.core.remedies.commands import cli_text  # start-up: only a failed run needs it
-        from app.core.shells import current_shell
 
         shell = current_shell()  # the commands as the user's shell reads them (cmd, PowerShell, POSIX)
         out += ["", render(msg("cli.what_to_do", "What to do:"), lang)]
         out += [f"  {i}. " + render(cli_text(a, argv, os_family=os_family, answers=answers, shell=shell), lang)
                 for i, a in enumerate(actions, 1)]
-    if err.hint:
+    if err.hint and actions:  # the actions above are "What to do"; the hint is another way, said once
+        out += ["", render(msg("errors.or_else", "Otherwise: {hint}", hint=render_hint(err.hint, lang, "cli")), lang)]
+    elif err.hint:
         out += ["", render(msg("errors.what_to_do", "What to do: {hint}", hint=render_hint(err.hint, lang, "cli")),
                            lang)]
     if err.log_path:

@@ -2,7 +2,7 @@
 and what a signal does.
 
 Shared by ``install``, ``install --config`` (:mod:`app.commands.unattended`) and ``bundle``.
-The CLI speaks English: core texts are rendered with :func:`app.core.text.render` (English).
+The CLI speaks English: core texts are rendered with :func:`app.core.base.text.render` (English).
 
 A console that went away (``install … 2>&1 | head -2``, a dropped SSH session) never stops a
 run or its rollback: every write goes through :class:`Console`, which drops what cannot be
@@ -23,11 +23,12 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import IO, TYPE_CHECKING, TextIO
 
-from app.core.enums import Phase, PhaseState
-from app.core.errors import BadInput, Cancelled
-from app.core.events import Event, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
-from app.core.runner import CancelToken
-from app.core.text import render
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import BadInput, Cancelled
+from app.core.base.events import Event, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
+from app.core.base.printable import CLEAR_LINE, Own
+from app.core.base.text import render
+from app.core.proc.runner import CancelToken
 
 if TYPE_CHECKING:  # start-up: the install core is imported when a command runs, not when it registers
     from app.core.install import Check, InstallPlan
@@ -116,7 +117,7 @@ class Renderer:
 
     def _write(self, text: str) -> None:
         if self._bar_shown:
-            self.stream.write("\r\033[K")
+            self.stream.write(Own(CLEAR_LINE))
             self._bar_shown = False
         self.stream.write(text + "\n")
         self.stream.flush()
@@ -169,7 +170,8 @@ class Renderer:
         else:
             return
         bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
-        self.stream.write(f"\r\033[K[{bar}] {frac * 100:3.0f}% {what} {e.package or ''}"[:120])
+        self.stream.write(Own(CLEAR_LINE))  # the one escape that is ours; the rest is filtered as any text
+        self.stream.write(f"[{bar}] {frac * 100:3.0f}% {what} {e.package or ''}"[:114])
         self.stream.flush()
         self._bar_shown = True
 
@@ -187,9 +189,10 @@ def print_plan(plan: InstallPlan, checks: Sequence[Check], out: TextIO | Console
     where = "new" if plan.new_env else "existing"
     print(f"Environment : {plan.env_path} ({where} {plan.kind}, {plan.installer})", file=out)
     py = plan.python
-    print("Python      : " + (f"{py.version} ({py.path})" if py else
+    print("Python      : " + (f"{py.version} ({py.executable})" if py else
                               f"{plan.uv_python or plan.python_request or 'default'} (uv will look for it)"), file=out)
-    print("Packages    : " + (" ".join(plan.packages) or f"from bundle {plan.request.bundle}"), file=out)
+    whence = f"from the lock {plan.request.lock}" if plan.request.lock else f"from bundle {plan.request.sources.bundle}"
+    print("Packages    : " + (" ".join(plan.packages) or whence), file=out)
     if plan.index.torch_index:
         print(f"Torch index : {plan.index.torch_index}", file=out)
     if plan.index.find_links:
@@ -205,7 +208,7 @@ def confirm(args: argparse.Namespace, out: TextIO | Console) -> None:
     """Ask before changing anything, unless ``--yes``; no terminal to ask on is a refusal."""
     if args.yes:
         return
-    from app.core.consoles import stdin_is_terminal
+    from app.core.base.consoles import stdin_is_terminal
 
     if not stdin_is_terminal():
         raise BadInput("Refusing to install without confirmation: standard input is not a "

@@ -13,13 +13,13 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from app.commands._args import positive_float, positive_int
-from app.core.errors import EXIT_CANCELLED, EXIT_OK
-from app.core.serial import dumps
+from app.core.base.errors import EXIT_CANCELLED, EXIT_OK
+from app.core.base.serial import dumps
 
 if TYPE_CHECKING:  # the core's modules load when the command runs (a cheap --help)
-    from app.core.bench import BenchReport
-    from app.core.events import Event
-    from app.core.runner import CancelToken
+    from app.core.base.events import Event
+    from app.core.measure.bench import BenchReport
+    from app.core.proc.runner import CancelToken
 
 
 def register(sub) -> None:
@@ -42,8 +42,8 @@ def register(sub) -> None:
 
 
 def render(rep: BenchReport) -> str:
-    from app.core.bench import dtype_lines, headline_text, notes, peak_text, speedup_lines, warnings_of
-    from app.core.text import render as text
+    from app.core.base.text import render as text
+    from app.core.measure.bench import dtype_lines, headline_text, notes, peak_text, speedup_lines, warnings_of
 
     if rep.cancelled and not rep.all_results():
         return "The speed test was stopped before its first measurement." + (
@@ -120,10 +120,10 @@ def _ctrl_c_cancels(cancel: CancelToken) -> Iterator[None]:
 
 
 def run(args: Any) -> int:
-    from app.core.bench import run_bench
-    from app.core.events import StepEvent
-    from app.core.probe import resolve_python
-    from app.core.runner import CancelToken
+    from app.core.base.events import StepEvent
+    from app.core.measure.bench import run_bench
+    from app.core.measure.probe import resolve_python
+    from app.core.proc.runner import CancelToken
 
     python = resolve_python(args.env)
 

@@ -15,7 +15,7 @@ import sys
 from app.commands._args import python_version
 from app.commands._render import Renderer
 from app.commands.install import add_source_arguments, detect_machine, recommend_for
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
 
 
 def register(sub) -> None:
@@ -38,13 +38,15 @@ def register(sub) -> None:
                    help='a CA certificate file for HTTPS (or "system" for the OS trust store)')
     p.add_argument("--proxy", metavar="URL",
                    help="an HTTP(S) proxy (default: HTTPS_PROXY/HTTP_PROXY from the environment)")
+    p.add_argument("--lock", metavar="FILE",
+                   help="a pylock.toml (torch-setup export): bundle exactly its files, each checked by sha256")
     p.add_argument("--check", metavar="DIR", help="only check an existing bundle and exit")
     p.add_argument("--json", action="store_true", help="print the manifest as JSON")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from app.core import bundle as core
+    from app.core.install import bundle as core
     from app.core.sources import SourceSettings, availability, parse_mirrors
 
     if args.check:
@@ -57,16 +59,18 @@ def run(args) -> int:
         return 0
     if not args.out:
         raise BadInput("No output folder was given.", hint="Pass --out DIR.")
+    if args.lock:
+        return _from_lock(args)
     python = args.python or f"{sys.version_info[0]}.{sys.version_info[1]}"
     rec = None
     packages = args.packages
-    index_url = args.index_url
-    mirrors = parse_mirrors(args.mirrors)
-    sources = SourceSettings(find_links=tuple(args.find_links or ()), index_url=args.index_url, mirrors=mirrors,
+    index_url = None
+    sources = SourceSettings(torch_index=args.index_url, extra_index_urls=tuple(args.extra_index_url or ()),
+                             find_links=tuple(args.find_links or ()), mirrors=parse_mirrors(args.mirrors),
                              proxy=args.proxy, ca_bundle=args.ca_bundle)
     if not packages:
         if args.from_report:
-            from app.core.system import load_report
+            from app.core.detection.system import load_report
 
             report = load_report(args.from_report)
         else:
@@ -74,18 +78,15 @@ def run(args) -> int:
         args.python = python
         rec = recommend_for(args, report, availability(sources))  # the newest build the sources hold
         packages = list(rec.packages)
-        index_url = index_url or rec.index_url
+        index_url = rec.index_url
         if not packages:
             raise BadInput("The recommendation names no packages.",
                            hint="Pass --packages explicitly.")
     renderer = Renderer(sys.stderr, quiet=args.json)
     try:
         m = core.build_bundle(args.out, packages=packages, python_version=python,
-                              platform=args.platform, index_url=index_url,
-                              extra_index_urls=args.extra_index_url or (),
-                              find_links=args.find_links or (), recommendation=rec,
-                              on_event=renderer, mirrors=mirrors, proxy=args.proxy, ca_bundle=args.ca_bundle,
-                              user_index=bool(args.index_url))
+                              platform=args.platform, sources=sources, index_url=index_url, recommendation=rec,
+                              on_event=renderer)
     finally:
         renderer.close()
     if args.json:
@@ -97,4 +98,35 @@ def run(args) -> int:
         if m.from_folders:
             print(f"Every wheel came from your folder(s) {', '.join(m.find_links)}; no index was used.")
         print(f"On the target: torch-setup install --env PATH --from-bundle {args.out}")
+    return 0
+
+
+_NOT_WITH_LOCK = ("packages", "torch", "variant", "backend", "from_report", "python", "platform", "index_url")
+
+
+def _from_lock(args) -> int:
+    """``bundle --lock FILE --out DIR``: the lock's files (from its folders, or downloaded and checked)."""
+    from pathlib import Path
+
+    from app.commands._lab import refuse_beside_lock
+    from app.core.base.text import msg
+    from app.core.lab.lockbundle import bundle_from_lock
+    from app.core.pylock.lockfile import read_lock
+
+    refuse_beside_lock(args, _NOT_WITH_LOCK)
+    lock = read_lock(args.lock)
+    renderer = Renderer(sys.stderr, quiet=args.json)
+    try:
+        m = bundle_from_lock(lock, Path(args.out), find_links=args.find_links or (), proxy=args.proxy,
+                             ca_bundle=args.ca_bundle, on_event=renderer)
+    finally:
+        renderer.close()
+    if args.json:
+        print(json.dumps(m.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        from app.commands._lab import say
+
+        say(msg("lab.bundle_written", "Bundle written to {out}: the {count} files of the lock, {mb} MB, for Python "
+                "{python}. On the target: torch-setup install --env PATH --from-bundle {out}", out=args.out,
+                count=len(m.files), mb=round(m.total_bytes / 1e6), python=m.python_version))
     return 0

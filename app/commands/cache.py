@@ -10,8 +10,8 @@ import json
 import sys
 
 from app.commands.envs import ask
-from app.core.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
-from app.core.text import render
+from app.core.base.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+from app.core.base.text import render
 
 
 def register(sub) -> None:

@@ -49,7 +49,7 @@ def register(sub) -> None:
 
 def _in_use_line(data) -> str:
     if data.origin == "downloaded":
-        from app.core.compat import load_compat
+        from app.core.compat.data import load_compat
 
         bundled = load_compat(bundled=True)
         return (f"Compatibility data {data.version} ({data.date}), downloaded and verified; the bundled "
@@ -58,11 +58,11 @@ def _in_use_line(data) -> str:
 
 
 def run_status(args) -> int:
-    from app.core.compat import load_compat
-    from app.core.errors import UserError
-    from app.core.freshness import check, plan
+    from app.core.base.errors import UserError
+    from app.core.base.text import render
+    from app.core.compat.data import load_compat
+    from app.core.compat.freshness import check, plan
     from app.core.net.client import NetError
-    from app.core.text import render
 
     data = load_compat()
     try:
@@ -102,7 +102,7 @@ def run_status(args) -> int:
 
 
 def run_refresh(args) -> int:
-    from app.core import compat_refresh
+    from app.core.compat import refresh as compat_refresh
 
     if args.remove:
         removed = compat_refresh.forget()

@@ -24,9 +24,9 @@ def register(sub) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from app.core.detect import detect, explain
-    from app.core.errors import BadInput
-    from app.core.serial import dumps
+    from app.core.base.errors import BadInput
+    from app.core.base.serial import dumps
+    from app.core.detection.detect import detect, explain
 
     if args.timeout is not None and not (args.timeout > 0):
         raise BadInput(f"--timeout must be a positive number of seconds, not {args.timeout}")
@@ -42,7 +42,7 @@ def run(args) -> int:
     report = detect(args.target, timeout_s=args.timeout)
     text = dumps(report.to_dict())
     if out_path is not None:
-        from app.core.secrets import write_private
+        from app.core.base.secrets import write_private
 
         try:
             write_private(out_path, text + "\n")  # masked, mode 0600

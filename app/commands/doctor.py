@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from app.commands._args import add_command, add_from_report, add_json
 from app.commands._render import mark
-from app.core.errors import EXIT_FAILED, EXIT_OK
-from app.core.serial import dumps
-from app.core.text import render as render_text
+from app.core.base.errors import EXIT_FAILED, EXIT_OK
+from app.core.base.serial import dumps
+from app.core.base.text import render as render_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from app.core.doctor import Diagnosis
@@ -53,8 +53,8 @@ def render(diag: Diagnosis) -> str:
 
 
 def run(args) -> int:
+    from app.core.detection.system import load_report
     from app.core.doctor import diagnose
-    from app.core.system import load_report
 
     report = load_report(args.from_report) if args.from_report else None
     diag = diagnose(args.env, report=report)

@@ -4,7 +4,8 @@
     envs check ENV [--json]                   verify + doctor, recorded
     envs repair ENV [--torch VER] [--yes]     reinstall the right build (snapshot, restore on failure)
     envs guard ENV / envs unguard ENV         pin / unpin the verified torch build for later installs
-    envs kernel ENV [--remove]                a Jupyter kernel for the env
+    envs kernel ENV [--remove]                a Jupyter kernel for the env (--system: for every user)
+    envs module ENV --out DIR                 Lmod / Environment Modules modulefiles that load it
     envs terminal ENV                         how to activate it (paste into a terminal)
     envs remove ENV [--force] [--yes]         delete it (only an env; only one this app made)
     envs forget ENV                           drop it from the list (nothing deleted)
@@ -20,9 +21,9 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 from app.commands._render import Renderer, cancel_on_signals
-from app.core.errors import EXIT_FAILED, EXIT_OK, BadInput
-from app.core.serial import dumps
-from app.core.text import render
+from app.core.base.errors import EXIT_FAILED, EXIT_OK, BadInput
+from app.core.base.serial import dumps
+from app.core.base.text import render
 
 if TYPE_CHECKING:  # start-up: the core is imported when a command runs
     from app.core.lifecycle.discover import FoundEnv
@@ -68,8 +69,21 @@ def register(sub) -> None:
     a = s.add_parser("kernel", help="register (or --remove) a Jupyter kernel for the environment")
     a.add_argument("env", metavar="ENV")
     a.add_argument("--remove", action="store_true")
+    a.add_argument("--system", action="store_true",
+                   help="for every user of this machine (a JupyterHub server): Jupyter's system folder, the name "
+                        "says the GPU the environment was verified on")
+    a.add_argument("--prefix", metavar="DIR",
+                   help="with --system: install under DIR/share/jupyter/kernels (a JupyterHub's own prefix)")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=run_kernel)
+
+    a = s.add_parser("module", help="write Lmod and Environment Modules modulefiles that load the environment")
+    a.add_argument("env", metavar="ENV")
+    a.add_argument("--out", metavar="DIR", required=True, help="the modulefiles folder (module use DIR)")
+    a.add_argument("--name", metavar="NAME", help="the module's name (default: the environment folder's name)")
+    a.add_argument("--from-report", metavar="FILE", help="the machine, as a saved detect report (default: this one)")
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(func=run_module)
 
     a = s.add_parser("terminal", help="print the command that activates the environment in a terminal")
     a.add_argument("env", metavar="ENV")
@@ -104,7 +118,7 @@ def ask(args: argparse.Namespace, question: str, out: TextIO) -> None:
     """Ask before changing anything, unless ``--yes``; no terminal to ask on is a refusal (exit 2)."""
     if getattr(args, "yes", False):
         return
-    from app.core.consoles import stdin_is_terminal
+    from app.core.base.consoles import stdin_is_terminal
 
     if not stdin_is_terminal():
         raise BadInput("Refusing without confirmation: standard input is not a terminal; nothing was done.",
@@ -120,7 +134,7 @@ def ask(args: argparse.Namespace, question: str, out: TextIO) -> None:
 
 def _report(args: argparse.Namespace):
     if getattr(args, "from_report", None):
-        from app.core.system import load_report
+        from app.core.detection.system import load_report
 
         return load_report(args.from_report)
     return None
@@ -139,7 +153,7 @@ def _row(e: FoundEnv) -> list[str]:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from app.core import registry
+    from app.core.env import registry
     from app.core.lifecycle.discover import discover
 
     reg = registry.load()
@@ -171,7 +185,7 @@ def run_check(args: argparse.Namespace) -> int:
     from app.commands.doctor import render as render_diag
     from app.commands.verify import render as render_verify
     from app.core.lifecycle.check import check_env
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     cancel = CancelToken()
     renderer = Renderer(sys.stderr, quiet=args.json)
@@ -199,7 +213,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_repair(args: argparse.Namespace) -> int:
     from app.core.lifecycle.repair import plan_repair, repair
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     out = sys.stderr
     p = plan_repair(args.env, torch=args.torch, variant=args.variant, backend=args.backend, packages=args.packages,
@@ -236,25 +250,12 @@ def run_repair(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- guard
 
 def run_guard(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from app.core import guard, registry
-    from app.core.distinfo import TORCH_FAMILY, distributions
+    from app.core.env import guard
     from app.core.lifecycle.common import env_root
+    from app.core.lifecycle.protect import guard_env
 
     env = env_root(args.env)
-    rec = registry.find(env)
-    dists = distributions(env)
-    family = {n: dists[n].version for n in TORCH_FAMILY if n in dists}
-    verified = rec.verified_family if rec is not None else {}
-    if not family:
-        raise BadInput(f"{env} has no PyTorch to guard.")
-    if verified != family:
-        raise BadInput(f"The PyTorch in {env} ({', '.join(f'{n} {v}' for n, v in family.items())}) has not been "
-                       "verified, so it is not guarded.", hint=f"Check it first: torch-setup envs check {env}")
-    st = guard.apply(env, guard.pins_for(family))
-    registry.update(env, lambda r: replace(r, guard=registry.GuardRecord(st.active, st.pins, registry.now()),
-                                           updated=registry.now()) if r else None)
+    st = guard_env(env)
     if args.json:
         print(dumps(st))
     else:
@@ -268,16 +269,11 @@ def run_guard(args: argparse.Namespace) -> int:
 
 
 def run_unguard(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from app.core import guard, registry
     from app.core.lifecycle.common import env_root
+    from app.core.lifecycle.protect import unguard_env
 
     env = env_root(args.env)
-    st = guard.lift(env)
-    if registry.find(env) is not None:
-        registry.update(env, lambda r: replace(r, guard=registry.GuardRecord(False, (), registry.now()),
-                                               updated=registry.now()) if r else None)
+    st = unguard_env(env)
     if args.json:
         print(dumps(st))
     else:
@@ -295,15 +291,40 @@ def run_kernel(args: argparse.Namespace) -> int:
         folder = remove_kernel(args.env)
         print(json.dumps({"removed": folder}) if args.json else f"Removed the Jupyter kernel at {folder}.")
         return EXIT_OK
+    if args.prefix and not args.system:
+        from app.core.base.text import msg
+
+        raise BadInput(msg("lab.prefix_needs_system", "--prefix: it goes with --system (a kernel for every user)."),
+                       hint=msg("lab.prefix_needs_system_hint", "Add --system, or leave --prefix out for a kernel of "
+                                "your own."))
     renderer = Renderer(sys.stderr, quiet=args.json)
     try:
-        kr = install_kernel(args.env, on_event=renderer)
+        kr = install_kernel(args.env, on_event=renderer, system=args.system, prefix=args.prefix)
     finally:
         renderer.close()
     if args.json:
         print(dumps(kr))
     else:
         print(f'Jupyter kernel "{kr.display_name}" ({kr.name}) registered in {kr.path}.')
+    return EXIT_OK
+
+
+def run_module(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.commands._lab import machine, say
+    from app.core.base.text import msg
+    from app.core.lab.modules import env_modulefiles
+    from app.core.lifecycle.common import env_root
+
+    env = env_root(args.env)
+    files = env_modulefiles(env, Path(args.out).absolute(), machine(args.from_report), name=args.name)
+    if args.json:
+        print(dumps(files))
+        return EXIT_OK
+    say(msg("lab.module_written", "Modulefiles written: {lua} (Lmod) and {tcl} (Environment Modules). Load the "
+            "environment with: module use {out} && module load {load}", lua=str(files.lua), tcl=str(files.tcl),
+            out=str(Path(args.out).absolute()), load=f"{files.name}/{files.version}"))
     return EXIT_OK
 
 
@@ -339,7 +360,7 @@ def run_remove(args: argparse.Namespace) -> int:
         for n in p.notes:
             print(f"  {render(n)}", file=out)
         if not p.record or not p.record.made_by_app:
-            print("  (not made by this assistant: --force was given)", file=out)
+            print("  (not in this assistant's list of the environments it made: --force was given)", file=out)
     ask(args, "Delete it?", out)
     res = remove(p)
     if args.json:
@@ -354,7 +375,7 @@ def run_remove(args: argparse.Namespace) -> int:
 def run_forget(args: argparse.Namespace) -> int:
     import os
 
-    from app.core import registry
+    from app.core.env import registry
 
     path = os.path.abspath(os.path.expanduser(args.env))
     if registry.find(path) is None:

@@ -4,9 +4,9 @@ Without ``--packages`` / ``--from-bundle`` it detects this machine and installs 
 ``recommend`` chose (the recommend overrides --backend/--variant/--torch apply). It shows
 the plan and the pre-flight, asks before changing anything (unless ``--yes``), shows
 progress, and ends with the verification summary. The steps are the session's
-(:meth:`app.core.session.Session.run_all`); this module parses, asks and shows.
+(:meth:`app.core.pipeline.session.Session.run_all`); this module parses, asks and shows.
 
-The environment's lock (:mod:`app.core.locks`) is held from before the plan to the end of the
+The environment's lock (:mod:`app.core.base.locks`) is held from before the plan to the end of the
 verification: a second run into the same folder is refused at once (exit 2, naming the run
 that holds it).
 
@@ -28,20 +28,21 @@ from typing import TYPE_CHECKING
 from app.commands._args import add_build_overrides, add_json, add_packages, python_spec
 from app.commands._render import Console, Renderer, SignalCancel, cancel_on_signals, confirm, print_plan
 from app.commands.unattended import run_unattended
-from app.core.enums import Phase, PhaseState
-from app.core.errors import EXIT_FAILED, EXIT_OK, BadInput, Cancelled, UserError
-from app.core.events import PhaseEvent
-from app.core.locations import folder_path
-from app.core.runner import CancelToken
-from app.core.session import Observer, Planned, RunOptions, Session
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import EXIT_FAILED, EXIT_OK, BadInput, Cancelled, UserError
+from app.core.base.events import PhaseEvent
+from app.core.base.locations import folder_path
+from app.core.base.text import msg
+from app.core.pipeline.session import Observer, Planned, RunOptions, Session
+from app.core.proc.runner import CancelToken
 
 if TYPE_CHECKING:  # start-up: the core is imported when the command runs, not when it registers
-    from app.core import locks
+    from app.core.base import locks
+    from app.core.detection.system import SystemReport
     from app.core.install import InstallPlan, InstallRequest, InstallResult
+    from app.core.measure.verify import VerifyReport
     from app.core.recommend import Choices, Recommendation
     from app.core.sources import Availability
-    from app.core.system import SystemReport
-    from app.core.verify import VerifyReport
 
 
 def add_source_arguments(p: argparse.ArgumentParser) -> None:
@@ -101,6 +102,14 @@ def register(sub) -> None:
                    help="print every line of the installer's output")
     p.add_argument("--config", metavar="FILE",
                    help="an answer file for unattended installs (see docs)")
+    p.add_argument("--lock", metavar="FILE",
+                   help="reproduce a pylock.toml (torch-setup export): the same versions and files, checked by "
+                        "sha256; refused before anything is created when its build cannot run here")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the plan this machine would approve (with its pre-flight) and create nothing")
+    p.add_argument("--from-report", metavar="FILE",
+                   help="with --dry-run: plan for the machine a saved detect report describes (its pre-flight "
+                        "is that machine's to run)")
     p.set_defaults(func=run)
 
 
@@ -125,7 +134,7 @@ def recommend_for(args: argparse.Namespace, report: SystemReport,
 
 
 def detect_machine() -> SystemReport:
-    from app.core.detect import detect
+    from app.core.detection.detect import detect
 
     return detect()
 
@@ -134,7 +143,7 @@ def build_request(args: argparse.Namespace) -> InstallRequest:
     """The InstallRequest for parsed ``args``; without --packages / --from-bundle it names no
     packages, and the session installs its recommendation."""
     from app.core.install import InstallRequest
-    from app.core.sources import parse_mirrors
+    from app.core.sources.settings import SourceSettings, parse_mirrors
 
     if not args.env:
         raise BadInput("No environment folder was given.", hint="Pass --env PATH.")
@@ -144,11 +153,12 @@ def build_request(args: argparse.Namespace) -> InstallRequest:
     return InstallRequest(
         env_path=args.env, kind=args.kind, installer=args.installer, python=args.python,
         packages=tuple(args.packages) if args.packages else None,
-        index_url=args.index_url, extra_index_urls=tuple(args.extra_index_url or ()),
-        find_links=tuple(args.find_links or ()), bundle=folder_path(args.from_bundle) if args.from_bundle else None,
-        existing=args.existing, proxy=args.proxy, ca_bundle=args.ca_bundle,
-        default_index_url=args.default_index_url, mirrors=parse_mirrors(args.mirrors),
-    )
+        sources=SourceSettings(torch_index=args.index_url, extra_index_urls=tuple(args.extra_index_url or ()),
+                               find_links=tuple(args.find_links or ()),
+                               bundle=folder_path(args.from_bundle) if args.from_bundle else None, proxy=args.proxy,
+                               ca_bundle=args.ca_bundle, default_index=args.default_index_url,
+                               mirrors=parse_mirrors(args.mirrors)),
+        existing=args.existing)
 
 
 class _Terminal(Observer):
@@ -185,12 +195,39 @@ class _Terminal(Observer):
         self.renderer(PhaseEvent(Phase.VERIFY, PhaseState.FAILED, error.message))
 
 
+_NOT_WITH_LOCK = ("packages", "from_bundle", "torch", "variant", "backend")
+
+
+def with_lock(args: argparse.Namespace, request: InstallRequest) -> InstallRequest:
+    """``--lock FILE``: the request made the lock's (its pins, Python and sources); the lock decides
+    the packages, so the options that name packages or a build are refused beside it."""
+    from app.commands._lab import refuse_beside_lock
+    from app.core.install.lockplan import lock_request
+    from app.core.pylock.lockfile import read_lock
+
+    refuse_beside_lock(args, _NOT_WITH_LOCK)
+    return lock_request(request, read_lock(args.lock))
+
+
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "from_report", None) and not getattr(args, "dry_run", False):
+        raise BadInput(msg("lab.report_needs_dry_run", "--from-report plans for another machine: it goes with "
+                           "--dry-run only."),
+                       hint=msg("lab.report_needs_dry_run_hint", "Add --dry-run, or leave --from-report out to "
+                                "install on this machine."))
     if getattr(args, "config", None):
         return run_unattended(args)
-    from app.core import locks
+    from app.core.base import locks
 
     request = build_request(args)
+    if getattr(args, "lock", None):
+        request = with_lock(args, request)
+    if getattr(args, "dry_run", False):
+        from app.commands._lab import machine
+        from app.commands.dryrun import dry_run
+
+        return dry_run(args, request, choices_for(args),
+                       report=machine(args.from_report) if args.from_report else None)
     # held from the plan to the end of the verification: a second run is refused at once
     with locks.env_lock(args.env, "install") as lock:
         return _run_locked(args, request, lock)
@@ -198,9 +235,9 @@ def run(args: argparse.Namespace) -> int:
 
 def run_vcredist_first(args: argparse.Namespace, out: Console) -> None:
     """``--vcredist FILE``: Microsoft's runtime installer, run once the user confirmed (or --yes)."""
+    from app.core.base.shells import current_shell, join
+    from app.core.base.text import render
     from app.core.install.winchecks import VCREDIST_ARGS, run_vcredist
-    from app.core.shells import current_shell, join
-    from app.core.text import render
 
     if os.name != "nt":
         raise BadInput("--vcredist is for Windows: the Visual C++ runtime exists only there.")
@@ -219,7 +256,8 @@ def _run_locked(args: argparse.Namespace, request: InstallRequest, lock: locks.E
         run_vcredist_first(args, Console(sys.stderr))
     session = Session(source="cli")
     # Detection only when the recommendation is needed; a verification that cannot run is reported, not fatal.
-    options = RunOptions(detect=False, verify=not args.no_verify, strict=False)
+    # a lock is checked against this machine before anything is created: its report is needed then
+    options = RunOptions(detect=request.lock is not None, verify=not args.no_verify, strict=False)
     cancel = CancelToken()
     out = Console(sys.stderr)
     renderer = Renderer(out, quiet=args.json, verbose=args.verbose)

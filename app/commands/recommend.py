@@ -41,20 +41,20 @@ def argparse_suppress():
 
 
 def run(args) -> int:
-    from app.core.compat import load_compat
+    from app.core.compat.data import load_compat
     from app.core.recommend import Choices, recommend
 
     data = load_compat(args.compat) if getattr(args, "compat", None) else load_compat()
     if not getattr(args, "verified_only", False) and _status_cached():
-        from app.core.freshness import load_status, with_discovered  # start-up: only when a status is cached
+        from app.core.compat.freshness import load_status, with_discovered  # start-up: only when a status is cached
 
         data = with_discovered(data, load_status())  # releases found by `compat status`, marked assumed
     if args.from_report:
-        from app.core.system import load_report
+        from app.core.detection.system import load_report
 
         report = load_report(args.from_report)
     else:
-        from app.core.detect import detect
+        from app.core.detection.detect import detect
 
         report = detect()
     choices = Choices(backend=args.backend, variant=args.variant, torch=args.torch, python=args.python,
@@ -70,8 +70,8 @@ def run(args) -> int:
 
 
 def _status_cached() -> bool:
-    from app.core.compat import STATUS_CACHE
-    from app.core.paths import cache_dir
+    from app.core.base.paths import cache_dir
+    from app.core.compat.data import STATUS_CACHE
 
     try:
         return (cache_dir() / STATUS_CACHE).is_file()
@@ -80,8 +80,8 @@ def _status_cached() -> bool:
 
 
 def _quote(argv: Sequence[str]) -> str:
-    """The command for the shell this command was typed into (:mod:`app.core.shells`)."""
-    from app.core import shells
+    """The command for the shell this command was typed into (:mod:`app.core.base.shells`)."""
+    from app.core.base import shells
 
     return shells.join(argv, shells.current_shell())
 

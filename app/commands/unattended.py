@@ -1,10 +1,10 @@
 """Unattended install: ``torch-setup install --config answers.toml --yes``.
 
-The answer file (``app.core.answers``) holds everything the wizard asks. The run:
+The answer file (``app.core.pipeline.answers``) holds everything the wizard asks. The run:
 
 1. validates the whole answer file and the report folder: any problem is bad input
    (exit 2) before anything happens, and no report is written;
-2. runs the session (:class:`app.core.session.Session`) straight through: detect ->
+2. runs the session (:class:`app.core.pipeline.session.Session`) straight through: detect ->
    recommend -> plan -> pre-flight -> install -> verify -> speed test, the steps the wizard
    runs page by page; this module only says what happens (one ``==>`` line per step);
 3. always writes the session report (``<report folder>/<host name>.json``, plus Markdown /
@@ -24,21 +24,22 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.commands._render import Console, Renderer, SignalCancel, cancel_on_signals, confirm, print_plan
-from app.core.disk import existing_ancestor
-from app.core.errors import BadInput, Cancelled, UserError
-from app.core.runner import CancelToken
-from app.core.session import BenchOptions, Observer, Planned, RunOptions, Session
+from app.core.base.disk import existing_ancestor
+from app.core.base.errors import BadInput, Cancelled, UserError
+from app.core.pipeline.session import BenchOptions, Observer, Planned, RunOptions, Session
+from app.core.proc.runner import CancelToken
 
 if TYPE_CHECKING:  # start-up: the core's larger modules load when the run starts
-    from app.core.answers import Answers
-    from app.core.bench import BenchReport
     from app.core.install import InstallRequest, InstallResult
+    from app.core.measure.bench import BenchReport
+    from app.core.measure.verify import VerifyReport
+    from app.core.pipeline.answers import Answers
     from app.core.recommend import Choices, Recommendation
-    from app.core.verify import VerifyReport
 
 # install's options that an answer file replaces; giving both is ambiguous.
 _CONFLICTING = {
@@ -48,7 +49,7 @@ _CONFLICTING = {
     "default_index_url": "[sources] mirror", "ca_bundle": "[sources] ca_bundle",
     "proxy": "[sources] proxy", "existing": "[environment] existing",
     "extra_index_url": "[sources] extra_index_urls", "find_links": "[sources] find_links",
-    "mirrors": "[sources] mirrors",
+    "mirrors": "[sources] mirrors", "lock": "[torch] lock",
 }
 DEFAULT_REPORT_DIR = "~/torch-setup-reports"
 
@@ -79,9 +80,14 @@ def resolve(answers: Answers) -> tuple[Path, Path | None]:
     except OSError as exc:
         raise BadInput(f"The report folder {report_dir} cannot be written: {exc.strerror or exc}.",
                        hint="Set [report] folder in the answer file to a folder you can write to.") from None
-    bundle = answers.bundle
+    return report_dir, resolve_bundle(answers)
+
+
+def resolve_bundle(answers: Answers) -> Path | None:
+    """The bundle the answer file names, ``bundle = "auto"`` settled (BadInput when there is none)."""
+    bundle = answers.sources.bundle
     if answers.bundle_auto:
-        from app.core.bundle import find_bundle
+        from app.core.install.bundle import find_bundle
 
         bundle = find_bundle()
         if bundle is None:
@@ -89,7 +95,7 @@ def resolve(answers: Answers) -> tuple[Path, Path | None]:
                            "next to the assistant.",
                            hint="Put the bundle (the folder holding manifest.json) next to the "
                                 "assistant as torch-bundle/, or give its path in [sources] bundle.")
-    return report_dir, bundle
+    return bundle
 
 
 def _choices(answers: Answers) -> Choices:
@@ -107,15 +113,16 @@ def build_request(answers: Answers, bundle: Path | None) -> InstallRequest:
     from app.core.install import InstallRequest
 
     assert answers.env_path is not None  # load_answers requires [environment] path
-    return InstallRequest(
+    request = InstallRequest(
         env_path=answers.env_path, kind=answers.env_kind, installer=answers.installer,
         python=answers.python, packages=None,
-        index_url=answers.index_url, extra_index_urls=tuple(answers.extra_index_urls),
-        find_links=tuple(str(p) for p in answers.find_links), bundle=Path(bundle) if bundle else None,
-        existing=answers.existing, proxy=answers.proxy,
-        ca_bundle=str(answers.ca_bundle) if answers.ca_bundle else None,
-        default_index_url=answers.mirror, mirrors=answers.mirrors,
-    )
+        sources=replace(answers.sources, bundle=bundle), existing=answers.existing)
+    if answers.lock is None:
+        return request
+    from app.core.install.lockplan import lock_request  # [torch] lock: its pins, Python and sources
+    from app.core.pylock.lockfile import read_lock
+
+    return lock_request(request, read_lock(answers.lock))
 
 
 def run_options(answers: Answers) -> RunOptions:
@@ -179,12 +186,19 @@ class _Narrator(Observer):
 
 def run_unattended(args: argparse.Namespace) -> int:
     """``install --config FILE``: validated answers -> full run -> report. Returns the exit code."""
-    from app.core.answers import load_answers
+    from app.core.pipeline.answers import load_answers
 
     session = Session(source="unattended")
     # 1. Everything that can be wrong with the request, before anything happens.
     _check_no_conflicts(args)
     answers = load_answers(args.config)
+    if getattr(args, "dry_run", False):  # the plan this machine (or the report's) would approve; nothing made
+        from app.commands._lab import machine
+        from app.commands.dryrun import dry_run
+
+        described = machine(args.from_report) if getattr(args, "from_report", None) else None
+        return dry_run(args, build_request(answers, resolve_bundle(answers)), _choices(answers), report=described,
+                       source="unattended")
     report_dir, bundle = resolve(answers)
     if not getattr(args, "yes", False):
         print(f"Unattended install from {answers.source}: environment {answers.env_path}",
@@ -192,7 +206,7 @@ def run_unattended(args: argparse.Namespace) -> int:
         confirm(args, sys.stderr)
 
     # 2. The session, straight through, holding the env's lock from the plan to the end.
-    from app.core import locks
+    from app.core.base import locks
 
     cancel = CancelToken()
     out = Console(sys.stderr)

@@ -15,9 +15,9 @@ import sys
 
 from app.commands._render import Renderer, cancel_on_signals
 from app.commands.envs import ask
-from app.core.errors import EXIT_OK
-from app.core.serial import dumps
-from app.core.text import render
+from app.core.base.errors import EXIT_OK
+from app.core.base.serial import dumps
+from app.core.base.text import render
 
 
 def register(sub) -> None:
@@ -49,7 +49,7 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from app.core.lifecycle import upgrade as up
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
     out = sys.stderr
     if args.undo or args.confirm:
@@ -57,14 +57,17 @@ def run(args: argparse.Namespace) -> int:
         done = up.undo(args.env) if args.undo else up.confirm(args.env)
         if args.json:
             print(json.dumps(done, indent=2))
-        elif args.undo:
+            return EXIT_OK
+        if done.get("recovered"):
+            print(f"Note: an interrupted upgrade was found: {done['recovered']}.", file=out)
+        if args.undo:
             print(f"Put back {done['env']} with torch {done['restored_torch']}; the upgraded copy was deleted.")
         else:
             print(f"Kept the upgrade of {done['env']}; deleted {done['deleted']}.")
         return EXIT_OK
     report = None
     if args.from_report:
-        from app.core.system import load_report
+        from app.core.detection.system import load_report
 
         report = load_report(args.from_report)
     p = up.plan_upgrade(args.env, torch=args.torch, packages=args.packages, variant=args.variant,

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 
 from app.commands._args import add_command, positive_float
 from app.commands._render import mark
-from app.core.errors import EXIT_FAILED, EXIT_OK
-from app.core.serial import dumps
-from app.core.text import render as render_text
+from app.core.base.errors import EXIT_FAILED, EXIT_OK
+from app.core.base.serial import dumps
+from app.core.base.text import render as render_text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from app.core.verify import VerifyReport
+    from app.core.measure.verify import VerifyReport
 
 
 def register(sub) -> None:
@@ -68,16 +68,16 @@ def render(report: VerifyReport) -> str:
 
 def _show_step(ev: object) -> None:
     """Each check's title on stderr as it starts (English, like the rest of the CLI)."""
-    from app.core.events import StepEvent
-    from app.core.verify import check_from_step
+    from app.core.base.events import StepEvent
+    from app.core.measure.verify import check_from_step
 
     if isinstance(ev, StepEvent) and ev.status == "running":
         print(f"  … {render_text(check_from_step(ev).title)}", file=sys.stderr)
 
 
 def run(args) -> int:
-    from app.core.probe import resolve_python
-    from app.core.verify import run_verify
+    from app.core.measure.probe import resolve_python
+    from app.core.measure.verify import run_verify
 
     live = not args.json and sys.stderr.isatty()
     report = run_verify(resolve_python(args.env), on_event=_show_step if live else None, timeout_s=args.timeout,

@@ -23,7 +23,7 @@ def require_display() -> None:
         return
     if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
         return
-    from app.core.errors import UserError  # start-up: only when there is no display
+    from app.core.base.errors import UserError  # start-up: only when there is no display
 
     raise UserError("No display was found, so the setup wizard cannot open here.",
                     hint="Use the command-line tools instead (torch-setup detect, recommend, install ...; see "

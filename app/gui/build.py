@@ -9,6 +9,7 @@ Python type on first use: QHeaderView alone costs ~3 ms).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QBoxLayout, QLabel, QLayout, QWidget
@@ -16,7 +17,7 @@ from PySide6.QtWidgets import QBoxLayout, QLabel, QLayout, QWidget
 from app.gui.widgets import BusyLine, Collapsible, CopyButton, monospace_font
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QPlainTextEdit, QProgressBar, QPushButton, QTreeWidget
+    from PySide6.QtWidgets import QFormLayout, QPlainTextEdit, QProgressBar, QPushButton, QTreeWidget
 
 
 def text_label(parent: QWidget | None = None, text: str = "", *, bold: bool = False,
@@ -90,24 +91,51 @@ def clear_layout(layout: QLayout) -> None:
     Never ``setParent(None)``: that hands the widget to Python, which deletes it as soon as the last
     reference goes, possibly while Qt is still inside one of its event handlers (a button whose click
     redraws its own row) or with events queued for it: the segfault seen about one run in nine of
-    test_torchvision_pair. The parent keeps it until its deferred deletion."""
+    test_torchvision_pair. The parent keeps it until its deferred deletion. Only widgets (and stretches) are
+    redrawn: a nested layout is refused (Python would own it once taken out, and delete it at once)."""
     while layout.count():
         item = layout.takeAt(0)
         w = item.widget() if item is not None else None
         if w is not None:
             retire(w)
-        elif item is not None and (sub := item.layout()) is not None:
-            clear_layout(sub)
+        elif item is not None and item.layout() is not None:
+            # a layout taken out belongs to Python, which would delete it (and its wrapper) at once: the
+            # QBoxLayout::~QBoxLayout -> releaseWrapper crash. Redrawn rows are widgets, by construction
+            raise TypeError("clear_layout: a redrawn row must be a widget (put the sub-layout in a QWidget)")
+
+
+#: the retired widgets' Python wrappers, each kept until Qt has deleted its widget (see ``retire``)
+_RETIRED: dict[int, QWidget] = {}
 
 
 def retire(w: QWidget) -> None:
     """Take a widget off the screen now and delete it later, safely (see ``clear_layout``): hidden, its
     accessible name cleared (screen readers and findChildren-by-name stop seeing it), Qt's deferred
-    deletion; its parent owns it until then."""
+    deletion; its parent owns it until then.
+
+    Its Python wrapper is kept (here) until Qt has deleted the widget: once taken out of its layout,
+    nothing else held it, and Python's cyclic garbage collector could free it, and with it the wrappers
+    of its children (a row's labels and buttons), while Qt still held them; Qt's deletion then ran
+    Shiboken's releaseWrapper on a freed wrapper (a segfault about one run in thirteen of
+    test_torchvision_pair, seen with gdb after the setParent(None) fix)."""
     w.hide()
     w.setAccessibleName("")
     w.setObjectName("retired")
+    key = id(w)
+    if key not in _RETIRED:
+        _RETIRED[key] = w
+        w.destroyed.connect(partial(_RETIRED.pop, key, None))  # (holds the number only, never the widget)
     w.deleteLater()
+
+
+def retire_row(form: QFormLayout, field: QWidget) -> None:
+    """Take the row of ``field`` out of a form layout, its label and field retired (see ``retire``):
+    ``QFormLayout.removeRow`` deletes them at once."""
+    row = form.takeRow(field)
+    for item in (row.labelItem, row.fieldItem):
+        w = item.widget() if item is not None else None
+        if w is not None:
+            retire(w)
 
 
 LayoutPart = QWidget | QLayout | int | tuple[QWidget | QLayout, int]
@@ -145,7 +173,10 @@ def set_texts(widget: QWidget, text: str | None = None, *, name: str | None = No
         else:
             raise TypeError(f"set_texts: {type(widget).__name__} has no text")
     if name is not None:
-        widget.setAccessibleName(name)
+        if isinstance(widget, CopyButton):
+            widget.set_name(name)  # (kept across its own retranslation)
+        else:
+            widget.setAccessibleName(name)
     if tip is not None:
         widget.setToolTip(tip)
     if placeholder is not None:

@@ -31,8 +31,8 @@ from PySide6.QtGui import QBrush, QColor, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
 
 if TYPE_CHECKING:
-    from app.core.bench import BenchReport, BenchResult
-    from app.core.peak import Peak
+    from app.core.measure.bench import BenchReport, BenchResult
+    from app.core.measure.peak import Peak
 
 DTYPE_ORDER = ("fp32", "tf32", "bf16", "fp16")
 

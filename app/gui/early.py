@@ -10,8 +10,8 @@ nothing from it: the install finds the files in the download folder (and waits f
 arriving rather than fetching it twice).
 
 It does nothing when the user turned early downloads off (the Environment page's check box, kept
-in ``settings.toml``: :mod:`app.core.prefs`), and a prefetch does nothing on a connection that
-looks metered (:mod:`app.core.metered`, asked in the prefetch's own thread).
+in ``settings.toml``: :mod:`app.core.base.prefs`), and a prefetch does nothing on a connection that
+looks metered (:mod:`app.core.detection.metered`, asked in the prefetch's own thread).
 """
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from PySide6.QtCore import QObject, QTimer, Signal
 if TYPE_CHECKING:
     from app.core.install.early import Ahead, Prefetch
     from app.core.install.request import InstallPlan
+    from app.core.pipeline.session import Session
     from app.core.recommend import Recommendation
-    from app.core.session import Session
     from app.gui.state import WizardState
 
 __all__ = ["EarlyDownloads", "ahead_of", "early_downloads"]
@@ -38,9 +38,9 @@ def ahead_of(session: Session, plan: InstallPlan | None = None) -> Ahead | None:
 
     if plan is not None:
         rec: Recommendation | None = plan.recommendation
-        if rec is None or plan.request.packages is not None or plan.index.offline:
+        if rec is None or rec.index_url is None or plan.request.packages is not None or plan.index.offline:
             return None  # packages named by hand, a bundle or the folders alone: nothing to fetch early
-        python = plan.python.major_minor if plan.python is not None else (plan.python_request or "")
+        python = (plan.python.minor if plan.python is not None else None) or plan.python_request or ""
         return Ahead(tuple(rec.packages), rec.index_url, python, plan.request.sources,
                      plan.index.default_index or default_index_for("uv"), tuple(plan.index.extra_index_urls))
     rec = session.recommendation
@@ -60,7 +60,7 @@ class EarlyDownloads(QObject):
     changed = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
-        from app.core.prefs import load_prefs
+        from app.core.base.prefs import load_prefs
 
         super().__init__(parent)
         self.prefs = load_prefs()
@@ -78,7 +78,7 @@ class EarlyDownloads(QObject):
         """The user's setting (kept in settings.toml); off stops what is under way."""
         import dataclasses
 
-        from app.core.prefs import save_prefs
+        from app.core.base.prefs import save_prefs
 
         if on == self.prefs.early_downloads:
             return
@@ -99,9 +99,9 @@ class EarlyDownloads(QObject):
         self.stop()
         if ahead is None or not self.enabled:
             return
-        from app.core.envs import uv_bin
+        from app.core.detection.metered import metered
+        from app.core.env.backends import uv_bin
         from app.core.install.early import Prefetch, early_allowed
-        from app.core.metered import metered
 
         self.current = Prefetch(ahead, uv=uv_bin(), proxy=ahead.sources.proxy, ca_bundle=ahead.sources.ca_bundle,
                                 check=lambda: early_allowed(True, lambda: metered().value)).start()
@@ -129,7 +129,7 @@ class EarlyDownloads(QObject):
 
     def status(self) -> tuple[str, int, int, str]:
         """(state, bytes in, bytes in all, why) of the current early download ("" when none)."""
-        from app.core.text import render
+        from app.core.base.text import render
         from app.gui.i18n import current_language
 
         cur = self.current

@@ -7,15 +7,24 @@ page re-sets its texts in ``retranslate()``.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QLocale
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QLocale
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QTranslator
 
-from app.core.paths import resources_dir
+    from app.core.base.errors import Face, Hint
+    from app.core.base.text import Text
+
+from app.core.base.paths import resources_dir
+
+#: Qt's own file dialog words that Qt's Chinese catalogue (qtbase_zh_CN of Qt 6.11) lacks since they gained their
+#: shortcut letter: translated in ours (context QFileDialog; Qt asks every catalogue installed), so the dialog
+#: Browse… opens shows no English on a Chinese screen.
+QT_FILE_DIALOG = (QT_TRANSLATE_NOOP("QFileDialog", "&Look in:"), QT_TRANSLATE_NOOP("QFileDialog", "Files of &type:"))
 
 #: (code, name in its own language): what the Welcome page offers.
 LANGUAGES: tuple[tuple[str, str], ...] = (("en", "English"), ("zh_CN", "简体中文"))
@@ -64,7 +73,7 @@ class Translations:
         app = QCoreApplication.instance()
         lang = normalize(lang)
         # The core's own sentences (recommendation reasons, pre-flight checks, ...) are rendered in
-        # this language (app.core.text.render); set before the translators change, so the
+        # this language (app.core.base.text.render); set before the translators change, so the
         # LanguageChange handlers that re-render see it.
         self.language = lang
         if app is None:
@@ -103,3 +112,26 @@ def set_language(lang: str | None) -> str:
 
 def current_language() -> str:
     return translations().language
+
+
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def plain(text: str) -> str:
+    """Markdown's `code` marks as quotes: the core's sentences mark commands and names for the command
+    line and the Markdown report, and the wizard's labels are plain text (a beginner saw the backticks)."""
+    return _CODE.sub("“\\1”", text) if "`" in text else text
+
+
+def render(text: Text | None, lang: str | None = None) -> str:
+    """A core text as the wizard shows it: in ``lang`` (default: the wizard's), its `code` marks as quotes."""
+    from app.core.base.text import render as core_render
+
+    return plain(core_render(text, lang or current_language()))
+
+
+def render_hint(hint: Hint, lang: str | None = None, face: Face = "gui") -> str:
+    """A core hint as the wizard tells it (its own controls, not command-line options), like :func:`render`."""
+    from app.core.base.errors import render_hint as core_hint
+
+    return plain(core_hint(hint, lang or current_language(), face))

@@ -26,7 +26,7 @@ from typing import Any
 
 from PySide6.QtCore import QEventLoop, QSize, QTimer
 
-from app.core.locations import folder_path
+from app.core.base.locations import folder_path
 from app.gui import i18n
 from app.gui.pages import PageId
 

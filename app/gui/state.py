@@ -1,7 +1,7 @@
 """What the wizard's pages share: one object, owned by the wizard, read in initializePage.
 
 The results of the run live in :attr:`WizardState.session`, the core's
-:class:`~app.core.session.Session`: each page runs its step of it (in a worker Task) and
+:class:`~app.core.pipeline.session.Session`: each page runs its step of it (in a worker Task) and
 reads the earlier steps' results from it. The Environment page approves the plan there,
 and the Install page installs exactly that plan. The rest of the state is the wizard's
 own: language, settings the user gave, the files written.
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # start-up: the session is made when a page first needs it, after the first paint
-    from app.core.session import Session
+    from app.core.pipeline.session import Session
 
 
 class WizardState:
@@ -38,9 +38,9 @@ class WizardState:
 
     @property
     def session(self) -> Session:
-        """The run's pipeline (:class:`app.core.session.Session`), made on first use."""
+        """The run's pipeline (:class:`app.core.pipeline.session.Session`), made on first use."""
         if self._session is None:
-            from app.core.session import Session
+            from app.core.pipeline.session import Session
 
             self._session = Session()
         return self._session

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QLabel, QPushBu
 if TYPE_CHECKING:  # start-up: PySide6 builds a class's type on first use (QIcon ~2 ms); these load when used
     from PySide6.QtGui import QIcon
 
-from app.core.paths import resources_dir
+from app.core.base.paths import resources_dir
 
 STATUSES = ("ok", "warning", "error", "info", "pending", "skipped", "running")
 # QStyle standard icons when an icon file is missing (QStyle is looked up only then: its
@@ -336,6 +336,7 @@ class CopyButton(QPushButton):
         super().__init__(parent)
         self._source = source
         self._label: str | None = None
+        self._name: str | None = None  # what a screen reader says: which text it copies (set_name)
         self._flash = QTimer(self)
         self._flash.setSingleShot(True)
         self._flash.setInterval(1500)
@@ -359,10 +360,67 @@ class CopyButton(QPushButton):
         self._label = text
         self.retranslate()
 
+    def set_name(self, text: str) -> None:
+        """What a screen reader says: which text it copies ("Copy the log file's path"), so that two Copy
+        buttons of one page are told apart (default "Copy to the clipboard")."""
+        self._name = text
+        self.retranslate()
+
     def retranslate(self) -> None:
         if not self._flash.isActive():
             self.setText(self._label or self.tr("Copy"))
-        self.setAccessibleName(self.tr("Copy to the clipboard"))
+        self.setAccessibleName(self._name or self.tr("Copy to the clipboard"))
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.LanguageChange:
+            self.retranslate()
+        super().changeEvent(event)
+
+
+class PathNote(QWidget):
+    """Opens a folder or file with the desktop's program; when this computer has none (the desktop says
+    no: a minimal Linux, a remote session), it shows the path, selectable, with a Copy button, as "Open a
+    terminal here" shows its command instead of doing nothing ("Open folder", "Open report", "Open log")."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        Qt = _qt()  # noqa: N806 (pages built after the first paint have one; the Welcome page has none)
+        self.path = ""
+        self.label = QLabel(self)
+        self.label.setWordWrap(True)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.copy = CopyButton(lambda: self.path, self)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.label, 1)
+        row.addWidget(self.copy, 0, Qt.AlignmentFlag.AlignTop)
+        self.hide()
+
+    def open(self, path: str | os.PathLike[str]) -> bool:
+        """Open ``path`` (True), or show where it is (False)."""
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices
+
+        if QDesktopServices.openUrl(QUrl.fromLocalFile(os.fspath(path))):
+            self.hide()
+            return True
+        self.path = os.fspath(path)
+        self.retranslate()
+        self.show()
+        return False
+
+    def retranslate(self) -> None:
+        if not self.path:
+            return
+        if os.path.isdir(self.path):
+            text = self.tr("No program on this computer opens folders from here. The folder is:\n{path}")
+        else:
+            text = self.tr("No program on this computer opens this file from here. The file is:\n{path}")
+        self.label.setText(text.format(path=self.path))
+        self.setAccessibleName(self.label.text())
+        self.copy.set_label(self.tr("Copy path"))
+        self.copy.set_name(self.tr("Copy the path of {name}").format(name=os.path.basename(self.path) or self.path))
 
     def changeEvent(self, event) -> None:
         if event.type() == QEvent.Type.LanguageChange:
@@ -442,12 +500,13 @@ def hline() -> QFrame:
 
 
 def human_mb(mb: float | int | None) -> str:
-    """1536 -> "1.5 GB"; sizes in MB as the SystemReport has them (MiB, shown as GB like OSes do)."""
+    """1536 -> "1.5 GiB"; sizes in MiB as the SystemReport has them, in binary units named as such (the
+    report says GiB: the wizard said GB for the same number)."""
     if mb is None:
         return "?"
     gb = float(mb) / 1024
     if gb >= 100:
-        return f"{gb:.0f} GB"
+        return f"{gb:.0f} GiB"
     if gb >= 1:
-        return f"{gb:.1f} GB"
-    return f"{float(mb):.0f} MB"
+        return f"{gb:.1f} GiB"
+    return f"{float(mb):.0f} MiB"

@@ -18,7 +18,7 @@ from PySide6.QtCore import QEvent, QSize, QTimer
 from PySide6.QtGui import QGuiApplication, QPixmap
 from PySide6.QtWidgets import QWidget, QWizard
 
-from app.core.paths import resources_dir
+from app.core.base.paths import resources_dir
 from app.gui import i18n
 from app.gui.pages import PageId
 from app.gui.pages.base import BasePage
@@ -90,6 +90,16 @@ class SetupWizard(QWizard):
         self._painted = False
         self._closing = False
         self._screen_watched = False
+        self._focus_kept = False
+        self._focus_timer = QTimer(self)
+        self._focus_timer.setSingleShot(True)
+        self._focus_timer.setInterval(0)
+        self._focus_timer.timeout.connect(self._settle_focus)
+        self._started = False  # the pages are made and detection started (after the first paint)
+        self._build_timer = QTimer(self)
+        self._build_timer.setSingleShot(True)
+        self._build_timer.setInterval(0)
+        self._build_timer.timeout.connect(self._build_step)
         self.setObjectName("SetupWizard")
         if not lazy:  # lazy: set after the first paint (the window manager shows it a moment later)
             self.setWindowIcon(app_icon())
@@ -111,6 +121,7 @@ class SetupWizard(QWizard):
         self.setPage(int(PageId.WELCOME), welcome)
         self.setStartId(int(PageId.WELCOME))
         welcome.language_changed.connect(self._language_changed)
+        self.currentIdChanged.connect(self._settle_focus_soon)
         if not lazy:
             self.build_pages()
         self.retranslate()
@@ -147,8 +158,40 @@ class SetupWizard(QWizard):
         """Create the pages after Welcome (idempotent)."""
         for pid in PageId:
             if self.page(int(pid)) is None:
-                self.setPage(int(pid), page_class(pid)(self.state, self))
+                self._make_page(pid)
+        if not self._focus_kept:  # (the Welcome page, built before the first paint)
+            self._focus_kept = True
+            self.welcome.keep_focus_on_controls()
         self.page(int(PageId.INSTALL)).setCommitPage(True)
+
+    def _make_page(self, pid: PageId) -> None:
+        page = page_class(pid)(self.state, self)
+        self.setPage(int(pid), page)
+        page.keep_focus_on_controls()
+        page.completeChanged.connect(self._settle_focus_soon)
+        if pid == PageId.INSTALL:
+            page.setCommitPage(True)
+
+    def _settle_focus_soon(self, *_args) -> None:
+        self._focus_timer.start()  # (the wizard's child: it never fires once the window is gone)
+
+    def _settle_focus(self) -> None:
+        """Never a window without the keyboard's focus: when a page shows (or its work ends) and nothing of the
+        window has the focus (the Next just pressed went grey while the page works), the button that goes on
+        takes it as soon as it can be pressed."""
+        from PySide6.QtWidgets import QApplication
+
+        if not self.isVisible() or QApplication.activePopupWidget() is not None:  # (a list open: it has the keys)
+            return
+        focused = QApplication.focusWidget()
+        if focused is not None and focused.isVisible() and focused.isEnabled() and self.isAncestorOf(focused):
+            return
+        for which in (QWizard.WizardButton.CommitButton, QWizard.WizardButton.NextButton,
+                      QWizard.WizardButton.FinishButton):
+            b = self.button(which)
+            if b is not None and b.isVisible() and b.isEnabled():
+                b.setFocus()
+                return
 
     def nextId(self) -> int:
         """The two paths end at their own last page (the default would run on into the next id)."""
@@ -157,9 +200,24 @@ class SetupWizard(QWizard):
         return super().nextId()
 
     def validateCurrentPage(self) -> bool:
-        if not self.pages_built():
-            self.build_pages()
+        if not self.pages_built():  # Next pressed before the other pages were made: say so, make them now
+            self._get_ready()
         return super().validateCurrentPage()
+
+    def _get_ready(self) -> None:
+        """The pages not made yet, made at once, with a word and a busy cursor first (a Next pressed while the
+        window was starting was answered seconds later, with nothing to show it had been pressed)."""
+        from PySide6.QtCore import Qt
+        from PySide6.QtWidgets import QApplication
+
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        self.welcome.show_starting(self.tr("Getting the next steps ready…"))
+        try:
+            self.repaint()  # drawn now, before the pages are made
+            self.build_pages()
+        finally:
+            QApplication.restoreOverrideCursor()
+            self.welcome.show_starting("")
 
     # ---- pages by name ----
     @property
@@ -193,7 +251,23 @@ class SetupWizard(QWizard):
             ic = app_icon()
             self.setWindowIcon(ic)
             QGuiApplication.setWindowIcon(ic)  # dialogs and the task bar
-        self.build_pages()
+        self._build_step()
+
+    def _build_step(self) -> None:
+        """One page made per turn of the event loop, then the bundle look-up and detection: a Next pressed
+        meanwhile is answered at once (the pages were made in one go, seconds on a slow machine, while a
+        click waited unseen)."""
+        if not self.isVisible():
+            return
+        missing = next((pid for pid in PageId if self.page(int(pid)) is None), None)
+        if missing is not None:
+            self._make_page(missing)
+            self._build_timer.start()  # (the wizard's child: it never fires once the window is gone)
+            return
+        if self._started:
+            return
+        self._started = True
+        self.build_pages()  # (what is left to set once every page is there)
         self.welcome.check_bundle()
         if self.auto_detect:
             self.start_detection()

@@ -38,10 +38,10 @@ from typing import cast
 import shiboken6
 from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal
 
-from app.core.cancel import CancelToken
-from app.core.errors import Cancelled, UserError
-from app.core.events import Event
-from app.core.text import msg
+from app.core.base.cancel import CancelToken
+from app.core.base.errors import Cancelled, UserError
+from app.core.base.events import Event
+from app.core.base.text import msg
 
 CoreCall = Callable[[Callable[[Event], None], CancelToken], object]
 

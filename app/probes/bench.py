@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 import traceback
+from typing import Any
 
 DTYPES = ("fp32", "tf32", "fp16", "bf16")
 DEFAULT_SIZES = (256, 512, 1024, 2048, 4096, 8192)
@@ -50,50 +51,37 @@ def emit(obj: dict) -> None:
 
 
 def step(name: str, status: str, detail: str = "", data: dict | None = None) -> None:
-    ev = {"event": "step", "name": name, "status": status, "detail": detail}
+    ev: dict[str, Any] = {"event": "step", "name": name, "status": status, "detail": detail}
     if data:
         ev["data"] = data
     emit(ev)
 
 
-def parse_args(argv: list[str]) -> dict:
-    opts = {"device": "auto", "sizes": list(DEFAULT_SIZES), "dtypes": None, "budget_s": 60.0,
-            "repeats": 5, "warmup": 2, "cpu_flags": None, "copy": True, "cpu_baseline": True,
-            "load_file": None, "spread_high": SPREAD_HIGH}
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        val = argv[i + 1] if i + 1 < len(argv) else ""
-        if a == "--device":
-            opts["device"] = val
-        elif a == "--sizes":
-            opts["sizes"] = [int(x) for x in val.replace(",", " ").split()]
-        elif a == "--dtypes":
-            opts["dtypes"] = [x.strip().lower() for x in val.replace(",", " ").split()]
-        elif a == "--budget-s":
-            opts["budget_s"] = float(val)
-        elif a == "--repeats":
-            opts["repeats"] = max(1, int(val))
-        elif a == "--warmup":
-            opts["warmup"] = max(0, int(val))
-        elif a == "--cpu-flags":
-            opts["cpu_flags"] = set(val.split())
-        elif a == "--load-file":
-            opts["load_file"] = val
-        elif a == "--spread-high":
-            opts["spread_high"] = float(val)
-        elif a == "--no-copy":
-            opts["copy"] = False
-            i += 1
-            continue
-        elif a == "--no-cpu-baseline":
-            opts["cpu_baseline"] = False
-            i += 1
-            continue
-        else:
-            raise SystemExit(f"unknown argument {a}")
-        i += 2
-    return opts
+def _numbers(text: str) -> list[int]:
+    return [int(x) for x in text.replace(",", " ").split()]
+
+
+def _names(text: str) -> list[str]:
+    return [x.strip().lower() for x in text.replace(",", " ").split()]
+
+
+def parse_args(argv: list[str]) -> dict[str, Any]:
+    """The options the assistant passes (app.core.measure.bench), as a dict of their values."""
+    import argparse  # start-up: only here, once
+
+    ap = argparse.ArgumentParser(prog="bench.py", description="The assistant's speed test (JSON lines on stdout).")
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--sizes", type=_numbers, default=list(DEFAULT_SIZES), help="matrix sizes, e.g. 1024,2048")
+    ap.add_argument("--dtypes", type=_names, default=None, help="e.g. fp32,bf16")
+    ap.add_argument("--budget-s", dest="budget_s", type=float, default=60.0)
+    ap.add_argument("--repeats", type=lambda v: max(1, int(v)), default=5)
+    ap.add_argument("--warmup", type=lambda v: max(0, int(v)), default=2)
+    ap.add_argument("--cpu-flags", dest="cpu_flags", type=lambda v: set(v.split()), default=None)
+    ap.add_argument("--load-file", dest="load_file", default=None)
+    ap.add_argument("--spread-high", dest="spread_high", type=float, default=SPREAD_HIGH)
+    ap.add_argument("--no-copy", dest="copy", action="store_false")
+    ap.add_argument("--no-cpu-baseline", dest="cpu_baseline", action="store_false")
+    return vars(ap.parse_args(argv))
 
 
 def cpu_flags() -> set:
@@ -126,12 +114,12 @@ def device_name(torch, device: str) -> str:
     if device == "xpu":
         return torch.xpu.get_device_name(0)
     if device == "mps":
-        try:  # "Apple M2 Pro": the GPU is part of the chip
+        try:  # "Apple M2 Pro": the GPU is part of the chip (an Intel Mac's brand is its CPU's: not said)
             out = subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True,
                                  text=True, timeout=5).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             out = ""
-        return out or "Apple GPU (MPS)"
+        return out if out.startswith("Apple") else "Metal GPU (MPS)"
     import platform
 
     model = ""
@@ -180,7 +168,7 @@ def free_memory(torch, device: str) -> int | None:
 
 def dtype_support(torch, device: str, flags: set) -> dict:
     """dtype -> (supported, reason, max size or None)."""
-    out = {"fp32": (True, "", None)}
+    out: dict[str, tuple[bool, str, int | None]] = {"fp32": (True, "", None)}
     hip = bool(getattr(torch.version, "hip", None))
     if device == "cuda":
         major, _minor = torch.cuda.get_device_capability(0)
@@ -251,7 +239,7 @@ def time_matmul(torch, device: str, n: int, dtype_name: str, warmup: int, repeat
             # short runs: take more of them (up to MAX_RUNS) so that the median is not at the
             # mercy of one scheduler hiccup on a busy machine
             runs = min(MAX_RUNS, max(repeats, int(MIN_POINT_S / max(t_first, 1e-6))))
-        times = []
+        times: list[float] = []
         use_events = device == "cuda"
         for _ in range(runs):
             if _STOP["requested"] and times:
@@ -384,7 +372,8 @@ def remeasure(torch, records: list, repeats: int, deadline: float, spread_high: 
 
 def sweep(torch, device: str, sizes: list[int], dtypes: list[str], support: dict, budget_s: float,
           warmup: int, repeats: int, deadline: float, label: str = "") -> tuple[list, list]:
-    results, skipped = [], []
+    results: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
     last: dict[str, dict] = {}  # dtype -> last measurement, to predict the next size's time
     elem = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
     free = free_memory(torch, device)

@@ -15,7 +15,7 @@ crashes the process still leaves them behind for the doctor.
 Every check has a stable ``name``; its outcome is a stable ``code`` with plain ``params``
 (measured numbers, names, the reason for a skip), from which the English ``detail`` is
 written here (:data:`DETAILS`, for people reading the raw output) and the assistant writes
-the sentence in the user's language from these same tables (``app/core/verify.py`` reads
+the sentence in the user's language from these same tables (``app/core/measure/verify.py`` reads
 :data:`TITLES`, :data:`TITLE_DEFAULTS` and :data:`DETAILS` from this file as data, so they must
 stay literal dicts at the top level). Step events carry them in ``data["text"]``. The probe
 reports facts, not verdicts that need the assistant's rules: whether a device's architecture is compiled into
@@ -39,6 +39,7 @@ import sys
 import time
 import traceback
 import warnings
+from typing import Any
 
 ENV_VARS = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "LD_LIBRARY_PATH",
             "DYLD_LIBRARY_PATH", "PATH", "CUDA_HOME", "CUDA_PATH", "HSA_OVERRIDE_GFX_VERSION",
@@ -63,7 +64,7 @@ def emit(obj: dict) -> None:
 
 def step(name: str, status: str, detail: str = "", data: dict | None = None, title: str = "",
          text: dict | None = None) -> dict:
-    ev = {"event": "step", "name": name, "status": status, "detail": detail, "title": title or name}
+    ev: dict[str, Any] = {"event": "step", "name": name, "status": status, "detail": detail, "title": title or name}
     if data or text:
         ev["data"] = {**(data or {}), **({"text": text} if text else {})}
     emit(ev)
@@ -133,6 +134,9 @@ DETAILS = {
     "nccl_missing": "this PyTorch build has no NCCL",
     "nccl_not_for": "NCCL is for NVIDIA/AMD GPUs, not {backend}",
     "accelerator_ok": "{backend}: {devices}",
+    "accelerator_ran_on": "{backend}: {devices}; the device checks ran on {device} ({name})",
+    "accelerator_ran_on_visible": "{backend}: {devices}; the device checks ran on {device} ({name}), chosen by "
+                                  "{visible}",
     "no_accelerator": "no accelerator is usable: {reason}",
     "cuda_unusable": "This PyTorch is built for CUDA {cuda}, but no NVIDIA GPU can be used. "
                      "Run `torch-setup doctor` to find out why.",
@@ -450,7 +454,7 @@ def under_wine() -> bool:
     try:
         import ctypes
 
-        return hasattr(ctypes.WinDLL("ntdll"), "wine_get_version")
+        return hasattr(ctypes.WinDLL("ntdll"), "wine_get_version")  # type: ignore[attr-defined,unused-ignore]
     except (OSError, AttributeError):
         return False
 
@@ -708,7 +712,9 @@ class DistRun:
         error would be reported as a timeout."""
         import select
 
-        results, errors, timed_out = [], [], False
+        results: list[Any] = []
+        errors: list[str] = []
+        timed_out = False
         pending = dict(enumerate(self.fds))  # rank -> the read end of its result pipe
         bufs = {rank: b"" for rank in pending}
         while pending and not errors:
@@ -980,7 +986,7 @@ def backend_facts(torch) -> tuple[dict, dict]:
         built_xpu = bool(xpu and getattr(torch._C, "_has_xpu", False))
         avail_xpu = bool(xpu and xpu.is_available())
         b["xpu"] = {"built": built_xpu, "available": avail_xpu,
-                    "device_count": xpu.device_count() if avail_xpu else 0}
+                    "device_count": xpu.device_count() if xpu is not None and avail_xpu else 0}
     except Exception as exc:
         b["xpu"] = {"built": False, "available": False, "device_count": 0}
         init_warnings.setdefault("xpu", []).append(str(exc))
@@ -1019,7 +1025,7 @@ def device_facts(torch, backends: dict) -> list[dict]:
             devices.append({"index": i, "backend": "xpu", "name": p.name,
                             "total_memory": int(getattr(p, "total_memory", 0)) or None})
     if backends["mps"]["available"]:
-        devices.append({"index": 0, "backend": "mps", "name": "Apple GPU (MPS)",
+        devices.append({"index": 0, "backend": "mps", "name": "Metal GPU (MPS)",
                         "total_memory": None})
     return devices
 
@@ -1055,20 +1061,38 @@ ACCEL_CHECKS = ("device_round_trip", "device_matmul", "device_conv2d", "device_t
                 "device_autocast", "device_memory", "nccl_all_reduce")
 
 
+def parse_args(argv: list[str]) -> Any:
+    """The probe's options (the assistant's app.core.measure.verify passes them); the modes the probe runs
+    itself in (a gloo rank, the torch lookup, the compiler warm-up) come first."""
+    import argparse  # start-up: only here, once
+
+    ap = argparse.ArgumentParser(prog="verify.py", description="The assistant's checks (JSON lines on stdout).")
+    ap.add_argument("--dist-worker", nargs=4, metavar=("RANK", "WORLD", "PORT", "BACKEND"),
+                    help="run as one rank of the distributed check")
+    ap.add_argument("--where", action="store_true", help="say where torch is and stop")
+    ap.add_argument("--precompile", metavar="TORCH_DIR", help="warm torch's compiler stack up and stop")
+    ap.add_argument("--expect", default=None, help="the accelerator backend that must be usable")
+    ap.add_argument("--facts-only", action="store_true")
+    ap.add_argument("--no-dist", action="store_true")
+    ap.add_argument("--no-precompile", action="store_true")
+    ap.add_argument("--dist-mode", choices=("auto", "fork", "spawn"), default="auto")
+    args, _unknown = ap.parse_known_args(argv)  # an option of a newer assistant is no failure
+    return args
+
+
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["--dist-worker"]:
-        return dist_worker(int(argv[1]), int(argv[2]), int(argv[3]), argv[4])
-    if argv[:1] == ["--where"]:
+    args = parse_args(argv)
+    if args.dist_worker:
+        rank, world, port, backend = args.dist_worker
+        return dist_worker(int(rank), int(world), int(port), backend)
+    if args.where:
         return where_torch()
-    if argv[:1] == ["--precompile"]:
-        return precompile(argv[1])
-    expect = None
-    if "--expect" in argv:
-        expect = argv[argv.index("--expect") + 1]
-    facts_only = "--facts-only" in argv
-    no_dist = "--no-dist" in argv
-    dist_mode = argv[argv.index("--dist-mode") + 1] if "--dist-mode" in argv else "auto"  # auto | fork | spawn
-    fork = dist_mode != "spawn" and fork_is_safe()
+    if args.precompile is not None:
+        return precompile(args.precompile)
+    expect = args.expect
+    facts_only = args.facts_only
+    no_dist = args.no_dist
+    fork = args.dist_mode != "spawn" and fork_is_safe()
 
     interp = interpreter_facts()
     params = {"version": interp["python_version"], "executable": interp["executable"]}
@@ -1078,7 +1102,7 @@ def main(argv: list[str]) -> int:
     # The gloo ranks start now: spawned ones import torch while this process does; so does the
     # helper that compiles torch's compiler stack in a new environment.
     gloo = DistRun.spawn("gloo") if not (facts_only or no_dist or fork) else None
-    helper = start_precompile() if not (facts_only or "--no-precompile" in argv) else None
+    helper = start_precompile() if not (facts_only or args.no_precompile) else None
     step("torch_import", "running", title=title_text("torch_import"))
     t0 = time.monotonic()
     try:
@@ -1175,9 +1199,24 @@ def _accelerator(torch, checks: Checks, tf: dict, backends: dict, devices: list,
         return None
     dev = {"rocm": "cuda"}.get(accel, accel)
     names = ", ".join(d["name"] for d in devices if d["backend"] == accel)
-    checks.add("accelerator", "passed", "accelerator_ok", {"backend": accel, "devices": names})
+    checks.add("accelerator", "passed", *_ran_on(accel, dev, names, devices))
     _accel_checks(torch, checks, accel, dev, backends)
     return accel
+
+
+VISIBLE = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+
+
+def _ran_on(accel: str, dev: str, names: str, devices: list) -> tuple:
+    """(code, params) of the accelerator check: the devices seen, the one the device checks run on
+    (``cuda:0``: the first device PyTorch sees), and the variable that chose what it sees, if set."""
+    first = next((d for d in devices if d["backend"] == accel), None)
+    where = dev if dev == "mps" or first is None else f"{dev}:{first['index']}"
+    params = {"backend": accel, "devices": names, "device": where, "name": first["name"] if first else names}
+    chosen = [f"{k}={os.environ[k]}" for k in VISIBLE if k in os.environ]
+    if chosen:
+        return "accelerator_ran_on_visible", {**params, "visible": " ".join(chosen)}
+    return "accelerator_ran_on", params
 
 
 def bf16_native(torch) -> bool:

@@ -68,7 +68,7 @@
 <context>
     <name>ChangeDialog</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="+323"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="+333"/>
         <source>Automatic</source>
         <translation>自动</translation>
     </message>
@@ -108,7 +108,12 @@
         <translation>能用的最新版本</translation>
     </message>
     <message>
-        <location line="+16"/>
+        <location line="+19"/>
+        <source>With it: torch {torch}; without it: torch {newer}.</source>
+        <translation>选上它：torch {torch}；不选它：torch {newer}。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
         <source>These choices give: {summary}</source>
         <translation>这些选择得到：{summary}</translation>
     </message>
@@ -123,7 +128,7 @@
         <translation>这台电脑上不可用：</translation>
     </message>
     <message>
-        <location line="+20"/>
+        <location line="+19"/>
         <source>Change the PyTorch build</source>
         <translation>更改 PyTorch 版本</translation>
     </message>
@@ -201,12 +206,12 @@
 <context>
     <name>CopyButton</name>
     <message>
-        <location filename="../../app/gui/widgets.py" line="+352"/>
+        <location filename="../../app/gui/widgets.py" line="+353"/>
         <source>Copied</source>
         <translation>已复制</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+18"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
@@ -219,17 +224,12 @@
 <context>
     <name>DonePage</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="+225"/>
-        <source>Save the report into…</source>
-        <translation>把报告保存到…</translation>
-    </message>
-    <message>
-        <location line="+20"/>
+        <location filename="../../app/gui/pages/done.py" line="+278"/>
         <source>Report saved in: {folders}</source>
         <translation>报告已保存在：{folders}</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+14"/>
         <source>Installed: PyTorch {version}{build} in {path}</source>
         <translation>已安装：PyTorch {version}{build}，位于 {path}</translation>
     </message>
@@ -284,7 +284,7 @@
         <translation>PyTorch {version} 已安装，但有些检查没有通过。报告里有诊断结果。</translation>
     </message>
     <message>
-        <location line="+69"/>
+        <location line="+79"/>
         <source>Registering the Jupyter kernel…</source>
         <translation>正在注册 Jupyter 内核…</translation>
     </message>
@@ -324,7 +324,7 @@
         <translation>注册 Jupyter 内核的命令</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+4"/>
         <source>Register as a Jupyter kernel</source>
         <translation>注册为 Jupyter 内核</translation>
     </message>
@@ -389,7 +389,7 @@
         <translation>打开报告</translation>
     </message>
     <message>
-        <location line="-319"/>
+        <location line="-363"/>
         <source>Done</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>完成</translation>
@@ -400,7 +400,27 @@
         <translation>PyTorch 已经装好了。下面是使用方法。</translation>
     </message>
     <message>
-        <location line="+156"/>
+        <location line="+119"/>
+        <source>Web page (*.html)</source>
+        <translation>网页 (*.html)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Markdown (*.md)</source>
+        <translation>Markdown 文本 (*.md)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>JSON (*.json)</source>
+        <translation>JSON 数据 (*.json)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Save the report as</source>
+        <translation>将报告另存为</translation>
+    </message>
+    <message>
+        <location line="+65"/>
         <source>Downloaded from: {sources}</source>
         <translation>下载来源：{sources}</translation>
     </message>
@@ -408,7 +428,7 @@
 <context>
     <name>EarlyDownloads</name>
     <message>
-        <location filename="../../app/gui/pages/_common.py" line="+95"/>
+        <location filename="../../app/gui/pages/_common.py" line="+96"/>
         <source>Getting the build ready to download while you read…</source>
         <translation>正在准备在你阅读时下载这个版本…</translation>
     </message>
@@ -431,7 +451,7 @@
 <context>
     <name>EnvTaskPage</name>
     <message>
-        <location filename="../../app/gui/pages/env_task.py" line="+225"/>
+        <location filename="../../app/gui/pages/env_task.py" line="+240"/>
         <source>no PyTorch</source>
         <extracomment>The rows each task shows: (key, the Phase (or step name) that drives it).</extracomment>
         <translation>没有 PyTorch</translation>
@@ -472,7 +492,7 @@
         <translation>其他包保持不变。会先记录环境的状态，出错时恢复原样。</translation>
     </message>
     <message>
-        <location line="+179"/>
+        <location line="+175"/>
         <source>Cancelling… the environment is being put back as it was.</source>
         <translation>正在取消……正在把环境恢复原样。</translation>
     </message>
@@ -482,22 +502,22 @@
         <translation>这可能需要几分钟；点“取消”会停止它，并让环境保持原样。</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+24"/>
         <source>What to do:</source>
         <translation>怎么做：</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+2"/>
         <source>Full log: {path}</source>
         <translation>完整日志：{path}</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="-21"/>
         <source>Cancelled. The environment was left as it was.</source>
         <translation>已取消。环境保持原样。</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+30"/>
         <source>The upgrade is kept; the old environment was deleted.</source>
         <translation>已保留升级；旧环境已删除。</translation>
     </message>
@@ -700,27 +720,7 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+356"/>
-        <source>(recommended)</source>
-        <translation>（推荐）</translation>
-    </message>
-    <message>
-        <location line="+16"/>
-        <source>Python {version} (found or downloaded by uv)</source>
-        <translation>Python {version}（由 uv 查找或下载）</translation>
-    </message>
-    <message>
-        <location line="+19"/>
-        <source>Not offered: Python {versions} ({why}). To use one of them, choose its Python under &quot;Change…&quot; on the Recommendation page.</source>
-        <translation>未提供：Python {versions}（{why}）。如果要用其中某个版本，请在“推荐方案”页面的“更改…”里选择它的 Python 版本。</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>; </source>
-        <translation>；</translation>
-    </message>
-    <message>
-        <location line="+135"/>
+        <location filename="../../app/gui/pages/environment.py" line="+266"/>
         <source>Choose the existing environment</source>
         <translation>选择已有的环境</translation>
     </message>
@@ -735,23 +735,17 @@
         <translation>选择文件夹</translation>
     </message>
     <message>
-        <location line="+6"/>
-        <location line="+445"/>
-        <source>Choose the CA certificates file</source>
-        <translation>选择 CA 证书文件</translation>
+        <location line="+57"/>
+        <source>Give the environment a name: the name of the new folder inside {location}, such as {example}.</source>
+        <translation>请给环境起一个名称：即 {location} 中新文件夹的名称，例如 {example}。</translation>
     </message>
     <message>
-        <location line="-444"/>
-        <source>Certificates (*.pem *.crt *.cer);;All files (*)</source>
-        <translation>证书 (*.pem *.crt *.cer);;所有文件 (*)</translation>
-    </message>
-    <message>
-        <location line="+47"/>
+        <location line="+4"/>
         <source>The name “{name}” is not one folder name: it would put the environment outside {location}. Use a plain name such as torch-env; to put it somewhere else, change Location.</source>
         <translation>名称“{name}”不是一个单独的文件夹名：它会把环境放到 {location} 之外。请用一个简单的名称，例如 torch-env；要放到别处，请修改“位置”。</translation>
     </message>
     <message>
-        <location line="+47"/>
+        <location line="+36"/>
         <source>PyTorch will be added to the environment in {path}.</source>
         <translation>PyTorch 将安装到 {path} 中的已有环境。</translation>
     </message>
@@ -766,80 +760,7 @@
         <translation>该位置剩余 {free}。</translation>
     </message>
     <message>
-        <location line="+133"/>
-        <source>Check the network, or the proxy under &quot;Advanced&quot;; choose a verified mirror under &quot;Download PyTorch from&quot; (&quot;Check the mirrors&quot;); or install from files: the wheel folder or offline bundle fields below.</source>
-        <translation>请检查网络，或“高级”中的代理；在“PyTorch 下载来源”中选择一个已验证的镜像（“检查镜像”）；或者从本机文件安装：使用下方的 wheel 文件夹或离线安装包文件夹。</translation>
-    </message>
-    <message>
-        <location line="+4"/>
-        <source>Check the network, or the proxy and package mirror under &quot;Advanced&quot;; or install from files: an offline bundle (fields below) needs no network at all.</source>
-        <translation>请检查网络，或“高级”中的代理和软件包镜像；或者从本机文件安装：离线安装包（见下方）完全不需要网络。</translation>
-    </message>
-    <message>
-        <location line="+3"/>
-        <source>Put those wheel files into the folder, or choose an offline bundle below (made by this assistant on a computer with internet).</source>
-        <translation>请把这些 wheel 文件放进该文件夹，或者在下方选择一个离线安装包（由本助手在能联网的电脑上制作）。</translation>
-    </message>
-    <message>
-        <location line="+35"/>
-        <source>Everything is ready. Press Install to create the environment and install PyTorch.</source>
-        <translation>一切就绪。点击“安装”即可创建环境并安装 PyTorch。</translation>
-    </message>
-    <message>
-        <location line="+3"/>
-        <source>PyTorch cannot be downloaded from this computer now (the checks above say why). Install it from files instead: choose a folder with the PyTorch wheel files, or an offline bundle, in &quot;Install from files on this computer&quot; just below.</source>
-        <translation>现在无法从这台电脑下载 PyTorch（原因见上面的检查）。请改为从文件安装：在紧挨着下方的“从本机文件安装”中，选择存放 PyTorch wheel 文件的文件夹，或者一个离线安装包。</translation>
-    </message>
-    <message>
-        <location line="+4"/>
-        <source>The mirrors are being checked meanwhile.</source>
-        <translation>同时正在检查镜像。</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>Or choose a verified mirror under &quot;Download PyTorch from&quot;.</source>
-        <translation>也可以在“PyTorch 下载来源”中选择一个已验证的镜像。</translation>
-    </message>
-    <message>
-        <location line="+3"/>
-        <source>Fix the problems above (or change the choices) to go on.</source>
-        <translation>请先解决上面的问题（或更改选项），然后继续。</translation>
-    </message>
-    <message>
-        <location line="+12"/>
-        <source>About {size} will be installed.</source>
-        <translation>大约需要安装 {size}。</translation>
-    </message>
-    <message>
-        <location line="+52"/>
-        <source>Choose vc_redist.x64.exe (from {url})</source>
-        <translation>选择 vc_redist.x64.exe（来自 {url}）</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>Visual C++ runtime installer (vc_redist*.exe);;Programs (*.exe)</source>
-        <translation>Visual C++ 运行库安装程序 (vc_redist*.exe);;程序 (*.exe)</translation>
-    </message>
-    <message>
-        <location line="+5"/>
-        <source>Install the Visual C++ runtime</source>
-        <translation>安装 Visual C++ 运行库</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>The assistant will run:
-
-{command}
-
-Windows asks for an administrator&apos;s permission. Go on?</source>
-        <translation>本助手将运行：
-
-{command}
-
-Windows 会请求管理员权限。要继续吗？</translation>
-    </message>
-    <message>
-        <location line="+48"/>
+        <location line="+130"/>
         <source>How to make it</source>
         <translation>创建方式</translation>
     </message>
@@ -885,13 +806,13 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
     <message>
         <location line="+1"/>
-        <source>&amp;Name:</source>
-        <translation>名称(&amp;N)：</translation>
+        <source>Environment name</source>
+        <translation>环境名称</translation>
     </message>
     <message>
         <location line="+0"/>
-        <source>Environment name</source>
-        <translation>环境名称</translation>
+        <source>Na&amp;me:</source>
+        <translation>名称(&amp;M)：</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -905,12 +826,11 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
     <message>
         <location line="+2"/>
-        <location line="+27"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location line="-26"/>
+        <location line="+1"/>
         <source>Choose the location</source>
         <translation>选择位置</translation>
     </message>
@@ -925,46 +845,6 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>选择离线安装包文件夹</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>Download the build &amp;early while I read these pages (never on a metered connection)</source>
-        <translation>在我阅读这些页面时提前下载这个版本(&amp;E)（按流量计费的网络上从不下载）</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>Early downloads</source>
-        <translation>提前下载</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>&amp;Index URL:</source>
-        <translation>索引地址(&amp;I)：</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>default: the PyTorch index for the chosen build</source>
-        <translation>默认：所选版本对应的 PyTorch 索引</translation>
-    </message>
-    <message>
-        <location line="-1"/>
-        <source>Index URL</source>
-        <translation>索引地址</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>E&amp;xtra index URLs:</source>
-        <translation>额外索引地址(&amp;X)：</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>separated by spaces</source>
-        <translation>用空格分隔</translation>
-    </message>
-    <message>
-        <location line="-1"/>
-        <source>Extra index URLs</source>
-        <translation>额外索引地址</translation>
-    </message>
-    <message>
         <location line="+6"/>
         <source>Local &amp;wheels folder:</source>
         <translation>本地 wheel 文件夹(&amp;W)：</translation>
@@ -975,12 +855,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>本地 wheel 文件夹</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>Offline &amp;bundle folder:</source>
-        <translation>离线安装包文件夹(&amp;B)：</translation>
-    </message>
-    <message>
-        <location line="+2"/>
+        <location line="+4"/>
         <source>install without the internet from a bundle</source>
         <translation>不联网，从离线安装包安装</translation>
     </message>
@@ -990,92 +865,17 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>离线安装包文件夹</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>Package &amp;mirror:</source>
-        <translation>软件包镜像(&amp;M)：</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>replaces PyPI for the other packages, e.g. a university mirror</source>
-        <translation>其他软件包改从这里下载，例如高校镜像</translation>
-    </message>
-    <message>
         <location line="-1"/>
-        <source>Package mirror</source>
-        <translation>软件包镜像</translation>
+        <source>Offline bundl&amp;e folder:</source>
+        <translation>离线安装包文件夹(&amp;E)：</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>Pr&amp;oxy:</source>
-        <translation>代理(&amp;O)：</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>http://proxy.example.org:3128 (default: HTTPS_PROXY)</source>
-        <translation>http://proxy.example.org:3128（默认：HTTPS_PROXY）</translation>
-    </message>
-    <message>
-        <location line="-1"/>
-        <source>Proxy</source>
-        <translation>代理</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>CA cer&amp;tificates:</source>
-        <translation>CA 证书(&amp;T)：</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>a .pem file, or &quot;system&quot; for this computer&apos;s certificates</source>
-        <translation>一个 .pem 文件，或填 &quot;system&quot; 使用本机证书</translation>
-    </message>
-    <message>
-        <location line="-1"/>
-        <source>CA certificates file</source>
-        <translation>CA 证书文件</translation>
-    </message>
-    <message>
-        <location line="+14"/>
-        <source>Checks before installing</source>
-        <translation>安装前检查</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>The command that will run</source>
-        <translation>将要运行的命令</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>The commands the installation runs</source>
-        <translation>安装时运行的命令</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>Copy command</source>
-        <translation>复制命令</translation>
-    </message>
-    <message>
-        <location line="+0"/>
-        <source>Copy the command to the clipboard</source>
-        <translation>把命令复制到剪贴板</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="+10"/>
         <source>&amp;Install</source>
         <translation>安装(&amp;I)</translation>
     </message>
     <message>
-        <location line="+1"/>
-        <source>Checking…</source>
-        <translation>正在检查…</translation>
-    </message>
-    <message>
-        <location line="-587"/>
-        <source>Automatic: the PyTorch server, then verified mirrors</source>
-        <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
-    </message>
-    <message>
-        <location line="-310"/>
+        <location line="-425"/>
         <source>Environment</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>环境</translation>
@@ -1086,47 +886,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>PyTorch 会装进一个独立的 Python 环境：一个拥有自己的 Python 和软件包的文件夹，电脑上的其他东西都不会改变。</translation>
     </message>
     <message>
-        <location line="+310"/>
-        <source>The PyTorch server only</source>
-        <translation>只用 PyTorch 官方服务器</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>{mirror}, then the PyTorch server</source>
-        <translation>{mirror}，然后是 PyTorch 官方服务器</translation>
-    </message>
-    <message>
-        <location line="+72"/>
-        <source>Why this version: {why}</source>
-        <translation>为什么是这个版本：{why}</translation>
-    </message>
-    <message>
-        <location line="+8"/>
-        <source>Checking the mirrors…</source>
-        <translation>正在检查镜像…</translation>
-    </message>
-    <message>
-        <location line="+5"/>
-        <source>{source}: has the exact file, {speed:.1f} MB/s</source>
-        <translation>{source}：有这个确切的文件，{speed:.1f} MB/s</translation>
-    </message>
-    <message>
-        <location line="+3"/>
-        <source>{source}: {reason}</source>
-        <translation>{source}：{reason}</translation>
-    </message>
-    <message>
-        <location line="+8"/>
-        <source>Verified mirrors are listed first under &quot;Download PyTorch from&quot;: each has the exact file with the PyTorch server&apos;s SHA-256. Choose one to use it; nothing changes until you do.</source>
-        <translation>已验证的镜像列在“PyTorch 下载来源”的最前面：每个镜像都有这个确切的文件，且 SHA-256 与 PyTorch 官方服务器的一致。选择一个即可使用；在你选择之前不会有任何改变。</translation>
-    </message>
-    <message>
-        <location line="+449"/>
-        <source>Advanced: package index, mirror and proxy</source>
-        <translation>高级：软件包索引、镜像与代理</translation>
-    </message>
-    <message>
-        <location line="+7"/>
+        <location line="+407"/>
         <source>Install from files on this computer</source>
         <translation>从本机文件安装</translation>
     </message>
@@ -1139,31 +899,6 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <location line="+5"/>
         <source>a folder with .whl files; several: separate them with ;</source>
         <translation>存放 .whl 文件的文件夹；多个文件夹用 ; 分隔</translation>
-    </message>
-    <message>
-        <location line="+11"/>
-        <source>Where PyTorch comes from</source>
-        <translation>PyTorch 从哪里下载</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>&amp;Download PyTorch from:</source>
-        <translation>PyTorch 下载来源(&amp;D)：</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>Download PyTorch from</source>
-        <translation>PyTorch 下载来源</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>Chec&amp;k the mirrors</source>
-        <translation>检查镜像(&amp;K)</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>Ask every mirror of this build whether it has the exact file, with the same SHA-256, and how fast it answers</source>
-        <translation>询问这个版本的每个镜像：是否有这个确切的文件、SHA-256 是否相同、响应有多快</translation>
     </message>
 </context>
 <context>
@@ -1180,7 +915,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>本助手创建的环境（★）以及在这台电脑上找到的 PyTorch 环境。选择一个进行检查、修复或升级。</translation>
     </message>
     <message>
-        <location line="+125"/>
+        <location line="+129"/>
         <source>never</source>
         <translation>从未</translation>
     </message>
@@ -1190,22 +925,17 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>仅 CPU</translation>
     </message>
     <message>
-        <location line="+27"/>
+        <location line="+31"/>
         <source>Found by: {how}</source>
         <translation>发现途径：{how}</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+14"/>
         <source>Made by this assistant</source>
         <translation>由本助手创建</translation>
     </message>
     <message>
-        <location line="+1"/>
-        <source>Not made by this assistant</source>
-        <translation>不是本助手创建的</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="-12"/>
         <source>Torch guard: on</source>
         <translation>torch 防护：开启</translation>
     </message>
@@ -1220,7 +950,22 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>Jupyter 内核：{name}</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+11"/>
+        <source>This assistant installed into it (it did not make it)</source>
+        <translation>本助手曾向其中安装（但不是由本助手创建的）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Checked by this assistant (it did not make it)</source>
+        <translation>本助手检查过它（但不是由本助手创建的）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Not in this assistant&apos;s list of the environments it made</source>
+        <translation>不在本助手所创建环境的列表中</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>this assistant&apos;s list</source>
         <translation>本助手的列表</translation>
     </message>
@@ -1245,7 +990,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>添加 Jupyter 内核</translation>
     </message>
     <message>
-        <location line="+26"/>
+        <location line="+34"/>
         <source>What to do:</source>
         <translation>怎么做：</translation>
     </message>
@@ -1289,9 +1034,14 @@ Windows 会请求管理员权限。要继续吗？</translation>
 {summary}</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>This environment was not made by this assistant.</source>
-        <translation>这个环境不是本助手创建的。</translation>
+        <location line="-75"/>
+        <source>{path} is not in this assistant&apos;s list of the environments it made, so it is not removed. If it is the environment you mean, tick “{option}” and press Remove again.</source>
+        <translation>{path} 不在本助手所创建环境的列表中，因此不会被删除。如果它正是你要删除的环境，请勾选“{option}”，然后再次点击“删除”。</translation>
+    </message>
+    <message>
+        <location line="+77"/>
+        <source>This environment is not in this assistant&apos;s list of the environments it made.</source>
+        <translation>此环境不在本助手所创建环境的列表中。</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1299,7 +1049,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>删除这个环境吗？</translation>
     </message>
     <message>
-        <location line="+44"/>
+        <location line="+45"/>
         <source>Looking for environments…</source>
         <translation>正在查找环境……</translation>
     </message>
@@ -1390,6 +1140,16 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
     <message>
         <location line="+1"/>
+        <source>Remove it even though it is not in this assistant&apos;s list</source>
+        <translation>即使它不在本助手的列表中，也删除它</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Only for an environment you are sure of: everything in its folder is deleted</source>
+        <translation>只用于你确定的环境：它文件夹里的所有内容都会被删除</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Re&amp;fresh</source>
         <translation>刷新(&amp;F)</translation>
     </message>
@@ -1397,7 +1157,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
 <context>
     <name>ErrorPanel</name>
     <message>
-        <location filename="../../app/gui/pages/_common.py" line="+118"/>
+        <location filename="../../app/gui/pages/_common.py" line="+120"/>
         <source>What to do: {hint}</source>
         <translation>解决办法：{hint}</translation>
     </message>
@@ -1445,7 +1205,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
 <context>
     <name>InstallPage</name>
     <message>
-        <location filename="../../app/gui/pages/install.py" line="+179"/>
+        <location filename="../../app/gui/pages/install.py" line="+178"/>
         <source>No environment was chosen.</source>
         <translation>还没有选择环境。</translation>
     </message>
@@ -1455,7 +1215,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>请回到“环境”页面，选择安装位置。</translation>
     </message>
     <message>
-        <location line="+75"/>
+        <location line="+77"/>
         <source>{package} (package {done} of {total})</source>
         <translation>{package}（第 {done} 个，共 {total} 个包）</translation>
     </message>
@@ -1475,7 +1235,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>正在解压并安装软件包…</translation>
     </message>
     <message>
-        <location line="+101"/>
+        <location line="+103"/>
         <source>Cancelling… removing the half-made environment</source>
         <translation>正在取消…删除装了一半的环境</translation>
     </message>
@@ -1535,7 +1295,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>正在下载并安装软件包</translation>
     </message>
     <message>
-        <location line="-294"/>
+        <location line="-298"/>
         <source>Installing PyTorch</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>正在安装 PyTorch</translation>
@@ -1546,7 +1306,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>正在创建环境，并把 PyTorch 下载安装进去。通常需要不到一分钟到几分钟。</translation>
     </message>
     <message>
-        <location line="+295"/>
+        <location line="+299"/>
         <location line="+1"/>
         <location line="+1"/>
         <source>Checking the installed packages</source>
@@ -1628,12 +1388,12 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>安装进度</translation>
     </message>
     <message>
-        <location line="-183"/>
+        <location line="-185"/>
         <source>Unpacking and installing the packages: {done} of about {total}</source>
         <translation>正在解包并安装软件包：已完成 {done}，共约 {total}</translation>
     </message>
     <message>
-        <location line="+168"/>
+        <location line="+170"/>
         <source>{rate}/s</source>
         <translation>{rate}/秒</translation>
     </message>
@@ -1672,9 +1432,356 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
 </context>
 <context>
+    <name>MirrorChoice</name>
+    <message>
+        <location filename="../../app/gui/pages/environment_parts.py" line="+228"/>
+        <source>Automatic: the PyTorch server, then verified mirrors</source>
+        <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The PyTorch server only</source>
+        <translation>只用 PyTorch 官方服务器</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>{mirror}, then the PyTorch server</source>
+        <translation>{mirror}，然后是 PyTorch 官方服务器</translation>
+    </message>
+    <message>
+        <location line="+72"/>
+        <source>Why this version: {why}</source>
+        <translation>为什么是这个版本：{why}</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Checking the mirrors…</source>
+        <translation>正在检查镜像…</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>{source}: has the exact file, {speed:.1f} MB/s</source>
+        <translation>{source}：有这个确切的文件，{speed:.1f} MB/s</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>{source}: {reason}</source>
+        <translation>{source}：{reason}</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Verified mirrors are listed first under &quot;Download PyTorch from&quot;: each has the exact file with the PyTorch server&apos;s SHA-256. Choose one to use it; nothing changes until you do.</source>
+        <translation>已验证的镜像列在“PyTorch 下载来源”的最前面：每个镜像都有这个确切的文件，且 SHA-256 与 PyTorch 官方服务器的一致。选择一个即可使用；在你选择之前不会有任何改变。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Where PyTorch comes from</source>
+        <translation>PyTorch 从哪里下载</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Download PyTorch from:</source>
+        <translation>PyTorch 下载来源(&amp;D)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Download PyTorch from</source>
+        <translation>PyTorch 下载来源</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Chec&amp;k the mirrors</source>
+        <translation>检查镜像(&amp;K)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Ask every mirror of this build whether it has the exact file, with the same SHA-256, and how fast it answers</source>
+        <translation>询问这个版本的每个镜像：是否有这个确切的文件、SHA-256 是否相同、响应有多快</translation>
+    </message>
+</context>
+<context>
+    <name>NetworkFields</name>
+    <message>
+        <location line="-181"/>
+        <location line="+19"/>
+        <source>Choose the CA certificates file</source>
+        <translation>选择 CA 证书文件</translation>
+    </message>
+    <message>
+        <location line="-18"/>
+        <source>Certificates (*.pem *.crt *.cer);;All files (*)</source>
+        <translation>证书 (*.pem *.crt *.cer);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Advanced: package index, mirror and proxy</source>
+        <translation>高级：软件包索引、镜像与代理</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Download the build &amp;early while I read these pages (never on a metered connection)</source>
+        <translation>在我阅读这些页面时提前下载这个版本(&amp;E)（按流量计费的网络上从不下载）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Early downloads</source>
+        <translation>提前下载</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Index URL</source>
+        <translation>索引地址</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Inde&amp;x URL:</source>
+        <translation>索引地址(&amp;X)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>default: the PyTorch index for the chosen build</source>
+        <translation>默认：所选版本对应的 PyTorch 索引</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Extra index URLs</source>
+        <translation>额外索引地址</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Ex&amp;tra index URLs:</source>
+        <translation>额外索引地址(&amp;T)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>separated by spaces</source>
+        <translation>用空格分隔</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Package mirror</source>
+        <translation>软件包镜像</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Package mi&amp;rror:</source>
+        <translation>软件包镜像(&amp;R)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>replaces PyPI for the other packages, e.g. a university mirror</source>
+        <translation>其他软件包改从这里下载，例如高校镜像</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Pr&amp;oxy:</source>
+        <translation>代理(&amp;O)：</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Proxy</source>
+        <translation>代理</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>http://proxy.example.org:3128 (default: HTTPS_PROXY)</source>
+        <translation>http://proxy.example.org:3128（默认：HTTPS_PROXY）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>CA certificates file</source>
+        <translation>CA 证书文件</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>CA certificate&amp;s:</source>
+        <translation>CA 证书(&amp;S)：</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>a .pem file, or &quot;system&quot; for this computer&apos;s certificates</source>
+        <translation>一个 .pem 文件，或填 &quot;system&quot; 使用本机证书</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+</context>
+<context>
+    <name>PathNote</name>
+    <message>
+        <location filename="../../app/gui/widgets.py" line="+45"/>
+        <source>No program on this computer opens folders from here. The folder is:
+{path}</source>
+        <translation>这台电脑上没有可以从这里打开文件夹的程序。文件夹在：
+{path}</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>No program on this computer opens this file from here. The file is:
+{path}</source>
+        <translation>这台电脑上没有可以从这里打开这个文件的程序。文件在：
+{path}</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Copy path</source>
+        <translation>复制路径</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy the path of {name}</source>
+        <translation>复制 {name} 的路径</translation>
+    </message>
+</context>
+<context>
+    <name>PreflightView</name>
+    <message>
+        <location filename="../../app/gui/pages/environment_parts.py" line="+219"/>
+        <source>Check the network, or the proxy under &quot;Advanced&quot;; choose a verified mirror under &quot;Download PyTorch from&quot; (&quot;Check the mirrors&quot;); or install from files: the wheel folder or offline bundle fields below.</source>
+        <translation>请检查网络，或“高级”中的代理；在“PyTorch 下载来源”中选择一个已验证的镜像（“检查镜像”）；或者从本机文件安装：使用下方的 wheel 文件夹或离线安装包文件夹。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Check the network, or the proxy and package mirror under &quot;Advanced&quot;; or install from files: an offline bundle (fields below) needs no network at all.</source>
+        <translation>请检查网络，或“高级”中的代理和软件包镜像；或者从本机文件安装：离线安装包（见下方）完全不需要网络。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Put those wheel files into the folder, or choose an offline bundle below (made by this assistant on a computer with internet).</source>
+        <translation>请把这些 wheel 文件放进该文件夹，或者在下方选择一个离线安装包（由本助手在能联网的电脑上制作）。</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <source>Everything is ready. Press Install to create the environment and install PyTorch.</source>
+        <translation>一切就绪。点击“安装”即可创建环境并安装 PyTorch。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>PyTorch cannot be downloaded from this computer now (the checks above say why). Install it from files instead: choose a folder with the PyTorch wheel files, or an offline bundle, in &quot;Install from files on this computer&quot; just below.</source>
+        <translation>现在无法从这台电脑下载 PyTorch（原因见上面的检查）。请改为从文件安装：在紧挨着下方的“从本机文件安装”中，选择存放 PyTorch wheel 文件的文件夹，或者一个离线安装包。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>The mirrors are being checked meanwhile.</source>
+        <translation>同时正在检查镜像。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Or choose a verified mirror under &quot;Download PyTorch from&quot;.</source>
+        <translation>也可以在“PyTorch 下载来源”中选择一个已验证的镜像。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Fix the problems above (or change the choices) to go on.</source>
+        <translation>请先解决上面的问题（或更改选项），然后继续。</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>About {size} will be installed.</source>
+        <translation>大约需要安装 {size}。</translation>
+    </message>
+    <message>
+        <location line="+52"/>
+        <source>Choose vc_redist.x64.exe (from {url})</source>
+        <translation>选择 vc_redist.x64.exe（来自 {url}）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Visual C++ runtime installer (vc_redist*.exe);;Programs (*.exe)</source>
+        <translation>Visual C++ 运行库安装程序 (vc_redist*.exe);;程序 (*.exe)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Install the Visual C++ runtime</source>
+        <translation>安装 Visual C++ 运行库</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The assistant will run:
+
+{command}
+
+Windows asks for an administrator&apos;s permission. Go on?</source>
+        <translation>本助手将运行：
+
+{command}
+
+Windows 会请求管理员权限。要继续吗？</translation>
+    </message>
+    <message>
+        <location line="+54"/>
+        <source>Checks before installing</source>
+        <translation>安装前检查</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The command that will run</source>
+        <translation>将要运行的命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The commands the installation runs</source>
+        <translation>安装时运行的命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy command</source>
+        <translation>复制命令</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Copy the command to the clipboard</source>
+        <translation>把命令复制到剪贴板</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Checking…</source>
+        <translation>正在检查…</translation>
+    </message>
+</context>
+<context>
+    <name>PythonChoice</name>
+    <message>
+        <location line="+41"/>
+        <source>(recommended)</source>
+        <translation>（推荐）</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>Python {version} (found or downloaded by uv)</source>
+        <translation>Python {version}（由 uv 查找或下载）</translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>Not offered: Python {versions} ({why}). To use one of them, choose its Python under &quot;Change…&quot; on the Recommendation page.</source>
+        <translation>未提供：Python {versions}（{why}）。如果要用其中某个版本，请在“推荐方案”页面的“更改…”里选择它的 Python 版本。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>; </source>
+        <translation>；</translation>
+    </message>
+</context>
+<context>
+    <name>QFileDialog</name>
+    <message>
+        <location filename="../../app/gui/i18n.py" line="+27"/>
+        <source>&amp;Look in:</source>
+        <extracomment>Qt&apos;s own file dialog words that Qt&apos;s Chinese catalogue (qtbase_zh_CN of Qt 6.11) lacks since they gained their shortcut letter: translated in ours (context QFileDialog; Qt asks every catalogue installed), so the dialog Browse… opens shows no English on a Chinese screen.</extracomment>
+        <translation>查找范围(&amp;L)：</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Files of &amp;type:</source>
+        <translation>文件类型(&amp;T)：</translation>
+    </message>
+</context>
+<context>
     <name>RecommendationPage</name>
     <message>
-        <location filename="../../app/gui/pages/recommendation.py" line="-290"/>
+        <location filename="../../app/gui/pages/recommendation.py" line="-307"/>
         <source>CUDA {version} (NVIDIA graphics card)</source>
         <translation>CUDA {version}（NVIDIA 显卡）</translation>
     </message>
@@ -1699,7 +1806,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>处理器（仅 CPU）</translation>
     </message>
     <message>
-        <location line="+287"/>
+        <location line="+304"/>
         <source>Recommendation</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>推荐方案</translation>
@@ -1710,7 +1817,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>适合这台电脑的 PyTorch 版本、选择它的原因，以及安装它的完整命令。</translation>
     </message>
     <message>
-        <location line="+203"/>
+        <location line="+196"/>
         <source>Choose which wish to give up:</source>
         <translation>请选择放弃哪一项要求：</translation>
     </message>
@@ -1746,6 +1853,11 @@ Windows 会请求管理员权限。要继续吗？</translation>
     </message>
     <message>
         <location line="+4"/>
+        <source>You chose Python {version} under &quot;Change…&quot;: the new environment will use it (this assistant itself runs on Python {running}).</source>
+        <translation>你在“更改…”中选择了 Python {version}：新环境将使用它（本助手自己运行在 Python {running} 上）。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>This PyTorch version does not support the Python you are running; the new environment will use Python {version}.</source>
         <translation>这个 PyTorch 版本不支持你当前的 Python；新环境将使用 Python {version}。</translation>
     </message>
@@ -1760,7 +1872,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>兼容性数据（{date}）</translation>
     </message>
     <message>
-        <location line="+36"/>
+        <location line="+41"/>
         <source>Choosing the right build…</source>
         <translation>正在选择合适的版本…</translation>
     </message>
@@ -1820,7 +1932,7 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>更改运行设备、版本类型、PyTorch 版本、Python 或软件包</translation>
     </message>
     <message>
-        <location line="-70"/>
+        <location line="-79"/>
         <source>This is the newest build your sources hold, not the newest release; the reason is below.</source>
         <translation>这是你的来源中能获取的最新版本，而不是最新发布的版本；原因见下方。</translation>
     </message>
@@ -1828,9 +1940,14 @@ Windows 会请求管理员权限。要继续吗？</translation>
 <context>
     <name>SetupWizard</name>
     <message>
-        <location filename="../../app/gui/wizard.py" line="+221"/>
-        <source>Stop the installation?</source>
+        <location filename="../../app/gui/wizard.py" line="+214"/>
+        <source>Getting the next steps ready…</source>
         <extracomment>The last page of each path (Welcome -&gt; ... -&gt; Done, Welcome -&gt; Environments -&gt; a task). what is left free around the window on a small screen: its frame and title bar, and a task bar the screen&apos;s available geometry does not know of</extracomment>
+        <translation>正在准备后面的步骤…</translation>
+    </message>
+    <message>
+        <location line="+81"/>
+        <source>Stop the installation?</source>
         <translation>要停止安装吗？</translation>
     </message>
     <message>
@@ -1873,7 +1990,7 @@ Stop and close?</source>
 <context>
     <name>SpeedTestPage</name>
     <message>
-        <location filename="../../app/gui/pages/speedtest.py" line="+144"/>
+        <location filename="../../app/gui/pages/speedtest.py" line="+143"/>
         <source>There is no installed environment to measure.</source>
         <translation>没有可以测速的已安装环境。</translation>
     </message>
@@ -1908,7 +2025,12 @@ Stop and close?</source>
         <translation>这个版本是依据兼容性数据 {version} 选定的。</translation>
     </message>
     <message>
-        <location line="+32"/>
+        <location line="+24"/>
+        <source>Source: an estimate from the processor&apos;s cores, clock and SIMD width</source>
+        <translation>来源：根据处理器的核心数、频率和 SIMD 宽度估算</translation>
+    </message>
+    <message>
+        <location line="+10"/>
         <source>Run again</source>
         <translation>再运行一次</translation>
     </message>
@@ -1959,7 +2081,7 @@ Stop and close?</source>
         <translation>峰值是怎样估算的</translation>
     </message>
     <message>
-        <location line="-273"/>
+        <location line="-275"/>
         <source>Speed test</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>速度测试</translation>
@@ -1970,7 +2092,7 @@ Stop and close?</source>
         <translation>用越来越大的矩阵做乘法，看看 PyTorch 在这台电脑上跑得多快。不到一分钟，也可以跳过。</translation>
     </message>
     <message>
-        <location line="+227"/>
+        <location line="+229"/>
         <source>Source: {source}</source>
         <translation>来源：{source}</translation>
     </message>
@@ -1978,7 +2100,7 @@ Stop and close?</source>
 <context>
     <name>StatusRow</name>
     <message>
-        <location filename="../../app/gui/widgets.py" line="-314"/>
+        <location filename="../../app/gui/widgets.py" line="-372"/>
         <source>OK</source>
         <translation>正常</translation>
     </message>
@@ -2011,7 +2133,7 @@ Stop and close?</source>
 <context>
     <name>SystemPage</name>
     <message>
-        <location filename="../../app/gui/pages/system.py" line="+52"/>
+        <location filename="../../app/gui/pages/system.py" line="+51"/>
         <source>Your system</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>你的系统</translation>
@@ -2266,7 +2388,7 @@ Stop and close?</source>
 <context>
     <name>VerifyPage</name>
     <message>
-        <location filename="../../app/gui/pages/verify.py" line="+34"/>
+        <location filename="../../app/gui/pages/verify.py" line="+33"/>
         <source>Checking that PyTorch works</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>检查 PyTorch 能否正常工作</translation>
@@ -2401,7 +2523,7 @@ Stop and close?</source>
         <translation>本助手会安装能用上你显卡（或处理器）的 PyTorch，检查它能否正常工作，并测量它的速度。</translation>
     </message>
     <message>
-        <location line="+148"/>
+        <location line="+161"/>
         <source>You do not need to know what CUDA, ROCm or a driver is: the assistant looks at your computer, explains its choice in plain words, and lets you change it if you want to.</source>
         <translation>你不需要了解 CUDA、ROCm 或驱动是什么：助手会检测你的电脑，用通俗的话解释它的选择，你也可以随时修改。</translation>
     </message>
@@ -2519,14 +2641,19 @@ Stop and close?</source>
 <context>
     <name>_CommandRow</name>
     <message>
-        <location filename="../../app/gui/pages/done.py" line="-168"/>
+        <location filename="../../app/gui/pages/done.py" line="-200"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>Copy the command</source>
         <translation>复制命令</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Copy: {what}</source>
+        <translation>复制：{what}</translation>
     </message>
 </context>
 </TS>

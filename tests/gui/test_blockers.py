@@ -32,7 +32,7 @@ pytest.importorskip("PySide6")
 from PySide6.QtCore import QPoint, QRect, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QWizard
 
-from app.core.events import LogEvent
+from app.core.base.events import LogEvent
 from app.gui import i18n
 from app.gui.pages import PageId
 from app.gui.state import WizardState
@@ -111,7 +111,7 @@ def test_a_worker_that_outlives_its_page_never_crashes_the_wizard():
 @pytest.fixture
 def no_internet(monkeypatch, unreachable, tmp_path):
     """Every server the wizard could ask is a refused 127.0.0.1 port (nothing else is asked)."""
-    from app.core import mirrors
+    from app.core.sources import mirrors
 
     refused = unreachable.refused_url  # http://127.0.0.1:PORT/simple/
     monkeypatch.setenv("TORCH_SETUP_TORCH_INDEX", refused.replace("/simple/", "/whl/"))

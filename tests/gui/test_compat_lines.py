@@ -8,10 +8,10 @@ pytest.importorskip("PySide6")
 
 from PySide6.QtWidgets import QWizard
 
-from app.core import freshness
-from app.core.compat import load_compat
+from app.core.compat import freshness
+from app.core.compat.data import load_compat
+from app.core.pipeline.session import Session
 from app.core.recommend import recommend
-from app.core.session import Session
 from app.gui import i18n
 from app.gui.state import WizardState
 from tests.factories import make_bench_report, make_bench_result

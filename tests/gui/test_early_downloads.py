@@ -18,10 +18,10 @@ pytest.importorskip("PySide6")
 
 from PySide6.QtWidgets import QWizard
 
+from app.core.detection.system import SystemReport
+from app.core.pipeline.session import Session
 from app.core.recommend import Choices
-from app.core.session import Session
 from app.core.sources.wheelhouse import download_folder
-from app.core.system import SystemReport
 from app.gui.state import WizardState
 from tests.netlab import Link, file_sha256
 from tests.netlab.clients import clean_env
@@ -101,7 +101,7 @@ def test_changing_the_choice_cancels_the_early_download(qtbot, lab, cuda_set):
 
 
 def test_the_environment_page_turns_early_downloads_off_and_keeps_the_setting(qtbot, lab, tmp_path):
-    from app.core.prefs import load_prefs
+    from app.core.base.prefs import load_prefs
     from app.gui.early import early_downloads
     from app.gui.pages.environment import EnvironmentPage
 

@@ -12,7 +12,7 @@ pytest.importorskip("PySide6")
 
 from PySide6.QtWidgets import QWizard
 
-from app.core import registry
+from app.core.env import registry
 from app.gui import i18n
 from app.gui.pages import PageId
 from tests.helpers import site_packages, venv_python
@@ -86,14 +86,15 @@ def test_environments_list_shows_each_env_and_follows_the_language(wizard, qtbot
 
 
 def test_remove_asks_first_and_deletes_only_after_yes(wizard, qtbot, tmp_path):
-    from app.core.envs import IndexOptions, backend_for
+    from app.core.env.backends import backend_for
     from app.core.install import InstallPlan, InstallRequest
     from app.core.lifecycle.discover import describe
+    from app.core.sources.settings import SourceSettings
     from tests.factories import make_install_result
 
     env = _fake(tmp_path / "made-here")
     p = InstallPlan(request=InstallRequest(env_path=env), env_path=env, backend=backend_for("venv", "uv"),
-                    python=None, python_request=None, packages=("torch",), index=IndexOptions(), new_env=True,
+                    python=None, python_request=None, packages=("torch",), index=SourceSettings(), new_env=True,
                     estimate_mb=1, estimate_why="test")
     registry.record_install(make_install_result(env), p, None)
     page = wizard.page(int(PageId.ENVS))

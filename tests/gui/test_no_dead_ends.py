@@ -17,9 +17,9 @@ pytest.importorskip("PySide6")
 
 from PySide6.QtWidgets import QDialogButtonBox, QWizard
 
-from app.core.recommend import Available, Choices, options, recommend
-from app.core.session import Session
-from app.core.system import SystemReport
+from app.core.detection.system import SystemReport
+from app.core.pipeline.session import Session
+from app.core.recommend import Choices, WheelFiles, options, recommend
 from app.gui import i18n
 from app.gui.state import WizardState
 
@@ -235,7 +235,7 @@ def test_the_environment_offers_only_pythons_the_release_supports(qtbot, host, t
     d = tmp_path / "w"
     d.mkdir()
     (d / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"")
-    state.session.use_available(Available.from_folders([d]))
+    state.session.use_available(WheelFiles.from_folders([d]))
     state.session.recommend()
     page.initializePage()
     model = page.python.model()
@@ -279,8 +279,8 @@ def test_a_python_outside_the_range_fails_the_preflight_and_the_command_is_shown
 # ---------------------------------------------------------------- Done: the Jupyter kernel button
 @pytest.mark.slow
 def test_the_done_page_registers_a_jupyter_kernel(qtbot, host, tmp_path, monkeypatch):
-    from app.core import envs
-    from app.core.runner import run
+    from app.core.env import backends as envs
+    from app.core.proc.runner import run
     from app.gui.pages.done import DonePage
     from tests.factories import make_install_result
 

@@ -19,10 +19,10 @@ psutil = pytest.importorskip("psutil")
 
 from PySide6.QtWidgets import QApplication, QWizard  # noqa: E402
 
-from app.core.bench import BenchStatus  # noqa: E402
-from app.core.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent  # noqa: E402
-from app.core.session import Session  # noqa: E402
-from app.core.text import render  # noqa: E402
+from app.core.base.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent  # noqa: E402
+from app.core.base.text import render  # noqa: E402
+from app.core.measure.bench import BenchStatus  # noqa: E402
+from app.core.pipeline.session import Session  # noqa: E402
 from app.gui.state import WizardState  # noqa: E402
 from tests.factories import (  # noqa: E402
     make_bench_report,
@@ -154,7 +154,7 @@ def test_chart_draws_spread_bands_peak_lines_and_the_speedup_chart(qtbot):
     """Each line's spread (from its runs' times) as a band; the estimated peak of each dtype as a
     dashed line (dtypes bounded by the same peak share one); on an accelerator the speed-up over
     the CPU is its own chart."""
-    from app.core.peak import cpu_peak
+    from app.core.measure.peak import cpu_peak
     from app.gui.charts import BenchChart
 
     def timed(n, gflops, dtype="fp32", spread=0.1):
@@ -368,12 +368,12 @@ def _fake_sweep_until_stopped(results):
 
 
 def test_a_stopped_speed_test_keeps_and_reports_what_it_measured(qtbot, wizard_with, monkeypatch, tmp_path):
-    import app.core.bench
+    import app.core.measure.bench
     from app.gui.pages.done import DonePage
     from app.gui.pages.speedtest import SpeedTestPage
 
     measured = [make_bench_result(256, 90.0), make_bench_result(512, 110.0)]
-    monkeypatch.setattr(app.core.bench, "run_bench", _fake_sweep_until_stopped(measured))
+    monkeypatch.setattr(app.core.measure.bench, "run_bench", _fake_sweep_until_stopped(measured))
     monkeypatch.setenv("TORCH_SETUP_HOME", str(tmp_path / "home"))
     env = tmp_path / "env"
     state = WizardState(session=Session.resume(install=make_install_result(env)), bench_sizes=[256, 512, 1024],
@@ -404,10 +404,10 @@ def test_a_stopped_speed_test_keeps_and_reports_what_it_measured(qtbot, wizard_w
 
 
 def test_skipping_a_running_speed_test_keeps_nothing(qtbot, wizard_with, monkeypatch, tmp_path):
-    import app.core.bench
+    import app.core.measure.bench
     from app.gui.pages.speedtest import SpeedTestPage
 
-    monkeypatch.setattr(app.core.bench, "run_bench", _fake_sweep_until_stopped([make_bench_result(256, 90.0)]))
+    monkeypatch.setattr(app.core.measure.bench, "run_bench", _fake_sweep_until_stopped([make_bench_result(256, 90.0)]))
     state = WizardState(session=Session.resume(install=make_install_result(tmp_path / "env")), bench_sizes=[256])
     wiz, state, (page,) = wizard_with(SpeedTestPage, state=state)
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):

@@ -11,11 +11,12 @@ psutil = pytest.importorskip("psutil")
 
 from PySide6.QtCore import QObject, QUrl, Slot  # noqa: E402
 from PySide6.QtGui import QDesktopServices, QGuiApplication  # noqa: E402
-from PySide6.QtWidgets import QWizard  # noqa: E402
+from PySide6.QtWidgets import QPushButton, QWizard  # noqa: E402
 
-from app.core.events import LogEvent, PhaseEvent  # noqa: E402
-from app.core.session import Session  # noqa: E402
-from app.core.text import render  # noqa: E402
+from app.core.base.events import LogEvent, PhaseEvent  # noqa: E402
+from app.core.base.text import render  # noqa: E402
+from app.core.pipeline.session import Session  # noqa: E402
+from app.core.sources.settings import SourceSettings  # noqa: E402
 from app.gui.state import WizardState  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow]
@@ -86,7 +87,7 @@ def test_real_install_drives_progress_and_completes(qtbot, install_wizard, tmp_p
 
     env = tmp_path / "venv"
     state = approved(InstallRequest(env_path=env, kind="venv", installer="uv", packages=["torch==2.13.0"],
-                                    find_links=[str(local_wheels)]))
+                                    sources=SourceSettings(find_links=[str(local_wheels)])))
     plan = state.session.approved_plan
     wiz, page = install_wizard(state)
     phases, logs = [], []
@@ -124,7 +125,7 @@ def test_cancel_during_install_removes_env_and_leaves_no_child(qtbot, install_wi
 
     env = tmp_path / "venv-cancel"
     state = approved(InstallRequest(env_path=env, kind="venv", installer="pip", packages=["torch==2.13.0"],
-                                    find_links=[str(local_wheels)]))
+                                    sources=SourceSettings(find_links=[str(local_wheels)])))
     wiz, page = install_wizard(state)
     installing = []
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
@@ -158,7 +159,7 @@ def test_cancel_and_wait_for_window_close(qtbot, install_wizard, tmp_path, local
 
     env = tmp_path / "venv-close"
     state = approved(InstallRequest(env_path=env, kind="venv", installer="pip", packages=["torch==2.13.0"],
-                                    find_links=[str(local_wheels)]))
+                                    sources=SourceSettings(find_links=[str(local_wheels)])))
     wiz, page = install_wizard(state)
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
         wiz.next()
@@ -175,7 +176,7 @@ def test_failed_install_shows_error_and_offers_the_log(qtbot, install_wizard, tm
 
     env = tmp_path / "venv-fail"
     state = approved(InstallRequest(
-        env_path=env, kind="venv", installer="uv", find_links=[str(local_wheels)],
+        env_path=env, kind="venv", installer="uv", sources=SourceSettings(find_links=[str(local_wheels)]),
         packages=["torch==2.13.0", "torch-setup-no-such-package-4f7a==1.0"]))
     wiz, page = install_wizard(state)
     with qtbot.waitSignal(page.state_changed, timeout=10000, check_params_cb=lambda s: s == "running"):
@@ -211,8 +212,8 @@ def test_progress_from_bytes_never_runs_backwards_and_estimates_time_left(qtbot)
     """The presenter's arithmetic on the core's events (the real installs above drive it too)."""
     import time
 
-    from app.core.events import ProgressEvent
-    from app.core.progress_model import InstallProgress
+    from app.core.base.events import ProgressEvent
+    from app.core.base.progress_model import InstallProgress
     from app.gui.pages._common import LogBatch
     from app.gui.pages.install import InstallPage
 
@@ -225,7 +226,7 @@ def test_progress_from_bytes_never_runs_backwards_and_estimates_time_left(qtbot)
     page.progress.setRange(0, 0)
     page.on_event(ProgressEvent("torch", 50_000_000, 200_000_000))
     assert page.progress.maximum() == 1000 and page.progress.value() == 250
-    assert page.package_label.text() == "torch: 47.7 MB of 190.7 MB"
+    assert page.package_label.text() == "torch: 47.7 MiB of 190.7 MiB"
     # A second package makes the known total larger: the bar holds instead of jumping back.
     page.on_event(ProgressEvent("sympy", 0, 6_000_000))
     assert page.progress.value() == 250
@@ -251,6 +252,7 @@ def test_progress_from_bytes_never_runs_backwards_and_estimates_time_left(qtbot)
     # An installer that counts packages instead of bytes.
     page2 = InstallPage(WizardState())
     qtbot.addWidget(page2)
+    page2._status = "running"  # (a page that is not installing shows no package line)
     page2.on_event(ProgressEvent("numpy", 3, 12, unit="packages"))
     assert page2.progress.value() == 250
     assert page2.package_label.text() == "numpy (package 3 of 12)"
@@ -266,7 +268,7 @@ def test_closing_the_wizard_during_a_real_install_asks_then_rolls_back(qtbot, tm
 
     env = tmp_path / "venv-wizard-close"
     state = approved(InstallRequest(env_path=env, kind="venv", installer="pip", packages=["torch==2.13.0"],
-                                    find_links=[str(local_wheels)]))
+                                    sources=SourceSettings(find_links=[str(local_wheels)])))
     w = SetupWizard(state=state, lang="en", auto_detect=False)
     qtbot.addWidget(w)
     w.setStartId(int(PageId.INSTALL))
@@ -292,14 +294,15 @@ def test_unreachable_index_is_refused_at_approval_and_the_install_page_runs_noth
         qtbot, install_wizard, tmp_path, local_wheels):
     """The pre-flight refuses the plan (nothing approved); the Install page, reached anyway,
     installs nothing and sends the user back to the Environment page."""
-    from app.core.errors import BadInput
+    from app.core.base.errors import BadInput
     from app.core.install import InstallRequest
 
     env = tmp_path / "venv-unreachable"
     session = Session()
     with pytest.raises(BadInput) as refused:
         session.plan(InstallRequest(env_path=env, kind="venv", installer="uv", packages=["torch==2.13.0"],
-                                    index_url="http://127.0.0.1:9/simple", find_links=[str(local_wheels)]))
+                                    sources=SourceSettings(torch_index="http://127.0.0.1:9/simple",
+                                                           find_links=[str(local_wheels)])))
     err = refused.value
     assert "127.0.0.1:9" in render(err.message) + "\n".join(err.lines) + render(err.hint)
     assert err.hint and err.log_path is not None and err.log_path.exists()
@@ -322,7 +325,7 @@ def test_target_taken_after_approval_is_refused_before_anything_is_written(qtbot
 
     env = tmp_path / "venv-taken"
     state = approved(InstallRequest(env_path=env, kind="venv", installer="uv", packages=["torch==2.13.0"],
-                                    find_links=[str(local_wheels)]))
+                                    sources=SourceSettings(find_links=[str(local_wheels)])))
     plan = state.session.approved_plan
     env.mkdir()
     (env / "thesis.tex").write_text("do not delete", encoding="utf-8")
@@ -334,7 +337,11 @@ def test_target_taken_after_approval_is_refused_before_anything_is_written(qtbot
     assert done.args == ["failed"]
     text = page.error_panel.message.text() + page.error_panel.lines.toPlainText()
     assert str(env) in text and "Nothing was changed" in text
-    assert page.error_panel.hint.isVisible() and page.error_panel.hint.text().startswith("What to do:")
+    # what to do, and a button that offers the first free folder beside it (env-2)
+    assert page.error_panel.explanation.isVisible()
+    assert "Choose a new or empty folder" in page.error_panel.explanation.text()
+    assert any(f"{env.name}-2" in (b.text() + b.toolTip()) for b in page.error_panel.findChildren(QPushButton)), \
+        [b.text() for b in page.error_panel.findChildren(QPushButton)]
     assert page.error_panel.log_path is not None and page.error_panel.log_path.exists()
     assert sorted(p.name for p in env.iterdir()) == ["thesis.tex"]
     assert (env / "thesis.tex").read_text(encoding="utf-8") == "do not delete"
@@ -351,7 +358,7 @@ def test_install_page_installs_the_approved_plan_object_and_plans_nothing(qtbot,
     import app.core.install.planning
     from app.core.install import Check, InstallRequest
     from app.core.install import plan as make_plan
-    from app.core.session import Planned
+    from app.core.pipeline.session import Planned
     from tests.factories import make_install_result
 
     env = tmp_path / "venv-approved"

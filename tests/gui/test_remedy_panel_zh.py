@@ -2,7 +2,7 @@
 
 Each recorded real output goes through the core call that meets it (an installer run's failure
 through :func:`app.core.install.run.installer_failure`, PyTorch's own errors through a real
-:func:`app.core.probe.run_probe` of an interpreter that prints them), the resulting UserError
+:func:`app.core.measure.probe.run_probe` of an interpreter that prints them), the resulting UserError
 into the wizard's :class:`~app.gui.pages._common.ErrorPanel` with the language set to zh_CN,
 and every text the panel shows (labels, buttons, tooltips, accessible names) is read: no
 Latin-script word may appear but names of packages and products, versions, paths and numbers.
@@ -23,13 +23,14 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QAbstractButton, QLabel, QPlainTextEdit, QWidget
 
-from app.core import remedies, runner
-from app.core.actions import ActionKind
-from app.core.compat import load_compat
-from app.core.errors import UserError
+from app.core import remedies
+from app.core.base.actions import ActionKind
+from app.core.base.errors import UserError
+from app.core.base.text import msg
+from app.core.compat.data import load_compat
 from app.core.install.run import installer_failure
-from app.core.probe import ProbeFailed, run_probe
-from app.core.text import msg
+from app.core.measure.probe import ProbeFailed, run_probe
+from app.core.proc import runner
 from app.gui import i18n
 from app.gui.pages._common import ErrorPanel
 from tests.helpers import fake_program
@@ -54,7 +55,7 @@ TOP10 = [
 NAMES = {
     "PyTorch", "torch", "torchvision", "torchaudio", "CUDA", "NVIDIA", "Python", "Windows", "Microsoft",
     "Visual", "C++", "uv", "pip", "conda", "venv", "python3-venv", "Debian", "Ubuntu", "CUDA_VISIBLE_DEVICES",
-    "GB", "MB",
+    "GB", "MB", "GiB", "MiB",
 }
 _CJK = r"\u3000-\u303f\u4e00-\u9fff\uff00-\uffef"
 _TOKEN = re.compile(rf"[^\s{_CJK}“”‘’…•]+")
@@ -169,7 +170,7 @@ def test_switching_the_language_re_renders_the_panel(qtbot, zh_panel, tmp_path):
     assert "磁盘已满" in zh
     i18n.set_language("en")  # Qt posts LanguageChange to every widget
     qtbot.waitUntil(lambda: zh_panel.explanation.text().startswith("The disk of"), timeout=5000)
-    assert zh_panel.action_buttons[0].text() == "Free 3.1 GB, then check again"
+    assert zh_panel.action_buttons[0].text() == "Free 3.1 GiB, then check again"
 
 
 # ------------------------------------------------------------------ the buttons do what they say
@@ -264,9 +265,9 @@ def test_the_real_pages_apply_the_actions(qtbot):
     sources, fills the certificates and picks the installer, then checks again."""
     from PySide6.QtWidgets import QWizard
 
-    from app.core.actions import Action
-    from app.core.session import Session
-    from app.core.system import SystemReport
+    from app.core.base.actions import Action
+    from app.core.detection.system import SystemReport
+    from app.core.pipeline.session import Session
     from app.gui.pages.environment import EnvironmentPage
     from app.gui.pages.recommendation import RecommendationPage
     from app.gui.state import WizardState

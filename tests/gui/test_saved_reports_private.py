@@ -1,4 +1,4 @@
-"""Issue 27, must show 3, the GUI's part: the System page's Save and the Done page's saved reports
+"""Issue 27, must show 3, the GUI's part: the System page's Copy and Save and the Done page's saved reports
 are written through the one masker and are the user's alone (mode 0600). A token in the index URL
 (its user:password part and a query token), one in the proxy, the way the wizard gets them (the
 environment, remembered at start-up as the CLI does); real detection, real pages, real files."""
@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from app.core import secrets
+from app.core.base import secrets
 
 pytestmark = [pytest.mark.gui]
 
@@ -36,9 +36,9 @@ def _clean(path) -> None:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, (path.name, oct(path.stat().st_mode))
 
 
-def test_the_system_pages_save_and_the_done_pages_reports_hold_no_secret(qtbot, tmp_path, secret_env):
-    from app.core.detect import detect
-    from app.core.session import Session
+def test_the_system_pages_copy_and_save_and_the_done_pages_reports_hold_no_secret(qtbot, tmp_path, secret_env):
+    from app.core.detection.detect import detect
+    from app.core.pipeline.session import Session
     from app.gui.pages.done import DonePage
     from app.gui.pages.system import SystemPage
     from app.gui.state import WizardState
@@ -53,6 +53,11 @@ def test_the_system_pages_save_and_the_done_pages_reports_hold_no_secret(qtbot, 
             assert s not in system.report_json()
         saved = system.save_report(tmp_path / "system.json")
         _clean(saved)
+        system.copy.click()  # Copy: what reaches the clipboard is the same masked report
+        from PySide6.QtGui import QGuiApplication
+
+        copied = QGuiApplication.clipboard().text()
+        assert "127.0.0.1" in copied and not any(s in copied for s in (TOKEN, QTOKEN, PROXY_PW)), copied[:2000]
         done = DonePage(state)
         qtbot.addWidget(done)
         files = done.save_report(tmp_path / "reports")
@@ -61,3 +66,29 @@ def test_the_system_pages_save_and_the_done_pages_reports_hold_no_secret(qtbot, 
             _clean(p)
     finally:
         os.umask(old)
+
+
+def test_copy_and_save_mask_a_report_that_came_with_its_secrets(qtbot, tmp_path, secret_env):
+    """A report the page did not detect itself (a session resumed from a saved one, an older
+    version's report) can carry what detection masks at the source: Copy and Save go through the
+    one masker all the same (they wrote the report's JSON as it was)."""
+    import json
+    from pathlib import Path
+
+    from PySide6.QtGui import QGuiApplication
+
+    from app.core.detection.system import SystemReport
+    from app.core.pipeline.session import Session
+    from app.gui.pages.system import SystemPage
+    from app.gui.state import WizardState
+
+    doc = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "reports" / "macos-rosetta-python.json")
+                     .read_text(encoding="utf-8"))
+    doc["env"] = {"PIP_INDEX_URL": f"https://me:{TOKEN}@127.0.0.1:9/simple/?access_token={QTOKEN}",
+                  "HTTPS_PROXY": f"http://proxyuser:{PROXY_PW}@127.0.0.1:3128"}
+    page = SystemPage(WizardState(session=Session.resume(system=SystemReport.from_dict(doc))))
+    qtbot.addWidget(page)
+    page.copy.click()
+    copied = QGuiApplication.clipboard().text()
+    assert "127.0.0.1:9/simple/" in copied and not any(s in copied for s in (TOKEN, QTOKEN, PROXY_PW)), copied
+    _clean(page.save_report(tmp_path / "resumed.json"))

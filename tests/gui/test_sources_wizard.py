@@ -71,7 +71,7 @@ def test_only_the_local_wheels_field_installs_the_newest_build_the_folder_holds(
     plan = state.session.approved_plan
     assert plan is not None and plan.index.offline and plan.recommendation is rec
     warn = [(n, m) for n, s, m, _h in env_page.checks if s == "warning"]
-    assert any("nothing is needed from it" in m for _n, m in warn), env_page.checks
+    assert any("Nothing is needed from it" in m for _n, m in warn), env_page.checks
 
     # Back: the Recommendation page shows the build the folder holds, and why
     _click(qtbot, w, QWizard.WizardButton.BackButton)
@@ -108,11 +108,11 @@ def test_only_the_local_wheels_field_installs_the_newest_build_the_folder_holds(
 def test_verified_mirrors_are_offered_first_as_a_choice_under_a_chinese_locale(qtbot, monkeypatch):
     """The mirror check's verdicts (real Route values) reorder the choice, verified first; nothing
     is chosen for the user, and the choice goes into the request."""
+    from app.core.detection.system import SystemReport
+    from app.core.pipeline.session import Session
     from app.core.recommend import recommend
-    from app.core.session import Session
     from app.core.sources.routing import RemoteFile, Route, Verdict
     from app.core.sources.settings import Source
-    from app.core.system import SystemReport
     from app.gui.pages.environment import EnvironmentPage
 
     report = SystemReport.from_dict({"os": {"family": "linux", "glibc": "2.36"}, "arch": "x86_64",
@@ -140,7 +140,7 @@ def test_verified_mirrors_are_offered_first_as_a_choice_under_a_chinese_locale(q
         assert "✗" in page.mirror_results.text() and "403" in page.mirror_results.text()
         assert page._mirror_ids == ["nju-torch"]  # the catalogue's mirrors of the cpu index
         page.mirror_choice.setCurrentIndex(page.mirror_choice.findData("nju-torch"))
-        assert page.build_request().mirrors == ("nju-torch", "origin")
+        assert page.build_request().sources.mirrors == ("nju-torch", "origin")
         page.cancel_and_wait(10)
     finally:
         i18n.set_language("en")

@@ -14,10 +14,10 @@ pytest.importorskip("PySide6")
 
 from PySide6.QtWidgets import QMessageBox, QPushButton, QWidget
 
-from app.core.actions import Action, ActionKind
+from app.core.base.actions import Action, ActionKind
+from app.core.base.text import render
 from app.core.install import Check
 from app.core.install.winchecks import PathNeed, VcRuntime, path_verdict, vc_runtime_verdict
-from app.core.text import render
 from app.gui.state import WizardState
 from app.gui.widgets import StatusRow
 from tests.helpers import fake_program

@@ -14,8 +14,8 @@ pytest.importorskip("PySide6")
 
 from PySide6.QtCore import QDir
 
+from app.core.base.text import render
 from app.core.install import plan, preflight
-from app.core.text import render
 from app.gui.state import WizardState
 from tests.netlab import build_wheel
 from tests.test_bundle_closed import make_bundle
@@ -51,6 +51,6 @@ def test_the_bundle_field_takes_a_file_url(qtbot, tmp_path):
     page.location.setText(str(tmp_path / "envs"))
     page.bundle.setText(bundle.as_uri())
     req = page.build_request()
-    assert req.bundle == bundle
+    assert req.sources.bundle == bundle
     reach = [c for c in preflight(plan(req)) if c.name.startswith("reach:")]
     assert reach and all(c.ok for c in reach), [render(c.message) for c in reach]

@@ -60,7 +60,7 @@ class _GapMeter:
 
 
 def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_wheels):
-    pytest.importorskip("app.core.detect")
+    pytest.importorskip("app.core.detection.detect")
     pytest.importorskip("app.core.recommend")
     from app.gui.wizard import SetupWizard
 
@@ -103,7 +103,7 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
         qtbot.mouseClick(rec_page.change, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(rec_page.isComplete, timeout=60000)
     # the dialog sends only what the user changed: the build stays the engine's (the CPU one here)
-    assert picked and picked[0]["torch_version"] == "2.13.0" and picked[0]["backend"] in (None, "cpu")
+    assert picked and picked[0].torch == "2.13.0" and picked[0].backend in (None, "cpu")
     rec = state.session.recommendation
     assert rec.backend == "cpu" and rec.torch_version == "2.13.0", rec
 
@@ -122,11 +122,12 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
     qtbot.keyClicks(env_page.find_links, str(local_wheels))
     qtbot.keyClicks(env_page.index_url, "https://pypi.org/simple")
     qtbot.waitUntil(env_page.isComplete, timeout=120000)
+    assert "GiB free there" in env_page.target_label.text()  # binary sizes named as the report names them
     env_path = tmp_path / "envs" / "torch env"
     approved = state.session.approved_plan  # the Environment page approved it: the Install page runs it
     assert approved is not None and approved.request.recommendation is rec
     assert Path(approved.request.env_path) == env_path
-    assert [str(p) for p in approved.request.find_links] == [str(local_wheels)]
+    assert [str(p) for p in approved.request.sources.find_links] == [str(local_wheels)]
     assert approved.request.installer == "uv"
 
     # 5. Install (the commit page): a real uv install of the real wheel, off the GUI thread.
@@ -151,6 +152,9 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
     assert res.torch_version.startswith(rec.torch_version) and res.torch_version.endswith("+cpu"), res.torch_version
     assert Path(res.env_path) == env_path and (env_path / "pyvenv.cfg").is_file()
     assert install.progress.value() == install.progress.maximum()
+    # at 100 % nothing stale (issue 28, Polish): the last package's progress line is gone, no time left
+    assert not install.package_label.isVisible() and not install.package_label.text(), install.package_label.text()
+    assert "left" not in install.time_label.text(), install.time_label.text()
     assert install.log.line_count() > 0
     blocked, baseline = meter.max_block_ms(), idle.max_block_ms()
     print(f"\nGUI thread: longest block during the install {blocked:.1f} ms over {len(meter.gaps)} ticks "
@@ -190,6 +194,7 @@ def test_whole_wizard_installs_verifies_and_measures(qtbot, tmp_path, local_whee
     assert done.isFinalPage()
     qtbot.waitUntil(lambda: bool(state.saved_reports), timeout=30000)
     assert str(env_path) in done.summary.text() and res.torch_version in done.summary.text()
+    assert "+cpu (cpu)" not in done.summary.text()  # the build said once (issue 28, Polish)
     assert any(str(env_path) in row.edit.text() for _label, row in done.shell_rows)
     out = tmp_path / "my-reports"
     files = done.save_report(out)

@@ -9,6 +9,7 @@ pytest.importorskip("PySide6")
 
 from PySide6.QtWidgets import QWizard
 
+from app.core.sources.settings import SourceSettings
 from app.gui import i18n
 from app.gui.pages import PageId
 from app.gui.state import WizardState
@@ -63,7 +64,7 @@ def test_builds_with_no_arguments(qtbot, english):
 
 
 def test_window_shows_before_detection_then_detects(qtbot, english):
-    pytest.importorskip("app.core.detect")
+    pytest.importorskip("app.core.detection.detect")
     from app.gui.wizard import SetupWizard
 
     w = SetupWizard()
@@ -82,7 +83,7 @@ def test_window_shows_before_detection_then_detects(qtbot, english):
 
 
 def test_next_disabled_on_system_page_until_detection_finished(qtbot, wizard):
-    pytest.importorskip("app.core.detect")
+    pytest.importorskip("app.core.detection.detect")
     w = wizard()
     w.show()
     w.next()
@@ -99,11 +100,11 @@ def test_close_during_install_asks_then_cancels_and_rolls_back(qtbot, english, t
                                                                monkeypatch):
     """A real install (cold uv cache: slow enough to catch), closed mid-way: No keeps it
     going; Yes cancels it, the half-made environment is removed, then the window closes."""
-    pytest.importorskip("app.core.detect")
-    from app.core.detect import detect
+    pytest.importorskip("app.core.detection.detect")
+    from app.core.detection.detect import detect
     from app.core.install import InstallRequest
+    from app.core.pipeline.session import Session
     from app.core.recommend import Choices, recommend
-    from app.core.session import Session
     from app.gui.wizard import SetupWizard
 
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "cold uv cache"))
@@ -112,8 +113,9 @@ def test_close_during_install_asks_then_cancels_and_rolls_back(qtbot, english, t
     env = tmp_path / "envs" / "half made"
     session = Session.resume(system=report, recommendation=rec)
     session.plan(InstallRequest(  # approved, as the Environment page does
-        env_path=env, kind="venv", installer="uv", recommendation=rec, index_url="https://pypi.org/simple",
-        find_links=[str(local_wheels)]))
+        env_path=env, kind="venv", installer="uv", recommendation=rec, sources=SourceSettings(torch_index="https://pypi.org/simple",
+                                                                                              find_links=[str(local_wheels)])
+        ))
     state = WizardState(session=session)
     w = SetupWizard(state=state, lang="en", auto_detect=False)
     qtbot.addWidget(w)
@@ -139,7 +141,7 @@ def test_close_during_install_asks_then_cancels_and_rolls_back(qtbot, english, t
 
 
 def test_close_while_detecting_cancels_without_asking(qtbot, wizard, monkeypatch):
-    pytest.importorskip("app.core.detect")
+    pytest.importorskip("app.core.detection.detect")
     w = wizard()
     w.show()
     w.start_detection()
@@ -290,7 +292,7 @@ def test_no_display_gives_a_clear_message_not_a_crash(tmp_path):
 
 def test_screenshots_of_the_first_pages_in_both_languages(qtbot, tmp_path, english):
     """The screenshot driver (scripts/screenshots.py) on the first three pages, offscreen."""
-    pytest.importorskip("app.core.detect")
+    pytest.importorskip("app.core.detection.detect")
     from PySide6.QtGui import QImage
 
     from app.gui.screenshots import save_all
@@ -346,12 +348,12 @@ def test_torch_setup_alone_shows_the_window_before_anything_heavy_loads(tmp_path
     # nor the ``Qt`` namespace (~15 ms: its ~100 enums), which any QPainter pen or brush call builds:
     # the report comes after the first paint pass, so the Welcome page's banner has been painted
     assert "Qt" not in seen["core_types"]
-    heavy = {"PySide6.QtCharts", "psutil", "app.core.bench", "app.core.detect", "app.core.install",
+    heavy = {"PySide6.QtCharts", "psutil", "app.core.measure.bench", "app.core.detection.detect", "app.core.install",
              "app.gui.charts", "app.gui.pages.system", "app.gui.worker",
              # the pipeline and the error types (dataclasses) load after the first paint, when a page needs them
-             "app.core.session", "app.core.errors", "app.core.runner", "subprocess", "dataclasses"}
+             "app.core.pipeline.session", "app.core.base.errors", "app.core.proc.runner", "subprocess", "dataclasses"}
     assert not heavy & mods, sorted(heavy & mods)
-    assert "app.gui.pages.welcome" in mods and "app.core.secrets" in mods  # the console is masked from the start
+    assert "app.gui.pages.welcome" in mods and "app.core.base.secrets" in mods  # the console is masked from the start
 
 
 def _loaded_libraries() -> set[str]:

@@ -108,7 +108,7 @@ def test_compiled_catalogue_matches_the_source():
 
 def test_install_page_redraws_the_package_line_on_language_change(qtbot):
     pytest.importorskip("PySide6")
-    from app.core.events import ProgressEvent
+    from app.core.base.events import ProgressEvent
     from app.gui import i18n as gui_i18n
     from app.gui.pages.install import InstallPage
     from app.gui.state import WizardState
@@ -117,6 +117,7 @@ def test_install_page_redraws_the_package_line_on_language_change(qtbot):
     try:
         page = InstallPage(WizardState())
         qtbot.addWidget(page)
+        page._status = "running"  # (the line shows while the install runs: events come only then)
         page.on_event(ProgressEvent("torch", 10, 10, unit="packages"))
         assert page.package_label.text() == "torch (package 10 of 10)"
         gui_i18n.set_language("zh_CN")

@@ -18,8 +18,8 @@ pytest.importorskip("PySide6")
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QWizard
 
-from app.core.session import Session
-from app.core.system import SystemReport
+from app.core.detection.system import SystemReport
+from app.core.pipeline.session import Session
 from app.gui import i18n
 from app.gui.state import WizardState
 from tests.helpers import torch_alone
@@ -47,7 +47,7 @@ def host(qtbot):
 
 @pytest.fixture(scope="module")
 def real_report():
-    detect = pytest.importorskip("app.core.detect").detect
+    detect = pytest.importorskip("app.core.detection.detect").detect
     return detect()
 
 
@@ -100,7 +100,7 @@ def test_welcome_language_selector_switches_the_app(qtbot, host):
 
 # ---------------------------------------------------------------- Your system
 def test_system_page_detects_off_the_gui_thread(qtbot, host, tmp_path):
-    pytest.importorskip("app.core.detect")
+    pytest.importorskip("app.core.detection.detect")
     from app.gui.pages.system import SystemPage
 
     wiz, state, (page,) = host(SystemPage)
@@ -155,7 +155,7 @@ def test_system_page_says_what_looks_wrong(qtbot, host):
     assert "rocminfo did not answer in time" in titles
     assert "nvidia-smi printed something that could not be read" in titles
     assert 'CUDA_VISIBLE_DEVICES is set to ""' in titles
-    assert any(t.startswith("Only 2.9 GB of free disk space") for t in titles)
+    assert any(t.startswith("Only 2.9 GiB of free disk space") for t in titles)
     text = _texts(page)
     assert "NVIDIA GeForce GTX 1080 Ti" in text and "driver 470.256.02" in text
     assert "compute capability 6.1" in text and "supports CUDA up to 11.4" in text
@@ -263,12 +263,11 @@ def test_change_dialog_offers_only_valid_choices(qtbot, host):
             continue
         dlg.select(o["backend"], o["variant"], o["torch_version"])
         sel = dlg.selection()
-        picked = (sel["backend"], sel["variant"], sel["torch_version"])
+        picked = (sel.backend, sel.variant, sel.torch)
         assert picked != (o["backend"], o["variant"], o["torch_version"]), f"{o} could be picked"
         assert dlg.works() and dlg.buttons.button(dlg.buttons.StandardButton.Ok).isEnabled()
-        got = recommend(report, None, Choices(backend=sel["backend"], variant=sel["variant"],
-                                              torch=sel["torch_version"], python=sel["python"],
-                                              packages=tuple(sel["packages"]) or None))
+        got = recommend(report, None, Choices(backend=sel.backend, variant=sel.variant, torch=sel.torch,
+                                              python=sel.python, packages=sel.packages))
         assert o["torch_version"] is None or (got.variant, got.torch_version) != (o["variant"], o["torch_version"])
     if greyed:
         assert "Not available on this computer" in dlg.why_not.toPlainText()
@@ -276,6 +275,7 @@ def test_change_dialog_offers_only_valid_choices(qtbot, host):
 
 def test_change_applies_choices_and_restores(qtbot, host, real_report):
     pytest.importorskip("app.core.recommend")
+    from app.core.recommend import Choices
     from app.gui.pages.recommendation import RecommendationPage
 
     state = WizardState(session=Session.resume(system=real_report))
@@ -285,8 +285,7 @@ def test_change_applies_choices_and_restores(qtbot, host, real_report):
     qtbot.waitUntil(page.isComplete)
     rec = state.session.recommendation
     with qtbot.waitSignal(page.recommended, timeout=20000):
-        page.apply_change({"backend": rec.backend, "variant": rec.variant, "torch_version": None,
-                           "packages": ["torchvision"]})
+        page.apply_change(Choices(backend=rec.backend, variant=rec.variant, torch=None, packages=("torchvision",)))
     qtbot.waitUntil(page.isComplete)
     assert state.session.choices is not None and list(state.session.choices.packages) == ["torchvision"]
     assert any(str(p).startswith("torchvision") for p in state.session.recommendation.packages)
@@ -294,7 +293,7 @@ def test_change_applies_choices_and_restores(qtbot, host, real_report):
 
     # A choice the engine refuses (a torch release it does not know): its reason is shown,
     # and the page is not complete.
-    page.apply_change({"backend": rec.backend, "variant": rec.variant, "torch_version": "1.0", "packages": []})
+    page.apply_change(Choices(backend=rec.backend, variant=rec.variant, torch="1.0"))
     qtbot.waitUntil(lambda: not page.is_busy() and page._error is not None, timeout=20000)
     assert not page.isComplete() and state.session.recommendation is None
     assert not page.error_banner.isHidden()
@@ -335,8 +334,8 @@ def test_environment_preflight_passes_and_fills_the_request(qtbot, host, env_sta
     req = plan.request
     assert Path(req.env_path) == tmp_path / "envs" / "my torch"
     assert req.installer == "uv" and req.kind == "venv" and not req.existing
-    assert [str(p) for p in req.find_links] == [str(local_wheels)]
-    assert req.index_url == "https://pypi.org/simple"
+    assert [str(p) for p in req.sources.find_links] == [str(local_wheels)]
+    assert req.sources.torch_index == "https://pypi.org/simple"
     assert [str(p) for p in plan.index.find_links] == [str(local_wheels)]  # the plan that will run uses them
     assert "free there" in page.target_label.text()
     assert str(tmp_path / "envs" / "my torch") in page.target_label.text()
@@ -369,7 +368,7 @@ def test_environment_blocks_a_non_empty_folder_and_recovers(qtbot, host, env_sta
 
 
 def test_environment_free_space_follows_the_path(qtbot, host, env_state, tmp_path):
-    from app.core.disk import existing_ancestor, free_mb
+    from app.core.base.disk import existing_ancestor, free_mb
     from app.gui.pages.environment import EnvironmentPage
 
     deep = tmp_path / "a" / "b" / "c"
@@ -387,7 +386,7 @@ def test_environment_free_space_follows_the_path(qtbot, host, env_state, tmp_pat
 
 
 def test_environment_offers_conda_only_when_found(qtbot, host, env_state):
-    from app.core.system import ToolInfo
+    from app.core.detection.system import ToolInfo
     from app.gui.pages.environment import EnvironmentPage
 
     _wiz, state, (page,) = host(EnvironmentPage, state=env_state)
@@ -519,12 +518,12 @@ def test_environment_network_settings_reach_the_request(qtbot, host, env_state, 
     page.proxy.setText("")
     page.ca_bundle.setText("system")
     req = page.build_request()
-    assert req.default_index_url == "https://pypi.org/simple" and req.ca_bundle == "system" and req.proxy is None
+    assert req.sources.default_index == "https://pypi.org/simple" and req.sources.ca_bundle == "system" and req.sources.proxy is None
     page.proxy.setText("http://127.0.0.1:9")  # nothing listens there: the index checks must say so
     with qtbot.waitSignal(page.preflight_done, timeout=60000) as blocker:
         pass
     assert blocker.args == [False]
-    assert page.build_request().proxy == "http://127.0.0.1:9"
+    assert page.build_request().sources.proxy == "http://127.0.0.1:9"
     assert any(s == "error" and "reach" in n for n, s, _, _ in page.checks), page.checks
 
 
@@ -537,8 +536,8 @@ def test_environment_wheel_folders_may_hold_spaces(qtbot, host, env_state, tmp_p
     page.find_links.setText(f"{a}; {b}")
     page.extra_index.setText("https://a.example/simple https://b.example/simple")
     req = page.build_request()
-    assert [str(p) for p in req.find_links] == [str(a), str(b)]
-    assert list(req.extra_index_urls) == ["https://a.example/simple", "https://b.example/simple"]
+    assert [str(p) for p in req.sources.find_links] == [str(a), str(b)]
+    assert list(req.sources.extra_index_urls) == ["https://a.example/simple", "https://b.example/simple"]
 
 
 def test_icons_are_crisp_on_high_dpi_screens(qtbot):

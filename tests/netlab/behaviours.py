@@ -13,7 +13,8 @@ against the request PATH (``"/whl/cu132/*"``), pages included.
 * :class:`Drop`: headers with the full Content-Length, then the connection closes when the
   answer reaches byte ``after`` of the file (an offset in the FILE: a client that resumes with
   a Range request at or past it gets headers and no byte); ``times`` requests (None: always).
-* :class:`Slow`: ``delay_s`` before the first byte and/or at most ``bytes_per_s``.
+* :class:`Slow`: ``delay_s`` before the first byte and/or at most ``bytes_per_s``; with
+  ``stall_after``, that many bytes of the answer and then nothing more (a stalled source).
 * :class:`Stall`: the connection is accepted and then nothing comes (``after`` None: not even
   the headers; ``after`` N: the headers and the file up to byte N, then nothing), held open
   until the client gives up, the server stops or ``hold_s`` is over; ``times`` requests (None:
@@ -69,6 +70,7 @@ class Slow:
     bytes_per_s: int | None = None
     delay_s: float = 0.0
     chunk: int = 16 * 1024
+    stall_after: int | None = None
 
 
 @dataclass(frozen=True)

@@ -499,6 +499,7 @@ class IndexHandler(TLSHandlerMixin, http.server.BaseHTTPRequestHandler):
         delay = max((s.delay_s for s in slow), default=0.0)
         link = self.owner.link
         chunk = min((s.chunk for s in slow), default=64 * 1024 if link is not None else 256 * 1024)
+        stall_after = min((s.stall_after for s in slow if s.stall_after is not None), default=None)
         stopping = self.owner.stopping
         if delay and stopping.wait(delay):
             self._record(status, 0, "stopped")
@@ -509,8 +510,12 @@ class IndexHandler(TLSHandlerMixin, http.server.BaseHTTPRequestHandler):
             if fh is not None:
                 fh.seek(start)
             while sent < target:
+                if stall_after is not None and sent >= stall_after:  # stalled: nothing more until the end
+                    self.wfile.flush()
+                    stopping.wait(3600)
+                    break
                 pos = start + sent
-                n = min(chunk, target - sent)
+                n = min(chunk, target - sent, stall_after - sent if stall_after is not None else target)
                 data = fh.read(n) if fh is not None else (body.data or b"")[pos:pos + n]
                 if not data:
                     break

@@ -7,8 +7,8 @@ Two kinds of code live here:
   property-based tests feed every registered parser random and truncated text) and turns
   an unexpected exception into the parser's "nothing found" value, so a parsing bug can
   never break detection. Tests call ``fn.__wrapped__`` to prove the bare parser holds too.
-* **Probes**: functions that run a tool (always through :func:`app.core.runner.run`) or
-  read a file, and return what they found plus a :class:`~app.core.system.ProbeRecord`
+* **Probes**: functions that run a tool (always through :func:`app.core.proc.runner.run`) or
+  read a file, and return what they found plus a :class:`~app.core.detection.system.ProbeRecord`
   saying what was tried and what happened. They never raise either.
 """
 from __future__ import annotations
@@ -20,11 +20,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
-from app.core.secrets import mask
-from app.core.system import ProbeRecord
+from app.core.base.secrets import mask
+from app.core.detection.system import ProbeRecord
 
 if TYPE_CHECKING:  # pragma: no cover
-    from app.core.runner import RunResult
+    from app.core.proc.runner import RunResult
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -153,7 +153,7 @@ def read_text(path: str, limit: int = 1 << 20) -> str | None:
 
 def tool_env() -> dict[str, str]:
     """The cleaned environment with a fixed locale, so tool output parses the same everywhere."""
-    from app.core.runner import clean_env
+    from app.core.proc.runner import clean_env
 
     return clean_env({"LC_ALL": "C", "LANG": "C"})
 
@@ -167,7 +167,7 @@ def run_tool(name: str, argv: Sequence[str], timeout_s: float, *,
     permission denied, timed out, killed); otherwise the caller looks at the output and
     writes the record itself. ``ceiling``: the most ``timeout_s`` may be (:func:`clamp_timeout`).
     """
-    from app.core.runner import run
+    from app.core.proc.runner import run
 
     started = time.monotonic()
     limit = clamp_timeout(timeout_s, ceiling)

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 from app.core.detection import Row, hex_id, norm_bus, parser, read_text, record, run_tool, snippet, to_int
 from app.core.detection.jobs import Jobs, result_of
-from app.core.system import GPU, ProbeRecord
+from app.core.detection.system import GPU, ProbeRecord
 
 if TYPE_CHECKING:  # pragma: no cover
-    from app.core.runner import RunResult
+    from app.core.proc.runner import RunResult
 
 # AMD GPU targets that are APUs (integrated graphics sharing system memory).
 # Source: LLVM "User Guide for AMDGPU Backend", table "AMDGPU Processors" (processors marked
@@ -360,7 +360,7 @@ def _read_kfd(f: AmdFindings) -> None:
 
 def _find_tools(family: str | None) -> dict[str, str]:
     """The ROCm tools on PATH, else (Linux) in $ROCM_PATH/bin."""
-    from app.core.runner import which
+    from app.core.proc.runner import which
 
     tools = {name: which(name) for name in ROCM_TOOLS}
     if family == "linux" and not any(tools.values()):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from app.core.detection import Row, hex_id, listing, parser, record, run_tool, snippet, to_int
 from app.core.detection.jobs import Jobs, result_of
-from app.core.system import GPU, ProbeRecord
+from app.core.detection.system import GPU, ProbeRecord
 
 
 @parser(dict)
@@ -128,7 +128,7 @@ SYSCTL_KEYS = ("machdep.cpu.brand_string", "hw.physicalcpu", "hw.logicalcpu", "h
 
 def detect_apple(timeout_s: float) -> AppleFindings:
     """Chip from sysctl and GPUs from system_profiler, run concurrently; never raises."""
-    from app.core.runner import which
+    from app.core.proc.runner import which
 
     f = AppleFindings()
     try:

@@ -1,33 +1,58 @@
 """A small on-disk cache for facts about executables (an interpreter's version, a tool's
 version), keyed by the file's path, size and modification time, so that a second
-``detect`` starts no process for a program that has not changed."""
+``detect`` starts no process for a program that has not changed.
+
+The file is read as every document is (:mod:`app.core.base.schema`: bounded, each field checked);
+a damaged one, or one of another version, is an empty cache (it is only a cache)."""
 from __future__ import annotations
 
 import json
 import os
 import threading
-from typing import Any
+from dataclasses import dataclass, field
 
-from app.core.secrets import write_private
+from app.core.base.errors import BadInput
+from app.core.base.schema import Record, document, read_state, set_aside, spec
+from app.core.base.secrets import write_private
 
 _LOCK = threading.Lock()
 _VERSION = 1
+MAX_ENTRIES = 1 << 16
+
+
+@dataclass(frozen=True)
+class Entry(Record):
+    """What was learnt of one executable, and the stamp (mtime, size, inode) it was learnt for."""
+
+    stamp: tuple[int, ...] = field(metadata=spec(max_items=4))
+    value: object = None
+
+
+@dataclass(frozen=True)
+class CacheFile(Record):
+    version: int
+    entries: dict[str, Entry] = field(default_factory=dict, metadata=spec(max_items=MAX_ENTRIES))
+
+
+def read_cache(path: str) -> dict[str, Entry]:
+    """The entries of the cache file at ``path`` ({} when it is missing or of another version); a
+    damaged one, a field of the wrong type included, is kept aside (:func:`~app.core.base.schema.read_state`)."""
+    what = document("probe_cache", path)
+    data = read_state(path, what=what).data
+    if data is None or data.get("version") != _VERSION:
+        return {}
+    try:
+        return CacheFile.from_dict(data, what=what).entries
+    except BadInput as err:
+        set_aside(path, str(err.message))
+        return {}
 
 
 class StampCache:
     def __init__(self, path: str | None) -> None:
         self.path = path
-        self._data: dict[str, Any] = {}  # JSON from the cache file
+        self._data: dict[str, Entry] = read_cache(path) if path else {}
         self._dirty = False
-        if path:
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    data = json.load(fh)
-                if isinstance(data, dict) and data.get("version") == _VERSION and \
-                        isinstance(data.get("entries"), dict):
-                    self._data = data["entries"]
-            except (OSError, ValueError):
-                self._data = {}
 
     @staticmethod
     def stamp(exe: str) -> list[int] | None:
@@ -43,8 +68,8 @@ class StampCache:
             return None
         with _LOCK:
             e = self._data.get(f"{kind}:{exe}")
-        if isinstance(e, dict) and e.get("stamp") == st:
-            return e.get("value")
+        if e is not None and list(e.stamp) == st:
+            return e.value
         return None
 
     def put(self, kind: str, exe: str, value: object) -> None:
@@ -52,7 +77,7 @@ class StampCache:
         if st is None:
             return
         with _LOCK:
-            self._data[f"{kind}:{exe}"] = {"stamp": st, "value": value}
+            self._data[f"{kind}:{exe}"] = Entry(tuple(st), value)
             self._dirty = True
 
     def save(self) -> None:
@@ -61,7 +86,7 @@ class StampCache:
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             with _LOCK:
-                payload = json.dumps({"version": _VERSION, "entries": self._data})
+                payload = json.dumps(CacheFile(_VERSION, dict(self._data)).to_dict())
             # mode 0600: tools' outputs, read back exact (write_private leaves no temporary file on failure)
             write_private(self.path, payload, masked=False)
             self._dirty = False
@@ -73,7 +98,7 @@ def default_cache() -> StampCache:
     if os.environ.get("TORCH_SETUP_NO_CACHE", "").strip() not in ("", "0"):
         return StampCache(None)
     try:
-        from app.core.paths import cache_dir
+        from app.core.base.paths import cache_dir
 
         return StampCache(os.path.join(str(cache_dir()), "detect-cache.json"))
     except Exception:

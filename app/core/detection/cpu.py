@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterable, Mapping
 
 from app.core.detection import Row, parser, read_text, record
-from app.core.system import CPUInfo, ProbeRecord
+from app.core.detection.system import CPUInfo, ProbeRecord
 
 # /proc/cpuinfo flag -> the name reported. x86: avx2 and avx512f decide which oneDNN/FBGEMM
 # kernels run; AMX (Sapphire Rapids+) accelerates bf16/int8 matmuls. Arm: asimd is NEON;

@@ -1,6 +1,6 @@
 """The environment variables that change what PyTorch sees or how it is installed.
 
-Values go through the one secret masker (:func:`app.core.secrets.mask`): ``user:secret@``
+Values go through the one secret masker (:func:`app.core.base.secrets.mask`): ``user:secret@``
 becomes ``***@``, token-looking query values ``***``, device UUIDs ``<uuid>``, because reports
 get shared; variables named like a secret are never copied at all.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from app.core.secrets import hide_ids, mask
-from app.core.text import Text, msg
-from app.core.visible import VISIBLE_VARS, Visibility, parse_visible
+from app.core.base.secrets import hide_ids, mask
+from app.core.base.text import Text, msg
+from app.core.base.visible import VISIBLE_VARS, Visibility, parse_visible
 
 NAMES = (
     # which devices torch can see
@@ -64,7 +64,7 @@ _WHO = {"CUDA_VISIBLE_DEVICES": lambda: msg("detect.who_cuda", "PyTorch (CUDA an
 
 
 def _visible_note(var: str, value: str) -> Text | None:
-    """A note when ``var=value`` hides GPUs (app.core.visible's reading of the value)."""
+    """A note when ``var=value`` hides GPUs (app.core.base.visible's reading of the value)."""
     who = _WHO[var]()
     vis = parse_visible(value)
     shown = hide_uuids(value.strip())

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.core.base.text import Text, join, msg, render
 from app.core.detection.envvars import visible_devices_note
 from app.core.detection.merge import BRAND
+from app.core.detection.system import GPU, ProbeRecord, SystemReport
 from app.core.detection.vendors import brand as brand_of
-from app.core.system import GPU, ProbeRecord, SystemReport
-from app.core.text import Text, join, msg, render
 
 __all__ = ["Explanation", "explain"]
 

@@ -6,12 +6,13 @@ from dataclasses import fields, replace
 
 from app.core.detection import read_text, to_int
 from app.core.detection.amd import amd_is_integrated
+from app.core.detection.gpu_ids import amd_gfx, compat_or_none, nvidia_cc
 from app.core.detection.intel import intel_family, intel_is_integrated
 from app.core.detection.pci import PCIDevice
+from app.core.detection.system import GPU
 from app.core.detection.vendors import brand as brand_of
-from app.core.system import GPU
 
-__all__ = ["BRAND", "merge_gpus"]
+__all__ = ["BRAND", "identify", "merge_gpus"]
 
 _SOURCE_RANK = {"nvml": 0, "nvidia-smi": 1, "rocminfo": 1, "amd-smi": 1, "system_profiler": 1,
                 "sysctl": 2, "rocm-smi": 2, "rocm_agent_enumerator": 3, "win32-videocontroller": 2,
@@ -23,26 +24,53 @@ Found = tuple[GPU, "str | None"]  # a GPU and its PCI address when the source kn
 
 
 def merge_gpus(found: Iterable[Found], pci_devices: Iterable[PCIDevice] = (), *,
-               kfd: Mapping[str, str] | None = None, nvidia_driver: str | None = None) -> list[GPU]:
+               kfd: Mapping[str, str] | None = None, nvidia_driver: str | None = None,
+               told: list[str] | None = None) -> list[GPU]:
     """One entry per physical GPU from several sources.
 
     Sources that know a PCI address are matched on it; a PCI-bus-only device is added only
     when no richer source accounts for it (e.g. an Intel iGPU, or an NVIDIA card whose driver
-    does not answer). Richer sources win per field; PCI fills gaps (device id, names).
+    does not answer). Richer sources win per field; PCI fills gaps (device id, names). A GPU whose
+    compute capability (NVIDIA) or gfx target (AMD) no source reported gets it from its PCI id,
+    chip code or name (:mod:`app.core.detection.gpu_ids`); ``told`` collects a line per such GPU saying
+    from what, or that nothing told it.
     """
     kfd = kfd or {}
     merged = _merge_sources(found)
     devices = list(pci_devices)
     for dev in devices:
         _add_pci(merged, dev, devices, kfd, nvidia_driver)
+    chips = {d.bus: d.chip for d in devices if d.bus and d.chip}
     out = []
     for g, b in merged:  # AMD rows without a gfx target get it from KFD when the bus matches
         if g.vendor == "amd" and not g.gfx_target and b and kfd.get(b):
             g = replace(g, gfx_target=kfd[b], integrated=g.integrated or amd_is_integrated(kfd[b], g.name))
-        out.append(g)
+        out.append(identify(g, chips.get(b) if b else None, told))
     # discrete first, then by vendor order, keeping each source's index order
     out.sort(key=lambda g: (g.integrated, _VENDOR_ORDER.get(g.vendor, 9)))
     return out
+
+
+def identify(g: GPU, chip: str | None = None, told: list[str] | None = None) -> GPU:
+    """``g`` with the compute capability / gfx target its sources left unknown, told from its PCI
+    id, ``chip`` code or name; ``told`` gets a line saying from what (or that nothing told it)."""
+    if g.vendor == "nvidia" and not g.compute_capability:
+        got = nvidia_cc(compat_or_none(), pci_id=g.pci_id, chip=chip, name=g.name)
+        what, field = "compute capability", "compute_capability"
+    elif g.vendor == "amd" and not g.gfx_target:
+        got = amd_gfx(compat_or_none(), pci_id=g.pci_id, name=g.name)
+        what, field = "gfx target", "gfx_target"
+    else:
+        return g
+    if told is not None:
+        told.append(f"{g.name}: {what} {got}" if got is not None else
+                    f"{g.name}: {what} unknown (no driver tool reported it; neither its PCI id "
+                    f"{g.pci_id or '(none)'} nor its name tells it)")
+    if got is None:
+        return g
+    if field == "gfx_target":
+        return replace(g, gfx_target=got.value, integrated=g.integrated or amd_is_integrated(got.value, g.name))
+    return replace(g, compute_capability=got.value)
 
 
 def _merge_sources(found: Iterable[Found]) -> list[Found]:

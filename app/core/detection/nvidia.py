@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.core.detection import Row, clamp_timeout, norm_bus, parser, read_text, record, run_tool, snippet, to_int
+from app.core.detection.gpu_ids import Told, compat_or_none, nvidia_cc
 from app.core.detection.jobs import Jobs, result_of
-from app.core.system import GPU, ProbeRecord
+from app.core.detection.system import GPU, ProbeRecord
 
 if TYPE_CHECKING:  # pragma: no cover
-    from app.core.runner import RunResult
+    from app.core.proc.runner import RunResult
 
 QUERY_FIELDS = ("index", "name", "driver_version", "compute_cap", "memory.total", "pci.bus_id",
                 "pci.device_id")
@@ -269,38 +270,15 @@ def cuda_version_from_int(value: object) -> str | None:
     return f"{v // 1000}.{(v % 1000) // 10}"
 
 
-# Compute capability by GPU name, for drivers too old to report ``compute_cap``.
-# Source: NVIDIA, "CUDA GPUs - Compute Capability", https://developer.nvidia.com/cuda-gpus
-# (retrieved 2026-11; per-product table), and the chip-family summary in
-# research/compat-facts.md section 2 (Kepler 3.x ... Blackwell 12.0). First match wins.
-CC_BY_NAME_SOURCE = "developer.nvidia.com/cuda-gpus (name table; the driver did not report it)"
-CC_BY_NAME: tuple[tuple[str, str], ...] = (
-    (r"\bGB10\b", "12.1"),
-    (r"RTX 50\d0|RTX PRO \d+ Blackwell|Blackwell", "12.0"),
-    (r"\bB(200|100)\b|\bGB200\b", "10.0"),
-    (r"\bG?H(100|200|800)\b", "9.0"),
-    (r"RTX 40\d0|\bL4\b|\bL40S?\b|\bL20\b|RTX \d{4} Ada|Ada Generation", "8.9"),
-    (r"\bA100\b|\bA30\b|\bA800\b", "8.0"),
-    (r"RTX 30\d0|RTX A\d{4}|\bA10G?\b|\bA16\b|\bA2\b|\bA40\b|\bA[2-6]000\b", "8.6"),
-    (r"RTX 20\d0|GTX 16\d0|TITAN RTX|Quadro RTX|\bT4\b|\bT[1-6]00\b|\bT1000\b", "7.5"),
-    (r"\bV100\b|TITAN V\b|Quadro GV100", "7.0"),
-    (r"\bP100\b|Quadro GP100", "6.0"),
-    (r"GTX 10[5-8]0|TITAN Xp|TITAN X \(Pascal\)|\bP(4|40|6|400|600|1000|2000|4000|5000|6000)\b"
-     r"|MX[1-3]50|GT 1030", "6.1"),
-    (r"GTX 9[5-8]0|GTX TITAN X\b|\bM(4|40|60|6000|5000|4000)\b", "5.2"),
-    (r"GTX 750|GTX 745|MX1[13]0|\bM(10|1200|2000)\b|GeForce 9[234]0M", "5.0"),
-    (r"\bK80\b", "3.7"),
-    (r"\bK(20|40)[a-zA-Z]?\b|GTX 780|GTX TITAN\b|GTX 7[0-9]0 Ti", "3.5"),
-)
+def cc_from_name(name: str | None, pci_id: str | None = None) -> str | None:
+    """The compute capability of a GPU its driver did not report it for (drivers older than the
+    ``compute_cap`` field), told from its PCI id or name (:mod:`app.core.detection.gpu_ids`); None when unknown."""
+    told = cc_told(name, pci_id)
+    return told.value if told is not None else None
 
 
-def cc_from_name(name: str | None) -> str | None:
-    if not name:
-        return None
-    for pattern, cc in CC_BY_NAME:
-        if re.search(pattern, name, flags=re.IGNORECASE):
-            return cc
-    return None
+def cc_told(name: str | None, pci_id: str | None = None) -> Told | None:
+    return nvidia_cc(compat_or_none(), pci_id=pci_id, name=name)
 
 
 # ------------------------------------------------------------------------- probes
@@ -363,7 +341,7 @@ def _nvml_gpu(nvml: Any, h: object, i: int, driver: str | None) -> tuple[GPU, st
         major, minor = nvml.nvmlDeviceGetCudaComputeCapability(h)
         cc = f"{int(major)}.{int(minor)}"
     except Exception:
-        cc = cc_from_name(name)
+        cc = None
     mem = None
     try:
         mem = int(nvml.nvmlDeviceGetMemoryInfo(h).total) // (1024 * 1024)
@@ -378,6 +356,7 @@ def _nvml_gpu(nvml: Any, h: object, i: int, driver: str | None) -> tuple[GPU, st
             pci = f"{dev & 0xFFFF:04x}:{(dev >> 16) & 0xFFFF:04x}"
     except Exception:
         pass
+    cc = cc or cc_from_name(name, pci)
     return (GPU(vendor="nvidia", name=name, driver_version=driver, compute_capability=cc, memory_mb=mem,
                 integrated=_nv_integrated(name), index=i, pci_id=pci, source="nvml"), bus)
 
@@ -444,7 +423,7 @@ def _nv_integrated(name: str) -> bool:
 
 def smi_candidates(*, wsl: bool, family: str | None,
                    which: Callable[[str], str | None] | None = None) -> list[str]:
-    from app.core.runner import which as _which
+    from app.core.proc.runner import which as _which
 
     which = which or _which
     found: list[str] = []
@@ -492,11 +471,6 @@ def _smi_gpus(findings: NvidiaFindings, rows: list[Row], table_rows: list[Row], 
     guessed = []
     for n, r in enumerate(rows):
         name = r.get("name") or "NVIDIA GPU"
-        cc = r.get("compute_cap")
-        if cc is None:
-            cc = cc_from_name(name)
-            if cc:
-                guessed.append(f"{name} -> {cc}")
         idx = r.get("index") if r.get("index") is not None else n
         bus = norm_bus(r.get("pci.bus_id")) or (table.get(idx) or {}).get("bus")
         mem = r.get("memory.total") or (table.get(idx) or {}).get("memory_mb")
@@ -504,6 +478,12 @@ def _smi_gpus(findings: NvidiaFindings, rows: list[Row], table_rows: list[Row], 
         dev = to_int(r.get("pci.device_id"))
         if dev:
             pci = f"{dev & 0xFFFF:04x}:{(dev >> 16) & 0xFFFF:04x}"
+        cc = r.get("compute_cap")
+        if cc is None:
+            told = cc_told(name, pci)
+            if told is not None:
+                cc = told.value
+                guessed.append(f"{name}: {told} (source: {told.source})")
         findings.gpus.append((GPU(vendor="nvidia", name=name, driver_version=r.get("driver_version") or driver,
                                   compute_capability=cc, memory_mb=mem, integrated=_nv_integrated(name),
                                   index=idx, pci_id=pci, source="nvidia-smi"), bus))
@@ -552,8 +532,7 @@ def probe_smi(findings: NvidiaFindings, smi: str, timeout_s: float) -> bool:
     if findings.cuda_version:
         detail += f", CUDA {findings.cuda_version}"
     if guessed:
-        detail += "; compute capability from the name table (" + "; ".join(guessed) + \
-                  f"), source: {CC_BY_NAME_SOURCE}"
+        detail += "; this driver does not report the compute capability: " + "; ".join(guessed)
     elif any(g.compute_capability is None for g, _ in findings.gpus):
         detail += "; compute capability unknown for some GPUs"
     if known:

@@ -8,7 +8,7 @@ import sys
 import time
 
 from app.core.detection import parser, read_text, record
-from app.core.system import OSInfo, ProbeRecord
+from app.core.detection.system import OSInfo, ProbeRecord
 
 
 @parser(dict)

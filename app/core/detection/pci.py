@@ -17,8 +17,9 @@ import time
 from dataclasses import dataclass
 
 from app.core.detection import norm_bus, parser, read_text, record, run_tool, snippet
+from app.core.detection.gpu_ids import chip_code
+from app.core.detection.system import ProbeRecord
 from app.core.detection.vendors import accelerator_ids, vendor_of_id
-from app.core.system import ProbeRecord
 
 # Class 0x03xx = display controller (00 VGA, 02 3D, 80 other); 0x12xx = processing accelerator.
 # Source: PCI Code and ID Assignment Specification, base classes 03h and 12h.
@@ -50,6 +51,14 @@ class PCIDevice:
         if self.vendor_id and self.device_id:
             return f"{self.vendor_id}:{self.device_id}"
         return None
+
+    @property
+    def chip(self) -> str | None:
+        """NVIDIA's chip code in lspci's text (``GP102`` of ``NVIDIA Corporation GP102 [GeForce GTX 1080
+        Ti]``): it alone tells the GPU's generation; None for other makers or without lspci's text."""
+        if self.vendor_id != "10de":
+            return None
+        return chip_code(self.description.split("[")[0] if "[" in self.description else self.description)
 
     @property
     def name(self) -> str:
@@ -175,7 +184,7 @@ def detect_pci(timeout_s: float, *, family: str | None) -> tuple[list[PCIDevice]
                           started))
     if not wanted:
         return [], records
-    from app.core.runner import which
+    from app.core.proc.runner import which
 
     lspci = which("lspci")
     if not lspci:

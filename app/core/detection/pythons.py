@@ -15,6 +15,7 @@ remembered (keyed by the file's size and mtime) so a second detection starts no 
 from __future__ import annotations
 
 import glob
+import json
 import ntpath
 import os
 import platform
@@ -25,14 +26,14 @@ from collections.abc import Mapping
 from concurrent.futures import Future
 from functools import partial
 
+from app.core.base.paths import path_lines
+from app.core.base.pyarch import FACTS_SNIPPET, ArchFacts, facts_of_this_process, interpreter_arch, parse_facts
 from app.core.detection import Row, parser, record, run_tool, snippet
 from app.core.detection.cache import StampCache
 from app.core.detection.jobs import Jobs, result_of
+from app.core.detection.system import ProbeRecord, PythonInfo
 from app.core.detection.winregistry import RegKey, read_key
 from app.core.detection.xcode import DeveloperDir, developer_dir, in_root, is_clt_shim
-from app.core.paths import path_lines
-from app.core.pyarch import FACTS_SNIPPET, ArchFacts, facts_of_this_process, interpreter_arch, parse_facts
-from app.core.system import ProbeRecord, PythonInfo
 
 # Works on Python 2.7 and 3.x, with -E -s -S (no site, so it starts in ~10 ms).
 PROBE_SCRIPT = (
@@ -56,21 +57,47 @@ PROBE_SCRIPT = (
     "    facts = '- - - - -'\n"
     "sys.stdout.write('TSA-PY %d.%d.%d %s %d %d %s ; %s\\n' % (v[0], v[1], v[2], impl, "
     "int(has('venv') and has('ensurepip')), struct.calcsize('P') * 8, sys.platform, facts))\n"
+    # the pip a new venv gets from ensurepip, and the folder of its bundled wheels (no import of
+    # ensurepip, which loads subprocess and tempfile): a second line, JSON (ASCII) for any path
+    "def bundled():\n"
+    "    try:\n"
+    "        import os, re, importlib.util as u\n"
+    "        here = os.path.dirname(u.find_spec('ensurepip').origin)\n"
+    "    except Exception:\n"
+    "        return [None, None]\n"
+    "    d = os.path.join(here, '_bundled')\n"
+    "    names = sorted(os.listdir(d)) if os.path.isdir(d) else []\n"
+    "    pips = [n.split('-')[1] for n in names if n.startswith('pip-') and n.endswith('.whl')]\n"
+    "    if not pips:\n"
+    "        try:\n"
+    "            with open(os.path.join(here, '__init__.py'), encoding='utf-8') as fh:\n"
+    "                pips = re.findall(r'_PIP_VERSION = [\"\\']([^\"\\']+)', fh.read())\n"
+    "        except Exception:\n"
+    "            pass\n"
+    "    return [pips[0] if pips else None, d if os.path.isdir(d) else None]\n"
+    "try:\n"
+    "    import json\n"
+    "    sys.stdout.write('TSA-PIP %s\\n' % json.dumps(bundled()))\n"
+    "except Exception:\n"
+    "    pass\n"
 )
 
 _NAME_RE = re.compile(r"^python(?:3(?:\.\d+)?|2(?:\.\d+)?)?(?:\.exe)?$", re.IGNORECASE)
 MAX_PROBED = 24  # interpreters asked for their version (the rest are listed from their path)
-_CACHE_KIND = "python-arch"  # the answers with the architecture facts (older "python" answers lack them)
+# the answers with the architecture facts and ensurepip's pip (older "python", "python-arch" answers lack them)
+_CACHE_KIND = "python-pip"
 
 
 _PROBE_RE = re.compile(r"TSA-PY (\d+\.\d+\.\d+) (\w+) ([01]) (\d+)(?: (\S+))?(?: ; ([^\r\n]*))?")
+_PIP_RE = re.compile(r"^TSA-PIP (\[.*\])\s*$", re.MULTILINE)
 
 
 @parser(lambda: None)
 def parse_probe_output(text: str) -> Row | None:
     """``TSA-PY 3.11.7 cpython 1 64 linux ; 64 linux-x86_64 x86_64 - -`` -> ``{"version",
     "implementation", "can_venv", "bits"}`` and, when the interpreter said them (after ``;``), its
-    architecture facts (:mod:`app.core.pyarch`): ``platform_tag``, ``machine``, ``translated``, ``native``."""
+    architecture facts (:mod:`app.core.base.pyarch`): ``platform_tag``, ``machine``, ``translated``, ``native``;
+    from a second line ``TSA-PIP ["24.0", "/usr/lib/python3.11/ensurepip/_bundled"]``: ``pip``, ``pip_wheels``."""
     m = _PROBE_RE.search(text or "")
     if not m:
         return None
@@ -81,6 +108,14 @@ def parse_probe_output(text: str) -> Row | None:
     if facts.platform_tag or facts.machine:
         row.update(platform_tag=facts.platform_tag, machine=facts.machine, translated=facts.translated,
                    native=facts.native, sys_platform=m.group(5))
+    pip = _PIP_RE.search(text)
+    try:
+        said = json.loads(pip.group(1)) if pip else None
+    except ValueError:
+        said = None
+    if isinstance(said, list) and len(said) == 2:
+        row.update(pip=said[0] if isinstance(said[0], str) else None,
+                   pip_wheels=said[1] if isinstance(said[1], str) else None)
     return row
 
 
@@ -349,7 +384,7 @@ def _ask_launcher(py: str, version: str, timeout_s: float) -> str | None:
 
 def _launcher_list(timeout_s: float, started: float, records: list[ProbeRecord]) -> list[tuple[str, str]]:
     """Windows' ``py -0p`` list; a path garbled by the launcher's code page is asked again."""
-    from app.core.runner import which
+    from app.core.proc.runner import which
 
     py = which("py")
     if not py:
@@ -474,7 +509,7 @@ def detect_pythons(timeout_s: float, cache: StampCache | None, *, family: str | 
 
 def _info(path: str, source: str, parsed: Row, arch: str | None) -> PythonInfo:
     """An interpreter's info from its probe's answer; its architecture is its own
-    (:func:`app.core.pyarch.interpreter_arch`), the machine's ``arch`` only where it said nothing."""
+    (:func:`app.core.base.pyarch.interpreter_arch`), the machine's ``arch`` only where it said nothing."""
     bits = parsed.get("bits")
     family = _FAMILIES.get(parsed.get("sys_platform") or "")
     facts = ArchFacts(bits=bits if isinstance(bits, int) else None, platform_tag=parsed.get("platform_tag"),
@@ -483,4 +518,17 @@ def _info(path: str, source: str, parsed: Row, arch: str | None) -> PythonInfo:
     return PythonInfo(version=parsed.get("version"), executable=path,
                       implementation=parsed.get("implementation") or "CPython",
                       can_venv=parsed.get("can_venv"), source=source, arch=interpreter_arch(facts, family),
-                      bits=facts.bits, platform_tag=facts.platform_tag, translated=facts.translated)
+                      bits=facts.bits, platform_tag=facts.platform_tag, translated=facts.translated,
+                      is_venv=_is_venv_python(path), pip=parsed.get("pip"), pip_wheels=parsed.get("pip_wheels"))
+
+
+def probe_interpreter(path: str, *, timeout_s: float = 20.0, cache: StampCache | None = None,
+                      source: str = "path") -> tuple[PythonInfo | None, str]:
+    """Run ``path`` with the probe (or take its cached answer): ``(info, "")``, or ``(None, why)``
+    when it did not answer like a Python. The one probe and the one cache of an interpreter, for
+    detection (:func:`detect_pythons`) and the install (:func:`app.core.env.backends.probe_python`) alike."""
+    cached = cache.get(_CACHE_KIND, path) if cache is not None else None
+    if isinstance(cached, dict) and cached.get("version"):
+        return _info(path, source, cached, None), ""
+    info, why = _ask_version(path, source, timeout_s, cache, None)
+    return (None, why) if why else (info, "")

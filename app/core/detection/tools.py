@@ -9,10 +9,9 @@ from collections.abc import Mapping
 
 from app.core.detection import parser, record, run_tool, snippet
 from app.core.detection.cache import StampCache
-from app.core.system import ProbeRecord, ToolInfo
+from app.core.detection.system import ProbeRecord, ToolInfo
 
 ENV_TOOLS = ("uv", "conda", "mamba", "micromamba")
-GPU_TOOLS = ("nvidia-smi", "amd-smi", "rocm-smi", "rocminfo", "rocm_agent_enumerator")
 
 
 @parser(lambda: None)
@@ -43,7 +42,7 @@ def _bundled_uv() -> str | None:
 
 def find_tools(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """name -> path of the environment tools present (conda also via CONDA_EXE / MAMBA_EXE)."""
-    from app.core.runner import which
+    from app.core.proc.runner import which
 
     env = os.environ if environ is None else environ
     out: dict[str, str] = {}

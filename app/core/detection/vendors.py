@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 
-from app.core.compat import PciVendor
+from app.core.compat.data import PciVendor
 
 __all__ = ["accelerator_ids", "brand", "vendor_of_acpi", "vendor_of_id", "vendor_of_name", "vendor_rows"]
 
@@ -24,8 +24,8 @@ _FALLBACK = (PciVendor("10de", "nvidia", "NVIDIA", "cuda", "built in"),
 
 @functools.lru_cache(maxsize=1)
 def vendor_rows() -> tuple[PciVendor, ...]:
-    from app.core.compat import load_compat
-    from app.core.errors import BadInput
+    from app.core.base.errors import BadInput
+    from app.core.compat.data import load_compat
 
     try:
         return load_compat().pci_vendors or _FALLBACK

@@ -21,13 +21,13 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from app.core.cuda import windows_driver_to_nvidia
+from app.core.compat.cuda import windows_driver_to_nvidia
 from app.core.detection import MAX_TIMEOUT_S, Row, clamp_timeout, listing, parser, record, run_tool, snippet
 from app.core.detection.amd import amd_is_integrated
 from app.core.detection.intel import intel_is_integrated, windows_pnp_ids
+from app.core.detection.system import GPU, ProbeRecord
 from app.core.detection.vendors import vendor_of_acpi, vendor_of_id, vendor_of_name
 from app.core.detection.winregistry import RegKey, read_key
-from app.core.system import GPU, ProbeRecord
 
 SEP = "|"
 # One line per adapter: Name|PNPDeviceID|DriverVersion|AdapterRAM, in UTF-8 (the console's code
@@ -143,7 +143,7 @@ def adapter_gpu(it: Row, n: int) -> GPU | None:
     elif vendor == "amd":
         integrated = amd_is_integrated(None, name)
     driver = it["driver_version"]
-    if vendor == "nvidia":  # WMI's form (32.0.15.7680) -> NVIDIA's (576.80): app.core.cuda's rule
+    if vendor == "nvidia":  # WMI's form (32.0.15.7680) -> NVIDIA's (576.80): app.core.compat.cuda's rule
         driver = windows_driver_to_nvidia(driver) or driver
     return GPU(vendor=vendor, name=name, driver_version=driver, memory_mb=it["memory_mb"], integrated=integrated,
                index=n, pci_id=f"{it['vendor_id']}:{it['device_id']}" if it["device_id"] else None,
@@ -214,7 +214,7 @@ def windows_folder(name: str, environ: Mapping[str, str] | None = None) -> str |
 
 def system_program(name: str, *parts: str, environ: Mapping[str, str] | None = None) -> str | None:
     """``name`` on PATH, else ``%SystemRoot%\\<parts>`` when that file exists."""
-    from app.core.runner import which
+    from app.core.proc.runner import which
 
     found = which(name)
     if found:

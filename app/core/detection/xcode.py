@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from app.core.detection import parser, record, run_tool, snippet
-from app.core.system import ProbeRecord
+from app.core.detection.system import ProbeRecord
 
 __all__ = ["CLT_SHIMS", "DeveloperDir", "developer_dir", "in_root", "is_clt_shim", "parse_xcode_select"]
 
@@ -53,7 +53,7 @@ class DeveloperDir:
 
 
 def _xcode_select(root: str, environ: Mapping[str, str]) -> str | None:
-    from app.core.runner import which
+    from app.core.proc.runner import which
 
     folders = [in_root(root, f) for f in (environ.get("PATH") or "").split(os.pathsep) if f]
     found = which("xcode-select", path=os.pathsep.join(folders)) if folders else None

@@ -16,10 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core import registry
-from app.core.actions import Action
-from app.core.compat import CompatData, load_compat
-from app.core.detect import detect
+from app.core.base.actions import Action
+from app.core.base.errors import BadInput
+from app.core.base.events import EventCallback
+from app.core.base.text import msg
+from app.core.compat.data import CompatData, load_compat
+from app.core.detection.detect import detect
+from app.core.detection.system import SystemReport
 from app.core.doctor.collect_env import from_collect_env
 from app.core.doctor.facts import (
     Facts,
@@ -31,14 +34,11 @@ from app.core.doctor.facts import (
     where_torch,
 )
 from app.core.doctor.rules import SEVERITIES, Finding, run_rules
-from app.core.errors import BadInput
-from app.core.events import EventCallback
-from app.core.guard import GuardFacts
-from app.core.probe import ProbeFailed, resolve_python
-from app.core.runner import CancelToken
-from app.core.system import SystemReport
-from app.core.text import msg
-from app.core.verify import VerifyReport, run_verify
+from app.core.env import registry
+from app.core.env.guard import GuardFacts
+from app.core.measure.probe import ProbeFailed, resolve_python
+from app.core.measure.verify import VerifyReport, run_verify
+from app.core.proc.runner import CancelToken
 
 __all__ = [
     "SEVERITIES",

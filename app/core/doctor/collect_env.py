@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from app.core.system import GPU, OSInfo, SystemReport
-from app.core.verify import BackendState, Interpreter, TorchBuild, VerifyReport
+from app.core.detection.system import GPU, OSInfo, SystemReport
+from app.core.measure.verify import BackendState, Interpreter, TorchBuild, VerifyReport
 
 __all__ = ["from_collect_env"]
 

@@ -15,12 +15,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.core import runner
-from app.core.guard import GuardFacts
-from app.core.probe import ProbeFailed, probe_path
-from app.core.serial import to_jsonable
-from app.core.system import GPU, SystemReport
-from app.core.verify import BackendState, TorchBuild, VerifyReport
+from app.core.base.serial import to_jsonable
+from app.core.detection.system import GPU, SystemReport
+from app.core.env.guard import GuardFacts
+from app.core.measure.probe import ProbeFailed, probe_path
+from app.core.measure.verify import BackendState, TorchBuild, VerifyReport
+from app.core.proc import runner
 
 __all__ = [
     "CUDA_LIBS",

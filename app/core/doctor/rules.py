@@ -2,8 +2,8 @@
 
 :data:`RULES` runs them in order; :data:`FALLBACKS` run after them and also see what was
 found (they name a cause only when nothing more specific was). The domain rules are not
-copied here: arch coverage and driver floors come from :mod:`app.core.cuda` with the compat
-data, ``*_VISIBLE_DEVICES`` from :mod:`app.core.visible`, HSA override values from the compat
+copied here: arch coverage and driver floors come from :mod:`app.core.compat.cuda` with the compat
+data, ``*_VISIBLE_DEVICES`` from :mod:`app.core.base.visible`, HSA override values from the compat
 data (``hardware.toml``).
 """
 from __future__ import annotations
@@ -15,16 +15,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from app.core import cuda
-from app.core.actions import Action, ActionKind
-from app.core.compat import CompatData
+from app.core.base.actions import Action, ActionKind
+from app.core.base.serial import to_jsonable
+from app.core.base.text import Msg, Text, join, msg, render
+from app.core.base.visible import Visibility, parse_visible
+from app.core.compat import cuda
+from app.core.compat.data import CompatData
 from app.core.detection.envvars import hide_uuids
 from app.core.doctor.facts import Facts, inside
 from app.core.remedies import diagnose
 from app.core.remedies.catalogue import DRIVER_URL
-from app.core.serial import to_jsonable
-from app.core.text import Msg, Text, join, msg, render
-from app.core.visible import Visibility, parse_visible
 
 __all__ = ["FALLBACKS", "RULES", "SEVERITIES", "Finding", "run_rules"]
 
@@ -39,7 +39,7 @@ class Finding:
     explanation: Text  # why that stops the accelerator
     fix: Text  # what to do
     evidence: tuple[str, ...] = ()  # the facts that show it (values, not sentences)
-    actions: tuple[Action, ...] = ()  # what fixes it, as values (see app.core.actions)
+    actions: tuple[Action, ...] = ()  # what fixes it, as values (see app.core.base.actions)
 
     def to_dict(self) -> dict[str, object]:
         """English texts (the JSON contract) with the finding's code and its actions."""
@@ -360,7 +360,7 @@ def rocm_gfx_unsupported(f: Facts, data: Data) -> list[Finding]:
 # ----------------------------------------------------------------------------- environment variables
 
 def _hidden_what(var: str, value: str, count: int | None) -> tuple[str, Msg] | None:
-    """(severity, what) when ``var=value`` hides devices (app.core.visible's reading); None when harmless."""
+    """(severity, what) when ``var=value`` hides devices (app.core.base.visible's reading); None when harmless."""
     vis = parse_visible(value, count)
     shown = repr(hide_uuids(value))
     if vis.state is Visibility.EMPTY:

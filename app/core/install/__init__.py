@@ -24,13 +24,12 @@ Index rules (never mix one index's torch with another's):
 The modules: :mod:`.request` (the frozen values), :mod:`.config` (pip / uv configuration, the
 default index), :mod:`.sizing` (disk estimates), :mod:`.planning` (``plan``), :mod:`.checks`
 (``preflight``, one function per check), :mod:`.transaction` (snapshot, rollback, restore),
-:mod:`.run` (``install``). Reachability lives in :mod:`app.core.indexes` and the installer
+:mod:`.run` (``install``). Reachability lives in :mod:`app.core.net.indexes` and the installer
 output -> remedy catalogue in :mod:`app.core.remedies` (the bundle builder uses both).
 """
 from __future__ import annotations
 
-from app.core.events import ProgressEvent
-from app.core.indexes import check_url, probe_index
+from app.core.base.events import ProgressEvent
 from app.core.install.checks import preflight, raise_for_checks
 from app.core.install.config import default_index_for
 from app.core.install.interpreter import ensure_own_interpreter
@@ -39,6 +38,7 @@ from app.core.install.request import Check, InstallPlan, InstallRequest, Install
 from app.core.install.run import TORCH_FAMILY, install, mixed_variants
 from app.core.install.sizing import INSTALLED_MB
 from app.core.install.transaction import Rollback, Snapshot, restore, rollback, take_snapshot
+from app.core.net.indexes import check_url, probe_index
 
 __all__ = [
     "INSTALLED_MB", "TORCH_FAMILY", "Check", "InstallPlan", "InstallRequest", "InstallResult", "ProgressEvent",

@@ -4,7 +4,7 @@ Each check is a small function of the plan returning a :class:`~app.core.install
 (the reachability checks one per index or folder). Messages and hints are texts with stable
 codes (``preflight.*``); the presenter renders them in its language. The install may go ahead
 when no check is blocking; :func:`raise_for_checks` turns the first blocking one into a
-:class:`~app.core.errors.BadInput` (nothing was done).
+:class:`~app.core.base.errors.BadInput` (nothing was done).
 """
 from __future__ import annotations
 
@@ -15,28 +15,29 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from app.core import disk, locks
-from app.core.actions import Remedy
-from app.core.errors import BadInput
-from app.core.indexes import NET_TIMEOUT_S, check_url, display_url, probe_index, proxy_problem
+from app.core.base import disk, locks
+from app.core.base.actions import Action, ActionKind, Remedy
+from app.core.base.errors import BadInput
+from app.core.base.locations import local_path
+from app.core.base.oserrors import os_error_text
+from app.core.base.paths import new_log_path
+from app.core.base.requirements import requirement_name
+from app.core.base.secrets import mask, open_private
+from app.core.base.text import Msg, Text, msg, render
 from app.core.install.config import CONDA_FORGE, default_index_for
 from app.core.install.planning import TORCH_FAMILY, python_version
 from app.core.install.request import Check, InstallPlan
 from app.core.install.sizing import fmt_mb
 from app.core.install.winchecks import check_cloud_folder, check_path_budget, check_vc_runtime
-from app.core.oserrors import os_error_text
-from app.core.paths import new_log_path
-from app.core.requirements import requirement_name
-from app.core.secrets import mask, open_private
+from app.core.net.indexes import NET_TIMEOUT_S, check_url, display_url, probe_index, proxy_problem
 from app.core.sources import closure, scan, torch_origin, variant_of_index
 from app.core.sources.routing import Route, verify
 from app.core.sources.settings import python_mirror_env
-from app.core.text import Msg, Text, msg, render
 
 __all__ = ["PYTHON_DOWNLOADS", "REACH_LABELS", "check_backend", "check_closure", "check_disk", "check_indexes",
            "check_lock", "check_proxy", "check_python", "check_python_download", "check_reach", "check_route",
-           "check_target", "index_targets", "preflight", "python_download_url", "python_unfit", "raise_for_checks",
-           "route_of", "routed_requirements"]
+           "check_target", "free_sibling", "index_targets", "preflight", "python_download_url", "python_unfit",
+           "raise_for_checks", "route_of", "routed_requirements"]
 
 _MINOR = re.compile(r"^\d+\.\d+$")
 
@@ -47,7 +48,7 @@ REACH_LABELS: dict[str, Msg] = {
     "torch index": msg("preflight.label_torch_index", "torch index"),
     "package index": msg("preflight.label_package_index", "package index"),
     "extra index": msg("preflight.label_extra_index", "extra index"),
-    "find-links": msg("preflight.label_find_links", "find-links"),
+    "find-links": msg("preflight.label_find_links", "wheel folder"),
 }
 
 
@@ -58,8 +59,18 @@ def check_backend(p: InstallPlan) -> Check:
     if why is not None:
         return Check("backend", False, why, hint=msg("preflight.backend_hint", "Choose --kind venv / --installer pip, "
                                                      "which need nothing extra."))
-    return Check("backend", True, msg("preflight.backend_ok", "{backend} with {installer}",
-                                      backend=p.backend.describe(), installer=p.installer))
+    return Check("backend", True, _backend_words(p), code="preflight.backend_ok")
+
+
+def _backend_words(p: InstallPlan) -> Msg:
+    """Who makes the environment and who installs into it, in words ("uv venv with uv" said it twice)."""
+    if p.kind == "conda":
+        return msg("preflight.backend_ok_conda", "{tool} makes the conda environment; {installer} installs the "
+                   "packages", tool=os.path.basename(p.backend.tool or "conda"), installer=p.installer)
+    if p.installer == "uv":
+        return msg("preflight.backend_ok_uv", "uv makes the environment and installs the packages")
+    return msg("preflight.backend_ok_venv", "Python's venv makes the environment; {installer} installs the packages",
+               installer=p.installer)
 
 
 # --------------------------------------------------------------------------- python
@@ -96,14 +107,14 @@ def check_python(p: InstallPlan) -> Check:
     if p.request.existing:
         return Check("python", True, msg("preflight.python_existing", "Python {version} of the existing environment",
                                          version=p.python.version))
-    if p.kind == "venv" and p.installer == "pip" and not p.python.has_venv:
+    if p.kind == "venv" and p.installer == "pip" and not p.python.can_venv:
         return Check("python", False,
                      msg("preflight.python_no_venv", "{path} (Python {version}) cannot create virtual environments: "
-                         "its venv/ensurepip modules are missing.", path=p.python.path, version=p.python.version),
+                         "its venv/ensurepip modules are missing.", path=p.python.executable, version=p.python.version),
                      hint=msg("preflight.python_no_venv_hint", "On Debian/Ubuntu: sudo apt install python3-venv "
                               "(or python3.X-venv); or use --installer uv, which does not need them."))
     return Check("python", True, msg("preflight.python_ok", "Python {version} at {path}", version=p.python.version,
-                                     path=p.python.path))
+                                     path=p.python.executable))
 
 
 def python_unfit(p: InstallPlan) -> Check | None:
@@ -111,14 +122,15 @@ def python_unfit(p: InstallPlan) -> Check | None:
     release's Python range, not the Python chosen for it, or one the sources hold no wheel for
     (None: it fits)."""
     rec = p.recommendation
-    why = rec.python_problem(p.python.version) if rec is not None and p.python is not None else None
+    why = rec.python_problem(p.python.version) if rec is not None and p.python is not None and p.python.version \
+        else None
     if why is None or p.python is None or rec is None:
         return None
     return Check("python", False, msg("preflight.python_unfit", "Python {have} ({path}) cannot install this build: "
-                                      "{why}.", have=p.python.major_minor, path=p.python.path, why=why),
+                                      "{why}.", have=p.python.minor, path=p.python.executable, why=why),
                  hint=msg("preflight.python_unfit_hint", "Choose a Python {fits} for the environment, or another "
                           "PyTorch version for Python {have}.", fits=", ".join(rec.pythons),
-                          have=p.python.major_minor))
+                          have=p.python.minor))
 
 
 #: where uv downloads a Python from, unless UV_PYTHON_INSTALL_MIRROR (or a Python-builds mirror) says otherwise
@@ -131,7 +143,7 @@ def python_download_url(p: InstallPlan) -> str | None:
     if p.python is not None or p.installer != "uv" or p.kind != "venv" or not p.python_request \
             or not _MINOR.match(p.python_request):
         return None
-    chosen = python_mirror_env(p.request.mirrors).get("UV_PYTHON_INSTALL_MIRROR")
+    chosen = python_mirror_env(p.request.sources.mirrors).get("UV_PYTHON_INSTALL_MIRROR")
     return chosen or os.environ.get("UV_PYTHON_INSTALL_MIRROR", "").strip() or PYTHON_DOWNLOADS
 
 
@@ -211,13 +223,24 @@ def _target_in_the_way(env: Path) -> Check | None:
         return Check("target", False, msg("preflight.target_unreadable", "{env} cannot be read: {error}",
                                           env=str(env), error=os_error_text(exc)),
                      hint=msg("preflight.target_unreadable_hint", "Choose another folder."))
-    if non_empty:
-        return Check("target", False,
-                     msg("preflight.target_not_empty", "{env} is a folder with files in it, and not a Python "
-                         "environment. Nothing was changed.", env=str(env)),
-                     hint=msg("preflight.target_not_empty_hint", "Choose a new or empty folder; the assistant never "
-                              "writes into a folder that holds other files."))
-    return None
+    if not non_empty:
+        return None
+    offered = (Action(ActionKind.CHOOSE_OTHER_LOCATION, value=str(free_sibling(env)), path=str(env)),)
+    return Check("target", False,
+                 msg("preflight.target_not_empty", "{env} is a folder with files in it, and not a Python "
+                     "environment. Nothing was changed.", env=str(env)),
+                 hint=msg("preflight.target_not_empty_hint", "Choose a new or empty folder; the assistant never "
+                          "writes into a folder that holds other files."), actions=offered)
+
+
+def free_sibling(path: Path) -> Path:
+    """``path`` when nothing is there, else the first ``<name>-2``, ``<name>-3``, … beside it that is free."""
+    n = 1
+    candidate = path
+    while candidate.exists() or candidate.is_symlink():
+        n += 1
+        candidate = path.with_name(f"{path.name}-{n}")
+    return candidate
 
 
 def _is_read_only_fs(path: Path) -> bool:
@@ -278,8 +301,8 @@ def check_disk(p: InstallPlan) -> Check:
 def index_targets(p: InstallPlan) -> list[tuple[str, str]]:
     """``(label key, url)`` of every index, channel and folder the install will read from."""
     if p.index.offline:  # a bundle, or the wheel folders a recommendation was made from
-        if p.request.bundle is not None:
-            return [("bundle", str(p.request.bundle))]
+        if p.request.sources.bundle is not None:
+            return [("bundle", str(p.request.sources.bundle))]
         return [("find-links", str(f)) for f in p.index.find_links]
     out = []
     if p.new_env and p.kind == "conda":  # conda create fetches Python from conda-forge
@@ -304,7 +327,7 @@ def _reach_hint(key: str) -> Msg:
 
 
 def check_reach(key: str, url: str, error: Text | None, warning: Text | None = None) -> Check:
-    """The check for one target from what :func:`~app.core.indexes.check_url` / ``probe_index`` said."""
+    """The check for one target from what :func:`~app.core.net.indexes.check_url` / ``probe_index`` said."""
     label = REACH_LABELS.get(key, key)
     name, shown = f"reach:{key}", display_url(url)
     if error is None and warning is not None:
@@ -312,6 +335,8 @@ def check_reach(key: str, url: str, error: Text | None, warning: Text | None = N
                                       warning=warning),
                      hint=msg("preflight.reach_warning_hint", "Check the index URL; if it is right, this can be "
                               "ignored."), severity="warning")
+    if error is None and local_path(url) is not None:  # a folder on this computer is there, not "reachable"
+        return Check(name, True, msg("preflight.folder_ok", "The {label} {path} is there", label=label, path=shown))
     if error is None:
         return Check(name, True, msg("preflight.reach_ok", "{label} {url} is reachable", label=label, url=shown))
     return Check(name, False, msg("preflight.reach_failed", "The {label} {url} cannot be reached: {why}. Nothing "
@@ -321,7 +346,7 @@ def check_reach(key: str, url: str, error: Text | None, warning: Text | None = N
 
 def check_proxy(p: InstallPlan) -> Check | None:
     """The proxy setting, when one was given: a usable http(s) URL (None: no proxy given)."""
-    proxy = p.request.proxy
+    proxy = p.request.sources.proxy
     if not proxy:
         return None
     why = proxy_problem(proxy)
@@ -335,8 +360,8 @@ def check_proxy(p: InstallPlan) -> Check | None:
 
 def _reach_answer(p: InstallPlan, url: str, named: bool) -> tuple[Text | None, Text | None]:
     if named and not p.index.offline:
-        return probe_index(url, proxy=p.request.proxy, ca_bundle=p.request.ca_bundle)
-    return check_url(url, proxy=p.request.proxy), None
+        return probe_index(url, proxy=p.request.sources.proxy, ca_bundle=p.request.sources.ca_bundle)
+    return check_url(url, proxy=p.request.sources.proxy), None
 
 
 def routed_requirements(p: InstallPlan) -> tuple[str, ...]:
@@ -349,7 +374,7 @@ def routed_requirements(p: InstallPlan) -> tuple[str, ...]:
         return ()
     if not p.index.torch_index.startswith(("http://", "https://")):
         return ()
-    if not p.request.index_url and variant_of_index(rec.index_url) is None:
+    if not p.request.sources.torch_index and variant_of_index(rec.index_url) is None:
         return ()
     pins = [x for x in p.packages if requirement_name(x) in TORCH_FAMILY]
     wheels = scan(p.request.sources.folders)
@@ -395,7 +420,7 @@ def check_route(p: InstallPlan, wanted: tuple[str, ...]) -> list[Check]:
         else:
             out.append(Check("reach:torch index", False, msg(
                 "sources.route_none", "No source has {want} for this computer: {why}. Nothing was changed.",
-                want=tuple(wanted), why=msg("sources.route_skipped", "Skipped {source}: {reason}.",
+                want=tuple(wanted), why=msg("sources.route_skipped_why", "skipped {source}: {reason}",
                                             source=first.source.label(variant_of_index(rec.index_url)),
                                             reason=first.reason)),
                 hint=_route_hint(route), route=route))
@@ -417,16 +442,16 @@ def route_of(checks: Sequence[Check]) -> Route | None:
 def _unused_torch_index(p: InstallPlan) -> list[Check]:
     """A warning, not a refusal, when the torch index cannot be reached and nothing is needed from it."""
     rec = p.request.recommendation
-    if rec is None or p.request.packages is not None or p.index.torch_index or p.request.bundle is not None:
+    if rec is None or p.request.packages is not None or p.index.torch_index or p.request.sources.bundle is not None:
         return []
-    url = p.request.index_url or torch_origin(rec.index_url)
+    url = p.request.sources.torch_index or torch_origin(rec.index_url)
     if not url.startswith(("http://", "https://")):
         return []
-    why = check_url(url, proxy=p.request.proxy)
+    why = check_url(url, proxy=p.request.sources.proxy)
     if why is None:
         return []
     return [Check("reach:torch index", False, msg(
-        "preflight.reach_not_needed", "The torch index {url} cannot be reached ({why}); nothing is needed from it: "
+        "preflight.reach_not_needed", "The torch index {url} cannot be reached: {why}. Nothing is needed from it: "
         "the torch wheels are in your folder.", url=display_url(url), why=why), severity="warning")]
 
 
@@ -471,7 +496,7 @@ def check_indexes(p: InstallPlan) -> list[Check]:
 
 
 def check_lock(p: InstallPlan) -> Check:
-    """Nobody else is changing this environment now (the lock of :mod:`app.core.locks`)."""
+    """Nobody else is changing this environment now (the lock of :mod:`app.core.base.locks`)."""
     holder = locks.holder_of(p.env_path)
     if holder is None or holder.pid == os.getpid():
         return Check("lock", True, msg("preflight.lock_free", "no other run is changing {env}", env=str(p.env_path)))

@@ -11,7 +11,7 @@ import configparser
 import os
 from pathlib import Path
 
-from app.core.envs import WINDOWS
+from app.core.env.backends import WINDOWS
 
 __all__ = ["CONDA_FORGE", "PYPI_SIMPLE", "default_index_for", "pip_config_files", "pip_config_index"]
 
@@ -57,7 +57,7 @@ def pip_config_index() -> str | None:
     for f in pip_config_files():
         found = _index_in(f) or found
     if found:  # a token in the user's pip.conf is hidden wherever the URL goes (checks, logs, reports)
-        from app.core.secrets import remember_url
+        from app.core.base.secrets import remember_url
 
         remember_url(found)
     return found

@@ -16,7 +16,7 @@ fetching is waited for, never fetched twice).
   (the pre-flight's estimate: :data:`~app.core.install.sizing.WHEEL_TO_INSTALLED` times the
   download, with its :data:`~app.core.install.sizing.MARGIN`).
 * :func:`early_allowed` says whether to fetch at all: not when the user turned it off
-  (:mod:`app.core.prefs`), nor on a connection that looks metered (:mod:`app.core.metered`).
+  (:mod:`app.core.base.prefs`), nor on a connection that looks metered (:mod:`app.core.detection.metered`).
 """
 from __future__ import annotations
 
@@ -25,18 +25,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.core import disk, runner
-from app.core.distinfo import TORCH_FAMILY
-from app.core.errors import Cancelled, UserError
-from app.core.events import Event, ProgressEvent, ignore
+from app.core.base import disk
+from app.core.base.errors import Cancelled, UserError
+from app.core.base.events import Event, ProgressEvent, ignore
+from app.core.base.requirements import requirement_name
+from app.core.base.text import Text, msg
+from app.core.env.distinfo import TORCH_FAMILY
 from app.core.install.sizing import MARGIN, WHEEL_TO_INSTALLED
 from app.core.net.client import Client, NetError
-from app.core.requirements import requirement_name
+from app.core.proc import runner
 from app.core.sources import SourceSettings
 from app.core.sources.download import Downloader, Served
 from app.core.sources.routing import verify
 from app.core.sources.wheelhouse import alternatives, download_folder, resolve, wanted_for
-from app.core.text import Text, msg
 
 __all__ = ["Ahead", "Prefetch", "early_allowed"]
 

@@ -1,7 +1,7 @@
 """The installer only ever works on the environment's OWN interpreter.
 
 uv is given ``--python <env>/bin/python`` and pip runs as ``<env>/bin/python -m pip``
-(:meth:`~app.core.envs.EnvBackend.install_argv`). That path alone is not enough: a venv's
+(:meth:`~app.core.env.backends.EnvBackend.install_argv`). That path alone is not enough: a venv's
 ``bin/python`` is a link to its base interpreter, so once ``pyvenv.cfg`` is gone (another
 program emptied the folder, a user deleted it) the same path runs the BASE Python and the
 installer would change it. So before every installer command :func:`ensure_own_interpreter`
@@ -13,9 +13,10 @@ import json
 import os
 from pathlib import Path
 
-from app.core import envs, runner
-from app.core.errors import UserError
-from app.core.text import msg, render
+from app.core.base.errors import UserError
+from app.core.base.text import msg, render
+from app.core.env import backends as envs
+from app.core.proc import runner
 
 __all__ = ["ensure_own_interpreter"]
 

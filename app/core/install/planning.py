@@ -2,7 +2,7 @@
 
 The Python, the environment backend, the packages and indexes, the size estimate. An
 impossible request (a folder that already is an env, nothing to install, a bundle for another
-Python) raises :class:`~app.core.errors.BadInput`.
+Python) raises :class:`~app.core.base.errors.BadInput`.
 
 Index rules (never mix one index's torch with another's): see :mod:`app.core.install`.
 """
@@ -14,21 +14,24 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.core import envs, pyarch, requirements
-from app.core.bundle import Manifest, check_bundle
-from app.core.distinfo import TORCH_FAMILY
-from app.core.enums import Backend
-from app.core.envs import EnvBackend, IndexOptions, PythonInfo, env_python
-from app.core.errors import BadInput, ForFace
+from app.core.base import pyarch, requirements
+from app.core.base.enums import Backend
+from app.core.base.errors import BadInput, ForFace
+from app.core.base.text import Text, msg
+from app.core.base.wheels import backend_of_variant, local_label
+from app.core.detection.system import PythonInfo
+from app.core.env import backends as envs
+from app.core.env.backends import EnvBackend, env_python
+from app.core.env.distinfo import TORCH_FAMILY
+from app.core.install.bundle import Manifest, check_bundle
 from app.core.install.request import InstallPlan, InstallRequest
 from app.core.install.sizing import estimate
 from app.core.sources import closure, scan, torch_origin
-from app.core.text import Text, msg
-from app.core.wheels import backend_of_variant, local_label
+from app.core.sources.settings import SourceSettings
 
 if TYPE_CHECKING:  # start-up: only the type is needed here
+    from app.core.detection.system import SystemReport
     from app.core.recommend import Recommendation
-    from app.core.system import SystemReport
 
 __all__ = ["TORCH_FAMILY", "plan", "python_version"]
 
@@ -81,11 +84,12 @@ def _env_and_backend(request: InstallRequest) -> tuple[Path, EnvBackend]:
 
 def _what(request: InstallRequest, rec: Recommendation | None) -> _What:
     """The packages (validated) from the bundle, the request or the recommendation."""
-    if request.bundle is not None:
-        manifest = check_bundle(request.bundle)
+    bundle = request.sources.bundle
+    if bundle is not None:
+        manifest = check_bundle(bundle)
         note = msg("install.note_bundle", "offline bundle {bundle} ({count} wheels, built {created})",
-                   bundle=str(request.bundle), count=len(manifest.files), created=manifest.created)
-        return _What((), manifest, request.bundle / manifest.requirements_file,
+                   bundle=str(bundle), count=len(manifest.files), created=manifest.created)
+        return _What((), manifest, bundle / manifest.requirements_file,
                      request.python or manifest.python_version, (note,))
     if request.packages is not None and any(p.strip() for p in request.packages):
         packages = tuple(p for p in request.packages if p.strip())
@@ -121,7 +125,7 @@ def _python(request: InstallRequest, env_path: Path, what: _What,
     else:
         python, notes = envs.find_python(what.python_spec, report, arch=_wheels_arch(request))
     m = what.manifest
-    if m is not None and python is not None and python.major_minor != m.python_version:
+    if m is not None and python is not None and python.minor != m.python_version:
         raise BadInput(msg("install.bundle_python", "The bundle is for Python {bundle}, but the environment would "
                            "use Python {python}.", bundle=m.python_version, python=python.version),
                        hint=ForFace(msg("install.bundle_python_gui", "Choose Python {version} on the Environment "
@@ -160,58 +164,65 @@ def _build_backend(rec: Recommendation | None, what: _What) -> Backend | None:
 def python_version(python: PythonInfo | None, spec: str | None) -> str | None:
     """The target Python as "3.11" (None: unknown, then this interpreter's tags are assumed)."""
     if python is not None:
-        return python.major_minor
+        return python.minor
     return spec if spec and _MINOR.match(spec) else None
 
 
+def _resolved(src: SourceSettings, *, torch_index: str | None = None, default_index: str | None = None,
+              extra_index_urls: tuple[str, ...] = (), find_links: tuple[str, ...] = (), offline: bool = False,
+              require_hashes: bool = False) -> SourceSettings:
+    """The sources the install commands use: the indexes and folders decided here, with the user's
+    bundle, mirrors, proxy and CA kept."""
+    return replace(src, torch_index=torch_index, default_index=default_index, extra_index_urls=extra_index_urls,
+                   find_links=find_links, offline=offline, require_hashes=require_hashes)
+
+
 def _index(request: InstallRequest, rec: Recommendation | None, what: _What,
-           pyver: str | None) -> tuple[IndexOptions, tuple[Text, ...]]:
+           pyver: str | None) -> tuple[SourceSettings, tuple[Text, ...]]:
     """Where the packages come from; notes when the wheel folders make an index unnecessary."""
-    if what.manifest is not None and request.bundle is not None:  # offline: the bundle's wheels, nothing else
-        return IndexOptions(default_index=request.default_index_url,
-                            extra_index_urls=request.extra_index_urls,
-                            find_links=(str(request.bundle.absolute() / what.manifest.wheels_dir),),
-                            ca_bundle=request.ca_bundle, offline=True, require_hashes=True), ()
-    if rec is not None and rec.no_index and not (request.index_url or request.extra_index_urls
-                                                 or request.default_index_url):
+    src = request.sources
+    if what.manifest is not None and src.bundle is not None:  # offline: the bundle's wheels, nothing else
+        return _resolved(src, default_index=src.default_index, extra_index_urls=src.extra_index_urls,
+                         find_links=(str(src.bundle.absolute() / what.manifest.wheels_dir),),
+                         offline=True, require_hashes=True), ()
+    if rec is not None and rec.no_index and not (src.torch_index or src.extra_index_urls or src.default_index):
         # the recommendation was made from what the wheel folders hold: install from them alone when they
         # hold everything; when they hold the torch wheels but not all they need, the rest comes from the
         # package index (the pre-flight says whether it answers; with no index at all the install would
         # fail half-way, and the pre-flight's closure check refuses such a plan)
-        folders = tuple(dict.fromkeys((*request.find_links, *rec.find_links)))
+        folders = tuple(dict.fromkeys((*src.find_links, *rec.find_links)))
         wheels = scan(folders) if what.packages else ()
         pins = [x for x in what.packages if requirements.requirement_name(x) in TORCH_FAMILY]
         if not wheels or closure(what.packages, wheels, pyver).complete or not pins or \
                 any(x in closure([x], wheels, pyver).missing for x in pins):
-            return IndexOptions(find_links=folders, ca_bundle=request.ca_bundle, offline=True), ()
-        return (IndexOptions(default_index=request.default_index_url, find_links=folders, ca_bundle=request.ca_bundle),
+            return _resolved(src, find_links=folders, offline=True), ()
+        return (_resolved(src, default_index=src.default_index, find_links=folders),
                 (msg("install.note_torch_local", "torch comes from your folder {folders}; the other packages "
                      "from the package index.", folders=", ".join(folders)),))
-    find_links = request.find_links
+    find_links = src.find_links
     if rec is not None and rec.find_links:
         find_links = tuple(dict.fromkeys((*find_links, *rec.find_links)))
-    torch_index = request.index_url or (torch_origin(rec.index_url) if rec is not None and rec.index_url else None)
-    folders = request.sources.folders
+    torch_index = src.torch_index or (torch_origin(rec.index_url) if rec is not None and rec.index_url else None)
+    folders = src.folders
     wheels = scan(folders) if folders and what.packages else ()
     if wheels:
         shown = ", ".join(folders)
         whole = closure(what.packages, wheels, pyver)
         if whole.complete:  # everything is in the folders: no index at all
-            return (IndexOptions(find_links=find_links, ca_bundle=request.ca_bundle, offline=True),
+            return (_resolved(src, find_links=find_links, offline=True),
                     (msg("install.note_all_local", "Everything comes from your folder {folders}: torch and the "
                          "{count} packages it needs are there, so no index is used.", folders=shown,
                          count=len(whole.chosen) - 1),))
         pins = [x for x in what.packages if requirements.requirement_name(x) in TORCH_FAMILY]
-        if pins and torch_index and not request.index_url and \
+        if pins and torch_index and not src.torch_index and \
                 all(x not in closure([x], wheels, pyver).missing for x in pins):
             # the torch wheels are in the folders: the torch index is not needed
-            return (IndexOptions(default_index=request.default_index_url, extra_index_urls=request.extra_index_urls,
-                                 find_links=find_links, ca_bundle=request.ca_bundle),
+            return (_resolved(src, default_index=src.default_index, extra_index_urls=src.extra_index_urls,
+                              find_links=find_links),
                     (msg("install.note_torch_local", "torch comes from your folder {folders}; the other packages "
                          "from the package index.", folders=shown),))
-    return IndexOptions(torch_index=torch_index, default_index=request.default_index_url,
-                        extra_index_urls=request.extra_index_urls,
-                        find_links=find_links, ca_bundle=request.ca_bundle), ()
+    return _resolved(src, torch_index=torch_index, default_index=src.default_index,
+                     extra_index_urls=src.extra_index_urls, find_links=find_links), ()
 
 
 _VERSION_LIKE = re.compile(r"^\d+(\.\d+)*$")
@@ -243,10 +254,8 @@ def plan(request: InstallRequest, report: SystemReport | None = None) -> Install
                                     msg("install.no_env_path_cli", "Pass --env PATH.")))
     _check_python_request(request.python)
     rec0 = request.recommendation
-    if rec0 is not None and request.installer == "uv" and not request.index_url and rec0.commands \
-            and "uv" not in rec0.commands:
-        # a build from AMD's own index (it answers 403 for what it does not host; pip moves on, uv stops):
-        # the recommendation gives only a pip command, so pip installs it
+    if rec0 is not None and request.installer == "uv" and not request.sources.torch_index and rec0.needs_pip:
+        # a build from AMD's own index (it answers 403 for what it does not host; pip moves on, uv stops)
         request = replace(request, installer="pip")
     env_path, backend = _env_and_backend(request)
     rec = request.recommendation
@@ -257,12 +266,12 @@ def plan(request: InstallRequest, report: SystemReport | None = None) -> Install
     if rec is not None and rec.availability and request.packages is None:
         why = msg("install.note_why_version", "Why torch {torch}: {why}", torch=rec.torch_version or "?",
                   why=rec.availability)
-    build_mb = rec.install_size_mb if rec is not None and not request.index_url else None  # the data's size
+    build_mb = rec.install_size_mb if rec is not None and not request.sources.torch_index else None  # the data's size
     estimate_mb, est_why = estimate(what.packages, backend, _build_backend(rec, what), index.find_links,
                                     what.manifest, build_mb)
     if request.existing:
         est_why = msg("install.estimate_upper_bound", "{why} (existing env: upper bound)", why=est_why)
-    return InstallPlan(
+    planned = InstallPlan(
         request=request, env_path=env_path, backend=backend, python=python,
         python_request=what.python_spec, packages=what.packages, index=index,
         new_env=not request.existing, estimate_mb=estimate_mb, estimate_why=est_why,
@@ -272,6 +281,11 @@ def plan(request: InstallRequest, report: SystemReport | None = None) -> Install
         pip_version=_pip_version(request, env_path, backend, python),
         uv_python=_uv_python(request, backend, python, what.python_spec),
     )
+    if request.lock is None:
+        return planned
+    from app.core.install.lockplan import locked_plan  # start-up: only an install from a lock needs it
+
+    return locked_plan(planned, report)  # the lock's files pinned by hash, checked against this machine first
 
 
 def _uv_python(request: InstallRequest, backend: EnvBackend, python: PythonInfo | None,

@@ -3,27 +3,29 @@
 All frozen: :func:`~app.core.install.plan` turns an :class:`InstallRequest` into an
 :class:`InstallPlan`, :func:`~app.core.install.preflight` judges the plan with :class:`Check` s,
 and :func:`~app.core.install.install` returns an :class:`InstallResult`. Sentences in them
-(check messages and hints, plan notes, warnings) are :data:`~app.core.text.Text`; their
+(check messages and hints, plan notes, warnings) are :data:`~app.core.base.text.Text`; their
 ``to_dict`` renders English and adds the codes.
 """
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from app.core.actions import Action
-from app.core.bundle import Manifest
-from app.core.envs import EnvBackend, IndexOptions, PythonInfo, env_python
-from app.core.errors import BadInput
-from app.core.indexes import display_url
-from app.core.serial import to_jsonable
+from app.core.base.actions import Action
+from app.core.base.errors import BadInput
+from app.core.base.schema import Record
+from app.core.base.serial import to_jsonable
+from app.core.base.text import Joined, Msg, Text, render
+from app.core.detection.system import PythonInfo
+from app.core.env.backends import EnvBackend, env_python
+from app.core.install.bundle import Manifest
+from app.core.net.indexes import display_url
 from app.core.sources.download import Served
 from app.core.sources.routing import Route
-from app.core.sources.settings import Mirrors, SourceSettings
-from app.core.text import Joined, Msg, Text, render
+from app.core.sources.settings import SourceSettings
 
 if TYPE_CHECKING:  # start-up: the recommendation engine is only imported where it runs
     from app.core.recommend import Recommendation
@@ -48,7 +50,7 @@ def masked(argv: Sequence[str]) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class CommandRun:
+class CommandRun(Record):
     """One command an install ran, as it ran (``argv`` masked): the report's record."""
 
     step: str  # create-env | seed-pip | install
@@ -56,23 +58,13 @@ class CommandRun:
     exit_code: int | None = None  # None: it did not finish (cancelled, could not start)
     duration_s: float = 0.0
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"step": self.step, "argv": list(self.argv), "exit_code": self.exit_code,
-                "duration_s": self.duration_s}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> CommandRun:
-        code = d.get("exit_code")
-        return cls(str(d.get("step") or ""), tuple(str(a) for a in d.get("argv") or ()),
-                   int(code) if isinstance(code, int) else None, float(d.get("duration_s") or 0.0))
-
 
 @dataclass(frozen=True)
 class InstallRequest:
     """What the user asked for. Everything optional has a sensible default.
 
-    Sequences given as lists (argparse, the GUI) are stored as tuples, paths of wheel folders
-    as strings and the bundle folder as a :class:`~pathlib.Path`.
+    Requirements given as a list (argparse, the GUI) are stored as a tuple; where the packages
+    come from is :attr:`sources` (:class:`~app.core.sources.settings.SourceSettings`).
     """
 
     env_path: str | os.PathLike[str]
@@ -81,41 +73,26 @@ class InstallRequest:
     python: str | None = None  # "3.11" or a path; default: the recommendation's / ours
     packages: tuple[str, ...] | None = None  # explicit requirements; else the recommendation's
     recommendation: Recommendation | None = None
-    index_url: str | None = None  # the index for the torch packages (overrides the rec's)
-    extra_index_urls: tuple[str, ...] = ()
-    find_links: tuple[str, ...] = ()
-    bundle: Path | None = None  # an offline bundle folder
+    sources: SourceSettings = field(default_factory=SourceSettings)  # folders, bundle, indexes, mirrors, proxy, CA
     existing: bool = False  # the user asked to add to an existing env
-    proxy: str | None = None  # else HTTPS_PROXY/HTTP_PROXY from the environment pass through
-    ca_bundle: str | None = None  # a CA file, or "system" for the OS trust store
-    default_index_url: str | None = None  # a mirror replacing PyPI for everything else
     timeout_s: float | None = None  # per command; None: no limit (cancel still works)
-    mirrors: Mirrors = "auto"  # mirrors of the torch index: "auto", "off", or ids / URLs (app.core.sources)
+    lock: Path | None = None  # a pylock.toml: its files, pinned by hash, are what goes in (app.core.install.lockplan)
 
     def __post_init__(self) -> None:
         if self.packages is not None:
             object.__setattr__(self, "packages", tuple(str(p) for p in self.packages))
-        object.__setattr__(self, "extra_index_urls", tuple(str(u) for u in self.extra_index_urls))
-        object.__setattr__(self, "find_links", tuple(os.fspath(f) for f in self.find_links))
-        if self.bundle is not None:
-            object.__setattr__(self, "bundle", Path(self.bundle))
-        if isinstance(self.mirrors, list):
-            object.__setattr__(self, "mirrors", tuple(self.mirrors))
-
-    @property
-    def sources(self) -> SourceSettings:
-        """The request's sources, as :mod:`app.core.sources` reads them."""
-        return SourceSettings(find_links=self.find_links, bundle=self.bundle, index_url=self.index_url,
-                              mirrors=self.mirrors, proxy=self.proxy, ca_bundle=self.ca_bundle)
+        if self.lock is not None:
+            object.__setattr__(self, "lock", Path(self.lock))
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)
                              if f.name != "recommendation"}
         d["recommendation"] = self.recommendation.to_dict() if self.recommendation is not None else None
-        for key in ("proxy", "index_url", "default_index_url"):  # credentials never leave the process
-            if d.get(key):
-                d[key] = display_url(str(d[key]))
-        d["extra_index_urls"] = [display_url(u) for u in self.extra_index_urls]
+        src = d["sources"]  # credentials never leave the process
+        for key in ("proxy", "torch_index", "default_index"):
+            if src.get(key):
+                src[key] = display_url(str(src[key]))
+        src["extra_index_urls"] = [display_url(u) for u in self.sources.extra_index_urls]
         return d
 
 
@@ -176,7 +153,7 @@ class InstallPlan:
     python: PythonInfo | None  # None: uv will look for / download ``python_request``
     python_request: str | None
     packages: tuple[str, ...]  # requirement strings, torch first
-    index: IndexOptions  # where the packages come from
+    index: SourceSettings  # where the packages come from, resolved (the torch index filled in, a bundle's wheels)
     new_env: bool  # False: installing into an environment that exists
     estimate_mb: int  # disk the install will take
     estimate_why: Text
@@ -273,7 +250,7 @@ class InstallPlan:
             "estimate_mb": self.estimate_mb,
             "estimate_why": render(self.estimate_why),
             "variant": self.variant,
-            "bundle": str(self.request.bundle) if self.request.bundle else None,
+            "bundle": str(self.request.sources.bundle) if self.request.sources.bundle else None,
             "commands": [list(masked(c)) for c in self._commands_or_empty()],
             "notes": [render(n) for n in self.notes],
             "note_codes": [code_of(n, "install.note") for n in self.notes],

@@ -20,18 +20,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from app.core import envs, runner
-from app.core.enums import Phase, PhaseState
-from app.core.envs import IndexOptions, env_python
-from app.core.errors import UserError
-from app.core.events import Event, LogEvent, PhaseEvent, ignore
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import UserError
+from app.core.base.events import Event, LogEvent, PhaseEvent, ignore
+from app.core.base.locations import file_url_path, url_scheme
+from app.core.base.paths import new_log_path
+from app.core.base.requirements import canonical
+from app.core.base.secrets import write_private
+from app.core.base.text import msg, render
+from app.core.env import backends as envs
+from app.core.env.backends import env_python
 from app.core.install.interpreter import ensure_own_interpreter
 from app.core.install.request import InstallPlan
-from app.core.locations import file_url_path, url_scheme
-from app.core.paths import new_log_path
-from app.core.requirements import canonical
-from app.core.secrets import write_private
-from app.core.text import msg, render
+from app.core.proc import runner
+from app.core.sources.settings import SourceSettings
 
 __all__ = ["PackageState", "Snapshot", "freeze_names", "restore", "take_snapshot"]
 
@@ -55,10 +57,6 @@ class Snapshot:
 
     folder: Path  # holds freeze.txt and a copy of each *.dist-info
     packages: dict[str, PackageState]
-
-    @property
-    def freeze_file(self) -> Path:
-        return self.folder / "freeze.txt"
 
 
 def freeze_names(text: str) -> dict[str, str]:
@@ -145,7 +143,7 @@ class _Restorer:
         self.p = p
         self.emit = emit
         self.log_path = log_path
-        self.env = p.backend.child_env(p.index, p.request.proxy)
+        self.env = p.backend.child_env(p.index, p.request.sources.proxy)
 
     def _run(self, argv: Sequence[str], timeout: float) -> runner.RunResult:
         try:
@@ -168,7 +166,7 @@ class _Restorer:
                 left[n] = _why(r)
         return left
 
-    def _install_argv(self, spec: Sequence[str], idx: IndexOptions) -> list[str]:
+    def _install_argv(self, spec: Sequence[str], idx: SourceSettings) -> list[str]:
         return [*self.p.backend.install_argv(self.p.env_path, (), idx), "--no-deps", *spec]
 
     def reinstall(self, states: Sequence[PackageState]) -> dict[str, str]:

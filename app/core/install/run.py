@@ -1,6 +1,6 @@
 """``install(plan)``: create the env (if new) and install, streaming events; undo on failure or cancel.
 
-The phases, each reported as a :class:`~app.core.events.PhaseEvent`: ``preflight`` (the checks
+The phases, each reported as a :class:`~app.core.base.events.PhaseEvent`: ``preflight`` (the checks
 given, or run here), ``snapshot`` (an existing env) or ``create-env`` (a new one), ``install``,
 and on failure ``rollback`` / ``restore``. After the installer finished, the env's
 ``*.dist-info`` are read: every package asked for must be there, and torch, torchvision and
@@ -8,7 +8,7 @@ torchaudio must come from one build (``+cpu`` and ``+cu126`` never mixed).
 
 Safety (nothing that was not ours is touched):
 
-* the env's lock (:mod:`app.core.locks`) is held for the whole call, rollback included; a
+* the env's lock (:mod:`app.core.base.locks`) is held for the whole call, rollback included; a
   caller that holds it already (from its pre-flight to its verification) passes it as ``lock``;
 * before the installer runs, the env's interpreter must run as the env
   (:func:`~app.core.install.interpreter.ensure_own_interpreter`): the installer can never fall
@@ -28,26 +28,29 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from app.core import disk, envs, locks, remedies, runner, wheels
-from app.core.compat import CompatData, load_compat
-from app.core.distinfo import TORCH_FAMILY
-from app.core.enums import Phase, PhaseState
-from app.core.envs import env_python
-from app.core.errors import Cancelled, ForFace, UserError
-from app.core.events import Event, LogEvent, PhaseEvent, StepEvent, WarningEvent, ignore
+from app.core import remedies
+from app.core.base import disk, locks, wheels
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import Cancelled, ForFace, UserError
+from app.core.base.events import Event, LogEvent, PhaseEvent, StepEvent, WarningEvent, ignore
+from app.core.base.paths import new_log_path
+from app.core.base.progress import ProgressParser, unpack_watch
+from app.core.base.requirements import requirement_name
+from app.core.base.secrets import append_private
+from app.core.base.text import Msg, Text, join, msg, render
+from app.core.compat.data import CompatData, load_compat
+from app.core.env import backends as envs
+from app.core.env.backends import env_python
+from app.core.env.distinfo import TORCH_FAMILY
 from app.core.install.checks import preflight, raise_for_checks, route_of
 from app.core.install.interpreter import ensure_own_interpreter
+from app.core.install.prefetch import EarlyFetch, fetch_wheelhouse, wheelhouse_index
 from app.core.install.request import Check, CommandRun, InstallPlan, InstallResult, masked
 from app.core.install.transaction import Rollback, Snapshot, kept_text, rollback, take_snapshot
-from app.core.install.wheelhouse import EarlyFetch, fetch_wheelhouse, wheelhouse_index
-from app.core.paths import new_log_path
-from app.core.progress import ProgressParser, unpack_watch
-from app.core.requirements import requirement_name
-from app.core.secrets import append_private
+from app.core.proc import runner
 from app.core.sources.routing import Route
 from app.core.sources.settings import python_mirror_env
 from app.core.sources.wheelhouse import Wheelhouse, cleanup
-from app.core.text import Msg, Text, join, msg, render
 
 __all__ = ["TORCH_FAMILY", "install", "installer_failure", "mixed_variants", "outcome"]
 
@@ -67,7 +70,7 @@ def _check_status(c: Check) -> str:
 
 
 def outcome(res: runner.RunResult) -> Msg:
-    """How a command ended, in words (the translated :meth:`~app.core.runner.RunResult.describe`)."""
+    """How a command ended, in words (the translated :meth:`~app.core.proc.runner.RunResult.describe`)."""
     return remedies.run_outcome(res.returncode, timed_out=res.timed_out, duration_s=res.duration_s,
                                 start_error=res.start_error)
 
@@ -98,12 +101,12 @@ class _Run:
         self.cancel = cancel
         self.log_path = log_path or new_log_path("install")
         self.started = time.monotonic()
-        self.child_env = p.backend.child_env(p.index, p.request.proxy)
+        self.child_env = p.backend.child_env(p.index, p.request.sources.proxy)
         for var in env_drop:
             self.child_env.pop(var, None)
         if p.installer == "pip" and p.kind == "venv":
             self.child_env["PIP_REQUIRE_VIRTUALENV"] = "1"  # pip itself refuses a Python that is not a venv
-        self.child_env.update(python_mirror_env(p.request.mirrors))  # a Python-builds mirror the user chose
+        self.child_env.update(python_mirror_env(p.request.sources.mirrors))  # a Python-builds mirror the user chose
         self.guard: Rollback | None = None
         self.snapshot: Snapshot | None = None
         self.phase = Phase.SNAPSHOT
@@ -218,7 +221,7 @@ class _Run:
         p = self.p
         offline = dataclasses.replace(p.index, offline=True)
         argv = p.backend.seed_argv(p.env_path, p.python, offline)  # ensurepip's own pip, put in by uv when it can
-        if argv is not None and (p.python is None or p.python.has_venv):
+        if argv is not None and (p.python is None or p.python.can_venv):
             # the seed runs the env's Python (or uv --python on it): only when that Python runs AS the env
             # (pyvenv.cfg gone, it would be the base interpreter, and pip would go there)
             ensure_own_interpreter(p.env_path, log_path=self.log_path)
@@ -245,7 +248,7 @@ class _Run:
                     "(python.org, your package manager or pyenv), or choose a Python you have with --python (a "
                     "version such as {mine} or a path).", version=want, mine=mine))
             return err
-        who = p.python.path if p.python else (p.python_request or "python")
+        who = p.python.executable if p.python and p.python.executable else (p.python_request or "python")
         return self.fail(msg("install.create_failed", "Could not create the environment at {path} with {python}",
                              path=str(p.env_path), python=who), res,
                          msg("install.create_failed_hint", "Check the Python interpreter, or create the environment "
@@ -271,7 +274,9 @@ class _Run:
     def install_packages(self) -> None:
         p = self.p
         self.phase = Phase.INSTALL
-        self.emit(PhaseEvent(Phase.INSTALL, PhaseState.START, ", ".join(p.packages) or "bundle"))
+        lock = p.request.lock  # an install from a lock names its file, a bundle's "bundle"
+        what = ", ".join(p.packages) or (lock.name if lock else "bundle")
+        self.emit(PhaseEvent(Phase.INSTALL, PhaseState.START, what))
         # the unpacking, which no installer reports, is measured on disk (UnpackWatch)
         parser = ProgressParser(p.installer, self.emit,
                                 watch=unpack_watch(p.installer, p.env_path, p.estimate_mb, self.emit, self.child_env))
@@ -292,9 +297,10 @@ class _Run:
         finally:
             parser.close()
         if not res.ok:
-            what = msg("install.install_failed", "Installing {packages} failed", packages=p.packages) if p.packages \
+            failed = msg("install.install_failed", "Installing {packages} failed", packages=p.packages) if p.packages \
+                else msg("install.lock_failed", "Installing from the lock {file} failed", file=str(lock)) if lock \
                 else msg("install.bundle_failed", "Installing the bundle failed")
-            raise self.fail(what, res, msg("install.see_log", "See the lines above and the full log."))
+            raise self.fail(failed, res, msg("install.see_log", "See the lines above and the full log."))
         self.check_installed()
         self.emit(PhaseEvent(Phase.INSTALL, PhaseState.END))
 

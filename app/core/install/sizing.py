@@ -15,12 +15,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from app.core import requirements
-from app.core.bundle import Manifest
-from app.core.enums import Backend
-from app.core.envs import EnvBackend
-from app.core.locations import local_path
-from app.core.text import Text, join, msg
+from app.core.base import requirements
+from app.core.base.enums import Backend
+from app.core.base.locations import local_path
+from app.core.base.text import Text, join, msg
+from app.core.env.backends import EnvBackend
+from app.core.install.bundle import Manifest
 
 __all__ = ["ENV_BASE_MB", "INSTALLED_MB", "MARGIN", "OTHER_PACKAGE_MB", "WHEEL_TO_INSTALLED", "estimate",
            "fmt_mb", "local_torch_wheel_bytes"]
@@ -36,8 +36,9 @@ MARGIN = 1.1
 
 
 def fmt_mb(mb: float) -> str:
-    """``1234`` -> ``"1.2 GB"``, ``900`` -> ``"900 MB"`` (units read the same in every language)."""
-    return f"{mb / 1000:.1f} GB" if mb >= 1000 else f"{mb:.0f} MB"
+    """``1536`` -> ``"1.5 GiB"``, ``900`` -> ``"900 MiB"``: MiB (free space is read in MiB) in binary units named
+    as such, as the report and the wizard name them (units read the same in every language)."""
+    return f"{mb / 1024:.1f} GiB" if mb >= 1024 else f"{mb:.0f} MiB"
 
 
 def local_torch_wheel_bytes(find_links: Sequence[str]) -> int | None:
@@ -58,10 +59,11 @@ def _torch_mb(backend: Backend | None, find_links: Sequence[str], build_mb: int 
     local = local_torch_wheel_bytes(find_links)
     if local:
         return (local / 1e6 * WHEEL_TO_INSTALLED,
-                msg("install.estimate_local_wheel", "torch: local wheel x {factor}", factor=WHEEL_TO_INSTALLED))
+                msg("install.estimate_local_wheel", "torch: about {factor} times its wheel file",
+                    factor=WHEEL_TO_INSTALLED))
     b = backend or (Backend.CUDA if sys.platform.startswith("linux") else Backend.CPU)
     mb = build_mb or INSTALLED_MB.get(b, INSTALLED_MB[Backend.CUDA])  # the build's own size (compat data) first
-    return mb, msg("install.estimate_torch", "torch ({variant}): ~{gb:.1f} GB", variant=str(b), gb=mb / 1000)
+    return mb, msg("install.estimate_torch", "torch ({variant}): ~{gb:.1f} GiB", variant=str(b), gb=mb / 1024)
 
 
 def estimate(packages: Sequence[str], env: EnvBackend, backend: Backend | None, find_links: Sequence[str],

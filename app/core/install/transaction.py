@@ -17,7 +17,7 @@ skeleton). Undoing removes only what is ours:
 Anything else (a file the user saved into the env folder during the install) is KEPT, with the
 folders that hold it, and named in the message: "kept 1 file that was not ours: notes.txt".
 A folder the user chose that existed (empty) before is emptied, not removed; parents that did
-not exist are removed when empty. Each entry goes through :func:`app.core.deletion.delete_entry`:
+not exist are removed when empty. Each entry goes through :func:`app.core.base.deletion.delete_entry`:
 a read-only file is made writable first, and on Windows a file another program holds open is
 tried again for a few seconds, and a tree deeper than MAX_PATH is reached by its ``\\\\?\\`` form.
 """
@@ -28,13 +28,13 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from app.core import envs
-from app.core.deletion import delete_entry, is_link, os_path
-from app.core.enums import Phase, PhaseState
-from app.core.events import Event, PhaseEvent, ignore
+from app.core.base.deletion import delete_entry, is_link, os_path
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.events import Event, PhaseEvent, ignore
+from app.core.base.text import Text, msg
+from app.core.env import backends as envs
 from app.core.install.request import InstallPlan
 from app.core.install.restore import PackageState, Snapshot, freeze_names, restore, take_snapshot
-from app.core.text import Text, msg
 
 __all__ = ["PackageState", "Rollback", "Snapshot", "freeze_names", "kept_text", "restore", "rollback",
            "take_snapshot"]

@@ -36,12 +36,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from app.core import runner
-from app.core.actions import Action, ActionKind
-from app.core.cancel import CancelToken
+from app.core.base.actions import Action, ActionKind
+from app.core.base.cancel import CancelToken
+from app.core.base.text import Text, msg
 from app.core.detection.winregistry import RegKey, read_key
 from app.core.install.request import Check, InstallPlan
-from app.core.text import Text, msg
+from app.core.proc import runner
 
 __all__ = [
     "CLOUD_VARS",
@@ -81,8 +81,6 @@ __all__ = [
 #: supported redistributable version"); the same link is what torch users are pointed to
 #: (nagadomi/nunif#701).
 VCREDIST_URL = "https://aka.ms/vc14/vc_redist.x64.exe"
-#: The page that explains the runtime and lists its downloads (the remedy catalogue's).
-VCREDIST_PAGE = "https://learn.microsoft.com/en-us/cpp/windows/latest-supported-vc-redist"
 #: vc_redist.x64.exe's unattended options (a WiX bundle: install, no UI, never restart by itself).
 VCREDIST_ARGS = ("/install", "/quiet", "/norestart")
 #: vc_redist's exit codes that leave a usable runtime: done, done but a restart is pending
@@ -185,7 +183,7 @@ def _plan_wheels(p: InstallPlan) -> tuple[tuple[Path, ...], tuple[str, ...]]:
     from app.core.sources import closure, scan
 
     wheels = scan(p.request.sources.folders)
-    if p.request.bundle is not None:  # a bundle holds exactly what it installs
+    if p.request.sources.bundle is not None:  # a bundle holds exactly what it installs
         return tuple(w.path for w in wheels), ()
     if not wheels:
         return (), tuple(p.packages)

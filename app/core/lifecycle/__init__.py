@@ -10,6 +10,6 @@
 * :mod:`.remove`: delete an environment safely; :mod:`.cache`: uv / pip cache sizes and pruning.
 * :mod:`.kernel`: Jupyter kernels per env; :mod:`.terminal`: a terminal with the env activated.
 
-The registry (:mod:`app.core.registry`), the guard (:mod:`app.core.guard`) and the dist-info
-reader (:mod:`app.core.distinfo`) are modules of their own: the doctor reads them too.
+The registry (:mod:`app.core.env.registry`), the guard (:mod:`app.core.env.guard`) and the dist-info
+reader (:mod:`app.core.env.distinfo`) are modules of their own: the doctor reads them too.
 """

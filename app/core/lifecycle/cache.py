@@ -25,11 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core import runner
-from app.core.envs import uv_bin
-from app.core.events import Event, StepEvent, ignore
+from app.core.base.events import Event, StepEvent, ignore
+from app.core.base.text import Text, msg, render
+from app.core.env.backends import uv_bin
 from app.core.lifecycle.sizes import TreeSize, tree_size
-from app.core.text import Text, msg, render
+from app.core.proc import runner
 
 __all__ = ["CacheInfo", "PruneResult", "caches", "foreign_entries", "prune"]
 

@@ -11,22 +11,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.core import guard, registry
-from app.core.distinfo import TORCH_FAMILY, distributions
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import BadInput
+from app.core.base.events import Event, PhaseEvent, ignore
+from app.core.base.text import render
 from app.core.doctor import Diagnosis, diagnose
-from app.core.enums import Phase, PhaseState
-from app.core.envs import env_kind, env_python
-from app.core.errors import BadInput
-from app.core.events import Event, PhaseEvent, ignore
+from app.core.env import guard, registry
+from app.core.env.backends import env_kind, env_python
+from app.core.env.distinfo import TORCH_FAMILY, distributions
+from app.core.env.registry import EnvRecord, Verification
 from app.core.lifecycle.common import env_root, python_version_of
-from app.core.probe import ProbeFailed
-from app.core.registry import EnvRecord, Verification
-from app.core.runner import CancelToken
-from app.core.text import render
-from app.core.verify import VerifyReport, run_verify
+from app.core.measure.probe import ProbeFailed
+from app.core.measure.verify import VerifyReport, run_verify
+from app.core.proc.runner import CancelToken
 
 if TYPE_CHECKING:  # start-up: only the type
-    from app.core.system import SystemReport
+    from app.core.detection.system import SystemReport
 
 __all__ = ["CheckResult", "check_env"]
 
@@ -73,7 +73,7 @@ def check_env(target: str | os.PathLike[str], *, report: SystemReport | None = N
         error = render(exc.message)
     emit(PhaseEvent(Phase.VERIFY, PhaseState.END if verify is not None and verify.ok else PhaseState.FAILED))
     if report is None:
-        from app.core.detect import detect  # start-up: detection only when no report was given
+        from app.core.detection.detect import detect  # start-up: detection only when no report was given
 
         report = detect()
     diag = diagnose(py, report=report, verify=verify, on_event=emit, cancel=cancel)

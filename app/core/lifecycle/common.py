@@ -6,10 +6,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from app.core import registry
-from app.core.envs import env_kind, env_python, is_env
-from app.core.errors import BadInput, Hint, UserError
-from app.core.text import Text, msg
+from app.core.base.errors import BadInput, Hint, UserError
+from app.core.base.text import Text, msg
+from app.core.env import registry
+from app.core.env.backends import env_kind, is_env
 
 __all__ = ["Failed", "Refused", "env_root", "python_version_of", "pyvenv_cfg", "record_unless_pending"]
 
@@ -99,8 +99,3 @@ def record_unless_pending(env: Path) -> registry.EnvRecord | None:
                       msg("envs.upgrade_pending_hint", "Run `torch-setup upgrade --env {path} --confirm` to keep it "
                           "or `--undo` to go back.", path=str(env)))
     return record
-
-
-def has_python(env: Path) -> bool:
-    py = env_python(env)
-    return py.exists()

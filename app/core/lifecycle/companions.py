@@ -23,10 +23,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from app.core.compat import CompatData
-from app.core.distinfo import TORCH_FAMILY, Dist, requires_dist
-from app.core.requirements import canonical
-from app.core.text import Text, msg
+from app.core.base.requirements import canonical
+from app.core.base.text import Text, msg
+from app.core.compat.data import CompatData
+from app.core.env.distinfo import TORCH_FAMILY, Dist, requires_dist
 
 __all__ = ["ABI_EXTENSIONS", "CompanionReport", "Conflict", "check_companions", "family_for", "import_names"]
 

@@ -2,7 +2,7 @@
 
 Where it looks (each a cheap directory listing; nothing runs unless conda is installed):
 
-* the registry (:mod:`app.core.registry`): every env this app made, installed into or checked,
+* the registry (:mod:`app.core.env.registry`): every env this app made, installed into or checked,
   shown even when broken or gone, so it can be repaired or forgotten;
 * conda: ``conda env list --json`` through the runner when conda / mamba / micromamba exists,
   ``~/.conda/environments.txt`` (conda writes every env it creates there) and the usual
@@ -26,17 +26,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.core import guard, registry, runner
-from app.core.distinfo import TORCH_FAMILY, TorchBuildInfo, distributions, torch_build
-from app.core.envs import conda_bin, env_kind, env_python, is_env
+from app.core.base.paths import path_lines
+from app.core.base.text import Text, msg
+from app.core.env import guard, registry
+from app.core.env.backends import conda_bin, env_kind, env_python, is_env
+from app.core.env.distinfo import TORCH_FAMILY, TorchBuildInfo, distributions, torch_build
+from app.core.env.registry import EnvRecord
 from app.core.lifecycle.common import python_version_of
 from app.core.lifecycle.sizes import TreeSize, tree_size
-from app.core.paths import path_lines
-from app.core.registry import EnvRecord
-from app.core.text import Text, msg
+from app.core.proc import runner
 
 if TYPE_CHECKING:  # start-up: only the type is needed
-    from app.core.system import SystemReport
+    from app.core.detection.system import SystemReport
 
 __all__ = ["STATUSES", "FoundEnv", "candidate_paths", "describe", "discover", "status_of"]
 

@@ -14,30 +14,34 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from app.core import registry, runner
-from app.core.events import Event
-from app.core.kernel import KernelFailed, display_name, kernel_name, register_kernel
+from app.core.base.events import Event
+from app.core.base.locks import env_lock
+from app.core.base.text import msg
+from app.core.env import registry
+from app.core.env.registry import KernelRecord
 from app.core.lifecycle.common import Failed, Refused, env_root
+from app.core.lifecycle.kernelspec import KernelFailed, display_name, kernel_name, register_kernel
 from app.core.lifecycle.remove import delete_tree
 from app.core.lifecycle.remove import kernel_runs as _kernel_runs
-from app.core.locks import env_lock
-from app.core.registry import KernelRecord
-from app.core.text import msg
+from app.core.proc import runner
 
 __all__ = ["display_name", "install_kernel", "kernel_name", "remove_kernel"]
 
 
 def install_kernel(target: str | os.PathLike[str], *, on_event: Callable[[Event], None] | None = None,
-                   cancel: runner.CancelToken | None = None) -> KernelRecord:
+                   cancel: runner.CancelToken | None = None, system: bool = False,
+                   prefix: str | None = None) -> KernelRecord:
     """Install ipykernel (if missing, from the sources the env was installed from) and register the
-    env's kernel for this user (:func:`app.core.kernel.register_kernel`). Raises Failed / Refused."""
+    env's kernel for this user, or for every user (``system``, ``prefix``:
+    :func:`app.core.lifecycle.kernelspec.register_kernel`). Raises Failed / Refused."""
     env = env_root(target)
     rec = registry.find(env)
     installer = rec.installer if rec is not None else "uv"
-    idx = rec.sources.index_options() if rec is not None else registry.Sources().index_options()
+    idx = rec.sources if rec is not None else None  # without credentials: netrc / keyring supply them
     with env_lock(env, "kernel"):
         try:
-            result = register_kernel(env, installer=installer, index=idx, on_event=on_event, cancel=cancel)
+            result = register_kernel(env, installer=installer, index=idx, on_event=on_event, cancel=cancel,
+                                     system=system, prefix=prefix)
         except KernelFailed as err:
             raise Failed(err.message, lines=err.lines, log_path=err.log_path) from None
     if not result.path:

@@ -28,18 +28,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.core import registry
-from app.core.deletion import delete_tree, mount_points_under, os_path, shown_path
-from app.core.deletion import is_link as _is_link
-from app.core.envs import env_python, is_env
-from app.core.events import Event, StepEvent, ignore
+from app.core.base.deletion import delete_tree, mount_points_under, os_path, shown_path
+from app.core.base.deletion import is_link as _is_link
+from app.core.base.events import Event, StepEvent, ignore
+from app.core.base.locks import env_lock
+from app.core.base.paths import cache_dir, config_dir, data_dir, log_dir, state_dir
+from app.core.base.schema import Record
+from app.core.base.text import Text, msg
+from app.core.env import registry
+from app.core.env.backends import env_python, is_env
+from app.core.env.registry import EnvRecord
 from app.core.lifecycle.common import Refused
 from app.core.lifecycle.sizes import TreeSize, human_bytes
-from app.core.locks import env_lock
-from app.core.paths import cache_dir, config_dir, data_dir, log_dir, state_dir
-from app.core.registry import EnvRecord
-from app.core.runner import CancelToken
-from app.core.text import Text, msg
+from app.core.proc.runner import CancelToken
 
 __all__ = ["RemovePlan", "RemoveResult", "delete_tree", "plan_remove", "protected_folders", "remove", "scan"]
 
@@ -133,15 +134,11 @@ class RemovePlan:
 
 
 @dataclass(frozen=True)
-class RemoveResult:
+class RemoveResult(Record):
     path: str
     removed: bool
     freed_bytes: int
     problems: tuple[str, ...] = field(default_factory=tuple)
-
-    def to_dict(self) -> dict[str, object]:
-        return {"path": self.path, "removed": self.removed, "freed_bytes": self.freed_bytes,
-                "problems": list(self.problems)}
 
 
 def _refuse(text: Text, hint: Text = "") -> Refused:
@@ -257,8 +254,14 @@ def plan_remove(target: str | os.PathLike[str], *, force: bool = False) -> Remov
                           "nor conda-meta): nothing is deleted", path=str(path)))
     rec = registry.find(path)
     if not force and (rec is None or not rec.made_by_app):
-        raise _refuse(msg("envs.remove_not_ours", "{path} was not made by this assistant, so it is not deleted "
-                          "without --force", path=str(path)),
+        raise _refuse(msg("envs.remove_not_ours", "{path} is not in this assistant's list of the environments it "
+                          "made, so it is not deleted without --force", path=str(path)),
+                      msg("envs.remove_not_ours_hint", "Check that it is the environment you mean, then run the "
+                          "command again with --force."))
+    if not force and rec is not None and not rec.is_the_folder_at(path):
+        raise _refuse(msg("envs.remove_made_again", "{path} is not the folder this assistant made there (that one was "
+                          "deleted or moved, and this one was made since), so it is not deleted without --force",
+                          path=str(path)),
                       msg("envs.remove_not_ours_hint", "Check that it is the environment you mean, then run the "
                           "command again with --force."))
     if rec is not None and rec.pending_upgrade is not None:

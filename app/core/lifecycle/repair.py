@@ -27,27 +27,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.core import guard, registry, runner
-from app.core.compat import CompatData, load_compat
-from app.core.distinfo import TORCH_FAMILY, TorchBuildInfo, distributions, torch_build
-from app.core.enums import Phase, PhaseState
-from app.core.envs import env_kind
-from app.core.errors import BadInput, Cancelled, UserError
-from app.core.events import Event, PhaseEvent, StepEvent, ignore
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import BadInput, Cancelled, UserError
+from app.core.base.events import Event, PhaseEvent, StepEvent, ignore
+from app.core.base.locks import env_lock
+from app.core.base.paths import new_log_path
+from app.core.base.requirements import requirement_name
+from app.core.base.text import Text, join, msg, render
+from app.core.compat.data import CompatData, load_compat
+from app.core.env import guard
+from app.core.env.backends import env_kind
+from app.core.env.distinfo import TORCH_FAMILY, TorchBuildInfo, distributions, torch_build
+from app.core.env.registry import EnvRecord
 from app.core.install import InstallPlan, InstallRequest, InstallResult, install, plan, restore, take_snapshot
+from app.core.lifecycle import protect
 from app.core.lifecycle.common import Failed, Refused, env_root, python_version_of, record_unless_pending
 from app.core.lifecycle.companions import CompanionReport, check_companions
-from app.core.locks import env_lock
-from app.core.paths import new_log_path
-from app.core.probe import ProbeFailed
-from app.core.registry import EnvRecord
-from app.core.requirements import requirement_name
-from app.core.text import Text, join, msg, render
-from app.core.verify import VerifyReport, run_verify
+from app.core.measure.probe import ProbeFailed
+from app.core.measure.verify import VerifyReport, run_verify
+from app.core.proc import runner
+from app.core.sources.settings import SourceSettings
 
 if TYPE_CHECKING:  # start-up: only the types
+    from app.core.detection.system import SystemReport
     from app.core.recommend import Recommendation
-    from app.core.system import SystemReport
 
 __all__ = ["RepairPlan", "RepairResult", "plan_repair", "repair"]
 
@@ -92,7 +95,7 @@ class RepairResult:
 
 def _recommend(report: SystemReport | None, data: CompatData | None, *, torch: str | None, variant: str | None,
                backend: str | None, python: str | None, family: Sequence[str]) -> tuple[Recommendation, list[Text]]:
-    from app.core.detect import detect  # start-up: detection and the engine only when recommending
+    from app.core.detection.detect import detect  # start-up: detection and the engine only when recommending
     from app.core.recommend import Choices, recommend
 
     report = report or detect()
@@ -161,15 +164,15 @@ def plan_repair(target: str | os.PathLike[str], *, torch: str | None = None, var
                           list="; ".join(str(c.text) for c in comp.conflicts)),
                       msg("envs.upgrade_conflicts_hint", "Upgrade or remove those packages first, or choose a torch "
                           "version they accept (--torch)."))
-    src = record.sources if record is not None else registry.Sources()
+    src = record.sources if record is not None else SourceSettings()
     same_variant = rec is not None and record is not None and record.variant == rec.variant
     torch_index = index_url or (src.torch_index if same_variant or rec is None else None)
     request = InstallRequest(
         env_path=env, kind=env_kind(env) or "venv", installer=installer or (record.installer if record else "uv"),
-        packages=pkgs, recommendation=rec, index_url=torch_index,
-        extra_index_urls=tuple(extra_index_urls) or src.extra_index_urls,
-        find_links=tuple(find_links) or src.find_links, existing=True,
-        default_index_url=default_index_url or src.default_index)
+        packages=pkgs, recommendation=rec, existing=True,
+        sources=SourceSettings(torch_index=torch_index, default_index=default_index_url or src.default_index,
+                               extra_index_urls=tuple(extra_index_urls) or src.extra_index_urls,
+                               find_links=tuple(find_links) or src.find_links))
     the_plan = plan(request, report)
     installed = {n: dists[n].version for n in TORCH_FAMILY if n in dists}
     reinstall = tuple(n for n in TORCH_FAMILY if n in installed and any(
@@ -219,7 +222,7 @@ def repair(p: RepairPlan, *, on_event: Callable[[Event], None] | None = None,
                                     msg("envs.repair_restore_problems", "Restoring the environment met problems: "
                                         "{problems}", problems="; ".join(problems[:3]))), " ")
             raise
-        saved = registry.record_install(result, ip, verify)
+        saved = protect.record_install(result, ip, verify)
     return RepairResult(str(p.env), result, verify, saved, guard.status(p.env))
 
 

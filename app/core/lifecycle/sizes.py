@@ -16,25 +16,22 @@ from __future__ import annotations
 import os
 import stat
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from app.core.base.schema import Record, spec
 
 __all__ = ["TreeSize", "human_bytes", "tree_size"]
 
 
 @dataclass(frozen=True)
-class TreeSize:
+class TreeSize(Record):
     bytes: int
     files: int
     complete: bool = True  # False: stopped at the bound (``bytes`` is a lower bound)
-    seconds: float = 0.0
+    seconds: float = field(default=0.0, metadata=spec(write=lambda s: round(s, 3)))
     skipped_mounts: int = 0  # folders on another filesystem, not entered
     shared_bytes: int = 0  # hard-linked elsewhere too (uv's cache): freed only when every link goes
-
-    def to_dict(self) -> dict[str, object]:
-        return {"bytes": self.bytes, "files": self.files, "complete": self.complete,
-                "seconds": round(self.seconds, 3), "skipped_mounts": self.skipped_mounts,
-                "shared_bytes": self.shared_bytes}
 
 
 def human_bytes(n: int) -> str:

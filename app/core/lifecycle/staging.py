@@ -31,13 +31,16 @@ import os
 import re
 import stat
 import sys
-import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.core.deletion import delete_tree
-from app.core.envs import WINDOWS
-from app.core.paths import data_dir
-from app.core.secrets import write_private
+from app.core.base.deletion import delete_tree
+from app.core.base.errors import BadInput
+from app.core.base.paths import data_dir, identity
+from app.core.base.schema import Record, document, read_state, set_aside, spec
+from app.core.base.secrets import write_private
+from app.core.base.text import Text, join, msg
+from app.core.env.backends import WINDOWS
 
 __all__ = ["USER_KEEP", "VENV_LAYOUT", "activation_scripts", "begin", "damaged_text", "exchange", "fix_paths",
            "foreign_entries", "ident", "journal_file", "read_journal", "recover", "swap", "user_files",
@@ -48,7 +51,8 @@ VENV_LAYOUT = frozenset({"bin", "Scripts", "lib", "lib64", "Lib", "include", "In
                          "pyvenv.cfg", ".gitignore", "CACHEDIR.TAG", ".lock", "pip-selfcheck.json", "Tools", "DLLs",
                          "libs", "conda-meta"})
 #: Files the assistant itself writes at the top of an env (the guard's, the staging marker).
-OURS = frozenset({"torch-setup-constraints.txt", "torch-setup-guard.json", ".torch-setup-staging"})
+OURS = frozenset({"torch-setup-constraints.txt", "torch-setup-guard.json", "torch-setup-vars.json",
+                  ".torch-setup-staging"})
 #: pip's own configuration: carried over to the new env (the guard is then put back on top).
 USER_KEEP = frozenset({"pip.conf", "pip.ini"})
 
@@ -72,7 +76,7 @@ _ACTIVATE = ("activate", "activate.fish", "activate.csh", "activate.nu", "Activa
 
 def _installed_files(env: Path) -> set[str]:
     """Every file the env's distributions installed (their RECORD files), relative to ``env``."""
-    from app.core.envs import site_packages
+    from app.core.env.backends import site_packages
 
     out: set[str] = set()
     for sp in site_packages(env):
@@ -215,45 +219,45 @@ def write_journal(env: Path, **fields: object) -> None:
     write_private(path, json.dumps(data, indent=1), masked=False)  # mode 0600; paths only, kept exact
 
 
-_JOURNAL_MAX = 1_000_000
+@dataclass(frozen=True)
+class Journal(Record):
+    """The fields a journal may hold (:func:`begin`, :func:`write_journal`), each checked when it is
+    read (:mod:`app.core.base.schema`); ``old_copy``: the earlier layout's (no identities)."""
+
+    env: str | None = None
+    op: str | None = None
+    state: str | None = None
+    keep_id: tuple[int, ...] | None = field(default=None, metadata=spec(max_items=4))
+    incoming_id: tuple[int, ...] | None = field(default=None, metadata=spec(max_items=4))
+    incoming_path: str | None = None
+    aside: str | None = None
+    disposable: bool = False
+    carried: tuple[str, ...] = field(default=(), metadata=spec(max_items=100_000))
+    old_copy: str | None = None
 
 
 def read_journal(env: Path) -> dict[str, object]:
-    """The env's journal; {} when there is none. A damaged one (not UTF-8 JSON, nested, huge, not an
-    object) is kept, renamed beside it, and ``{"damaged": <its new name>}`` says so."""
+    """The env's journal; {} when there is none. A damaged one (read as every state file is:
+    :func:`app.core.base.schema.read_state`; a field of the wrong type is damage too) is kept,
+    renamed beside it, and ``{"damaged": <its new name>}`` says so."""
     path = journal_file(env)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(_JOURNAL_MAX + 1)
-    except OSError:
-        return {}
-    try:
-        if len(raw) > _JOURNAL_MAX:
-            raise ValueError("too large")
-        data = json.loads(raw.decode("utf-8"))
-        if not isinstance(data, dict):
-            raise ValueError("not an object")
-        return data
-    except (ValueError, RecursionError):
-        aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
+    what = document("journal", path)
+    found = read_state(path, what=what, limit=1_000_000)
+    if found.data is not None:
         try:
-            os.replace(path, aside)
-        except OSError:
-            return {}
-        return {"damaged": str(aside)}
+            Journal.from_dict(found.data, what=what)  # every field of the type it must have
+        except BadInput as err:
+            found = set_aside(path, str(err.message))
+    if found.damaged:
+        return {"damaged": str(found.aside)} if found.aside is not None else {}
+    return found.data or {}
 
 
 def clear_journal(env: Path) -> None:
     journal_file(env).unlink(missing_ok=True)
 
 
-def ident(path: Path | str) -> list[int] | None:
-    """A folder's identity: [device, inode] (the link itself for a link); None when nothing is there."""
-    try:
-        st = os.stat(path, follow_symlinks=False)
-    except OSError:
-        return None
-    return [st.st_dev, st.st_ino]
+ident = identity  # a folder's identity: [device, inode] (app.core.base.paths.identity)
 
 
 def begin(env: Path, *, op: str, incoming: Path, aside: Path, disposable: bool) -> None:
@@ -274,7 +278,7 @@ def _free_name(base: Path) -> Path:
         n += 1
 
 
-def _legacy_recover(env: Path, j: dict[str, object]) -> str | None:
+def _legacy_recover(env: Path, j: dict[str, object]) -> Text | None:
     """A journal of the earlier layout (no identities): only the missing-env case is put back."""
     old = j.get("old_copy")
     if j.get("state") != "swapping" or not isinstance(old, str):
@@ -282,24 +286,27 @@ def _legacy_recover(env: Path, j: dict[str, object]) -> str | None:
     if not env.exists() and Path(old).exists():
         os.rename(old, env)
         clear_journal(env)
-        return f"moved {old} back to {env}"
+        return msg("envs.recover_moved_back", "moved {old} back to {env}", old=old, env=str(env))
     return None
 
 
-def damaged_text(env: Path, j: dict[str, object]) -> str:
+def damaged_text(env: Path, j: dict[str, object]) -> Text:
     """What :func:`recover` says of a damaged journal (:func:`read_journal` kept it aside)."""
-    return (f"the journal of an interrupted upgrade of {env} was damaged; it was kept as {j['damaged']} and "
-            "nothing was moved")
+    return msg("envs.recover_damaged", "the journal of an interrupted upgrade of {env} was damaged; it was kept as "
+               "{aside} and nothing was moved", env=str(env), aside=str(j["damaged"]))
 
 
-def recover(env: Path) -> str | None:
-    """Finish or undo an interrupted swap (see the module's text). Returns what was done, or None
-    when there was nothing to do. Raises OSError when a move fails (the journal is kept then)."""
+def recover(env: Path) -> Text | None:
+    """Finish or undo an interrupted swap (see the module's text). Returns what was done (naming
+    where each folder is), or None when there was nothing to do. Raises OSError when a move fails
+    (the journal is kept then)."""
     j = read_journal(env)
     if "damaged" in j:
         return damaged_text(env, j)
     if "keep_id" not in j:
         return _legacy_recover(env, j)
+    op = (msg("envs.op_undo", "undo") if j.get("op") == "undo" else
+          msg("envs.op_confirm", "confirm") if j.get("op") == "confirm" else msg("envs.op_upgrade", "upgrade"))
     keep_id, inc_id = j.get("keep_id"), j.get("incoming_id")
     inc_path, aside = Path(str(j.get("incoming_path"))), Path(str(j.get("aside")))
     places = [env, inc_path, aside]
@@ -312,18 +319,18 @@ def recover(env: Path) -> str | None:
         if j.get("op") == "undo" and keep_at is not None and keep_at != env:
             delete_tree(keep_at)  # the new stack the user chose to drop (its identity checked)
         clear_journal(env)
-        return f"finished the interrupted {j.get('op')} of {env}"
+        return msg("envs.recover_finished", "finished the interrupted {op} of {env}", op=op, env=str(env))
     if keep_at is None:  # cannot tell where the env that was there went: move nothing
-        return (f"the environment that was at {env} before the interrupted {j.get('op')} was not found; nothing "
-                f"was moved (the other one is at {inc_at or 'an unknown place'})")
-    done = []
+        return msg("envs.recover_lost", "the environment that was at {env} before the interrupted {op} was not "
+                   "found; nothing was moved (the other one is at {other})", env=str(env), op=op,
+                   other=str(inc_at or "?"))
+    done: list[Text] = []
+    if keep_at == env and inc_at is not None and _carry(inc_at, env, j.get("carried")):
+        # stopped while the user's entries were being carried, before the swap: they come back
+        done.append(msg("envs.recover_files_back", "moved your files back into {env}", env=str(env)))
     if keep_at != env:
         if inc_at == env:  # the incoming one is in place: the user's entries go back first
-            carried = j.get("carried")
-            for name in carried if isinstance(carried, list) else []:
-                src, dst = env / str(name), keep_at / str(name)
-                if os.path.lexists(src) and not os.path.lexists(dst):
-                    os.rename(src, dst)
+            _carry(env, keep_at, j.get("carried"))
             if exchange(keep_at, env):
                 inc_at = keep_at
             else:
@@ -334,14 +341,31 @@ def recover(env: Path) -> str | None:
         elif not os.path.lexists(env):
             os.rename(keep_at, env)
         else:  # something else is at the env's path: it is not ours to move
-            return f"{env} holds a folder the interrupted {j.get('op')} did not make; nothing was moved"
-        done.append(f"put {env} back as it was")
+            return msg("envs.recover_taken", "{env} holds a folder the interrupted {op} did not make; nothing was "
+                       "moved (the environment from before it is at {kept})", env=str(env), op=op, kept=str(keep_at))
+        done.append(msg("envs.recover_put_back", "put {env} back as it was, with your files in it", env=str(env)))
     if inc_at is not None and inc_at != env:
         if j.get("disposable"):
             delete_tree(inc_at)
-            done.append("deleted the staging environment")
+            done.append(msg("envs.recover_deleted_staging", "deleted the staging environment"))
         elif inc_at != inc_path and not os.path.lexists(inc_path):
             os.rename(inc_at, inc_path)
-            done.append(f"moved the other environment back to {inc_path}")
+            done.append(msg("envs.recover_moved_other", "moved the other environment back to {path}",
+                            path=str(inc_path)))
     clear_journal(env)
-    return "; ".join(done) or f"nothing of the interrupted {j.get('op')} was left to undo"
+    if not done:
+        return msg("envs.recover_nothing", "nothing of the interrupted {op} was left to undo", op=op)
+    return join(done, msg("rec.semicolon", "; "))
+
+
+def _carry(src_root: Path, dst_root: Path, carried: object) -> bool:
+    """The user's entries an operation carried (from ``dst_root`` into ``src_root``), moved back
+    where they came from; a name already there is left. True when one was moved."""
+    moved = False
+    for name in carried if isinstance(carried, list) else []:
+        src, dst = src_root / str(name), dst_root / str(name)
+        if os.path.lexists(src) and not os.path.lexists(dst):
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(src, dst)
+            moved = True
+    return moved

@@ -4,7 +4,7 @@
 (``setsid -f`` on Linux, ``open -a Terminal`` on macOS, ``cmd /c start`` on Windows), so the window
 lives on its own. The CLI prints the activation command for the user to paste instead.
 
-The commands are quoted by :mod:`app.core.shells`. On Windows the new window's command line holds
+The commands are quoted by :mod:`app.core.base.shells`. On Windows the new window's command line holds
 no path at all: it starts in the env's own folder and runs ``activate.bat`` from there, so a path
 with spaces, Chinese characters, ``&`` or parentheses needs no quoting through the two cmd.exe
 that read it (the runner writes an argument list as the C runtime reads it, which is not how
@@ -20,11 +20,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core import runner
-from app.core.envs import WINDOWS, env_kind
-from app.core.errors import BadInput
-from app.core.shells import CMD, FISH, POSIX, POWERSHELL, join, quote, unquotable
-from app.core.text import Text, msg, render
+from app.core.base.errors import BadInput
+from app.core.base.shells import CMD, FISH, POSIX, POWERSHELL, join, quote, unquotable
+from app.core.base.text import Text, msg, render
+from app.core.env.backends import WINDOWS, env_kind
+from app.core.proc import runner
 
 __all__ = ["PS_BYPASS", "PS_NOTE", "Activation", "activation", "open_terminal", "terminal_argv", "terminal_cwd",
            "windows_activation", "windows_terminal"]

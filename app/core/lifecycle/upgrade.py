@@ -38,14 +38,23 @@ from typing import TYPE_CHECKING
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
-from app.core import guard, registry, runner
-from app.core.compat import CompatData, load_compat
-from app.core.disk import free_mb
-from app.core.distinfo import TORCH_FAMILY, Dist, TorchBuildInfo, distributions, requires_dist, torch_build
-from app.core.enums import Phase, PhaseState
-from app.core.envs import WINDOWS, IndexOptions, backend_for, env_python, uv_bin
-from app.core.errors import BadInput, Cancelled, UserError
-from app.core.events import Event, LogEvent, PhaseEvent, StepEvent, ignore
+from app.core import remedies
+from app.core.base.disk import free_mb
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import BadInput, Cancelled, ForFace, UserError
+from app.core.base.events import Event, LogEvent, PhaseEvent, StepEvent, ignore
+from app.core.base.locks import env_lock
+from app.core.base.oserrors import os_error_text
+from app.core.base.paths import new_log_path
+from app.core.base.requirements import canonical, requirement_name
+from app.core.base.secrets import append_private, write_private
+from app.core.base.text import Text, join, msg, render
+from app.core.base.wheels import variant_of_version
+from app.core.compat.data import CompatData, load_compat
+from app.core.env import activate_vars, guard, registry
+from app.core.env.backends import WINDOWS, backend_for, env_python, uv_bin, uv_extras
+from app.core.env.distinfo import TORCH_FAMILY, Dist, TorchBuildInfo, distributions, requires_dist, torch_build
+from app.core.env.registry import EnvRecord, PendingUpgrade, Verification
 from app.core.install import InstallPlan, InstallRequest, install
 from app.core.lifecycle import staging as st
 from app.core.lifecycle.common import (
@@ -59,18 +68,14 @@ from app.core.lifecycle.common import (
 from app.core.lifecycle.companions import CompanionReport, check_companions, import_names
 from app.core.lifecycle.remove import delete_tree
 from app.core.lifecycle.sizes import tree_size
-from app.core.locks import env_lock
-from app.core.paths import new_log_path
-from app.core.probe import ProbeFailed
-from app.core.registry import EnvRecord, PendingUpgrade, Sources, Verification
-from app.core.requirements import canonical, requirement_name
-from app.core.secrets import append_private
-from app.core.text import Text, msg, render
-from app.core.verify import VerifyReport, run_verify
-from app.core.wheels import variant_of_version
+from app.core.measure.probe import ProbeFailed
+from app.core.measure.verify import VerifyReport, run_verify
+from app.core.net.indexes import check_url, display_url
+from app.core.proc import runner
+from app.core.sources.settings import SourceSettings, torch_origin
 
 if TYPE_CHECKING:  # start-up: only the types
-    from app.core.system import SystemReport
+    from app.core.detection.system import SystemReport
 
 __all__ = ["UpgradePlan", "UpgradeResult", "base_python", "confirm", "plan_upgrade", "recover", "swap_in", "undo",
            "upgrade"]
@@ -90,13 +95,14 @@ class UpgradePlan:
     current: TorchBuildInfo
     packages: tuple[str, ...]  # the new torch family, pinned
     keep: tuple[str, ...]  # the user's other requirements, as they are now
-    index: IndexOptions
+    index: SourceSettings
     companions: CompanionReport
     new_torch: str
     expect: str | None = None
     record: EnvRecord | None = None
     notes: tuple[Text, ...] = ()
     timeout_s: float | None = None
+    env_vars: tuple[tuple[str, str], ...] = ()  # what the new env's activation sets (app.core.env.activate_vars)
 
     def to_dict(self) -> dict[str, object]:
         return {"env": str(self.env), "staging": str(self.staging), "old_copy": str(self.old_copy),
@@ -233,11 +239,11 @@ def _family_pins(packages: tuple[str, ...], report: CompanionReport, torch_label
 
 
 def _sources(record: EnvRecord | None, torch_index: str | None, extra: Sequence[str], links: Sequence[str],
-             default_index: str | None) -> IndexOptions:
-    src = record.sources if record is not None else Sources()
-    return IndexOptions(torch_index=torch_index or src.torch_index, default_index=default_index or src.default_index,
-                        extra_index_urls=tuple(extra) or src.extra_index_urls,
-                        find_links=tuple(links) or src.find_links, offline=False)
+             default_index: str | None) -> SourceSettings:
+    src = record.sources if record is not None else SourceSettings()
+    return SourceSettings(torch_index=torch_index or src.torch_index, default_index=default_index or src.default_index,
+                          extra_index_urls=tuple(extra) or src.extra_index_urls,
+                          find_links=tuple(links) or src.find_links)
 
 
 @dataclass(frozen=True)
@@ -245,6 +251,7 @@ class _Target:
     packages: tuple[str, ...]
     torch_index: str | None
     expect: str | None
+    env_vars: tuple[tuple[str, str], ...] | None = None  # the recommendation's; None: the env keeps its own
 
 
 def _target(python: str | None, dists: Mapping[str, Dist], *, torch: str | None, packages: Sequence[str] | None,
@@ -254,7 +261,7 @@ def _target(python: str | None, dists: Mapping[str, Dist], *, torch: str | None,
         for p in packages:
             requirement_name(p)  # validates (BadInput names a bad one)
         return _Target(tuple(packages), None, None)
-    from app.core.detect import detect  # start-up: detection only when no packages were given
+    from app.core.detection.detect import detect  # start-up: detection only when no packages were given
     from app.core.recommend import Choices, recommend  # start-up: the engine only runs here
 
     fam = [n for n in TORCH_FAMILY if n in dists]
@@ -262,8 +269,9 @@ def _target(python: str | None, dists: Mapping[str, Dist], *, torch: str | None,
     rec = recommend(report or detect(), data, Choices(torch=torch, variant=variant, backend=backend, python=minor,
                                                       packages=tuple(fam)))
     b = str(rec.backend)
-    return _Target(tuple(p for p in rec.packages if requirement_name(p) in TORCH_FAMILY), rec.index_url,
-                   b if b in ACCELERATORS else None)
+    # the PyTorch server, or its replacement (TORCH_SETUP_TORCH_INDEX), as for an install
+    return _Target(tuple(p for p in rec.packages if requirement_name(p) in TORCH_FAMILY), torch_origin(rec.index_url),
+                   b if b in ACCELERATORS else None, tuple(rec.env_vars.items()))
 
 
 # long: one check after another, each refusing with its own sentence before anything is written
@@ -273,7 +281,7 @@ def plan_upgrade(target: str | os.PathLike[str], *, torch: str | None = None, pa
                  default_index_url: str | None = None, expect: str | None = None, report: SystemReport | None = None,
                  data: CompatData | None = None, timeout_s: float | None = None) -> UpgradePlan:
     """Everything about the upgrade, decided without writing anything. Raises Refused / BadInput."""
-    recover(_path_of(target))  # first: a kill may have left the env's path empty for a moment
+    recovered = recover(_path_of(target))  # first: a kill may have left the env's path empty for a moment
     env = env_root(target)
     if (env / "conda-meta").is_dir():
         raise Refused(msg("envs.upgrade_conda", "{path} is a conda environment: a staged upgrade swaps venvs only",
@@ -320,21 +328,43 @@ def plan_upgrade(target: str | os.PathLike[str], *, torch: str | None = None, pa
     label = new_torch.split("+", 1)[1] if "+" in new_torch else None
     pkgs = _family_pins(tgt.packages, comp, label)
     index = _sources(record, index_url or tgt.torch_index, extra_index_urls, find_links, default_index_url)
+    _refuse_unreachable(index, new_torch)
     need = max(2048, tree_size(env, max_seconds=2.0).bytes // (1024 * 1024) // 2)
     free = free_mb(env.parent)
     if free is not None and free < need:
         raise Refused(msg("envs.upgrade_disk", "Only {free} MB are free next to {path}; the staging environment "
                           "needs about {need} MB", free=free, need=need, path=str(env)))
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    notes: list[Text] = list(comp.warnings)
-    if record is not None and record.sources.credentials_removed:
+    notes: list[Text] = ([msg("envs.recovered", "An interrupted upgrade was found: {what}.", what=recovered)]
+                         if recovered is not None else [])
+    notes += comp.warnings
+    if record is not None and record.credentials_removed:
         notes.append(msg("envs.credentials_not_stored", "the index needed credentials, which were not stored: "
                          "they come from your netrc / keyring (or pass the index again)"))
     return UpgradePlan(env=env, staging=env.parent / f".{env.name}.torch-setup-staging",
                        old_copy=env.parent / f".{env.name}.torch-setup-old-{stamp}", base_python=base,
                        python_version=python, current=current, packages=pkgs,
                        keep=keep_requirements(dists, python), index=index, companions=comp, new_torch=new_torch,
-                       expect=expect or tgt.expect, record=record, notes=tuple(notes), timeout_s=timeout_s)
+                       expect=expect or tgt.expect, record=record, notes=tuple(notes), timeout_s=timeout_s,
+                       env_vars=tuple(activate_vars.recorded(env).items()) if tgt.env_vars is None else tgt.env_vars)
+
+
+def _refuse_unreachable(index: SourceSettings, torch: str) -> None:
+    """Refuses a plan whose PyTorch index cannot be reached (and no wheel folder is given): the upgrade
+    would only end in the installer's network errors."""
+    url = index.torch_index
+    if not url or index.find_links or not url.startswith(("http://", "https://")):
+        return
+    why = check_url(url)
+    if why is None:
+        return
+    raise Refused(msg("envs.upgrade_index_unreachable", "The PyTorch index {url} cannot be reached: {why}. The "
+                      "upgrade cannot download torch {torch}; nothing was changed.", url=display_url(url), why=why,
+                      torch=torch),
+                  ForFace(msg("envs.upgrade_index_unreachable_gui", "Check the network; or put the wheel files in a "
+                              "folder, choose it as \"Local wheels folder\" under Advanced and press \"Plan again\"."),
+                          msg("envs.upgrade_index_unreachable_cli", "Check the network; or pass --find-links DIR with "
+                              "the wheel files, or --index-url with a mirror that answers.")))
 
 
 def _compat() -> CompatData | None:
@@ -370,7 +400,7 @@ class _Run:
         self.staging_id: list[int] | None = None  # the staging env this run made (st.ident)
         self._phase_started: dict[Phase, float] = {}
         # A guarded env the assistant itself was started from must not constrain the new stack.
-        self.child_env = runner.clean_env(drop=("UV_CONSTRAINT", "PIP_CONSTRAINT"))
+        self.child_env = runner.clean_env(uv_extras(), drop=("UV_CONSTRAINT", "PIP_CONSTRAINT"))
 
     def info(self, text: str) -> None:
         self.emit(LogEvent(text, "info"))
@@ -390,8 +420,13 @@ class _Run:
 
     def _fail(self, text: Text, res: runner.RunResult | None = None) -> Failed:
         lines = runner.relevant_lines(res.tail, 12) if res is not None else []
-        return Failed(text, msg("envs.upgrade_unchanged", "Your environment was not changed."), lines=lines,
-                      log_path=self.log)
+        err = Failed(text, msg("envs.upgrade_unchanged", "Your environment was not changed."), lines=lines,
+                     log_path=self.log)
+        if res is not None:  # the installer's output in words (the catalogue's), not only its cause chain
+            p = self.p
+            err.remedies = remedies.diagnose([*res.tail, res.start_error or ""], remedies.Context(
+                path=str(p.env), python=p.python_version or "", torch=p.new_torch, installer="uv"))
+        return err
 
     def build(self) -> None:
         """Create the staging env and install the new stack plus the kept packages into it, through
@@ -401,14 +436,16 @@ class _Run:
         p = self.p
         if os.path.lexists(p.staging):  # a staging env an interrupted run left: ours (the marker says so)
             if p.staging.is_symlink() or not (p.staging / STAGING_MARKER).is_file():
-                raise Refused(msg("envs.upgrade_staging_taken", "{path} exists and was not made by this assistant: "
-                                  "it is left as it is", path=str(p.staging)),
-                              msg("envs.upgrade_staging_taken_hint", "Move or rename that folder, then run the "
-                                  "upgrade again."))
+                raise Refused(msg("envs.upgrade_staging_taken", "{path} exists and holds no mark of this assistant "
+                                  "(a folder of yours, or a staging environment an upgrade stopped while making): it "
+                                  "is left as it is", path=str(p.staging)),
+                              msg("envs.upgrade_staging_taken_hint", "Move or rename that folder (or delete it, if "
+                                  "it is an unfinished staging environment), then run the upgrade again."))
             delete_tree(p.staging)
         reqs = self.log.with_suffix(".requirements.txt")
-        reqs.write_text("".join(line + "\n" for line in p.keep), encoding="utf-8")
-        self.info(f"kept packages ({len(p.keep)}): {reqs}")
+        # mode 0600, exact (a package kept from a URL is fetched from it); it goes once the installer read it
+        write_private(reqs, "".join(line + "\n" for line in p.keep), masked=False)
+        self.info(f"kept packages ({len(p.keep)}): {', '.join(p.keep)}")
         try:
             install(staging_plan(p, reqs if p.keep else None), on_event=self._staging_event, cancel=self.cancel,
                     checks=(), log_path=self.log, env_drop=("UV_CONSTRAINT", "PIP_CONSTRAINT"))
@@ -421,6 +458,8 @@ class _Run:
                             lines=exc.lines, log_path=exc.log_path or self.log)
             failed.remedies = exc.remedies
             raise failed from None
+        finally:
+            reqs.unlink(missing_ok=True)
 
     def _staging_event(self, event: Event) -> None:
         """The install runner's events, less its (empty) pre-flight; the staging env is marked as
@@ -437,6 +476,14 @@ class _Run:
                 key = {Phase.CREATE_ENV: "create_s", Phase.INSTALL: "install_s"}.get(event.name, f"{event.name}_s")
                 self.timings[key] = round(time.monotonic() - self._phase_started[event.name], 3)
         self.emit(event)
+
+    def activation_vars(self) -> None:
+        """The variables the new env's activation sets (the GPUs PyTorch sees), so that its verification
+        runs with them too; a script that cannot be written is said, never a failure."""
+        try:
+            activate_vars.apply(self.p.staging, dict(self.p.env_vars))
+        except (OSError, ValueError) as exc:
+            self.info(f"the activation's variables could not be written: {exc}")
 
     def verify(self) -> VerifyReport:
         p = self.p
@@ -473,21 +520,79 @@ class _Run:
         self.cancel.raise_if_cancelled()
         self.emit(StepEvent("swap", "running", str(p.env)))
         fixed = st.fix_paths(p.staging, str(p.staging), str(p.env))
-        user_conf = guard.user_pip_conf(p.env)  # the user's own part, byte for byte
         try:
             moved = swap_in(p.env, p.staging, p.old_copy, self.info)
-        except OSError as exc:  # nothing was moved
-            delete_tree(p.staging)
+        except OSError as exc:  # before the swap, nothing was moved; after it, the journal puts all back
+            self.roll_back()
             raise Failed(msg("envs.upgrade_swap_failed", "The new stack worked but could not be moved into place: "
-                             "{why}", why=exc.strerror or str(exc)),
+                             "{why}", why=os_error_text(exc)),
                          msg("envs.upgrade_unchanged", "Your environment was not changed."), log_path=self.log) from exc
-        if user_conf is not None:
-            try:
-                guard.put_pip_conf(p.env, user_conf)  # exact (the user's own), mode 0600 when new
-            except OSError as exc:
-                self.info(f"could not carry pip's configuration over: {exc}")
+        try:
+            guard.carry_pip_conf(p.old_copy, p.env)  # the user's own part byte for byte; a link stays a link
+        except OSError as exc:
+            self.info(f"could not carry pip's configuration over: {exc}")
         self.emit(StepEvent("swap", "passed", str(p.env)))
         return fixed, moved
+
+    def roll_back(self) -> None:
+        """Undo whatever of the swap was done (the journal knows each folder by identity: the env that
+        was there back at its path with the user's files, the new stack deleted), then the staging
+        env this run made, if it is still at its path. Raises Failed when the journal cannot do it."""
+        try:
+            st.recover(self.p.env)
+        except OSError as exc:
+            raise Failed(msg("envs.upgrade_rollback_failed", "The upgrade failed and could not be put back: {why}",
+                             why=os_error_text(exc)),
+                         msg("envs.upgrade_rollback_failed_hint", "Nothing is deleted: the next torch-setup command on "
+                             "{path} puts it back (its journal is kept).", path=str(self.p.env)),
+                         log_path=self.log) from exc
+        self.drop_staging()
+
+    def commit(self, report: VerifyReport) -> tuple[list[str], list[str], dict[str, str], guard.GuardStatus | None]:
+        """The verified stack in: swap, guard, record. Without its record the upgrade could never be
+        confirmed or undone, so a record that cannot be written rolls the swap back (Failed).
+        Returns (files fixed, entries carried, the new torch family, the guard's status)."""
+        p = self.p
+        fixed, moved = self.swap()
+        new_family = {n: d.version for n, d in distributions(p.env).items() if n in TORCH_FAMILY}
+        status = None
+        try:
+            status = guard.apply(p.env, guard.pins_for(new_family))
+        except OSError as exc:
+            self.info(f"the guard could not be written: {exc}")
+        try:
+            _record(p, report, new_family, status)
+        except (OSError, BadInput) as exc:
+            self.roll_back()
+            why = os_error_text(exc) if isinstance(exc, OSError) else exc.message
+            raise Failed(msg("envs.upgrade_not_recorded", "The new stack worked, but the upgrade could not be "
+                             "recorded in the list of environments ({why}), so it could not be confirmed or undone "
+                             "later", why=why),
+                         msg("envs.upgrade_put_back", "Your environment was put back as it was, with your files in "
+                             "it."), log_path=self.log) from exc
+        st.clear_journal(p.env)  # committed: the registry holds the upgrade waiting for --confirm / --undo
+        return fixed, moved, new_family, status
+
+    def drop_staging(self) -> list[str]:
+        """Delete the staging env this run made (checked by identity: a folder found there is not ours)."""
+        if self.staging_id is not None and st.ident(self.p.staging) == self.staging_id:
+            return delete_tree(self.p.staging)
+        return []
+
+    def stopped(self, exc: OSError) -> Failed:
+        """A file-system error before the swap (a full disk, a folder that cannot be written), in words."""
+        named = exc.filename
+        where = os.fsdecode(named) if isinstance(named, (str, bytes, os.PathLike)) else str(self.p.staging)
+        left = self.drop_staging()
+        return Failed(msg("envs.upgrade_os_error", "The upgrade stopped before the swap: {why} ({path})",
+                          why=os_error_text(exc), path=where),
+                      msg("envs.upgrade_stopped_hint", "Your environment was not changed and the staging environment "
+                          "{staging} was removed. Once that is fixed (room on the disk, a folder that can be written), "
+                          "run the upgrade again.", staging=str(self.p.staging)) if not left else
+                      msg("envs.upgrade_stopped_left_hint", "Your environment was not changed; the staging environment "
+                          "{staging} could not be removed entirely ({problem}): delete it, then run the upgrade again.",
+                          staging=str(self.p.staging), problem=left[0]),
+                      log_path=self.log)
 
 
 def swap_in(env: Path, staging: Path, old_copy: Path, info: Callable[[str], None]) -> list[str]:
@@ -538,22 +643,15 @@ def upgrade(p: UpgradePlan, *, on_event: Callable[[Event], None] | None = None,
         run.info("upgrade plan: " + json.dumps(p.to_dict()))
         try:
             run.build()
+            run.activation_vars()
             report = run.verify()
             run.cancel.raise_if_cancelled()
+        except OSError as exc:  # a full disk, a folder that cannot be written: said in words, the staging env gone
+            raise run.stopped(exc) from exc
         except BaseException:
-            # only the staging env this run made (a folder found there, not ours, was refused and stays)
-            if run.staging_id is not None and st.ident(p.staging) == run.staging_id:
-                delete_tree(p.staging)
+            run.drop_staging()  # only the staging env this run made (a folder found there, not ours, stays)
             raise
-        fixed, moved = run.swap()
-        new_family = {n: d.version for n, d in distributions(p.env).items() if n in TORCH_FAMILY}
-        status = None
-        try:
-            status = guard.apply(p.env, guard.pins_for(new_family))
-        except OSError as exc:
-            run.info(f"the guard could not be written: {exc}")
-        _record(p, report, new_family, status)
-        st.clear_journal(p.env)  # committed: the registry holds the upgrade waiting for --confirm / --undo
+        fixed, moved, new_family, status = run.commit(report)
     return UpgradeResult(str(p.env), str(p.old_copy), p.current.version, new_family.get("torch"), report,
                          round(time.monotonic() - run.started, 3), str(run.log), tuple(fixed), tuple(moved), status,
                          run.timings)
@@ -563,19 +661,18 @@ def _record(p: UpgradePlan, report: VerifyReport, family: dict[str, str], status
     pending = PendingUpgrade(str(p.old_copy), p.current.version, family.get("torch"), registry.now(),
                              p.record.to_dict() if p.record is not None else {})
 
+    sources, removed = registry.stored_sources(p.index)
+
     def change(old: EnvRecord | None) -> EnvRecord:
         base = old or EnvRecord(path=str(p.env), origin="installed", created=registry.now())
         return replace(base, torch=family.get("torch"), family=family, packages=p.packages,
                        python=p.python_version or base.python, installer="uv",
                        variant=variant_of_version(family.get("torch")) or p.current.variant,
-                       sources=Sources.of(p.index), verification=Verification.of(report),
+                       sources=sources, credentials_removed=removed, verification=Verification.of(report),
                        guard=registry.GuardRecord(status.active, status.pins, registry.now()) if status else base.guard,
-                       pending_upgrade=pending, updated=registry.now())
+                       pending_upgrade=pending, updated=registry.now(), folder=registry.folder_of(p.env))
 
-    try:
-        registry.update(p.env, change)
-    except (OSError, BadInput):
-        pass
+    registry.update(p.env, change)  # raises OSError / BadInput: the caller rolls the swap back
 
 
 # --------------------------------------------------------------------------- undo / confirm
@@ -596,10 +693,11 @@ def _record_undone(env: Path) -> None:
     registry.update(env, change)
 
 
-def recover(env: Path) -> str | None:
+def recover(env: Path) -> Text | None:
     """An upgrade or undo a kill interrupted, finished or rolled back (:func:`.staging.recover`).
     An upgrade killed after the registry recorded it (only its journal was left) is complete; an
-    undo killed after its swap is finished (the registry's record put back, the new stack deleted)."""
+    undo killed after its swap is finished (the registry's record put back, the new stack deleted).
+    Returns what was done, in words that name where each folder is (None: nothing to do)."""
     j = st.read_journal(env)
     if "damaged" in j:  # kept aside by read_journal
         return st.damaged_text(env, j)
@@ -614,36 +712,67 @@ def recover(env: Path) -> str | None:
     return st.recover(env)
 
 
-def _pending(env: Path) -> tuple[EnvRecord, PendingUpgrade]:
+def leftovers(env: Path, *, but: str | None = None) -> list[Path]:
+    """Folders an upgrade names beside ``env`` (an old copy, a staging env, an undone stack) other
+    than ``but``: what an interrupted run, or a list of environments that was set aside, left."""
+    try:
+        names = sorted(p.name for p in env.parent.iterdir())
+    except OSError:
+        return []
+    mine = f".{env.name}.torch-setup-"
+    kinds = ("old-", "staging", "undone", "recovering")
+    return [env.parent / n for n in names if n.startswith(mine) and n[len(mine):].startswith(kinds)
+            and str(env.parent / n) != but]
+
+
+def _pending(env: Path, recovered: Text | None = None) -> tuple[EnvRecord, PendingUpgrade]:
+    """The upgrade of ``env`` waiting for --confirm / --undo; Refused naming what there is instead:
+    what the recovery just did, and the folders an upgrade left beside the env that no record names."""
     rec = registry.find(env)
     if rec is None or rec.pending_upgrade is None:
-        raise Refused(msg("envs.no_pending", "No upgrade of {path} is waiting to be confirmed or undone",
-                          path=str(env)))
+        parts: list[Text] = [msg("envs.no_pending", "No upgrade of {path} is waiting to be confirmed or undone",
+                                 path=str(env))]
+        if recovered is not None:
+            parts.append(msg("envs.recovered", "An interrupted upgrade was found: {what}.", what=recovered))
+        left = leftovers(env)
+        hint: Text = ""
+        if left:
+            parts.append(msg("envs.leftovers", "Beside it: {names}, left by an upgrade that no record names (a run "
+                             "that was stopped, or a list of environments that was set aside).",
+                             names=", ".join(p.name for p in left)))
+            hint = msg("envs.leftovers_hint", "They are left as they are: look inside, keep what you need (an old "
+                       "copy is the environment from before an upgrade; to go back to it, move {path} aside and "
+                       "rename the copy to {name}), then delete them yourself.", path=str(env), name=env.name)
+        raise Refused(join(parts, " "), hint)
     return rec, rec.pending_upgrade
 
 
 def undo(target: str | os.PathLike[str]) -> dict[str, object]:
-    """Swap the old env back in and delete the new stack (the registry record goes back too)."""
-    recovered = recover(_path_of(target))
+    """Swap the old env back in and delete the new stack (the registry record goes back too); the
+    user's files in the new env (their top-level entries, their files inside its layout) go back
+    with it; one the old env holds differently stops the undo before anything moves."""
+    path = _path_of(target)
+    finishing = st.read_journal(path).get("op") == "undo"  # an undo killed part-way: run again, it is finished
+    recovered = recover(path)
     env = env_root(target)
-    if recovered is not None and recovered.startswith("finished the interrupted undo"):
-        rec = registry.find(env)
-        if rec is None or rec.pending_upgrade is None:  # that was this very undo, killed after its swap
-            return {"env": str(env), "restored_torch": rec.torch if rec else None, "removed_torch": None,
-                    "moved_back": [], "problems": [], "recovered": recovered}
-    _rec, pend = _pending(env)
+    rec = registry.find(env)
+    if finishing and recovered is not None and (rec is None or rec.pending_upgrade is None):
+        return {"env": str(env), "restored_torch": rec.torch if rec else None, "removed_torch": None,
+                "moved_back": [], "problems": [], "recovered": render(recovered)}
+    _rec, pend = _pending(env, recovered)
     old = Path(pend.old_path)
     if not old.is_dir() or old.is_symlink():
         raise Refused(msg("envs.undo_gone", "The old environment {path} is no longer there, so the upgrade cannot "
                           "be undone", path=str(old)))
     with env_lock(env, "upgrade-undo"):
+        names = _to_carry_back(env, old)
         # a name of its own, never one that exists (a folder there is not ours to delete)
         trash = st._free_name(env.parent / f".{env.name}.torch-setup-undone")
         st.begin(env, op="undo", incoming=old, aside=trash, disposable=False)  # a kill from here on: rolled back
-        names = [n for n in st.foreign_entries(env) if not os.path.lexists(old / n)]
         st.write_journal(env, carried=names)
         moved: list[str] = []
         for name in names:
+            (old / name).parent.mkdir(parents=True, exist_ok=True)
             os.rename(env / name, old / name)
             moved.append(name)
         st.swap(env, old, trash)  # env <- the old env; trash <- the new stack
@@ -652,28 +781,48 @@ def undo(target: str | os.PathLike[str]) -> dict[str, object]:
         problems = delete_tree(trash)
         st.clear_journal(env)
     return {"env": str(env), "restored_torch": pend.old_torch, "removed_torch": pend.new_torch,
-            "moved_back": moved, "problems": problems, "recovered": recovered}
+            "moved_back": moved, "problems": problems, "recovered": render(recovered) if recovered else None}
+
+
+def _to_carry_back(env: Path, old: Path) -> list[str]:
+    """The user's entries in the upgraded env that go back into the old one on undo: their top-level
+    entries and their files inside the layout (the ones the upgrade carried over, and any written
+    since). Refused, before anything moves, when the old env holds one of them differently."""
+    names = [n for n in st.foreign_entries(env) if not os.path.lexists(old / n)]
+    clash = []
+    for rel in st.user_files(env):
+        if not os.path.lexists(old / rel):
+            names.append(rel)
+        elif not _same_bytes(old / rel, env / rel):
+            clash.append(rel)
+    if clash:
+        raise Refused(msg("envs.undo_would_lose", "{path} holds {count} file(s) of yours that the old environment "
+                          "holds differently ({names}): undoing would lose one of the two, so nothing was changed",
+                          path=str(env), count=len(clash), names=", ".join(clash[:8])),
+                      msg("envs.undo_would_lose_hint", "Copy the version you want to keep out of {path}, then run "
+                          "--undo again.", path=str(env)))
+    return names
 
 
 def _would_be_lost(old: Path, env: Path) -> list[str]:
     """The user's files in the set-aside env that the env does not hold as they are (top-level
     entries and files inside the layout)."""
     lost = [n for n in st.foreign_entries(old) if not os.path.lexists(env / n)]
-    for rel in st.user_files(old):
-        try:
-            same = (env / rel).read_bytes() == (old / rel).read_bytes()
-        except OSError:
-            same = False
-        if not same:
-            lost.append(rel)
-    return lost
+    return lost + [rel for rel in st.user_files(old) if not _same_bytes(env / rel, old / rel)]
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    try:
+        return a.read_bytes() == b.read_bytes()
+    except OSError:
+        return False
 
 
 def confirm(target: str | os.PathLike[str]) -> dict[str, object]:
     """Keep the upgrade: delete the old env (only the folder the upgrade moved aside)."""
-    recover(_path_of(target))
+    recovered = recover(_path_of(target))
     env = env_root(target)
-    _rec, pend = _pending(env)
+    _rec, pend = _pending(env, recovered)
     old = Path(pend.old_path)
     freed = 0
     problems: list[str] = []
@@ -692,4 +841,5 @@ def confirm(target: str | os.PathLike[str]) -> dict[str, object]:
             freed = tree_size(old).bytes
             problems = delete_tree(old)
         registry.update(env, lambda r: replace(r, pending_upgrade=None, updated=registry.now()) if r else None)
-    return {"env": str(env), "deleted": str(old), "freed_bytes": freed, "problems": problems}
+    return {"env": str(env), "deleted": str(old), "freed_bytes": freed, "problems": problems,
+            "recovered": render(recovered) if recovered else None}

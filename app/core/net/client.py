@@ -13,22 +13,26 @@ A :class:`Client` holds the user's network settings and makes requests with them
   gives it unless a file is named) and pip by default, so a network that inspects HTTPS with its
   own authority is trusted or refused alike by the pre-flight, the downloader, ``compat status``
   and the installer.
-* ``timeout``: seconds one connect or one read may wait. A call's ``deadline`` is a limit for
-  the whole request instead (a server that trickles a byte now and then is given up on when it
-  is over).
+* ``timeout``: seconds the connection and an answer's headers may take. A body is read under the
+  stall rule (``stall_s``, :data:`STALL_S`: a source that sends nothing for that long, or less than
+  :data:`STALL_BYTES` in any such window, has stalled, so a download goes on with the next source
+  within seconds), and a call's ``deadline`` bounds the whole request (a server that trickles a
+  byte now and then is given up on when it is over): every timeout is a deadline, never a wait per
+  read.
 
 Requests: :meth:`Client.get` opens a streamed answer (:class:`Response`: ``status``, headers,
 final URL, the redirects followed; :meth:`Response.read` in chunks); ``byte_range=(start, end)``
 asks for part of a file (a resumed download; :attr:`Response.range_start` says whether the
 server honoured it). :meth:`Client.fetch` reads a small document whole (at most ``limit``
 bytes). ``user:token@`` in a URL is sent as HTTP Basic authentication (also to the same
-server's other URLs, as pip and uv do for an index's files), never on to a redirect's other host,
-and never shown (every URL in a sentence passes :func:`~app.core.secrets.mask`).
+server's other URLs, as pip and uv do for an index's files, unless ``share_auth=False``), never
+on to a redirect's other host, and never shown (every URL in a sentence passes
+:func:`~app.core.base.secrets.mask`).
 
 Every failure is a value, raised as :class:`NetError`: its :class:`Failure` has a ``kind``
 (``dns``, ``refused``, ``timeout``, ``reset``, ``short_read``, ``tls_verify``, ``tls``,
 ``proxy_auth``, ``proxy_refused``, ``http``, ``redirect_unreachable``, ``too_large``,
-``wrong_hash``, ``missing``), a sentence fragment (``text``, a :class:`~app.core.text.Msg`
+``wrong_hash``, ``missing``), a sentence fragment (``text``, a :class:`~app.core.base.text.Msg`
 whose code names the failure for the remedy catalogue), the HTTP ``status`` and ``reason`` when
 a server answered, and, where the user can act, the fix.
 """
@@ -50,15 +54,21 @@ from dataclasses import dataclass, field, replace
 from http.client import HTTPMessage
 from typing import IO
 
-from app.core.oserrors import os_error_text
-from app.core.secrets import basic_auth, split_credentials
-from app.core.secrets import mask as display_url
-from app.core.text import Text, msg
+from app.core.base.oserrors import os_error_text
+from app.core.base.secrets import basic_auth, split_credentials
+from app.core.base.secrets import mask as display_url
+from app.core.base.text import Text, msg
 
-__all__ = ["PAGE_TIMEOUT_S", "SYSTEM", "Client", "Document", "Failure", "NetError", "Response", "http_failure",
-           "proxy_for", "short_read", "trust_context"]
+__all__ = ["PAGE_DEADLINE_S", "PAGE_TIMEOUT_S", "STALL_BYTES", "STALL_S", "SYSTEM", "Client", "Document", "Failure",
+           "NetError", "Response", "http_failure", "over_deadline", "proxy_for", "set_read_timeout", "short_read",
+           "stalled", "trust_context"]
 
-PAGE_TIMEOUT_S = 5.0  # an index page or a short probe; downloads use Client.timeout per read
+PAGE_TIMEOUT_S = 5.0  # an index page or a short probe: the connection and the headers; a probe's whole request
+PAGE_DEADLINE_S = 120.0
+#: A body that sends nothing for this long, or less than STALL_BYTES in any such window, has stalled:
+#: the downloader moves to the next source, and uv is given it as its read timeout (UV_HTTP_TIMEOUT)
+STALL_S = 10.0  # an index page, whole (torch's is a few MB: a slow link needs a minute)
+STALL_BYTES = 64 * 1024  # 6.4 KB/s: torch (~200 MB) would take nine hours; a CUDA build days
 DOCUMENT_LIMIT = 32 << 20
 SYSTEM = "system"  # ca_bundle: the operating system's trust store
 USER_AGENT = "torch-setup-assistant"
@@ -189,6 +199,11 @@ class _Recorder(urllib.request.HTTPRedirectHandler):
         return new
 
 
+def _canonical_header(name: str) -> str:
+    """``content-type`` -> ``Content-Type``: HTTP header names are case-insensitive, the lookups here are not."""
+    return "-".join(part.capitalize() for part in name.split("-"))
+
+
 @dataclass
 class Response:
     """An answer being read: ``status`` (200 / 206), headers, the final URL and the redirects."""
@@ -201,6 +216,7 @@ class Response:
     _client: Client | None = None
     _ends_at: float | None = None  # time.monotonic() of the deadline
     _deadline: float = 0.0
+    _window: tuple[float, int] | None = None  # (start of the stall window, bytes in it)
 
     @property
     def length(self) -> int | None:
@@ -218,19 +234,54 @@ class Response:
         return int(start) if start.isdigit() else None
 
     def read(self, n: int = 1 << 20) -> bytes:
-        """Up to ``n`` bytes (b"" at the end). Under a deadline, what has arrived (one read at most).
-        Raises NetError when the connection fails or the deadline is over."""
+        """What has arrived, up to ``n`` bytes (one read at most; b"" at the end), under the request's
+        deadline and the stall rule: a body that sends nothing for :attr:`Client.stall_s` seconds,
+        or less than :data:`STALL_BYTES` in any such window, has stalled. Raises NetError then, and
+        when the connection fails."""
         assert self._raw is not None and self._client is not None
+        client, now = self._client, time.monotonic()
+        began, got = self._window or (now, 0)
+        if now - began >= client.stall_s:  # a window is over: enough came in it, or the source stalled
+            if got < STALL_BYTES:
+                raise NetError(stalled(_host_port(self.url), got, now - began))
+            began, got = now, 0
+        wait = client.stall_s  # nothing at all for that long: stalled (a read that timed out cannot go on)
+        if self._ends_at is not None:
+            if now >= self._ends_at:
+                raise NetError(over_deadline(_host_port(self.url), self._deadline))
+            wait = min(wait, self._ends_at - now)
+        set_read_timeout(self._raw, wait)
         try:
-            if self._ends_at is None:
-                return self._raw.read(n)
-            if time.monotonic() > self._ends_at:
-                raise NetError(Failure("timeout", msg("sources.err_deadline", "{host} did not send the whole "
-                                                      "answer within {seconds} s", host=_host_port(self.url),
-                                                      seconds=f"{self._deadline:g}")))
-            return self._raw.read1(n)
-        except (OSError, ValueError, http.client.HTTPException) as exc:
-            raise NetError(self._client.classify(exc, self.url)) from None
+            data = self._raw.read1(n)
+        except TimeoutError:
+            if self._ends_at is not None and time.monotonic() >= self._ends_at:
+                raise NetError(over_deadline(_host_port(self.url), self._deadline)) from None
+            raise NetError(stalled(_host_port(self.url), 0, wait)) from None
+        except (OSError, ValueError, http.client.HTTPException) as exc:  # a reset, a broken chunk
+            raise NetError(client.classify(exc, self.url)) from None
+        self._window = (began, got + len(data))
+        return data
+
+
+def stalled(host: str, got: int, seconds: float) -> Failure:
+    return Failure("timeout", msg("sources.err_stalled", "{host} stalled: it sent {got} bytes in {seconds:g} s",
+                                  host=host, got=got, seconds=round(seconds, 1)))
+
+
+def over_deadline(host: str, seconds: float) -> Failure:
+    return Failure("timeout", msg("sources.err_deadline", "{host} did not send the whole answer within {seconds} s",
+                                  host=host, seconds=f"{seconds:g}"))
+
+
+def set_read_timeout(raw: object, seconds: float) -> None:
+    """The socket under an ``http.client`` answer waits at most ``seconds`` for its next bytes
+    (what urllib set when it connected applies to every read otherwise)."""
+    sock = getattr(getattr(getattr(raw, "fp", None), "raw", None), "_sock", None)
+    if sock is not None:
+        try:
+            sock.settimeout(max(0.01, seconds))
+        except OSError:
+            pass
 
 
 @dataclass(frozen=True)
@@ -246,11 +297,12 @@ class Document:
 class Client:
     """The user's network settings, and requests made with them (see the module docstring)."""
 
-    def __init__(self, proxy: str | None = None, ca_bundle: str | None = None, timeout: float = 30.0, *,
-                 share_auth: bool = True) -> None:
+    def __init__(self, proxy: str | None = None, ca_bundle: str | None = None, timeout: float = 10.0, *,
+                 share_auth: bool = True, stall_s: float = STALL_S) -> None:
         self.proxy = proxy or None
         self.ca_bundle = ca_bundle or None
-        self.timeout = timeout
+        self.timeout = timeout  # the connection and the headers of an answer
+        self.stall_s = stall_s  # the body: see Response.read
         self.share_auth = share_auth  # False: only a URL's own user:token@ is sent with it
         self._ctx: ssl.SSLContext | None = None
 
@@ -295,7 +347,9 @@ class Client:
         except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
             raise NetError(self.classify(exc, url, chain)) from None
         try:
-            yield Response(int(raw.status), {k: v for k, v in raw.headers.items()}, raw.geturl(), chain, raw,
+            # header names in their canonical spelling: servers may send "content-type" (PyPI does)
+            yield Response(int(raw.status), {_canonical_header(k): v for k, v in raw.headers.items()}, raw.geturl(),
+                           chain, raw,
                            self, ends_at, deadline or 0.0)
         finally:
             raw.close()

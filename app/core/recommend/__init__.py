@@ -1,13 +1,13 @@
 """The recommendation engine: which PyTorch build, for which GPU(s), and why.
 
 ``recommend(report, data=None, choices=None, available=None) -> Recommendation`` is a pure function of the
-:class:`~app.core.system.SystemReport`, the compatibility data (``resources/compat``, see
-:mod:`app.core.compat`) and the user's overrides (:class:`Choices`). It never picks a wheel that
+:class:`~app.core.detection.system.SystemReport`, the compatibility data (``resources/compat``, see
+:mod:`app.core.compat.data`) and the user's overrides (:class:`Choices`). It never picks a wheel that
 cannot run: a CUDA build must pass BOTH the driver floor of its CUDA major AND carry kernels for
-the GPU's compute capability (:mod:`app.core.cuda`: same major, device minor >= compiled minor,
+the GPU's compute capability (:mod:`app.core.compat.cuda`: same major, device minor >= compiled minor,
 Tegra exact only; PTX is not counted as support, see docs/compat-decisions.md). It picks the
 newest torch release that works on the machine and the best build of it, says which driver
-would unlock a newer one, and explains every decision in texts (:mod:`app.core.text`) that the
+would unlock a newer one, and explains every decision in texts (:mod:`app.core.base.text`) that the
 presenters render in their language (:meth:`Recommendation.texts`).
 
 ``valid_choices(report, data=None)`` lists every backend / variant / torch release on this
@@ -16,7 +16,7 @@ gives each selector of the GUI's "Change…" dialog under the current wishes (on
 keep a working combination are offered).
 
 Every wish is a constraint: companions (and a companion's version), the Python, a torch pin,
-the backend or build, and what the sources hold (``available``, :class:`Available`). The
+the backend or build, and what the sources hold (``available``, :class:`WheelFiles`). The
 answer is the newest combination satisfying all of them, with what each cost
 (``Recommendation.costs``); when none does, :class:`NoCombination` (a BadInput) lists the ways
 out that work (:class:`Drop`: "Drop torchvision", "Use Python 3.12").
@@ -32,7 +32,6 @@ Recommendation).
 """
 from __future__ import annotations
 
-from app.core.recommend.available import Available
 from app.core.recommend.choices import valid_choices
 from app.core.recommend.engine import recommend
 from app.core.recommend.options import Entry, Options, options
@@ -53,11 +52,11 @@ from app.core.recommend.types import (
     ValidChoices,
     code_of,
 )
+from app.core.recommend.wheelfiles import WheelFiles
 
 __all__ = [
     "COMPANIONS",
     "Alternative",
-    "Available",
     "BuildOption",
     "Choices",
     "DriverUpgrade",
@@ -72,6 +71,7 @@ __all__ = [
     "Rendered",
     "UnservedGpu",
     "ValidChoices",
+    "WheelFiles",
     "code_of",
     "options",
     "recommend",

@@ -6,10 +6,10 @@ Windows on Arm); these sentences say so, with what the data says of the wheels t
 """
 from __future__ import annotations
 
-from app.core.compat import CompatData, version_tuple
+from app.core.base.text import Text, msg
+from app.core.compat.data import CompatData, version_tuple
 from app.core.recommend.facts import Machine, UnfitPython
 from app.core.recommend.words import platform_words
-from app.core.text import Text, msg
 
 __all__ = ["arch_download", "skipped_reasons", "unfit_why"]
 

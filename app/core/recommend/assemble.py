@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.core.compat import version_tuple
-from app.core.enums import Backend
+from app.core.base.enums import Backend
+from app.core.base.text import Text
+from app.core.base.wheels import PYTORCH_INDEX
+from app.core.compat.data import version_tuple
 from app.core.recommend import explain
 from app.core.recommend.choices import alternatives
 from app.core.recommend.commands import install_commands
 from app.core.recommend.decide import Decision
 from app.core.recommend.types import Recommendation, UnservedGpu
-from app.core.text import Text
-from app.core.wheels import PYTORCH_INDEX
 
 #: PyPI's simple index: where its standard builds come from
 PYPI_SIMPLE = "https://pypi.org/simple"
@@ -45,7 +45,7 @@ def build(d: Decision, costs: Sequence[Text] = ()) -> Recommendation:
         install_size_mb=v.install_mb, facts_assumed=bool(rel.assumed or v.assumed),
         compat_data_origin=data.origin, availability=explain.availability(d),
         pythons=_pythons(d), python_range=v.python_range(rel), find_links=tuple(find_links),
-        no_index=no_index)
+        no_index=no_index, needs_pip=install.needs_pip)
 
 
 def _pythons(d: Decision) -> tuple[str, ...]:

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from app.core.compat import BACKENDS, CompatData, load_compat, version_tuple
-from app.core.enums import Backend
+from app.core.base.enums import Backend
+from app.core.base.text import Text
+from app.core.compat.data import BACKENDS, CompatData, load_compat, version_tuple
+from app.core.detection.system import SystemReport
 from app.core.recommend import explain
-from app.core.recommend.available import Available
 from app.core.recommend.evaluate import Engine, Evaluation
 from app.core.recommend.types import Alternative, BuildOption, Choices, Option, ValidChoices
+from app.core.recommend.wheelfiles import WheelFiles
 from app.core.recommend.words import sentence
-from app.core.system import SystemReport
-from app.core.text import Text
 
 __all__ = ["alternatives", "valid_choices"]
 
@@ -67,7 +67,7 @@ def _of_build(chosen: Evaluation, backend: Backend, xs: list[Evaluation],
 
 
 def valid_choices(report: SystemReport | dict[str, object], data: CompatData | None = None,
-                  choices: Choices | None = None, available: Available | None = None) -> ValidChoices:
+                  choices: Choices | None = None, available: WheelFiles | None = None) -> ValidChoices:
     """Every backend / build / torch release / Python on this platform, each valid or with why not.
 
     ``choices.python``, ``choices.packages`` and the sources narrow it (a backend, build or

@@ -1,21 +1,21 @@
 """The package list and the install commands: pins, the build's index, pip and uv forms.
 
-The user's package list is read by :mod:`app.core.requirements`: ``torch`` itself is pinned by
+The user's package list is read by :mod:`app.core.base.requirements`: ``torch`` itself is pinned by
 ``--torch`` (a pin in the list is refused), torchvision / torchaudio are pinned to match the
 torch release, anything else is installed from the default index in a second step, so that one
 command never mixes two indexes. The torch pin names the exact build with the local version
-label the PyTorch index gives its wheels (:func:`app.core.wheels.index_local_label`).
+label the PyTorch index gives its wheels (:func:`app.core.base.wheels.index_local_label`).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from app.core import requirements
-from app.core.compat import Release, Variant
-from app.core.errors import BadInput
+from app.core.base import requirements
+from app.core.base.errors import BadInput
+from app.core.base.wheels import index_local_label, with_local_label
+from app.core.compat.data import Release, Variant
 from app.core.recommend.types import COMPANIONS
-from app.core.wheels import index_local_label, with_local_label
 
 __all__ = ["Install", "Wishes", "install_commands", "read_wishes"]
 
@@ -74,6 +74,7 @@ def _name(req: str) -> str:
 class Install:
     packages: tuple[str, ...]  # the pins, then the other packages
     commands: dict[str, tuple[str, ...]]  # pip, uv; pip_extra, uv_extra for the other packages
+    needs_pip: bool = False  # only pip can install it (AMD's index: pip moves on after a 403, uv stops)
 
 
 def install_commands(rel: Release, v: Variant, torch_version: str, wishes: Wishes, platform: str | None,
@@ -140,4 +141,4 @@ def _amd_index(rel: Release, v: Variant, torch_version: str, wishes: Wishes, gfx
     if wishes.extras:
         commands["pip_extra"] = ("pip", "install", *wishes.extras)
         commands["uv_extra"] = ("uv", "pip", "install", *wishes.extras)
-    return Install(tuple(pins) + wishes.extras, commands)
+    return Install(tuple(pins) + wishes.extras, commands, needs_pip=True)

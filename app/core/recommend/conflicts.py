@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from app.core.compat import version_tuple
+from app.core.base.requirements import requirement_name
+from app.core.base.text import Text, msg
+from app.core.compat.data import version_tuple
 from app.core.recommend.evaluate import Engine, Evaluation
 from app.core.recommend.types import Choices
 from app.core.recommend.words import build_label
-from app.core.requirements import requirement_name
-from app.core.text import Text, msg
 
 __all__ = ["Wish", "cost", "relaxations", "wishes"]
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from app.core import cuda
-from app.core.compat import DriverCeiling, Release, Variant, version_tuple
+from app.core.compat import cuda
+from app.core.compat.data import DriverCeiling, Release, Variant, version_tuple
 from app.core.recommend.evaluate import Engine, Evaluation
 from app.core.recommend.facts import GpuView, Machine, vtext
 from app.core.recommend.types import DriverUpgrade
@@ -112,7 +112,7 @@ def driver_upgrade(eng: Engine, chosen: Evaluation, evals: list[Evaluation]) -> 
     """The smallest driver that unlocks the best CUDA build the driver alone holds back, never
     past a served GPU's driver ceiling (R580 for Maxwell, Pascal, Volta)."""
     m = eng.m
-    if m.driver is None:
+    if m.driver is None or eng.cc_unknown("cuda"):  # a GPU of unknown generation: a newer driver is no promise
         return None
     capped = [c for _, c in ceilings(eng, chosen.served)]
     cands = [x for x in evals if x.variant.backend == "cuda" and x.kinds == {"driver"} and x.rank() > chosen.rank()

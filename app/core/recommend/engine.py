@@ -15,20 +15,20 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from app.core.actions import Action, ActionKind, Remedy
-from app.core.compat import BACKENDS, CompatData, load_compat, version_tuple
-from app.core.enums import Backend
-from app.core.errors import BadInput, ForFace, Hint
+from app.core.base.actions import Action, ActionKind, Remedy
+from app.core.base.enums import Backend
+from app.core.base.errors import BadInput, ForFace, Hint
+from app.core.base.text import Text, join, msg, render
+from app.core.base.wheels import index_local_label
+from app.core.compat.data import BACKENDS, CompatData, load_compat, version_tuple
+from app.core.detection.system import SystemReport
 from app.core.recommend import conflicts
 from app.core.recommend.assemble import build
-from app.core.recommend.available import Available
 from app.core.recommend.decide import Availed, choose_python, decide
 from app.core.recommend.evaluate import Engine, Evaluation
 from app.core.recommend.types import Choices, Drop, NoCombination, Recommendation, code_of
+from app.core.recommend.wheelfiles import WheelFiles
 from app.core.recommend.words import backend_words, build_label, platform_words, semicolons
-from app.core.system import SystemReport
-from app.core.text import Text, join, msg, render
-from app.core.wheels import index_local_label
 
 if TYPE_CHECKING:  # start-up: the sources load only when the user named some
     from app.core.sources import Availability, Offer
@@ -52,7 +52,7 @@ class Pick:
 
 
 def recommend(report: SystemReport | dict[str, object], data: CompatData | None = None,
-              choices: Choices | None = None, available: Available | None = None,
+              choices: Choices | None = None, available: WheelFiles | None = None,
               sources: Availability | None = None) -> Recommendation:
     """The PyTorch build for this machine, explained. Raises NoCombination (a BadInput) when the
     wishes cannot all be had, BadInput for wishes that are malformed.
@@ -72,7 +72,7 @@ def recommend(report: SystemReport | dict[str, object], data: CompatData | None 
     return build(decide(pick.eng, pick.best, pick.tried, pick.availed), costs)
 
 
-def choose(report: SystemReport, data: CompatData, choices: Choices, available: Available | None,
+def choose(report: SystemReport, data: CompatData, choices: Choices, available: WheelFiles | None,
            sources: Availability | None = None) -> Pick:
     """The best build for these wishes (``best`` None: none satisfies them); BadInput for malformed wishes."""
     eng = Engine(report, data, choices, available)
@@ -145,7 +145,7 @@ def _pick(evals: list[Evaluation], eng: Engine) -> Evaluation | None:
         return None
     gpus = eng.targets(ok[0].backend)
     everyone = [e for e in ok if len(e.served) == len(gpus)]
-    return max(everyone or ok, key=lambda e: e.rank())
+    return max(everyone or ok, key=eng.pick_key)
 
 
 def _wanted(eng: Engine, e: Evaluation) -> str:
@@ -181,8 +181,8 @@ def _pick_available(evals: list[Evaluation], eng: Engine, available: Availabilit
     if not ok:
         return None
     gpus = eng.targets(ok[0].variant.backend)
-    everyone = sorted((e for e in ok if len(e.served) == len(gpus)), key=lambda e: e.rank(), reverse=True)
-    rest = sorted((e for e in ok if e not in everyone), key=lambda e: e.rank(), reverse=True)
+    everyone = sorted((e for e in ok if len(e.served) == len(gpus)), key=eng.pick_key, reverse=True)
+    rest = sorted((e for e in ok if e not in everyone), key=eng.pick_key, reverse=True)
     top = (everyone or rest)[0]
     for e in everyone + rest:
         found = _offer(eng, e, available)
@@ -294,19 +294,24 @@ def _refusal(pick: Pick) -> BadInput:
     drops = _drops(eng)
     hint: Hint = ForFace(gui, cli)
     found: tuple[Remedy, ...] = ()
-    if drops:
-        ways = [f"{_flags(d.choices)} (gives {render(d.gives)})" for d in drops[:3]]
+    first = next((d for d in drops if d.choices is not None and d.choices.torch), None)
+    if first is not None and first.choices is not None:  # a remedy the user can apply: its action is the first way
+        found = (Remedy("recommend-refused", msg("recommend.works_here_build", "The build that works here is {gives}.",
+                                                 gives=first.gives),
+                        (Action(ActionKind.SET_TORCH_VERSION, first.choices.torch or "",
+                                variant=first.choices.variant or ""),),
+                        source="the recommendation engine"),)
+    others = [d for d in drops if d is not first]  # the remedy's way is said once, by its action
+    if others:
+        ways = [f"{_flags(d.choices)} (gives {render(d.gives)})" for d in others[:3]]
         hint = ForFace(msg("recommend.drops_gui", "Choose one of the combinations that work, or go back to the "
                            "recommended build."),
                        msg("recommend.drops_cli", "Any of these works: {ways}.", ways="; ".join(ways)))
-        first = next((d for d in drops if d.choices is not None and d.choices.torch), None)
-        if first is not None and first.choices is not None:
-            found = (Remedy("recommend-refused", msg("recommend.works_here", "The build that works here is torch "
-                                                     "{version} ({variant}).", version=first.choices.torch or "",
-                                                     variant=first.choices.variant or ""),
-                            (Action(ActionKind.SET_TORCH_VERSION, first.choices.torch or "",
-                                    variant=first.choices.variant or ""),),
-                            source="the recommendation engine"),)
+    elif found:
+        hint = ForFace(msg("recommend.drops_gui", "Choose one of the combinations that work, or go back to the "
+                           "recommended build."),
+                       msg("recommend.refused_other_cli", "Run without that override to get the recommended "
+                           "build."))
     return NoCombination(message, hint, why=msg("rec.no_combination", "No build satisfies all your choices: {why}.",
                                                 why=why),
                          drops=drops, remedies=found)

@@ -3,28 +3,30 @@
 :class:`Engine` holds one call's inputs (the machine as read from the report, the compat data, the
 user's wishes) and evaluates candidates: the platform, Python, glibc and macOS floors, the
 companion packages, and the hardware. A CUDA build must pass both the compute-capability rule
-and the driver floor of its CUDA major (:mod:`app.core.cuda`); a ROCm build must list each AMD
+and the driver floor of its CUDA major (:mod:`app.core.compat.cuda`); a ROCm build must list each AMD
 GPU's gfx target, or a known ``HSA_OVERRIDE_GFX_VERSION`` must map it onto one it lists.
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from app.core import cuda
-from app.core.actions import Action, ActionKind, Remedy
-from app.core.compat import CompatData, Release, Variant, version_tuple
-from app.core.errors import BadInput, ForFace
+from app.core.base.actions import Action, ActionKind, Remedy
+from app.core.base.errors import BadInput, ForFace
+from app.core.base.text import Text, msg
+from app.core.base.visible import VISIBLE_VARS, showing_only
+from app.core.compat import cuda
+from app.core.compat.data import CompatData, Release, Variant, version_tuple
+from app.core.detection.system import SystemReport
 from app.core.recommend import problems
-from app.core.recommend.available import Available
 from app.core.recommend.commands import Wishes, read_wishes
 from app.core.recommend.facts import GpuView, Machine, version_of
 from app.core.recommend.machine import read_machine
 from app.core.recommend.sources import fit
 from app.core.recommend.types import Choices
-from app.core.system import SystemReport
-from app.core.text import Text, msg
+from app.core.recommend.wheelfiles import WheelFiles
 
 __all__ = ["Engine", "Evaluation"]
 
@@ -108,7 +110,7 @@ class Engine:
     """One call's inputs, and the evaluation of candidate builds against them."""
 
     def __init__(self, report: SystemReport, data: CompatData, choices: Choices,
-                 available: Available | None = None) -> None:
+                 available: WheelFiles | None = None) -> None:
         self.report = report
         self.data = data
         self.choices = choices
@@ -131,8 +133,8 @@ class Engine:
             return tuple(g for g in m.amd if not g.integrated) or tuple(g for g in m.amd if g.integrated)
         if backend == "xpu":
             return tuple(g for g in m.intel if g.xpu)
-        if backend == "mps":
-            return m.apple
+        if backend == "mps":  # Apple silicon, or the AMD GPU of an Intel Mac (torch <= 2.2.2, macOS 12.3+)
+            return m.apple if m.platform == "macos-arm64" else (m.amd if m.platform == "macos-x86_64" else ())
         return ()
 
     def platform_for_wheels(self) -> str | None:
@@ -206,9 +208,10 @@ class Engine:
             gpus = self.targets("xpu")
             return _Hardware(served=gpus) if gpus else _Hardware((("hardware", problems.no_xpu_gpu()),))
         if v.backend == "mps":
-            if self.m.platform != "macos-arm64":
-                return _Hardware((("hardware", problems.mps_apple_only()),))
-            return _Hardware(served=self.m.apple)
+            if self.m.platform == "macos-arm64":
+                return _Hardware(served=self.m.apple)
+            gpus = self.targets("mps")
+            return _Hardware(served=gpus) if gpus else _Hardware((("hardware", problems.mps_apple_only()),))
         return _Hardware()
 
     def _cuda(self, rel: Release, v: Variant) -> _Hardware:
@@ -227,7 +230,27 @@ class Engine:
         floor_text = floor[0] if floor else None
         if m.driver is not None and floor_text and cuda.driver_meets(m.driver_text, floor_text) is False:
             found.append(("driver", problems.driver_too_old(v, floor_text, m.driver_text, m.wsl)))
-        return _Hardware(tuple(found), tuple(served), tuple(unserved), floor_text=floor_text)
+        env, notes = self._shown_only("cuda", served, [g for g, _ in unserved])
+        return _Hardware(tuple(found), tuple(served), tuple(unserved), env, notes, floor_text=floor_text)
+
+    def _shown_only(self, backend: str, served: list[GpuView],
+                    unserved: list[GpuView]) -> tuple[dict[str, str], tuple[Text, ...]]:
+        """On a machine where the build serves some GPUs of the vendor and not others: the variables
+        that show PyTorch only the served ones (so that ``cuda:0`` has kernels), and the sentence that
+        says so; or, when the GPUs' numbering is not known, the sentence that says what to set."""
+        m = self.m
+        every = (m.nvidia + m.jetson) if backend == "cuda" else m.amd
+        hidden = [g for g in every if g not in served]
+        if not served or not (hidden or unserved):
+            return {}, ()
+        env_now = self.report.env or {}
+        if any(var in env_now for var, backends in VISIBLE_VARS.items() if backend in backends):
+            return {}, ()  # the user chose what PyTorch sees: left as it is (the warnings say what it hides)
+        env = showing_only(backend, [g.gpu.index for g in served if g.gpu.index is not None],
+                           [g.gpu.index for g in every])
+        if not env:
+            return {}, (problems.visible_unknown(backend, served, hidden),)
+        return env, (problems.visible_set(env, served, hidden),)
 
     def _rocm(self, v: Variant, explicit: bool) -> _Hardware:
         gpus = self.targets("rocm")
@@ -238,7 +261,10 @@ class Engine:
         notes: list[Text] = []
         overrides: dict[str, str] = {}
         for g in gpus:
-            if g.gfx is None or g.gfx in v.gfx:
+            if g.gfx is None:  # never claimed served: nothing tells which kernels it needs
+                unserved.append((g, problems.rocm_gfx_unknown(v, g)))
+                continue
+            if g.gfx in v.gfx:
                 served.append(g)
                 continue
             ov = next((o for o in self.data.hsa_overrides if g.gfx in o.gfx), None)
@@ -264,7 +290,37 @@ class Engine:
             env["HSA_OVERRIDE_GFX_VERSION"] = next(iter(overrides.values()))
         if not served:
             found.append(("gfx", unserved[0][1] if unserved else problems.no_amd_served()))
-        return _Hardware(tuple(found), tuple(served), tuple(unserved), env, tuple(notes))
+        shown, said = self._shown_only("rocm", served, [g for g, _ in unserved])
+        return _Hardware(tuple(found), tuple(served), tuple(unserved), {**env, **shown}, tuple(notes) + said)
+
+    # -- a GPU of unknown compute capability
+    def cc_unknown(self, backend: str) -> bool:
+        return backend == "cuda" and any(g.cc is None for g in self.targets("cuda"))
+
+    @functools.cached_property
+    def generations(self) -> tuple[str, ...]:
+        """The compute capabilities an NVIDIA GPU of unknown capability may have here: those of the
+        chips the data knows (Tegra left out), less those whose last driver branch the driver is past."""
+        data, driver = self.data, self.m.driver_text
+        ccs = sorted({c.value for c in data.nvidia_chips if c.value not in data.tegra},
+                     key=lambda cc: cuda.parse_cc(cc) or (0, 0))
+        out = []
+        for cc in ccs:
+            ceiling = cuda.driver_ceiling(cc, data)
+            if driver and ceiling is not None and cuda.above_ceiling(driver, ceiling):
+                continue
+            out.append(cc)
+        return tuple(out)
+
+    def width(self, e: Evaluation) -> int:
+        """How many of :meth:`generations` the build's kernels serve."""
+        return sum(1 for cc in self.generations if cuda.arch_covers(cc, e.variant.arch, tegra=self.data.tegra))
+
+    def pick_key(self, e: Evaluation) -> tuple[int, tuple[tuple[int, int], int, tuple[int, ...], tuple[int, ...]]]:
+        """Which of two working builds is better: the newer one (:meth:`Evaluation.rank`), except for a
+        GPU of unknown compute capability, which gets the build whose kernels cover the most
+        generations its driver can run first (the newest build lacks the older GPUs' kernels)."""
+        return (self.width(e) if self.cc_unknown(e.variant.backend) else 0, e.rank())
 
     def serves(self, v: Variant, g: GpuView) -> bool | None:
         """Does build ``v`` carry kernels for ``g`` (the hardware alone: no driver, no Python)?

@@ -7,13 +7,14 @@ none picks a language (presenters render the texts in theirs).
 """
 from __future__ import annotations
 
-from app.core import cuda
-from app.core.compat import Release, Variant, version_tuple
+from app.core.base.text import Text, join, msg
+from app.core.compat import cuda
+from app.core.compat.data import Release, Variant, version_tuple
 from app.core.recommend.archwords import arch_download, skipped_reasons, unfit_why
 from app.core.recommend.decide import Decision, PythonChoice, ceilings
 from app.core.recommend.evaluate import Evaluation
 from app.core.recommend.facts import GpuView
-from app.core.recommend.problems import from_release_on, mps_apple_only
+from app.core.recommend.problems import cc_missing, from_release_on, gfx_missing, mps_apple_only
 from app.core.recommend.types import DriverUpgrade
 from app.core.recommend.words import (
     and_list,
@@ -27,13 +28,13 @@ from app.core.recommend.words import (
     sentence,
     sorted_texts,
 )
-from app.core.text import Text, join, msg
 
 __all__ = [
     "availability",
     "backend_unavailable",
     "reasons",
     "summary",
+    "told_words",
     "unknowns",
     "unserved",
     "warnings",
@@ -129,10 +130,11 @@ def _backend_reasons(d: Decision) -> list[Text]:
         out: list[Text] = [msg("rec.rocm_served", "Your {gpus} is served by the {build} build of torch {torch} "
                                "(ROCm wheels use the torch.cuda API).", gpus=and_list(gpu_words(g) for g in e.served),
                                build=build_label(v), torch=rel.torch)]
-        if v.device_extra:
+        extras = sorted({v.device_extra.format(gfx=g.gfx) for g in e.served if g.gfx}) if v.device_extra else []
+        if extras:  # a served GPU always has its gfx target; without one there is no extra to name
             out.append(msg("rec.device_extra", "On AMD's index a plain torch is host-only (no GPU code), so torch is "
                            "installed with the {extras} extra, which brings your GPU's kernels and the ROCm runtime.",
-                           extras=and_list(sorted({v.device_extra.format(gfx=g.gfx) for g in e.served if g.gfx}))))
+                           extras=and_list(extras)))
         return out
     if v.backend == "xpu":
         out = [msg("rec.xpu_served", "Your {gpus} ({family}) is served by the Intel XPU build of torch {torch}.",
@@ -141,6 +143,11 @@ def _backend_reasons(d: Decision) -> list[Text]:
             out.append(msg("rec.xpu_wsl", "Intel validates the XPU build on WSL2 (Ubuntu 24.04 and 26.04) from torch "
                            "2.14 on; the GPU driver is the Windows one."))
         return out
+    if v.backend == "mps" and d.m.platform == "macos-x86_64":
+        return [msg("rec.mps_intel_mac", "On this Intel Mac, the macOS x86_64 wheel of torch {torch} includes MPS "
+                    "(Metal), which runs on your {gpus} (MPS needs macOS 12.3 or newer there); no CUDA is involved. "
+                    "torch 2.2.2 is the last release with macOS x86_64 wheels.", torch=rel.torch,
+                    gpus=and_list(g.name for g in e.served))]
     if v.backend == "mps":
         return [msg("rec.mps_included", "On an Apple Silicon Mac, the standard macOS wheel of torch {torch} includes "
                     "MPS (Metal) GPU support; no CUDA is involved.", torch=rel.torch)]
@@ -161,9 +168,21 @@ def _cuda_reasons(d: Decision) -> list[Text]:
 
 
 def _cuda_support(d: Decision) -> Text:
-    """"Your GPU is supported by …", or which newer CUDA builds leave it out."""
+    """"Your GPU is supported by …", or which newer CUDA builds leave it out; for a GPU of unknown
+    compute capability, why this build (no claim that it serves it)."""
     m, e = d.m, d.chosen
     rel, v, served = e.release, e.variant, e.served
+    unknown = [g for g in served if g.cc is None]
+    if unknown:
+        if d.eng.cc_unknown("cuda") and not d.eng.choices.variant:
+            return msg("rec.cc_unknown_widest", "The compute capability of your {gpu} is unknown, so this is the "
+                       "{build} build of torch {torch}: of the builds your driver runs, its kernels cover the most GPU "
+                       "generations ({span}). It is chosen for that, not for being the newest.",
+                       gpu=and_list(g.name for g in unknown),
+                       build=build_label(v), torch=rel.torch, span=arch_span(v))
+        return msg("rec.cc_unknown_asked", "The {build} build of torch {torch}, as you asked; the compute capability "
+                   "of your {gpu} is unknown, so it cannot be checked for kernels for it (the build covers {span}).",
+                   build=build_label(v), torch=rel.torch, gpu=and_list(g.name for g in unknown), span=arch_span(v))
     newer_cc = [x for x in d.all_evals if x.variant.backend == v.backend and ("cc" in x.kinds or x.unserved)
                 and x.runtime() > e.runtime()]
     dev = and_list(gpu_words(g) for g in served)
@@ -219,7 +238,8 @@ def _cpu_reasons(d: Decision) -> list[Text]:
         out.append(msg("rec.jetson_cpu", "Your {gpu} is an NVIDIA Jetson (Tegra) board: the pytorch.org CUDA wheels "
                        "do not run on it. {note}. This CPU build runs meanwhile.", gpu=m.jetson[0].name,
                        note=d.eng.data.jetson_note))
-    amd_win = [g for g in m.amd if not g.integrated] if m.family == "windows" else []
+    out.extend(gfx_missing(g) for g in m.amd if g.gfx is None)
+    amd_win = [g for g in m.amd if not g.integrated and g.gfx] if m.family == "windows" else []
     if amd_win:
         out.append(msg("rec.amd_windows_cpu", "Your {gpus} is an AMD GPU on Windows: pytorch.org publishes no ROCm "
                        "wheels for Windows, and AMD's ROCm 10.0 packages for Windows do not serve it here, so the "
@@ -229,8 +249,9 @@ def _cpu_reasons(d: Decision) -> list[Text]:
         out.append(msg("rec.unknown_vendor_cpu", "PyTorch has no build for your {gpu} ({vendor}) here; the CPU build "
                        "is used.", gpu=g.name, vendor=d.eng.data.vendor_name(g.vendor)))
     if m.platform == "macos-x86_64":
-        out.append(msg("rec.intel_mac", "Intel Macs get no new PyTorch: torch 2.2.2 is the last release with macOS "
-                       "x86_64 wheels, and it supports Python up to 3.12. MPS is for Apple Silicon only."))
+        out.append(msg("rec.intel_mac_cpu", "Intel Macs get no new PyTorch: torch 2.2.2 is the last release with macOS "
+                       "x86_64 wheels, and it supports Python up to 3.12. Its MPS (Metal) support runs on an Intel "
+                       "Mac's AMD GPU with macOS 12.3 or newer; without one, this is the CPU build."))
     if m.emulated_x64:
         out.append(msg("rec.woa_cpu", "PyTorch publishes no stable Windows-on-Arm (arm64) wheels; the x64 CPU build "
                        "runs under Windows' x64 emulation, with an x64 Python."))
@@ -239,7 +260,7 @@ def _cpu_reasons(d: Decision) -> list[Text]:
             out.append(msg("rec.intel_not_xpu", "Your {gpu} ({family}) is not an XPU device PyTorch supports.",
                            gpu=g.name, family=g.intel_family or msg("rec.intel_igpu", "Intel integrated graphics")))
     for g in m.amd:
-        if g.integrated and m.family == "linux":
+        if g.integrated and g.gfx and m.family == "linux":
             out.append(msg("rec.amd_igpu_not_rocm", "Your integrated {gpu} is not served by the ROCm builds.",
                            gpu=gpu_words(g)))
     return out
@@ -508,12 +529,7 @@ def _cuda_warnings(d: Decision) -> list[Text]:
         out.append(msg("rec.driver_unknown", "The NVIDIA driver version is unknown; this build needs driver {need} or "
                        "newer ({os}). Check with nvidia-smi.", need=e.floor_text,
                        os="Windows" if m.driver_os == "windows" else "Linux"))
-    for g in e.served:
-        if g.cc is None:
-            out.append(msg("rec.cc_unknown", "The compute capability of your {gpu} is unknown, so the assistant cannot "
-                           "check that this build has kernels for it (it covers {span}). If it is older than Turing "
-                           "(GTX 10xx and older), pick --variant cu126 --torch 2.14.", gpu=g.name,
-                           span=arch_span(e.variant)))
+    out.extend(cc_missing(g) for g in e.served if g.cc is None)
     other = [g for g in m.amd + m.intel if not g.integrated]
     if other:
         out.append(msg("rec.other_vendor", "{gpus} also present: one PyTorch build serves one vendor; this one serves "
@@ -524,10 +540,24 @@ def _cuda_warnings(d: Decision) -> list[Text]:
 def unknowns(d: Decision) -> list[Text]:
     """What the report does not say (field names), and what was taken from a GPU's name."""
     out: list[Text] = list(d.m.unknowns)
-    if d.chosen.backend == "cuda":
-        out.extend(msg("rec.cc_from_name", "compute capability of {gpu} (taken from its name: {cc})",
-                       gpu=g.gpu.name, cc=g.cc_text) for g in d.chosen.served if g.cc is not None and g.cc_from_name)
+    if d.chosen.backend in ("cuda", "rocm"):
+        out.extend(told_words(g) for g in d.chosen.served if g.told is not None)
     return list(dict.fromkeys(out))
+
+
+def told_words(g: GpuView) -> Text:
+    """"compute capability of GTX 1080 Ti (taken from its PCI id 10de:1b06 (GP102): 6.1)"."""
+    assert g.told is not None
+    t = g.told
+    what = (msg("rec.what_cc", "compute capability") if g.vendor == "nvidia" else msg("rec.what_gfx", "gfx target"))
+    if t.by == "pci":
+        return msg("rec.told_by_pci", "{what} of {gpu} (taken from its PCI id {fact}: {value})", what=what,
+                   gpu=g.gpu.name, fact=t.fact, value=t.value)
+    if t.by == "chip":
+        return msg("rec.told_by_chip", "{what} of {gpu} (taken from its chip code {fact}: {value})", what=what,
+                   gpu=g.gpu.name, fact=t.fact, value=t.value)
+    return msg("rec.told_by_name", "{what} of {gpu} (taken from its name: {value})", what=what, gpu=g.gpu.name,
+               value=t.value)
 
 
 def summary(d: Decision) -> Text:
@@ -542,12 +572,15 @@ def _summary(d: Decision) -> Text:
     if d.chosen.on_cpu:
         return msg("rec.summary_standard", "torch {torch} — {backend}, the standard build ({variant}) run on the "
                    "processor", torch=d.torch_version, backend=backend_words("cpu"), variant=v.name)
+    if v.backend == "cpu":  # one word for it ("CPU only, CPU-only build (cpu)" said it three times)
+        build: Text = msg("rec.summary_cpu_build", "the CPU-only build ({variant})", variant=v.name)
+    else:
+        build = msg("rec.summary_build", "{backend}, {build} build ({variant})", backend=backend_words(v.backend),
+                    build=build_label(v), variant=v.name)
     if d.python.env_python:
-        return msg("rec.summary_python", "torch {torch} — {backend}, {build} build ({variant}), Python {python}",
-                   torch=d.torch_version, backend=backend_words(v.backend), build=build_label(v), variant=v.name,
-                   python=d.python.env_python)
-    return msg("rec.summary", "torch {torch} — {backend}, {build} build ({variant})", torch=d.torch_version,
-               backend=backend_words(v.backend), build=build_label(v), variant=v.name)
+        return msg("rec.summary_python", "torch {torch} — {build}, Python {python}", torch=d.torch_version,
+                   build=build, python=d.python.env_python)
+    return msg("rec.summary", "torch {torch} — {build}", torch=d.torch_version, build=build)
 
 
 # ------------------------------------------------------------------ alternatives and options

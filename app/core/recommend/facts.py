@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.core.cuda import driver_tuple
+from app.core.base.text import Text
+from app.core.compat.cuda import driver_tuple
+from app.core.detection.gpu_ids import Told
+from app.core.detection.system import GPU
 from app.core.recommend.types import GpuRef
-from app.core.system import GPU
-from app.core.text import Text
 
 __all__ = ["GpuView", "Machine", "UnfitPython", "short_name", "version_of", "vtext"]
 
@@ -42,9 +43,8 @@ class GpuView:
     idx: int  # the vendor tool's index (or position)
     name: str  # short, for sentences: "GTX 1080 Ti"
     cc: tuple[int, int] | None = None
-    cc_from_name: bool = False
     gfx: str | None = None
-    gfx_from_name: bool = False
+    told: Told | None = None  # the cc / gfx the report left out, told from the GPU's PCI id, chip code or name
     driver: tuple[int, ...] | None = None
     driver_text: str | None = None  # NVIDIA's form ("576.80", also on Windows)
     tegra: bool = False

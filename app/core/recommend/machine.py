@@ -2,7 +2,7 @@
 
 The platform wheels are published for, each GPU's compute capability (or gfx target, or Intel
 family), the NVIDIA driver in NVIDIA's own numbering, and which GPUs PyTorch will actually see
-(``CUDA_VISIBLE_DEVICES``, read by :mod:`app.core.visible`). What is missing is listed as
+(``CUDA_VISIBLE_DEVICES``, read by :mod:`app.core.base.visible`). What is missing is listed as
 unknown, what is malformed is said and ignored; nothing is guessed silently.
 """
 from __future__ import annotations
@@ -10,15 +10,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from app.core import cuda
-from app.core.compat import CompatData
-from app.core.errors import BadInput
-from app.core.pyarch import ArchFacts, interpreter_arch, same_arch, wheel_arch
+from app.core.base.errors import BadInput
+from app.core.base.pyarch import ArchFacts, interpreter_arch, same_arch, wheel_arch
+from app.core.base.text import Text, msg
+from app.core.base.visible import Visibility, parse_visible
+from app.core.compat import cuda
+from app.core.compat.data import CompatData
+from app.core.detection import gpu_ids
+from app.core.detection.system import GPU, PythonInfo, SystemReport
 from app.core.recommend import problems
 from app.core.recommend.facts import GpuView, Machine, UnfitPython, short_name, version_of
-from app.core.system import GPU, PythonInfo, SystemReport
-from app.core.text import Text, msg
-from app.core.visible import Visibility, parse_visible
 
 __all__ = ["own_arch", "python_arch_for", "read_machine", "wheel_platform"]
 
@@ -185,11 +186,10 @@ def _read_nvidia(view: GpuView, data: CompatData, family: str, platform: str, sa
     cc = cuda.parse_cc(g.compute_capability) if g.compute_capability else None
     if g.compute_capability and cc is None:
         said.warnings.append(problems.cc_not_a_number(g.compute_capability, g.name))
-    from_name = False
-    if cc is None:
-        rule = next((r for r in data.nvidia_names if r.pattern.search(g.name or "")), None)
-        if rule is not None:
-            cc, from_name = cuda.parse_cc(rule.value), True
+    told = None
+    if cc is None:  # the report does not say: its PCI id, chip code or name may
+        told = gpu_ids.nvidia_cc(data, pci_id=g.pci_id, name=g.name)
+        cc = cuda.parse_cc(told.value) if told is not None else None
     driver, driver_text = cuda.driver_tuple(g.driver_version), g.driver_version
     nvidia_form = cuda.windows_driver_to_nvidia(g.driver_version) if family == "windows" else None
     if nvidia_form is not None and g.driver_version is not None:
@@ -198,7 +198,7 @@ def _read_nvidia(view: GpuView, data: CompatData, family: str, platform: str, sa
     looks_jetson = any(w in (g.name or "").lower() for w in _JETSON_WORDS)
     l4t = driver is not None and driver[0] < 100 and platform == "linux-aarch64"  # L4T's own numbering (35.x)
     tegra = (cc is not None and f"{cc[0]}.{cc[1]}" in data.tegra) or (cc is None and looks_jetson) or l4t
-    return replace(view, cc=cc, cc_from_name=from_name, driver=driver, driver_text=driver_text, tegra=tegra)
+    return replace(view, cc=cc, told=told, driver=driver, driver_text=driver_text, tegra=tegra)
 
 
 def _read_amd(view: GpuView, data: CompatData, said: _Said) -> GpuView:
@@ -207,10 +207,10 @@ def _read_amd(view: GpuView, data: CompatData, said: _Said) -> GpuView:
     if gfx and not _GFX.match(gfx):
         said.warnings.append(problems.gfx_invalid(g.gfx_target, g.name))
         gfx = None
-    if gfx is None:
-        rule = next((r for r in data.amd_names if r.pattern.search(g.name or "")), None)
-        if rule is not None:
-            return replace(view, gfx=rule.value, gfx_from_name=True)
+    if gfx is None:  # the report does not say: its PCI id or name may
+        told = gpu_ids.amd_gfx(data, pci_id=g.pci_id, name=g.name)
+        if told is not None:
+            return replace(view, gfx=told.value, told=told)
     return replace(view, gfx=gfx)
 
 

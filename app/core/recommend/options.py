@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from app.core.compat import BACKENDS, CompatData, load_compat, version_tuple
-from app.core.errors import BadInput
+from app.core.base.errors import BadInput
+from app.core.base.requirements import requirement_name
+from app.core.base.text import Text, msg
+from app.core.compat.data import BACKENDS, CompatData, load_compat, version_tuple
+from app.core.detection.system import SystemReport
 from app.core.recommend import engine
-from app.core.recommend.available import Available
 from app.core.recommend.evaluate import Engine
 from app.core.recommend.types import COMPANIONS, Choices, NoCombination, Recommendation
+from app.core.recommend.wheelfiles import WheelFiles
 from app.core.recommend.words import build_label, semicolons
-from app.core.requirements import requirement_name
-from app.core.system import SystemReport
-from app.core.text import Text, msg
 
 __all__ = ["SELECTORS", "Entry", "Options", "options"]
 
@@ -35,6 +35,7 @@ class Entry:
     valid: bool
     why: Text  # valid: what it gives ("torch 2.14.1 (CPU-only)"); else why not
     standard: bool = False  # a build entry: PyPI's standard (GPU) build run on the processor
+    torch: str | None = None  # valid: the torch version it gives
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ SELECTORS = ("backends", "variants", "torches", "pythons", "companions")
 
 # long: one judgement per entry of each of the five selectors, in the dialog's cascade
 def options(report: SystemReport | dict[str, object], data: CompatData | None = None,
-            choices: Choices | None = None, available: Available | None = None,
+            choices: Choices | None = None, available: WheelFiles | None = None,
             selectors: tuple[str, ...] = SELECTORS) -> Options:
     """Each selector's entries for the current wishes, valid (the engine finds a build) or why not.
     ``selectors``: only these are judged (the others come back empty)."""
@@ -91,7 +92,7 @@ def options(report: SystemReport | dict[str, object], data: CompatData | None = 
             return Entry(value, False, semicolons(engine.nearest_miss(evals).whys[:2]), standard)
         b = pick.best
         return Entry(value, True, msg("rec.drop_gives", "torch {torch} ({build})", torch=b.torch_version,
-                                      build=build_label(b.variant)), standard)
+                                      build=build_label(b.variant)), standard, b.torch_version)
 
     backends: list[Entry] = []
     variants: list[Entry] = []

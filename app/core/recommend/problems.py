@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.core.compat import HsaOverride, Release, Variant
+from app.core.base.text import Msg, Text, msg
+from app.core.compat.data import HsaOverride, Release, Variant
 from app.core.recommend.facts import GpuView, vtext
 from app.core.recommend.words import arch_span, build_label, gpu_words, platform_words
-from app.core.text import Msg, Text, msg
 
 # ------------------------------------------------------------------ reading the report
 
@@ -149,7 +149,8 @@ def no_xpu_gpu() -> Text:
 
 
 def mps_apple_only() -> Text:
-    return msg("rec.mps_apple_only", "MPS exists only on Apple Silicon Macs")
+    return msg("rec.mps_needs_metal_gpu", "MPS runs only on Apple Silicon Macs, and on Intel Macs with an AMD GPU "
+               "(macOS 12.3 or newer, up to torch 2.2.2)")
 
 
 def jetson_no_cuda_wheels(g: GpuView) -> Text:
@@ -192,6 +193,54 @@ def no_amd_served() -> Text:
 def rocm_integrated(v: Variant, g: GpuView) -> Text:
     return msg("rec.rocm_igpu", "the {build} build has no kernels for your integrated {gpu}",
                build=build_label(v), gpu=gpu_words(g))
+
+
+def rocm_gfx_unknown(v: Variant, g: GpuView) -> Text:
+    return msg("rec.rocm_gfx_unknown", "the gfx target of your {gpu} is unknown, so no ROCm build (the {build} build "
+               "included) can be said to have kernels for it", gpu=g.name, build=build_label(v))
+
+
+def gfx_missing(g: GpuView) -> Text:
+    """Which fact is missing for an AMD GPU, and how to give it."""
+    return msg("rec.gfx_missing", "The GPU generation (gfx target) of your {gpu} is unknown: the report gives "
+               "neither its gfx target nor a PCI device id the assistant knows, and its name does not tell it. So "
+               "the default is the CPU build, not a ROCm install of 6–19 GB that may have no kernels for it. To use "
+               "ROCm, give that fact: run torch-setup detect on that computer (it reads the PCI id from the system, "
+               "and the gfx target from rocminfo or the amdgpu driver on Linux), or add \"gfx_target\" (e.g. "
+               "gfx1103) or \"pci_id\" (1002:xxxx; on Windows: Device Manager, the display adapter, Details, "
+               "Hardware Ids, VEN_1002&DEV_xxxx) to its entry in the report.", gpu=g.name)
+
+
+def cc_missing(g: GpuView) -> Text:
+    """Which fact is missing for an NVIDIA GPU, and how to give it."""
+    return msg("rec.cc_missing", "The compute capability of your {gpu} is unknown: the report gives neither it nor a "
+               "PCI device id the assistant knows, and its name does not tell it, so no build can be checked for "
+               "kernels for it. Give that fact: run torch-setup detect on that computer, or add "
+               "\"compute_capability\" (nvidia-smi --query-gpu=compute_cap --format=csv) or \"pci_id\" (10de:xxxx) "
+               "to its entry in the report.", gpu=g.name)
+
+
+def visible_set(env: dict[str, str], served: Sequence[GpuView], hidden: Sequence[GpuView]) -> Text:
+    names = tuple(f"{g.name} (GPU {g.gpu.index})" for g in served)
+    if "CUDA_VISIBLE_DEVICES" in env:
+        return msg("rec.visible_cuda", "This build has no kernels for your {hidden}, so the new environment sets "
+                   "CUDA_VISIBLE_DEVICES={value} (with CUDA_DEVICE_ORDER=PCI_BUS_ID, so the numbers are nvidia-smi's) "
+                   "when it is activated: PyTorch then sees only {shown}, and cuda:0 is your {first}.",
+                   hidden=tuple(g.name for g in hidden), value=env["CUDA_VISIBLE_DEVICES"], shown=names,
+                   first=served[0].name)
+    return msg("rec.visible_hip", "This build does not serve your {hidden}, so the new environment sets "
+               "HIP_VISIBLE_DEVICES={value} (the numbers rocminfo gives) when it is activated: PyTorch then sees only "
+               "{shown}, and cuda:0 is your {first}.", hidden=tuple(g.name for g in hidden),
+               value=env.get("HIP_VISIBLE_DEVICES", ""), shown=names, first=served[0].name)
+
+
+def visible_unknown(backend: str, served: Sequence[GpuView], hidden: Sequence[GpuView]) -> Text:
+    var = "CUDA_VISIBLE_DEVICES" if backend == "cuda" else "HIP_VISIBLE_DEVICES"
+    tool = "nvidia-smi" if backend == "cuda" else "rocminfo"
+    return msg("rec.visible_unknown", "This build does not serve your {hidden}, and the report does not number the "
+               "GPUs, so PyTorch's cuda:0 may be a GPU without kernels. Before running PyTorch, set {var} to the "
+               "number {tool} shows for your {shown}.", hidden=tuple(g.name for g in hidden), var=var, tool=tool,
+               shown=tuple(g.name for g in served))
 
 
 def rocm_no_override(v: Variant, g: GpuView) -> Text:

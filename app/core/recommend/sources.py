@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from app.core.compat import Release, Variant
-from app.core.recommend.available import Available, Held, pythons_for, variant_of_file
+from app.core.base.text import Text, msg
+from app.core.compat.data import Release, Variant
+from app.core.recommend.wheelfiles import Held, WheelFiles, pythons_for, variant_of_file
 from app.core.recommend.words import build_label
-from app.core.text import Text, msg
 
 __all__ = ["SourcesFit", "fit"]
 
@@ -37,7 +37,7 @@ def _companion_version(rel: Release, pkg: str, torch_version: str) -> tuple[str 
     return (want if torch_version == rel.latest else None), minor
 
 
-def fit(av: Available, rel: Release, v: Variant, platform: str | None, pythons: Sequence[str],
+def fit(av: WheelFiles, rel: Release, v: Variant, platform: str | None, pythons: Sequence[str],
         companions: Sequence[str], pinned: str | None = None,
         companion_pins: Mapping[str, str] | None = None) -> SourcesFit:
     """What ``av`` holds of build ``v`` of ``rel`` (``pinned``: an exact torch version asked for)."""
@@ -73,7 +73,7 @@ def fit(av: Available, rel: Release, v: Variant, platform: str | None, pythons: 
     return SourcesFit((), version, frozenset(fits), tuple(pins))
 
 
-def _no_companion(av: Available, pkg: str, want: str, rel: Release, v: Variant, platform: str | None) -> Text:
+def _no_companion(av: WheelFiles, pkg: str, want: str, rel: Release, v: Variant, platform: str | None) -> Text:
     """Why the sources lack ``pkg`` for this build: absent, or present only as another build."""
     same_version = [h for h in av.files(pkg) if (h.wheel.version.split("+")[0] + ".").startswith(want + ".")
                     or h.wheel.version.split("+")[0] == want]

@@ -4,8 +4,8 @@
 :class:`BuildOption`; all re-exported by :mod:`app.core.recommend`.
 
 Every type is a frozen dataclass with immutable fields (tuples; the two mappings are read-only by
-contract). Sentences are :data:`~app.core.text.Text` values: the engine never picks a language;
-presenters call :meth:`Recommendation.texts` (or :func:`app.core.text.render`) with theirs.
+contract). Sentences are :data:`~app.core.base.text.Text` values: the engine never picks a language;
+presenters call :meth:`Recommendation.texts` (or :func:`app.core.base.text.render`) with theirs.
 ``to_dict()`` gives the JSON contract (``recommend --json``): sentences rendered in English, with
 their codes beside them (``reason_codes``, ``warning_codes``, ``code`` per alternative).
 """
@@ -15,10 +15,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from app.core.enums import Backend
-from app.core.errors import BadInput, Hint
-from app.core.requirements import split_list
-from app.core.text import Joined, Msg, Text, msg, render
+from app.core.base.enums import Backend
+from app.core.base.errors import BadInput, Hint
+from app.core.base.requirements import split_list
+from app.core.base.schema import Record
+from app.core.base.text import Joined, Msg, Text, msg, render
 
 #: the packages pinned to match torch (the rest of a package list comes from the default index)
 COMPANIONS = ("torchvision", "torchaudio")
@@ -142,7 +143,7 @@ class Alternative:
 
 
 @dataclass(frozen=True)
-class GpuRef:
+class GpuRef(Record):
     """A GPU a build serves (or not), as the report names it."""
 
     index: int  # the vendor tool's index (or the GPU's position among its vendor's)
@@ -151,16 +152,6 @@ class GpuRef:
     compute_capability: str | None
     gfx_target: str | None
     driver_version: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "name": self.name, "vendor": self.vendor,
-                "compute_capability": self.compute_capability, "gfx_target": self.gfx_target,
-                "driver_version": self.driver_version}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> GpuRef:
-        return cls(int(d.get("index") or 0), str(d.get("name") or ""), str(d.get("vendor") or ""),
-                   d.get("compute_capability"), d.get("gfx_target"), d.get("driver_version"))
 
 
 @dataclass(frozen=True)
@@ -177,7 +168,7 @@ class UnservedGpu:
 
 
 @dataclass(frozen=True)
-class DriverUpgrade:
+class DriverUpgrade(Record):
     """The NVIDIA driver that would unlock a newer build than the chosen one."""
 
     driver: str  # "580": the smallest driver for it
@@ -186,15 +177,6 @@ class DriverUpgrade:
     variant: str
     current: str | None  # the driver this machine has
     toolkit_driver: str | None  # the driver the CUDA toolkit of that build ships with
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"driver": self.driver, "unlocks": self.unlocks, "torch_version": self.torch_version,
-                "variant": self.variant, "current": self.current, "toolkit_driver": self.toolkit_driver}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> DriverUpgrade:
-        return cls(str(d.get("driver") or ""), str(d.get("unlocks") or ""), str(d.get("torch_version") or ""),
-                   str(d.get("variant") or ""), d.get("current"), d.get("toolkit_driver"))
 
 
 @dataclass(frozen=True)
@@ -249,6 +231,7 @@ class Recommendation:
     python_range: tuple[str, str] | None = None  # the release's (lowest, highest) Python
     find_links: tuple[str, ...] = ()  # wheel folders the build is installed from
     no_index: bool = False  # from those folders only: no index is reachable or needed
+    needs_pip: bool = False  # only pip installs it (AMD's own index answers 403 for what it lacks: uv stops)
 
     def __post_init__(self) -> None:
         _normalise(self)
@@ -312,7 +295,7 @@ class Recommendation:
             "availability_code": code_of(self.availability) if self.availability else None,
             "costs": list(en.costs), "cost_codes": list(self.cost_codes), "pythons": list(self.pythons),
             "python_range": list(self.python_range) if self.python_range else None,
-            "find_links": list(self.find_links), "no_index": self.no_index,
+            "find_links": list(self.find_links), "no_index": self.no_index, "needs_pip": self.needs_pip,
         }
 
     @classmethod
@@ -333,9 +316,11 @@ class Recommendation:
             alternatives=tuple(Alternative.from_dict(a) for a in d.get("alternatives") or [] if isinstance(a, dict)),
             compat_data_version=str(d["compat_data_version"]), compat_data_date=str(d.get("compat_data_date") or ""),
             env_vars={str(k): str(v) for k, v in (d.get("env_vars") or {}).items()},
-            served_gpus=tuple(GpuRef.from_dict(g) for g in d.get("served_gpus") or [] if isinstance(g, dict)),
+            served_gpus=tuple(GpuRef.from_dict(g, path=f"served_gpus[{i}]")
+                              for i, g in enumerate(d.get("served_gpus") or []) if isinstance(g, dict)),
             unserved_gpus=tuple(UnservedGpu.from_dict(g) for g in d.get("unserved_gpus") or [] if isinstance(g, dict)),
-            driver_upgrade=DriverUpgrade.from_dict(upgrade) if isinstance(upgrade, dict) else None,
+            driver_upgrade=DriverUpgrade.from_dict(upgrade, path="driver_upgrade") if isinstance(upgrade, dict)
+            else None,
             commands={str(k): _strings(v) for k, v in (d.get("commands") or {}).items()},
             platform=d.get("platform"), torch_release=d.get("torch_release"), unknowns=_loaded_all(d.get("unknowns")),
             choices=Choices.from_dict(d.get("choices")), summary=_loaded(d.get("summary")),
@@ -344,7 +329,7 @@ class Recommendation:
             availability=_loaded(d.get("availability"), d.get("availability_code")),
             costs=_loaded_all(d.get("costs"), d.get("cost_codes")), pythons=_strings(d.get("pythons")),
             python_range=_range(d.get("python_range")), find_links=_strings(d.get("find_links")),
-            no_index=bool(d.get("no_index")))
+            no_index=bool(d.get("no_index")), needs_pip=bool(d.get("needs_pip")))
 
 
 def _size(value: object) -> int | None:

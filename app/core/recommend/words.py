@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from app.core.compat import Variant
+from app.core.base.text import Text, join, msg, render
+from app.core.compat.data import Variant
 from app.core.recommend.facts import GpuView, version_of
-from app.core.text import Text, join, msg, render
 
 __all__ = [
     "and_list",
@@ -56,7 +56,7 @@ def backend_words(backend: str) -> Text:
     if backend == "xpu":
         return msg("rec.backend_xpu", "XPU (Intel GPU)")
     if backend == "mps":
-        return msg("rec.backend_mps", "MPS (Apple Silicon GPU)")
+        return msg("rec.backend_mps", "MPS (Metal GPU)")
     if backend == "cpu":
         return msg("rec.backend_cpu", "CPU only")
     return backend

@@ -9,17 +9,17 @@ and torch printed, and says what happened and what can be done, as typed actions
 * :mod:`app.core.remedies.commands`: an action as the command line that applies it.
 
 The wizard renders actions as buttons, the CLI as commands, answer-file runs write them into
-the report (see :meth:`app.core.errors.UserError.to_dict`).
+the report (see :meth:`app.core.base.errors.UserError.to_dict`).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.core.oserrors import errno_text, os_error_text
+from app.core.base.oserrors import errno_text, os_error_text
+from app.core.base.text import Msg, msg
 from app.core.remedies.catalogue import CATALOGUE, Entry, diagnose
 from app.core.remedies.reasons import explain_reasoning, reasoning_lines, suggested_torch
 from app.core.remedies.types import Action, ActionKind, Context, Remedy, Step
-from app.core.text import Msg, msg
 
 __all__ = [
     "CATALOGUE", "Action", "ActionKind", "Context", "Entry", "Remedy", "Step", "diagnose", "errno_text",

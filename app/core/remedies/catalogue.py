@@ -19,13 +19,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.core import cuda
+from app.core.base.text import Msg, msg
+from app.core.compat import cuda
 from app.core.remedies.reasons import clean_req, explain_reasoning, suggested_torch
 from app.core.remedies.types import Action, ActionKind, Context, Remedy
-from app.core.text import Msg, msg
 
 if TYPE_CHECKING:  # the compat data is read only when a suggestion needs it
-    from app.core.compat import CompatData
+    from app.core.compat.data import CompatData
 
 __all__ = ["CATALOGUE", "Entry", "Found", "diagnose"]
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.core import shells
+from app.core.base import shells
+from app.core.base.text import Msg, msg
 from app.core.remedies.types import Action, ActionKind
-from app.core.text import Msg, msg
 
 __all__ = ["PLACEHOLDERS", "answer_line", "cli_text", "command_for", "replace_option"]
 
@@ -50,7 +50,7 @@ def replace_option(argv: Sequence[str], option: str, value: str | None) -> list[
 
 def command_for(action: Action, argv: Sequence[str], *, os_family: str = "linux", shell: str | None = None) -> str:
     """The command that applies ``action`` (the same command when no option applies it), for
-    ``shell`` (:mod:`app.core.shells`; by default the usual one of ``os_family``)."""
+    ``shell`` (:mod:`app.core.base.shells`; by default the usual one of ``os_family``)."""
     sh = shell or shells.shell_for_os(os_family)
     words = [PROG, *argv]
     opt = action.cli_option()
@@ -89,7 +89,7 @@ def cli_text(action: Action, argv: Sequence[str], *, os_family: str = "linux", a
     k = action.kind
     if k is A.FREE_SPACE:
         if action.gb is not None:
-            return msg("remedy.cli_free_gb", "Free {gb:.1f} GB on the disk of {path}, then run: {command}",
+            return msg("remedy.cli_free_gb", "Free {gb:.1f} GiB on the disk of {path}, then run: {command}",
                        gb=action.gb, path=action.path or ".", command=cmd)
         return msg("remedy.cli_free", "Free some space on the disk of {path}, then run: {command}",
                    path=action.path or ".", command=cmd)

@@ -3,7 +3,7 @@ derivation and pip's "The conflict is caused by:" list.
 
 :func:`reasoning_lines` picks those lines out of the output (the generic error-line filter
 drops them: they hold no error word), :func:`explain_reasoning` turns each clause into a
-sentence (:class:`~app.core.text.Msg`, so the wizard shows it in its language), and
+sentence (:class:`~app.core.base.text.Msg`, so the wizard shows it in its language), and
 :func:`suggested_torch` reads the torch version the tool says would work ("only torch<=2.14.1
 is available", "torchvision 0.29.1 depends on torch==2.14.1", "from versions: …").
 """
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from app.core.text import Msg, msg
+from app.core.base.text import Msg, msg
 
 __all__ = ["clean_req", "explain_reasoning", "newest_version", "reasoning_lines", "suggested_torch"]
 

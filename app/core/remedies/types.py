@@ -5,10 +5,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from app.core.actions import Action, ActionKind, Remedy, Step
+from app.core.base.actions import Action, ActionKind, Remedy, Step
 
 if TYPE_CHECKING:  # the compat data is read by the caller
-    from app.core.compat import CompatData
+    from app.core.compat.data import CompatData
 
 __all__ = ["Action", "ActionKind", "Context", "Remedy", "Step"]
 

@@ -21,19 +21,33 @@ One part of the core that install, bundle, the wizard and answer files share:
 """
 from __future__ import annotations
 
-from app.core.sources.available import Availability, Offer, availability
-from app.core.sources.local import Closure, LocalWheel, closure, compatible_tags, scan
-from app.core.sources.settings import (
-    ORIGIN_ENV,
-    Mirrors,
-    Source,
-    SourceSettings,
-    candidates,
-    origin_url,
-    parse_mirrors,
-    torch_origin,
-    variant_of_index,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.core.sources.available import Availability, Offer, availability
+    from app.core.sources.local import Closure, LocalWheel, closure, compatible_tags, scan
+    from app.core.sources.settings import (
+        ORIGIN_ENV,
+        Mirrors,
+        Source,
+        SourceSettings,
+        candidates,
+        origin_url,
+        parse_mirrors,
+        torch_origin,
+        variant_of_index,
+    )
+
+# start-up: the package's names are loaded from their modules on first use, so that naming the
+# sources (``app.core.sources.settings``, which the environment backends and the registry use)
+# does not load the page readers, the HTTP client and the mirror catalogue
+_HOMES = {
+    "Availability": "available", "Offer": "available", "availability": "available",
+    "Closure": "local", "LocalWheel": "local", "closure": "local", "compatible_tags": "local", "scan": "local",
+    "ORIGIN_ENV": "settings", "Mirrors": "settings", "Source": "settings", "SourceSettings": "settings",
+    "candidates": "settings", "origin_url": "settings", "parse_mirrors": "settings", "torch_origin": "settings",
+    "variant_of_index": "settings",
+}
 
 __all__ = [
     "ORIGIN_ENV",
@@ -54,3 +68,12 @@ __all__ = [
     "torch_origin",
     "variant_of_index",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

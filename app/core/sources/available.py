@@ -17,12 +17,12 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.core.base.text import Text, msg
+from app.core.base.wheels import WheelFile, local_label
 from app.core.net.client import Client, Failure, NetError
 from app.core.sources.local import LocalWheel, scan, tag_rank
 from app.core.sources.pages import Link, project_url, read_page
 from app.core.sources.settings import Source, SourceSettings, candidates, variant_of_index
-from app.core.text import Text, msg
-from app.core.wheels import WheelFile, local_label
 
 __all__ = ["Availability", "Offer", "availability"]
 

@@ -19,7 +19,7 @@ order as they do.
   bytes are left and the next source sends the file anew. Transient failures (reset, short
   read, timeout) of a source that had sent nothing get one more round after the others.
 
-Progress is real bytes (:class:`~app.core.events.ProgressEvent`; each file's size is asked first
+Progress is real bytes (:class:`~app.core.base.events.ProgressEvent`; each file's size is asked first
 with a ``HEAD`` request so the totals are known from the start), and :class:`Served` says which
 source served each file (and which ones failed before, and why). A file already complete in the
 download folder (same sha256) is not fetched again; a failed run keeps the bytes it had from the
@@ -39,14 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import Cancelled, UserError
-from app.core.events import Event, LogEvent, ProgressEvent
-from app.core.indexes import display_url
+from app.core.base.errors import Cancelled, UserError
+from app.core.base.events import Event, LogEvent, ProgressEvent
+from app.core.base.text import Text, msg, render
 from app.core.net.client import PAGE_TIMEOUT_S, Client, Failure, NetError, Response, short_read
-from app.core.runner import CancelToken
+from app.core.net.indexes import display_url
+from app.core.proc.runner import CancelToken
 from app.core.sources.pieces import SLOTS, STALLS, HostSlots, Spans, Stalls, carve, host_of, left_in
 from app.core.sources.settings import Source
-from app.core.text import Text, msg, render
 
 __all__ = ["STALL_S", "DownloadFailed", "Downloader", "Served", "Wanted", "file_sha256", "forget", "link_or_copy"]
 

@@ -2,7 +2,7 @@
 
 * :func:`scan` lists the wheels of folders (``--find-links``, the wizard's local wheels, an
   answer file's ``find_links``; a bundle's ``wheels/``) by their file names
-  (:func:`app.core.wheels.parse_wheel`).
+  (:func:`app.core.base.wheels.parse_wheel`).
 * :func:`closure` says whether the folders hold everything some requirements need on the
   target Python: each requirement's best wheel (version, tags, ``Requires-Python``), then its
   ``Requires-Dist`` (markers evaluated for the target), recursively. When nothing is missing
@@ -20,8 +20,8 @@ from email.parser import HeaderParser
 from functools import lru_cache
 from pathlib import Path
 
-from app.core.locations import local_path
-from app.core.wheels import WheelFile, parse_wheel
+from app.core.base.locations import local_path
+from app.core.base.wheels import WheelFile, parse_wheel
 
 __all__ = ["Closure", "LocalWheel", "closure", "compatible_tags", "metadata_of", "scan"]
 
@@ -53,7 +53,7 @@ class Closure:
 
 def scan(folders: Iterable[str | os.PathLike[str]]) -> tuple[LocalWheel, ...]:
     """Every wheel directly inside ``folders`` (missing folders, network URLs and other files are
-    skipped; a ``file:`` URL is read as the folder it names, app/core/locations.py)."""
+    skipped; a ``file:`` URL is read as the folder it names, app/core/base/locations.py)."""
     out: list[LocalWheel] = []
     for folder in folders:
         where = local_path(folder)

@@ -16,10 +16,10 @@ import json
 import urllib.parse
 from dataclasses import dataclass
 
-from app.core.net.client import PAGE_TIMEOUT_S, Client, Failure, NetError
-from app.core.requirements import canonical
-from app.core.text import msg
-from app.core.wheels import WheelFile, parse_wheel
+from app.core.base.requirements import canonical
+from app.core.base.text import msg
+from app.core.base.wheels import WheelFile, parse_wheel
+from app.core.net.client import PAGE_DEADLINE_S, PAGE_TIMEOUT_S, Client, Failure, NetError
 
 __all__ = ["ACCEPT", "MAX_PAGE_BYTES", "Link", "project_url", "read_page"]
 
@@ -100,8 +100,9 @@ def _from_html(base: str, text: str) -> list[Link]:
 
 
 def read_page(net: Client, url: str, project: str | None = None, *, timeout: float = PAGE_TIMEOUT_S) -> list[Link]:
-    """The wheels ``url`` lists (of ``project`` only, when given). Raises NetError."""
-    with net.get(url, headers={"Accept": ACCEPT}, timeout=timeout) as r:
+    """The wheels ``url`` lists (of ``project`` only, when given). Raises NetError (a page that is
+    not all there within :data:`PAGE_DEADLINE_S`, or that stalls, included)."""
+    with net.get(url, headers={"Accept": ACCEPT}, timeout=timeout, deadline=PAGE_DEADLINE_S) as r:
         chunks, size = [], 0
         while True:
             chunk = r.read(1 << 20)

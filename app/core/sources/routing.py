@@ -24,16 +24,19 @@ import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from app.core.indexes import display_url
-from app.core.net.client import PAGE_TIMEOUT_S, Client, Failure, NetError
+from app.core.base.oserrors import os_error_text
+from app.core.base.text import Text, msg
+from app.core.net.client import PAGE_TIMEOUT_S, STALL_BYTES, STALL_S, Client, Failure, NetError, stalled
+from app.core.net.indexes import display_url
 from app.core.sources.local import tag_rank
 from app.core.sources.pages import Link, project_url, read_page
 from app.core.sources.settings import Source, SourceSettings, candidates, variant_of_index
-from app.core.text import Text, msg
 
 __all__ = ["PROBE_BYTES", "RemoteFile", "Route", "Verdict", "best_link", "verify"]
 
 PROBE_BYTES = 256 * 1024
+#: Less than this in the probe's PAGE_TIMEOUT_S is the stall rule's floor (net.client): the source has stalled.
+PROBE_MIN_BYTES = STALL_BYTES * int(PAGE_TIMEOUT_S) // int(STALL_S)
 CLEARLY_FASTER = 1.5  # a later source must be this much faster to be chosen over an earlier one
 
 
@@ -173,15 +176,22 @@ def _probe(v: Verdict, net: Client, failed_hosts: set[str]) -> Verdict:
     f = v.files[0]
     began = time.monotonic()
     got = 0
-    try:
-        with net.get(f.url, byte_range=(0, PROBE_BYTES - 1), timeout=PAGE_TIMEOUT_S) as r:
+    try:  # the whole probe within PAGE_TIMEOUT_S: its speed is what arrived by then
+        with net.get(f.url, byte_range=(0, PROBE_BYTES - 1), timeout=PAGE_TIMEOUT_S, deadline=PAGE_TIMEOUT_S) as r:
             for url in r.redirects:
                 if _host(url) in failed_hosts:
                     return Verdict(v.source, False, msg("sources.skip_redirect_failed", "redirects {file} to {target}, "
                                                         "a host that failed", file=f.filename,
                                                         target=display_url(url)), v.files)
             while got < PROBE_BYTES:
-                chunk = r.read(min(65536, PROBE_BYTES - got))
+                try:
+                    chunk = r.read(min(65536, PROBE_BYTES - got))
+                except NetError as err:
+                    if err.failure.kind != "timeout":
+                        raise
+                    if got >= PROBE_MIN_BYTES:
+                        break  # slow, not stalled: ranked by the speed it showed
+                    raise NetError(stalled(_host(f.url), got, time.monotonic() - began)) from None
                 if not chunk:
                     break
                 got += len(chunk)
@@ -225,7 +235,8 @@ def _parallel(sources: Sequence[Source], work: Callable[[Source], Verdict]) -> l
             results[i] = work(s)
         except Exception as exc:  # a verdict for every source, even on a surprise
             results[i] = Verdict(s, False, msg("sources.skip_error", "could not be checked ({error})",
-                                               error=repr(exc)))
+                                               error=os_error_text(exc) if isinstance(exc, OSError)
+                                               else str(exc) or type(exc).__name__))
 
     threads = [threading.Thread(target=run, args=(i, s), daemon=True) for i, s in enumerate(sources)]
     for t in threads:

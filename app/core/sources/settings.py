@@ -1,8 +1,13 @@
 """Where packages may come from: the user's settings and the candidate sources they give.
 
-:class:`SourceSettings` is what the wizard's Environment page, the CLI (``--find-links``,
+:class:`SourceSettings` is the one shape of "where packages come from", from the user's word to
+the record of what was installed: what the wizard's Environment page, the CLI (``--find-links``,
 ``--index-url``, ``--mirrors``, ``--proxy``, ``--ca-bundle``) and answer files (``[sources]``)
-say. :func:`candidates` turns it into the ordered :class:`Source` list for one wheel variant:
+say; once planned, the resolved sources the install commands use (:attr:`InstallPlan.index
+<app.core.install.request.InstallPlan.index>`: the torch index filled in from the recommendation,
+a bundle's wheels, ``offline`` / ``require_hashes``); and, without credentials, what the registry
+keeps of an environment (:mod:`app.core.env.registry`). :func:`candidates` turns it into the
+ordered :class:`Source` list for one wheel variant:
 
 1. the user's own index, when given (it then replaces the PyTorch server: "auto" never
    overrides an explicit choice), else the PyTorch server (the *origin*,
@@ -10,7 +15,7 @@ say. :func:`candidates` turns it into the ordered :class:`Source` list for one w
 2. the mirrors the user listed (catalogue ids or URLs), in their order (``"origin"`` in the
    list puts the first source at that place instead: a mirror the user chose comes first);
 3. with ``mirrors = "auto"`` and no index of the user's: the catalogue's mirrors of
-   ``download.pytorch.org`` that carry the variant (:mod:`app.core.mirrors`), as fallbacks
+   ``download.pytorch.org`` that carry the variant (:mod:`app.core.sources.mirrors`), as fallbacks
    that are only asked when nothing before them is usable. A PyPI mirror is never a
    candidate for a torch build, and a catalogue mirror never for a variant it does not list.
 
@@ -25,14 +30,16 @@ import re
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from app.core.errors import BadInput
-from app.core.indexes import display_url
-from app.core.locations import local_path
-from app.core.mirrors import MirrorCatalogue, default_catalogue
-from app.core.text import Text, msg
-from app.core.wheels import PYTORCH_INDEX
+from app.core.base.errors import BadInput
+from app.core.base.locations import local_path
+from app.core.base.text import Text, msg
+from app.core.base.wheels import PYTORCH_INDEX
+from app.core.net.indexes import display_url
+
+if TYPE_CHECKING:  # start-up: the catalogue is read where mirrors are asked for, not where sources are named
+    from app.core.sources.mirrors import MirrorCatalogue
 
 __all__ = ["ORIGIN", "ORIGIN_ENV", "Mirrors", "Source", "SourceSettings", "candidates", "origin_url",
            "parse_mirrors", "python_mirror_env", "torch_origin", "variant_of_index"]
@@ -64,6 +71,12 @@ def torch_origin(index_url: str) -> str:
     return origin_url(variant) if variant and os.environ.get(ORIGIN_ENV, "").strip() else index_url
 
 
+def _catalogue() -> MirrorCatalogue:
+    from app.core.sources.mirrors import default_catalogue
+
+    return default_catalogue()
+
+
 def parse_mirrors(value: object, catalogue: MirrorCatalogue | None = None) -> Mirrors:
     """``"auto"``, ``"off"``, or a list (or a comma-separated string) of catalogue ids / http(s) URLs."""
     if value is None or value == "":
@@ -77,7 +90,7 @@ def parse_mirrors(value: object, catalogue: MirrorCatalogue | None = None) -> Mi
         items = [str(x).strip() for x in value if str(x).strip()]
     else:
         raise BadInput(f"mirrors must be \"auto\", \"off\" or a list of mirror ids or URLs, not {value!r}")
-    cat = catalogue or default_catalogue()
+    cat = catalogue or _catalogue()
     known = sorted(m.id for m in cat.mirrors if m.kind in ("torch", "python"))
     for item in items:
         if item == "origin":  # the PyTorch server's place in the order (default: first)
@@ -102,7 +115,7 @@ def python_mirror_env(mirrors: Mirrors, catalogue: MirrorCatalogue | None = None
     own download of a Python the machine lacks); else nothing."""
     if not isinstance(mirrors, tuple):
         return {}
-    cat = catalogue or default_catalogue()
+    cat = catalogue or _catalogue()
     for item in mirrors:
         if item.startswith(("http://", "https://")) or item == "origin":
             continue
@@ -153,14 +166,32 @@ def _catalogue_source(cat: MirrorCatalogue, mirror_id: str, fallback: bool = Fal
 
 @dataclass(frozen=True)
 class SourceSettings:
-    """The user's sources: folders, a bundle, their own index, mirrors, proxy and CA."""
+    """Where packages come from: wheel folders, a bundle, the indexes, mirrors, proxy and CA.
 
-    find_links: tuple[str, ...] = ()
-    bundle: Path | None = None
-    index_url: str | None = None  # the index for the torch packages, replacing the origin
-    mirrors: Mirrors = "auto"
-    proxy: str | None = None
-    ca_bundle: str | None = None
+    The user's settings (the wizard, the CLI, answer files), the resolved sources of a plan
+    (:attr:`~app.core.install.request.InstallPlan.index`) and the sources the registry keeps are
+    this one type. Sequences are stored as tuples, wheel folders as strings, the bundle as a
+    :class:`~pathlib.Path`.
+    """
+
+    torch_index: str | None = None  # the torch packages' index: the user's, replacing the origin (--index-url)
+    default_index: str | None = None  # replaces PyPI for everything else: a PyPI mirror (--default-index-url)
+    extra_index_urls: tuple[str, ...] = ()  # more indexes for the other packages
+    find_links: tuple[str, ...] = ()  # wheel folders (or flat pages)
+    bundle: Path | None = None  # an offline bundle folder
+    mirrors: Mirrors = "auto"  # mirrors of the torch index: "auto", "off", or ids / URLs
+    proxy: str | None = None  # else HTTPS_PROXY/HTTP_PROXY from the environment pass through
+    ca_bundle: str | None = None  # a CA file, or "system" for the OS trust store
+    offline: bool = False  # resolved: no index at all, the wheel folders only (a bundle, a wheelhouse)
+    require_hashes: bool = False  # resolved: every file pinned by sha256 (a bundle, a lock, a wheelhouse)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "extra_index_urls", tuple(str(u) for u in self.extra_index_urls))
+        object.__setattr__(self, "find_links", tuple(os.fspath(f) for f in self.find_links))
+        if self.bundle is not None and not isinstance(self.bundle, Path):
+            object.__setattr__(self, "bundle", Path(self.bundle))
+        if isinstance(self.mirrors, list):
+            object.__setattr__(self, "mirrors", tuple(self.mirrors))
 
     @property
     def folders(self) -> tuple[str, ...]:
@@ -173,7 +204,7 @@ class SourceSettings:
     @property
     def constrains(self) -> bool:
         """The user named sources: what they hold bounds the recommendation."""
-        return bool(self.folders or self.index_url or isinstance(self.mirrors, tuple))
+        return bool(self.folders or self.torch_index or isinstance(self.mirrors, tuple))
 
 
 def candidates(settings: SourceSettings, index_url: str, *, catalogue: MirrorCatalogue | None = None,
@@ -184,11 +215,11 @@ def candidates(settings: SourceSettings, index_url: str, *, catalogue: MirrorCat
 
     ``prefer_mirrors`` (the wizard under a Chinese locale, offering mirrors as a choice):
     the catalogue mirrors are candidates like the origin, not fallbacks."""
-    cat = catalogue or default_catalogue()
+    cat = catalogue or _catalogue()
     variant = variant_of_index(index_url)
     out: list[Source] = []
-    if settings.index_url:
-        first = Source("index", msg("sources.name_user", "your index"), "user", settings.index_url)
+    if settings.torch_index:
+        first = Source("index", msg("sources.name_user", "your index"), "user", settings.torch_index)
     else:
         first = Source("origin", msg("sources.name_origin", "the PyTorch server"), "origin", torch_origin(index_url))
     listed = settings.mirrors if isinstance(settings.mirrors, tuple) else ()
@@ -201,7 +232,7 @@ def candidates(settings: SourceSettings, index_url: str, *, catalogue: MirrorCat
         src = _url_source(n, item) if item.startswith(("http://", "https://")) else _catalogue_source(cat, item)
         if src is not None and src.carries(variant):
             out.append(src)
-    if settings.mirrors == "auto" and not settings.index_url and variant is not None:
+    if settings.mirrors == "auto" and not settings.torch_index and variant is not None:
         for m in cat.torch_mirrors_for(variant):
             src = _catalogue_source(cat, m.id, fallback=not prefer_mirrors)
             if src is not None and all(s.id != src.id for s in out):

@@ -26,19 +26,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.core import runner
-from app.core.errors import Cancelled, UserError
-from app.core.events import Event
+from app.core.base.errors import Cancelled, UserError
+from app.core.base.events import Event
+from app.core.base.paths import cache_dir
+from app.core.base.requirements import canonical
+from app.core.base.text import msg
+from app.core.base.wheels import parse_wheel
 from app.core.net.client import Client, NetError
-from app.core.paths import cache_dir
-from app.core.requirements import canonical
+from app.core.proc import runner
 from app.core.sources.download import Downloader, Served, Wanted, file_sha256, forget, link_or_copy
 from app.core.sources.local import scan, tag_rank
 from app.core.sources.pages import project_url, read_page
 from app.core.sources.routing import Route
 from app.core.sources.settings import Source, variant_of_index
-from app.core.text import msg
-from app.core.wheels import parse_wheel
 
 if sys.version_info >= (3, 11):
     import tomllib

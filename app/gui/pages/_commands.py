@@ -1,11 +1,11 @@
 """Commands as the user reads and pastes them: one argument list per line, quoted for this OS's
-shell (:mod:`app.core.shells`: PowerShell on Windows, whose terminal opens it by default; POSIX
+shell (:mod:`app.core.base.shells`: PowerShell on Windows, whose terminal opens it by default; POSIX
 elsewhere)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.core import shells
+from app.core.base import shells
 
 
 def command_text(argv, shell: str | None = None) -> str:

@@ -22,14 +22,14 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from app.core.errors import UserError, render_hint
+from app.core.base.errors import UserError
+from app.core.measure.verify import Check
 from app.core.remedies import Action, ActionKind
-from app.core.text import render
-from app.core.verify import Check
 from app.gui.build import retire
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render, render_hint
 from app.gui.logview import monospace_font
 from app.gui.pages import PageId
+from app.gui.widgets import PathNote
 
 _ICON_NAMES = {"passed": "ok", "ok": "ok", "failed": "error", "error": "error", "skipped": "skipped",
                "running": "pending", "warning": "warning", "info": "info", "folder": "folder"}
@@ -68,11 +68,12 @@ def fmt_duration(seconds: float | None) -> str:
 
 
 def fmt_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(n) < 1024 or unit == "GB":
+    """Bytes in binary units, named as such (KiB, MiB, GiB), as the report names them."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024.0
-    return f"{n:.1f} GB"
+    return f"{n:.1f} GiB"
 
 
 def early_label() -> QLabel:
@@ -181,6 +182,7 @@ class ErrorPanel(QWidget):
         btns.addWidget(self.open_log)
         btns.addWidget(self.copy_path)
         btns.addStretch(1)
+        self.path_note = PathNote(self)  # "Open log" where nothing opens it: its path, to copy
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(top)
@@ -192,6 +194,7 @@ class ErrorPanel(QWidget):
         lay.addWidget(self.lines)
         lay.addWidget(self.path_label)
         lay.addLayout(btns)
+        lay.addWidget(self.path_note)
         self.retranslate()
 
     # -- showing -----------------------------------------------------------------------------
@@ -311,7 +314,7 @@ class ErrorPanel(QWidget):
     # -- log buttons, language ----------------------------------------------------------------
     def _open_log(self) -> None:
         if self.log_path:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.log_path)))
+            self.path_note.open(self.log_path)
 
     def _copy_path(self) -> None:
         if self.log_path:
@@ -413,7 +416,7 @@ class EventBatcher:
         self._timer: threading.Timer | None = None
 
     def __call__(self, ev: Any) -> None:
-        from app.core.events import LogEvent, ProgressEvent
+        from app.core.base.events import LogEvent, ProgressEvent
 
         with self._lock:
             if isinstance(ev, LogEvent):

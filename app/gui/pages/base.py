@@ -38,6 +38,15 @@ class BasePage(QWizardPage):
         self.scroll_area.setWidget(inner)
         outer.addWidget(self.scroll_area)
 
+    def keep_focus_on_controls(self) -> None:
+        """The scroll area never takes the focus itself: the wizard gives a new page's first focusable child
+        the focus, which was this unnamed area on every page (a screen reader said nothing); now it is the
+        page's first control. The area still scrolls to the control that has the focus, and with the wheel.
+        (Called once the window is painted: the Qt namespace is not loaded before the first paint.)"""
+        from PySide6.QtCore import Qt
+
+        self.scroll_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+
     #: the page's title and subtitle, marked for translation in the page's class (``QT_TR_NOOP``)
     TITLES: tuple[object, object] = ("", "")  # QT_TRANSLATE_NOOP gives back its text (typed object)
 
@@ -55,6 +64,7 @@ class BasePage(QWizardPage):
         title, subtitle = self.titles()
         self.setTitle(title)
         self.setSubTitle(subtitle)
+        self.scroll_area.setAccessibleName(title)
         self.retranslate_page()
 
     def changeEvent(self, event) -> None:

@@ -9,11 +9,12 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterable
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QEvent, Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QEvent, Qt, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
@@ -27,30 +28,29 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.envs import IndexOptions
-from app.core.errors import UserError
+from app.core.base.errors import UserError
+from app.core.base.shells import posix_quote
 from app.core.install.request import masked
-from app.core.kernel import KernelResult, kernel_commands, register_kernel
+from app.core.lifecycle.kernelspec import KernelResult, kernel_commands, register_kernel
 from app.core.lifecycle.terminal import PS_NOTE, windows_activation
-from app.core.shells import posix_quote
-from app.core.text import render
-from app.gui.build import add_all, button, set_texts, text_label
-from app.gui.i18n import current_language
+from app.core.sources.settings import SourceSettings
+from app.gui.build import add_all, button, retire_row, set_texts, text_label
+from app.gui.i18n import current_language, render
 from app.gui.logview import monospace_font
 from app.gui.pages._commands import command_text
 from app.gui.pages._common import ErrorPanel, put_icon, std_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
-from app.gui.widgets import StatusRow, WrapLabel, heading, muted
+from app.gui.widgets import PathNote, StatusRow, WrapLabel, heading, muted
 from app.gui.worker import Task
 
 if TYPE_CHECKING:
-    from app.core.report import SessionReport
+    from app.core.pipeline.report import SessionReport
 
 
 def activation_commands(env_path: Path, kind: str = "venv", platform: str | None = None) -> list[tuple[str, str]]:
     """(shell, command) pairs that activate the environment, for the shells of ``platform``
-    (sys.platform by default), quoted by :mod:`app.core.shells`."""
+    (sys.platform by default), quoted by :mod:`app.core.base.shells`."""
     platform = platform or sys.platform
     env = str(env_path)
     if platform.startswith("win"):
@@ -66,7 +66,7 @@ def activation_commands(env_path: Path, kind: str = "venv", platform: str | None
 
 def kernel_name(env_path: Path) -> str:
     """The kernelspec name the Done page registers (the core's: ``torch-<env name>-<hash>``)."""
-    from app.core.kernel import kernel_name as core_name
+    from app.core.lifecycle.kernelspec import kernel_name as core_name
 
     return core_name(Path(env_path))
 
@@ -93,7 +93,11 @@ class _CommandRow(QWidget):
         self.edit.setCursorPosition(0)
 
     def retranslate(self) -> None:
-        set_texts(self.copy, self.tr("Copy"), name=self.tr("Copy the command"))
+        """The Copy button says which line it copies: the line's own name (every Copy of the page was
+        "Copy the command" to a screen reader)."""
+        what = self.edit.accessibleName()
+        set_texts(self.copy, self.tr("Copy"),
+                  name=self.tr("Copy: {what}").format(what=what) if what else self.tr("Copy the command"))
 
     def changeEvent(self, event) -> None:
         if event.type() == QEvent.Type.LanguageChange:
@@ -157,6 +161,7 @@ class DonePage(BasePage):
         self.save_button = button(self._save_as, self)
         self.open_report = button(self._open_report, self)
         self.saved_label = text_label(self, selectable=True)
+        self.path_note = PathNote(self)  # where the folder or report is, when nothing here opens it
         self.error_panel = ErrorPanel(self)
         self.error_panel.setVisible(False)
         buttons = QHBoxLayout()
@@ -164,8 +169,8 @@ class DonePage(BasePage):
 
         top = QHBoxLayout()
         add_all(top, self.headline_icon, (self.headline, 1))
-        add_all(self.body, top, self.summary, self.shell_box, self.ide_box, buttons, self.saved_label,
-                self.error_panel, 1)
+        add_all(self.body, top, self.summary, self.shell_box, self.ide_box, buttons, self.path_note,
+                self.saved_label, self.error_panel, 1)
         self.retranslate()
 
     # -- wizard hooks -----------------------------------------------------------------------------
@@ -173,7 +178,7 @@ class DonePage(BasePage):
         self._fill()
         if not self._auto_saved:
             try:
-                from app.core.paths import log_dir
+                from app.core.base.paths import log_dir
 
                 self._auto_saved = self.save_report(log_dir().parent / "reports")
             except (UserError, OSError) as err:
@@ -217,24 +222,52 @@ class DonePage(BasePage):
 
     # -- actions ------------------------------------------------------------------------------------
     def open_env_folder(self) -> bool:
+        """The environment's folder in the file manager, or its path with a Copy button where there is none."""
         env = self.env_path()
-        return bool(env) and QDesktopServices.openUrl(QUrl.fromLocalFile(str(env)))
+        return env is not None and self.path_note.open(env)
 
     def _save_as(self) -> None:
-        start = str(Path.home())
-        folder = QFileDialog.getExistingDirectory(self, self.tr("Save the report into…"), start)
-        if not folder:
+        """"Save report as…": a file, named by the user, in the format its filter (or ending) says."""
+        filters = {self.tr("Web page (*.html)"): ".html", self.tr("Markdown (*.md)"): ".md",
+                   self.tr("JSON (*.json)"): ".json"}
+        stem = f"torch-setup-{self.session_report().default_stem()}"
+        path, chosen = QFileDialog.getSaveFileName(self, self.tr("Save the report as"), str(Path.home() / stem),
+                                                   ";;".join(filters))
+        if not path:
             return
+        target = Path(path)
+        if target.suffix.lower() not in (".html", ".md", ".json"):
+            target = target.with_name(target.name + filters.get(chosen, ".html"))
         try:
-            self.save_report(folder)
+            self.write_report(target)
             self.error_panel.setVisible(False)
         except UserError as err:
             self.error_panel.show_error(err)
 
+    def write_report(self, target: Path) -> Path:
+        """The report as ``target`` (its format from its ending), masked and private like every copy."""
+        from app.core.base.oserrors import os_error_text
+        from app.core.base.secrets import write_private
+        from app.core.base.text import msg
+
+        report = self.session_report()
+        fmt = target.suffix.lower().lstrip(".")
+        render_as = {"html": report.to_html, "md": report.to_markdown, "json": report.to_json}[fmt]
+        try:
+            write_private(target, render_as())
+        except OSError as exc:
+            raise UserError(msg("report.write_failed", "the report {path} cannot be written: {reason}",
+                                path=str(target), reason=os_error_text(exc))) from None
+        if target not in self.state.saved_reports:
+            self.state.saved_reports.append(target)
+        self._show_saved()
+        self.reports_saved.emit([target])
+        return target
+
     def _open_report(self) -> None:
         html_files = [p for p in self.state.saved_reports if p.suffix == ".html"]
         if html_files:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(html_files[-1])))
+            self.path_note.open(html_files[-1])
 
     # -- view ----------------------------------------------------------------------------------------
     def _show_saved(self) -> None:
@@ -252,6 +285,8 @@ class DonePage(BasePage):
         lines = []
         torch_v = (res.torch_version if res else None) or (ver.torch_version if ver else None) or "?"
         build = f" ({rec.variant or rec.backend})" if rec is not None and (rec.variant or rec.backend) else ""
+        if build and torch_v.endswith(f"+{rec.variant if rec is not None else ''}"):
+            build = ""  # "2.13.0+cpu" says it already ("2.13.0+cpu (cpu)")
         env = self.env_path()
         if env:
             lines.append(self.tr("Installed: PyTorch {version}{build} in {path}").format(
@@ -279,7 +314,7 @@ class DonePage(BasePage):
         else:
             lines.append(self.tr("Verification: not run."))
         if bench is not None:
-            from app.core.bench import headline_text  # the Speed test page's headline: one number, one rule
+            from app.core.measure.bench import headline_text  # the Speed test page's headline: one number, one rule
 
             head_msg = headline_text(bench)
             if head_msg is not None and bench.cancelled:
@@ -305,12 +340,11 @@ class DonePage(BasePage):
         put_icon(self.headline_icon, {"ok": "passed", "warning": "warning"}.get(status, "failed"), 28)
         self.summary.setText("\n".join(lines))
         env, py = self.env_path(), self.python()
-        # Shell activation rows.
+        # Shell activation rows (the old ones retired: deleted later by Qt, never at once from here).
         while self.shell_notes:
-            self.shell_form.removeRow(self.shell_notes.pop())
+            retire_row(self.shell_form, self.shell_notes.pop())
         while self.shell_rows:
-            label, row = self.shell_rows.pop()
-            self.shell_form.removeRow(row)
+            retire_row(self.shell_form, self.shell_rows.pop()[1])
         for shell, cmd in (activation_commands(env, self.env_kind()) if env else []):
             label = QLabel(shell, self.shell_box)
             row = _CommandRow(cmd, self.shell_box)
@@ -330,12 +364,23 @@ class DonePage(BasePage):
             self.python_row.set_text(pys)
             self._fill_kernel()
         self.retranslate_texts()
+        self._tab_order()
+
+    def _tab_order(self) -> None:
+        """Tab goes down the page as it reads: the activation lines (made anew for each environment, so
+        Qt put them last, after the buttons at the bottom), the editors' lines, then the buttons."""
+        rows = [row for _label, row in self.shell_rows]
+        rows += [self.vscode_cmd, self.python_row, self.jupyter_install, self.jupyter_kernel]
+        chain: list[QWidget] = [w for row in rows for w in (row.edit, row.copy)]
+        chain += [self.kernel_button, self.open_folder, self.save_button, self.open_report, self.path_note.copy]
+        for a, b in pairwise(chain):
+            QWidget.setTabOrder(a, b)
 
     # -- Jupyter ------------------------------------------------------------------------------------
-    def kernel_index(self) -> IndexOptions:
+    def kernel_index(self) -> SourceSettings:
         """The sources the install used (the approved plan's), for ipykernel."""
         plan = self.state.session.approved_plan
-        return plan.index if plan is not None else IndexOptions()
+        return plan.index if plan is not None else SourceSettings()
 
     def kernel_commands(self) -> list[tuple[str, list[str]]]:
         env = self.env_path()
@@ -400,6 +445,9 @@ class DonePage(BasePage):
         self.python_row.edit.setAccessibleName(self.tr("Path of the environment's Python interpreter"))
         self.jupyter_install.edit.setAccessibleName(self.tr("Command that installs ipykernel"))
         self.jupyter_kernel.edit.setAccessibleName(self.tr("Command that registers the Jupyter kernel"))
+        for row in (*(r for _l, r in self.shell_rows), self.vscode_cmd, self.python_row, self.jupyter_install,
+                    self.jupyter_kernel):
+            row.retranslate()  # its Copy button names the line it copies
         set_texts(self.kernel_button, self.tr("Register as a Jupyter kernel"),
                   name=self.tr("Register the environment as a Jupyter kernel"),
                   tip=self.tr("Installs ipykernel from the same sources as PyTorch, then registers the kernel for "

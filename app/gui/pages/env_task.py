@@ -25,12 +25,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.enums import Phase, PhaseState
-from app.core.errors import UserError
-from app.core.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent
-from app.core.text import render
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import UserError
+from app.core.base.events import LogEvent, PhaseEvent, ProgressEvent, StepEvent
 from app.gui.build import add_all, busy_bar, button, checklist, clear_layout, set_field_texts, text_label
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render
 from app.gui.logview import LogView
 from app.gui.pages import PageId
 from app.gui.pages._common import CheckRows, EventBatcher, LogBatch, status_key, std_icon
@@ -44,7 +43,7 @@ if TYPE_CHECKING:
     from app.core.lifecycle.check import CheckResult
     from app.core.lifecycle.repair import RepairPlan, RepairResult
     from app.core.lifecycle.upgrade import UpgradePlan, UpgradeResult
-    from app.core.verify import Check
+    from app.core.measure.verify import Check
 
 IDLE, PLANNING, READY, RUNNING, CANCELLING, SUCCEEDED, FAILED, CANCELLED = (
     "idle", "planning", "ready", "running", "cancelling", "succeeded", "failed", "cancelled")
@@ -88,6 +87,7 @@ class EnvTaskPage(BasePage):
         self.advanced = Collapsible("", form_host)
 
         self.rows: dict[str, StatusRow] = {}
+        self._running: set[str] = set()  # the rows whose step is under way
         self.rows_box = QVBoxLayout()
         self.bar = busy_bar(self, height=10)
         self.checks = checklist(self)
@@ -161,6 +161,7 @@ class EnvTaskPage(BasePage):
     def _reset_rows(self) -> None:
         clear_layout(self.rows_box)
         self.rows = {}
+        self._running.clear()
         for key in STEPS.get(self.kind, ()):
             row = StatusRow("pending")
             self.rows[key] = row
@@ -172,29 +173,43 @@ class EnvTaskPage(BasePage):
         row = self.rows.get(key)
         if row is not None:
             row.set(status, None, detail)
+        # (the row's own status says "pending" for running too: the steps under way are kept here)
+        if status == "running":
+            self._running.add(key)
+        else:
+            self._running.discard(key)
+
+    def _end_running(self, status: str) -> None:
+        """The steps under way when the task ended: failed (or skipped) there, never left "waiting"."""
+        for key in list(self._running):
+            self._set_row(key, status)
 
     # ---- planning ----
-    def _options(self) -> dict[str, object]:
+    def _wishes(self) -> tuple[str | None, list[str] | None]:
+        """(torch version, or None; exact packages, or None) from the torch field."""
         torch = self.torch_edit.text().strip() or None
         packages = [p for p in torch.split() if "=" in p] if torch and "=" in torch else None
-        return {"torch": None if packages else torch, "packages": packages,
-                "index_url": self.index_edit.text().strip() or None,
-                "extra_index_urls": [u for u in self.extra_edit.text().split() if u],
-                "find_links": [u for u in self.links_edit.text().split() if u]}
+        return (None if packages else torch), packages
 
     def make_plan(self) -> None:
         if self.env is None or self.is_busy():
             return
-        kind, env, report, opts = self.kind, self.env, self.state.session.system, self._options()
+        kind, env, report = self.kind, self.env, self.state.session.system
+        torch, packages = self._wishes()
+        index_url = self.index_edit.text().strip() or None
+        extra = [u for u in self.extra_edit.text().split() if u]
+        links = [u for u in self.links_edit.text().split() if u]
 
         def work(on_event, cancel):
             if kind == "upgrade":
                 from app.core.lifecycle.upgrade import plan_upgrade
 
-                return plan_upgrade(env, report=report, **opts)  # type: ignore[arg-type]
+                return plan_upgrade(env, report=report, torch=torch, packages=packages, index_url=index_url,
+                                    extra_index_urls=extra, find_links=links)
             from app.core.lifecycle.repair import plan_repair
 
-            return plan_repair(env, report=report, **opts)  # type: ignore[arg-type]
+            return plan_repair(env, report=report, torch=torch, packages=packages, index_url=index_url,
+                               extra_index_urls=extra, find_links=links)
 
         self._set_row("plan", "running")
         self._task = Task(work, self, name=f"{kind}-plan")
@@ -252,13 +267,13 @@ class EnvTaskPage(BasePage):
                     from app.core.lifecycle.check import check_env
 
                     return check_env(env, report=report, on_event=batch, cancel=cancel)
-                if kind == "repair":
-                    from app.core.lifecycle.repair import repair
-
-                    return repair(plan, on_event=batch, cancel=cancel)  # type: ignore[arg-type]
+                from app.core.lifecycle.repair import RepairPlan, repair
                 from app.core.lifecycle.upgrade import upgrade
 
-                return upgrade(plan, on_event=batch, cancel=cancel)  # type: ignore[arg-type]
+                if isinstance(plan, RepairPlan):
+                    return repair(plan, on_event=batch, cancel=cancel)
+                assert plan is not None  # (started only with a plan)
+                return upgrade(plan, on_event=batch, cancel=cancel)
             finally:
                 batch.close()
 
@@ -313,7 +328,7 @@ class EnvTaskPage(BasePage):
             return
         if self._phase != str(Phase.VERIFY) or ev.name.startswith(("check:", "prune:")):
             return
-        from app.core.verify import check_from_step
+        from app.core.measure.verify import check_from_step
 
         self._render_check(*self.check_rows.put(check_from_step(ev)))
 
@@ -347,15 +362,11 @@ class EnvTaskPage(BasePage):
 
     def _on_failed(self, err: UserError) -> None:
         self._error = err
-        for key, row in self.rows.items():
-            if row.status == "running":
-                self._set_row(key, "failed")
+        self._end_running("failed")
         self._set_status(FAILED)
 
     def _on_cancelled(self) -> None:
-        for key, row in self.rows.items():
-            if row.status == "running":
-                self._set_row(key, "skipped")
+        self._end_running("skipped")
         self._set_status(CANCELLED)
 
     def after_upgrade(self, what: str) -> None:
@@ -417,13 +428,7 @@ class EnvTaskPage(BasePage):
             self.note.setText(self.tr("This can take a few minutes; Cancel stops it and leaves the environment as it "
                                       "was."))
         if st == FAILED and self._error is not None:
-            msg, hint = error_text(self._error)
-            extra = "\n".join(self._error.lines[-6:])
-            what = self.tr("What to do:")  # outside the f-string: lupdate cannot see into one
-            text = msg + (f"\n{extra}" if extra else "") + (f"\n{what} {hint}" if hint else "")
-            if self._error.log_path:
-                text += "\n" + self.tr("Full log: {path}").format(path=self._error.log_path)
-            self.result.set_text(text, "error")
+            self.result.set_text(self._failure_text(self._error, lang), "error")
         elif st == CANCELLED:
             self.result.set_text(self.tr("Cancelled. The environment was left as it was."), "warning")
         elif st == SUCCEEDED and self._result is not None:
@@ -432,6 +437,22 @@ class EnvTaskPage(BasePage):
             self.result.setVisible(False)
             return
         self.result.setVisible(True)
+
+    def _failure_text(self, err: UserError, lang: str) -> str:
+        """The message; what the remedy catalogue made of the installer's output (its own lines, the cause
+        chain, only when nothing explains them; the log has them all); what to do, where there is
+        something to do ("Your environment was not changed" is said as what it is, not as an action)."""
+        msg, hint = error_text(err)
+        lines = [msg, *(render(r.explanation, lang) for r in err.remedies)]
+        if not err.remedies and err.lines:
+            lines += err.lines[-6:]
+        if getattr(err.hint, "code", "") == "envs.upgrade_unchanged":
+            lines.append(hint)
+        elif hint:
+            lines.append(self.tr("What to do:") + " " + hint)
+        if err.log_path:
+            lines.append(self.tr("Full log: {path}").format(path=err.log_path))
+        return "\n".join(lines)
 
     def _success_text(self, lang: str) -> tuple[str, str]:
         from app.core.lifecycle.check import CheckResult  # the page is built after the first paint

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QGridLayout,
     QHeaderView,
     QLabel,
@@ -23,10 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import UserError, render_hint
-from app.core.text import render
+from app.core.base.errors import UserError
 from app.gui.build import add_all, set_texts
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render, render_hint
 from app.gui.pages import PageId
 from app.gui.pages._common import std_icon
 from app.gui.pages.base import BasePage
@@ -77,6 +77,7 @@ class EnvironmentsPage(BasePage):
         self._problem = None
         self.task_kind: str | None = None
         self.task_env: str | None = None
+        self._force_for: str | None = None  # the environment the "remove anyway" box was shown for
 
         self.busy = BusyLine()
         self.problem = Banner("warning")
@@ -101,6 +102,8 @@ class EnvironmentsPage(BasePage):
         self.check_btn, self.repair_btn, self.upgrade_btn = QPushButton(), QPushButton(), QPushButton()
         self.kernel_btn, self.terminal_btn, self.remove_btn = QPushButton(), QPushButton(), QPushButton()
         self.refresh_btn = QPushButton()
+        # the command line's --force: an environment this assistant did not make is removed only on purpose
+        self.force_remove = QCheckBox()
         self.check_btn.clicked.connect(lambda: self.choose("check"))
         self.repair_btn.clicked.connect(lambda: self.choose("repair"))
         self.upgrade_btn.clicked.connect(lambda: self.choose("upgrade"))
@@ -113,6 +116,7 @@ class EnvironmentsPage(BasePage):
             grid.addWidget(b, 0, i)
         for i, b in enumerate((self.kernel_btn, self.terminal_btn, self.remove_btn)):
             grid.addWidget(b, 1, i)
+        grid.addWidget(self.force_remove, 2, 0, 1, 4)
 
         add_all(self.body, self.problem, self.busy, (self.tree, 1), self.empty, self.details, grid, self.message)
         self.problem.setVisible(False)
@@ -139,7 +143,7 @@ class EnvironmentsPage(BasePage):
         report = self.state.session.system
 
         def work(on_event, cancel):
-            from app.core import registry
+            from app.core.env import registry
             from app.core.lifecycle.discover import discover
 
             return registry.load().problem, discover(report, cancel=cancel)
@@ -232,19 +236,34 @@ class EnvironmentsPage(BasePage):
 
     def _on_selection(self) -> None:
         e = self.selected()
+        if e is None or e.path != self._force_for:
+            self.force_remove.setChecked(False)  # given for one environment, never carried to the next
+        self._force_for = e.path if e is not None else None
+        self.force_remove.setVisible(e is not None and not e.made_by_app and e.status != "missing")
         if e is None:
             self.details.setText("")
         else:
             lines = [html.escape(e.path)]
             lines.append(self.tr("Found by: {how}").format(how=", ".join(self._how(h) for h in e.found_by) or "–"))
-            lines.append(self.tr("Made by this assistant") if e.made_by_app else
-                         self.tr("Not made by this assistant"))
+            lines.append(self._origin_words(e))
             lines.append(self.tr("Torch guard: on") if e.guarded else self.tr("Torch guard: off"))
             rec = e.record
             if rec is not None and rec.kernel is not None:
                 lines.append(self.tr("Jupyter kernel: {name}").format(name=html.escape(rec.kernel.display_name)))
             self.details.setText("<br>".join(lines))
         self._update_buttons()
+
+    def _origin_words(self, e) -> str:
+        """What this assistant knows of where the environment came from, and no more: an env missing
+        from its list may still be one it made (a list that was lost or set aside)."""
+        origin = e.record.origin if e.record is not None else None
+        if origin == "created":
+            return self.tr("Made by this assistant")
+        if origin == "installed":
+            return self.tr("This assistant installed into it (it did not make it)")
+        if origin == "checked":
+            return self.tr("Checked by this assistant (it did not make it)")
+        return self.tr("Not in this assistant's list of the environments it made")
 
     def _how(self, how: str) -> str:
         """Where an env was found, in words (folder names such as ~/.venvs stay as they are)."""
@@ -292,6 +311,14 @@ class EnvironmentsPage(BasePage):
         self._update_buttons()
 
     def _on_action_failed(self, err: UserError) -> None:
+        if err.error_code == "envs.remove_not_ours":  # (the core's words name the command line's --force)
+            self.message.set_text(self.tr("{path} is not in this assistant's list of the environments it made, so "
+                                          "it is not removed. If it is the environment you mean, tick “{option}” and "
+                                          "press Remove again.").format(
+                path=self.selected_path() or "", option=self.force_remove.text().replace("&", "")), "error")
+            self.message.setVisible(True)
+            self.force_remove.setFocus()
+            return
         msg, hint = error_text(err)
         what = self.tr("What to do:")  # outside the f-string: lupdate cannot see into one
         self.message.set_text(msg + (f"\n{what} {hint}" if hint else ""), "error")
@@ -362,7 +389,7 @@ class EnvironmentsPage(BasePage):
         """Ask before deleting (tests replace this method)."""
         text = self.tr("This deletes:\n{summary}").format(summary=summary)
         if not ours:
-            text += "\n\n" + self.tr("This environment was not made by this assistant.")
+            text += "\n\n" + self.tr("This environment is not in this assistant's list of the environments it made.")
         answer = QMessageBox.question(self, self.tr("Delete the environment?"), text,
                                       QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                                       QMessageBox.StandardButton.No)
@@ -372,7 +399,8 @@ class EnvironmentsPage(BasePage):
         e = self.selected()
         if e is None:
             return
-        path, force = e.path, not e.made_by_app
+        # the rule of `envs remove`: not made by this assistant, removed only with the box ticked (its --force)
+        path, force = e.path, not e.made_by_app and self.force_remove.isChecked()
 
         def plan(on_event, cancel):
             from app.core.lifecycle.remove import plan_remove
@@ -421,6 +449,8 @@ class EnvironmentsPage(BasePage):
                   tip=self.tr("Build a newer PyTorch next to it, check it, then swap it in (undoable)"))
         self.terminal_btn.setText(self.tr("Open a &terminal here"))
         self.remove_btn.setText(self.tr("Re&move"))
+        set_texts(self.force_remove, self.tr("Remove it even though it is not in this assistant's list"),
+                  tip=self.tr("Only for an environment you are sure of: everything in its folder is deleted"))
         self.refresh_btn.setText(self.tr("Re&fresh"))
         self._render_rows()
         self._on_selection()

@@ -10,7 +10,7 @@ the installer and the core removes the half-made environment; the page says so, 
 then (or after a failure) may the user go back to the Environment page.
 
 The arithmetic behind the bar and the time left is the core's
-:class:`~app.core.progress_model.InstallProgress`; this page only draws it.
+:class:`~app.core.base.progress_model.InstallProgress`; this page only draws it.
 """
 from __future__ import annotations
 
@@ -22,13 +22,12 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QEvent, QObject, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget, QWizard, QWizardPage
 
-from app.core.enums import Phase, PhaseState
-from app.core.errors import UserError
-from app.core.events import ErrorEvent, Event, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
-from app.core.progress_model import InstallProgress
-from app.core.text import render
+from app.core.base.enums import Phase, PhaseState
+from app.core.base.errors import UserError
+from app.core.base.events import ErrorEvent, Event, LogEvent, PhaseEvent, ProgressEvent, StepEvent, WarningEvent
+from app.core.base.progress_model import InstallProgress
 from app.gui.build import add_all, button, set_texts, text_label
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render
 from app.gui.logview import LogView
 from app.gui.pages._common import ErrorPanel, EventBatcher, LogBatch, fmt_bytes, fmt_duration, put_icon
 from app.gui.pages.base import BasePage
@@ -37,7 +36,7 @@ from app.gui.worker import Task
 
 if TYPE_CHECKING:
     from app.core.install import InstallResult
-    from app.core.runner import CancelToken
+    from app.core.proc.runner import CancelToken
 
 # Page states.
 IDLE, RUNNING, CANCELLING, CANCELLED, FAILED, SUCCEEDED = (
@@ -244,8 +243,10 @@ class InstallPage(BasePage):
     def _draw_package_line(self) -> None:
         """The current-package line (redrawn on a language switch)."""
         line = self.model.line
-        if line is None:
+        if line is None or self._status not in (RUNNING, CANCELLING):
+            self.package_label.setVisible(False)
             return
+        self.package_label.setVisible(True)
         if line.unit == "unpacking" and line.total > 0:  # measured on disk
             self.package_label.setText(self.tr("Unpacking and installing the packages: {done} of about {total}").format(
                 done=fmt_bytes(line.done), total=fmt_bytes(line.total)))
@@ -293,8 +294,8 @@ class InstallPage(BasePage):
     def _save_own_log(self) -> Path | None:
         """The core failed before it had a log file: keep what the page saw."""
         try:
-            from app.core.paths import new_log_path
-            from app.core.secrets import write_private
+            from app.core.base.paths import new_log_path
+            from app.core.base.secrets import write_private
 
             path = new_log_path("install-gui")
             write_private(path, self.log.plain_text() + "\n")  # masked, mode 0600
@@ -325,6 +326,8 @@ class InstallPage(BasePage):
             self._ended_at = time.monotonic()
             self._clock.stop()
             self.log.flush_all()
+            self.package_label.clear()  # the last package's progress is no news at the end (it stood at 100 %)
+            self.package_label.setVisible(False)
             if status != SUCCEEDED:
                 self.progress.setRange(0, _PROGRESS_STEPS)
                 self.progress.setValue(0)

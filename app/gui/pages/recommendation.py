@@ -13,7 +13,7 @@ The command shown is the full one that will run (environment, installer, package
 wheel folders, options; credentials masked): the approved plan's once there is one, else the
 plan the defaults would make from this recommendation.
 
-The engine's sentences are texts (``app.core.text``): the page renders them in the wizard's
+The engine's sentences are texts (``app.core.base.text``): the page renders them in the wizard's
 current language each time it draws, so a language switch simply draws again.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QPalette, QStandardItemModel
+from PySide6.QtGui import QGuiApplication, QPalette, QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -41,12 +41,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.errors import BadInput, UserError, render_hint
-from app.core.freshness import wizard_notes
-from app.core.text import Text, render
+from app.core.base.errors import BadInput, UserError
+from app.core.base.text import Text
+from app.core.compat.freshness import wizard_notes
 from app.gui.build import add_all, button, clear_layout, command_view, no_wheel_unless_focused, set_texts
 from app.gui.early import ahead_of, early_downloads
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render, render_hint
 from app.gui.pages._commands import command_text, commands_text
 from app.gui.pages._common import early_label, show_early
 from app.gui.pages.base import BasePage
@@ -56,9 +56,9 @@ from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, mu
 from app.gui.worker import Task
 
 if TYPE_CHECKING:  # the engine is imported when the page first asks it
+    from app.core.detection.system import SystemReport
     from app.core.install import InstallPlan
     from app.core.recommend import Choices, Entry, NoCombination, Options, Recommendation
-    from app.core.system import SystemReport
 
 __all__ = ["ChangeDialog", "RecommendationPage", "backend_words", "command_text", "commands_text", "options_for",
            "preview_plans"]
@@ -68,7 +68,7 @@ INSTALLERS = ("uv", "pip")
 
 
 def _name(req: str) -> str:
-    from app.core.requirements import requirement_name
+    from app.core.base.requirements import requirement_name
 
     try:
         return requirement_name(req) or req
@@ -152,6 +152,13 @@ def preview_plans(rec: Recommendation, report: SystemReport | None, env_path: Pa
     return out
 
 
+def _older(have: str | None, than: str) -> bool:
+    """``have`` is an older torch than ``than`` ("2.13.0+cpu" < "2.15.0")."""
+    from app.core.compat.data import version_tuple
+
+    return bool(have) and version_tuple(str(have).split("+")[0]) < version_tuple(than.split("+")[0])
+
+
 class ChangeDialog(QDialog):
     """Backend, build, torch version, Python and companions as wishes for the engine.
 
@@ -221,7 +228,10 @@ class ChangeDialog(QDialog):
         self.restored = False
         col = QVBoxLayout(self)
         add_all(col, form, self.gives, self.conflict, self.nearest, (self.why_not, 1), self.buttons)
-        self.setMinimumWidth(600)
+        # 600 px where the screen has them; a 1024x768 screen at 200 % has 512 (the dialog was wider than it)
+        screen = (parent.screen() if parent is not None else None) or QGuiApplication.primaryScreen()
+        room = screen.availableGeometry().width() - 40 if screen is not None else 600
+        self.setMinimumWidth(max(320, min(600, room)))
 
         self.backend.currentIndexChanged.connect(lambda _i: self._picked("backend", self.backend))
         self.variant.currentIndexChanged.connect(lambda _i: self._picked("variant", self.variant))
@@ -331,18 +341,26 @@ class ChangeDialog(QDialog):
         self._fill(self.torch, opts.torches, lambda e: e.value or self.tr("Newest that fits"), ch.torch)
         self._fill(self.python, opts.pythons, lambda e: f"Python {e.value}" if e.value else auto, ch.python)
         have = {_name(p) for p in ch.packages or ()}
+        rec = opts.recommendation
         for e in opts.companions:
             box = self.pkg_boxes.get(str(e.value))
             if box is None:
                 continue
+            ticked = e.value in have
             box.blockSignals(True)
-            box.setChecked(e.value in have)
-            box.setEnabled(e.valid)
+            box.setChecked(ticked)
+            # a ticked box can always be unticked (fewer wishes): its entry judges the OTHER wishes left (the
+            # other companion's reason); greyed, both were locked, each with the other's reason
+            box.setEnabled(e.valid or ticked)
             box.blockSignals(False)
-            why = render(e.why, lang)
-            box.setToolTip(why)
-            self.pkg_notes[str(e.value)].setText("" if e.valid else why)
-        rec = opts.recommendation
+            note = ""
+            if not ticked:
+                note = "" if e.valid else render(e.why, lang)
+            elif rec is not None and e.valid and e.torch and _older(rec.torch_version, e.torch):
+                note = self.tr("With it: torch {torch}; without it: torch {newer}.").format(
+                    torch=rec.torch_version, newer=e.torch)  # it holds torch back: said, never silent
+            box.setToolTip(note or (render(e.why, lang) if not ticked else ""))
+            self.pkg_notes[str(e.value)].setText(note)
         if rec is not None:
             self.gives.setText(self.tr("These choices give: {summary}").format(summary=render(rec.summary, lang)))
         self.gives.setVisible(rec is not None)
@@ -387,10 +405,9 @@ class ChangeDialog(QDialog):
             self.retranslate()
         super().changeEvent(event)
 
-    def selection(self) -> dict:
-        ch = self.choices
-        return {"backend": ch.backend, "variant": ch.variant, "torch_version": ch.torch, "python": ch.python,
-                "packages": list(ch.packages or ())}
+    def selection(self) -> Choices:
+        """The wishes chosen in the dialog (no packages: None, as the engine takes it)."""
+        return replace(self.choices, packages=self.choices.packages or None)
 
     def retranslate(self) -> None:
         self.setWindowTitle(self.tr("Change the PyTorch build"))
@@ -565,16 +582,9 @@ class RecommendationPage(BasePage):
         if dlg.exec() == QDialog.DialogCode.Accepted:
             self.apply_change(None if dlg.restored else dlg.selection())
 
-    def apply_change(self, sel: dict | None) -> None:
-        """Re-recommend with the user's choices (``None``: back to the plain recommendation)."""
-        from app.core.recommend import Choices
-
-        if sel is None:
-            self.apply_choices(None)
-        else:
-            self.apply_choices(Choices(backend=sel.get("backend"), variant=sel.get("variant"),
-                                       torch=sel.get("torch_version"), python=sel.get("python"),
-                                       packages=tuple(sel.get("packages") or ()) or None))
+    def apply_change(self, choices: Choices | None) -> None:
+        """Re-recommend with the dialog's choices (``None``: back to the plain recommendation)."""
+        self.apply_choices(choices)
 
     def apply_choices(self, choices: Choices | None) -> None:
         """Ask the engine again with these wishes (None: none)."""
@@ -669,7 +679,11 @@ class RecommendationPage(BasePage):
         if extra:
             self.summary.setText(self.summary.text() + " " + self.tr("Also installed: {packages}.").format(
                 packages=", ".join(map(str, extra))))
-        if rec.python_ok is False:
+        if rec.python_ok is False and rec.choices.python:  # the user's own wish, not a limit of PyTorch's
+            self.warnings_box.addWidget(Banner("info", self.tr(
+                "You chose Python {version} under \"Change…\": the new environment will use it (this assistant "
+                "itself runs on Python {running}).").format(version=rec.choices.python, running=self._running())))
+        elif rec.python_ok is False:
             self.warnings_box.addWidget(Banner("warning", self.tr(
                 "This PyTorch version does not support the Python you are running; the new environment will "
                 "use Python {version}.").format(version=rec.env_python or "?")))
@@ -688,6 +702,11 @@ class RecommendationPage(BasePage):
         self.data_version.setText("\n".join([self.tr("Compatibility data of {date}").format(  # + newer releases seen
             date=rec.compat_data_date or rec.compat_data_version),
             *(render(t, current_language()) for t in wizard_notes())]) if rec.compat_data_version else "")
+
+    def _running(self) -> str:
+        """The Python this assistant runs on (detection's report), "3.11"."""
+        report = self.state.session.system
+        return report.python.minor if report is not None and report.python.minor else "?"
 
     def current_plan(self) -> InstallPlan | None:
         """The plan whose commands are shown: the approved one (for this recommendation), else the

@@ -1,13 +1,13 @@
 """Page 7, Speed test: matrix-multiply GFLOP/s in the new environment, drawn as a chart.
 
-The benchmark (the session's ``bench``, over ``app.core.bench.run_bench``) runs in a Task
+The benchmark (the session's ``bench``, over ``app.core.measure.bench.run_bench``) runs in a Task
 with a time budget; each measurement arrives as a StepEvent and is drawn at once (with the spread of its runs). The
 summary quotes the median at the largest size (never the single fastest point), per dtype,
 the accelerator's speed-up over the CPU and the share of the estimated peak, whose
 assumptions are one click away. When other programs kept the machine busy or the runs
 scattered, a warning says that the results are lower and less certain; a dtype without native
 arithmetic on this CPU says why it is slow. The sentences are the core's texts by code
-(``app.core.bench``), rendered in the wizard's language. The speed test can be skipped (the
+(``app.core.measure.bench``), rendered in the wizard's language. The speed test can be skipped (the
 checkbox), stopped, and run again; a stopped run keeps what it measured (a BenchReport with
 status "cancelled"), shown as partial results.
 """
@@ -21,12 +21,11 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QProgressBar, QWidget
 
-from app.core.errors import UserError
-from app.core.events import Event, StepEvent
-from app.core.session import BenchOptions, Stage
-from app.core.text import render
+from app.core.base.errors import UserError
+from app.core.base.events import Event, StepEvent
+from app.core.pipeline.session import BenchOptions, Stage
 from app.gui.build import add_all, button, text_label
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render
 from app.gui.pages._common import ErrorPanel
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
@@ -34,8 +33,8 @@ from app.gui.widgets import Banner, Collapsible
 from app.gui.worker import Task
 
 if TYPE_CHECKING:
-    from app.core.bench import BenchReport, BenchResult
-    from app.core.runner import CancelToken
+    from app.core.measure.bench import BenchReport, BenchResult
+    from app.core.proc.runner import CancelToken
     from app.gui.charts import BenchChart
 
 IDLE, RUNNING, DONE, FAILED, STOPPED = "idle", "running", "done", "failed", "stopped"
@@ -169,7 +168,7 @@ class SpeedTestPage(BasePage):
     def on_event(self, ev: Event) -> None:
         if not isinstance(ev, StepEvent):
             return
-        from app.core.bench import result_of_step  # loaded with the speed test, not at start-up
+        from app.core.measure.bench import result_of_step  # loaded with the speed test, not at start-up
 
         data = ev.data or {}
         if ev.name == "device" and self.chart is not None:  # the probe names the devices first
@@ -242,7 +241,7 @@ class SpeedTestPage(BasePage):
     def summary_text(self) -> tuple[str, str]:
         """(headline, details) for the finished (or stopped) run: the median at the largest size,
         each dtype's, the speed-up, the share of the peak, and what to know about them."""
-        from app.core.bench import dtype_lines, headline_text, notes, peak_text, speedup_lines, warnings_of
+        from app.core.measure.bench import dtype_lines, headline_text, notes, peak_text, speedup_lines, warnings_of
 
         rep = self.state.session.bench_report
         results = _drawn(rep) if rep is not None else []
@@ -265,7 +264,7 @@ class SpeedTestPage(BasePage):
 
     def warning_text(self) -> str:
         """The busy-machine / scattered-runs warnings of the report shown ("" when none)."""
-        from app.core.bench import warnings_of
+        from app.core.measure.bench import warnings_of
 
         rep = self.state.session.bench_report
         if rep is None or self._status not in (DONE, STOPPED):
@@ -282,7 +281,9 @@ class SpeedTestPage(BasePage):
         lang = current_language()
         values = ", ".join(f"{d} {v:,.0f} GFLOP/s" for d, v in peak.gflops.items())
         lines = [f"{peak.name}: {values}"] + ["• " + render(a, lang) for a in peak.assumptions]
-        if peak.source:
+        if peak.device == "cpu":  # worked out here, in the lines above (the core's words name no file to a user)
+            lines.append(self.tr("Source: an estimate from the processor's cores, clock and SIMD width"))
+        elif peak.source:  # a GPU's datasheet
             lines.append(self.tr("Source: {source}").format(source=peak.source))
         self.peak_text.setText("\n".join(lines))
 

@@ -13,20 +13,19 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from app.core.errors import render_hint
-from app.core.secrets import write_private
-from app.core.serial import dumps
-from app.core.session import Session, Stage
-from app.core.visible import parse_visible
+from app.core.base.secrets import write_private
+from app.core.base.serial import dumps
+from app.core.base.visible import parse_visible
+from app.core.pipeline.session import Session, Stage
 from app.gui.build import add_all, button, clear_layout, set_texts, text_label
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render_hint
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState
 from app.gui.widgets import Banner, BusyLine, CopyButton, StatusRow, heading, human_mb, muted, set_icon
 from app.gui.worker import Task
 
 if TYPE_CHECKING:  # the page is built before first paint; detection loads later
-    from app.core.system import SystemReport
+    from app.core.detection.system import SystemReport
 
 LOW_DISK_MB = 10 * 1024  # a CUDA build with its runtime libraries needs about 5-10 GB
 LOW_MEMORY_MB = 4 * 1024
@@ -118,7 +117,7 @@ class SystemPage(BasePage):
 
     # ---- report export ----
     def report_json(self) -> str:
-        """The report as ``detect --json`` writes it: the one masker's JSON (:func:`app.core.serial.dumps`),
+        """The report as ``detect --json`` writes it: the one masker's JSON (:func:`app.core.base.serial.dumps`),
         so Copy and Save give what the CLI gives, credentials and device identifiers hidden."""
         if self.state.session.system is None:
             return ""
@@ -158,7 +157,7 @@ class SystemPage(BasePage):
         env = r.env or {}
         for var, vendor in (("CUDA_VISIBLE_DEVICES", "NVIDIA"), ("HIP_VISIBLE_DEVICES", "AMD"),
                             ("ROCR_VISIBLE_DEVICES", "AMD")):
-            if var in env and parse_visible(env[var]).hides_all:  # app.core.visible's reading of the value
+            if var in env and parse_visible(env[var]).hides_all:  # app.core.base.visible's reading of the value
                 out.append(("warning", self.tr("{var} is set to \"{value}\"").format(var=var, value=env[var]),
                             self.tr("PyTorch will not see any {vendor} graphics card while this variable is "
                                     "set this way.").format(vendor=vendor)))

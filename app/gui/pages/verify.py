@@ -13,13 +13,12 @@ import html
 from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QTreeWidgetItem
 
-from app.core.errors import EXIT_CANCELLED, UserError
-from app.core.events import LogEvent, StepEvent
-from app.core.session import Stage
-from app.core.text import render
-from app.core.verify import Check, VerifyReport, check_from_step
+from app.core.base.errors import EXIT_CANCELLED, UserError
+from app.core.base.events import LogEvent, StepEvent
+from app.core.measure.verify import Check, VerifyReport, check_from_step
+from app.core.pipeline.session import Stage
 from app.gui.build import add_all, busy_bar, button, checklist, text_label
-from app.gui.i18n import current_language
+from app.gui.i18n import current_language, render
 from app.gui.pages._common import CheckRows, ErrorPanel, status_key, std_icon
 from app.gui.pages.base import BasePage
 from app.gui.state import WizardState

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 def _find_bundle(on_event, cancel):
     try:
-        from app.core.bundle import find_bundle
+        from app.core.install.bundle import find_bundle
     except ImportError:  # the bundle module is optional in a trimmed build
         return None
     return find_bundle()
@@ -47,6 +47,7 @@ class WelcomePage(BasePage):
         self._bundle_task: Task | None = None  # (the worker module is imported when needed: start-up stays lean)
         self.defer_work = False  # the wizard starts the bundle look-up after its first paint
         self._bundle_checked = False
+        self._starting: QLabel | None = None  # "Getting the next steps ready…" (made when needed)
 
         self.intro = QLabel()
         self.intro.setWordWrap(True)
@@ -129,6 +130,18 @@ class WelcomePage(BasePage):
     def initializePage(self) -> None:
         if not self.defer_work:
             self.check_bundle()
+
+    def show_starting(self, text: str) -> None:
+        """A line under the page while the wizard makes its other pages ("" hides it)."""
+        if self._starting is None:
+            if not text:
+                return
+            self._starting = muted(QLabel())
+            self.body.addWidget(self._starting)
+        self._starting.setText(text)
+        self._starting.setVisible(bool(text))
+        if text:
+            self._starting.repaint()
 
     def nextId(self) -> int:  # the wizard may add the later pages after the first paint
         return int(PageId.ENVS if self.existing_env.isChecked() else PageId.SYSTEM)

@@ -1,0 +1,3 @@
+"""The compatibility data (releases, drivers, hardware), its CUDA rules, its freshness check and its
+signed refresh.
+"""

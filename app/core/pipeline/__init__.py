@@ -1,0 +1,3 @@
+"""The one pipeline (the session: detect, recommend, plan, install, verify, bench, report), its report
+and the answer file that drives it.
+"""
