@@ -65,10 +65,12 @@ def one_install(origin: str, work: Path) -> tuple[list[tuple[float, int, int, st
     from app.core.detection.system import SystemReport
     from app.core.install import InstallRequest, install, plan, preflight
     from app.core.recommend import Choices, recommend
+    from app.core.sources import SourceSettings
 
     rec = recommend(SystemReport.from_dict(CUDA_BOX), None, Choices(torch="2.13.0"))
     p = plan(InstallRequest(work / "env", recommendation=rec, python=sys.executable,
-                            mirrors=(f"{origin}/whl/{{variant}}/",), default_index_url=f"{origin}/simple/"))
+                            sources=SourceSettings(mirrors=(f"{origin}/whl/{{variant}}/",),
+                                                   default_index=f"{origin}/simple/")))
     checks = preflight(p)  # on the Environment page, before the Install click
     model, lock = InstallProgress(), threading.Lock()
     readings: list[tuple[float, int, int, str, float | None]] = []

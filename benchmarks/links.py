@@ -191,11 +191,12 @@ def _ours_child(argv: Sequence[str]) -> int:
     from app.core.detection.system import SystemReport
     from app.core.install import InstallRequest, install, plan, preflight
     from app.core.recommend import Choices, recommend
+    from app.core.sources import SourceSettings
 
     env, default_index, *mirrors = argv
     rec = recommend(SystemReport.from_dict(CUDA_BOX), None, Choices(torch="2.13.0"))
-    request = InstallRequest(Path(env), recommendation=rec, python=sys.executable, mirrors=tuple(mirrors),
-                             default_index_url=default_index)
+    request = InstallRequest(Path(env), recommendation=rec, python=sys.executable,
+                             sources=SourceSettings(mirrors=tuple(mirrors), default_index=default_index))
     p = plan(request)
     result = install(p, checks=preflight(p))
     installed_at = time.time()  # "Installed": the environment is ready (its downloads are freed after)

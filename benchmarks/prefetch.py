@@ -64,8 +64,8 @@ def sample(origin: str, refused: str, read_s: float | None) -> tuple[float, str]
             ahead = Ahead(rec.packages, rec.index_url, f"{sys.version_info[0]}.{sys.version_info[1]}",
                           SourceSettings(mirrors=(mirror,)), default_index=simple)
             early = Prefetch(ahead, uv=uv_bin()).start()
-        p = plan(InstallRequest(work / "env", recommendation=rec, python=sys.executable, mirrors=(mirror,),
-                                default_index_url=simple))
+        p = plan(InstallRequest(work / "env", recommendation=rec, python=sys.executable,
+                                sources=SourceSettings(mirrors=(mirror,), default_index=simple)))
         checks = preflight(p)  # the Environment page, while the user reads
         if read_s is not None:
             time.sleep(max(0.0, read_s - (time.monotonic() - began)))

@@ -279,7 +279,7 @@ def test_a_bundle_from_a_wheel_folder_alone_when_no_index_can_be_reached(tmp_pat
     assert f"Every wheel came from your folder(s) {folder}" in r.stdout
     m = core.check_bundle(out)
     assert [(f.name, f.sha256) for f in m.files] == [(torch.name, core.sha256_of(torch))]
-    assert m.from_folders and m.find_links == (str(folder),) and m.index_url is None
+    assert m.from_folders and m.find_links == (str(folder),) and m.torch_index is None
     env = tmp_path / "env"
     r = cli("install", "--env", env, "--from-bundle", out, "--yes", "--no-verify", "--json", prefix=prefix)
     assert r.returncode == 0, r.stdout + r.stderr

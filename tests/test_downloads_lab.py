@@ -126,6 +126,7 @@ def test_the_install_path_installs_from_a_mirror_that_refuses_ranges(tmp_path, i
     from app.core.detection.system import SystemReport
     from app.core.install import InstallRequest, install, plan, preflight
     from app.core.recommend import Choices, recommend
+    from app.core.sources import SourceSettings
 
     seeds = sorted(Path("/opt/pypi/files").glob("pip-*.whl"))  # the new env is seeded from the index
     server = index_server([*cuda_set.files, *seeds], ranges=False)
@@ -138,8 +139,8 @@ def test_the_install_path_installs_from_a_mirror_that_refuses_ranges(tmp_path, i
                      "compute_capability": "8.9", "memory_mb": 24564}]}
     rec = recommend(SystemReport.from_dict(box), None, Choices(torch="2.13.0"))
     p = plan(InstallRequest(tmp_path / "env", recommendation=rec, python=sys.executable,
-                            mirrors=(server.whl_url("cu132").replace("/cu132/", "/{variant}/"),),
-                            default_index_url=server.simple_url()))
+                            sources=SourceSettings(mirrors=(server.whl_url("cu132").replace("/cu132/", "/{variant}/"),),
+                                                   default_index=server.simple_url())))
     result = install(p, checks=preflight(p))
     assert result.torch_version == "2.13.0+cu132"
     assert {d.source_id for d in result.downloads} == {"mirror-1"}

@@ -98,7 +98,7 @@ def test_the_install_fetches_nothing_that_came_early(lab, cuda_set, tmp_path):
     ahead = early.ahead
     rec = recommend(SystemReport.from_dict(CUDA_BOX), None, Choices(torch="2.13.0"))
     p = plan(InstallRequest(tmp_path / "env", recommendation=rec, python=sys.executable,
-                            mirrors=ahead.sources.mirrors, default_index_url=ahead.default_index))
+                            sources=SourceSettings(mirrors=ahead.sources.mirrors, default_index=ahead.default_index)))
     result = install(p, checks=preflight(p))
     assert result.torch_version == "2.13.0+cu132"
     from app.core.sources.routing import PROBE_BYTES

@@ -217,6 +217,7 @@ class Response:
     _ends_at: float | None = None  # time.monotonic() of the deadline
     _deadline: float = 0.0
     _window: tuple[float, int] | None = None  # (start of the stall window, bytes in it)
+    _read_s: float | None = None  # the request's own wait for each read, when shorter (a downloader's piece)
 
     @property
     def length(self) -> int | None:
@@ -236,7 +237,8 @@ class Response:
     def read(self, n: int = 1 << 20) -> bytes:
         """What has arrived, up to ``n`` bytes (one read at most; b"" at the end), under the request's
         deadline and the stall rule: a body that sends nothing for :attr:`Client.stall_s` seconds,
-        or less than :data:`STALL_BYTES` in any such window, has stalled. Raises NetError then, and
+        or less than :data:`STALL_BYTES` in any such window, has stalled; a request given a shorter
+        ``timeout`` (a downloader's piece) gives up on silence after that. Raises NetError then, and
         when the connection fails."""
         assert self._raw is not None and self._client is not None
         client, now = self._client, time.monotonic()
@@ -246,6 +248,9 @@ class Response:
                 raise NetError(stalled(_host_port(self.url), got, now - began))
             began, got = now, 0
         wait = client.stall_s  # nothing at all for that long: stalled (a read that timed out cannot go on)
+        own = self._read_s is not None and self._read_s < wait  # the caller leaves a silent source sooner
+        if own and self._read_s is not None:
+            wait = self._read_s
         if self._ends_at is not None:
             if now >= self._ends_at:
                 raise NetError(over_deadline(_host_port(self.url), self._deadline))
@@ -256,6 +261,8 @@ class Response:
         except TimeoutError:
             if self._ends_at is not None and time.monotonic() >= self._ends_at:
                 raise NetError(over_deadline(_host_port(self.url), self._deadline)) from None
+            if own:
+                raise NetError(client.classify(TimeoutError(), self.url)) from None
             raise NetError(stalled(_host_port(self.url), 0, wait)) from None
         except (OSError, ValueError, http.client.HTTPException) as exc:  # a reset, a broken chunk
             raise NetError(client.classify(exc, self.url)) from None
@@ -349,8 +356,7 @@ class Client:
         try:
             # header names in their canonical spelling: servers may send "content-type" (PyPI does)
             yield Response(int(raw.status), {_canonical_header(k): v for k, v in raw.headers.items()}, raw.geturl(),
-                           chain, raw,
-                           self, ends_at, deadline or 0.0)
+                           chain, raw, self, ends_at, deadline or 0.0, _read_s=timeout)
         finally:
             raw.close()
 
