@@ -1519,8 +1519,8 @@
     </message>
     <message>
         <location line="+1"/>
-        <source>Download the build &amp;early while I read these pages (never on a metered connection)</source>
-        <translation>在我阅读这些页面时提前下载这个版本(&amp;E)（按流量计费的网络上从不下载）</translation>
+        <source>Download the build early w&amp;hile I read these pages (never on a metered connection)</source>
+        <translation>在我阅读这些页面时提前下载这个版本(&amp;H)（按流量计费的网络上从不下载）</translation>
     </message>
     <message>
         <location line="+1"/>

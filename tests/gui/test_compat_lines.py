@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QWizard
 
 from app.core.compat import freshness
 from app.core.compat.data import load_compat
+from app.core.detection.system import SystemReport
 from app.core.pipeline.session import Session
 from app.core.recommend import recommend
 from app.gui import i18n
@@ -18,7 +19,8 @@ from tests.factories import make_bench_report, make_bench_result
 
 pytestmark = pytest.mark.gui
 DATA = load_compat(bundled=True)
-REPORT = {"os": {"family": "linux", "glibc": "2.39"}, "arch": "x86_64", "python": {"version": "3.12.4"}, "gpus": []}
+REPORT = SystemReport.from_dict({"os": {"family": "linux", "glibc": "2.39"}, "arch": "x86_64",
+                                  "python": {"version": "3.12.4"}, "gpus": []})
 
 
 @pytest.fixture

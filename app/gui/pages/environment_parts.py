@@ -158,7 +158,7 @@ class NetworkFields(_Page):
 
     def _retranslate_network(self) -> None:
         self.advanced.set_title(self.tr("Advanced: package index, mirror and proxy"))
-        set_texts(self.early_box, self.tr("Download the build &early while I read these pages (never on a metered "
+        set_texts(self.early_box, self.tr("Download the build early w&hile I read these pages (never on a metered "
                                           "connection)"), name=self.tr("Early downloads"))
         set_field_texts(self.l_index, self.tr("Inde&x URL:"), self.index_url, name=self.tr("Index URL"),
                         placeholder=self.tr("default: the PyTorch index for the chosen build"))
