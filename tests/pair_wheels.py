@@ -31,7 +31,8 @@ KEY = f"torch-{TORCH}-torchvision-{TORCHVISION}-{OTHER_TORCHVISION}-{TAG}"
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("TORCH_SETUP_TEST_CACHE") or Path(tempfile.gettempdir()) / "torch-setup-test-cache")
+    mine = f"-{os.getuid()}" if hasattr(os, "getuid") else ""  # one per user: another user's folder is not ours
+    return Path(os.environ.get("TORCH_SETUP_TEST_CACHE") or Path(tempfile.gettempdir()) / f"torch-setup-test-cache{mine}")
 
 
 def pair_folder(timeout_s: float = 3600) -> tuple[Path, dict]:

@@ -5,7 +5,7 @@ found in the local wheel folder, against the LOCAL sources only (the folder itse
 ``file://`` indexes of pip's configuration or ``TORCH_SETUP_TEST_INDEXES``; pip runs
 ``--isolated`` so nothing else it is configured with, and no network index, is used). The result
 is kept in ``<cache>/wheelhouse-<sha256 of the torch wheel, 16 hex>/`` (cache:
-``TORCH_SETUP_NETLAB_CACHE`` or ``<tmp>/torch-setup-netlab``), so later sessions reuse it.
+``TORCH_SETUP_NETLAB_CACHE`` or ``<tmp>/torch-setup-netlab-<uid>``), so later sessions reuse it.
 """
 from __future__ import annotations
 
@@ -39,8 +39,14 @@ class Wheelhouse:
 
 
 def cache_root() -> Path:
+    """The cache folder: one per user (a folder another user made in the shared temporary folder
+    cannot be written: a newcomer's run as themselves after a run as root failed 40 tests)."""
     env = os.environ.get("TORCH_SETUP_NETLAB_CACHE")
-    return Path(env) if env else Path(tempfile.gettempdir()) / "torch-setup-netlab"
+    return Path(env) if env else Path(tempfile.gettempdir()) / f"torch-setup-netlab{_user_suffix()}"
+
+
+def _user_suffix() -> str:
+    return f"-{os.getuid()}" if hasattr(os, "getuid") else ""  # Windows' temporary folder is the user's own
 
 
 def local_indexes() -> list[str]:

@@ -11,7 +11,7 @@ sha256. pip and uv install them. The torch wheel is ``torch-2.13.0+cu132-<this P
 <manylinux tag>.whl``: what the recommendation asks for on a CUDA machine, installable here.
 
 :func:`cuda_like_set` makes the set once per (scale, Python tag) under ``root`` (default: the
-netlab cache, ``TORCH_SETUP_NETLAB_CACHE`` or ``<tmp>/torch-setup-netlab``) and reuses it.
+netlab cache, ``TORCH_SETUP_NETLAB_CACHE`` or ``<tmp>/torch-setup-netlab-<uid>``) and reuses it.
 """
 from __future__ import annotations
 

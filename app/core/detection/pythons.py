@@ -66,6 +66,9 @@ PROBE_SCRIPT = (
     "    except Exception:\n"
     "        return [None, None]\n"
     "    d = os.path.join(here, '_bundled')\n"
+    "    if not os.path.isdir(d):\n"  # a Python built --with-wheel-pkg-dir (Debian: /usr/share/python-wheels)
+    "        import sysconfig\n"
+    "        d = sysconfig.get_config_var('WHEEL_PKG_DIR') or d\n"
     "    names = sorted(os.listdir(d)) if os.path.isdir(d) else []\n"
     "    pips = [n.split('-')[1] for n in names if n.startswith('pip-') and n.endswith('.whl')]\n"
     "    if not pips:\n"
