@@ -405,7 +405,9 @@ class IndexHandler(TLSHandlerMixin, http.server.BaseHTTPRequestHandler):
                 if f.requires_python:
                     entry["requires-python"] = f.requires_python
                 if meta_ok and f.metadata_sha256:
-                    entry["core-metadata"] = entry["dist-info-metadata"] = {"sha256": f.metadata_sha256}
+                    # PEP 714's key only, as PyPI serves it: pip before 23.1 (Debian 12's venv has 23.0.1)
+                    # fails with "unhashable type: 'dict'" on the older "dist-info-metadata" in JSON
+                    entry["core-metadata"] = {"sha256": f.metadata_sha256}
                 entries.append(entry)
             doc = {"meta": {"api-version": "1.0"}, "name": project, "files": entries}
             return json.dumps(doc).encode(), JSON_TYPE
