@@ -409,26 +409,7 @@ def test_remove_refuses_an_environment_the_assistant_did_not_make_unless_asked_o
     and Yes is it deleted."""
     from PySide6.QtWidgets import QMessageBox
 
-    from app.gui.wizard import SetupWizard
-    from tests.gui.test_envs_pages import _fake
-
-    monkeypatch.setenv("HOME", str(tmp_path))  # discovery looks in ~/.venvs
-    monkeypatch.setenv("USERPROFILE", str(tmp_path))
-    theirs = _fake(tmp_path / ".venvs" / "theirs")
-    wiz = SetupWizard(lang="en", auto_detect=False)
-    qtbot.addWidget(wiz)
-    wiz.resize(980, 720)
-    wiz.show()
-    qtbot.waitExposed(wiz)
-    _tick(qtbot, wiz.welcome.existing_env)
-    _next(qtbot, wiz, PageId.ENVS)
-    page = wiz.currentPage()
-    qtbot.waitUntil(lambda: not page.is_busy() and page.tree.topLevelItemCount() > 0, timeout=60000)
-    paths = [page.tree.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole) for i in range(page.tree.topLevelItemCount())]
-    row = page.tree.topLevelItem(paths.index(str(theirs)))
-    rect = page.tree.visualItemRect(row)
-    qtbot.mouseClick(page.tree.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    assert page.selected_path() == str(theirs)
+    wiz, page, theirs = _at_environments(qtbot, tmp_path, monkeypatch, "theirs")  # selected with a click
     answered = _answer_modal(qtbot, QMessageBox.StandardButton.Yes)
     qtbot.mouseClick(page.remove_btn, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not page.is_busy() and page.message.isVisible(), timeout=20000)
