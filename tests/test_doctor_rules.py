@@ -196,3 +196,41 @@ def test_doctor_findings_in_chinese():
         "NVIDIA GeForce GTX 1080 Ti (compute capability 6.1) is not supported by this PyTorch build"
     # the language is a parameter of rendering: analysing again gives the same findings
     assert analyze(verify=cu128, report=pascal, env={"CUDA_VISIBLE_DEVICES": ""}) == found
+
+
+# ------------------------------------------------------------------ the build the env was installed for
+
+def _cpu_verify() -> VerifyReport:
+    return VerifyReport(python="/env/bin/python", torch_version="2.13.0+cpu", build=TorchBuild(local_tag="cpu"),
+                        backends={"cuda": BackendState(built=False, available=False)})
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_a_cpu_build_in_an_env_installed_for_cuda_is_named(lang):
+    """No GPU is seen (a driver gone, a container without --gpus): the one cause left is that the env
+    holds another build than the one installed; it is an error with the build action, in both languages."""
+    found = analyze(verify=_cpu_verify(), report=SystemReport(), data=DATA, env_dir="/env", expected="cuda")
+    codes = [f.code for f in found]
+    assert codes[0] == "build-not-as-installed" and found[0].severity == "error"
+    title, fix = render(found[0].title, lang), render(found[0].fix, lang)
+    assert "CUDA" in title and "/env" in fix
+    assert ("仅 CPU" in title and CJK.search(fix)) if lang == "zh_CN" else ("CPU-only" in title)
+    assert [a.kind.value for a in found[0].actions] == ["set_variant"]
+    # the same env, installed for the CPU build (or unknown): nothing to say about the build
+    assert "build-not-as-installed" not in [f.code for f in analyze(verify=_cpu_verify(), report=SystemReport(),
+                                                                     data=DATA, env_dir="/env")]
+
+
+def test_the_build_rule_stays_quiet_when_the_build_matches_or_a_gpu_rule_already_named_it():
+    cuda_ok = _cuda_verify(("sm_80", "sm_90"))
+    assert "build-not-as-installed" not in [f.code for f in analyze(verify=cuda_ok, report=SystemReport(),
+                                                                     data=DATA, expected="cuda")]
+    # installed for ROCm, holds CUDA: named with its CUDA version
+    found = [f for f in analyze(verify=cuda_ok, report=SystemReport(), data=DATA, expected="rocm")
+             if f.code == "build-not-as-installed"]
+    assert found and "CUDA 12.8" in render(found[0].title) and "ROCm" in render(found[0].title)
+    # an NVIDIA GPU with a CPU build: cpu-wheel-with-gpu names it, once
+    gpu = SystemReport(gpus=[GPU(vendor="nvidia", name="RTX 4090", driver_version="590.10",
+                                 compute_capability="8.9")])
+    codes = [f.code for f in analyze(verify=_cpu_verify(), report=gpu, data=DATA, expected="cuda")]
+    assert "cpu-wheel-with-gpu" in codes and "build-not-as-installed" not in codes

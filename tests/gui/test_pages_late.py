@@ -603,3 +603,6 @@ def test_verify_expects_the_accelerator_the_install_was_for(qtbot, wizard_with, 
     qtbot.waitUntil(lambda: state.session.diagnosis is not None and page.diagnosis.isVisible(), timeout=120000)
     text = page.diagnosis.toPlainText()
     assert text.strip() and "Fix:" in text
+    # the cause named is the build, whatever else the machine shows (a PATH python elsewhere, no GPU)
+    assert state.session.diagnosis.findings[0].code == "build-not-as-installed"
+    assert "installed for CUDA" in text and "CPU-only build" in text

@@ -105,10 +105,11 @@ def analyze(*, verify: VerifyReport | None = None, report: SystemReport | None =
             env: Mapping[str, str] | None = None, probe_error: ProbeError | None = None, python: str | None = None,
             env_dir: str | None = None, where: WhereTorch | None = None, path_python: str | None = None,
             lib_dirs: Mapping[str, tuple[str, ...]] | None = None, data: CompatData | None = None,
-            guard: GuardFacts | None = None) -> list[Finding]:
+            guard: GuardFacts | None = None, expected: str | None = None) -> list[Finding]:
     """The findings for these facts (pure; no I/O but reading the compat data when ``data`` is None)."""
     facts = Facts(verify=verify, report=report, env=dict(env or {}), probe_error=probe_error, python=python,
-                  env_dir=env_dir, where=where, path_python=path_python, lib_dirs=dict(lib_dirs or {}), guard=guard)
+                  env_dir=env_dir, where=where, path_python=path_python, lib_dirs=dict(lib_dirs or {}), guard=guard,
+                  expected=expected)
     return run_rules(facts, data if data is not None else _compat())
 
 
@@ -124,8 +125,10 @@ def _not_an_env(target: Path, exc: BadInput) -> Diagnosis:
 
 def diagnose(python: str | os.PathLike[str], report: SystemReport | None = None, verify: VerifyReport | None = None,
              *, env: Mapping[str, str] | None = None, on_event: EventCallback | None = None,
-             cancel: CancelToken | None = None, check_path: bool = True) -> Diagnosis:
-    """Diagnose the environment at ``python`` (an env folder or interpreter path)."""
+             cancel: CancelToken | None = None, check_path: bool = True, expect: str | None = None) -> Diagnosis:
+    """Diagnose the environment at ``python`` (an env folder or interpreter path). ``expect`` is the
+    accelerator the env was installed for (cuda|rocm|mps|xpu); None: the one the registry recorded
+    for an env this app installed, if any."""
     env_vars = dict(os.environ if env is None else env)
     target = Path(python)
     try:
@@ -152,7 +155,7 @@ def diagnose(python: str | os.PathLike[str], report: SystemReport | None = None,
                   python=str(py), env_dir=env_dir, where=where,
                   path_python=python_on_path(env_vars) if check_path else None,
                   lib_dirs=scan_library_path(env_vars.get("LD_LIBRARY_PATH"), exclude_under=[prefix]),
-                  guard=registry.guard_facts(env_dir))
+                  guard=registry.guard_facts(env_dir), expected=expect or registry.installed_for(env_dir))
     accel = None
     if verify is not None:
         accel = any(verify.backend(b).available for b in ("cuda", "rocm", "mps", "xpu"))

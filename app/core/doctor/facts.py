@@ -81,6 +81,7 @@ class Facts:
     path_python: str | None = None  # what `python` on PATH is
     lib_dirs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # LD_LIBRARY_PATH dirs with GPU libs
     guard: GuardFacts | None = None  # the verified torch build (registry) against the env's files now
+    expected: str | None = None  # the accelerator the env was installed for (cuda|rocm|mps|xpu), None: CPU/unknown
 
     # ---- the machine
     @property
@@ -147,6 +148,7 @@ class Facts:
             "path_python": self.path_python,
             "probe_error": to_jsonable(self.probe_error),
             "guard": self.guard.to_dict() if self.guard is not None else None,
+            "installed_for": self.expected,
         }
 
 

@@ -23,6 +23,7 @@ from app.core.compat import cuda
 from app.core.compat.data import CompatData
 from app.core.detection.envvars import hide_uuids
 from app.core.doctor.facts import Facts, inside
+from app.core.recommend.words import backend_words
 from app.core.remedies import diagnose
 from app.core.remedies.catalogue import DRIVER_URL
 
@@ -152,6 +153,41 @@ def cpu_wheel_with_gpu(f: Facts, data: Data) -> Finding | None:
                        "driver: run `torch-setup recommend`, then `torch-setup install --env {env} --existing`.",
                        index=index, env=_env_name(f)),
                    (f"torch {f.torch_version}", f"GPU: {names}"))
+
+
+def _built_for(f: Facts) -> str | None:
+    """The accelerator this torch build carries code for (None: a CPU-only build)."""
+    if f.cuda:
+        return "cuda"
+    if f.hip:
+        return "rocm"
+    return next((b for b in ("mps", "xpu") if f.backend(b).built), None)
+
+
+def build_not_as_installed(f: Facts, data: Data, found: Sequence[Finding]) -> Finding | None:
+    """The env was installed for an accelerator, and the torch in it now has no code for that one
+    (unless a rule about the GPU itself already named the wrong build)."""
+    want = f.expected
+    if not want or f.verify is None or f.probe_error is not None:
+        return None
+    if any(x.code in ("cpu-wheel-with-gpu", "wrong-vendor-wheel") for x in found):
+        return None
+    have = _built_for(f)
+    if have == want:
+        return None
+    build = f"CUDA {f.cuda}" if have == "cuda" else f"ROCm {f.hip}" if have == "rocm" else (have or "cpu").upper()
+    return Finding("build-not-as-installed", "error",
+                   msg("doctor.build_not_as_installed.title", "This environment was installed for {want}, but the "
+                       "PyTorch in it is a {have} build", want=backend_words(want),
+                       have=build if have else msg("doctor.cpu_only_build", "CPU-only")),
+                   msg("doctor.build_not_as_installed.why", "A build without {want} code cannot use that GPU, so the "
+                       "accelerator checks fail. Usually something replaced PyTorch after the install (a `pip install "
+                       "torch` from PyPI or from a mirror without GPU wheels, or another tool's requirements), or the "
+                       "wheels came from a folder or mirror that only has the CPU build.", want=backend_words(want)),
+                   msg("doctor.build_not_as_installed.fix", "Install the build for this machine again, from a source "
+                       "that has the {want} wheels: `torch-setup install --env {env} --existing` (in the wizard: Back "
+                       "to Environment, then Install).", env=_env_name(f), want=backend_words(want)),
+                   (f"installed for: {want}", f"torch {f.torch_version} ({build})"))
 
 
 def wrong_vendor_wheel(f: Facts, data: Data) -> list[Finding]:
@@ -585,7 +621,7 @@ RULES: tuple[Rule, ...] = (
     mac_gpu,
     torch_guard_bypassed,
 )
-FALLBACKS: tuple[Fallback, ...] = (cuda_wheel_without_gpu, cuda_init_failed)
+FALLBACKS: tuple[Fallback, ...] = (build_not_as_installed, cuda_wheel_without_gpu, cuda_init_failed)
 
 
 def run_rules(facts: Facts, data: Data) -> list[Finding]:
@@ -605,7 +641,8 @@ def run_rules(facts: Facts, data: Data) -> list[Finding]:
     return sorted(out, key=lambda x: SEVERITIES.index(x.severity) if x.severity in SEVERITIES else 9)
 
 
-_GPU_BUILD = ("cpu-wheel-with-gpu", "wrong-vendor-wheel", "cuda-wheel-without-gpu", "arch-missing")
+_GPU_BUILD = ("cpu-wheel-with-gpu", "build-not-as-installed", "wrong-vendor-wheel", "cuda-wheel-without-gpu",
+              "arch-missing")
 _VARIABLE = {"cuda-visible-devices": "CUDA_VISIBLE_DEVICES", "ld-library-path-shadowing": "LD_LIBRARY_PATH"}
 
 

@@ -404,6 +404,18 @@ def guard_facts(path: str | os.PathLike[str]) -> guard_mod.GuardFacts | None:
     return guard_mod.facts(path, rec.verified_family, guard_recorded=False)
 
 
+def installed_for(path: str | os.PathLike[str]) -> str | None:
+    """The accelerator this app installed ``path`` for (cuda|rocm|mps|xpu); None for a CPU build,
+    an env it only checked, or when the registry cannot be read."""
+    try:
+        rec = find(path)
+    except OSError:
+        return None
+    if rec is None or rec.backend not in ("cuda", "rocm", "mps", "xpu"):
+        return None
+    return rec.backend
+
+
 def record_verification(path: str | os.PathLike[str], verification: Verification,
                         family: Mapping[str, str] | None = None, *, python: str | None = None,
                         kind: str | None = None) -> EnvRecord | None:

@@ -499,7 +499,8 @@ class Session:
         from app.core.doctor import diagnose  # start-up
 
         result, verify = self._installed(), self.verify_report
-        diag = diagnose(result.python, report=self.system, verify=verify, on_event=on_event, cancel=cancel)
+        diag = diagnose(result.python, report=self.system, verify=verify, on_event=on_event, cancel=cancel,
+                        expect=self.expected_accelerator)
         with self._lock:
             if self.install_result is result and self.verify_report is verify:
                 self.diagnosis = diag
