@@ -720,7 +720,7 @@
 <context>
     <name>EnvironmentPage</name>
     <message>
-        <location filename="../../app/gui/pages/environment.py" line="+266"/>
+        <location filename="../../app/gui/pages/environment.py" line="+267"/>
         <source>Choose the existing environment</source>
         <translation>选择已有的环境</translation>
     </message>
@@ -735,7 +735,7 @@
         <translation>选择文件夹</translation>
     </message>
     <message>
-        <location line="+57"/>
+        <location line="+76"/>
         <source>Give the environment a name: the name of the new folder inside {location}, such as {example}.</source>
         <translation>请给环境起一个名称：即 {location} 中新文件夹的名称，例如 {example}。</translation>
     </message>
@@ -760,7 +760,7 @@
         <translation>该位置剩余 {free}。</translation>
     </message>
     <message>
-        <location line="+130"/>
+        <location line="+132"/>
         <source>How to make it</source>
         <translation>创建方式</translation>
     </message>
@@ -875,7 +875,7 @@
         <translation>安装(&amp;I)</translation>
     </message>
     <message>
-        <location line="-425"/>
+        <location line="-447"/>
         <source>Environment</source>
         <extracomment>the page&apos;s title and subtitle (translated by :meth:`BasePage.titles`)</extracomment>
         <translation>环境</translation>
@@ -886,7 +886,7 @@
         <translation>PyTorch 会装进一个独立的 Python 环境：一个拥有自己的 Python 和软件包的文件夹，电脑上的其他东西都不会改变。</translation>
     </message>
     <message>
-        <location line="+407"/>
+        <location line="+429"/>
         <source>Install from files on this computer</source>
         <translation>从本机文件安装</translation>
     </message>
@@ -1434,7 +1434,7 @@
 <context>
     <name>MirrorChoice</name>
     <message>
-        <location filename="../../app/gui/pages/environment_parts.py" line="+228"/>
+        <location filename="../../app/gui/pages/environment_parts.py" line="+229"/>
         <source>Automatic: the PyTorch server, then verified mirrors</source>
         <translation>自动：先用 PyTorch 官方服务器，再用已验证的镜像</translation>
     </message>
@@ -1754,7 +1754,12 @@ Windows 会请求管理员权限。要继续吗？</translation>
         <translation>Python {version}（由 uv 查找或下载）</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location line="+18"/>
+        <source>Your choice of Python {version} under &quot;Change…&quot; is set aside: every Python that fits the build is offered again.</source>
+        <translation>你在“更改…”中选择的 Python {version} 已被搁置：所有适合这个版本的 Python 都重新列出供你选择。</translation>
+    </message>
+    <message>
+        <location line="+5"/>
         <source>Not offered: Python {versions} ({why}). To use one of them, choose its Python under &quot;Change…&quot; on the Recommendation page.</source>
         <translation>未提供：Python {versions}（{why}）。如果要用其中某个版本，请在“推荐方案”页面的“更改…”里选择它的 Python 版本。</translation>
     </message>

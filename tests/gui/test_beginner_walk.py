@@ -562,6 +562,74 @@ def test_choose_another_python_after_a_failure_lands_on_the_open_list_in_view(qt
     _shot(qtbot, wiz, "choose-another-python")
 
 
+def test_choose_another_python_sets_aside_the_python_chosen_under_change(qtbot, tmp_path, no_internet,  # noqa: F811
+                                                                       torch_wheelhouse):
+    """Confusing: with a Python chosen under Change…, the build was bound to that Python, so after its
+    install failed, "Choose another Python…" opened a list with every other interpreter greyed ("you
+    chose Python 3.11 for torch …"): the one way out was back through Change…. The button sets that
+    choice aside now: the list offers every Python the build supports, and the note says why."""
+    import shutil
+
+    from tests.gui.test_blockers import _in_modal as in_modal
+    from tests.gui.test_blockers import _pick_python
+
+    here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    folder = tmp_path / "wheels"
+    shutil.copytree(torch_wheelhouse.folder, folder, copy_function=os.link)
+    wiz = _wizard(qtbot)
+    _next(qtbot, wiz, PageId.SYSTEM)
+    qtbot.waitUntil(wiz.currentPage().isComplete, timeout=60000)
+    _next(qtbot, wiz, PageId.RECOMMENDATION)
+    rec_page = wiz.currentPage()
+    qtbot.waitUntil(rec_page.isComplete, timeout=60000)
+    report = wiz.state.session.system
+    others = sorted({".".join((i.version or "").split(".")[:2]) for i in report.interpreters
+                     if i.can_venv and i.version} - {here})
+    in_modal(qtbot, _pick_python(qtbot, here))  # the Python the assistant runs on, chosen by the user
+    with qtbot.waitSignal(rec_page.recommended, timeout=60000):
+        qtbot.mouseClick(rec_page.change, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(rec_page.isComplete, timeout=60000)
+    assert wiz.state.session.choices.python == here
+    page = _to_environment_from_rec(qtbot, wiz)
+    page.location.clear()
+    qtbot.keyClicks(page.location, str(tmp_path / "envs"))
+    qtbot.keyClicks(page.find_links, str(folder))
+    _checks_ended(qtbot, page)
+    assert page.isComplete(), page.checks
+    model = page.python.model()
+    greyed = {page.python.itemText(i) for i in range(page.python.count()) if not model.item(i).isEnabled()}
+    if not any(f"Python {v}." in t for t in greyed for v in others):
+        pytest.skip(f"no interpreter here besides Python {here} for the choice to grey ({others})")
+    assert f"you chose Python {here}" in page.python_note.text()  # the state the issue describes
+    for wheel in folder.glob("*.whl"):
+        wheel.unlink()  # the install fails for real: its wheels are gone
+    _click(qtbot, wiz, Button.NextButton)  # "Install"
+    install = wiz.currentPage()
+    qtbot.waitUntil(lambda: install.status() in ("succeeded", "failed", "cancelled"), timeout=300000)
+    assert install.status() == "failed"
+    choose = next((b for b in install.error_panel.action_buttons if b.text() == "Choose another Python…"), None)
+    assert choose is not None, [b.text() for b in install.error_panel.action_buttons]
+    qtbot.mouseClick(choose, Qt.MouseButton.LeftButton)
+    assert wiz.currentId() == int(PageId.ENVIRONMENT)
+    _checks_ended(qtbot, page)
+    qtbot.waitUntil(lambda: wiz.state.session.recommendation is not None, timeout=60000)
+    _checks_ended(qtbot, page)
+    qtbot.wait(300)
+    assert page.python.view().isVisible(), "the list is not open"
+    model = page.python.model()
+    offered = [page.python.itemText(i) for i in range(page.python.count()) if model.item(i).isEnabled()]
+    fit = [v for v in others if wiz.state.session.recommendation.python_problem(v) is None]
+    assert fit, (others, wiz.state.session.recommendation.pythons)  # torch supports more than one Python
+    for v in fit:  # offered again: greyed only for the choice, which is set aside
+        assert any(f"Python {v}." in t for t in offered), (v, offered)
+    assert wiz.state.session.choices is None or not wiz.state.session.choices.python
+    note = page.python_note.text()
+    assert page.python_note.isVisible() and f"Your choice of Python {here}" in note, note
+    assert "you chose Python" not in note, note
+    page.python.hidePopup()
+    _shot(qtbot, wiz, "choose-another-python-after-change")
+
+
 # ------------------------------------------------------------------ the Python the user chose
 def test_a_python_the_user_chose_is_called_their_choice_not_a_limit_of_pytorch(qtbot, tmp_path,
                                                                              no_internet):  # noqa: F811

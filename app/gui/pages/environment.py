@@ -127,6 +127,7 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, PythonChoice, 
         self.check_results: list[Check] = []
         self._passed = False
         self._pythons_for: object = None  # the recommendation the Python list was made for
+        self._released_python: str | None = None  # a Python chosen under Change…, set aside after it failed
         self._planned: Planned | None = None  # the plan the shown checks are for
         self._conda_tool: ToolInfo | None = None  # conda / mamba / micromamba, when detection found one
         self.vcredist_result: object = None  # the last run of the Visual C++ runtime's installer
@@ -292,6 +293,7 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, PythonChoice, 
                 self.python.setCurrentIndex(idx)
             else:  # "Choose another Python…": the list itself, open, in front of the user
                 self._open_list = True
+                self._release_python_choice()
         elif k is ActionKind.USE_INSTALLER:
             (self.r_pip if action.value == "pip" else self.r_uv).setChecked(True)
             focus = self.r_pip if action.value == "pip" else self.r_uv
@@ -310,6 +312,24 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, PythonChoice, 
         self._landed = focus
         self._follow_way_out = False
         self._way_out_timer.start()
+        self.inputs_changed()
+
+    def _release_python_choice(self) -> None:
+        """A Python chosen under Change… bound the build to that one Python, so the list greyed every
+        other. The install with it failed and the user asks for another: the choice is set aside (the
+        other wishes stay) and the build is recommended again in the pre-flight's worker, so the list
+        offers every Python the build supports; the note under the list says so."""
+        from app.core.recommend import Choices
+
+        session = self.state.session
+        ch = session.choices
+        if ch is None or not ch.python:
+            return
+        rest = dataclasses.replace(ch, python=None)
+        early_downloads(self.state).want(None)  # the build being fetched early may not be the one planned now
+        session.choose(None if rest == Choices() else rest)
+        self._released_python = ch.python
+        self._fill_pythons()
         self.inputs_changed()
 
     def env_path(self) -> Path:
@@ -417,6 +437,8 @@ class EnvironmentPage(NetworkFields, MirrorChoice, PreflightView, PythonChoice, 
         def fn(on_event, cancel) -> tuple[Planned | None, list[Check]]:
             nonlocal request
             try:
+                if session.recommendation is None and session.system is not None:
+                    session.recommend()  # the choices changed here ("Choose another Python…")
                 # what the sources hold bounds the recommendation: the newest build they offer
                 rec = session.fit_sources(request)
                 if rec is not request.recommendation:

@@ -73,6 +73,7 @@ class _Page(_Base):
         python: QComboBox
         python_note: QLabel
         _pythons_for: object  # the recommendation the Python list was made for
+        _released_python: str | None
         _unfit_pythons: list[tuple[str, str]]
         _open_list: bool
         find_links: QLineEdit
@@ -636,15 +637,20 @@ class PythonChoice(_Page):
     def _show_unfit(self) -> None:
         """The interpreters not offered, and why, under the selector."""
         unfit = self._unfit_pythons
-        if not unfit:
-            self.python_note.setText("")
-        else:
+        lines = []
+        released = self._released_python
+        chosen = self.state.session.choices
+        if released and not (chosen is not None and chosen.python):  # (not once another is chosen there)
+            lines.append(self.tr("Your choice of Python {version} under \"Change…\" is set aside: every Python "
+                                 "that fits the build is offered again.").format(version=released))
+        if unfit:
             whys = sorted({why for _, why in unfit})
             versions = ", ".join(v for v, _ in unfit)
-            self.python_note.setText(self.tr("Not offered: Python {versions} ({why}). To use one of them, choose its "
-                                             "Python under \"Change…\" on the Recommendation page.").format(
+            lines.append(self.tr("Not offered: Python {versions} ({why}). To use one of them, choose its "
+                                 "Python under \"Change…\" on the Recommendation page.").format(
                 versions=versions, why=self.tr("; ").join(whys)))
-        self.python_note.setVisible(bool(unfit))
+        self.python_note.setText("\n".join(lines))
+        self.python_note.setVisible(bool(lines))
 
     def _open_list_when_idle(self) -> None:
         """"Choose another Python…": the list opens once it is filled for the new checks and the page's work
