@@ -513,7 +513,8 @@ def notes(rep: BenchReport) -> list[Msg]:
     if rep.load is not None and rep.load.busy:
         out.append(busy_text(rep.load))
     if rep.spread is not None and rep.spread_high:
-        out.append(spread_text(rep.spread))
+        head = rep.headline()
+        out.append(spread_text(rep.spread, head.spread if head is not None else None))
     if rep.remeasured == 1:
         out.append(msg("bench.remeasured_one", "Measured again within the time budget (one more round); each "
                        "result is the median of all its runs."))
@@ -534,15 +535,23 @@ def notes(rep: BenchReport) -> list[Msg]:
     return out
 
 
-def spread_text(spread: float) -> Msg:
-    """"The runs varied by ±14 % ... (more than ±10 %)": the spread is shown with a decimal where
-    its rounding would make it look no larger than the limit (±10.4 %, not ±10 %)."""
+def spread_text(spread: float, headline: float | None = None) -> Msg:
+    """"The runs varied by ±14 % ... (more than ±10 %)": the typical spread of the test's measurements,
+    shown with a decimal where its rounding would make it look no larger than the limit (±10.4 %, not
+    ±10 %). ``headline``: the spread of the headline's own runs, said too where it rounds otherwise (the
+    headline shows its own spread: two numbers with no word on what each is about read as a contradiction)."""
     pct, limit = _pct(spread), _pct(SPREAD_HIGH)
+    own: Text = ""
+    if headline is not None and round(_pct(headline)) != round(pct):
+        own = msg("bench.spread_headline", " The headline's own runs varied by ±{spread:.0f} %.",
+                  spread=_pct(headline))
     if round(pct) > round(limit):
-        return msg("bench.spread_high", "The runs varied by ±{spread:.0f} % from one to the next (more than "
-                   "±{limit:.0f} %): the results are less certain.", spread=pct, limit=limit)
-    return msg("bench.spread_high_fine", "The runs varied by ±{spread:.1f} % from one to the next (more than "
-               "±{limit:.0f} %): the results are less certain.", spread=pct, limit=limit)
+        return msg("bench.spread_high", "The runs varied by ±{spread:.0f} % from one to the next in a typical "
+                   "measurement of this test (more than ±{limit:.0f} %): the results are less certain.{headline}",
+                   spread=pct, limit=limit, headline=own)
+    return msg("bench.spread_high_fine", "The runs varied by ±{spread:.1f} % from one to the next in a typical "
+               "measurement of this test (more than ±{limit:.0f} %): the results are less certain.{headline}",
+               spread=pct, limit=limit, headline=own)
 
 
 def warnings_of(rep: BenchReport) -> list[Text]:
