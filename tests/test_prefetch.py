@@ -9,6 +9,7 @@ a fake ``nmcli`` on PATH stands in for NetworkManager (the OS edge).
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -167,3 +168,36 @@ def test_the_windows_connection_cost_says_metered():
     assert parse_windows_cost("Fixed False False False").value is True
     assert parse_windows_cost("Unrestricted True False False").value is True  # roaming
     assert parse_windows_cost("").value is None
+
+
+def test_each_wheel_that_goes_in_while_others_download_teaches_the_time_left(lab, cuda_set, tmp_path):
+    """Issue 29, item 5: the wheels installed while the rest still download say so (an "installed" event
+    under the download's own package name), so the Install page's time left learns what follows the
+    last byte (the last wheel going in, the install step's check) instead of saying ~0 s there."""
+    from app.core.base.events import ProgressEvent
+    from app.core.base.progress_model import InstallProgress
+    from app.core.install import InstallRequest, install, plan, preflight
+
+    rec = recommend(SystemReport.from_dict(CUDA_BOX), None, Choices(torch="2.13.0"))
+    ahead = _ahead(lab)
+    p = plan(InstallRequest(tmp_path / "env", recommendation=rec, python=sys.executable,
+                            sources=SourceSettings(mirrors=ahead.sources.mirrors, default_index=ahead.default_index)))
+    events: list[ProgressEvent] = []
+    model = InstallProgress()
+    lock = threading.Lock()
+
+    def on_event(e) -> None:
+        if isinstance(e, ProgressEvent):
+            with lock:
+                events.append(e)
+                model.feed(e)
+
+    result = install(p, checks=preflight(p), on_event=on_event)
+    assert result.torch_version == "2.13.0+cu132"
+    downloaded = {e.package for e in events if e.unit == "bytes" and e.total_bytes and e.done_bytes >= e.total_bytes}
+    went_in = [e for e in events if e.unit == "installed"]
+    assert went_in, "no wheel was installed while the others downloaded"
+    assert {e.package for e in went_in} <= downloaded  # the downloads' own names: the model pairs them
+    assert [e.done_bytes for e in went_in] == sorted(e.done_bytes for e in went_in)  # a count that only grows
+    assert all(e.total_bytes == went_in[0].total_bytes >= len(went_in) for e in went_in)
+    assert model.tail() > 0  # learnt from this install's own wheels

@@ -117,3 +117,33 @@ def test_a_download_measured_for_ten_seconds_says_its_time_left_as_it_is():
     clock.t += 10.0
     m.feed(ProgressEvent("torch", 90 * MB, 200 * MB))  # 90 MB in 12 s: 7.5 MB/s
     assert m.eta() == pytest.approx(110 / 7.5, rel=1e-3)  # more than the countdown (about 1.3 s) would say
+
+
+def test_the_time_left_of_a_download_counts_what_follows_its_last_byte():
+    """Issue 29: near the end of a download the time left said ~0 s while the last wheel still had to go
+    in and the install step to check them all (1-2 s really left). The wheels that went in while the
+    rest downloaded tell how long that takes: the time left adds it; an "installed" event is no
+    download of its own (the bar and its line stay on the bytes)."""
+    clock = Clock()
+    m = InstallProgress(clock=clock)
+    m.feed(ProgressEvent("torch", 1, 100 * MB))
+    m.feed(ProgressEvent("nvidia-cublas", 0, 20 * MB))
+    clock.t += 2
+    m.feed(ProgressEvent("torch", 100 * MB, 100 * MB))  # torch's last byte
+    m.feed(ProgressEvent("nvidia-cublas", 0, 20 * MB))
+    plain = m.eta()
+    assert plain == pytest.approx(20 / 50)  # 20 MB left at 50 MB/s, nothing learnt yet
+    clock.t += 0.6
+    m.feed(ProgressEvent("torch", 1, 2, unit="installed"))  # in, 0.6 s after its last byte
+    assert (m.mode, m.line) == ("download", PackageLine("bytes", "nvidia-cublas", 0, 20 * MB))
+    assert m.byte_totals() == (100 * MB, 120 * MB)
+    assert m.tail() == pytest.approx(2 * 0.6)
+    clock.t += 5  # measured long enough to say it as it is
+    m.feed(ProgressEvent("nvidia-cublas", 10 * MB, 20 * MB))
+    rate = 110 * MB / 7.6  # since the first byte
+    assert m.eta() == pytest.approx(10 * MB / rate + 1.2)
+    # an "installed" event for a package that never downloaded (it was in the folder) teaches nothing
+    m.feed(ProgressEvent("numpy", 2, 3, unit="installed"))
+    assert m.tail() == pytest.approx(1.2)
+    m.reset()
+    assert m.tail() == 0.0

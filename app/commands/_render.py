@@ -152,6 +152,8 @@ class Renderer:
             self._write("    " + line)
 
     def _progress(self, e: ProgressEvent) -> None:
+        if e.unit == "installed":
+            return  # a wheel went in while others download: the bar stays on the bytes
         if e.unit == "packages":
             self._packages = (e.done_bytes, e.total_bytes)
         elif e.package:

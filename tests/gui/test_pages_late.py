@@ -468,6 +468,8 @@ def test_event_batcher_keeps_order_and_loses_nothing():
     sink(PhaseEvent("install", "end"))  # a non-log event sends what is gathered first
     sink(ProgressEvent("torch", 1, 10))
     sink(ProgressEvent("torch", 9, 10))  # only the newest per package is kept
+    sink(ProgressEvent("torch", 10, 10))
+    sink(ProgressEvent("torch", 1, 13, unit="installed"))  # another measure of the same package: kept too
     sink.close()
     lines = [e.text for b in out if isinstance(b, LogBatch) for e in b.events if isinstance(e, LogEvent)]
     assert len(lines) == 10000
@@ -479,7 +481,8 @@ def test_event_batcher_keeps_order_and_loses_nothing():
     assert sum(len(b.events) for b in out[:phase_at]) == 10000
     assert len(out) < 100  # batched: far fewer signals than lines
     last = out[-1]
-    assert isinstance(last, LogBatch) and [e.done_bytes for e in last.events] == [9]
+    assert isinstance(last, LogBatch) and [(e.done_bytes, e.unit) for e in last.events] == [(10, "bytes"),
+                                                                                            (1, "installed")]
 
 
 def test_event_batcher_sends_a_lone_line_by_timer():

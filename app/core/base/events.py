@@ -63,7 +63,9 @@ class ProgressEvent:
     total_bytes: int
     kind: str = "progress"
     #: "bytes" (a download) or "packages" (done/total packages, where the installer does not
-    #: report bytes: then ``done_bytes``/``total_bytes`` count packages).
+    #: report bytes: then ``done_bytes``/``total_bytes`` count packages), "unpacked" (bytes on
+    #: disk), "installed" (``package``'s downloaded wheel went into the environment while others
+    #: still download; ``done_bytes``/``total_bytes`` count those wheels).
     unit: str = "bytes"
 
     @property

@@ -16,7 +16,9 @@ to one :class:`InstallProgress` and draws what it says:
 * :meth:`eta`: seconds left from the rate so far, or None when there is nothing to go on. It
   counts down: a new estimate never raises it unless the old one has clearly run out, or the
   download has grown since (the size of another file became known); a download measured for
-  :data:`SETTLED_S` says its time left as it is (the bytes left over its average rate).
+  :data:`SETTLED_S` says its time left as it is (the bytes left over its average rate). A download's
+  time left includes what follows its last byte (:meth:`tail`), learnt from the wheels that went
+  into the environment while the others still downloaded (``unit="installed"`` events).
 """
 from __future__ import annotations
 
@@ -35,6 +37,9 @@ MIN_RATE_WINDOW_S = 1.0
 #: then on its time left is the bytes left over that rate, up or down (a slow second moves the
 #: average by little); before, it counts down as the other measures do.
 SETTLED_S = 10.0
+#: After a download's last byte: its last wheel goes in, then the install step checks them all; each
+#: is a uv run like the ones that put the earlier wheels in while the rest downloaded.
+TAIL_RUNS = 2
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,8 @@ class InstallProgress:
         self._unpack: tuple[int, int] | None = None
         self._first_unpack_at: float | None = None
         self._first_unpack_done = 0  # bytes already there at the first sample (unpacked before it)
+        self._arrived: dict[str, float] = {}  # package -> when its last byte came
+        self._lags: list[float] = []  # seconds from a wheel's last byte to it being in the environment
         # (mode, seconds left, when, total, settled) last said
         self._eta: tuple[Mode, float, float, int, bool] | None = None
         self.mode: Mode = "busy"
@@ -75,6 +82,8 @@ class InstallProgress:
         self._unpack = None
         self._first_unpack_at = None
         self._first_unpack_done = 0
+        self._arrived.clear()
+        self._lags.clear()
         self._eta = None
         self.mode = "busy"
         self.fraction = 0.0
@@ -82,6 +91,12 @@ class InstallProgress:
 
     def feed(self, ev: ProgressEvent) -> None:
         now = self.clock()
+        if ev.unit == "installed":
+            # a wheel went into the environment while others download: how long after its last byte
+            came = self._arrived.get(ev.package)
+            if came is not None:
+                self._lags.append(max(0.0, now - came))
+            return
         if ev.unit == "unpacked":
             # Bytes unpacked on disk (no installer prints them), of the expected installed size.
             if self._first_unpack_at is None and ev.done_bytes > 0:
@@ -97,6 +112,8 @@ class InstallProgress:
         else:
             if self._first_bytes_at is None and ev.done_bytes > 0:
                 self._first_bytes_at = now
+            if 0 < ev.total_bytes <= ev.done_bytes:
+                self._arrived.setdefault(ev.package, now)
             self._bytes[ev.package] = (ev.done_bytes, ev.total_bytes)
             self.line = PackageLine("bytes", ev.package, ev.done_bytes, ev.total_bytes)
         self._update()
@@ -147,6 +164,8 @@ class InstallProgress:
             return None
         now = self.clock()
         fresh = max(0.0, (dt[1] - dt[0]) / rate)
+        if self.mode == "download":
+            fresh += self.tail()
         settled = self.mode == "download" and now - start >= SETTLED_S
         last = self._eta
         grown = self.mode == "download" and dt[1] > last[3] if last is not None else False
@@ -156,6 +175,15 @@ class InstallProgress:
                 fresh = counted  # keep counting down rather than jump up on a slow patch
         self._eta = (self.mode, fresh, now, dt[1], settled)
         return fresh
+
+    def tail(self) -> float:
+        """What follows a download's last byte: its last wheel going into the environment and the
+        install step's check of them all. Each goes as the wheels before went in (the latest lags from
+        a wheel's last byte to it being in; 0 when none was installed while downloading)."""
+        if not self._lags:
+            return 0.0
+        recent = sorted(self._lags[-3:])
+        return TAIL_RUNS * recent[len(recent) // 2]
 
     def _update(self) -> None:
         pk = self._packages

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from app.core.base.enums import Phase, PhaseState
 from app.core.base.errors import UserError
-from app.core.base.events import Event, PhaseEvent
+from app.core.base.events import Event, PhaseEvent, ProgressEvent
 from app.core.base.text import Text, msg, render
 from app.core.env import backends as envs
 from app.core.env.backends import env_python
@@ -76,9 +76,13 @@ class InstallAsTheyCome:
     its remedies) whatever is not in yet. Only for a new environment: a failed install removes it."""
 
     def __init__(self, p: InstallPlan, folder: Path, lines: dict[str, str], child_env: dict[str, str],
-                 log_path: Path, cancel: runner.CancelToken, commands: list[CommandRun]) -> None:
+                 log_path: Path, cancel: runner.CancelToken, commands: list[CommandRun],
+                 emit: Callable[[Event], None] = lambda _e: None, names: dict[str, str] | None = None) -> None:
         self.p, self.folder, self.lines = p, folder, lines
         self.child_env, self.log_path, self.cancel, self.commands = child_env, log_path, cancel, commands
+        # each wheel in tells its package (the downloads' name for it): the Install page's time left
+        # learns from these how long a wheel takes to go in after its last byte
+        self.emit, self.names, self.installed = emit, names or {}, 0
         self._queue: list[str] = []
         self._cond = threading.Condition()
         self._closed = False
@@ -126,6 +130,10 @@ class InstallAsTheyCome:
                          timeout=self.p.request.timeout_s)
         self.commands.append(CommandRun("install-early", masked(argv), res.returncode if not res.cancelled else None,
                                         round(time.monotonic() - began, 3)))
+        if res.ok:
+            for f in batch:
+                self.installed += 1
+                self.emit(ProgressEvent(self.names.get(f, f), self.installed, len(self.lines), unit="installed"))
         return res.ok
 
 
@@ -152,7 +160,8 @@ def fetch_wheelhouse(p: InstallPlan, route: Route, early: EarlyFetch, emit: Call
         folder = new_wheelhouse()
         folder.mkdir(parents=True, exist_ok=True)
         as_they_come = InstallAsTheyCome(p, folder, requirement_lines(locked, route, None), child_env, log_path,
-                                         cancel, commands if commands is not None else []) \
+                                         cancel, commands if commands is not None else [], emit,
+                                         {x.filename: x.name for x in locked or ()}) \
             if locked is not None and p.new_env and p.installer == "uv" else None
         try:
             house = fill(folder, route, early.net, emit, cancel, locked=locked,

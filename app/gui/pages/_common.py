@@ -412,7 +412,7 @@ class EventBatcher:
         self._max = max_events
         self._lock = threading.RLock()
         self._buf: list[Any] = []
-        self._progress: dict[str, Any] = {}
+        self._progress: dict[tuple[str, str], Any] = {}
         self._timer: threading.Timer | None = None
 
     def __call__(self, ev: Any) -> None:
@@ -422,7 +422,7 @@ class EventBatcher:
             if isinstance(ev, LogEvent):
                 self._buf.append(ev)
             elif isinstance(ev, ProgressEvent):
-                self._progress[ev.package] = ev  # only the newest per package matters
+                self._progress[(ev.package, ev.unit)] = ev  # only the newest per package and measure matters
             else:
                 self._flush_locked()
                 self._emit(ev)
