@@ -4,29 +4,18 @@
 through the secret masker (:mod:`app.core.base.secrets`)."""
 from __future__ import annotations
 
-import dataclasses
-import enum
 import json
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
+from app.core.base.schema import dump
 from app.core.base.secrets import mask, mask_data
 
 
 def to_jsonable(obj: Any) -> Any:
-    if hasattr(obj, "to_dict") and not isinstance(obj, type):
-        return obj.to_dict()
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, enum.Enum):
-        return obj.value
-    if isinstance(obj, PurePath):
-        return str(obj)
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set, frozenset)):
-        return [to_jsonable(v) for v in obj]
-    return obj
+    """``obj`` as plain JSON data: the one writer, :func:`app.core.base.schema.dump` (a record as it
+    writes itself, a dataclass as its fields, tuples as lists, paths as text, enums as their value)."""
+    return dump(obj)
 
 
 def dumps(obj: Any, *, indent: int | None = 2) -> str:
