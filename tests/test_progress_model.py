@@ -147,3 +147,21 @@ def test_the_time_left_of_a_download_counts_what_follows_its_last_byte():
     assert m.tail() == pytest.approx(1.2)
     m.reset()
     assert m.tail() == 0.0
+
+
+def test_a_quick_starts_estimate_is_not_counted_down_once_it_is_clearly_wrong():
+    """Issue 29: under load the download's first second came in a burst (3.5 times the line's rate); its
+    estimate was counted down for the next 10 s, so at 21 % of the bytes the page said 9 s where 45 s
+    were left. A slow patch still does not raise the countdown; a rate that says half as much again does."""
+    clock = Clock()
+    m = InstallProgress(clock=clock)
+    m.feed(ProgressEvent("torch", 1, 200 * MB))
+    clock.t += 1.0
+    m.feed(ProgressEvent("torch", 20 * MB, 200 * MB))  # a burst: 20 MB/s
+    assert m.eta() == pytest.approx(180 / 20, rel=1e-3)
+    clock.t += 1.0
+    m.feed(ProgressEvent("torch", 36 * MB, 200 * MB))  # 18 MB/s so far: a slow patch, the countdown holds
+    assert m.eta() == pytest.approx(9.0 - 1.0, rel=1e-3)
+    clock.t += 4.0
+    m.feed(ProgressEvent("torch", 60 * MB, 200 * MB))  # 10 MB/s so far: 14 s left, not the countdown's 4
+    assert m.eta() == pytest.approx(140 / 10, rel=1e-3)

@@ -40,6 +40,10 @@ SETTLED_S = 10.0
 #: After a download's last byte: its last wheel goes in, then the install step checks them all; each
 #: is a uv run like the ones that put the earlier wheels in while the rest downloaded.
 TAIL_RUNS = 2
+#: Before it is settled, a download's countdown is kept through slow patches, but not once the bytes
+#: left over the rate so far say this many times more: the estimate it counts down from was made in
+#: a quick start (the first connections' burst) and is wrong, so the time left is said anew.
+WRONG_BY = 1.5
 
 
 @dataclass(frozen=True)
@@ -171,7 +175,8 @@ class InstallProgress:
         grown = self.mode == "download" and dt[1] > last[3] if last is not None else False
         if last is not None and last[0] == self.mode and not grown and not settled:
             counted = last[1] - (now - last[2])
-            if counted > 0 and fresh > counted:
+            wrong = self.mode == "download" and fresh > WRONG_BY * counted  # a quick start's estimate
+            if counted > 0 and fresh > counted and not wrong:
                 fresh = counted  # keep counting down rather than jump up on a slow patch
         self._eta = (self.mode, fresh, now, dt[1], settled)
         return fresh
