@@ -61,10 +61,16 @@ def _shot(qtbot, widget, stem: str, langs: tuple[str, ...] = ("en", "zh_CN")) ->
     qtbot.wait(250)
 
 
-def _to_environment(qtbot, wiz):
+def _to_recommendation(qtbot, wiz):
+    """Through System to the Recommendation page, once it has its recommendation."""
     for pid in (PageId.SYSTEM, PageId.RECOMMENDATION):
         _next(qtbot, wiz, pid)
         qtbot.waitUntil(wiz.currentPage().isComplete, timeout=60000)
+    return wiz.currentPage()
+
+
+def _to_environment(qtbot, wiz):
+    _to_recommendation(qtbot, wiz)
     _next(qtbot, wiz, PageId.ENVIRONMENT)
     return wiz.currentPage()
 
@@ -509,6 +515,30 @@ def test_a_failed_upgrade_says_what_happened_in_words_not_as_an_action(qtbot, tm
 
 
 # ------------------------------------------------------------------ "Choose another Python…" after a failure
+def _ready_from_folder(qtbot, page, tmp_path, folder) -> None:
+    """The Environment page set to install from ``folder`` into a fresh location, its checks passed."""
+    page.location.clear()
+    qtbot.keyClicks(page.location, str(tmp_path / "envs"))
+    qtbot.keyClicks(page.find_links, str(folder))
+    _checks_ended(qtbot, page)
+    assert page.isComplete(), page.checks
+
+
+def _fail_install_and_choose_another_python(qtbot, wiz, folder):
+    """The folder's wheels moved away after the checks passed: Install fails for real (uv finds no torch);
+    returns the Install page, its failure's "Choose another Python…" button not clicked yet."""
+    for wheel in folder.glob("*.whl"):
+        wheel.unlink()
+    _click(qtbot, wiz, Button.NextButton)  # "Install"
+    install = wiz.currentPage()
+    assert wiz.currentId() == int(PageId.INSTALL)
+    qtbot.waitUntil(lambda: install.status() in ("succeeded", "failed", "cancelled"), timeout=300000)
+    assert install.status() == "failed"
+    choose = next((b for b in install.error_panel.action_buttons if b.text() == "Choose another Python…"), None)
+    assert choose is not None, [b.text() for b in install.error_panel.action_buttons]
+    return install, choose
+
+
 def test_choose_another_python_after_a_failure_lands_on_the_open_list_in_view(qtbot, tmp_path, no_internet,  # noqa: F811
                                                                             torch_wheelhouse):
     """Confusing: "Choose another Python…" on a failed install went back to the Environment page with the
@@ -523,30 +553,18 @@ def test_choose_another_python_after_a_failure_lands_on_the_open_list_in_view(qt
     shutil.copytree(torch_wheelhouse.folder, folder, copy_function=os.link)  # (links: no copy of torch)
     wiz = _wizard(qtbot)
     page = _to_environment(qtbot, wiz)
-    page.location.clear()
-    qtbot.keyClicks(page.location, str(tmp_path / "envs"))
-    qtbot.keyClicks(page.find_links, str(folder))
-    _checks_ended(qtbot, page)
-    assert page.isComplete(), page.checks
+    _ready_from_folder(qtbot, page, tmp_path, folder)
     bar = page.scroll_area.verticalScrollBar()
     bar.setValue(bar.maximum())  # down to the command and the Install button, as the user read it
     assert bar.value() > 0
     at = page.python.mapTo(page.scroll_area.viewport(), page.python.rect().topLeft())
     assert at.y() < 0, "the Python list is in view already: the walk shows nothing"
-    for wheel in folder.glob("*.whl"):
-        wheel.unlink()  # moved away meanwhile
-    _click(qtbot, wiz, Button.NextButton)  # "Install"
-    install = wiz.currentPage()
-    assert wiz.currentId() == int(PageId.INSTALL)
-    qtbot.waitUntil(lambda: install.status() in ("succeeded", "failed", "cancelled"), timeout=300000)
-    assert install.status() == "failed"
+    install, choose = _fail_install_and_choose_another_python(qtbot, wiz, folder)
     panel = install.error_panel  # "Open log" where nothing opens it: the log's path, to copy (it did nothing)
     qtbot.mouseClick(panel.open_log, Qt.MouseButton.LeftButton)
     assert panel.path_note.isVisible() and str(panel.log_path) in panel.path_note.label.text()
     qtbot.mouseClick(panel.path_note.copy, Qt.MouseButton.LeftButton)
     assert QApplication.clipboard().text() == str(panel.log_path)
-    choose = next((b for b in install.error_panel.action_buttons if b.text() == "Choose another Python…"), None)
-    assert choose is not None, [b.text() for b in install.error_panel.action_buttons]
     qtbot.mouseClick(choose, Qt.MouseButton.LeftButton)
     assert wiz.currentId() == int(PageId.ENVIRONMENT)
     _checks_ended(qtbot, page)
@@ -577,11 +595,7 @@ def test_choose_another_python_sets_aside_the_python_chosen_under_change(qtbot, 
     folder = tmp_path / "wheels"
     shutil.copytree(torch_wheelhouse.folder, folder, copy_function=os.link)
     wiz = _wizard(qtbot)
-    _next(qtbot, wiz, PageId.SYSTEM)
-    qtbot.waitUntil(wiz.currentPage().isComplete, timeout=60000)
-    _next(qtbot, wiz, PageId.RECOMMENDATION)
-    rec_page = wiz.currentPage()
-    qtbot.waitUntil(rec_page.isComplete, timeout=60000)
+    rec_page = _to_recommendation(qtbot, wiz)
     report = wiz.state.session.system
     others = sorted({".".join((i.version or "").split(".")[:2]) for i in report.interpreters
                      if i.can_venv and i.version} - {here})
@@ -591,24 +605,13 @@ def test_choose_another_python_sets_aside_the_python_chosen_under_change(qtbot, 
     qtbot.waitUntil(rec_page.isComplete, timeout=60000)
     assert wiz.state.session.choices.python == here
     page = _to_environment_from_rec(qtbot, wiz)
-    page.location.clear()
-    qtbot.keyClicks(page.location, str(tmp_path / "envs"))
-    qtbot.keyClicks(page.find_links, str(folder))
-    _checks_ended(qtbot, page)
-    assert page.isComplete(), page.checks
+    _ready_from_folder(qtbot, page, tmp_path, folder)
     model = page.python.model()
     greyed = {page.python.itemText(i) for i in range(page.python.count()) if not model.item(i).isEnabled()}
     if not any(f"Python {v}." in t for t in greyed for v in others):
         pytest.skip(f"no interpreter here besides Python {here} for the choice to grey ({others})")
     assert f"you chose Python {here}" in page.python_note.text()  # the state the issue describes
-    for wheel in folder.glob("*.whl"):
-        wheel.unlink()  # the install fails for real: its wheels are gone
-    _click(qtbot, wiz, Button.NextButton)  # "Install"
-    install = wiz.currentPage()
-    qtbot.waitUntil(lambda: install.status() in ("succeeded", "failed", "cancelled"), timeout=300000)
-    assert install.status() == "failed"
-    choose = next((b for b in install.error_panel.action_buttons if b.text() == "Choose another Python…"), None)
-    assert choose is not None, [b.text() for b in install.error_panel.action_buttons]
+    _install, choose = _fail_install_and_choose_another_python(qtbot, wiz, folder)
     qtbot.mouseClick(choose, Qt.MouseButton.LeftButton)
     assert wiz.currentId() == int(PageId.ENVIRONMENT)
     _checks_ended(qtbot, page)
@@ -641,11 +644,7 @@ def test_a_python_the_user_chose_is_called_their_choice_not_a_limit_of_pytorch(q
 
     here = f"{sys.version_info[0]}.{sys.version_info[1]}"
     wiz = _wizard(qtbot)
-    _next(qtbot, wiz, PageId.SYSTEM)
-    qtbot.waitUntil(wiz.currentPage().isComplete, timeout=60000)
-    _next(qtbot, wiz, PageId.RECOMMENDATION)
-    page = wiz.currentPage()
-    qtbot.waitUntil(page.isComplete, timeout=60000)
+    page = _to_recommendation(qtbot, wiz)
     dlg = page.change_dialog()  # (which Pythons it offers depends on this machine's interpreters)
     offered = [e.value for e in dlg.opts.pythons if e.value and e.valid and e.value != here]
     dlg.deleteLater()
