@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["Backend", "Phase", "PhaseState"]
+__all__ = ["ACCELERATORS", "Backend", "Phase", "PhaseState"]
 
 
 class _Word(str, Enum):
@@ -35,6 +35,10 @@ class Backend(_Word):
             return cls(str(value).strip().lower())
         except ValueError:
             return None
+
+
+#: The backends that are an accelerator (a build for one of them must find it usable).
+ACCELERATORS: tuple[str, ...] = ("cuda", "rocm", "mps", "xpu")
 
 
 class Phase(_Word):

@@ -29,6 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.base.enums import ACCELERATORS
 from app.core.base.errors import BadInput
 from app.core.base.locks import EnvLock, acquire
 from app.core.base.paths import data_dir, identity
@@ -411,7 +412,7 @@ def installed_for(path: str | os.PathLike[str]) -> str | None:
         rec = find(path)
     except OSError:
         return None
-    if rec is None or rec.backend not in ("cuda", "rocm", "mps", "xpu"):
+    if rec is None or rec.backend not in ACCELERATORS:
         return None
     return rec.backend
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from app.core.base.actions import Action
+from app.core.base.enums import ACCELERATORS
 from app.core.base.errors import BadInput
 from app.core.base.schema import Record
 from app.core.base.serial import to_jsonable
@@ -34,8 +35,6 @@ __all__ = ["ACCELERATORS", "Check", "CommandRun", "InstallPlan", "InstallRequest
            "code_of", "masked"]
 
 Severity = Literal["error", "warning"]
-#: The backends whose verification expects a usable accelerator.
-ACCELERATORS = ("cuda", "rocm", "mps", "xpu")
 
 
 def code_of(text: Text, default: str) -> str:

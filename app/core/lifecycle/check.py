@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.core.base.enums import Phase, PhaseState
+from app.core.base.enums import ACCELERATORS, Phase, PhaseState
 from app.core.base.errors import BadInput
 from app.core.base.events import Event, PhaseEvent, ignore
 from app.core.base.text import render
@@ -29,8 +29,6 @@ if TYPE_CHECKING:  # start-up: only the type
     from app.core.detection.system import SystemReport
 
 __all__ = ["CheckResult", "check_env"]
-
-ACCELERATORS = ("cuda", "rocm", "mps", "xpu")
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.core.base.enums import Phase, PhaseState
+from app.core.base.enums import ACCELERATORS, Phase, PhaseState
 from app.core.base.errors import BadInput, Cancelled, UserError
 from app.core.base.events import Event, PhaseEvent, StepEvent, ignore
 from app.core.base.locks import env_lock
@@ -53,8 +53,6 @@ if TYPE_CHECKING:  # start-up: only the types
     from app.core.recommend import Recommendation
 
 __all__ = ["RepairPlan", "RepairResult", "plan_repair", "repair"]
-
-ACCELERATORS = ("cuda", "rocm", "mps", "xpu")
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from app.core import remedies
 from app.core.base.disk import free_mb
-from app.core.base.enums import Phase, PhaseState
+from app.core.base.enums import ACCELERATORS, Phase, PhaseState
 from app.core.base.errors import BadInput, Cancelled, ForFace, UserError
 from app.core.base.events import Event, LogEvent, PhaseEvent, StepEvent, ignore
 from app.core.base.locks import env_lock
@@ -80,7 +80,6 @@ if TYPE_CHECKING:  # start-up: only the types
 __all__ = ["UpgradePlan", "UpgradeResult", "base_python", "confirm", "plan_upgrade", "recover", "swap_in", "undo",
            "upgrade"]
 
-ACCELERATORS = ("cuda", "rocm", "mps", "xpu")
 #: Never carried over as "the user's packages": installers and build tools come with the env.
 _TOOLING = frozenset({"pip", "setuptools", "wheel", "uv"})
 
