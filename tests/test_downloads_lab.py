@@ -9,6 +9,8 @@ through the assistant's real install path from a server that refuses ranges.
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -16,6 +18,7 @@ import pytest
 
 from app.core.base.text import render
 from app.core.proc.runner import CancelToken
+from app.core.sources import pieces
 from app.core.sources.download import Downloader, Wanted
 from app.core.sources.pieces import HostSlots, Stalls, host_of
 from app.core.sources.settings import Source
@@ -102,6 +105,68 @@ def test_the_parallel_fetch_never_opens_more_connections_than_the_limit(tmp_path
     assert server.peak_requests <= 3  # the server's own count of requests answered at once
     assert slots.peak(host_of(server.origin)) == 3  # and the limit was used: the fetch was parallel
     assert len(_gets(server, cuda_set.torch.name)) > 1  # the large file in pieces
+
+
+class _Granted(HostSlots):
+    """The slots, and the size of the file each piece's slot went to, in order."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.granted: list[int | None] = []
+
+    def try_acquire(self, host: str, *, size: int | None = None, who: int | None = None) -> bool:
+        ok = super().try_acquire(host, size=size, who=who)
+        if ok:
+            self.granted.append(size)
+        return ok
+
+
+def test_a_slot_goes_to_the_larger_file_of_another_download_first():
+    slots, host = HostSlots(limit=2), "http://127.0.0.1:80"
+    slots.bid(1, {host: 500})  # download 1 would fetch a 500-byte file there
+    assert not slots.try_acquire(host, size=20, who=2)  # download 2's smaller file waits
+    assert slots.try_acquire(host, size=500, who=1)
+    assert slots.try_acquire(host, size=20, who=1)  # a download's own smaller file: its own order decides
+    slots.release(host)
+    assert slots.try_acquire(host, size=600, who=2)  # a larger file than the bid goes first
+    slots.release(host)
+    assert slots.try_acquire("http://other:80", size=20, who=2)  # another server: no bid there
+    woken: list[int] = []
+    slots.listen(lambda: woken.append(1))
+    slots.bid(1, {})  # download 1 has nothing more to ask for
+    slots.release(host)
+    assert woken == [1] and slots.try_acquire(host, size=20, who=2)
+
+
+def test_the_largest_file_takes_the_slots_first_over_every_download_of_the_process(
+        tmp_path, index_server, cuda_set, monkeypatch):
+    """The install's early download fetches torch; a second download then asks for every file (as
+    the install's wheelhouse does). The rest waits for torch's last piece (its files' sizes asked
+    first), and torch, complete, is handed over at once, not after every other file: so the file
+    that arrives last is a small one, which goes into the environment at once, not torch (issue
+    29: a clean link)."""
+    monkeypatch.setattr(pieces, "MAX_PIECE", 1 << 20)  # the 1 % set's torch: more pieces than slots
+    monkeypatch.setattr(pieces, "MIN_PIECE", 256 << 10)
+    torch = cuda_set.torch
+    rest = [f for f in cuda_set.files if f != torch]
+    server = index_server(cuda_set.files, link=Link(total_bps=8 << 20))
+    slots = _Granted(limit=2)
+    early = threading.Thread(target=lambda: _downloader(tmp_path, slots=slots).fetch(_wanted(torch, server)))
+    early.start()
+    deadline = time.monotonic() + 30
+    while not slots.granted and time.monotonic() < deadline:  # torch's first piece is on its way
+        time.sleep(0.005)
+    told: list[str] = []
+    got = _downloader(tmp_path, slots=slots, on_file=lambda path, s: told.append(s.filename)).fetch_all(
+        [_wanted(f, server) for f in (torch, *rest)])
+    early.join(60)
+    assert [file_sha256(p) for p, _ in got] == [file_sha256(f) for f in (torch, *rest)]
+    assert told.index(torch.name) < len(rest) // 2, told  # handed over as soon as the early download had it
+    size = torch.stat().st_size
+    mine = [i for i, s in enumerate(slots.granted) if s == size]
+    others = [i for i, s in enumerate(slots.granted) if s != size]
+    assert len(mine) > 2 and others  # torch in more pieces than slots, beside the others' pieces
+    assert max(mine) < min(others), slots.granted  # every piece of torch had its slot before any other file
 
 
 def test_a_stalling_mirror_is_left_within_the_stall_time_for_the_next_one(tmp_path, index_server, cuda_set):

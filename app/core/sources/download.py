@@ -239,10 +239,15 @@ class Downloader:
         hosts = {host_of(u) for j in jobs for _, u in j.queue}
         pool = [threading.Thread(target=self._work, args=(order,), daemon=True)
                 for _ in range(max(1, min(24, self.slots.limit * max(1, len(hosts)), 4 * len(jobs) + 2)))]
-        for t in pool:
-            t.start()
-        for t in pool:
-            t.join()
+        self.slots.listen(self._wake)  # a slot another download frees: asked for at once
+        try:
+            for t in pool:
+                t.start()
+            for t in pool:
+                t.join()
+        finally:
+            self.slots.unlisten(self._wake)
+            self.slots.bid(id(self), {})
         out: list[tuple[Path, Served] | BaseException] = []
         for j in jobs:
             if j.result is None and j.error is None:
@@ -334,11 +339,38 @@ class Downloader:
         else:
             self._piece(task)
 
+    def _wake(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+    def _bid(self, jobs: Sequence[_Job]) -> None:
+        """Tell the slots the largest file this download would ask a piece of now, per server (under
+        the lock): the other downloads of the process leave the slots to a larger file."""
+        sizes: dict[str, int] = {}
+        if not self.cancel.cancelled:
+            for job in jobs:
+                if job.state != "run" or not job.todo or not job.queue \
+                        or (job.active and (job.size is None or not job.ranges)):
+                    continue
+                host = host_of(job.queue[0][1])
+                if not self.stalls.stalled(host):
+                    sizes[host] = max(sizes.get(host, 0), job.size or 0)
+        self.slots.bid(id(self), sizes)
+
     def _next(self, jobs: Sequence[_Job]) -> _Task | None:
         """The next thing to do (under the lock): a file to start, sources to find, a file to check,
-        or a piece for a server with a free connection slot."""
+        or a piece for a server with a free connection slot (the largest file first, over every
+        download of the process)."""
+        task = self._pick(jobs)
+        self._bid(jobs)  # as things are after this pick (a file's last piece given out: no more bid)
+        return task
+
+    def _pick(self, jobs: Sequence[_Job]) -> _Task | None:
         if self.cancel.cancelled:
             return None
+        # first what lets a file begin, go on or be done (a file another download of the process
+        # has just finished, a complete file to check and hand over): a free slot would otherwise
+        # always go to a piece of a file before it in the order, and these would wait for the end
         for job in jobs:
             if job.state == "new" and _claim(job.final):
                 job.state = "prepare"
@@ -349,6 +381,7 @@ class Downloader:
             if job.state == "run" and job.complete and job.active == 0:
                 job.state = "finish"
                 return _Task("finish", job)
+        for job in jobs:
             if job.state != "run" or not job.todo or not job.queue:
                 continue
             if self.stalls.stalled(host_of(job.queue[0][1])) and self._avoid_stalled(job):
@@ -357,7 +390,7 @@ class Downloader:
                 continue  # one request at a time until the server is known to honour ranges
             src, url = job.queue[0]
             host = host_of(url)
-            if not self.slots.try_acquire(host):
+            if not self.slots.try_acquire(host, size=job.size or 0, who=id(self)):
                 continue
             if job.ranges is False:  # the whole rest over one connection
                 start, end = int(job.todo[0][0] or 0), None

@@ -8,7 +8,10 @@
   process (the wizard's early fetch and an install share them). Browsers settled on six
   connections per host for HTTP/1.1 (RFC 9112 section 9.4 leaves the number to clients and asks
   them to limit it); we take the same, so a capped connection is no longer the limit, and no
-  server sees more from us than from one browser.
+  server sees more from us than from one browser. The slots go to the largest file first, over
+  every download of the process (each says, by :meth:`HostSlots.bid`, the largest file it would
+  fetch from each server now): the files that arrive last are small, so what is left to install
+  after the last byte is small too, whichever download fetches the large one.
 * :class:`Spans`: which byte ranges of a file are in (merged, sorted), and how far from byte 0
   they run without a gap (what can be hashed, and what a later run can go on from).
 * :func:`carve`: the next piece to ask for from a list of byte ranges still wanted: large
@@ -45,7 +48,10 @@ def host_of(url: str) -> str:
 class HostSlots:
     """Connection slots per server, shared by every download of the process. A caller that waits
     (:meth:`acquire`) is served before any :meth:`try_acquire`: a file's size asked first is not
-    starved by the pieces of a large file that keep every slot busy."""
+    starved by the pieces of a large file that keep every slot busy. Among the pieces, the largest
+    file comes first: :meth:`try_acquire` for a file refuses while another download of the process
+    bids for a larger one on that server (:meth:`bid`); :meth:`listen` wakes the downloads when a
+    slot is freed."""
 
     def __init__(self, limit: int = MAX_PER_HOST) -> None:
         self.limit = limit
@@ -53,16 +59,40 @@ class HostSlots:
         self._open: dict[str, int] = {}
         self._peak: dict[str, int] = {}
         self._waiting: dict[str, int] = {}
+        self._bids: dict[tuple[str, int], int] = {}  # (host, download) -> the size of its largest file there
+        self._listeners: list[Callable[[], None]] = []
+
+    def bid(self, who: int, sizes: dict[str, int]) -> None:
+        """What the download ``who`` would take a slot for now: for each host, the size of the largest
+        file it still has pieces to ask for there (an empty dict: nothing, it withdraws)."""
+        with self._cond:
+            for key in [k for k in self._bids if k[1] == who]:
+                del self._bids[key]
+            for host, size in sizes.items():
+                self._bids[(host, who)] = size
+
+    def listen(self, wake: Callable[[], None]) -> None:
+        """``wake`` is called (outside the lock) each time a slot is freed."""
+        with self._cond:
+            self._listeners.append(wake)
+
+    def unlisten(self, wake: Callable[[], None]) -> None:
+        with self._cond:
+            if wake in self._listeners:
+                self._listeners.remove(wake)
 
     def _take(self, host: str) -> None:
         n = self._open.get(host, 0) + 1
         self._open[host] = n
         self._peak[host] = max(self._peak.get(host, 0), n)
 
-    def try_acquire(self, host: str) -> bool:
-        """Take a slot of ``host`` if one is free and nobody waits for one."""
+    def try_acquire(self, host: str, *, size: int | None = None, who: int | None = None) -> bool:
+        """Take a slot of ``host`` if one is free and nobody waits for one; for a file of ``size``
+        bytes fetched by the download ``who``, only while no other download bids for a larger file there."""
         with self._cond:
             if self._open.get(host, 0) >= self.limit or self._waiting.get(host, 0):
+                return False
+            if size is not None and any(h == host and w != who and s > size for (h, w), s in self._bids.items()):
                 return False
             self._take(host)
             return True
@@ -85,6 +115,9 @@ class HostSlots:
         with self._cond:
             self._open[host] = max(0, self._open.get(host, 0) - 1)
             self._cond.notify_all()
+            wake = list(self._listeners)
+        for w in wake:  # outside the lock: a download's wake takes its own lock
+            w()
 
     def open(self, host: str) -> int:
         with self._cond:
