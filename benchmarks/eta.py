@@ -32,7 +32,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.links import CUDA_BOX, SEED_WHEELS  # noqa: E402
+from benchmarks.links import SEED_WHEELS  # noqa: E402
+from benchmarks.links_ours import CUDA_BOX  # noqa: E402
 from tests.netlab import PROFILES, WheelSet, cuda_like_set  # noqa: E402
 from tests.netlab.clients import clean_env  # noqa: E402
 from tests.netlab.unreachable import Unreachable  # noqa: E402

@@ -10,7 +10,8 @@ with empty caches:
 * **raw uv**: ``uv venv`` + ``uv pip install --index-url <mirror>/whl/cu132/ torch==2.13.0+cu132``;
 * **pip**: ``python -m venv --without-pip`` + pip (the newest in the local package folder, run
   with ``--python`` on the new env, ``--isolated --no-cache-dir``) with the same index;
-* **ours**: the assistant's install path (a child process, as the CLI would run it): the
+* **ours**: the assistant's install path (``benchmarks/links_ours.py``, a child process that
+  imports the product and not the lab, as the CLI would run it): the
   recommendation for a CUDA machine pinned to torch 2.13.0, the PyTorch server unreachable and
   the lab's index as the mirror (as ``--mirrors URL``), the lab's ``/simple/`` as the package
   index (``--default-index-url``), then plan, pre-flight (verified routing) and install
@@ -46,6 +47,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -59,10 +61,6 @@ from tests.netlab.behaviours import Drop, Stall  # noqa: E402
 from tests.netlab.clients import clean_env, uv_bin  # noqa: E402
 from tests.netlab.unreachable import Unreachable  # noqa: E402
 
-CUDA_BOX = {"os": {"family": "linux", "glibc": "2.36"}, "arch": "x86_64",
-            "python": {"version": f"{sys.version_info[0]}.{sys.version_info[1]}.0"},
-            "gpus": [{"vendor": "nvidia", "name": "NVIDIA GeForce RTX 4090", "driver_version": "580.65",
-                      "compute_capability": "8.9", "memory_mb": 24564}]}
 SIDES = ("uv", "pip", "ours")
 SEED_WHEELS = Path("/opt/pypi/files")
 
@@ -181,30 +179,39 @@ def ours(work: Path, lab: Lab, limit: float, refused: str) -> tuple[int | None, 
     mirrors = [s.whl_url("cu132").replace("/cu132/", "/{variant}/") for s in lab.servers]
     env = clean_env(UV_CACHE_DIR=str(work / "uv-cache"), TORCH_SETUP_HOME=str(work / "home"),
                     TORCH_SETUP_TORCH_INDEX=refused)
-    code, out, err = _run([sys.executable, __file__, "_ours", str(work / "env"), lab.servers[-1].simple_url(),
+    code, out, err = _run([sys.executable, str(Path(__file__).with_name("links_ours.py")), str(work / "env"),
+                           lab.servers[-1].simple_url(),
                            *mirrors], env, limit)
     return code, (err + out)  # its JSON line last
 
 
-def _ours_child(argv: Sequence[str]) -> int:
-    """The assistant's install path in this process (what ``torch-setup install`` runs)."""
-    from app.core.detection.system import SystemReport
-    from app.core.install import InstallRequest, install, plan, preflight
-    from app.core.recommend import Choices, recommend
-    from app.core.sources import SourceSettings
+class LinkWatch:
+    """When the link was busy during a sample: the first moment a MB of files had gone out (the
+    index pages before it are small) and the last moment a byte went out (polled every 10 ms)."""
 
-    env, default_index, *mirrors = argv
-    rec = recommend(SystemReport.from_dict(CUDA_BOX), None, Choices(torch="2.13.0"))
-    request = InstallRequest(Path(env), recommendation=rec, python=sys.executable,
-                             sources=SourceSettings(mirrors=tuple(mirrors), default_index=default_index))
-    p = plan(request)
-    result = install(p, checks=preflight(p))
-    installed_at = time.time()  # "Installed": the environment is ready (its downloads are freed after)
-    served = [f"{s.filename.split('-')[0]} from {s.source_id}" + (f" (after {', '.join(s.earlier)})" if s.earlier
-                                                                   else "") for s in result.downloads if s.earlier]
-    print(json.dumps({"torch": result.torch_version, "switched": served, "installed_at": installed_at,
-                      "resumed": [s.resumed_at for s in result.downloads if s.resumed_at]}))
-    return 0 if result.torch_version == "2.13.0+cu132" else 1
+    def __init__(self, lab: Lab, began: float) -> None:
+        self.lab, self.began, self.before = lab, began, lab.bytes_out
+        self.busy_at: float | None = None
+        self.last_at: float | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def _poll(self) -> None:
+        seen = self.before
+        while not self._stop.wait(0.01):
+            now, out = time.perf_counter() - self.began, self.lab.bytes_out
+            if out != seen:
+                seen, self.last_at = out, now
+            if self.busy_at is None and out - self.before > 1 << 20:
+                self.busy_at = now
+
+    def close(self) -> str:
+        self._stop.set()
+        self._thread.join()
+        if self.busy_at is None or self.last_at is None:
+            return ""
+        return f"link busy {self.busy_at:.2f}-{self.last_at:.2f} s"
 
 
 def sample(side: str, lab: Lab, limit: float, refused: str, pip_wheel: Path | None) -> Sample:
@@ -212,6 +219,7 @@ def sample(side: str, lab: Lab, limit: float, refused: str, pip_wheel: Path | No
     reset_drops(lab)
     before = lab.bytes_out
     began, began_wall = time.perf_counter(), time.time()
+    watch = LinkWatch(lab, began)
     try:
         if side == "uv":
             code, text = raw_uv(work, lab, limit)
@@ -221,6 +229,7 @@ def sample(side: str, lab: Lab, limit: float, refused: str, pip_wheel: Path | No
             code, text = ours(work, lab, limit, refused)
         took = time.perf_counter() - began
     finally:
+        busy = watch.close()
         shutil.rmtree(work, ignore_errors=True)
     sent = lab.bytes_out - before
     if code is None:
@@ -239,7 +248,7 @@ def sample(side: str, lab: Lab, limit: float, refused: str, pip_wheel: Path | No
             note = ""
     elif "retry" in text.lower() or "retrying" in text.lower():
         note = _last_lines([ln for ln in text.splitlines() if "retr" in ln.lower()][-1] if text else "", 1)
-    return Sample(side, took, True, sent, note)
+    return Sample(side, took, True, sent, "; ".join(x for x in (note, busy) if x))
 
 
 # --------------------------------------------------------------------------- the report
@@ -312,8 +321,6 @@ def _pip_wheel() -> Path | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["_ours"]:
-        return _ours_child(argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0, help="sizes of the wheel set (1: 1.3 GB)")
     ap.add_argument("--rounds", type=int, default=2)

@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.eta import serve  # noqa: E402
-from benchmarks.links import CUDA_BOX  # noqa: E402
+from benchmarks.links_ours import CUDA_BOX  # noqa: E402
 from tests.netlab import cuda_like_set  # noqa: E402
 from tests.netlab.clients import clean_env  # noqa: E402
 from tests.netlab.unreachable import Unreachable  # noqa: E402
