@@ -114,9 +114,15 @@ def _claim(path: Path) -> bool:
         return True
 
 
+_CLAIM_WAITERS: list[Callable[[], None]] = []  # the downloads under way: told when a claim ends
+
+
 def _unclaim(path: Path) -> None:
     with _CLAIMS_LOCK:
         _CLAIMS.discard(str(path))
+        wake = list(_CLAIM_WAITERS)
+    for w in wake:  # a download waiting for this file (another one fetched it) takes it at once
+        w()
 
 
 def forget(path: Path) -> None:
@@ -237,15 +243,21 @@ class Downloader:
         if limit_bytes is not None:
             self._within(order, limit_bytes)
         hosts = {host_of(u) for j in jobs for _, u in j.queue}
+        # a worker per connection slot, and two more: a file to check and hand over, or one another
+        # download has just finished, is not kept waiting while every slot's piece is under way
         pool = [threading.Thread(target=self._work, args=(order,), daemon=True)
-                for _ in range(max(1, min(24, self.slots.limit * max(1, len(hosts)), 4 * len(jobs) + 2)))]
+                for _ in range(max(1, min(24, self.slots.limit * max(1, len(hosts)), 4 * len(jobs) + 2)) + 2)]
         self.slots.listen(self._wake)  # a slot another download frees: asked for at once
+        with _CLAIMS_LOCK:
+            _CLAIM_WAITERS.append(self._wake)
         try:
             for t in pool:
                 t.start()
             for t in pool:
                 t.join()
         finally:
+            with _CLAIMS_LOCK:
+                _CLAIM_WAITERS.remove(self._wake)
             self.slots.unlisten(self._wake)
             self.slots.bid(id(self), {})
         out: list[tuple[Path, Served] | BaseException] = []
