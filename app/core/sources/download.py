@@ -238,10 +238,10 @@ class Downloader:
         ``limit_bytes``: fetch no more than this (the files that would go past it are left out)."""
         jobs = [_Job(w, self.path_for(w), self.path_for(w).with_name(self.path_for(w).name + ".part"),
                      list(w.sources)) for w in wanted]
-        self._size_up(jobs)
+        _size_up(self, jobs)
         order = sorted(jobs, key=lambda j: -(j.size or 0))  # the largest first: the last to arrive are small
         if limit_bytes is not None:
-            self._within(order, limit_bytes)
+            _within(order, limit_bytes)
         hosts = {host_of(u) for j in jobs for _, u in j.queue}
         # a worker per connection slot, and two more: a file to check and hand over, or one another
         # download has just finished, is not kept waiting while every slot's piece is under way
@@ -268,54 +268,6 @@ class Downloader:
                 self._leave(j)
             out.append(j.result if j.result is not None else j.error or Cancelled())
         return out
-
-    def _within(self, jobs: Sequence[_Job], limit_bytes: int) -> None:
-        """Leave out the files that would take the download past ``limit_bytes`` (a size not known
-        counts as too large)."""
-        room = limit_bytes
-        for job in jobs:
-            if job.final.is_file():
-                continue
-            if job.size is not None and job.size <= room:
-                room -= job.size
-                continue
-            job.state = "failed"
-            job.error = DownloadFailed(msg("sources.no_room", "{file} was not fetched: the disk has no room for it "
-                                           "beside what the install will unpack", file=job.wanted.filename))
-
-    # ------------------------------------------------------------------ sizes first
-    def _size_up(self, jobs: Sequence[_Job]) -> None:
-        """Ask each file's size (``HEAD``, a few at a time per server), so that the totals are known
-        before the first byte; a server that does not answer is asked by the first piece instead."""
-        with _CLAIMS_LOCK:  # a file another download of the process is fetching: it reports that one
-            todo = [j for j in jobs if j.queue and not j.final.is_file() and str(j.final) not in _CLAIMS]
-        lock = threading.Lock()
-
-        def one() -> None:
-            while not self.cancel.cancelled:
-                with lock:
-                    if not todo:
-                        return
-                    job = todo.pop(0)
-                url = job.queue[0][1]
-                host = host_of(url)
-                if not self.slots.acquire(host, lambda: self.cancel.cancelled):
-                    return
-                try:
-                    with self.net.get(url, method="HEAD", timeout=PAGE_TIMEOUT_S) as r:
-                        job.size = r.length if r.status == 200 else None
-                        job.ranges = True if "bytes" in r.headers.get("Accept-Ranges", "").lower() else None
-                except NetError:
-                    pass
-                finally:
-                    self.slots.release(host)
-                self.emit(ProgressEvent(job.package, 0, job.size or 0))
-
-        threads = [threading.Thread(target=one, daemon=True) for _ in range(min(len(todo), self.slots.limit))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
 
     # ------------------------------------------------------------------ the workers
     def _work(self, jobs: Sequence[_Job]) -> None:
@@ -709,6 +661,56 @@ class Downloader:
 
     def _log(self, job: _Job, text: str) -> None:
         self.emit(LogEvent(f"{job.wanted.filename}: {text}", "info"))
+
+
+def _within(jobs: Sequence[_Job], limit_bytes: int) -> None:
+    """Leave out the files that would take the download past ``limit_bytes`` (a size not known
+    counts as too large)."""
+    room = limit_bytes
+    for job in jobs:
+        if job.final.is_file():
+            continue
+        if job.size is not None and job.size <= room:
+            room -= job.size
+            continue
+        job.state = "failed"
+        job.error = DownloadFailed(msg("sources.no_room", "{file} was not fetched: the disk has no room for it "
+                                       "beside what the install will unpack", file=job.wanted.filename))
+
+
+# ---------------------------------------------------------------------- sizes first
+def _size_up(dl: Downloader, jobs: Sequence[_Job]) -> None:
+    """Ask each file's size (``HEAD``, a few at a time per server), so that the totals are known
+    before the first byte; a server that does not answer is asked by the first piece instead."""
+    with _CLAIMS_LOCK:  # a file another download of the process is fetching: it reports that one
+        todo = [j for j in jobs if j.queue and not j.final.is_file() and str(j.final) not in _CLAIMS]
+    lock = threading.Lock()
+
+    def one() -> None:
+        while not dl.cancel.cancelled:
+            with lock:
+                if not todo:
+                    return
+                job = todo.pop(0)
+            url = job.queue[0][1]
+            host = host_of(url)
+            if not dl.slots.acquire(host, lambda: dl.cancel.cancelled):
+                return
+            try:
+                with dl.net.get(url, method="HEAD", timeout=PAGE_TIMEOUT_S) as r:
+                    job.size = r.length if r.status == 200 else None
+                    job.ranges = True if "bytes" in r.headers.get("Accept-Ranges", "").lower() else None
+            except NetError:
+                pass
+            finally:
+                dl.slots.release(host)
+            dl.emit(ProgressEvent(job.package, 0, job.size or 0))
+
+    threads = [threading.Thread(target=one, daemon=True) for _ in range(min(len(todo), dl.slots.limit))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def _total_of(r: Response) -> int | None:
