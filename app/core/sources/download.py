@@ -313,8 +313,7 @@ class Downloader:
         sizes: dict[str, int] = {}
         if not self.cancel.cancelled:
             for job in jobs:
-                if job.state != "run" or not job.todo or not job.queue \
-                        or (job.active and (job.size is None or not job.ranges)):
+                if not _may_ask(job):
                     continue
                 host = host_of(job.queue[0][1])
                 if not self.stalls.stalled(host):
@@ -346,12 +345,10 @@ class Downloader:
                 job.state = "finish"
                 return _Task("finish", job)
         for job in jobs:
-            if job.state != "run" or not job.todo or not job.queue:
+            if not _may_ask(job):
                 continue
             if self.stalls.stalled(host_of(job.queue[0][1])) and self._avoid_stalled(job):
                 continue
-            if job.active and (job.size is None or not job.ranges):
-                continue  # one request at a time until the server is known to honour ranges
             src, url = job.queue[0]
             host = host_of(url)
             if not self.slots.try_acquire(host, size=job.size or 0, who=id(self)):
@@ -661,6 +658,14 @@ class Downloader:
 
     def _log(self, job: _Job, text: str) -> None:
         self.emit(LogEvent(f"{job.wanted.filename}: {text}", "info"))
+
+
+def _may_ask(job: _Job) -> bool:
+    """Whether a piece of ``job`` may be asked for now (under the downloader's lock): it is running,
+    has bytes to ask for and a source, and is not waiting for its first answer from a server not yet
+    known to honour ranges (one request at a time until then)."""
+    return job.state == "run" and bool(job.todo) and bool(job.queue) \
+        and not (job.active and (job.size is None or not job.ranges))
 
 
 def _within(jobs: Sequence[_Job], limit_bytes: int) -> None:
