@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -126,6 +127,17 @@ def scratch(factory: pytest.TempPathFactory, name: str) -> Iterator[Path]:
     path = factory.mktemp(name)
     yield path
     shutil.rmtree(path, ignore_errors=True)
+
+
+def bench_budget(py: str | os.PathLike[str], measuring_s: float, busy: bool = False) -> float:
+    """A bench budget counts from the probe's start, torch's import included. On a fresh env (no bytecode
+    yet) or a loaded machine that import alone can take seconds, so a test's budget is its seconds of
+    measuring on top of what starting torch takes on this machine now (a first import warms the env,
+    the second is timed; beside two CPU burners on two cores it takes about twice as long again)."""
+    subprocess.run([str(py), "-c", "import torch"], check=True, timeout=240)
+    t0 = time.monotonic()
+    subprocess.run([str(py), "-c", "import torch"], check=True, timeout=240)
+    return measuring_s + (4 if busy else 2) * (time.monotonic() - t0)
 
 
 def leftover_processes(needle: str) -> list[str]:

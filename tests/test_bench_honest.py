@@ -34,6 +34,7 @@ from app.core.measure.bench import (
 from app.core.measure.machine_load import BUSY_SHARE, LoadSummary, LoadWatch
 from app.core.measure.probe import run_probe
 from tests.factories import make_bench_report, make_bench_result
+from tests.helpers import bench_budget
 
 BURN = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n"
 
@@ -214,12 +215,7 @@ def test_the_probe_measures_again_while_the_machine_is_busy_and_keeps_every_run(
     """Told that the machine is busy (the load file), the probe uses the rest of its budget to
     measure every point again; each result is then the median of all its runs."""
     _env, py = torch_env
-    # the budget counts from the probe's start, torch's import included: on a fresh env (bytecode not
-    # yet compiled) or a busy machine that alone can take seconds, so the budget here is 4 s of
-    # measuring on top of what starting torch takes on this machine now
-    t0 = time.monotonic()
-    subprocess.run([str(py), "-c", "import torch"], check=True, timeout=240)
-    budget = f"{4 + 2 * (time.monotonic() - t0):.1f}"
+    budget = f"{bench_budget(py, 4):.1f}"
     load = tmp_path / "load"
     load.write_text("0.9 0.2\n", encoding="utf-8")
     out = run_probe("bench", py, ["--device", "cpu", "--sizes", "64,128", "--dtypes", "fp32", "--budget-s", budget,
@@ -255,11 +251,12 @@ def test_probe_and_core_use_the_same_spread():
 @pytest.mark.posix_only("busy loops that are not our descendants, started through sh and killed with SIGKILL")
 def test_a_speed_test_beside_cpu_burners_says_the_machine_was_busy_and_shows_a_spread(torch_env):
     _env, py = torch_env
+    budget = bench_budget(py, 6, busy=True)
     pids = _orphan_burners(2, 300)
     try:
         time.sleep(0.5)
-        rep = run_bench(py, device="cpu", sizes=[64, 128, 256], dtypes=["fp32", "bf16"], budget_s=6, repeats=5,
-                        warmup=1)
+        rep = run_bench(py, device="cpu", sizes=[64, 128, 256], dtypes=["fp32", "bf16"], budget_s=budget,
+                        repeats=5, warmup=1)
     finally:
         _stop(pids)
     assert rep.status is BenchStatus.COMPLETE and rep.results
@@ -279,8 +276,8 @@ def test_the_same_speed_test_on_a_quiet_machine_does_not_say_busy(torch_env):
     if before >= BUSY_SHARE / 2:
         pytest.skip(f"the machine is not quiet (other programs use {before:.0%} of its CPU); this control "
                     f"needs a quiet machine")
-    rep = run_bench(py, device="cpu", sizes=[64, 128, 256], dtypes=["fp32", "bf16"], budget_s=6, repeats=5,
-                    warmup=1)
+    rep = run_bench(py, device="cpu", sizes=[64, 128, 256], dtypes=["fp32", "bf16"],
+                    budget_s=bench_budget(py, 6), repeats=5, warmup=1)
     assert rep.load is not None and rep.load.other_share < BUSY_SHARE, rep.load
     assert not rep.busy
     codes = [m.code for m in notes(rep)]
